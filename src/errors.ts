@@ -1,0 +1,91 @@
+/** Every error brood raises is a BroodError carrying one of these codes (SPEC §13). */
+export const ERROR_CODES = [
+  'NO_PROVIDER',
+  'DUPLICATE_PROVIDER',
+  'UNSUPPORTED_CAPABILITY',
+  'INVALID_MAX_DEPTH',
+  'INVALID_DEPTH',
+  'DEPTH_EXCEEDED',
+  'INVALID_TOOL_FILTER',
+  'SCOPE_REQUIRED',
+  'DUPLICATE_TOOL',
+  'RESERVED_TOOL_NAME',
+  'UNKNOWN_TOOL',
+  'INVALID_ARGS',
+  'ABORTED',
+  'ABORTED_BEFORE_DISPATCH',
+  'DUPLICATE_SECTION',
+  'TEMPLATE_ERROR',
+  'INVALID_CONFIG',
+  'UNKNOWN_MODEL',
+  'INVALID_EFFORT',
+  'SETUP_FAILED',
+  'NOT_RESUMABLE',
+  'UNAUTHORIZED',
+  'SESSION_CORRUPT',
+  'DISPOSED',
+  'DUPLICATE_VARIABLE',
+  'WORKER_CRASHED',
+  'INTERNAL',
+] as const;
+
+export type BroodErrorCode = (typeof ERROR_CODES)[number];
+
+const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+
+export function isBroodErrorCode(value: unknown): value is BroodErrorCode {
+  return typeof value === 'string' && KNOWN_CODES.has(value);
+}
+
+export class BroodError extends Error {
+  readonly code: BroodErrorCode;
+  readonly details?: Record<string, unknown>;
+
+  constructor(code: BroodErrorCode, message: string, options?: { details?: Record<string, unknown>; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'BroodError';
+    this.code = code;
+    if (options?.details !== undefined) this.details = options.details;
+  }
+}
+
+/** Normalises anything thrown into a BroodError; foreign errors keep their message and become `fallback`. */
+export function toBroodError(error: unknown, fallback: BroodErrorCode = 'INTERNAL'): BroodError {
+  if (error instanceof BroodError) return error;
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return new BroodError(isBroodErrorCode(code) ? code : fallback, error.message, { cause: error });
+  }
+  return new BroodError(fallback, typeof error === 'string' ? error : safeString(error));
+}
+
+/** The shape an error takes when it crosses a thread boundary (structured clone drops class identity). */
+export interface ErrorEnvelope {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export function encodeError(error: unknown): ErrorEnvelope {
+  const broodError = toBroodError(error);
+  const envelope: ErrorEnvelope = { code: broodError.code, message: broodError.message };
+  if (broodError.details !== undefined) envelope.details = broodError.details;
+  return envelope;
+}
+
+export function decodeError(envelope: ErrorEnvelope): BroodError {
+  const code = isBroodErrorCode(envelope.code) ? envelope.code : 'INTERNAL';
+  return new BroodError(code, envelope.message, envelope.details === undefined ? undefined : { details: envelope.details });
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : safeString(error);
+}
+
+function safeString(value: unknown): string {
+  try {
+    return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
