@@ -1,0 +1,220 @@
+/**
+ * A parent-side agent: its session, inbox, scopes and the activation (driver task) that serves its
+ * turns. The driver does the work in a worker; everything that is policy — which message a turn
+ * claims, what the model may see, tool execution, persistence — happens here through the gateway.
+ */
+import { BroodError } from '../errors.js';
+import { VersionCell } from '../driver/versions.js';
+import type { DriverPlan } from '../driver/types.js';
+import type { ChatMessage } from '../models/types.js';
+import type { Agent, AgentStatus, CodeMode, ModelRoute, PromptRegistry, ToolRegistry, TurnResult, Usage } from '../types.js';
+import type { Activation } from '../workers/runner.js';
+import { createGateway, endTurnInParent, resolveView, type CurrentTurn } from './gateway.js';
+import { Inbox } from './inbox.js';
+import { SessionWriter } from './session-writer.js';
+import type { AgentDeps, AgentInit } from './types.js';
+
+const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
+
+export class AgentImpl implements Agent {
+  readonly id: string;
+  readonly depth: number;
+  readonly parentId: string | undefined;
+  readonly tools: ToolRegistry;
+  readonly prompt: PromptRegistry;
+  readonly codeMode: CodeMode;
+  readonly ownVersion = new VersionCell();
+  readonly writer: SessionWriter;
+  readonly inbox = new Inbox();
+  readonly history: ChatMessage[];
+  route: ModelRoute;
+  lastTurn: number;
+  current: CurrentTurn | undefined;
+  private activation: Activation | undefined;
+  private disposed = false;
+  private disposing: Promise<void> | undefined;
+  private idleWaiters: (() => void)[] = [];
+  private readonly releaseListeners: () => void;
+
+  constructor(
+    readonly init: AgentInit,
+    readonly deps: AgentDeps,
+  ) {
+    this.id = init.id;
+    this.depth = init.depth;
+    this.parentId = init.parentId;
+    this.route = init.route;
+    this.codeMode = init.codeMode;
+    this.history = [...init.history];
+    this.lastTurn = init.lastTurn;
+    this.writer = new SessionWriter(deps.store, init.id, init.nextSeq, deps.now);
+    this.tools = guardDisposed(init.tools.registry, () => this.disposed, this.id);
+    this.prompt = guardDisposed(init.prompt.registry, () => this.disposed, this.id);
+    // The tool registry's change event covers global and own changes; prompt changes bump the global cell.
+    this.releaseListeners = init.tools.registry.on('change', () => this.ownVersion.bump());
+    for (const message of init.unclaimed) {
+      this.inbox.push({ id: message.id, text: message.text, durable: Promise.resolve(), signal: undefined });
+    }
+  }
+
+  get status(): AgentStatus {
+    if (this.disposed) return 'disposed';
+    return this.activation === undefined ? 'idle' : 'running';
+  }
+
+  send(message: string): Promise<string> {
+    const accepted = this.accept(message, 'user', undefined);
+    return accepted.durable.then(() => accepted.id);
+  }
+
+  async run(message: string, opts: { signal?: AbortSignal } = {}): Promise<TurnResult> {
+    const accepted = this.accept(message, 'user', opts.signal);
+    // Registered before acceptance resolves, so neither the result nor an abort can be missed.
+    const result = this.inbox.result(accepted.id);
+    opts.signal?.addEventListener('abort', () => this.abortMessage(accepted.id), { once: true });
+    try {
+      await accepted.durable;
+    } catch (error) {
+      this.inbox.fail(accepted.id, error);
+    }
+    return result;
+  }
+
+  /**
+   * Accepts a message from any source (user, parent, notices). `durable` resolves once its
+   * `user/message` event is flushed; only then can a turn claim it and only then does the agent wake.
+   */
+  accept(text: string, source: string, signal: AbortSignal | undefined): { id: string; durable: Promise<void> } {
+    const id = this.deps.ids('msg');
+    if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
+    if (typeof text !== 'string') return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
+    const durable = this.writer.append([{ type: 'user/message', data: { id, text, source } }]).then(() => this.writer.flush());
+    this.inbox.push({ id, text, durable, signal });
+    return { id, durable: durable.then(() => this.wake()) };
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
+  whenIdle(): Promise<void> {
+    if (this.activation === undefined && this.inbox.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  cancel(_cause: 'user' | 'parent' = 'user'): void {
+    if (this.disposed) throw disposedError(this.id);
+    this.cancelCurrentTurn();
+  }
+
+  dispose(): Promise<void> {
+    this.disposing ??= this.disposeOnce();
+    return this.disposing;
+  }
+
+  /** Adds a foreground child's usage to the running turn (rolled up exactly once, at turn end). */
+  addChildUsage(usage: Usage): void {
+    if (!this.current) return;
+    this.current.childUsage.inputTokens += usage.inputTokens;
+    this.current.childUsage.outputTokens += usage.outputTokens;
+  }
+
+  /** Starts an activation if there is work and none is running. */
+  wake(): void {
+    if (this.disposed || this.activation !== undefined || this.inbox.size === 0) return;
+    const plan = this.plan();
+    const activation = this.deps.runner.activate(plan, createGateway(this));
+    this.activation = activation;
+    void activation.done.then((outcome) => this.activationEnded(outcome.ok ? undefined : outcome.error.message));
+  }
+
+  private plan(): DriverPlan {
+    const { limits } = this.deps;
+    return {
+      agentId: this.id,
+      route: this.route,
+      model: this.deps.modelConfig(this.route.provider),
+      view: this.resolveViewSafely(),
+      history: this.history,
+      ownStart: this.init.ownStart,
+      maxParallelToolCalls: limits.maxParallelToolCalls,
+      codeMode: this.codeMode,
+      codeBusyTimeoutMs: limits.codeBusyTimeoutMs,
+      codeWallTimeoutMs: limits.codeWallTimeoutMs,
+      versions: [this.deps.globalVersion.buffer, this.ownVersion.buffer],
+    };
+  }
+
+  /**
+   * A plan needs a view; if the prompt cannot be assembled right now (a template error in a later
+   * turn), ship an empty one with a bumped version so the driver re-fetches and ends that turn `error`.
+   */
+  private resolveViewSafely(): DriverPlan['view'] {
+    try {
+      return resolveView(this);
+    } catch {
+      this.ownVersion.bump();
+      return { system: '', tools: [], classes: {} };
+    }
+  }
+
+  private activationEnded(failure: string | undefined): void {
+    this.activation = undefined;
+    if (this.current) {
+      // The driver died mid-turn: close the turn so its run() settles and the session stays well-formed.
+      const turn = this.current;
+      this.current = undefined;
+      void endTurnInParent(this, { turn: turn.turn, output: '', stopReason: 'error', usage: NO_USAGE, diagnostic: failure ?? 'the driver stopped' }, turn);
+    }
+    if (this.inbox.size > 0 && !this.disposed) return this.wake();
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private abortMessage(messageId: string): void {
+    if (this.current?.messageId === messageId) this.cancelCurrentTurn();
+    // A still-queued message is claimed later and sees its aborted signal (ends `aborted`, no model call).
+  }
+
+  private cancelCurrentTurn(): void {
+    const turn = this.current;
+    if (!turn) return;
+    turn.controller.abort(new BroodError('ABORTED', 'the turn was cancelled'));
+    this.activation?.cancel(turn.turn);
+  }
+
+  private async disposeOnce(): Promise<void> {
+    if (this.disposed) return;
+    this.cancelCurrentTurn();
+    this.disposed = true;
+    this.inbox.settleQueued({ output: '', stopReason: 'aborted', usage: NO_USAGE, diagnostic: 'the agent was disposed' });
+    await this.activation?.done;
+    await this.writer.flush().catch(() => undefined);
+    this.releaseListeners();
+    this.init.tools.dispose();
+    this.init.prompt.dispose();
+    this.deps.onDisposed(this.id);
+  }
+}
+
+function disposedError(id: string): BroodError {
+  return new BroodError('DISPOSED', `agent ${id} is disposed`);
+}
+
+/** Registry calls on a disposed agent fail with DISPOSED instead of mutating a dropped layer. */
+function guardDisposed<T extends object>(target: T, isDisposed: () => boolean, id: string): T {
+  return new Proxy(target, {
+    get(object, key, receiver) {
+      const value = Reflect.get(object, key, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (isDisposed()) {
+          if (key === 'execute') return Promise.reject(disposedError(id));
+          throw disposedError(id);
+        }
+        return (value as (...a: unknown[]) => unknown).apply(object, args);
+      };
+    },
+  });
+}

@@ -1,0 +1,68 @@
+/**
+ * Composes an agent privately: scopes, restriction, persona, Code Mode SDK section, route, and one
+ * prompt assembly — all before anything is published. On any failure every step is rolled back, so
+ * a rejected creation leaves no scope, no section, no listener behind.
+ */
+import { DisposerStack } from '../disposer.js';
+import { errorMessage, BroodError } from '../errors.js';
+import type { ChatMessage } from '../models/types.js';
+import { registerPersona } from '../prompt/system.js';
+import type { CodeMode, ModelRoute, ToolFilter } from '../types.js';
+import { AgentImpl } from './agent.js';
+import type { RuntimeCore } from './runtime-core.js';
+
+export interface AgentComposition {
+  id: string;
+  depth: number;
+  parentId: string | undefined;
+  route: ModelRoute;
+  codeMode: CodeMode;
+  persona?: string;
+  toolFilter?: ToolFilter;
+  /** A filter restored from a session is reinstalled without re-validation (SPEC §6). */
+  validateFilter: boolean;
+  /** Extra private setup (e.g. a provider's hook); throwing aborts the composition. */
+  setup?: (agent: AgentImpl) => void;
+  session: { nextSeq: number; history: ChatMessage[]; ownStart: number; lastTurn: number; unclaimed: { id: string; text: string; source: string }[] };
+}
+
+export const SDK_SECTION = 'tools:sdk';
+const SDK_ORDER = 150;
+
+export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent: AgentImpl; rollback: () => void } {
+  const rollback = new DisposerStack();
+  let agent: AgentImpl | undefined;
+  const tools = core.tools.createScope(() => agent);
+  rollback.add(() => tools.dispose());
+  const prompt = core.prompt.createScope({
+    agent: () => agent,
+    tools: () => tools.registry.view(),
+    builtins: () => ({ agent_id: spec.id, depth: String(spec.depth), provider: agent?.route.provider ?? spec.route.provider, model: agent?.route.model ?? spec.route.model }),
+  });
+  rollback.add(() => prompt.dispose());
+  try {
+    if (spec.toolFilter !== undefined) tools.installFilter(spec.toolFilter, { validate: spec.validateFilter });
+    if (spec.persona !== undefined) registerPersona(prompt.registry, spec.persona);
+    if (spec.codeMode !== 'native') {
+      prompt.registry.register({ name: SDK_SECTION, order: SDK_ORDER, text: () => tools.registry.sdk() });
+    }
+    agent = new AgentImpl(
+      { id: spec.id, depth: spec.depth, parentId: spec.parentId, route: spec.route, codeMode: spec.codeMode, tools, prompt, ...spec.session },
+      core.agentDeps,
+    );
+    if (spec.setup) runSetupHook(spec.setup, agent);
+    prompt.assemble();
+  } catch (error) {
+    rollback.disposeAll();
+    throw error;
+  }
+  return { agent, rollback: () => rollback.disposeAll() };
+}
+
+function runSetupHook(setup: (agent: AgentImpl) => void, agent: AgentImpl): void {
+  try {
+    setup(agent);
+  } catch (error) {
+    throw new BroodError('SETUP_FAILED', `provider setup failed: ${errorMessage(error)}`, { cause: error });
+  }
+}

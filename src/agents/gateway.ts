@@ -1,0 +1,128 @@
+/**
+ * The parent's side of a driver's port: the only door through which a driver reaches policy. Every
+ * argument is validated (the worker is not trusted to send well-formed data) and every answer is a
+ * Reply envelope so error codes survive the crossing.
+ */
+import { BroodError } from '../errors.js';
+import type { DriverEvent, DriverView, PlannedClass, TurnReport } from '../driver/types.js';
+import type { ToolResult, Usage } from '../types.js';
+import type { GatewayRemote } from '../workers/gateway-client.js';
+import {
+  classifyArgsSchema,
+  driverEventsSchema,
+  parseMessage,
+  replyOf,
+  toolCallSchema,
+  turnReportSchema,
+} from '../workers/protocol.js';
+import type { AgentImpl } from './agent.js';
+
+export interface CurrentTurn {
+  turn: number;
+  messageId: string;
+  /** The parent-side signal handed to the turn's tool calls (and through them to foreground children). */
+  controller: AbortController;
+  childUsage: Usage;
+  /** In-flight and uncommitted tool calls by call id: a re-issued call re-attaches instead of running twice. */
+  calls: Map<string, Promise<ToolResult>>;
+}
+
+export function createGateway(agent: AgentImpl): GatewayRemote {
+  return Object.freeze({
+    claimNext: () => replyOf(() => claimNext(agent)),
+    refreshView: () => replyOf(() => resolveView(agent)),
+    classify: (name: string, args: string) =>
+      replyOf(() => {
+        const [toolName, toolArgs] = parseMessage(classifyArgsSchema, [name, args], 'classify');
+        return agent.init.tools.classify(toolName, toolArgs);
+      }),
+    executeTool: (call: unknown) => replyOf(() => executeTool(agent, call)),
+    log: (events: unknown) => replyOf(() => logEvents(agent, events)),
+    endTurn: (report: unknown) =>
+      replyOf(async () => {
+        const parsed = parseMessage(turnReportSchema, report, 'endTurn') as TurnReport;
+        const turn = agent.current;
+        if (!turn || turn.turn !== parsed.turn) throw new BroodError('INTERNAL', `endTurn for turn ${parsed.turn}, which is not running`);
+        await endTurnInParent(agent, parsed, turn);
+      }),
+  }) as GatewayRemote;
+}
+
+async function claimNext(agent: AgentImpl): Promise<{ turn: number; messageId: string; text: string; aborted: boolean } | null> {
+  for (;;) {
+    if (agent.isDisposed) return null;
+    const head = agent.inbox.shift();
+    if (!head) return null;
+    try {
+      await head.durable;
+    } catch {
+      continue; // its send() already rejected: the message was never accepted
+    }
+    const turn = agent.lastTurn + 1;
+    agent.lastTurn = turn;
+    const aborted = head.signal?.aborted === true;
+    agent.current = { turn, messageId: head.id, controller: new AbortController(), childUsage: { inputTokens: 0, outputTokens: 0 }, calls: new Map() };
+    agent.history.push({ role: 'user', text: head.text });
+    // Durable before any tool of the turn runs: after a crash this message is never run again.
+    agent.writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id] } }]);
+    await agent.writer.flush();
+    return { turn, messageId: head.id, text: head.text, aborted };
+  }
+}
+
+export function resolveView(agent: AgentImpl): DriverView {
+  const scope = agent.init.tools;
+  const system = agent.init.prompt.assemble().system;
+  const classes: Record<string, PlannedClass> = { run_code: 'exclusive' };
+  for (const tool of scope.resolve()) {
+    const safe = tool.definition.concurrencySafe;
+    classes[tool.name] = typeof safe === 'function' ? 'dynamic' : safe === true ? 'parallel' : 'exclusive';
+  }
+  return { system, tools: scope.presented(agent.codeMode), classes };
+}
+
+async function executeTool(agent: AgentImpl, raw: unknown): Promise<ToolResult> {
+  const call = parseMessage(toolCallSchema, raw, 'executeTool');
+  const turn = agent.current;
+  const existing = turn?.calls.get(call.callId);
+  if (existing) return existing;
+  const running = agent.init.tools
+    .executeFromModel({ name: call.name, arguments: call.arguments, callId: call.callId, signal: turn?.controller.signal }, agent.codeMode)
+    .then(({ value: _value, ...cloneable }) => cloneable);
+  turn?.calls.set(call.callId, running);
+  return running;
+}
+
+function logEvents(agent: AgentImpl, raw: unknown): Promise<void> {
+  const events = parseMessage(driverEventsSchema, raw, 'log') as DriverEvent[];
+  for (const event of events) applyToParent(agent, event);
+  return agent.writer.append(events);
+}
+
+/** The parent mirrors the history so the next activation (or a recovery) starts from what was logged. */
+function applyToParent(agent: AgentImpl, event: DriverEvent): void {
+  const { data } = event;
+  if (event.type === 'assistant/message') {
+    agent.history.push({ role: 'assistant', text: String(data.text ?? ''), toolCalls: (data.toolCalls ?? []) as never });
+  } else if (event.type === 'tool/result') {
+    agent.history.push({ role: 'tool', callId: String(data.callId), name: String(data.name), content: String(data.content), isError: data.isError === true });
+    agent.current?.calls.delete(String(data.callId));
+  }
+}
+
+export async function endTurnInParent(agent: AgentImpl, report: TurnReport, turn: CurrentTurn): Promise<void> {
+  if (agent.current === turn) agent.current = undefined;
+  const usage = {
+    inputTokens: report.usage.inputTokens + turn.childUsage.inputTokens,
+    outputTokens: report.usage.outputTokens + turn.childUsage.outputTokens,
+  };
+  const diagnostic = report.diagnostic === undefined ? {} : { diagnostic: report.diagnostic };
+  agent.writer.append([{ type: 'turn/end', data: { turn: report.turn, reason: report.stopReason, ...diagnostic } }]);
+  try {
+    await agent.writer.flush();
+  } catch (error) {
+    agent.inbox.fail(turn.messageId, error);
+    return;
+  }
+  agent.inbox.settle(turn.messageId, { output: report.output, stopReason: report.stopReason, usage, ...diagnostic });
+}

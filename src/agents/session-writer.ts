@@ -1,0 +1,51 @@
+/**
+ * Appends one agent's events to its session store: assigns contiguous `seq` numbers synchronously (so
+ * call order is log order), chains the store writes, and remembers the first store failure so later
+ * flushes report it instead of silently losing events.
+ */
+import type { SessionEvent, SessionStore } from '../types.js';
+
+export interface NewEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+export class SessionWriter {
+  private chain: Promise<void> = Promise.resolve();
+  private failure: unknown;
+
+  constructor(
+    private readonly store: SessionStore,
+    readonly sessionId: string,
+    private nextSeq: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get seq(): number {
+    return this.nextSeq;
+  }
+
+  append(events: NewEvent[]): Promise<void> {
+    if (events.length === 0) return this.chain;
+    const stamped: SessionEvent[] = events.map((event) => ({ seq: this.nextSeq++, time: this.now(), type: event.type, data: event.data }));
+    this.chain = this.chain.then(async () => {
+      if (this.failure !== undefined) throw this.failure;
+      try {
+        await this.store.append(this.sessionId, stamped);
+      } catch (error) {
+        this.failure = error;
+        throw error;
+      }
+    });
+    // The caller may not await; the failure is kept and re-thrown by the next flush.
+    this.chain.catch(() => undefined);
+    return this.chain;
+  }
+
+  /** Durable on return (fileSessions: fsync). */
+  async flush(): Promise<void> {
+    await this.chain;
+    if (this.failure !== undefined) throw this.failure;
+    await this.store.flush(this.sessionId);
+  }
+}

@@ -1,0 +1,48 @@
+/** What an agent needs from its runtime; the runtime builds one per agent (registries are per runtime). */
+import type { DriverRunner } from '../workers/runner.js';
+import type { VersionCell } from '../driver/versions.js';
+import type { IdGenerator } from '../ids.js';
+import type { ModelProviderConfig } from '../models/types.js';
+import type { AgentToolScope } from '../tools/system.js';
+import type { PromptScope } from '../prompt/system.js';
+import type { ChatMessage } from '../models/types.js';
+import type { CodeMode, ModelRoute, SessionStore, Usage } from '../types.js';
+
+export interface AgentRuntimeLimits {
+  maxParallelToolCalls: number;
+  codeMode: CodeMode;
+  codeBusyTimeoutMs: number;
+  codeWallTimeoutMs: number;
+}
+
+export interface AgentDeps {
+  store: SessionStore;
+  runner: DriverRunner;
+  ids: IdGenerator;
+  now: () => number;
+  limits: AgentRuntimeLimits;
+  globalVersion: VersionCell;
+  modelConfig(provider: string): ModelProviderConfig;
+  /** Called once the agent is disposed, so the runtime can forget it. */
+  onDisposed(agentId: string): void;
+}
+
+export interface AgentInit {
+  id: string;
+  depth: number;
+  parentId: string | undefined;
+  route: ModelRoute;
+  codeMode: CodeMode;
+  tools: AgentToolScope;
+  prompt: PromptScope;
+  /** Session state: next seq, history, turn counter and messages accepted but never claimed. */
+  nextSeq: number;
+  history: ChatMessage[];
+  ownStart: number;
+  lastTurn: number;
+  unclaimed: { id: string; text: string; source: string }[];
+}
+
+export interface TurnTotals {
+  usage: Usage;
+}

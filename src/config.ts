@@ -1,0 +1,72 @@
+/** createBrood's options: validated synchronously at the trust boundary (SPEC §3, INVALID_CONFIG). */
+import { z } from 'zod';
+import { BroodError } from './errors.js';
+import { hasFaultTurns } from './models/scripted.js';
+import type { ModelProviderConfig } from './models/types.js';
+
+const positiveInt = z.number().int().positive();
+const codeModeSchema = z.enum(['native', 'code', 'both']);
+
+export const broodOptionsSchema = z
+  .strictObject({
+    models: z.array(z.custom<ModelProviderConfig>((value) => typeof value === 'object' && value !== null && 'kind' in value && 'id' in value, 'a model provider config (scriptedModels(), openAICompatible(), ...)')).optional(),
+    sessions: z.custom<object>((value) => typeof value === 'object' && value !== null && 'append' in value && 'read' in value, 'a SessionStore').optional(),
+    persona: z.string().optional(),
+    maxParallelToolCalls: positiveInt.optional(),
+    codeMode: codeModeSchema.optional(),
+    pool: z
+      .strictObject({
+        threads: positiveInt.optional(),
+        idleTimeoutMs: z.number().nonnegative().optional(),
+        cancelGraceMs: z.number().nonnegative().optional(),
+        hangTimeoutMs: positiveInt.optional(),
+        resourceLimits: z
+          .strictObject({
+            maxOldGenerationSizeMb: positiveInt.optional(),
+            maxYoungGenerationSizeMb: positiveInt.optional(),
+            codeRangeSizeMb: positiveInt.optional(),
+            stackSizeMb: positiveInt.optional(),
+          })
+          .optional(),
+      })
+      .optional(),
+    codeBusyTimeoutMs: positiveInt.optional(),
+    codeWallTimeoutMs: positiveInt.optional(),
+    providers: z.array(z.custom<object>((value) => typeof value === 'object' && value !== null, 'a SubagentProvider')).optional(),
+    runner: z.enum(['worker', 'inline']).optional(),
+    preferences: z.custom<{ get(key: string): unknown }>((value) => typeof value === 'object' && value !== null && typeof (value as { get?: unknown }).get === 'function', 'an object with get(key)').optional(),
+  })
+  .superRefine((options, ctx) => {
+    const busy = options.codeBusyTimeoutMs ?? 5_000;
+    const hang = options.pool?.hangTimeoutMs ?? 10_000;
+    if (hang <= busy) {
+      ctx.addIssue({ code: 'custom', path: ['pool', 'hangTimeoutMs'], message: `must exceed codeBusyTimeoutMs (${busy})` });
+    }
+    if (options.runner === 'inline' && options.models?.some(hasFaultTurns)) {
+      ctx.addIssue({ code: 'custom', path: ['models'], message: "scripts with fault turns are refused when runner is 'inline' (a fault would take the host down)" });
+    }
+  });
+
+export type ParsedBroodOptions = z.infer<typeof broodOptionsSchema>;
+
+export const createAgentOptionsSchema = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, 'letters, digits, _ . - (at most 128)').optional(),
+  model: z.strictObject({
+    provider: z.string(),
+    model: z.string(),
+    reasoningEffort: z.string().optional(),
+    maxTokens: positiveInt.optional(),
+  }),
+  persona: z.string().optional(),
+  toolFilter: z.strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() }).optional(),
+  codeMode: codeModeSchema.optional(),
+  depth: z.unknown().optional(),
+});
+
+/** Parses with a schema, turning every violation into one INVALID_CONFIG that names the keys. */
+export function parseConfig<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value ?? {});
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`);
+  throw new BroodError('INVALID_CONFIG', `invalid ${what}: ${problems.join('; ')}`, { details: { keys: parsed.error.issues.map((issue) => issue.path.join('.')) } });
+}

@@ -1,0 +1,201 @@
+/**
+ * The agent loop (SPEC §7). Pure and transport-agnostic: everything that is policy (claiming
+ * messages, resolving the view, executing tools, persisting events) goes through a DriverHost; this
+ * file only does the work — model requests, tool scheduling, stop-reason bookkeeping.
+ */
+import { threadId } from 'node:worker_threads';
+import { BroodError, errorMessage } from '../errors.js';
+import type { ChatMessage, ModelAdapter, ModelResponse, ToolCallRecord } from '../models/types.js';
+import type { ToolResult, Usage } from '../types.js';
+import { runToolCalls } from './tool-pool.js';
+import type { ClaimedMessage, ConcurrencyClass, DriverEvent, DriverHost, DriverPlan, DriverView, TurnReport } from './types.js';
+import { ViewTracker } from './view-tracker.js';
+
+export interface DriverHooks {
+  /** Runs `run_code` (Code Mode); absent where Code Mode is unavailable. */
+  runCode?: (call: ToolCallRecord, signal: AbortSignal) => Promise<ToolResult>;
+}
+
+export class Driver {
+  private readonly history: ChatMessage[];
+  private readonly views: ViewTracker;
+  private turnAbort: AbortController | undefined;
+  private currentTurn: number | undefined;
+  private pendingEvents: DriverEvent[] = [];
+  private flushScheduled = false;
+
+  constructor(
+    private readonly plan: DriverPlan,
+    private readonly host: DriverHost,
+    private readonly adapter: ModelAdapter,
+    private readonly hooks: DriverHooks = {},
+  ) {
+    this.history = [...plan.history];
+    this.views = new ViewTracker(plan.view, plan.versions, () => host.refreshView());
+  }
+
+  /** Cancels the running turn (or the given one, if it is the running one). Queued messages are kept. */
+  cancel(turn?: number): void {
+    if (turn !== undefined && turn !== this.currentTurn) return;
+    this.turnAbort?.abort(new BroodError('ABORTED', 'the turn was cancelled'));
+  }
+
+  /** Runs turns until the parent has no unclaimed message left. */
+  async runActivation(): Promise<void> {
+    for (;;) {
+      const message = await this.host.claimNext();
+      if (message === null) return;
+      const report = await this.runTurn(message);
+      await this.flushEvents();
+      await this.host.endTurn(report);
+    }
+  }
+
+  private async runTurn(message: ClaimedMessage): Promise<TurnReport> {
+    this.history.push({ role: 'user', text: message.text });
+    const turn = new TurnState(message.turn);
+    if (message.aborted) return turn.finish('aborted');
+    this.turnAbort = new AbortController();
+    this.currentTurn = message.turn;
+    try {
+      return await this.steps(turn, this.turnAbort.signal);
+    } finally {
+      this.turnAbort = undefined;
+      this.currentTurn = undefined;
+    }
+  }
+
+  private async steps(turn: TurnState, signal: AbortSignal): Promise<TurnReport> {
+    for (;;) {
+      if (signal.aborted) return turn.finish('aborted');
+      let view: DriverView;
+      try {
+        view = await this.views.current();
+      } catch (error) {
+        return turn.finish('error', errorMessage(error));
+      }
+      const response = await this.request(view, signal);
+      if (response === 'aborted') return turn.finish('aborted');
+      turn.addUsage(response.usage);
+      if (response.text.trim() !== '') turn.output = response.text;
+      const calls = response.finish === 'max-tokens' || response.finish === 'error' || response.finish === 'refusal' ? [] : response.toolCalls;
+      this.recordAssistant(response, calls.length > 0 ? 'tool-calls' : response.finish);
+      if (response.finish === 'max-tokens') return this.endTruncated(turn, response);
+      if (response.finish === 'error') return turn.finish('error', response.diagnostic ?? 'the model request failed');
+      if (response.finish === 'refusal') return turn.finish('refusal');
+      if (calls.length === 0) return turn.finish('completed');
+      await this.runCalls(calls, view, signal);
+      if (signal.aborted) return turn.finish('aborted');
+    }
+  }
+
+  private async request(view: DriverView, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
+    const { route } = this.plan;
+    this.emit('model/request', {
+      provider: route.provider,
+      model: route.model,
+      ...(route.reasoningEffort === undefined ? {} : { reasoningEffort: route.reasoningEffort }),
+      ...(route.maxTokens === undefined ? {} : { maxTokens: route.maxTokens }),
+      system: view.system,
+      tools: view.tools.map((tool) => tool.name),
+      threadId,
+    });
+    try {
+      return await this.adapter.request({
+        route,
+        system: view.system,
+        messages: this.history,
+        ownStart: this.plan.ownStart,
+        tools: view.tools,
+        signal,
+      });
+    } catch (error) {
+      if (signal.aborted) return 'aborted';
+      return { text: '', toolCalls: [], finish: 'error', usage: { inputTokens: 0, outputTokens: 0 }, diagnostic: errorMessage(error) };
+    }
+  }
+
+  private recordAssistant(response: ModelResponse, finish: string): void {
+    this.history.push({ role: 'assistant', text: response.text, toolCalls: response.toolCalls });
+    this.emit('assistant/message', { text: response.text, toolCalls: response.toolCalls, usage: response.usage, finish });
+  }
+
+  /** Output cap hit: truncated tool calls never run, but each gets a result so the history stays well-formed. */
+  private endTruncated(turn: TurnState, response: ModelResponse): TurnReport {
+    for (const call of response.toolCalls) {
+      this.commitResult(call, {
+        isError: true,
+        content: 'Error: not run: the response hit its output cap',
+        error: { message: 'not run: the response hit its output cap' },
+      });
+    }
+    return turn.finish('max-tokens');
+  }
+
+  private async runCalls(calls: ToolCallRecord[], view: DriverView, signal: AbortSignal): Promise<void> {
+    await runToolCalls(calls, this.plan.maxParallelToolCalls, signal, {
+      classify: (call) => this.classify(call, view),
+      execute: (call) => this.executeCall(call, signal),
+      started: (call) => this.emit('tool/call', { callId: call.callId, name: call.name, arguments: call.arguments }),
+      commit: (call, result) => this.commitResult(call, result),
+    });
+  }
+
+  private async classify(call: ToolCallRecord, planned: DriverView): Promise<ConcurrencyClass> {
+    // Re-read right before each start: a registry change since the request may have changed the class.
+    const view = this.views.changed() ? await this.views.current().catch(() => planned) : planned;
+    const cls = view.classes[call.name];
+    if (cls === 'dynamic') return this.host.classify(call.name, call.arguments);
+    return cls ?? 'exclusive';
+  }
+
+  private executeCall(call: ToolCallRecord, signal: AbortSignal): Promise<ToolResult> {
+    if (call.name === 'run_code' && this.plan.codeMode !== 'native' && this.hooks.runCode) {
+      return this.hooks.runCode(call, signal);
+    }
+    return this.host.executeTool(call);
+  }
+
+  private commitResult(call: ToolCallRecord, result: ToolResult): void {
+    this.history.push({ role: 'tool', callId: call.callId, name: call.name, content: result.content, isError: result.isError });
+    this.emit('tool/result', {
+      callId: call.callId,
+      name: call.name,
+      isError: result.isError,
+      content: result.content,
+      ...(result.error?.code === undefined ? {} : { errorCode: result.error.code }),
+    });
+  }
+
+  /** Events are batched per microtask into one log() call; the parent appends them in order. */
+  private emit(type: string, data: Record<string, unknown>): void {
+    this.pendingEvents.push({ type, data });
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => void this.flushEvents().catch(() => undefined));
+  }
+
+  private async flushEvents(): Promise<void> {
+    this.flushScheduled = false;
+    if (this.pendingEvents.length === 0) return;
+    const batch = this.pendingEvents;
+    this.pendingEvents = [];
+    await this.host.log(batch);
+  }
+}
+
+class TurnState {
+  output = '';
+  private readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
+
+  constructor(readonly turn: number) {}
+
+  addUsage(usage: Usage): void {
+    this.usage.inputTokens += usage.inputTokens;
+    this.usage.outputTokens += usage.outputTokens;
+  }
+
+  finish(stopReason: TurnReport['stopReason'], diagnostic?: string): TurnReport {
+    return { turn: this.turn, output: this.output, stopReason, usage: { ...this.usage }, ...(diagnostic === undefined ? {} : { diagnostic }) };
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The contract between a driver (the agent loop, running in a worker or inline) and its parent.
+ * Everything here is structured-cloneable: it crosses a MessagePort when the runner is 'worker'.
+ */
+import type { ChatMessage, ModelProviderConfig } from '../models/types.js';
+import type { CodeMode, ModelRoute, StopReason, ToolResult, ToolSchema, Usage } from '../types.js';
+
+export type ConcurrencyClass = 'parallel' | 'exclusive';
+/** Static classes are shipped with the view; 'dynamic' (a concurrencySafe function) is asked per call. */
+export type PlannedClass = ConcurrencyClass | 'dynamic';
+
+/** What the model is shown for one scope, resolved by the parent's single resolver. */
+export interface DriverView {
+  system: string;
+  tools: ToolSchema[];
+  classes: Record<string, PlannedClass>;
+}
+
+/** Sent once per activation, only after the parent finished the agent's setup. */
+export interface DriverPlan {
+  agentId: string;
+  route: ModelRoute;
+  model: ModelProviderConfig;
+  view: DriverView;
+  history: ChatMessage[];
+  ownStart: number;
+  maxParallelToolCalls: number;
+  codeMode: CodeMode;
+  codeBusyTimeoutMs: number;
+  codeWallTimeoutMs: number;
+  /**
+   * Int32 version cells the parent bumps on every registry/prompt change that may affect this agent:
+   * one shared by the whole runtime (global layers) and one of the agent's own (its layers).
+   */
+  versions: SharedArrayBuffer[];
+}
+
+export interface ClaimedMessage {
+  turn: number;
+  messageId: string;
+  text: string;
+  /** The message's run() signal was aborted while it was queued: end the turn aborted without a model call. */
+  aborted: boolean;
+}
+
+export interface DriverEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+export interface TurnReport {
+  turn: number;
+  output: string;
+  stopReason: StopReason;
+  usage: Usage;
+  diagnostic?: string;
+}
+
+/** Calls a driver makes on its parent. Every one is validated on arrival (see src/workers/protocol.ts). */
+export interface DriverHost {
+  claimNext(): Promise<ClaimedMessage | null>;
+  refreshView(): Promise<DriverView>;
+  classify(name: string, args: string): Promise<ConcurrencyClass>;
+  executeTool(call: { callId: string; name: string; arguments: string }): Promise<ToolResult>;
+  log(events: DriverEvent[]): Promise<void>;
+  endTurn(report: TurnReport): Promise<void>;
+}
+
+/** Control messages the parent sends to a running driver. */
+export type DriverControl = { control: 'cancel'; turn?: number };

@@ -1,0 +1,41 @@
+// The curated public surface of brood (SPEC §3). Internals are not re-exported wholesale.
+export { createBrood } from './brood.js';
+export type { Brood, BroodOptions, BroodPlugin, CreateAgentOptions } from './brood.js';
+export { BroodError, ERROR_CODES } from './errors.js';
+export type { BroodErrorCode } from './errors.js';
+export { defineTool } from './tools/define-tool.js';
+export type { ToolDeclaration } from './tools/define-tool.js';
+export { scriptedModels } from './models/scripted.js';
+export type { ScriptedOptions, ScriptedTurn, ScriptedScript } from './models/scripted.js';
+export { openAICompatible } from './models/openai.js';
+export type { OpenAICompatibleOptions } from './models/openai.js';
+export type { ModelCatalog } from './models/catalog.js';
+export type { ModelProviderConfig, ModelInfo, ModelAdapter, ModelRequest, ModelResponse, ChatMessage, ToolCallRecord } from './models/types.js';
+export { memorySessions } from './sessions/memory.js';
+export { fileSessions } from './sessions/jsonl.js';
+export type {
+  Agent,
+  AgentStatus,
+  AssembledPrompt,
+  CodeMode,
+  Disposer,
+  JsonSchemaObject,
+  ModelRoute,
+  PromptContext,
+  PromptRegistry,
+  PromptSection,
+  SessionEvent,
+  SessionHeader,
+  SessionStore,
+  StopReason,
+  ToolCallRequest,
+  ToolContext,
+  ToolDefinition,
+  ToolFilter,
+  ToolRegistry,
+  ToolResult,
+  ToolSchema,
+  ToolView,
+  TurnResult,
+  Usage,
+} from './types.js';

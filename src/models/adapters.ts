@@ -1,0 +1,39 @@
+/** Loads the adapter for a provider config inside whichever thread runs the agent loop. */
+import { BroodError, errorMessage } from '../errors.js';
+import { createOpenAIAdapter } from './openai-adapter.js';
+import { createScriptedAdapter } from './scripted-adapter.js';
+import type { ModelAdapter, ModelProviderConfig } from './types.js';
+
+export async function loadAdapter(config: ModelProviderConfig): Promise<ModelAdapter> {
+  switch (config.kind) {
+    case 'scripted':
+      return createScriptedAdapter(config);
+    case 'openai-compatible':
+      return createOpenAIAdapter(config);
+    case 'module':
+      return loadModuleAdapter(config);
+    default:
+      throw new BroodError('INVALID_CONFIG', `unknown model provider kind '${String((config as { kind?: unknown }).kind)}'`);
+  }
+}
+
+/** Custom adapters are referenced by URL because functions cannot be structured-cloned into workers. */
+async function loadModuleAdapter(config: ModelProviderConfig): Promise<ModelAdapter> {
+  if (typeof config.moduleUrl !== 'string' || config.moduleUrl === '') {
+    throw new BroodError('INVALID_CONFIG', `model provider '${config.id}' of kind 'module' needs a moduleUrl`);
+  }
+  let mod: { createAdapter?: unknown };
+  try {
+    mod = (await import(config.moduleUrl)) as { createAdapter?: unknown };
+  } catch (error) {
+    throw new BroodError('INVALID_CONFIG', `cannot load adapter module ${config.moduleUrl}: ${errorMessage(error)}`, { cause: error });
+  }
+  if (typeof mod.createAdapter !== 'function') {
+    throw new BroodError('INVALID_CONFIG', `adapter module ${config.moduleUrl} does not export createAdapter(config)`);
+  }
+  const adapter = (await (mod.createAdapter as (c: ModelProviderConfig) => unknown)(config)) as ModelAdapter | undefined;
+  if (typeof adapter?.request !== 'function') {
+    throw new BroodError('INVALID_CONFIG', `createAdapter() of ${config.moduleUrl} did not return an adapter with request()`);
+  }
+  return adapter;
+}

@@ -1,0 +1,7 @@
+/** Public model API (re-exported from the package root by src/index.ts). */
+export { createModelCatalog, type ModelCatalog } from './catalog.js';
+export { resolveChildRoute } from './route.js';
+export { scriptedModels, hasFaultTurns, type ScriptedOptions, type ScriptedTurn, type ScriptedScript } from './scripted.js';
+export { openAICompatible, type OpenAICompatibleOptions } from './openai.js';
+export { loadAdapter } from './adapters.js';
+export type { ModelAdapter, ModelProviderConfig, ModelInfo, ModelRequest, ModelResponse, ChatMessage, ModelFinish, ToolCallRecord } from './types.js';

@@ -1,0 +1,27 @@
+/** Child route precedence (SPEC §9 "Child route"). */
+import type { ModelRoute } from '../types.js';
+
+/**
+ * Merges a child's explicit `agentOptions` over the route it inherits (the parent's latest logged
+ * request route, else its creation route — the caller picks which), field by field.
+ *
+ * Switching provider or model invalidates the inherited effort and output cap: they were chosen for a
+ * different model (an effort it may not even list), so they are dropped and the new model's default
+ * effort applies at `resolve()`. Anything named explicitly is kept as given. The result is partial
+ * and unvalidated; pass it to `ModelCatalog.resolve()`.
+ */
+export function resolveChildRoute(explicit: Partial<ModelRoute> | undefined, inherited: ModelRoute): Partial<ModelRoute> {
+  const given = explicit ?? {};
+  const route: Partial<ModelRoute> = { ...inherited };
+  for (const key of ['provider', 'model', 'reasoningEffort', 'maxTokens'] as const) {
+    if (given[key] !== undefined) (route as Record<string, unknown>)[key] = given[key];
+  }
+  const switched =
+    (given.provider !== undefined && given.provider !== inherited.provider) ||
+    (given.model !== undefined && given.model !== inherited.model);
+  if (switched) {
+    if (given.reasoningEffort === undefined) delete route.reasoningEffort;
+    if (given.maxTokens === undefined) delete route.maxTokens;
+  }
+  return route;
+}

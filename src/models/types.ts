@@ -1,0 +1,66 @@
+/** Model-side types: serializable provider configs (shipped to workers) and the adapter contract. */
+import type { ModelRoute, ToolSchema, Usage } from '../types.js';
+
+export interface ModelInfo {
+  id: string;
+  efforts: string[];
+  defaultEffort?: string;
+  maxTokens?: number;
+}
+
+/**
+ * A provider config is plain data: it is structured-cloned into worker threads, where the adapter is
+ * loaded by `kind` (or from `moduleUrl` for custom adapters).
+ */
+export interface ModelProviderConfig {
+  kind: 'scripted' | 'openai-compatible' | 'module';
+  id: string;
+  name: string;
+  models: ModelInfo[];
+  acceptsUnlistedModels: boolean;
+  /** Adapter-specific, serializable options (scripts, baseURL, apiKeyEnv, ...). */
+  options: Record<string, unknown>;
+  /** For kind 'module': a file: URL whose module exports `createAdapter(config): ModelAdapter`. */
+  moduleUrl?: string;
+}
+
+export interface ToolCallRecord {
+  callId: string;
+  name: string;
+  /** The raw argument text the model sent (may be malformed JSON). */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: 'user'; text: string }
+  | { role: 'assistant'; text: string; toolCalls: ToolCallRecord[] }
+  | { role: 'tool'; callId: string; name: string; content: string; isError: boolean };
+
+export type ModelFinish = 'stop' | 'tool-calls' | 'max-tokens' | 'refusal' | 'error';
+
+export interface ModelRequest {
+  route: ModelRoute;
+  system: string;
+  /** The whole conversation, oldest first (a fork child's inherited seed included). */
+  messages: ChatMessage[];
+  /** Index of the first message that is the agent's own (0, or the seed length for a fork child). */
+  ownStart: number;
+  tools: ToolSchema[];
+  signal: AbortSignal;
+  /** Streaming progress (text deltas), for live views. Optional for adapters to call. */
+  onTextDelta?: (delta: string) => void;
+}
+
+export interface ModelResponse {
+  text: string;
+  toolCalls: ToolCallRecord[];
+  finish: ModelFinish;
+  usage: Usage;
+  /** Why a request ended in `error` (HTTP status, network cause, malformed stream, ...). */
+  diagnostic?: string;
+}
+
+/** Runs inside the worker. Rejects with BroodError ABORTED when `signal` aborts; other failures resolve with finish 'error'. */
+export interface ModelAdapter {
+  request(request: ModelRequest): Promise<ModelResponse>;
+}

@@ -1,0 +1,21 @@
+/** Shared zod plumbing: every factory reports bad options as INVALID_CONFIG naming the offending key. */
+import type { z } from 'zod';
+import { BroodError } from '../errors.js';
+
+/**
+ * Parses `input` with `schema`; on failure throws INVALID_CONFIG whose message names the first bad key
+ * (dotted path, e.g. `scripts.0.turns.1`) so a user can find it in a large config.
+ */
+export function parseOptions<T>(factory: string, schema: z.ZodType<T>, input: unknown): T {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = issue?.path.map(String) ?? [];
+  // Unknown keys are reported on the parent object; name the stray key itself.
+  if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
+  const key = path.length === 0 ? '(options)' : path.join('.');
+  const reason = issue?.message ?? 'invalid value';
+  throw new BroodError('INVALID_CONFIG', `${factory}: invalid option '${key}': ${reason}`, {
+    details: { key, issues: result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * The per-runtime prompt system: the global layer (`brood.prompt`) plus one scope per agent.
+ *
+ * All state (layers, the registration counter) lives in the closure of createPromptSystem, so two
+ * runtimes in one process never see each other's sections or tie-break order.
+ */
+import type { Disposer } from '../disposer.js';
+import type { Agent, AssembledPrompt, PromptContext, PromptRegistry, PromptSection, ToolView } from '../types.js';
+import { assemblePrompt } from './assemble.js';
+import { PromptLayer, type LayerHooks, type VariableProvider } from './registry.js';
+
+export { BUILTIN_VARIABLES, DEFAULT_SECTION_ORDER } from './registry.js';
+
+/** The deployment persona's section name (SPEC §5.1); agent personas shadow it under the same name. */
+export const PERSONA_SECTION = 'deployment:persona';
+export const PERSONA_ORDER = 0;
+
+export interface PromptScopeOptions {
+  /** Called lazily at assembly time: the scope is usually created before its Agent object exists. */
+  agent: () => Agent | undefined;
+  /** The scope's live tool view, for `tool`-bound sections and PromptContext.tools. */
+  tools: () => ToolView;
+  /** Values of agent_id, depth, provider, model for this scope. */
+  builtins: () => Record<string, string | undefined>;
+}
+
+export interface PromptScope {
+  /** The agent layer (`agent.prompt`); its assemble() is the same as the scope's. */
+  readonly registry: PromptRegistry;
+  assemble(): AssembledPrompt;
+  /** Drops the agent layer; its registry then rejects registrations and assembly with DISPOSED. */
+  dispose(): void;
+}
+
+export interface PromptSystem {
+  /** `brood.prompt`: assembles with no agent, the global tool view and no built-in values. */
+  readonly global: PromptRegistry;
+  createScope(options: PromptScopeOptions): PromptScope;
+}
+
+export interface PromptSystemOptions {
+  globalTools: () => ToolView;
+  /** Fires on any registration or removal in any layer (e.g. to bump a view-freshness counter). */
+  onChange?: () => void;
+}
+
+export function createPromptSystem(options: PromptSystemOptions): PromptSystem {
+  let seq = 0;
+  const hooks: LayerHooks = {
+    nextSeq: () => ++seq,
+    changed: () => options.onChange?.(),
+  };
+  const globalLayer = new PromptLayer('the global layer', hooks);
+  const global = makeRegistry(globalLayer, () =>
+    assemblePrompt({ layers: [globalLayer], ctx: { agent: undefined, tools: options.globalTools() }, builtins: {} }),
+  );
+  let scopeCount = 0;
+
+  return {
+    global,
+    createScope(scopeOptions) {
+      const layer = new PromptLayer(`agent layer #${++scopeCount}`, hooks);
+      const assemble = (): AssembledPrompt => {
+        layer.assertOpen();
+        const ctx: PromptContext = { agent: scopeOptions.agent(), tools: scopeOptions.tools() };
+        return assemblePrompt({ layers: [globalLayer, layer], ctx, builtins: scopeOptions.builtins() });
+      };
+      return { registry: makeRegistry(layer, assemble), assemble, dispose: () => layer.close() };
+    },
+  };
+}
+
+/** Arrow members so hosts can pass `agent.prompt.register` around unbound. */
+function makeRegistry(layer: PromptLayer, assemble: () => AssembledPrompt): PromptRegistry {
+  return {
+    register: (section: PromptSection): Disposer => layer.registerSection(section),
+    variable: (name: string, value: VariableProvider): Disposer => layer.registerVariable(name, value),
+    assemble,
+  };
+}
+
+/** Installs a persona (deployment or agent-scoped) as the order-0 `deployment:persona` section. */
+export function registerPersona(registry: PromptRegistry, text: string): Disposer {
+  return registry.register({ name: PERSONA_SECTION, order: PERSONA_ORDER, text });
+}

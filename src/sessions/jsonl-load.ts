@@ -1,0 +1,158 @@
+/**
+ * Loading JSONL session files (SPEC §6): header line, then one event per line.
+ *
+ * Crash model: the writer emits whole lines ending in '\n', so a crash can only leave a torn tail.
+ * - The last line is torn when it lacks its '\n' (the record was never committed, even if the bytes
+ *   happen to parse) or does not parse at all (e.g. zero-filled blocks after a crash). It is dropped
+ *   and the file truncated to the end of the last good line, so later appends start on a clean line.
+ * - If the torn line is the header, the session never existed: callers treat it as unknown.
+ * - Anything else — a bad line with more lines after it, a complete line that parses but fails the
+ *   schema, a seq gap — cannot be a torn write, so it is SESSION_CORRUPT naming file and 1-based line.
+ */
+import { open, readFile, truncate } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { BroodError } from '../errors.js';
+import type { SessionEvent, SessionHeader } from '../types.js';
+import { checkHeader, eventProblem } from './validate.js';
+
+export type Warn = (message: string) => void;
+
+export type ParsedFile =
+  | { kind: 'never-existed'; reason: string }
+  | { kind: 'ok'; header: SessionHeader; events: SessionEvent[]; goodLength: number; torn?: { line: number; reason: string } };
+
+const NEWLINE = 0x0a;
+const HEADER_CHUNK = 4096;
+const HEADER_LIMIT = 1 << 20;
+
+/** Pure parse of a whole file's bytes; `id` is the id the file name promises. */
+export function parseSessionFile(bytes: Uint8Array, file: string, id: string): ParsedFile {
+  const events: SessionEvent[] = [];
+  let header: SessionHeader | undefined;
+  let start = 0;
+  for (let index = 0; start < bytes.length; index++) {
+    const newline = bytes.indexOf(NEWLINE, start);
+    const terminated = newline !== -1;
+    const end = terminated ? newline : bytes.length;
+    const isLast = !terminated || end + 1 === bytes.length;
+    const value = terminated ? parseJson(bytes.subarray(start, end)) : undefined;
+    if (value === undefined && !isLast) throw corrupt(file, index + 1, 'line is not valid JSON');
+    if (value === undefined) {
+      const reason = terminated ? 'last line is not valid JSON' : 'last line has no terminating newline';
+      if (header === undefined) return { kind: 'never-existed', reason: `header ${reason}` };
+      return { kind: 'ok', header, events, goodLength: start, torn: { line: index + 1, reason } };
+    }
+    if (header === undefined) header = headerFrom(value.parsed, file, id);
+    else events.push(eventFrom(value.parsed, file, index + 1, events.length));
+    start = end + 1;
+  }
+  if (header === undefined) return { kind: 'never-existed', reason: 'file is empty' };
+  return { kind: 'ok', header, events, goodLength: bytes.length };
+}
+
+/**
+ * Reads a session file, repairing a torn tail on disk. Missing or never-existed → NOT_RESUMABLE.
+ * The caller must serialize this with appends to the same file (the truncate races a concurrent write).
+ */
+export async function loadSessionFile(file: string, id: string, warn: Warn): Promise<{ header: SessionHeader; events: SessionEvent[] }> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (error) {
+    if (isNotFound(error)) throw unknownSession(id, file);
+    throw error;
+  }
+  const parsed = parseSessionFile(bytes, file, id);
+  if (parsed.kind === 'never-existed') {
+    warn(`${file}: ${parsed.reason}; treating session ${id} as never created`);
+    throw unknownSession(id, file);
+  }
+  if (parsed.torn !== undefined) {
+    await truncate(file, parsed.goodLength);
+    warn(`${file}: dropped torn line ${parsed.torn.line} (${parsed.torn.reason}); truncated to ${parsed.goodLength} bytes`);
+  }
+  return { header: parsed.header, events: parsed.events };
+}
+
+export type HeaderLine = { kind: 'never-existed'; reason: string } | { kind: 'ok'; header: SessionHeader; birthtimeNs: bigint };
+
+/** Reads only the first line (list() must stay cheap with thousands of long sessions). */
+export async function readHeaderLine(file: string, id: string): Promise<HeaderLine> {
+  const handle = await open(file, 'r');
+  try {
+    const stat = await handle.stat({ bigint: true });
+    const size = Number(stat.size);
+    const line = await readFirstLine(handle, Math.min(size, HEADER_LIMIT));
+    if (line === undefined) {
+      if (size > HEADER_LIMIT) throw corrupt(file, 1, `header line longer than ${HEADER_LIMIT} bytes`);
+      return { kind: 'never-existed', reason: size === 0 ? 'file is empty' : 'header line has no terminating newline' };
+    }
+    const value = parseJson(line);
+    if (value === undefined) {
+      // An unparseable header is only a torn write when nothing follows it.
+      if (line.length + 1 === size) return { kind: 'never-existed', reason: 'header line is not valid JSON' };
+      throw corrupt(file, 1, 'line is not valid JSON');
+    }
+    return { kind: 'ok', header: headerFrom(value.parsed, file, id), birthtimeNs: stat.birthtimeNs };
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readFirstLine(handle: FileHandle, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  while (total < limit) {
+    const chunk = Buffer.alloc(Math.min(HEADER_CHUNK, limit - total));
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, total);
+    if (bytesRead === 0) break;
+    const newline = chunk.subarray(0, bytesRead).indexOf(NEWLINE);
+    if (newline !== -1) return Buffer.concat([...chunks, chunk.subarray(0, newline)]);
+    chunks.push(chunk.subarray(0, bytesRead));
+    total += bytesRead;
+  }
+  return undefined;
+}
+
+function headerFrom(value: unknown, file: string, id: string): SessionHeader {
+  let header: SessionHeader;
+  try {
+    header = checkHeader(value);
+  } catch (error) {
+    if (error instanceof BroodError && error.code === 'INVALID_DEPTH') {
+      throw new BroodError('INVALID_DEPTH', `${file}:1: ${error.message}`, { details: { ...error.details, file, line: 1 }, cause: error });
+    }
+    throw corrupt(file, 1, error instanceof Error ? error.message : String(error));
+  }
+  if (header.id !== id) throw corrupt(file, 1, `header id ${JSON.stringify(header.id)} does not match file name`);
+  return header;
+}
+
+function eventFrom(value: unknown, file: string, line: number, expectedSeq: number): SessionEvent {
+  const problem = eventProblem(value);
+  if (problem !== undefined) throw corrupt(file, line, `invalid event: ${problem}`);
+  const event = value as SessionEvent;
+  if (event.seq !== expectedSeq) throw corrupt(file, line, `expected seq ${expectedSeq}, got ${event.seq}`);
+  return event;
+}
+
+/** `undefined` means "not JSON"; a wrapper keeps a literal JSON `null` distinguishable from that. */
+function parseJson(bytes: Uint8Array): { parsed: unknown } | undefined {
+  try {
+    return { parsed: JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) };
+  } catch {
+    return undefined;
+  }
+}
+
+export function corrupt(file: string, line: number, reason: string): BroodError {
+  return new BroodError('SESSION_CORRUPT', `${file}:${line}: ${reason}`, { details: { file, line } });
+}
+
+export function unknownSession(id: string, file: string): BroodError {
+  return new BroodError('NOT_RESUMABLE', `unknown session ${id}`, { details: { id, file } });
+}
+
+export function isNotFound(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ENOENT';
+}

@@ -1,0 +1,276 @@
+/**
+ * `fileSessions(dir)`: one JSONL file per session, `<dir>/<id>.jsonl` — header line, then one event
+ * per line (SPEC §6). Durability: create and flush fsync; append only writes (the runtime flushes at
+ * the points SPEC §6 requires, so per-append fsync would only cost latency).
+ */
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, unlink } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { BroodError } from '../errors.js';
+import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
+import { HandlePool } from './handles.js';
+import { isNotFound, loadSessionFile, readHeaderLine, unknownSession } from './jsonl-load.js';
+import type { Warn } from './jsonl-load.js';
+import { SessionQueue } from './queue.js';
+import { checkEventShapes, checkHeader, checkSeqs } from './validate.js';
+
+export interface FileSessionOptions {
+  /** Told about repairs and skipped files (torn tails, never-created sessions). Default: ignore. */
+  onWarning?: (message: string) => void;
+  /** How many session files may stay open at once (LRU). Default 64. */
+  maxOpenFiles?: number;
+}
+
+export type FileSessionStore = SessionStore & { close(): Promise<void>; readonly dir: string };
+
+const ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+const SUFFIX = '.jsonl';
+// No O_CREAT when appending: appending to an unknown session must fail, not conjure an empty file.
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND;
+const CREATE_FLAGS = APPEND_FLAGS | constants.O_CREAT | constants.O_EXCL;
+const LIST_CONCURRENCY = 16;
+
+export function isSafeSessionId(id: unknown): id is string {
+  return typeof id === 'string' && ID_PATTERN.test(id) && id !== '.' && id !== '..';
+}
+
+export function fileSessions(dir: string, options: FileSessionOptions = {}): FileSessionStore {
+  const root = resolve(dir);
+  const warn: Warn = options.onWarning ?? (() => undefined);
+  const pool = new HandlePool(options.maxOpenFiles ?? 64);
+  const queue = new SessionQueue();
+  // Sessions this instance has created or fully loaded, mapped to the seq their next event must carry.
+  // A session not in here is loaded (and a torn tail repaired) before its first append.
+  const nextSeq = new Map<string, number>();
+  // Call order of this instance's creates: the exact tie-break list() needs when createdAt collides.
+  const createOrder = new Map<string, number>();
+  let dirReady: Promise<unknown> | undefined;
+  let closing: Promise<void> | undefined;
+
+  const fileOf = (id: string): string => join(root, id + SUFFIX);
+
+  function ensureDir(): Promise<unknown> {
+    dirReady ??= mkdir(root, { recursive: true }).catch((error: unknown) => {
+      dirReady = undefined; // let a later call retry (e.g. permissions fixed)
+      throw error;
+    });
+    return dirReady;
+  }
+
+  /** Validates the id and runs `task` on that session's queue. */
+  function onSession<T>(id: string, op: string, task: () => Promise<T>): Promise<T> {
+    if (closing !== undefined) return Promise.reject(new BroodError('DISPOSED', `${op}: session store is closed`));
+    if (!isSafeSessionId(id)) {
+      return Promise.reject(new BroodError('INVALID_CONFIG', `${op}: session id ${JSON.stringify(id)} is not a safe file name`, { details: { id } }));
+    }
+    return queue.run(id, task);
+  }
+
+  async function load(id: string): Promise<{ header: SessionHeader; events: SessionEvent[] }> {
+    const loaded = await loadSessionFile(fileOf(id), id, warn);
+    nextSeq.set(id, loaded.events.length);
+    return loaded;
+  }
+
+  async function seqOf(id: string): Promise<number> {
+    return nextSeq.get(id) ?? (await load(id)).events.length;
+  }
+
+  async function openForAppend(id: string): Promise<FileHandle> {
+    try {
+      return await open(fileOf(id), APPEND_FLAGS);
+    } catch (error) {
+      if (isNotFound(error)) {
+        nextSeq.delete(id);
+        throw unknownSession(id, fileOf(id));
+      }
+      throw error;
+    }
+  }
+
+  async function create(id: string, line: Buffer): Promise<void> {
+    await ensureDir();
+    const handle = await exclusiveCreate(id);
+    try {
+      await writeAll(handle, line);
+      await handle.sync();
+    } catch (error) {
+      // Leave no half-written session behind: a failed create is a session that never existed.
+      await handle.close().catch(() => undefined);
+      await unlink(fileOf(id)).catch(() => undefined);
+      throw error;
+    }
+    pool.adopt(id, handle);
+    nextSeq.set(id, 0);
+    createOrder.set(id, createOrder.size);
+    await syncDirectory(root);
+  }
+
+  async function exclusiveCreate(id: string): Promise<FileHandle> {
+    const file = fileOf(id);
+    try {
+      return await open(file, CREATE_FLAGS, 0o644);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+    }
+    // A file whose header was torn by a crash is a session that never existed; its id is free again.
+    const existing = await readHeaderLine(file, id).catch(() => undefined);
+    if (existing?.kind === 'never-existed') {
+      warn(`${file}: ${existing.reason}; replacing it with a new session ${id}`);
+      await unlink(file);
+      try {
+        return await open(file, CREATE_FLAGS, 0o644);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+      }
+    }
+    throw new BroodError('INVALID_CONFIG', `session ${id} already exists`, { details: { id, file } });
+  }
+
+  /** `seqs` and `bytes` were captured at call time; only the seq check needs the queue's view. */
+  async function append(id: string, seqs: number[], bytes: Buffer): Promise<void> {
+    const seq = await seqOf(id);
+    checkSeqs(id, seqs, seq);
+    if (seqs.length === 0) return;
+    try {
+      await pool.use(id, () => openForAppend(id), (handle) => writeAll(handle, bytes));
+    } catch (error) {
+      nextSeq.delete(id); // the tail may be torn now; the next operation reloads and repairs it
+      throw error;
+    }
+    nextSeq.set(id, seq + seqs.length);
+  }
+
+  async function flush(id: string): Promise<void> {
+    await seqOf(id); // unknown id → NOT_RESUMABLE
+    await pool.use(id, () => openForAppend(id), (handle) => handle.sync());
+  }
+
+  async function list(): Promise<SessionHeader[]> {
+    if (closing !== undefined) throw new BroodError('DISPOSED', 'list: session store is closed');
+    await queue.idle(); // sessions whose create() was called before list() are included
+    let names: string[];
+    try {
+      names = await readdir(root);
+    } catch (error) {
+      if (isNotFound(error)) return [];
+      throw error;
+    }
+    const ids = names.filter((name) => name.endsWith(SUFFIX)).map((name) => name.slice(0, -SUFFIX.length)).filter(isSafeSessionId);
+    const rows = await mapLimit(ids, LIST_CONCURRENCY, (id) => listRow(id));
+    return rows.filter((row) => row !== undefined).sort(byCreation).map((row) => row.header);
+  }
+
+  async function listRow(id: string): Promise<ListRow | undefined> {
+    try {
+      const line = await readHeaderLine(fileOf(id), id);
+      if (line.kind === 'ok') return { id, header: line.header, order: createOrder.get(id) ?? Infinity, birth: line.birthtimeNs };
+      warn(`${fileOf(id)}: ${line.reason}; skipping session ${id} that was never created`);
+      return undefined;
+    } catch (error) {
+      if (isNotFound(error)) return undefined; // removed between readdir and open
+      throw error;
+    }
+  }
+
+  return {
+    dir: root,
+    create(header) {
+      let line: Buffer;
+      try {
+        line = Buffer.from(serialize(checkHeader(header), 'create') + '\n');
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return onSession(header.id, 'create', () => create(header.id, line));
+    },
+    append(id, events) {
+      let seqs: number[];
+      let bytes: Buffer;
+      try {
+        const batch = checkEventShapes(id, events);
+        seqs = batch.map((event) => event.seq);
+        bytes = Buffer.from(batch.map((event) => serialize(event, `append(${id})`) + '\n').join(''));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return onSession(id, 'append', () => append(id, seqs, bytes));
+    },
+    flush: (id) => onSession(id, 'flush', () => flush(id)),
+    read: (id) => onSession(id, 'read', () => load(id)),
+    list,
+    close() {
+      // Ops already queued finish; ops issued after close() reject with DISPOSED.
+      closing ??= queue.idle().then(() => pool.closeAll(true));
+      return closing;
+    },
+  };
+}
+
+interface ListRow {
+  id: string;
+  header: SessionHeader;
+  order: number;
+  birth: bigint;
+}
+
+/**
+ * Creation order, compared as the tuple (createdAt, order, birth, id):
+ * - `createdAt`: the runtime's own clock, and what survives copying the directory elsewhere.
+ * - ties (common: it has millisecond resolution) go to the call order of this instance's create()s,
+ *   which is exact; sessions from earlier processes rank after those (Infinity), rarely mattering
+ *   since their createdAt would have to hit the same millisecond.
+ * - then file birth time (filesystem clock ticks are coarse, so ties remain; mtime is no creation
+ *   signal because every append moves it; 0 where the filesystem does not record it),
+ * - then id, which makes the order total and therefore stable across calls.
+ */
+function byCreation(a: ListRow, b: ListRow): number {
+  if (a.header.createdAt !== b.header.createdAt) return a.header.createdAt - b.header.createdAt;
+  if (a.order !== b.order) return a.order < b.order ? -1 : 1;
+  if (a.birth !== b.birth) return a.birth < b.birth ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function serialize(value: unknown, op: string): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw new BroodError('INVALID_CONFIG', `${op}: value is not JSON-serializable`, { cause: error });
+  }
+}
+
+/** One write call for the whole buffer; loops only if the OS reports a short write. */
+async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+/** fsync the directory so a freshly created file's name survives a crash too (best effort off Linux). */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Some platforms (Windows) cannot open or fsync a directory; the file itself is already synced.
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

@@ -1,0 +1,105 @@
+/**
+ * Schemas for what a SessionStore accepts and what a JSONL session file may contain (SPEC §6).
+ *
+ * `delegationDepth` is deliberately NOT part of the header schema: a bad depth has its own error code
+ * (INVALID_DEPTH) that must win over the generic "bad header" code, so it is checked separately first.
+ */
+import { z } from 'zod';
+import { BroodError } from '../errors.js';
+import type { SessionEvent, SessionHeader } from '../types.js';
+
+const modelRouteSchema = z.looseObject({
+  provider: z.string().min(1),
+  model: z.string().min(1),
+  reasoningEffort: z.string().optional(),
+  maxTokens: z.number().int().positive().optional(),
+});
+
+// Loose objects: a newer writer may add fields; an older reader keeps them instead of silently dropping them.
+export const sessionHeaderSchema = z.looseObject({
+  id: z.string().min(1),
+  createdAt: z.number(),
+  parentSession: z.string().min(1).optional(),
+  origin: z.literal('subagent').optional(),
+  delegationDepth: z.unknown(),
+  seedLength: z.number().int().nonnegative().optional(),
+  model: modelRouteSchema,
+});
+
+export const sessionEventSchema = z.looseObject({
+  seq: z.number().int().nonnegative(),
+  time: z.number(),
+  type: z.string().min(1),
+  data: z.record(z.string(), z.unknown()),
+});
+
+/** Returns the depth when it is a non-negative safe integer; anything else is INVALID_DEPTH naming the value. */
+export function validateDelegationDepth(value: unknown): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  throw new BroodError('INVALID_DEPTH', `delegationDepth must be a non-negative safe integer, got ${describe(value)}`, {
+    details: { value: describe(value) },
+  });
+}
+
+/**
+ * Validates a header: INVALID_DEPTH for a bad depth, otherwise `code` (INVALID_CONFIG for API input;
+ * the JSONL loader re-labels it SESSION_CORRUPT with file/line).
+ */
+export function checkHeader(value: unknown): SessionHeader {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new BroodError('INVALID_CONFIG', `session header must be an object, got ${describe(value)}`);
+  }
+  validateDelegationDepth((value as { delegationDepth?: unknown }).delegationDepth);
+  const parsed = sessionHeaderSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new BroodError('INVALID_CONFIG', `invalid session header: ${summarize(parsed.error)}`);
+  }
+  return value as SessionHeader;
+}
+
+/** Shape-checks one event; returns a human reason or undefined when valid. */
+export function eventProblem(value: unknown): string | undefined {
+  const parsed = sessionEventSchema.safeParse(value);
+  return parsed.success ? undefined : summarize(parsed.error);
+}
+
+/** Shape-checks a batch about to be appended (at call time, before the caller can mutate it). */
+export function checkEventShapes(id: string, events: unknown): SessionEvent[] {
+  if (!Array.isArray(events)) throw new BroodError('INVALID_CONFIG', `append(${id}): events must be an array`);
+  events.forEach((event, index) => {
+    const problem = eventProblem(event);
+    if (problem !== undefined) {
+      throw new BroodError('INVALID_CONFIG', `append(${id}): invalid event at index ${index}: ${problem}`);
+    }
+  });
+  return events as SessionEvent[];
+}
+
+/**
+ * seq is contiguous from 0 (SPEC §6); `nextSeq` is what the batch's first event must carry.
+ * Rejecting a gap at write time beats a SESSION_CORRUPT at resume time.
+ */
+export function checkSeqs(id: string, seqs: readonly number[], nextSeq: number): void {
+  seqs.forEach((seq, index) => {
+    if (seq !== nextSeq + index) {
+      throw new BroodError('INVALID_CONFIG', `append(${id}): expected seq ${nextSeq + index}, got ${seq}`, {
+        details: { expected: nextSeq + index, got: seq },
+      });
+    }
+  });
+}
+
+function summarize(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
+}
+
+/** Renders a value for an error message so that '2' and 2, or NaN and null, stay distinguishable. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || value === undefined) return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

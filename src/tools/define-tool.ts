@@ -1,0 +1,153 @@
+/**
+ * defineTool (SPEC §4): normalises a tool declaration into a frozen ToolDefinition whose
+ * `parameters` is always JSON Schema (what models and the Code Mode SDK see) and whose `parse`
+ * validates arguments against that same schema, so presentation and validation never diverge.
+ */
+import { z } from 'zod';
+import { BroodError, errorMessage } from '../errors.js';
+import type { Agent, JsonSchemaObject, ToolContext, ToolDefinition, ToolPresentation } from '../types.js';
+
+/** Tool names are sent to providers as function names; this is the portable common subset. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export interface ToolDeclaration<A> {
+  name: string;
+  description: string;
+  parameters: z.ZodType<A> | JsonSchemaObject;
+  execute(args: A, ctx: ToolContext): unknown;
+  concurrencySafe?: boolean | ((args: A) => boolean);
+  forAgent?(agent: Agent | undefined): ToolPresentation;
+}
+
+/**
+ * Returns the erased `ToolDefinition` (SPEC §4) so any typed tool can be registered: `parse` is the
+ * only way arguments reach `execute`, which is what makes the erasure sound.
+ */
+export function defineTool<A>(def: ToolDeclaration<A>): ToolDefinition {
+  validateDeclaration(def);
+  const { parameters, validator } = normaliseParameters(def.name, def.parameters);
+  const name = def.name;
+  const definition: ToolDefinition<A> = {
+    name,
+    description: def.description,
+    parameters,
+    parse: (args: unknown): A => parseWith(name, validator, args) as A,
+    // Bound so the definition does not depend on the caller keeping `def` intact.
+    execute: def.execute.bind(def),
+    ...(def.concurrencySafe === undefined ? {} : { concurrencySafe: bindIfFunction(def, def.concurrencySafe) }),
+    ...(def.forAgent === undefined ? {} : { forAgent: def.forAgent.bind(def) }),
+  };
+  return Object.freeze(definition) as unknown as ToolDefinition;
+}
+
+/** True for anything zod 4 can convert (classic and mini schemas both carry `_zod`). */
+export function isZodSchema(value: unknown): value is z.ZodType {
+  return typeof value === 'object' && value !== null && '_zod' in value;
+}
+
+/** Recursively freezes a JSON value so a shared schema cannot be mutated by one consumer for all. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+function validateDeclaration<A>(def: ToolDeclaration<A>): void {
+  if (typeof def !== 'object' || def === null) throw invalidConfig('defineTool expects a tool declaration object');
+  if (typeof def.name !== 'string' || !TOOL_NAME_PATTERN.test(def.name)) {
+    throw invalidConfig(`Invalid tool name ${JSON.stringify(def.name)}: must match ${TOOL_NAME_PATTERN.source}`);
+  }
+  if (typeof def.description !== 'string' || def.description.trim() === '') {
+    throw invalidConfig(`Tool "${def.name}" needs a non-empty description`);
+  }
+  if (typeof def.execute !== 'function') throw invalidConfig(`Tool "${def.name}" needs an execute function`);
+  const safe = def.concurrencySafe;
+  if (safe !== undefined && typeof safe !== 'boolean' && typeof safe !== 'function') {
+    throw invalidConfig(`Tool "${def.name}": concurrencySafe must be a boolean or a function`);
+  }
+  if (def.forAgent !== undefined && typeof def.forAgent !== 'function') {
+    throw invalidConfig(`Tool "${def.name}": forAgent must be a function`);
+  }
+  const params: unknown = def.parameters;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    throw invalidConfig(`Tool "${def.name}": parameters must be a zod schema or a JSON Schema object`);
+  }
+}
+
+type Validator = { safeParse(value: unknown): { success: true; data: unknown } | { success: false; error: z.ZodError } };
+
+function normaliseParameters(
+  name: string,
+  parameters: z.ZodType | JsonSchemaObject,
+): { parameters: JsonSchemaObject; validator: Validator } {
+  if (isZodSchema(parameters)) {
+    return { parameters: deepFreeze(zodToJsonSchema(name, parameters)), validator: parameters };
+  }
+  // Copy first: the caller may keep mutating its object, and our view of the schema must not move.
+  const json = stripSchemaKey(cloneJson(name, parameters));
+  let validator: Validator;
+  try {
+    validator = z.fromJSONSchema(json);
+  } catch (error) {
+    throw invalidConfig(`Tool "${name}": unsupported JSON Schema: ${errorMessage(error)}`, error);
+  }
+  return { parameters: deepFreeze(json), validator };
+}
+
+function zodToJsonSchema(name: string, schema: z.ZodType): JsonSchemaObject {
+  try {
+    // io:'input' because the model supplies the input side (defaults optional, transforms allowed).
+    return stripSchemaKey(z.toJSONSchema(schema, { io: 'input' }) as JsonSchemaObject);
+  } catch (error) {
+    throw invalidConfig(`Tool "${name}": parameters cannot be expressed as JSON Schema: ${errorMessage(error)}`, error);
+  }
+}
+
+/** `$schema` is noise for providers (some reject it), so it never leaves defineTool. */
+function stripSchemaKey(schema: JsonSchemaObject): JsonSchemaObject {
+  const { $schema: _ignored, ...rest } = schema;
+  return rest;
+}
+
+function cloneJson(name: string, value: JsonSchemaObject): JsonSchemaObject {
+  try {
+    return structuredClone(value);
+  } catch (error) {
+    throw invalidConfig(`Tool "${name}": parameters must be plain JSON data`, error);
+  }
+}
+
+function parseWith(name: string, validator: Validator, args: unknown): unknown {
+  const result = validator.safeParse(args);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = issue === undefined ? '(root)' : formatPath(issue.path);
+  const message = issue?.message ?? 'invalid arguments';
+  throw new BroodError('INVALID_ARGS', `Invalid arguments for tool "${name}" at ${path}: ${message}`, {
+    details: { tool: name, path },
+  });
+}
+
+/** Renders a zod issue path like `items[2].name`; the root is spelled out so the message is never blank. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+function bindIfFunction<A>(
+  def: ToolDeclaration<A>,
+  value: boolean | ((args: A) => boolean),
+): boolean | ((args: A) => boolean) {
+  return typeof value === 'function' ? value.bind(def) : value;
+}
+
+function invalidConfig(message: string, cause?: unknown): BroodError {
+  return new BroodError('INVALID_CONFIG', message, cause === undefined ? undefined : { cause });
+}

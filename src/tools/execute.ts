@@ -1,0 +1,112 @@
+/**
+ * Tool execution and classification (SPEC §4 rules 6–7). `executeResolved` always resolves with
+ * exactly one ToolResult: every failure becomes `{ isError: true, content: 'Error: …', error }`,
+ * because a tool failure is information for the model, not a crash of the caller.
+ */
+import { BroodError, errorMessage, isBroodErrorCode, type BroodErrorCode } from '../errors.js';
+import { defaultIds } from '../ids.js';
+import type { Agent, ToolCallRequest, ToolContext, ToolResult } from '../types.js';
+import type { ResolvedTool } from './resolver.js';
+
+export type ConcurrencyClass = 'parallel' | 'exclusive';
+
+/** What a scope supplies for one call: the live lookup and the agent the call runs as. */
+export interface ExecutionScope {
+  lookup(name: string): ResolvedTool | undefined;
+  agent(): Agent | undefined;
+}
+
+export async function executeResolved(scope: ExecutionScope, call: ToolCallRequest): Promise<ToolResult> {
+  try {
+    return await runCall(scope, call);
+  } catch (error) {
+    // Only reachable through a defect in this module; the contract is still "resolve, never reject".
+    return errorResult(codeOf(error) ?? 'INTERNAL', errorMessage(error));
+  }
+}
+
+async function runCall(scope: ExecutionScope, call: ToolCallRequest): Promise<ToolResult> {
+  const name = typeof call?.name === 'string' ? call.name : String(call?.name);
+  const tool = scope.lookup(name);
+  if (tool === undefined) return errorResult('UNKNOWN_TOOL', unknownToolMessage(name));
+  let args: unknown;
+  try {
+    args = tool.definition.parse(parseArguments(name, call.arguments));
+  } catch (error) {
+    return errorResult('INVALID_ARGS', errorMessage(error));
+  }
+  const signal = call.signal ?? new AbortController().signal;
+  if (signal.aborted) {
+    return errorResult('ABORTED_BEFORE_DISPATCH', `Tool "${name}" was not started: the call was aborted`);
+  }
+  const ctx: ToolContext = { callId: call.callId ?? defaultIds('call'), agent: scope.agent(), signal };
+  let value: unknown;
+  try {
+    value = await tool.definition.execute(args, ctx);
+  } catch (error) {
+    return errorResult(codeOf(error), errorMessage(error));
+  }
+  if (signal.aborted) return errorResult('ABORTED', `Tool "${name}" was aborted while running`);
+  return successResult(name, value);
+}
+
+export function unknownToolMessage(name: string): string {
+  return `Unknown tool "${name}": it is not available in this scope`;
+}
+
+/** Strings are model output and may be malformed JSON; that is the model's error, not ours. */
+export function parseArguments(name: string, raw: unknown): unknown {
+  if (typeof raw !== 'string') return raw;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch (error) {
+    throw new BroodError('INVALID_ARGS', `Invalid arguments for tool "${name}": not valid JSON (${errorMessage(error)})`);
+  }
+}
+
+/**
+ * Rule 7: parallel only when concurrencySafe is `true` or returns exactly `true` for the parsed
+ * arguments. Anything uncertain (unknown tool, bad arguments, a throwing predicate) is exclusive,
+ * because the safe default for a barrier is to keep it.
+ */
+export function classifyResolved(tool: ResolvedTool | undefined, rawArgs: unknown): ConcurrencyClass {
+  if (tool === undefined) return 'exclusive';
+  const safe = tool.definition.concurrencySafe;
+  if (safe === undefined || safe === false) return 'exclusive';
+  let args: unknown;
+  try {
+    args = tool.definition.parse(parseArguments(tool.name, rawArgs));
+  } catch {
+    return 'exclusive';
+  }
+  if (safe === true) return 'parallel';
+  try {
+    return safe(args) === true ? 'parallel' : 'exclusive';
+  } catch {
+    return 'exclusive';
+  }
+}
+
+export function errorResult(code: BroodErrorCode | undefined, message: string): ToolResult {
+  const error: { code?: string; message: string } = { message };
+  if (code !== undefined) error.code = code;
+  return { isError: true, content: `Error: ${message}`, error };
+}
+
+/** Rule 6: strings as is, undefined as '', everything else as compact JSON; the raw value is kept. */
+function successResult(name: string, value: unknown): ToolResult {
+  let content: string;
+  try {
+    content = typeof value === 'string' ? value : value === undefined ? '' : (JSON.stringify(value) ?? '');
+  } catch (error) {
+    return errorResult('INTERNAL', `Tool "${name}" returned a value that is not JSON: ${errorMessage(error)}`);
+  }
+  const result: ToolResult = { isError: false, content };
+  if (value !== undefined) result.value = value;
+  return result;
+}
+
+function codeOf(error: unknown): BroodErrorCode | undefined {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return isBroodErrorCode(code) ? code : undefined;
+}

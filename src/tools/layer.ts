@@ -1,0 +1,87 @@
+/**
+ * Building blocks of the tool system: one layer of registered tools and a contained listener set.
+ */
+import { BroodError } from '../errors.js';
+import { makeDisposer, type Disposer } from '../disposer.js';
+import type { ToolDefinition } from '../types.js';
+import { RUN_CODE_TOOL_NAME } from './code-mode-sdk.js';
+import { TOOL_NAME_PATTERN } from './define-tool.js';
+
+/** The tools registered in one layer (global, or one agent's own tools), keyed by name. */
+export class ToolLayer {
+  readonly #tools = new Map<string, ToolDefinition>();
+
+  get tools(): ReadonlyMap<string, ToolDefinition> {
+    return this.#tools;
+  }
+
+  /**
+   * Adds a tool; throws synchronously on a reserved or duplicate name. `onRemove` runs only when the
+   * returned disposer actually removes this registration (not after clear(), not a second time).
+   */
+  add(tool: ToolDefinition, layerLabel: string, onRemove: () => void): Disposer {
+    checkDefinition(tool);
+    if (this.#tools.has(tool.name)) {
+      throw new BroodError('DUPLICATE_TOOL', `Tool "${tool.name}" is already registered in the ${layerLabel} layer`, {
+        details: { tool: tool.name },
+      });
+    }
+    this.#tools.set(tool.name, tool);
+    return makeDisposer(() => {
+      // Identity check: after clear() or a re-registration the name may belong to someone else.
+      if (this.#tools.get(tool.name) !== tool) return;
+      this.#tools.delete(tool.name);
+      onRemove();
+    });
+  }
+
+  clear(): void {
+    this.#tools.clear();
+  }
+}
+
+/** register() accepts any ToolDefinition, not only defineTool output, so the essentials are rechecked. */
+function checkDefinition(tool: ToolDefinition): void {
+  if (typeof tool !== 'object' || tool === null) {
+    throw new BroodError('INVALID_CONFIG', 'register() expects a tool definition (see defineTool)');
+  }
+  if (tool.name === RUN_CODE_TOOL_NAME) {
+    throw new BroodError('RESERVED_TOOL_NAME', `The tool name "${RUN_CODE_TOOL_NAME}" is reserved for Code Mode`);
+  }
+  if (typeof tool.name !== 'string' || !TOOL_NAME_PATTERN.test(tool.name)) {
+    throw new BroodError('INVALID_CONFIG', `Invalid tool name ${JSON.stringify(tool.name)}`);
+  }
+  if (typeof tool.parse !== 'function' || typeof tool.execute !== 'function') {
+    throw new BroodError('INVALID_CONFIG', `Tool "${tool.name}" is not a tool definition (see defineTool)`);
+  }
+}
+
+/** Change listeners; one throwing listener must not stop the others or the change that fired them. */
+export class Listeners {
+  readonly #fns = new Set<() => void>();
+
+  add(fn: () => void): Disposer {
+    if (typeof fn !== 'function') throw new BroodError('INVALID_CONFIG', 'A change listener must be a function');
+    // Wrapped so registering the same function twice yields two independent subscriptions.
+    const entry = () => fn();
+    this.#fns.add(entry);
+    return makeDisposer(() => this.#fns.delete(entry));
+  }
+
+  emit(): void {
+    for (const fn of [...this.#fns]) callContained(fn);
+  }
+
+  clear(): void {
+    this.#fns.clear();
+  }
+}
+
+export function callContained(fn: (() => void) | undefined): void {
+  if (fn === undefined) return;
+  try {
+    fn();
+  } catch {
+    // Contained by contract: observers cannot break registration or each other.
+  }
+}

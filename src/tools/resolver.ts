@@ -1,0 +1,88 @@
+/**
+ * The single resolver (SPEC §4 rule 1). Every consumer — view(), presented schemas, lookup,
+ * execution, concurrency classification and the SDK — goes through `resolveAll` / `resolveOne`,
+ * which share `candidate` + `present`, so a tool can never be visible without being executable
+ * (or the reverse). Nothing is cached: each call reads the live layers.
+ */
+import type { Agent, ToolDefinition, ToolSchema, ToolView } from '../types.js';
+import { compareCodeUnits } from './code-mode-sdk.js';
+import { admittedByAll, type Restriction } from './restriction.js';
+
+export type ToolLayerName = 'global' | 'agent';
+
+export interface ResolvedTool {
+  readonly name: string;
+  /** The schema as this scope presents it (after forAgent). */
+  readonly schema: ToolSchema;
+  readonly definition: ToolDefinition;
+  readonly layer: ToolLayerName;
+}
+
+/** The live inputs of one scope's resolution. The global scope has no restrictions and no local layer. */
+export interface ScopeInputs {
+  readonly globals: ReadonlyMap<string, ToolDefinition>;
+  readonly locals: ReadonlyMap<string, ToolDefinition> | undefined;
+  readonly restrictions: Iterable<Restriction>;
+  readonly agent: Agent | undefined;
+}
+
+/** Every tool visible to the scope, sorted by name in code unit order. */
+export function resolveAll(inputs: ScopeInputs): ResolvedTool[] {
+  const names = new Set(inputs.globals.keys());
+  for (const name of inputs.locals?.keys() ?? []) names.add(name);
+  const resolved: ResolvedTool[] = [];
+  for (const name of names) {
+    const tool = resolveOne(inputs, name);
+    if (tool !== undefined) resolved.push(tool);
+  }
+  return resolved.sort((a, b) => compareCodeUnits(a.name, b.name));
+}
+
+/** The one tool `name` resolves to in this scope, or undefined when it is not visible. */
+export function resolveOne(inputs: ScopeInputs, name: string): ResolvedTool | undefined {
+  const found = candidate(inputs, name);
+  return found === undefined ? undefined : present(found.definition, found.layer, inputs.agent);
+}
+
+/** Own tools first (they shadow and are never filtered), then admitted globals (rule 3). */
+function candidate(
+  inputs: ScopeInputs,
+  name: string,
+): { definition: ToolDefinition; layer: ToolLayerName } | undefined {
+  const local = inputs.locals?.get(name);
+  if (local !== undefined) return { definition: local, layer: 'agent' };
+  const global = inputs.globals.get(name);
+  if (global === undefined || !admittedByAll(inputs.restrictions, name)) return undefined;
+  return { definition: global, layer: 'global' };
+}
+
+/** Applies forAgent after filtering: `false` hides the tool as if it were filtered. */
+function present(definition: ToolDefinition, layer: ToolLayerName, agent: Agent | undefined): ResolvedTool | undefined {
+  const presentation = presentationFor(definition, agent);
+  if (presentation === false) return undefined;
+  const schema: ToolSchema = {
+    name: definition.name,
+    description: presentation?.description ?? definition.description,
+    parameters: presentation?.parameters ?? definition.parameters,
+  };
+  return { name: definition.name, schema, definition, layer };
+}
+
+function presentationFor(definition: ToolDefinition, agent: Agent | undefined) {
+  if (definition.forAgent === undefined) return undefined;
+  try {
+    return definition.forAgent(agent);
+  } catch {
+    // A presentation hook that throws cannot say how to show the tool; hiding it fails closed and
+    // keeps view and execution consistent (both see the same hidden tool).
+    return false as const;
+  }
+}
+
+/** A snapshot view; callers ask again after a change rather than holding on to it. */
+export function toView(resolved: readonly ResolvedTool[]): ToolView {
+  const names = resolved.map((tool) => tool.name);
+  const schemas = resolved.map((tool) => tool.schema);
+  const index = new Set(names);
+  return { names, schemas, has: (name: string) => index.has(name) };
+}

@@ -1,0 +1,39 @@
+/**
+ * What a pool thread runs for one activation of one agent: validate the plan, connect the gateway,
+ * load the model adapter (cached per thread), run the driver until the parent has no message left.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import { Driver } from '../driver/loop.js';
+import type { DriverPlan } from '../driver/types.js';
+import { encodeError } from '../errors.js';
+import { AdapterCache } from './adapter-cache.js';
+import { GatewayClient } from './gateway-client.js';
+import { driverControlSchema, driverTaskSchema, type ActivationOutcome } from './protocol.js';
+
+const adapters = new AdapterCache();
+
+export async function runDriverTask(input: unknown): Promise<ActivationOutcome> {
+  const parsed = driverTaskSchema.safeParse(input);
+  if (!parsed.success) return { ok: false, error: { code: 'INTERNAL', message: `malformed driver task: ${parsed.error.message}` } };
+  const { port } = parsed.data;
+  const plan = parsed.data.plan as unknown as DriverPlan;
+  const gateway = new GatewayClient(port);
+  try {
+    const driver = new Driver(plan, gateway.host, await adapters.get(plan.model));
+    listenForControl(port, driver);
+    await driver.runActivation();
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, error: encodeError(error) };
+  } finally {
+    gateway.release();
+    port.close();
+  }
+}
+
+function listenForControl(port: MessagePort, driver: Driver): void {
+  port.on('message', (message: unknown) => {
+    const control = driverControlSchema.safeParse(message);
+    if (control.success) driver.cancel(control.data.turn);
+  });
+}

@@ -1,0 +1,134 @@
+/**
+ * The whole parent <-> worker vocabulary, with runtime validation. The worker is not trusted to send
+ * well-formed data (a buggy adapter or a dying thread may send anything), so every message that
+ * arrives from the other side is parsed here before it is used. Same-process typed calls are trusted.
+ */
+import { MessagePort } from 'node:worker_threads';
+import { z } from 'zod';
+import { BroodError, decodeError, encodeError, type ErrorEnvelope } from '../errors.js';
+
+const jsonRecord = z.record(z.string(), z.unknown());
+
+export const errorEnvelopeSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  details: jsonRecord.optional(),
+});
+
+export const usageSchema = z.object({ inputTokens: z.number().nonnegative(), outputTokens: z.number().nonnegative() });
+export const stopReasonSchema = z.enum(['completed', 'aborted', 'error', 'max-tokens', 'refusal']);
+export const concurrencyClassSchema = z.enum(['parallel', 'exclusive']);
+
+export const toolSchemaSchema = z.object({ name: z.string(), description: z.string(), parameters: jsonRecord });
+
+export const toolResultSchema = z.object({
+  isError: z.boolean(),
+  content: z.string(),
+  value: z.unknown().optional(),
+  error: z.object({ code: z.string().optional(), message: z.string() }).optional(),
+});
+
+export const driverViewSchema = z.object({
+  system: z.string(),
+  tools: z.array(toolSchemaSchema),
+  classes: z.record(z.string(), z.enum(['parallel', 'exclusive', 'dynamic'])),
+});
+
+export const claimedMessageSchema = z
+  .object({ turn: z.number().int().nonnegative(), messageId: z.string(), text: z.string(), aborted: z.boolean() })
+  .nullable();
+
+export const toolCallSchema = z.object({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() });
+
+export const driverEventSchema = z.object({ type: z.string().min(1), data: jsonRecord });
+export const driverEventsSchema = z.array(driverEventSchema);
+
+export const turnReportSchema = z.object({
+  turn: z.number().int().nonnegative(),
+  output: z.string(),
+  stopReason: stopReasonSchema,
+  usage: usageSchema,
+  diagnostic: z.string().optional(),
+});
+
+export const classifyArgsSchema = z.tuple([z.string(), z.string()]);
+
+export const driverControlSchema = z.object({ control: z.literal('cancel'), turn: z.number().int().optional() });
+
+const routeSchema = z.object({
+  provider: z.string(),
+  model: z.string(),
+  reasoningEffort: z.string().optional(),
+  maxTokens: z.number().int().positive().optional(),
+});
+
+const chatMessageSchema = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('user'), text: z.string() }),
+  z.object({ role: z.literal('assistant'), text: z.string(), toolCalls: z.array(toolCallSchema) }),
+  z.object({ role: z.literal('tool'), callId: z.string(), name: z.string(), content: z.string(), isError: z.boolean() }),
+]);
+
+export const driverPlanSchema = z.object({
+  agentId: z.string(),
+  route: routeSchema,
+  model: z.object({
+    kind: z.enum(['scripted', 'openai-compatible', 'module']),
+    id: z.string(),
+    name: z.string(),
+    models: z.array(jsonRecord),
+    acceptsUnlistedModels: z.boolean(),
+    options: jsonRecord,
+    moduleUrl: z.string().optional(),
+  }),
+  view: driverViewSchema,
+  history: z.array(chatMessageSchema),
+  ownStart: z.number().int().nonnegative(),
+  maxParallelToolCalls: z.number().int().positive(),
+  codeMode: z.enum(['native', 'code', 'both']),
+  codeBusyTimeoutMs: z.number().positive(),
+  codeWallTimeoutMs: z.number().positive(),
+  versions: z.array(z.instanceof(SharedArrayBuffer)),
+});
+
+export const driverTaskSchema = z.object({ plan: driverPlanSchema, port: z.instanceof(MessagePort) });
+
+/** What a driver task resolves with: it never rejects for driver-level failures. */
+export const activationOutcomeSchema = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true) }),
+  z.object({ ok: z.literal(false), error: errorEnvelopeSchema }),
+]);
+export type ActivationOutcome = z.infer<typeof activationOutcomeSchema>;
+
+/** Gateway replies are envelopes, because comlink turns thrown errors into bare Errors without a code. */
+export type Reply<T> = { ok: true; value: T } | { ok: false; error: ErrorEnvelope };
+
+export async function replyOf<T>(work: () => Promise<T> | T): Promise<Reply<T>> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (error) {
+    return { ok: false, error: encodeError(error) };
+  }
+}
+
+const replyShape = z.object({ ok: z.boolean(), value: z.unknown().optional(), error: errorEnvelopeSchema.optional() });
+
+/** Validates a reply from the other side and unwraps it, rebuilding a BroodError with its code. */
+export function unwrapReply<T>(raw: unknown, valueSchema: z.ZodType<T>, what: string): T {
+  const reply = replyShape.safeParse(raw);
+  if (!reply.success) throw protocolError(what, reply.error);
+  if (!reply.data.ok) throw decodeError(reply.data.error ?? { code: 'INTERNAL', message: `${what} failed` });
+  const value = valueSchema.safeParse(reply.data.value);
+  if (!value.success) throw protocolError(what, value.error);
+  return value.data;
+}
+
+/** Parses a message from the other side; failures are INTERNAL protocol errors naming the message. */
+export function parseMessage<T>(schema: z.ZodType<T>, raw: unknown, what: string): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw protocolError(what, parsed.error);
+  return parsed.data;
+}
+
+function protocolError(what: string, error: z.ZodError): BroodError {
+  return new BroodError('INTERNAL', `malformed ${what} message: ${z.prettifyError(error)}`);
+}
