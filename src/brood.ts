@@ -5,8 +5,13 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import { AgentImpl } from './agents/agent.js';
 import { composeAgent } from './agents/factory.js';
-import { rebuildSession } from './agents/history.js';
-import type { RuntimeCore } from './agents/runtime-core.js';
+import { restoreAgent } from './agents/restore.js';
+import { INTERNALS, type BroodInternals } from './internals.js';
+import { ContainedEvents } from './subagents/events.js';
+import type { SubagentCore } from './subagents/core.js';
+import { forkProvider, spawnProvider } from './subagents/providers.js';
+import { SubagentRuntimeImpl } from './subagents/runtime.js';
+import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
 import { broodOptionsSchema, createAgentOptionsSchema, parseConfig, type ParsedBroodOptions } from './config.js';
 import { makeDisposer, type Disposer } from './disposer.js';
 import { VersionCell } from './driver/versions.js';
@@ -33,6 +38,7 @@ export interface BroodOptions {
   pool?: { threads?: number; idleTimeoutMs?: number; cancelGraceMs?: number; hangTimeoutMs?: number; resourceLimits?: ResourceLimits };
   codeBusyTimeoutMs?: number;
   codeWallTimeoutMs?: number;
+  providers?: SubagentProvider[];
   runner?: 'worker' | 'inline';
   preferences?: { get(key: string): unknown };
   /** Deterministic ids and clock for tests (like the AI SDK's `_internal`). */
@@ -58,6 +64,7 @@ export interface Brood {
   readonly prompt: PromptRegistry;
   readonly models: ModelCatalog;
   readonly sessions: SessionStore;
+  readonly subagents: SubagentRuntime;
   createAgent(options: CreateAgentOptions): Promise<Agent>;
   resumeAgent(sessionId: string, options?: { model?: ModelRoute; depth?: number }): Promise<Agent>;
   use(plugin: BroodPlugin): Disposer;
@@ -75,48 +82,37 @@ class BroodRuntime implements Brood {
   readonly prompt: PromptRegistry;
   readonly models: ModelCatalog;
   readonly sessions: SessionStore;
-  private readonly core: RuntimeCore;
-  private readonly runner: DriverRunner;
+  readonly subagents: SubagentRuntimeImpl;
+  readonly [INTERNALS]: BroodInternals;
+  private readonly core: SubagentCore;
   private readonly codeMode: CodeMode;
   private closing: Promise<void> | undefined;
 
   constructor(options: ParsedBroodOptions, internal: NonNullable<BroodOptions['_internal']>) {
-    const globalVersion = new VersionCell();
-    const toolSystem = createToolSystem({ onChange: () => globalVersion.bump() });
-    const promptSystem = createPromptSystem({ globalTools: () => toolSystem.global.view(), onChange: () => globalVersion.bump() });
-    const models = options.models ?? [scriptedModels({ id: 'scripted' })];
-    this.models = createModelCatalog(models);
+    this.models = createModelCatalog(options.models ?? [scriptedModels({ id: 'scripted' })]);
     this.sessions = (options.sessions as SessionStore | undefined) ?? memorySessions();
     this.codeMode = options.codeMode ?? 'native';
-    this.runner = options.runner === 'inline' ? new InlineRunner() : createWorkerRunner(options);
-    const ids = internal.generateId ?? defaultIds;
-    const agents = new Map<string, AgentImpl>();
-    this.core = {
-      tools: toolSystem,
-      prompt: promptSystem,
-      catalog: this.models,
-      store: this.sessions,
-      ids,
-      agents,
-      agentDeps: {
-        store: this.sessions,
-        runner: this.runner,
-        ids,
-        now: internal.now ?? Date.now,
-        globalVersion,
-        limits: {
-          maxParallelToolCalls: options.maxParallelToolCalls ?? 10,
-          codeMode: this.codeMode,
-          codeBusyTimeoutMs: options.codeBusyTimeoutMs ?? 5_000,
-          codeWallTimeoutMs: options.codeWallTimeoutMs ?? 300_000,
-        },
-        modelConfig: (provider) => requireModelConfig(this.models, provider),
-        onDisposed: (id) => agents.delete(id),
-      },
+    this.core = buildCore(options, internal, this.models, this.sessions, this.codeMode);
+    this.core.restore = (id) => restoreAgent(this.core, id);
+    this.core.onRestored = (agent, descriptor) => this.subagents.attachRestored(agent, typeof descriptor.provider === 'string' ? descriptor.provider : undefined);
+    this.subagents = new SubagentRuntimeImpl(this.core);
+    const baseDisposed = this.core.agentDeps.onDisposed;
+    this.core.agentDeps.onDisposed = (id) => {
+      baseDisposed(id);
+      this.subagents.jobs.cancelOwnedBy(id);
     };
-    this.tools = toolSystem.global;
-    this.prompt = promptSystem.global;
+    this.tools = this.core.tools.global;
+    this.prompt = this.core.prompt.global;
+    this[INTERNALS] = {
+      core: this.core,
+      jobs: this.subagents.jobs,
+      agentImpl: (agent) => (agent === undefined ? undefined : this.core.agents.get(agent.id) === agent ? this.core.agents.get(agent.id) : undefined),
+      addMountHook: (hook) => this.subagents.addMountHook(hook),
+      reservations: new Map(),
+      shared: new Map(),
+    };
     if (options.persona !== undefined) registerPersona(this.prompt, options.persona);
+    for (const provider of (options.providers as SubagentProvider[] | undefined) ?? [spawnProvider(), forkProvider()]) this.subagents.register(provider);
   }
 
   async createAgent(options: CreateAgentOptions): Promise<Agent> {
@@ -127,11 +123,13 @@ class BroodRuntime implements Brood {
     const route = this.models.resolve(parsed.model);
     const depth = parsed.depth === undefined ? 0 : validateDelegationDepth(parsed.depth);
     const codeMode = parsed.codeMode ?? this.codeMode;
+    // Sampled once, at creation: later preference changes never affect an existing session (SPEC §11.9).
+    const modelSelectionEnabled = this.core.preferences?.get('subagent-model-selection.enabled') === true;
     const { agent, rollback } = composeAgent(this.core, {
-      id, depth, parentId: undefined, route, codeMode, validateFilter: true,
+      id, depth, parentId: undefined, route, codeMode, mode: 'top', modelSelectionEnabled, validateFilter: true,
       ...(parsed.persona === undefined ? {} : { persona: parsed.persona }),
       ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
-      session: { nextSeq: 0, history: [], ownStart: 0, lastTurn: 0, unclaimed: [] },
+      session: { nextSeq: 0, history: [], ownStart: 0, lastTurn: 0, unclaimed: [], lastRequestRoute: undefined },
     });
     try {
       await this.sessions.create({ id, createdAt: Date.now(), delegationDepth: depth, model: route });
@@ -140,36 +138,14 @@ class BroodRuntime implements Brood {
       throw error;
     }
     const descriptor = { model: route, codeMode, ...(parsed.persona === undefined ? {} : { persona: parsed.persona }), ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }) };
-    await agent.writer.append([{ type: 'agent/descriptor', data: descriptor }]);
+    agent.writer.append([{ type: 'agent/descriptor', data: descriptor }, ...(modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : [])]);
     this.core.agents.set(id, agent);
     return agent;
   }
 
   async resumeAgent(sessionId: string, options: { model?: ModelRoute; depth?: number } = {}): Promise<Agent> {
     this.assertOpen();
-    const live = this.core.agents.get(sessionId);
-    if (live) return live;
-    const { header, events } = await this.sessions.read(sessionId);
-    const rebuilt = rebuildSession(events);
-    const depth = Math.max(header.delegationDepth, options.depth === undefined ? 0 : validateDelegationDepth(options.depth));
-    const route = this.models.resolve(options.model ?? rebuilt.lastRoute ?? header.model);
-    const descriptor = rebuilt.descriptor ?? {};
-    const { agent } = composeAgent(this.core, {
-      id: sessionId, depth, parentId: header.parentSession, route,
-      codeMode: isCodeMode(descriptor.codeMode) ? descriptor.codeMode : this.codeMode,
-      validateFilter: false,
-      ...(typeof descriptor.persona === 'string' ? { persona: descriptor.persona } : {}),
-      ...(isToolFilter(descriptor.toolFilter) ? { toolFilter: descriptor.toolFilter } : {}),
-      session: { nextSeq: events.length, history: rebuilt.history, ownStart: header.seedLength ?? 0, lastTurn: rebuilt.lastTurn, unclaimed: rebuilt.unclaimed },
-    });
-    if (rebuilt.openTurn !== undefined) {
-      // A turn a crash interrupted is closed, never re-run: its tools may already have had side effects.
-      await agent.writer.append([{ type: 'turn/end', data: { turn: rebuilt.openTurn, reason: 'error', diagnostic: 'interrupted' } }]);
-      await agent.writer.flush();
-    }
-    this.core.agents.set(sessionId, agent);
-    agent.wake();
-    return agent;
+    return this.core.agents.get(sessionId) ?? restoreAgent(this.core, sessionId, options);
   }
 
   use(plugin: BroodPlugin): Disposer {
@@ -186,7 +162,7 @@ class BroodRuntime implements Brood {
 
   private async closeOnce(): Promise<void> {
     await Promise.all([...this.core.agents.values()].map((agent) => agent.dispose()));
-    await this.runner.close();
+    await Promise.all([this.core.agentDeps.runner.close(), this.core.inlineRunner.close()]);
     const store = this.sessions as SessionStore & { close?: () => Promise<void> };
     await store.close?.();
   }
@@ -194,6 +170,64 @@ class BroodRuntime implements Brood {
   private assertOpen(): void {
     if (this.closing) throw new BroodError('DISPOSED', 'this brood runtime is closed');
   }
+}
+
+function buildCore(
+  options: ParsedBroodOptions,
+  internal: NonNullable<BroodOptions['_internal']>,
+  catalog: ModelCatalog,
+  store: SessionStore,
+  codeMode: CodeMode,
+): SubagentCore {
+  const globalVersion = new VersionCell();
+  const tools = createToolSystem({ onChange: () => globalVersion.bump() });
+  const prompt = createPromptSystem({ globalTools: () => tools.global.view(), onChange: () => globalVersion.bump() });
+  const inlineRunner = new InlineRunner();
+  const defaultRunnerKind = options.runner ?? 'worker';
+  const ids = internal.generateId ?? defaultIds;
+  const agents = new Map<string, AgentImpl>();
+  const core: SubagentCore = {
+    tools,
+    prompt,
+    catalog,
+    store,
+    ids,
+    agents,
+    inlineRunner,
+    defaultRunnerKind,
+    preferences: options.preferences,
+    events: new ContainedEvents(),
+    detachedRuns: new WeakSet(),
+    parentOf: (agent) => parentOf(agents, agent),
+    restore: () => Promise.reject(new BroodError('INTERNAL', 'runtime not wired')),
+    onRestored: () => undefined,
+    agentDeps: {
+      store,
+      runner: defaultRunnerKind === 'inline' ? inlineRunner : createWorkerRunner(options),
+      ids,
+      now: internal.now ?? Date.now,
+      globalVersion,
+      limits: {
+        maxParallelToolCalls: options.maxParallelToolCalls ?? 10,
+        codeMode,
+        codeBusyTimeoutMs: options.codeBusyTimeoutMs ?? 5_000,
+        codeWallTimeoutMs: options.codeWallTimeoutMs ?? 300_000,
+      },
+      modelConfig: (provider) => requireModelConfig(catalog, provider),
+      onDisposed: (id) => agents.delete(id),
+    },
+  };
+  return core;
+}
+
+function parentOf(agents: Map<string, AgentImpl>, agent: Agent): AgentImpl {
+  const impl = agent === undefined || agent === null ? undefined : agents.get(agent.id);
+  if (impl === undefined || impl !== agent) {
+    if ((agent as Partial<Agent> | undefined)?.status === 'disposed') throw new BroodError('DISPOSED', `agent ${agent.id} is disposed`);
+    throw new BroodError('INVALID_CONFIG', 'the parent is not a live agent of this brood runtime');
+  }
+  if (impl.isDisposed) throw new BroodError('DISPOSED', `agent ${impl.id} is disposed`);
+  return impl;
 }
 
 function createWorkerRunner(options: ParsedBroodOptions): DriverRunner {
@@ -209,12 +243,4 @@ function requireModelConfig(catalog: ModelCatalog, provider: string): ModelProvi
   const config = catalog.config(provider);
   if (!config) throw new BroodError('UNKNOWN_MODEL', `unknown model provider '${provider}'`);
   return config;
-}
-
-function isCodeMode(value: unknown): value is CodeMode {
-  return value === 'native' || value === 'code' || value === 'both';
-}
-
-function isToolFilter(value: unknown): value is ToolFilter {
-  return typeof value === 'object' && value !== null && ('allow' in value || 'deny' in value);
 }

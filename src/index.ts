@@ -11,6 +11,22 @@ export { openAICompatible } from './models/openai.js';
 export type { OpenAICompatibleOptions } from './models/openai.js';
 export type { ModelCatalog } from './models/catalog.js';
 export type { ModelProviderConfig, ModelInfo, ModelAdapter, ModelRequest, ModelResponse, ChatMessage, ToolCallRecord } from './models/types.js';
+export { spawnProvider, forkProvider, inlineProvider } from './subagents/providers.js';
+export type {
+  ContinuableSpec,
+  CreateChildOptions,
+  Job,
+  JobStatus,
+  ProviderContext,
+  SubagentCapabilities,
+  SubagentEndEvent,
+  SubagentProvider,
+  SubagentResult,
+  SubagentRun,
+  SubagentRuntime,
+  SubagentStartEvent,
+  SubagentStartRequest,
+} from './subagents/types.js';
 export { memorySessions } from './sessions/memory.js';
 export { fileSessions } from './sessions/jsonl.js';
 export type {

@@ -16,6 +16,11 @@ import type { AgentDeps, AgentInit } from './types.js';
 
 const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
 
+export interface ActivationObserver {
+  activationStarted(): void;
+  activationEnded(last: TurnResult | undefined): void;
+}
+
 export class AgentImpl implements Agent {
   readonly id: string;
   readonly depth: number;
@@ -28,10 +33,18 @@ export class AgentImpl implements Agent {
   readonly inbox = new Inbox();
   readonly history: ChatMessage[];
   route: ModelRoute;
+  /** The route of the latest logged model/request (children inherit it, SPEC §9 "Child route"). */
+  lastRequestRoute: ModelRoute | undefined;
   lastTurn: number;
+  /** The result of the most recent turn (a continuable child's settlement notice quotes it). */
+  lastResult: TurnResult | undefined;
   current: CurrentTurn | undefined;
+  /** Told when the agent goes from idle to busy and back (each busy period of a continuable child is a run). */
+  observer: ActivationObserver | undefined;
   private activation: Activation | undefined;
   private disposed = false;
+  /** True from the first activation of a busy period until the agent is idle again. */
+  private busy = false;
   private disposing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
   private readonly releaseListeners: () => void;
@@ -44,6 +57,7 @@ export class AgentImpl implements Agent {
     this.depth = init.depth;
     this.parentId = init.parentId;
     this.route = init.route;
+    this.lastRequestRoute = init.lastRequestRoute;
     this.codeMode = init.codeMode;
     this.history = [...init.history];
     this.lastTurn = init.lastTurn;
@@ -119,9 +133,21 @@ export class AgentImpl implements Agent {
     this.current.childUsage.outputTokens += usage.outputTokens;
   }
 
+  get mode(): AgentInit['mode'] {
+    return this.init.mode;
+  }
+
+  get modelSelectionEnabled(): boolean {
+    return this.init.modelSelectionEnabled;
+  }
+
   /** Starts an activation if there is work and none is running. */
   wake(): void {
     if (this.disposed || this.activation !== undefined || this.inbox.size === 0) return;
+    if (!this.busy) {
+      this.busy = true;
+      this.observer?.activationStarted();
+    }
     const plan = this.plan();
     const activation = this.deps.runner.activate(plan, createGateway(this));
     this.activation = activation;
@@ -158,21 +184,26 @@ export class AgentImpl implements Agent {
     }
   }
 
-  private activationEnded(failure: string | undefined): void {
-    this.activation = undefined;
+  private async activationEnded(failure: string | undefined): Promise<void> {
     if (this.current) {
       // The driver died mid-turn: close the turn so its run() settles and the session stays well-formed.
       const turn = this.current;
-      this.current = undefined;
-      void endTurnInParent(this, { turn: turn.turn, output: '', stopReason: 'error', usage: NO_USAGE, diagnostic: failure ?? 'the driver stopped' }, turn);
+      const report = { turn: turn.turn, output: '', stopReason: 'error' as const, usage: NO_USAGE, diagnostic: failure ?? 'the driver stopped' };
+      await endTurnInParent(this, report, turn);
     }
+    this.activation = undefined;
     if (this.inbox.size > 0 && !this.disposed) return this.wake();
+    if (this.busy) {
+      this.busy = false;
+      this.observer?.activationEnded(this.lastResult);
+    }
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
 
-  private abortMessage(messageId: string): void {
+  /** Cancels the turn of one message: the running one now, a queued one when it is claimed. */
+  abortMessage(messageId: string): void {
     if (this.current?.messageId === messageId) this.cancelCurrentTurn();
     // A still-queued message is claimed later and sees its aborted signal (ends `aborted`, no model call).
   }

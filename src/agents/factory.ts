@@ -5,11 +5,12 @@
  */
 import { DisposerStack } from '../disposer.js';
 import { errorMessage, BroodError } from '../errors.js';
-import type { ChatMessage } from '../models/types.js';
+import type { DriverRunner } from '../workers/runner.js';
 import { registerPersona } from '../prompt/system.js';
 import type { CodeMode, ModelRoute, ToolFilter } from '../types.js';
 import { AgentImpl } from './agent.js';
 import type { RuntimeCore } from './runtime-core.js';
+import type { AgentInit } from './types.js';
 
 export interface AgentComposition {
   id: string;
@@ -17,13 +18,17 @@ export interface AgentComposition {
   parentId: string | undefined;
   route: ModelRoute;
   codeMode: CodeMode;
+  mode: AgentInit['mode'];
+  modelSelectionEnabled: boolean;
+  /** Where this agent's driver runs, when not the runtime's default (inlineProvider children). */
+  runner?: DriverRunner;
   persona?: string;
   toolFilter?: ToolFilter;
   /** A filter restored from a session is reinstalled without re-validation (SPEC §6). */
   validateFilter: boolean;
   /** Extra private setup (e.g. a provider's hook); throwing aborts the composition. */
   setup?: (agent: AgentImpl) => void;
-  session: { nextSeq: number; history: ChatMessage[]; ownStart: number; lastTurn: number; unclaimed: { id: string; text: string; source: string }[] };
+  session: Pick<AgentInit, 'nextSeq' | 'history' | 'ownStart' | 'lastTurn' | 'unclaimed' | 'lastRequestRoute'>;
 }
 
 export const SDK_SECTION = 'tools:sdk';
@@ -46,10 +51,9 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
     if (spec.codeMode !== 'native') {
       prompt.registry.register({ name: SDK_SECTION, order: SDK_ORDER, text: () => tools.registry.sdk() });
     }
-    agent = new AgentImpl(
-      { id: spec.id, depth: spec.depth, parentId: spec.parentId, route: spec.route, codeMode: spec.codeMode, tools, prompt, ...spec.session },
-      core.agentDeps,
-    );
+    const { id, depth, parentId, route, codeMode, mode, modelSelectionEnabled } = spec;
+    const deps = spec.runner ? { ...core.agentDeps, runner: spec.runner } : core.agentDeps;
+    agent = new AgentImpl({ id, depth, parentId, route, codeMode, mode, modelSelectionEnabled, tools, prompt, ...spec.session }, deps);
     if (spec.setup) runSetupHook(spec.setup, agent);
     prompt.assemble();
   } catch (error) {

@@ -16,6 +16,7 @@ import {
   turnReportSchema,
 } from '../workers/protocol.js';
 import type { AgentImpl } from './agent.js';
+import { routeOfRequest } from './history.js';
 
 export interface CurrentTurn {
   turn: number;
@@ -96,13 +97,16 @@ async function executeTool(agent: AgentImpl, raw: unknown): Promise<ToolResult> 
 function logEvents(agent: AgentImpl, raw: unknown): Promise<void> {
   const events = parseMessage(driverEventsSchema, raw, 'log') as DriverEvent[];
   for (const event of events) applyToParent(agent, event);
+  // The gateway runs each message's handler synchronously in arrival order, so seq order is log order.
   return agent.writer.append(events);
 }
 
 /** The parent mirrors the history so the next activation (or a recovery) starts from what was logged. */
 function applyToParent(agent: AgentImpl, event: DriverEvent): void {
   const { data } = event;
-  if (event.type === 'assistant/message') {
+  if (event.type === 'model/request') {
+    agent.lastRequestRoute = routeOfRequest(data);
+  } else if (event.type === 'assistant/message') {
     agent.history.push({ role: 'assistant', text: String(data.text ?? ''), toolCalls: (data.toolCalls ?? []) as never });
   } else if (event.type === 'tool/result') {
     agent.history.push({ role: 'tool', callId: String(data.callId), name: String(data.name), content: String(data.content), isError: data.isError === true });
@@ -124,5 +128,7 @@ export async function endTurnInParent(agent: AgentImpl, report: TurnReport, turn
     agent.inbox.fail(turn.messageId, error);
     return;
   }
-  agent.inbox.settle(turn.messageId, { output: report.output, stopReason: report.stopReason, usage, ...diagnostic });
+  const result = { output: report.output, stopReason: report.stopReason, usage, ...diagnostic };
+  agent.lastResult = result;
+  agent.inbox.settle(turn.messageId, result);
 }

@@ -57,7 +57,7 @@ export function rebuildSession(events: SessionEvent[]): RebuiltSession {
         result.openTurn = undefined;
         break;
       case 'model/request':
-        result.lastRoute = routeOf(data);
+        result.lastRoute = routeOfRequest(data);
         break;
       case 'assistant/message': {
         const toolCalls = (Array.isArray(data.toolCalls) ? data.toolCalls : []) as ToolCallRecord[];
@@ -90,7 +90,7 @@ function closeUnanswered(calls: ToolCallRecord[]): ChatMessage[] {
   return calls.map((call) => ({ role: 'tool', callId: call.callId, name: call.name, content: 'Error: interrupted', isError: true }));
 }
 
-function routeOf(data: Record<string, unknown>): ModelRoute {
+export function routeOfRequest(data: Record<string, unknown>): ModelRoute {
   const route: ModelRoute = { provider: String(data.provider), model: String(data.model) };
   if (typeof data.reasoningEffort === 'string') route.reasoningEffort = data.reasoningEffort;
   if (typeof data.maxTokens === 'number') route.maxTokens = data.maxTokens;

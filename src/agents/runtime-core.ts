@@ -6,6 +6,7 @@ import type { IdGenerator } from '../ids.js';
 import type { SessionStore } from '../types.js';
 import type { AgentImpl } from './agent.js';
 import type { AgentDeps } from './types.js';
+import type { DriverRunner } from '../workers/runner.js';
 
 export interface RuntimeCore {
   tools: ToolSystem;
@@ -16,4 +17,10 @@ export interface RuntimeCore {
   agentDeps: AgentDeps;
   /** Live agents by id (session id). */
   agents: Map<string, AgentImpl>;
+  /** Runs drivers on the main thread (inlineProvider children, or everything with runner 'inline'). */
+  inlineRunner: DriverRunner;
+  /** Host preferences (model-selection settings). */
+  preferences: { get(key: string): unknown } | undefined;
+  /** Called after an agent was rebuilt from its session and before it wakes (continuable children re-attach). */
+  onRestored(agent: AgentImpl, descriptor: Record<string, unknown>): void;
 }

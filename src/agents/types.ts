@@ -6,7 +6,7 @@ import type { ModelProviderConfig } from '../models/types.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { PromptScope } from '../prompt/system.js';
 import type { ChatMessage } from '../models/types.js';
-import type { CodeMode, ModelRoute, SessionStore, Usage } from '../types.js';
+import type { CodeMode, ModelRoute, SessionStore } from '../types.js';
 
 export interface AgentRuntimeLimits {
   maxParallelToolCalls: number;
@@ -32,7 +32,12 @@ export interface AgentInit {
   depth: number;
   parentId: string | undefined;
   route: ModelRoute;
+  lastRequestRoute: ModelRoute | undefined;
   codeMode: CodeMode;
+  /** 'top' for host-created agents; children are one-shot runs or continuable conversations. */
+  mode: 'top' | 'one-shot' | 'continuable';
+  /** The session's model-selection decision (SPEC §11.9), sampled once and inherited by children. */
+  modelSelectionEnabled: boolean;
   tools: AgentToolScope;
   prompt: PromptScope;
   /** Session state: next seq, history, turn counter and messages accepted but never claimed. */
@@ -43,6 +48,3 @@ export interface AgentInit {
   unclaimed: { id: string; text: string; source: string }[];
 }
 
-export interface TurnTotals {
-  usage: Usage;
-}

@@ -93,8 +93,34 @@ export function errorResult(code: BroodErrorCode | undefined, message: string): 
   return { isError: true, content: `Error: ${message}`, error };
 }
 
+const CONTENT: unique symbol = Symbol('brood.toolContent');
+
+/** A tool return value that carries its own rendering; see `withContent`. */
+export interface RenderedValue {
+  readonly [CONTENT]: string;
+  readonly value: unknown;
+}
+
+/**
+ * Lets a tool keep a structured `value` while the model sees `content` (e.g. the delegation tool's
+ * `{ kind: 'foreground', ... }` rendered as the child's final text). Without it, content is always
+ * derived from the value (rule 6), which would show the model JSON instead of the answer.
+ */
+export function withContent(value: unknown, content: string): RenderedValue {
+  return { [CONTENT]: content, value };
+}
+
+function isRendered(value: unknown): value is RenderedValue {
+  return typeof value === 'object' && value !== null && CONTENT in value;
+}
+
 /** Rule 6: strings as is, undefined as '', everything else as compact JSON; the raw value is kept. */
 function successResult(name: string, value: unknown): ToolResult {
+  if (isRendered(value)) {
+    const rendered: ToolResult = { isError: false, content: value[CONTENT] };
+    if (value.value !== undefined) rendered.value = value.value;
+    return rendered;
+  }
   let content: string;
   try {
     content = typeof value === 'string' ? value : value === undefined ? '' : (JSON.stringify(value) ?? '');

@@ -47,13 +47,19 @@ export class WorkerRunner implements DriverRunner {
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
     const { port1, port2 } = new MessageChannel();
     Comlink.expose(gateway, nodeEndpoint(port1));
+    // Listened for from the start: the worker usually closes its end first, and that closes ours too.
+    const closed = new Promise<void>((resolve) => port1.once('close', () => resolve()));
     const done = this.pool
       .run({ plan, port: port2 }, { transferList: [port2] })
       .then(parseOutcome, (error: unknown): ActivationOutcome => ({
         ok: false,
         error: { code: 'WORKER_CRASHED', message: `the driver's worker thread died: ${errorMessage(error)}` },
       }))
-      .finally(() => port1.close());
+      .finally(() => {
+        port1.close();
+        // Settle only once the port's handle is gone, so an idle runtime holds no handle of a finished agent (SPEC §10.7).
+        return closed;
+      });
     return {
       done,
       cancel: (turn) => port1.postMessage(turn === undefined ? { control: 'cancel' } : { control: 'cancel', turn }),

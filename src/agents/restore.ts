@@ -1,0 +1,78 @@
+/**
+ * Rebuilds a live agent from its session (brood.resumeAgent, a continuable child's next followup,
+ * a cold start after a crash): depth from the header (never lowered), composition from the
+ * descriptor, history and unclaimed inbox from the events; a turn a crash left open is closed.
+ */
+import type { ModelRoute, SessionEvent, SessionHeader } from '../types.js';
+import { validateDelegationDepth } from '../sessions/validate.js';
+import type { AgentImpl } from './agent.js';
+import { composeAgent } from './factory.js';
+import { rebuildSession } from './history.js';
+import type { RuntimeCore } from './runtime-core.js';
+import type { AgentInit } from './types.js';
+import type { CodeMode, ToolFilter } from '../types.js';
+
+export interface RestoreOptions {
+  model?: ModelRoute;
+  depth?: number;
+}
+
+export async function restoreAgent(core: RuntimeCore, sessionId: string, options: RestoreOptions = {}): Promise<AgentImpl> {
+  const { header, events } = await core.store.read(sessionId);
+  const live = core.agents.get(sessionId);
+  if (live) return live; // another caller restored it while we were reading
+  const rebuilt = rebuildSession(events);
+  const runtimeDepth = options.depth === undefined ? 0 : validateDelegationDepth(options.depth);
+  const depth = Math.max(header.delegationDepth, runtimeDepth);
+  const route = core.catalog.resolve(options.model ?? rebuilt.lastRoute ?? header.model);
+  const descriptor = rebuilt.descriptor ?? {};
+  const { agent } = composeAgent(core, {
+    id: sessionId,
+    depth,
+    parentId: header.parentSession,
+    route,
+    codeMode: isCodeMode(descriptor.codeMode) ? descriptor.codeMode : core.agentDeps.limits.codeMode,
+    mode: modeOf(header, descriptor),
+    modelSelectionEnabled: rebuilt.modelSelectionEnabled,
+    validateFilter: false,
+    ...(descriptor.runner === 'inline' ? { runner: core.inlineRunner } : {}),
+    ...(typeof descriptor.persona === 'string' ? { persona: descriptor.persona } : {}),
+    ...(isToolFilter(descriptor.toolFilter) ? { toolFilter: descriptor.toolFilter } : {}),
+    session: {
+      nextSeq: events.length,
+      history: rebuilt.history,
+      ownStart: seedMessages(events, header.seedLength),
+      lastTurn: rebuilt.lastTurn,
+      unclaimed: rebuilt.unclaimed,
+      lastRequestRoute: rebuilt.lastRoute,
+    },
+  });
+  if (rebuilt.openTurn !== undefined) {
+    // Closed, never re-run: the interrupted turn's tools may already have had side effects.
+    agent.writer.append([{ type: 'turn/end', data: { turn: rebuilt.openTurn, reason: 'error', diagnostic: 'interrupted' } }]);
+    await agent.writer.flush();
+  }
+  core.agents.set(sessionId, agent);
+  core.onRestored(agent, descriptor);
+  agent.wake();
+  return agent;
+}
+
+/** How many history messages came from a fork seed: the driver's scripted cursor starts after them. */
+export function seedMessages(events: SessionEvent[], seedLength: number | undefined): number {
+  if (!seedLength) return 0;
+  return rebuildSession(events.slice(0, seedLength)).history.length;
+}
+
+function modeOf(header: SessionHeader, descriptor: Record<string, unknown>): AgentInit['mode'] {
+  if (header.origin !== 'subagent') return 'top';
+  return descriptor.mode === 'continuable' ? 'continuable' : 'one-shot';
+}
+
+function isCodeMode(value: unknown): value is CodeMode {
+  return value === 'native' || value === 'code' || value === 'both';
+}
+
+function isToolFilter(value: unknown): value is ToolFilter {
+  return typeof value === 'object' && value !== null && ('allow' in value || 'deny' in value);
+}

@@ -1,0 +1,145 @@
+/**
+ * The three routes of a delegation call (SPEC §11.4–§11.7). Every start goes through the runtime,
+ * which runs the gate, depth check, route validation and unpublished setup before any child exists;
+ * a rejection propagates as a thrown BroodError, which the resolver turns into `Error: <message>`
+ * with that code — no child, no job.
+ */
+import type { Brood } from '../brood.js';
+import { BroodError, errorMessage, toBroodError } from '../errors.js';
+import type { SubagentResult, SubagentRun, SubagentStartRequest } from '../subagents/types.js';
+import { withContent } from '../tools/execute.js';
+import type { Agent, ToolContext } from '../types.js';
+import { buildRequest, parseCall, type DelegationCall } from './call.js';
+import type { ResolvedSubagentToolConfig } from './config.js';
+import {
+  bothFailedMessage,
+  disposeAfterCompletionMessage,
+  disposeAfterFailureSuffix,
+  failureMessage,
+} from './render.js';
+import { callingAgent, internals, subagentsOf } from './shared.js';
+
+export interface ForegroundValue {
+  kind: 'foreground';
+  runId: string;
+  output: { type: 'text'; text: string }[];
+}
+export interface BackgroundValue {
+  kind: 'background';
+  jobId: string;
+}
+export interface ContinuableValue {
+  kind: 'continuable';
+  subagentId: string;
+}
+
+export interface DelegationDeps {
+  brood: Brood;
+  config: ResolvedSubagentToolConfig;
+  /** Whether model selection is enabled for this calling agent (§11.9). */
+  selectionFor(agent: Agent): boolean;
+}
+
+/** The tool body: parse, pick the route, start. */
+export async function runDelegation(deps: DelegationDeps, raw: unknown, ctx: ToolContext): Promise<unknown> {
+  const parent = callingAgent(ctx, deps.config.toolName);
+  const call = parseCall(deps.config, raw, deps.selectionFor(parent));
+  const request = buildRequest(deps.config, parent, call);
+  if (!call.background) return foreground(deps, request, ctx.signal);
+  if (deps.config.backgroundMode === 'continuable') return continuable(deps, request, call, ctx.signal);
+  return oneShotBackground(deps, request, call, ctx.signal);
+}
+
+type Request = Omit<SubagentStartRequest, 'signal'>;
+
+/** §11.5: the call's signal owns start and execution; disposal is always awaited. */
+async function foreground(deps: DelegationDeps, request: Request, signal: AbortSignal): Promise<unknown> {
+  const run = await subagentsOf(deps.brood).start(deps.config.provider, { ...request, signal });
+  const outcome = await collect(run);
+  if (outcome.resultError !== undefined) {
+    if (outcome.disposeError === undefined) throw outcome.resultError;
+    const cause = toBroodError(outcome.resultError);
+    throw new BroodError(cause.code, bothFailedMessage(errorMessage(outcome.resultError), errorMessage(outcome.disposeError)));
+  }
+  const result = outcome.result as SubagentResult;
+  rollUpUsage(deps.brood, request.parent, result);
+  if (result.stopReason !== 'completed') throw runFailure(result, outcome.disposeError);
+  if (outcome.disposeError !== undefined) {
+    throw new Error(disposeAfterCompletionMessage(errorMessage(outcome.disposeError)));
+  }
+  const value: ForegroundValue = { kind: 'foreground', runId: run.id, output: [{ type: 'text', text: result.output }] };
+  return withContent(value, result.output);
+}
+
+interface Collected {
+  result?: SubagentResult;
+  resultError?: unknown;
+  disposeError?: unknown;
+}
+
+async function collect(run: SubagentRun): Promise<Collected> {
+  const outcome: Collected = {};
+  try {
+    outcome.result = await run.result;
+  } catch (error) {
+    outcome.resultError = error ?? new Error('the subagent result was rejected');
+  }
+  try {
+    await run.dispose();
+  } catch (error) {
+    outcome.disposeError = error ?? new Error('disposal was rejected');
+  }
+  return outcome;
+}
+
+/** Only a cancelled child carries a code (ABORTED); other failed outcomes are the child's, not ours. */
+function runFailure(result: SubagentResult, disposeError: unknown): Error {
+  let message = failureMessage(result);
+  if (disposeError !== undefined) message += disposeAfterFailureSuffix(errorMessage(disposeError));
+  return result.stopReason === 'aborted' ? new BroodError('ABORTED', message) : new Error(message);
+}
+
+/**
+ * §7.5: a parent's turn usage includes the foreground children it waited for, exactly once. Only
+ * this route knows the parent waited, so it reports the child's usage to the parent's current turn.
+ */
+function rollUpUsage(brood: Brood, parent: Agent, result: SubagentResult): void {
+  const impl = internals(brood).agentImpl(parent) as { addChildUsage?: (usage: SubagentResult['usage']) => void } | undefined;
+  if (result.usage !== undefined) impl?.addChildUsage?.(result.usage);
+}
+
+/**
+ * §11.6: the call's signal may cancel the start, but once the job is registered the job owns its
+ * own cancellation (job_kill, owner disposal), so a cancelled tool call no longer stops it.
+ */
+async function oneShotBackground(deps: DelegationDeps, request: Request, call: DelegationCall, signal: AbortSignal): Promise<unknown> {
+  const controller = new AbortController();
+  const forward = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', forward, { once: true });
+  let run: SubagentRun;
+  try {
+    run = await subagentsOf(deps.brood).start(deps.config.provider, { ...request, signal: controller.signal });
+  } finally {
+    signal.removeEventListener('abort', forward);
+  }
+  if (signal.aborted) {
+    // The call was cancelled while the child started: nobody will ever learn this job id.
+    await run.dispose().catch(() => undefined);
+    throw new BroodError('ABORTED', 'the delegation was cancelled before its background job was registered');
+  }
+  const job = internals(deps.brood).jobs.create(request.parent, run, call.description, controller);
+  const value: BackgroundValue = { kind: 'background', jobId: job.id };
+  return withContent(value, `started background subagent job ${job.id}`);
+}
+
+/** §11.7: resolves at inbox acceptance; the runtime delivers the settlement notice itself. */
+async function continuable(deps: DelegationDeps, request: Request, call: DelegationCall, signal: AbortSignal): Promise<unknown> {
+  const { childId } = await subagentsOf(deps.brood).startContinuable({
+    provider: deps.config.provider,
+    label: call.description,
+    request,
+    signal,
+  });
+  const value: ContinuableValue = { kind: 'continuable', subagentId: childId };
+  return withContent(value, `started subagent ${childId}`);
+}

@@ -1,0 +1,26 @@
+/**
+ * A fork child's seed: the parent's completed turns as session events. Events of the turn in
+ * progress, messages no completed turn claimed, and the parent's own descriptors are left out.
+ */
+import type { AgentImpl } from '../agents/agent.js';
+import type { SubagentCore } from './core.js';
+
+const NOT_INHERITED = new Set(['agent/descriptor', 'subagent/descriptor', 'subagent/model-selection-enabled']);
+
+export async function completedTurns(core: SubagentCore, parent: AgentImpl): Promise<unknown[]> {
+  await parent.writer.flush();
+  const { events } = await core.store.read(parent.id);
+  let lastEnd = -1;
+  events.forEach((event, index) => {
+    if (event.type === 'turn/end') lastEnd = index;
+  });
+  const completed = events.slice(0, lastEnd + 1);
+  const claimed = new Set<string>();
+  for (const event of completed) {
+    if (event.type === 'turn/start' && Array.isArray(event.data.messageIds)) for (const id of event.data.messageIds) claimed.add(String(id));
+  }
+  return completed
+    .filter((event) => !NOT_INHERITED.has(event.type))
+    .filter((event) => event.type !== 'user/message' || claimed.has(String(event.data.id)))
+    .map((event) => ({ type: event.type, data: event.data }));
+}

@@ -1,0 +1,62 @@
+/**
+ * The capability gate (SPEC §9 `start()` checks 1–3), run before anything is created. A provider
+ * advertises only what it enforces; a request field is present when it is not `undefined`, so empty
+ * values (`persona: ''`, `toolFilter: {}`) are requests too.
+ */
+import { BroodError } from '../errors.js';
+import type { SubagentCapabilities, SubagentProvider, SubagentStartRequest } from './types.js';
+
+const CHECKED_FIELDS: [keyof SubagentStartRequest, keyof SubagentCapabilities][] = [
+  ['outputSchema', 'outputSchema'],
+  ['maxDepth', 'depthLimit'],
+  ['toolFilter', 'toolFilter'],
+  ['persona', 'persona'],
+  ['agentOptions', 'agentOptions'],
+];
+
+export function requireProvider(providers: Map<string, SubagentProvider>, name: string): SubagentProvider {
+  const provider = providers.get(name);
+  if (!provider) {
+    const known = [...providers.keys()].join(', ') || '(none)';
+    throw new BroodError('NO_PROVIDER', `no subagent provider named '${name}' is registered (registered: ${known})`, { details: { provider: name } });
+  }
+  return provider;
+}
+
+export function checkCapabilities(provider: SubagentProvider, request: Partial<SubagentStartRequest>): void {
+  for (const [field, capability] of CHECKED_FIELDS) {
+    if (request[field] !== undefined && provider.capabilities[capability] !== true) {
+      throw new BroodError(
+        'UNSUPPORTED_CAPABILITY',
+        `subagent provider '${provider.name}' does not support '${capability}' (requested through ${field})`,
+        { details: { provider: provider.name, capability } },
+      );
+    }
+  }
+}
+
+export function checkMaxDepthDomain(maxDepth: unknown): void {
+  if (maxDepth === undefined) return;
+  const valid = typeof maxDepth === 'number' && Number.isSafeInteger(maxDepth) && maxDepth >= 0 && !Object.is(maxDepth, -0);
+  if (!valid) {
+    throw new BroodError('INVALID_MAX_DEPTH', `maxDepth must be a non-negative safe integer, got ${describe(maxDepth)}`, { details: { maxDepth: describe(maxDepth) } });
+  }
+}
+
+/** The full gate in SPEC order; returns the provider that passed it. */
+export function gate(providers: Map<string, SubagentProvider>, name: string, request: Partial<SubagentStartRequest>): SubagentProvider {
+  const provider = requireProvider(providers, name);
+  checkCapabilities(provider, request);
+  checkMaxDepthDomain(request.maxDepth);
+  return provider;
+}
+
+function describe(value: unknown): string {
+  if (Object.is(value, -0)) return '-0';
+  if (typeof value === 'number') return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

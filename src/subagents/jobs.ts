@@ -1,0 +1,91 @@
+/**
+ * Background one-shot runs owned by an agent (SPEC §11.6, runtime side). A job has its own
+ * cancellation (the tool call that started it no longer owns it), tells its owner when it finished,
+ * releases its child, and is cancelled when its owner is disposed.
+ */
+import { errorMessage } from '../errors.js';
+import type { Agent, StopReason } from '../types.js';
+import type { SubagentCore } from './core.js';
+import type { Job, JobStatus, JobTable, SubagentResult, SubagentRun } from './types.js';
+
+class JobRecord implements Job {
+  readonly kind = 'subagent' as const;
+  status: JobStatus = 'running';
+  result: SubagentResult | undefined;
+  done: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly id: string,
+    readonly ownerId: string,
+    readonly label: string,
+    readonly controller: AbortController,
+  ) {}
+}
+
+export function statusOf(stopReason: StopReason): JobStatus {
+  if (stopReason === 'completed') return 'completed';
+  if (stopReason === 'aborted') return 'killed';
+  return 'failed';
+}
+
+export class Jobs implements JobTable {
+  private readonly jobs = new Map<string, JobRecord>();
+  private counter = 0;
+
+  constructor(private readonly core: SubagentCore) {}
+
+  create(owner: Agent, run: SubagentRun, label: string, controller: AbortController): Job {
+    this.core.detachedRuns.add(run);
+    const job = new JobRecord(`job_${++this.counter}`, owner.id, label, controller);
+    this.jobs.set(job.id, job);
+    job.done = run.result
+      .then(
+        (result) => result,
+        (error: unknown): SubagentResult => ({ output: '', stopReason: 'error', diagnostic: errorMessage(error), usage: { inputTokens: 0, outputTokens: 0 } }),
+      )
+      .then(async (result) => {
+        job.result = result;
+        job.status = statusOf(result.stopReason);
+        await run.dispose().catch(() => undefined);
+        this.notifyOwner(job);
+      });
+    return job;
+  }
+
+  get(owner: Agent, jobId: string): Job | undefined {
+    const job = this.jobs.get(jobId);
+    return job?.ownerId === owner.id ? job : undefined;
+  }
+
+  list(owner: Agent): Job[] {
+    return [...this.jobs.values()].filter((job) => job.ownerId === owner.id);
+  }
+
+  kill(owner: Agent, jobId: string): boolean {
+    const job = this.jobs.get(jobId);
+    if (!job || job.ownerId !== owner.id) return false;
+    if (job.status !== 'running' && job.status !== 'stopping') return false;
+    job.status = 'stopping';
+    job.controller.abort();
+    return true;
+  }
+
+  /** Owner disposal cancels its jobs. */
+  cancelOwnedBy(ownerId: string): void {
+    for (const job of this.jobs.values()) {
+      if (job.ownerId === ownerId && job.status === 'running') {
+        job.status = 'stopping';
+        job.controller.abort();
+      }
+    }
+  }
+
+  private notifyOwner(job: JobRecord): void {
+    const owner = this.core.agents.get(job.ownerId);
+    if (!owner || owner.isDisposed) return;
+    const text = `background job ${job.id} (subagent: ${job.label}) finished [status: ${job.status}]. Read its output with job_output.`;
+    owner.accept(text, 'job-completed', undefined).durable.catch((error: unknown) => {
+      this.core.reportBackgroundError?.(`job notice for ${job.id}: ${errorMessage(error)}`);
+    });
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * The built-in providers (SPEC §9). Each is plain data plus a start function on top of
+ * ProviderContext.createChild, exactly what a third-party in-process provider would write.
+ */
+import type { ContinuablePrepareRequest, SubagentCapabilities, SubagentProvider } from './types.js';
+
+const EVERY_CAPABILITY: SubagentCapabilities = { persona: true, toolFilter: true, depthLimit: true, agentOptions: true, outputSchema: true };
+
+/** A fresh child with every capability; continuable. */
+export function spawnProvider(options: { name?: string } = {}): SubagentProvider {
+  return {
+    name: options.name ?? 'spawn',
+    capabilities: { ...EVERY_CAPABILITY },
+    inheritsParentContext: false,
+    start: (request, ctx) => ctx.createChild({ request }),
+    prepareContinuable: async () => ({}),
+  };
+}
+
+/**
+ * A child seeded with the parent's completed turns. It keeps the parent's route unless
+ * `allowRouteChange`, so the copied prefix stays cache-friendly for the model provider.
+ */
+export function forkProvider(options: { name?: string; allowRouteChange?: boolean } = {}): SubagentProvider {
+  return {
+    name: options.name ?? 'fork',
+    capabilities: { ...EVERY_CAPABILITY, agentOptions: options.allowRouteChange === true },
+    inheritsParentContext: true,
+    start: async (request, ctx) => ctx.createChild({ request, seed: await ctx.completedTurns(request.parent) }),
+    // The runtime passes its ProviderContext along with the continuable request (see ContinuablePrepareRequest).
+    prepareContinuable: async (request) => ({ seed: await (request as ContinuablePrepareRequest).context.completedTurns(request.parent) }),
+  };
+}
+
+/** Spawn semantics with the driver on the main thread (baselines; no isolation). */
+export function inlineProvider(options: { name?: string } = {}): SubagentProvider {
+  return {
+    name: options.name ?? 'inline',
+    capabilities: { ...EVERY_CAPABILITY },
+    inheritsParentContext: false,
+    start: (request, ctx) => ctx.createChild({ request, runner: 'inline' }),
+    prepareContinuable: async () => ({ runner: 'inline' }),
+  };
+}

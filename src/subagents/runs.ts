@@ -1,0 +1,107 @@
+/**
+ * What happens after publication: a one-shot run (one message, one turn, one result) or a continuable
+ * child's activations (each busy period is a run with its own start/end events and, when it settles,
+ * one notice in the parent's inbox).
+ */
+import type { AgentImpl } from '../agents/agent.js';
+import { errorMessage } from '../errors.js';
+import type { TurnResult } from '../types.js';
+import type { SubagentCore } from './core.js';
+import type { StructuredHolder } from './setup.js';
+import type { SubagentResult, SubagentRun, SubagentStartRequest } from './types.js';
+
+export async function startOneShot(
+  core: SubagentCore,
+  provider: string,
+  child: AgentImpl,
+  request: SubagentStartRequest,
+  structured: StructuredHolder | undefined,
+): Promise<SubagentRun> {
+  const parent = core.parentOf(request.parent);
+  const parentTurn = parent.current?.turn;
+  const runId = core.ids('run');
+  core.events.emit('start', { runId, provider, id: child.id, parentId: parent.id, depth: child.depth });
+  const accepted = child.accept(request.prompt, 'parent', request.signal);
+  const turnResult = child.inbox.result(accepted.id);
+  const onAbort = (): void => child.abortMessage(accepted.id);
+  request.signal.addEventListener('abort', onAbort, { once: true });
+  let dispose: Promise<void> | undefined;
+  const run: SubagentRun = {
+    id: child.id,
+    result: Promise.resolve(),
+    dispose: () => (dispose ??= child.dispose()),
+  } as unknown as SubagentRun;
+  run.result = turnResult
+    .then((result) => toSubagentResult(result, request, structured))
+    .then(
+      (result) => {
+        if (!core.detachedRuns.has(run) && parent.current?.turn === parentTurn) parent.addChildUsage(result.usage);
+        core.events.emit('end', { runId, provider, id: child.id, stopReason: result.stopReason, ...(result.output ? { output: result.output } : {}) });
+        return result;
+      },
+      (error: unknown) => {
+        core.events.emit('end', { runId, provider, id: child.id, stopReason: 'error' });
+        throw error;
+      },
+    )
+    .finally(() => request.signal.removeEventListener('abort', onAbort));
+  try {
+    await accepted.durable;
+  } catch (error) {
+    child.inbox.fail(accepted.id, error);
+    await run.result.catch(() => undefined);
+    await run.dispose();
+    throw error;
+  }
+  return run;
+}
+
+function toSubagentResult(turn: TurnResult, request: SubagentStartRequest, structured: StructuredHolder | undefined): SubagentResult {
+  const result: SubagentResult = { output: turn.output, stopReason: turn.stopReason, usage: turn.usage };
+  if (turn.diagnostic !== undefined) result.diagnostic = turn.diagnostic;
+  if (request.outputSchema === undefined || !structured) return result;
+  if (structured.set) {
+    result.structured = structured.value;
+  } else if (turn.stopReason === 'completed') {
+    result.stopReason = 'error';
+    result.diagnostic = 'the child finished without a valid structured_output call';
+  }
+  return result;
+}
+
+const OUTCOME_LINES: Record<TurnResult['stopReason'], (id: string) => string> = {
+  completed: (id) => `Background subagent ${id} finished and will do no further work unless you send it more.`,
+  aborted: (id) => `Background subagent ${id} was stopped before it finished.`,
+  'max-tokens': (id) => `Background subagent ${id} ran out of room before it finished.`,
+  refusal: (id) => `Background subagent ${id} declined the task.`,
+  error: (id) => `Background subagent ${id} failed before it finished.`,
+};
+
+export function settlementNotice(childId: string, last: TurnResult | undefined): string {
+  const outcome = OUTCOME_LINES[last?.stopReason ?? 'completed'](childId);
+  const closing = last?.output ? `Its closing message:\n${last.output}` : 'It left no closing message.';
+  return `${outcome}\n${closing}`;
+}
+
+/** Each busy period of a continuable child is a run: start event, then notice to the parent, then end event. */
+export function observeContinuable(core: SubagentCore, provider: string, child: AgentImpl): void {
+  let runId: string | undefined;
+  child.observer = {
+    activationStarted: () => {
+      runId = core.ids('run');
+      core.events.emit('start', { runId, provider, id: child.id, parentId: child.parentId, depth: child.depth });
+    },
+    activationEnded: (last) => {
+      deliverNotice(core, child, last);
+      const stopReason = last?.stopReason ?? 'completed';
+      core.events.emit('end', { runId, provider, id: child.id, stopReason, ...(last?.output ? { output: last.output } : {}) });
+    },
+  };
+}
+
+function deliverNotice(core: SubagentCore, child: AgentImpl, last: TurnResult | undefined): void {
+  const parent = child.parentId === undefined ? undefined : core.agents.get(child.parentId);
+  if (!parent || parent.isDisposed) return;
+  const accepted = parent.accept(settlementNotice(child.id, last), 'subagent-settled', undefined);
+  accepted.durable.catch((error: unknown) => core.reportBackgroundError?.(`settlement notice for ${child.id}: ${errorMessage(error)}`));
+}

@@ -1,0 +1,194 @@
+/**
+ * The subagent runtime (SPEC §9): the provider registry with its synchronous mount hooks, the gate,
+ * one-shot starts, continuable children (start, followup, interrupt) and lifecycle events.
+ */
+import { makeDisposer, type Disposer } from '../disposer.js';
+import { BroodError } from '../errors.js';
+import type { AgentImpl } from '../agents/agent.js';
+import type { MountHook } from '../internals.js';
+import type { Agent } from '../types.js';
+import { completedTurns } from './completed-turns.js';
+import type { SubagentCore } from './core.js';
+import { gate } from './gate.js';
+import { Jobs } from './jobs.js';
+import { observeContinuable, startOneShot } from './runs.js';
+import { publishChild, type StructuredHolder } from './setup.js';
+import type {
+  ContinuableSpec,
+  CreateChildOptions,
+  ProviderContext,
+  SubagentEventName,
+  SubagentProvider,
+  SubagentRun,
+  SubagentRuntime,
+  SubagentStartRequest,
+} from './types.js';
+import { validateProvider, validateStartRequest } from './validate.js';
+
+export class SubagentRuntimeImpl implements SubagentRuntime {
+  readonly jobs: Jobs;
+  private readonly providers = new Map<string, SubagentProvider>();
+  private readonly hooks = new Set<MountHook>();
+
+  constructor(private readonly core: SubagentCore) {
+    this.jobs = new Jobs(core);
+  }
+
+  register(provider: SubagentProvider): Disposer {
+    validateProvider(provider);
+    if (this.providers.has(provider.name)) {
+      throw new BroodError('DUPLICATE_PROVIDER', `a subagent provider named '${provider.name}' is already registered`, { details: { provider: provider.name } });
+    }
+    this.providers.set(provider.name, provider);
+    try {
+      mountAll([...this.hooks], provider);
+    } catch (error) {
+      this.providers.delete(provider.name); // the mount failed: roll this registration back
+      throw error;
+    }
+    this.core.events.emit('provider-added', { name: provider.name });
+    return makeDisposer(() => {
+      if (this.providers.get(provider.name) !== provider) return;
+      this.providers.delete(provider.name);
+      for (const hook of this.hooks) contain(() => hook.removed(provider));
+      this.core.events.emit('provider-removed', { name: provider.name });
+    });
+  }
+
+  /** Replays `added` for the providers registered so far; if one throws, nothing stays installed. */
+  addMountHook(hook: MountHook): Disposer {
+    const mounted: SubagentProvider[] = [];
+    try {
+      for (const provider of this.providers.values()) {
+        hook.added(provider);
+        mounted.push(provider);
+      }
+    } catch (error) {
+      for (const provider of mounted.reverse()) contain(() => hook.removed(provider));
+      throw error;
+    }
+    this.hooks.add(hook);
+    return makeDisposer(() => this.hooks.delete(hook));
+  }
+
+  list(): string[] {
+    return [...this.providers.keys()];
+  }
+
+  get(name: string): SubagentProvider | undefined {
+    return this.providers.get(name);
+  }
+
+  on(event: SubagentEventName, fn: (info: never) => void): Disposer {
+    if (!['start', 'end', 'provider-added', 'provider-removed'].includes(event)) {
+      throw new BroodError('INVALID_CONFIG', `unknown subagent event '${String(event)}'`);
+    }
+    return this.core.events.on(event, fn as (info: unknown) => void);
+  }
+
+  async start(providerName: string, request: SubagentStartRequest): Promise<SubagentRun> {
+    validateStartRequest(request, true);
+    const provider = gate(this.providers, providerName, request);
+    this.core.parentOf(request.parent);
+    return provider.start(request, this.contextFor(provider.name));
+  }
+
+  async startContinuable(spec: ContinuableSpec): Promise<{ childId: string; messageId: string }> {
+    const request: SubagentStartRequest = { ...spec.request, label: spec.label, signal: spec.signal };
+    validateStartRequest(request, false);
+    const provider = gate(this.providers, spec.provider, request);
+    if (typeof provider.prepareContinuable !== 'function') {
+      throw new BroodError('UNSUPPORTED_CAPABILITY', `subagent provider '${provider.name}' does not support 'continuable' children`, { details: { provider: provider.name, capability: 'continuable' } });
+    }
+    const parent = this.core.parentOf(request.parent);
+    const childId = this.core.ids('sub');
+    const context = this.contextFor(provider.name);
+    const prepared = await provider.prepareContinuable({ childId, parent, signal: spec.signal, context } as Parameters<NonNullable<SubagentProvider['prepareContinuable']>>[0]);
+    if (spec.signal.aborted) throw new BroodError('ABORTED', 'the continuable start was cancelled');
+    const child = await publishChild(this.core, { request, provider: provider.name, mode: 'continuable', childId, ...(prepared?.seed ? { seed: prepared.seed } : {}), ...(prepared?.runner ? { runner: prepared.runner } : {}) }, undefined);
+    observeContinuable(this.core, provider.name, child);
+    const accepted = child.accept(request.prompt, 'parent', undefined);
+    await accepted.durable;
+    return { childId, messageId: accepted.id };
+  }
+
+  async followup(parent: Agent, childId: string, message: string, opts: { signal: AbortSignal }): Promise<string> {
+    const parentImpl = this.core.parentOf(parent);
+    const child = this.core.agents.get(childId) ?? (await this.restoreContinuable(parentImpl, childId));
+    authorize(child, parentImpl);
+    const accepted = child.accept(message, 'parent', opts?.signal);
+    await accepted.durable;
+    return accepted.id;
+  }
+
+  interrupt(childId: string, by: Agent): void {
+    const child = this.core.agents.get(childId);
+    if (!child) throw notResumable(childId);
+    authorize(child, this.core.parentOf(by));
+    child.cancel('parent');
+  }
+
+  /** Called for every agent rebuilt from a session: a continuable child gets its run observer back. */
+  attachRestored(agent: AgentImpl, provider: string | undefined): void {
+    if (agent.mode === 'continuable') observeContinuable(this.core, provider ?? 'spawn', agent);
+  }
+
+  private contextFor(provider: string): ProviderContext {
+    return {
+      provider,
+      createChild: (options) => this.createChild(provider, options),
+      completedTurns: (parent) => completedTurns(this.core, this.core.parentOf(parent)),
+    };
+  }
+
+  private async createChild(provider: string, options: CreateChildOptions): Promise<SubagentRun> {
+    validateStartRequest(options.request, true);
+    const structured: StructuredHolder | undefined = options.request.outputSchema === undefined ? undefined : { set: false };
+    const child = await publishChild(this.core, { ...options, provider, mode: 'one-shot' }, structured);
+    return startOneShot(this.core, provider, child, options.request, structured);
+  }
+
+  /** Cold resume of a continuable child (after a restart): authorised against its stored header first. */
+  private async restoreContinuable(parent: AgentImpl, childId: string): Promise<AgentImpl> {
+    const { header, events } = await this.core.store.read(childId);
+    if (header.origin !== 'subagent' || !events.some((e) => e.type === 'subagent/descriptor' && e.data.mode === 'continuable')) {
+      throw notResumable(childId);
+    }
+    if (header.parentSession !== parent.id) throw unauthorized(childId, parent.id);
+    return this.core.restore(childId);
+  }
+}
+
+function authorize(child: AgentImpl, parent: AgentImpl): void {
+  if (child.mode !== 'continuable') throw notResumable(child.id);
+  if (child.parentId !== parent.id) throw unauthorized(child.id, parent.id);
+}
+
+function notResumable(childId: string): BroodError {
+  return new BroodError('NOT_RESUMABLE', `'${childId}' is not a continuable subagent of this runtime`, { details: { childId } });
+}
+
+function unauthorized(childId: string, callerId: string): BroodError {
+  return new BroodError('UNAUTHORIZED', `only the direct parent may message subagent ${childId} (caller: ${callerId})`, { details: { childId, callerId } });
+}
+
+function mountAll(hooks: MountHook[], provider: SubagentProvider): void {
+  const mounted: MountHook[] = [];
+  try {
+    for (const hook of hooks) {
+      hook.added(provider);
+      mounted.push(hook);
+    }
+  } catch (error) {
+    for (const hook of mounted.reverse()) contain(() => hook.removed(provider));
+    throw error;
+  }
+}
+
+function contain(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // Unmounting must reach every hook even if one fails.
+  }
+}

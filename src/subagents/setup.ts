@@ -1,0 +1,106 @@
+/**
+ * Unpublished child setup (SPEC §9): depth, route, persona, restriction, structured output and the
+ * provider's own hook all happen privately; only when every step succeeded is the session committed,
+ * the agent registered and the child published. A failure rolls back everything it did.
+ */
+import { BroodError } from '../errors.js';
+import type { AgentImpl } from '../agents/agent.js';
+import { composeAgent } from '../agents/factory.js';
+import { rebuildSession } from '../agents/history.js';
+import type { NewEvent } from '../agents/session-writer.js';
+import { resolveChildRoute } from '../models/route.js';
+import { defineTool } from '../tools/define-tool.js';
+import type { SessionHeader } from '../types.js';
+import { childDepthFor } from './depth.js';
+import type { SubagentCore } from './core.js';
+import type { CreateChildOptions } from './types.js';
+
+export interface ChildSpec extends CreateChildOptions {
+  provider: string;
+  mode: 'one-shot' | 'continuable';
+  childId?: string;
+}
+
+/** Holds the last valid `structured_output` call of a child run with an outputSchema. */
+export interface StructuredHolder {
+  value?: unknown;
+  set: boolean;
+}
+
+export async function publishChild(core: SubagentCore, spec: ChildSpec, structured: StructuredHolder | undefined): Promise<AgentImpl> {
+  const { request } = spec;
+  const parent = core.parentOf(request.parent);
+  const depth = childDepthFor(parent.depth, request.maxDepth);
+  const route = core.catalog.resolve(resolveChildRoute(request.agentOptions, parent.lastRequestRoute ?? parent.route));
+  const seed = validateSeed(spec.seed);
+  const seeded = rebuildSession(seed.map((event, seq) => ({ seq, time: 0, ...event })));
+  const id = spec.childId ?? core.ids('sub');
+  const runnerKind = spec.runner ?? core.defaultRunnerKind;
+  const { agent, rollback } = composeAgent(core, {
+    id,
+    depth,
+    parentId: parent.id,
+    route,
+    codeMode: core.agentDeps.limits.codeMode, // children use the deployment's mode: scopes are flat
+    mode: spec.mode,
+    modelSelectionEnabled: parent.modelSelectionEnabled,
+    validateFilter: true,
+    ...(runnerKind === 'inline' ? { runner: core.inlineRunner } : {}),
+    ...(request.persona === undefined ? {} : { persona: request.persona }),
+    ...(request.toolFilter === undefined ? {} : { toolFilter: request.toolFilter }),
+    setup: (child) => {
+      if (request.outputSchema !== undefined && structured) installStructuredOutput(child, request.outputSchema, structured);
+      spec.setup?.(child);
+    },
+    session: { nextSeq: 0, history: seeded.history, ownStart: seeded.history.length, lastTurn: seeded.lastTurn, unclaimed: [], lastRequestRoute: undefined },
+  });
+  const header: SessionHeader = { id, createdAt: Date.now(), parentSession: parent.id, origin: 'subagent', delegationDepth: depth, model: route };
+  if (seed.length > 0) header.seedLength = seed.length;
+  try {
+    await core.store.create(header);
+  } catch (error) {
+    rollback();
+    throw error;
+  }
+  agent.writer.append([...seed, descriptorEvent(spec, route, runnerKind), ...(parent.modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : [])]);
+  core.agents.set(id, agent);
+  return agent;
+}
+
+function descriptorEvent(spec: ChildSpec, route: SessionHeader['model'], runner: 'worker' | 'inline'): NewEvent {
+  const { request } = spec;
+  const data: Record<string, unknown> = { provider: spec.provider, mode: spec.mode, model: route };
+  if (request.label !== undefined) data.label = request.label;
+  if (request.persona !== undefined) data.persona = request.persona;
+  if (request.toolFilter !== undefined) data.toolFilter = request.toolFilter;
+  if (runner === 'inline') data.runner = 'inline';
+  return { type: 'subagent/descriptor', data };
+}
+
+function installStructuredOutput(child: AgentImpl, schema: Record<string, unknown>, holder: StructuredHolder): void {
+  child.tools.register(
+    defineTool({
+      name: 'structured_output',
+      description: 'Record your final answer as structured data matching the schema. The last valid call wins; then finish your turn.',
+      parameters: schema,
+      execute: (args: unknown) => {
+        holder.value = args;
+        holder.set = true;
+        return 'ok';
+      },
+    }),
+  );
+}
+
+/** Seeds come from providers (possibly third-party): each must look like a session event. */
+function validateSeed(seed: unknown[] | undefined): NewEvent[] {
+  if (seed === undefined) return [];
+  if (!Array.isArray(seed)) throw new BroodError('INVALID_CONFIG', 'a child seed must be an array of session events');
+  return seed.map((event, index) => {
+    const candidate = event as { type?: unknown; data?: unknown };
+    if (typeof candidate?.type !== 'string' || typeof candidate.data !== 'object' || candidate.data === null) {
+      throw new BroodError('INVALID_CONFIG', `seed event ${index} is not a session event ({ type, data })`);
+    }
+    return { type: candidate.type, data: candidate.data as Record<string, unknown> };
+  });
+}

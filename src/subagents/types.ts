@@ -1,0 +1,143 @@
+/** Subagent runtime types (SPEC §9). Public ones are re-exported from src/index.ts. */
+import type { Disposer } from '../disposer.js';
+import type { Agent, JsonSchemaObject, ModelRoute, StopReason, ToolFilter, Usage } from '../types.js';
+
+export interface SubagentCapabilities {
+  persona: boolean;
+  toolFilter: boolean;
+  depthLimit: boolean;
+  agentOptions: boolean;
+  outputSchema: boolean;
+}
+
+export interface SubagentStartRequest {
+  parent: Agent;
+  prompt: string;
+  label?: string;
+  signal: AbortSignal;
+  persona?: string;
+  toolFilter?: ToolFilter;
+  maxDepth?: number;
+  agentOptions?: Partial<ModelRoute>;
+  outputSchema?: JsonSchemaObject;
+}
+
+export interface SubagentResult {
+  output: string;
+  stopReason: StopReason;
+  diagnostic?: string;
+  structured?: unknown;
+  usage: Usage;
+}
+
+export interface SubagentRun {
+  /** The child's session id for local providers. */
+  id: string;
+  /** Resolves for every child-level outcome; rejects only for faults of brood itself. */
+  result: Promise<SubagentResult>;
+  /** Cancels remaining work and releases the child; idempotent. */
+  dispose(): Promise<void>;
+}
+
+export interface CreateChildOptions {
+  request: SubagentStartRequest;
+  /** Events inherited from the parent's completed turns (fork). */
+  seed?: unknown[];
+  /** Where the child's driver runs; default: the runtime's runner. */
+  runner?: 'worker' | 'inline';
+  /** The provider's own private setup, run before publication; throwing → SETUP_FAILED. */
+  setup?: (child: Agent) => void;
+}
+
+/** Gives in-process providers the same unpublished setup as the built-ins. */
+export interface ProviderContext {
+  /** The provider's registered name. */
+  readonly provider: string;
+  createChild(options: CreateChildOptions): Promise<SubagentRun>;
+  /** The parent's completed turns, as session events, for providers that seed a child with them. */
+  completedTurns(parent: Agent): Promise<unknown[]>;
+}
+
+export interface SubagentProvider {
+  name: string;
+  capabilities: SubagentCapabilities;
+  inheritsParentContext: boolean;
+  start(request: SubagentStartRequest, ctx: ProviderContext): Promise<SubagentRun>;
+  prepareContinuable?(request: { childId: string; parent: Agent; signal: AbortSignal }): Promise<ContinuablePreparation>;
+}
+
+/** What `prepareContinuable` receives at run time: the documented fields plus the provider's context. */
+export interface ContinuablePrepareRequest {
+  childId: string;
+  parent: Agent;
+  signal: AbortSignal;
+  context: ProviderContext;
+}
+
+export interface ContinuablePreparation {
+  seed?: unknown[];
+  /** Where the child's driver runs (inlineProvider: 'inline'); default: the runtime's runner. */
+  runner?: 'worker' | 'inline';
+}
+
+export interface ContinuableSpec {
+  provider: string;
+  label: string;
+  request: Omit<SubagentStartRequest, 'signal' | 'outputSchema'>;
+  signal: AbortSignal;
+}
+
+export interface SubagentStartEvent {
+  runId: string;
+  provider: string;
+  id: string;
+  parentId: string;
+  depth: number;
+}
+
+export interface SubagentEndEvent {
+  runId: string;
+  provider: string;
+  id: string;
+  stopReason: StopReason;
+  output?: string;
+}
+
+export type SubagentEventName = 'start' | 'end' | 'provider-added' | 'provider-removed';
+
+export interface SubagentRuntime {
+  register(provider: SubagentProvider): Disposer;
+  list(): string[];
+  get(name: string): SubagentProvider | undefined;
+  start(provider: string, request: SubagentStartRequest): Promise<SubagentRun>;
+  startContinuable(spec: ContinuableSpec): Promise<{ childId: string; messageId: string }>;
+  followup(parent: Agent, childId: string, message: string, opts: { signal: AbortSignal }): Promise<string>;
+  interrupt(childId: string, by: Agent): void;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  on(event: SubagentEventName, fn: (info: any) => void): Disposer;
+}
+
+export type JobStatus = 'running' | 'stopping' | 'completed' | 'killed' | 'failed';
+
+/** A parent-owned background one-shot run (SPEC §11.6). */
+export interface Job {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly label: string;
+  readonly kind: 'subagent';
+  readonly status: JobStatus;
+  /** Set once the job finished. */
+  readonly result: SubagentResult | undefined;
+  /** Settles when the job finished (any status). */
+  readonly done: Promise<void>;
+}
+
+export interface JobTable {
+  /** Registers a running job synchronously; the job owns its own cancellation (not the tool call's). */
+  create(owner: Agent, run: SubagentRun, label: string, controller: AbortController): Job;
+  /** A job of this owner, or undefined (unknown id or another agent's). */
+  get(owner: Agent, jobId: string): Job | undefined;
+  list(owner: Agent): Job[];
+  /** Requests cancellation; returns false when the job had already finished. */
+  kill(owner: Agent, jobId: string): boolean;
+}

@@ -1,0 +1,158 @@
+/**
+ * Helpers for the runtime integration tests: a session store that tells the test when events land
+ * (so tests synchronize on promises instead of sleeping), event filters, and error-code probes.
+ */
+import { setImmediate as macrotask } from 'node:timers/promises';
+import { createBrood, memorySessions } from '../../src/index.js';
+import type { Brood, BroodOptions, SessionEvent, SessionStore } from '../../src/index.js';
+
+export type RunnerKind = 'worker' | 'inline';
+export const RUNNERS: RunnerKind[] = ['worker', 'inline'];
+
+export interface TappedStore {
+  store: SessionStore & { close?: () => Promise<void> };
+  /** Resolves with the first event (already appended or future) of `id` that matches. */
+  waitFor(id: string, type: string, match?: (event: SessionEvent) => boolean): Promise<SessionEvent>;
+  /** Every event appended so far, per session, in append order. */
+  log(id: string): SessionEvent[];
+}
+
+/** Wraps a store so tests can await "this event is in the store" without polling. */
+export function tapStore(inner: SessionStore & { close?: () => Promise<void> } = memorySessions()): TappedStore {
+  const logs = new Map<string, SessionEvent[]>();
+  const waiters = new Set<{ id: string; test: (event: SessionEvent) => boolean; resolve: (event: SessionEvent) => void }>();
+  const logOf = (id: string): SessionEvent[] => {
+    let log = logs.get(id);
+    if (!log) logs.set(id, (log = []));
+    return log;
+  };
+  const store: TappedStore['store'] = {
+    create: (header) => inner.create(header),
+    async append(id, events) {
+      await inner.append(id, events);
+      for (const event of events) {
+        logOf(id).push(event);
+        for (const waiter of [...waiters]) {
+          if (waiter.id === id && waiter.test(event)) {
+            waiters.delete(waiter);
+            waiter.resolve(event);
+          }
+        }
+      }
+    },
+    flush: (id) => inner.flush(id),
+    read: (id) => inner.read(id),
+    list: () => inner.list(),
+    ...(inner.close ? { close: () => inner.close!() } : {}),
+  };
+  return {
+    store,
+    log: (id) => [...logOf(id)],
+    waitFor(id, type, match = () => true) {
+      const test = (event: SessionEvent): boolean => event.type === type && match(event);
+      const found = logOf(id).find(test);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve) => waiters.add({ id, test, resolve }));
+    },
+  };
+}
+
+export function makeBrood(runner: RunnerKind, options: BroodOptions = {}): Brood {
+  return createBrood({ runner, pool: { threads: 2 }, ...options });
+}
+
+export const route = { provider: 'scripted', model: 'scripted' } as const;
+
+export async function eventsOf(brood: Brood, id: string): Promise<SessionEvent[]> {
+  return (await brood.sessions.read(id)).events;
+}
+
+export function ofType(events: SessionEvent[], type: string): SessionEvent[] {
+  return events.filter((event) => event.type === type);
+}
+
+/** The events of one turn, from its `turn/start` to its `turn/end` (inclusive). */
+export function turnEvents(events: SessionEvent[], turn: number): SessionEvent[] {
+  const start = events.findIndex((e) => e.type === 'turn/start' && e.data.turn === turn);
+  const end = events.findIndex((e) => e.type === 'turn/end' && e.data.turn === turn);
+  if (start < 0 || end < 0) throw new Error(`turn ${turn} is not complete in the log`);
+  return events.slice(start, end + 1);
+}
+
+/** The code a promise rejected with, or 'RESOLVED'. */
+export async function rejectionCode(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    return String((error as { code?: unknown }).code);
+  }
+  return 'RESOLVED';
+}
+
+/** The code a call threw synchronously, or 'NO_THROW'. */
+export function thrownCode(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    return String((error as { code?: unknown }).code);
+  }
+  return 'NO_THROW';
+}
+
+export interface Deferred<T = void> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** A short wait (tests only ever wait a few ms, to let other calls join a rendezvous). */
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Tracks how many tool bodies run at once. `enter` resolves once `group` bodies are inside (or after
+ * `graceMs`, so a scheduler that serializes fails the overlap assertion instead of hanging).
+ */
+export class ConcurrencyProbe {
+  running = 0;
+  max = 0;
+  readonly timeline: string[] = [];
+  private arrivals: (() => void)[] = [];
+
+  async enter(label: string, group = 1, graceMs = 150): Promise<void> {
+    this.running += 1;
+    this.max = Math.max(this.max, this.running);
+    this.timeline.push(`start:${label}`);
+    if (group <= 1) return;
+    const all = new Promise<void>((resolve) => this.arrivals.push(resolve));
+    if (this.running >= group) {
+      for (const arrive of this.arrivals) arrive();
+      this.arrivals = [];
+    }
+    await Promise.race([all, pause(graceMs)]);
+  }
+
+  leave(label: string): void {
+    this.running -= 1;
+    this.timeline.push(`end:${label}`);
+  }
+}
+
+/** Resource kinds and counts from process.getActiveResourcesInfo(), taken after one macrotask. */
+export async function activeResources(): Promise<Record<string, number>> {
+  await macrotask();
+  const counts: Record<string, number> = {};
+  for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
+  return counts;
+}
