@@ -212,6 +212,7 @@ function buildCore(
         codeMode,
         codeBusyTimeoutMs: options.codeBusyTimeoutMs ?? 5_000,
         codeWallTimeoutMs: options.codeWallTimeoutMs ?? 300_000,
+        cancelGraceMs: options.pool?.cancelGraceMs ?? 2_000,
       },
       modelConfig: (provider) => requireModelConfig(catalog, provider),
       onDisposed: (id) => agents.delete(id),
@@ -235,6 +236,7 @@ function createWorkerRunner(options: ParsedBroodOptions): DriverRunner {
   return new WorkerRunner({
     ...(pool.threads === undefined ? {} : { threads: pool.threads }),
     ...(pool.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: pool.idleTimeoutMs }),
+    ...(pool.hangTimeoutMs === undefined ? {} : { hangTimeoutMs: pool.hangTimeoutMs }),
     resourceLimits: pool.resourceLimits ?? { maxOldGenerationSizeMb: 1024 },
   });
 }

@@ -8,7 +8,7 @@ import { VersionCell } from '../driver/versions.js';
 import type { DriverPlan } from '../driver/types.js';
 import type { ChatMessage } from '../models/types.js';
 import type { Agent, AgentStatus, CodeMode, ModelRoute, PromptRegistry, ToolRegistry, TurnResult, Usage } from '../types.js';
-import type { Activation } from '../workers/runner.js';
+import type { Activation, ActivationEnd } from '../workers/runner.js';
 import { createGateway, endTurnInParent, resolveView, type CurrentTurn } from './gateway.js';
 import { Inbox } from './inbox.js';
 import { SessionWriter } from './session-writer.js';
@@ -148,10 +148,13 @@ export class AgentImpl implements Agent {
       this.busy = true;
       this.observer?.activationStarted();
     }
-    const plan = this.plan();
+    this.startActivation(this.plan());
+  }
+
+  private startActivation(plan: DriverPlan): void {
     const activation = this.deps.runner.activate(plan, createGateway(this));
     this.activation = activation;
-    void activation.done.then((outcome) => this.activationEnded(outcome.ok ? undefined : outcome.error.message));
+    void activation.done.then((end) => this.activationEnded(end));
   }
 
   private plan(): DriverPlan {
@@ -184,12 +187,14 @@ export class AgentImpl implements Agent {
     }
   }
 
-  private async activationEnded(failure: string | undefined): Promise<void> {
-    if (this.current) {
-      // The driver died mid-turn: close the turn so its run() settles and the session stays well-formed.
-      const turn = this.current;
-      const report = { turn: turn.turn, output: '', stopReason: 'error' as const, usage: NO_USAGE, diagnostic: failure ?? 'the driver stopped' };
-      await endTurnInParent(this, report, turn);
+  private async activationEnded(end: ActivationEnd): Promise<void> {
+    if (end.kind === 'recover' && !this.disposed) return this.recover();
+    const turn = this.current;
+    if (turn) {
+      // The driver stopped mid-turn (its thread died, or it was stopped by force): close the turn so
+      // its run() settles and the session stays well-formed.
+      const failed = end.kind === 'failed' ? end : { stopReason: 'aborted' as const, diagnostic: 'the driver stopped' };
+      await endTurnInParent(this, { turn: turn.turn, output: '', stopReason: failed.stopReason, usage: NO_USAGE, diagnostic: failed.diagnostic }, turn);
     }
     this.activation = undefined;
     if (this.inbox.size > 0 && !this.disposed) return this.wake();
@@ -202,6 +207,18 @@ export class AgentImpl implements Agent {
     for (const resolve of waiters) resolve();
   }
 
+  /**
+   * The thread this driver shared died because of another driver: re-plan it from what the parent
+   * logged onto a healthy thread. A turn in progress continues (the model request is re-issued; tool
+   * calls still running in the parent are re-attached by call id).
+   */
+  private recover(): void {
+    const turn = this.current;
+    const plan = this.plan();
+    if (turn) plan.resumeTurn = { turn: turn.turn, messageId: turn.messageId, startedCallIds: [...turn.started], ...(turn.lastFinish === undefined ? {} : { lastFinish: turn.lastFinish }) };
+    this.startActivation(plan);
+  }
+
   /** Cancels the turn of one message: the running one now, a queued one when it is claimed. */
   abortMessage(messageId: string): void {
     if (this.current?.messageId === messageId) this.cancelCurrentTurn();
@@ -210,9 +227,21 @@ export class AgentImpl implements Agent {
 
   private cancelCurrentTurn(): void {
     const turn = this.current;
-    if (!turn) return;
+    if (!turn || turn.controller.signal.aborted) return;
     turn.controller.abort(new BroodError('ABORTED', 'the turn was cancelled'));
     this.activation?.cancel(turn.turn);
+    this.armCancelGrace(turn);
+  }
+
+  /** A driver that ignores cancellation past the grace period is stopped by force (SPEC §10.4). */
+  private armCancelGrace(turn: CurrentTurn): void {
+    const graceMs = this.deps.limits.cancelGraceMs;
+    const timer = setTimeout(() => {
+      if (this.current !== turn) return;
+      this.activation?.forceStop(`stopped by force: the driver ignored cancellation for ${graceMs} ms`);
+    }, graceMs);
+    timer.unref();
+    turn.cleanup.push(() => clearTimeout(timer));
   }
 
   private async disposeOnce(): Promise<void> {
@@ -220,7 +249,7 @@ export class AgentImpl implements Agent {
     this.cancelCurrentTurn();
     this.disposed = true;
     this.inbox.settleQueued({ output: '', stopReason: 'aborted', usage: NO_USAGE, diagnostic: 'the agent was disposed' });
-    await this.activation?.done;
+    if (this.activation) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     await this.writer.flush().catch(() => undefined);
     this.releaseListeners();
     this.init.tools.dispose();

@@ -12,7 +12,7 @@ import {
   driverEventsSchema,
   parseMessage,
   replyOf,
-  toolCallSchema,
+  toolCallRequestSchema,
   turnReportSchema,
 } from '../workers/protocol.js';
 import type { AgentImpl } from './agent.js';
@@ -24,6 +24,15 @@ export interface CurrentTurn {
   /** The parent-side signal handed to the turn's tool calls (and through them to foreground children). */
   controller: AbortController;
   childUsage: Usage;
+  /** The turn's own usage and output, from the logged assistant messages (survives a driver recovery). */
+  usage: Usage;
+  output: string;
+  /** Call ids whose `tool/call` event is logged. */
+  started: Set<string>;
+  /** `finish` of the turn's latest logged assistant message (a recovery must not re-ask a finished turn). */
+  lastFinish: string | undefined;
+  /** Run when the turn ends (timers). */
+  cleanup: (() => void)[];
   /** In-flight and uncommitted tool calls by call id: a re-issued call re-attaches instead of running twice. */
   calls: Map<string, Promise<ToolResult>>;
 }
@@ -62,7 +71,18 @@ async function claimNext(agent: AgentImpl): Promise<{ turn: number; messageId: s
     const turn = agent.lastTurn + 1;
     agent.lastTurn = turn;
     const aborted = head.signal?.aborted === true;
-    agent.current = { turn, messageId: head.id, controller: new AbortController(), childUsage: { inputTokens: 0, outputTokens: 0 }, calls: new Map() };
+    agent.current = {
+      turn,
+      messageId: head.id,
+      controller: new AbortController(),
+      childUsage: { inputTokens: 0, outputTokens: 0 },
+      usage: { inputTokens: 0, outputTokens: 0 },
+      output: '',
+      started: new Set(),
+      lastFinish: undefined,
+      cleanup: [],
+      calls: new Map(),
+    };
     agent.history.push({ role: 'user', text: head.text });
     // Durable before any tool of the turn runs: after a crash this message is never run again.
     agent.writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id] } }]);
@@ -83,15 +103,29 @@ export function resolveView(agent: AgentImpl): DriverView {
 }
 
 async function executeTool(agent: AgentImpl, raw: unknown): Promise<ToolResult> {
-  const call = parseMessage(toolCallSchema, raw, 'executeTool');
+  const call = parseMessage(toolCallRequestSchema, raw, 'executeTool');
   const turn = agent.current;
   const existing = turn?.calls.get(call.callId);
   if (existing) return existing;
-  const running = agent.init.tools
-    .executeFromModel({ name: call.name, arguments: call.arguments, callId: call.callId, signal: turn?.controller.signal }, agent.codeMode)
-    .then(({ value: _value, ...cloneable }) => cloneable);
+  const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: turn?.controller.signal };
+  // Calls from inside run_code run host-style (Code Mode never collapses them) and need the raw value.
+  const running =
+    call.origin === 'code'
+      ? agent.init.tools.registry.execute(request).then(withJsonValue)
+      : agent.init.tools.executeFromModel(request, agent.codeMode).then(({ value: _value, ...cloneable }) => cloneable);
   turn?.calls.set(call.callId, running);
   return running;
+}
+
+/** The raw value crosses the port only as JSON data (a tool may return anything, e.g. class instances). */
+function withJsonValue(result: ToolResult): ToolResult {
+  const { value, ...rest } = result;
+  if (value === undefined || typeof value === 'string') return value === undefined ? rest : { ...rest, value };
+  try {
+    return { ...rest, value: JSON.parse(JSON.stringify(value)) as unknown };
+  } catch {
+    return rest;
+  }
 }
 
 function logEvents(agent: AgentImpl, raw: unknown): Promise<void> {
@@ -107,7 +141,18 @@ function applyToParent(agent: AgentImpl, event: DriverEvent): void {
   if (event.type === 'model/request') {
     agent.lastRequestRoute = routeOfRequest(data);
   } else if (event.type === 'assistant/message') {
-    agent.history.push({ role: 'assistant', text: String(data.text ?? ''), toolCalls: (data.toolCalls ?? []) as never });
+    const text = String(data.text ?? '');
+    agent.history.push({ role: 'assistant', text, toolCalls: (data.toolCalls ?? []) as never });
+    const turn = agent.current;
+    if (turn) {
+      const usage = data.usage as Partial<Usage> | undefined;
+      turn.usage.inputTokens += Number(usage?.inputTokens ?? 0);
+      turn.usage.outputTokens += Number(usage?.outputTokens ?? 0);
+      if (text.trim() !== '') turn.output = text;
+      turn.lastFinish = String(data.finish);
+    }
+  } else if (event.type === 'tool/call') {
+    agent.current?.started.add(String(data.callId));
   } else if (event.type === 'tool/result') {
     agent.history.push({ role: 'tool', callId: String(data.callId), name: String(data.name), content: String(data.content), isError: data.isError === true });
     agent.current?.calls.delete(String(data.callId));
@@ -116,9 +161,11 @@ function applyToParent(agent: AgentImpl, event: DriverEvent): void {
 
 export async function endTurnInParent(agent: AgentImpl, report: TurnReport, turn: CurrentTurn): Promise<void> {
   if (agent.current === turn) agent.current = undefined;
+  for (const cleanup of turn.cleanup) cleanup();
+  // The parent's own tally (from logged assistant messages) is authoritative: it survives recoveries.
   const usage = {
-    inputTokens: report.usage.inputTokens + turn.childUsage.inputTokens,
-    outputTokens: report.usage.outputTokens + turn.childUsage.outputTokens,
+    inputTokens: turn.usage.inputTokens + turn.childUsage.inputTokens,
+    outputTokens: turn.usage.outputTokens + turn.childUsage.outputTokens,
   };
   const diagnostic = report.diagnostic === undefined ? {} : { diagnostic: report.diagnostic };
   agent.writer.append([{ type: 'turn/end', data: { turn: report.turn, reason: report.stopReason, ...diagnostic } }]);
@@ -128,7 +175,7 @@ export async function endTurnInParent(agent: AgentImpl, report: TurnReport, turn
     agent.inbox.fail(turn.messageId, error);
     return;
   }
-  const result = { output: report.output, stopReason: report.stopReason, usage, ...diagnostic };
+  const result = { output: turn.output, stopReason: report.stopReason, usage, ...diagnostic };
   agent.lastResult = result;
   agent.inbox.settle(turn.messageId, result);
 }

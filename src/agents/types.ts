@@ -13,6 +13,7 @@ export interface AgentRuntimeLimits {
   codeMode: CodeMode;
   codeBusyTimeoutMs: number;
   codeWallTimeoutMs: number;
+  cancelGraceMs: number;
 }
 
 export interface AgentDeps {

@@ -52,7 +52,10 @@ export async function runDelegation(deps: DelegationDeps, raw: unknown, ctx: Too
 
 type Request = Omit<SubagentStartRequest, 'signal'>;
 
-/** §11.5: the call's signal owns start and execution; disposal is always awaited. */
+/**
+ * §11.5: the call's signal owns start and execution; disposal is always awaited. (The runtime rolls
+ * the child's usage into the parent's turn for runs that were not handed to a job, §7.5.)
+ */
 async function foreground(deps: DelegationDeps, request: Request, signal: AbortSignal): Promise<unknown> {
   const run = await subagentsOf(deps.brood).start(deps.config.provider, { ...request, signal });
   const outcome = await collect(run);
@@ -62,7 +65,6 @@ async function foreground(deps: DelegationDeps, request: Request, signal: AbortS
     throw new BroodError(cause.code, bothFailedMessage(errorMessage(outcome.resultError), errorMessage(outcome.disposeError)));
   }
   const result = outcome.result as SubagentResult;
-  rollUpUsage(deps.brood, request.parent, result);
   if (result.stopReason !== 'completed') throw runFailure(result, outcome.disposeError);
   if (outcome.disposeError !== undefined) {
     throw new Error(disposeAfterCompletionMessage(errorMessage(outcome.disposeError)));
@@ -97,15 +99,6 @@ function runFailure(result: SubagentResult, disposeError: unknown): Error {
   let message = failureMessage(result);
   if (disposeError !== undefined) message += disposeAfterFailureSuffix(errorMessage(disposeError));
   return result.stopReason === 'aborted' ? new BroodError('ABORTED', message) : new Error(message);
-}
-
-/**
- * §7.5: a parent's turn usage includes the foreground children it waited for, exactly once. Only
- * this route knows the parent waited, so it reports the child's usage to the parent's current turn.
- */
-function rollUpUsage(brood: Brood, parent: Agent, result: SubagentResult): void {
-  const impl = internals(brood).agentImpl(parent) as { addChildUsage?: (usage: SubagentResult['usage']) => void } | undefined;
-  if (result.usage !== undefined) impl?.addChildUsage?.(result.usage);
 }
 
 /**

@@ -22,6 +22,7 @@ export class Driver {
   private turnAbort: AbortController | undefined;
   private currentTurn: number | undefined;
   private pendingEvents: DriverEvent[] = [];
+  private alreadyLogged: Set<string> | undefined;
   private flushScheduled = false;
 
   constructor(
@@ -42,12 +43,42 @@ export class Driver {
 
   /** Runs turns until the parent has no unclaimed message left. */
   async runActivation(): Promise<void> {
+    if (this.plan.resumeTurn) await this.finishTurn(await this.resumeTurn(this.plan.resumeTurn));
     for (;;) {
       const message = await this.host.claimNext();
       if (message === null) return;
-      const report = await this.runTurn(message);
-      await this.flushEvents();
-      await this.host.endTurn(report);
+      await this.finishTurn(await this.runTurn(message));
+    }
+  }
+
+  private async finishTurn(report: TurnReport): Promise<void> {
+    await this.flushEvents();
+    await this.host.endTurn(report);
+  }
+
+  /**
+   * Recovery after the thread this agent shared died: the history (rebuilt by the parent from the log)
+   * may end with tool calls that have no result yet. They are issued again with the same call ids;
+   * the parent re-attaches them to the executions already running, so no tool runs twice.
+   */
+  private async resumeTurn(resumed: NonNullable<DriverPlan['resumeTurn']>): Promise<TurnReport> {
+    const turn = new TurnState(resumed.turn);
+    this.turnAbort = new AbortController();
+    this.currentTurn = resumed.turn;
+    this.alreadyLogged = new Set(resumed.startedCallIds);
+    try {
+      const ended = FINAL_FINISHES[resumed.lastFinish ?? ''];
+      if (ended) return turn.finish(ended);
+      const pending = unansweredCalls(this.history);
+      if (pending.length > 0) {
+        const view = await this.views.current().catch(() => this.plan.view);
+        await this.runCalls(pending, view, this.turnAbort.signal);
+      }
+      return await this.steps(turn, this.turnAbort.signal);
+    } finally {
+      this.turnAbort = undefined;
+      this.currentTurn = undefined;
+      this.alreadyLogged = undefined;
     }
   }
 
@@ -136,7 +167,10 @@ export class Driver {
     await runToolCalls(calls, this.plan.maxParallelToolCalls, signal, {
       classify: (call) => this.classify(call, view),
       execute: (call) => this.executeCall(call, signal),
-      started: (call) => this.emit('tool/call', { callId: call.callId, name: call.name, arguments: call.arguments }),
+      started: (call) => {
+        if (this.alreadyLogged?.has(call.callId)) return;
+        this.emit('tool/call', { callId: call.callId, name: call.name, arguments: call.arguments });
+      },
       commit: (call, result) => this.commitResult(call, result),
     });
   }
@@ -182,6 +216,27 @@ export class Driver {
     this.pendingEvents = [];
     await this.host.log(batch);
   }
+}
+
+/** A turn whose last logged response was final only needs ending after a recovery. */
+const FINAL_FINISHES: Record<string, TurnReport['stopReason'] | undefined> = {
+  stop: 'completed',
+  'max-tokens': 'max-tokens',
+  refusal: 'refusal',
+  error: 'error',
+};
+
+/** Tool calls of the last assistant message that have no result in the history yet. */
+function unansweredCalls(history: ChatMessage[]): ToolCallRecord[] {
+  let index = history.length - 1;
+  const answered = new Set<string>();
+  while (index >= 0 && history[index]!.role === 'tool') {
+    answered.add((history[index] as { callId: string }).callId);
+    index -= 1;
+  }
+  const last = history[index];
+  if (last?.role !== 'assistant') return [];
+  return last.toolCalls.filter((call) => !answered.has(call.callId));
 }
 
 class TurnState {

@@ -33,6 +33,19 @@ export interface DriverPlan {
    * one shared by the whole runtime (global layers) and one of the agent's own (its layers).
    */
   versions: SharedArrayBuffer[];
+  /** Set when this activation recovers an agent whose thread died mid-turn: continue that turn. */
+  resumeTurn?: ResumedTurn;
+  /** Thread-watch wiring (worker runner only): the board, this activation's token, and a cell for its threadId. */
+  watch?: { board: SharedArrayBuffer; token: number; threadCell: SharedArrayBuffer };
+}
+
+export interface ResumedTurn {
+  turn: number;
+  messageId: string;
+  /** Calls whose `tool/call` event is already logged (not logged twice on re-attach). */
+  startedCallIds: string[];
+  /** `finish` of the turn's last logged assistant message; a final one means the turn only needs ending. */
+  lastFinish?: string;
 }
 
 export interface ClaimedMessage {
@@ -61,9 +74,17 @@ export interface DriverHost {
   claimNext(): Promise<ClaimedMessage | null>;
   refreshView(): Promise<DriverView>;
   classify(name: string, args: string): Promise<ConcurrencyClass>;
-  executeTool(call: { callId: string; name: string; arguments: string }): Promise<ToolResult>;
+  /** `origin: 'code'` marks calls made from inside run_code (host-style: not collapsed by Code Mode). */
+  executeTool(call: ToolCallRequestWire): Promise<ToolResult>;
   log(events: DriverEvent[]): Promise<void>;
   endTurn(report: TurnReport): Promise<void>;
+}
+
+export interface ToolCallRequestWire {
+  callId: string;
+  name: string;
+  arguments: string;
+  origin?: 'model' | 'code';
 }
 
 /** Control messages the parent sends to a running driver. */

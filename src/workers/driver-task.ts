@@ -2,7 +2,9 @@
  * What a pool thread runs for one activation of one agent: validate the plan, connect the gateway,
  * load the model adapter (cached per thread), run the driver until the parent has no message left.
  */
-import type { MessagePort } from 'node:worker_threads';
+import { threadId, type MessagePort } from 'node:worker_threads';
+import { codeRunner } from '../driver/code-sandbox.js';
+import { runWatched } from './thread-watch.js';
 import { Driver } from '../driver/loop.js';
 import type { DriverPlan } from '../driver/types.js';
 import { encodeError } from '../errors.js';
@@ -19,9 +21,17 @@ export async function runDriverTask(input: unknown): Promise<ActivationOutcome> 
   const plan = parsed.data.plan as unknown as DriverPlan;
   const gateway = new GatewayClient(port);
   try {
-    const driver = new Driver(plan, gateway.host, await adapters.get(plan.model));
-    listenForControl(port, driver);
-    await driver.runActivation();
+    const run = async (): Promise<void> => {
+      const driver = new Driver(plan, gateway.host, await adapters.get(plan.model), { runCode: codeRunner(plan, gateway.host) });
+      listenForControl(port, driver);
+      await driver.runActivation();
+    };
+    if (plan.watch) {
+      Atomics.store(new Int32Array(plan.watch.threadCell), 0, threadId);
+      await runWatched(plan.watch.board, plan.watch.token, run);
+    } else {
+      await run();
+    }
     return { ok: true };
   } catch (error) {
     return { ok: false, error: encodeError(error) };

@@ -7,7 +7,7 @@ import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
-import type { DriverEvent, DriverHost, TurnReport } from '../driver/types.js';
+import type { DriverEvent, DriverHost, ToolCallRequestWire, TurnReport } from '../driver/types.js';
 import type { ToolResult } from '../types.js';
 import {
   claimedMessageSchema,
@@ -23,7 +23,7 @@ export interface GatewayRemote {
   claimNext(): Promise<Reply<unknown>>;
   refreshView(): Promise<Reply<unknown>>;
   classify(name: string, args: string): Promise<Reply<unknown>>;
-  executeTool(call: { callId: string; name: string; arguments: string }): Promise<Reply<unknown>>;
+  executeTool(call: ToolCallRequestWire): Promise<Reply<unknown>>;
   log(events: DriverEvent[]): Promise<Reply<unknown>>;
   endTurn(report: TurnReport): Promise<Reply<unknown>>;
 }

@@ -2,13 +2,13 @@
  * Runs drivers on the main thread with exactly the same driver and gateway code as the worker runner,
  * minus the thread: replies still go through the protocol's validation so behaviour is identical.
  */
+import { codeRunner } from '../driver/code-sandbox.js';
 import { Driver } from '../driver/loop.js';
 import type { DriverPlan } from '../driver/types.js';
-import { encodeError } from '../errors.js';
+import { errorMessage } from '../errors.js';
 import { AdapterCache } from './adapter-cache.js';
 import { driverHostOver, type GatewayRemote } from './gateway-client.js';
-import type { ActivationOutcome } from './protocol.js';
-import type { Activation, DriverRunner } from './runner.js';
+import type { Activation, ActivationEnd, DriverRunner } from './runner.js';
 
 export class InlineRunner implements DriverRunner {
   readonly kind = 'inline' as const;
@@ -17,14 +17,15 @@ export class InlineRunner implements DriverRunner {
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
     let driver: Driver | undefined;
     let cancelled: number | undefined | null = null;
-    const done = (async (): Promise<ActivationOutcome> => {
+    const done = (async (): Promise<ActivationEnd> => {
       try {
-        driver = new Driver(plan, driverHostOver(gateway), await this.adapters.get(plan.model));
+        const host = driverHostOver(gateway);
+        driver = new Driver(plan, host, await this.adapters.get(plan.model), { runCode: codeRunner(plan, host) });
         if (cancelled !== null) driver.cancel(cancelled);
         await driver.runActivation();
-        return { ok: true };
+        return { kind: 'finished' };
       } catch (error) {
-        return { ok: false, error: encodeError(error) };
+        return { kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) };
       }
     })();
     return {
@@ -33,6 +34,8 @@ export class InlineRunner implements DriverRunner {
         if (driver) driver.cancel(turn);
         else cancelled = turn;
       },
+      // A driver on the main thread cannot be stopped by force: that is the isolation 'inline' gives up.
+      forceStop: () => undefined,
     };
   }
 

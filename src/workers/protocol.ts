@@ -39,6 +39,7 @@ export const claimedMessageSchema = z
   .nullable();
 
 export const toolCallSchema = z.object({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() });
+export const toolCallRequestSchema = toolCallSchema.extend({ origin: z.enum(['model', 'code']).optional() });
 
 export const driverEventSchema = z.object({ type: z.string().min(1), data: jsonRecord });
 export const driverEventsSchema = z.array(driverEventSchema);
@@ -88,6 +89,10 @@ export const driverPlanSchema = z.object({
   codeBusyTimeoutMs: z.number().positive(),
   codeWallTimeoutMs: z.number().positive(),
   versions: z.array(z.instanceof(SharedArrayBuffer)),
+  resumeTurn: z.object({ turn: z.number().int(), messageId: z.string(), startedCallIds: z.array(z.string()), lastFinish: z.string().optional() }).optional(),
+  watch: z
+    .object({ board: z.instanceof(SharedArrayBuffer), token: z.number().int(), threadCell: z.instanceof(SharedArrayBuffer) })
+    .optional(),
 });
 
 export const driverTaskSchema = z.object({ plan: driverPlanSchema, port: z.instanceof(MessagePort) });

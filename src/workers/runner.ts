@@ -1,12 +1,22 @@
 /** Where drivers run: pooled worker threads, or the main thread (baselines, debugging). */
 import type { DriverPlan } from '../driver/types.js';
 import type { GatewayRemote } from './gateway-client.js';
-import type { ActivationOutcome } from './protocol.js';
+
+/**
+ * How an activation ended. `recover`: the thread it shared died because of another driver (or the
+ * culprit is unknown): the agent is re-planned from its session onto a healthy thread.
+ */
+export type ActivationEnd =
+  | { kind: 'finished' }
+  | { kind: 'failed'; stopReason: 'error' | 'aborted'; diagnostic: string }
+  | { kind: 'recover' };
 
 export interface Activation {
-  /** Settles when the driver ran out of messages or failed; never rejects. */
-  readonly done: Promise<ActivationOutcome>;
+  /** Settles when the driver ran out of messages, failed or must be recovered; never rejects. */
+  readonly done: Promise<ActivationEnd>;
   cancel(turn?: number): void;
+  /** Hard-stops a driver that ignores cancellation, by recycling its thread (worker runner only). */
+  forceStop(reason: string): void;
 }
 
 export interface DriverRunner {

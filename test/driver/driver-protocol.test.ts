@@ -1,0 +1,263 @@
+/**
+ * The driver (src/driver/loop.ts) against an in-process fake parent, wired through a real
+ * MessageChannel with the same comlink + GatewayClient path a worker uses — no threads. Proves the
+ * protocol: replies are validated (malformed → INTERNAL), error codes survive the crossing, and a
+ * closed parent port rejects pending calls with WORKER_CRASHED instead of leaving them hanging.
+ */
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Driver } from '../../src/driver/loop.js';
+import type { ClaimedMessage, DriverEvent, DriverPlan, DriverView, TurnReport } from '../../src/driver/types.js';
+import { VersionCell } from '../../src/driver/versions.js';
+import { scriptedModels } from '../../src/models/scripted.js';
+import type { ChatMessage, ModelAdapter, ModelRequest, ModelResponse } from '../../src/models/types.js';
+import type { ToolResult } from '../../src/types.js';
+import { runDriverTask } from '../../src/workers/driver-task.js';
+import { GatewayClient, type GatewayRemote } from '../../src/workers/gateway-client.js';
+import { replyOf } from '../../src/workers/protocol.js';
+
+const ports: MessagePort[] = [];
+afterEach(() => {
+  for (const port of ports.splice(0)) port.close();
+});
+
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((res) => (resolve = res));
+  return { promise, resolve };
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    return String((error as { code?: unknown }).code);
+  }
+  return 'RESOLVED';
+}
+
+/** The parent's side, faked: an inbox, a tool table, a log. Methods may be overridden per test. */
+class FakeParent {
+  readonly inbox: string[] = [];
+  readonly events: DriverEvent[] = [];
+  readonly reports: TurnReport[] = [];
+  readonly executed: string[] = [];
+  view: DriverView = { system: 'sys v1', tools: [{ name: 'echo', description: 'echo', parameters: { type: 'object' } }], classes: { echo: 'parallel' } };
+  tool: (call: { callId: string; name: string; arguments: string }) => Promise<ToolResult> = async (call) => ({ isError: false, content: `echo ${call.arguments}` });
+  private turn = 0;
+  /** Replacement gateway methods (set before connect), e.g. to send malformed replies. */
+  overrides: Partial<Record<keyof GatewayRemote, (...args: never[]) => unknown>> = {};
+
+  gateway(): GatewayRemote {
+    const defaults: GatewayRemote = {
+      claimNext: () => replyOf((): ClaimedMessage | null => this.claim()),
+      refreshView: () => replyOf(() => this.view),
+      classify: () => replyOf(() => 'parallel' as const),
+      executeTool: (call) =>
+        replyOf(() => {
+          this.executed.push(call.callId);
+          return this.tool(call);
+        }),
+      log: (events) => replyOf(() => void this.events.push(...events)),
+      endTurn: (report) => replyOf(() => void this.reports.push(report)),
+    };
+    return { ...defaults, ...this.overrides } as GatewayRemote;
+  }
+
+  private claim(): ClaimedMessage | null {
+    const text = this.inbox.shift();
+    if (text === undefined) return null;
+    this.turn += 1;
+    return { turn: this.turn, messageId: `m${this.turn}`, text, aborted: text.startsWith('[aborted]') };
+  }
+}
+
+/** Wires a parent and a driver across a real MessageChannel (the worker path, minus the thread). */
+function connect(parent: FakeParent, adapter: ModelAdapter, plan: Partial<DriverPlan> = {}) {
+  const { port1, port2 } = new MessageChannel();
+  ports.push(port1, port2);
+  Comlink.expose(parent.gateway(), nodeEndpoint(port1));
+  const client = new GatewayClient(port2);
+  const version = new VersionCell();
+  const fullPlan: DriverPlan = {
+    agentId: 'a1',
+    route: { provider: 'fake', model: 'fake' },
+    model: scriptedModels({ id: 'fake' }),
+    view: parent.view,
+    history: [],
+    ownStart: 0,
+    maxParallelToolCalls: 4,
+    codeMode: 'native',
+    codeBusyTimeoutMs: 5_000,
+    codeWallTimeoutMs: 300_000,
+    versions: [version.buffer],
+    ...plan,
+  };
+  const driver = new Driver(fullPlan, client.host, adapter);
+  return { driver, client, parentPort: port1, version };
+}
+
+/** An adapter that replays responses and records what each request saw. */
+function replay(responses: Omit<ModelResponse, 'usage'>[]): ModelAdapter & { seen: ModelRequest[] } {
+  const seen: ModelRequest[] = [];
+  return {
+    seen,
+    async request(request) {
+      seen.push({ ...request, messages: [...request.messages] });
+      const next = responses.shift() ?? { text: 'done', toolCalls: [], finish: 'stop' };
+      return { ...next, usage: { inputTokens: 10, outputTokens: 2 } };
+    },
+  };
+}
+
+const call = (callId: string, args = '{}') => ({ callId, name: 'echo', arguments: args });
+
+describe('Driver over a MessageChannel', () => {
+  it('runs a turn: claim, request, parallel tools committed in order, re-request, endTurn', async () => {
+    const parent = new FakeParent();
+    parent.inbox.push('hello');
+    const order: string[] = [];
+    parent.tool = async (c) => {
+      // The first call finishes last.
+      if (c.callId === 'c1') await new Promise((resolve) => setTimeout(resolve, 5));
+      order.push(c.callId);
+      return { isError: false, content: `r:${c.callId}` };
+    };
+    const adapter = replay([{ text: 'thinking', toolCalls: [call('c1'), call('c2')], finish: 'tool-calls' }]);
+    const { driver, version } = connect(parent, adapter);
+    const nextView = { ...parent.view, system: 'sys v2' };
+    const original = parent.tool;
+    parent.tool = async (c) => {
+      parent.view = nextView;
+      version.bump(); // a registry change while tools run: the next request must see it
+      return original(c);
+    };
+
+    await driver.runActivation();
+
+    expect(order).toEqual(['c2', 'c1']);
+    expect(parent.events.map((e) => e.type)).toEqual([
+      'model/request',
+      'assistant/message',
+      'tool/call',
+      'tool/call',
+      'tool/result',
+      'tool/result',
+      'model/request',
+      'assistant/message',
+    ]);
+    expect(parent.events.filter((e) => e.type === 'tool/result').map((e) => e.data.callId)).toEqual(['c1', 'c2']);
+    expect(parent.events.filter((e) => e.type === 'model/request').map((e) => e.data.system)).toEqual(['sys v1', 'sys v2']);
+    expect(adapter.seen[1]?.messages.slice(-2)).toEqual<ChatMessage[]>([
+      { role: 'tool', callId: 'c1', name: 'echo', content: 'r:c1', isError: false },
+      { role: 'tool', callId: 'c2', name: 'echo', content: 'r:c2', isError: false },
+    ]);
+    expect(parent.reports).toEqual([{ turn: 1, output: 'done', stopReason: 'completed', usage: { inputTokens: 20, outputTokens: 4 } }]);
+  });
+
+  it('a claimed message that was aborted while queued ends aborted without a model request', async () => {
+    const parent = new FakeParent();
+    parent.inbox.push('[aborted] never asked', 'asked');
+    const adapter = replay([]);
+    const { driver } = connect(parent, adapter);
+    await driver.runActivation();
+    expect(parent.reports.map((r) => r.stopReason)).toEqual(['aborted', 'completed']);
+    expect(adapter.seen).toHaveLength(1);
+  });
+
+  it('error codes survive the crossing: a refused tool call commits its code', async () => {
+    const parent = new FakeParent();
+    parent.inbox.push('go');
+    parent.overrides.executeTool = () => Promise.resolve({ ok: false, error: { code: 'UNKNOWN_TOOL', message: 'no such tool' } });
+    const { driver } = connect(parent, replay([{ text: '', toolCalls: [call('c1')], finish: 'tool-calls' }]));
+    await driver.runActivation();
+    const [result] = parent.events.filter((e) => e.type === 'tool/result');
+    expect(result?.data).toMatchObject({ callId: 'c1', isError: true, errorCode: 'UNKNOWN_TOOL' });
+  });
+
+  it.each([
+    ['a value of the wrong shape', { ok: true, value: { turn: 'one', messageId: 'm', text: 'x', aborted: false } }],
+    ['a reply that is not an envelope', 42],
+    ['an envelope without ok', { value: null }],
+  ])('a malformed claimNext reply (%s) is rejected with INTERNAL', async (_label, reply) => {
+    const parent = new FakeParent();
+    parent.overrides.claimNext = () => Promise.resolve(reply);
+    const { driver } = connect(parent, replay([]));
+    expect(await codeOf(driver.runActivation())).toBe('INTERNAL');
+  });
+
+  it('a malformed tool result from the parent becomes an INTERNAL tool error, not a crash', async () => {
+    const parent = new FakeParent();
+    parent.inbox.push('go');
+    parent.overrides.executeTool = () => Promise.resolve({ ok: true, value: { isError: 'no', content: 7 } });
+    const { driver } = connect(parent, replay([{ text: '', toolCalls: [call('c1')], finish: 'tool-calls' }]));
+    await driver.runActivation();
+    expect(parent.events.find((e) => e.type === 'tool/result')?.data).toMatchObject({ isError: true, errorCode: 'INTERNAL' });
+    expect(parent.reports.map((r) => r.stopReason)).toEqual(['completed']);
+  });
+
+  it('closing the parent port rejects pending calls with WORKER_CRASHED, and later calls too', async () => {
+    const parent = new FakeParent();
+    parent.inbox.push('go');
+    const entered = deferred();
+    parent.overrides.executeTool = () => {
+      entered.resolve();
+      return new Promise<never>(() => {}); // the parent never answers
+    };
+    const { driver, client, parentPort } = connect(parent, replay([{ text: '', toolCalls: [call('c1')], finish: 'tool-calls' }]));
+    const activation = driver.runActivation();
+    await entered.promise;
+    const direct = client.host.executeTool(call('c9'));
+    parentPort.close();
+
+    expect(await codeOf(direct)).toBe('WORKER_CRASHED');
+    expect(await codeOf(activation)).toBe('WORKER_CRASHED');
+    expect(await codeOf(client.host.claimNext())).toBe('WORKER_CRASHED');
+    expect(parent.reports).toEqual([]);
+  });
+});
+
+describe('runDriverTask (the worker entry, run in-process)', () => {
+  it('refuses a malformed task with an INTERNAL outcome instead of throwing', async () => {
+    expect(await runDriverTask({ plan: { agentId: 1 } })).toMatchObject({ ok: false, error: { code: 'INTERNAL' } });
+  });
+
+  it('serves a turn over the port and honours a cancel control message for the running turn', async () => {
+    const parent = new FakeParent();
+    parent.inbox.push('slow please');
+    const requested = deferred();
+    parent.overrides.log = (events: DriverEvent[]) => {
+      parent.events.push(...events);
+      if (events.some((e) => e.type === 'model/request')) requested.resolve();
+      return replyOf(() => undefined);
+    };
+    const { port1, port2 } = new MessageChannel();
+    ports.push(port1);
+    Comlink.expose(parent.gateway(), nodeEndpoint(port1));
+    const model = scriptedModels({ id: 'fake', scripts: [{ match: 'slow', latencyMs: 10_000, turns: [{ text: 'late' }] }] });
+    const plan = {
+      agentId: 'a1',
+      route: { provider: 'fake', model: 'scripted' },
+      model,
+      view: { system: '', tools: [], classes: {} },
+      history: [],
+      ownStart: 0,
+      maxParallelToolCalls: 2,
+      codeMode: 'native',
+      codeBusyTimeoutMs: 5_000,
+      codeWallTimeoutMs: 300_000,
+      versions: [new VersionCell().buffer],
+    };
+    const outcome = runDriverTask({ plan, port: port2 });
+    await requested.promise;
+    port1.postMessage({ control: 'bogus' }); // not a control message: ignored
+    port1.postMessage({ control: 'cancel', turn: 99 }); // not the running turn: ignored
+    port1.postMessage({ control: 'cancel', turn: 1 });
+
+    expect(await outcome).toEqual({ ok: true });
+    expect(parent.reports).toEqual([{ turn: 1, output: '', stopReason: 'aborted', usage: { inputTokens: 0, outputTokens: 0 } }]);
+    expect(parent.events.map((e) => e.type)).toEqual(['model/request']);
+  });
+});
