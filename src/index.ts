@@ -12,6 +12,8 @@ export type { OpenAICompatibleOptions } from './models/openai.js';
 export type { ModelCatalog } from './models/catalog.js';
 export type { ModelProviderConfig, ModelInfo, ModelAdapter, ModelRequest, ModelResponse, ChatMessage, ToolCallRecord } from './models/types.js';
 export { spawnProvider, forkProvider, inlineProvider } from './subagents/providers.js';
+export { subagentTool, jobTools, messageTools } from './delegation/index.js';
+export type { SubagentToolConfig } from './delegation/index.js';
 export type {
   ContinuableSpec,
   CreateChildOptions,

@@ -5,7 +5,7 @@
  * with that code — no child, no job.
  */
 import type { Brood } from '../brood.js';
-import { BroodError, errorMessage, toBroodError } from '../errors.js';
+import { BroodError, errorMessage } from '../errors.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from '../subagents/types.js';
 import { withContent } from '../tools/execute.js';
 import type { Agent, ToolContext } from '../types.js';
@@ -61,8 +61,9 @@ async function foreground(deps: DelegationDeps, request: Request, signal: AbortS
   const outcome = await collect(run);
   if (outcome.resultError !== undefined) {
     if (outcome.disposeError === undefined) throw outcome.resultError;
-    const cause = toBroodError(outcome.resultError);
-    throw new BroodError(cause.code, bothFailedMessage(errorMessage(outcome.resultError), errorMessage(outcome.disposeError)));
+    // Keep the collection failure's code when it has one, like the single-failure path does.
+    const message = bothFailedMessage(errorMessage(outcome.resultError), errorMessage(outcome.disposeError));
+    throw outcome.resultError instanceof BroodError ? new BroodError(outcome.resultError.code, message) : new Error(message);
   }
   const result = outcome.result as SubagentResult;
   if (result.stopReason !== 'completed') throw runFailure(result, outcome.disposeError);

@@ -101,3 +101,11 @@ export function controller(): AbortController {
 export async function startChild(h: Harness, parent: Agent, prompt: string, extra: Record<string, unknown> = {}, provider = 'spawn') {
   return h.brood.subagents.start(provider, { parent, prompt, signal: new AbortController().signal, ...extra });
 }
+
+/** Resolves with the n-th (1-based) event of `id` of this type that matches. */
+export function nth(h: Harness, id: string, type: string, n: number, match: (event: SessionEvent) => boolean = () => true): Promise<SessionEvent> {
+  let count = 0;
+  return h.tap.waitFor(id, type, (event) => match(event) && ++count === n);
+}
+
+export const isNotice = (event: SessionEvent): boolean => event.data.source === 'subagent-settled';
