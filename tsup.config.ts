@@ -7,13 +7,15 @@ export default defineConfig({
     index: 'src/index.ts',
     testing: 'src/testing.ts',
     'workers/driver': 'workers/driver.ts',
+    // The `brood` bin; src/cli/main.ts starts with a hashbang, which esbuild keeps.
+    'cli/main': 'src/cli/main.ts',
   },
   format: ['esm'],
   target: 'node20',
   platform: 'node',
   dts: { entry: { index: 'src/index.ts', testing: 'src/testing.ts' } },
   sourcemap: true,
-  clean: true,
+  clean: false, // parallel test runs keep loading dist/workers while a rebuild writes it
   splitting: true,
   shims: false,
 });

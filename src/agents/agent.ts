@@ -85,13 +85,14 @@ export class AgentImpl implements Agent {
     const accepted = this.accept(message, 'user', opts.signal);
     // Registered before acceptance resolves, so neither the result nor an abort can be missed.
     const result = this.inbox.result(accepted.id);
-    opts.signal?.addEventListener('abort', () => this.abortMessage(accepted.id), { once: true });
+    const onAbort = (): void => this.abortMessage(accepted.id);
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       await accepted.durable;
     } catch (error) {
       this.inbox.fail(accepted.id, error);
     }
-    return result;
+    return result.finally(() => opts.signal?.removeEventListener('abort', onAbort));
   }
 
   /**
@@ -194,6 +195,7 @@ export class AgentImpl implements Agent {
       // The driver stopped mid-turn (its thread died, or it was stopped by force): close the turn so
       // its run() settles and the session stays well-formed.
       const failed = end.kind === 'failed' ? end : { stopReason: 'aborted' as const, diagnostic: 'the driver stopped' };
+      this.recordFailedRequest(turn);
       await endTurnInParent(this, { turn: turn.turn, output: '', stopReason: failed.stopReason, usage: NO_USAGE, diagnostic: failed.diagnostic }, turn);
     }
     this.activation = undefined;
@@ -205,6 +207,20 @@ export class AgentImpl implements Agent {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
+  }
+
+  /**
+   * A request that a dead or force-stopped driver never answered still gets its `assistant/message`
+   * with `finish: 'error'` (SPEC §6), so the history stays well-formed and the next turn does not
+   * replay the failed step (a scripted fault turn would otherwise run again on every later turn).
+   */
+  private recordFailedRequest(turn: CurrentTurn): void {
+    if (turn.lastFinish !== undefined && turn.lastFinish !== 'tool-calls') return; // the step had ended
+    if (!awaitingModel(this.history)) return;
+    const usage = { inputTokens: 0, outputTokens: 0 };
+    this.history.push({ role: 'assistant', text: '', toolCalls: [] });
+    turn.lastFinish = 'error';
+    this.writer.append([{ type: 'assistant/message', data: { text: '', toolCalls: [], usage, finish: 'error' } }]);
   }
 
   /**
@@ -256,6 +272,17 @@ export class AgentImpl implements Agent {
     this.init.prompt.dispose();
     this.deps.onDisposed(this.id);
   }
+}
+
+/** True when the history's last step is answered, so the driver's next (or current) move was a model request. */
+function awaitingModel(history: ChatMessage[]): boolean {
+  const answered = new Set<string>();
+  let index = history.length - 1;
+  for (let entry = history[index]; entry?.role === 'tool'; entry = history[--index]) answered.add(entry.callId);
+  const last = history[index];
+  if (last === undefined || last.role === 'user') return true;
+  if (last.role !== 'assistant') return false;
+  return last.toolCalls.length > 0 && last.toolCalls.every((call) => answered.has(call.callId));
 }
 
 function disposedError(id: string): BroodError {

@@ -87,7 +87,8 @@ async function claimNext(agent: AgentImpl): Promise<{ turn: number; messageId: s
     // Durable before any tool of the turn runs: after a crash this message is never run again.
     agent.writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id] } }]);
     await agent.writer.flush();
-    return { turn, messageId: head.id, text: head.text, aborted };
+    // Re-read after the flush: a cancel that raced with the claim reached no running turn in the driver.
+    return { turn, messageId: head.id, text: head.text, aborted: aborted || agent.current?.controller.signal.aborted === true };
   }
 }
 

@@ -1,0 +1,45 @@
+/**
+ * CLI failure kinds and flag parsing (SPEC §14). The exit code is decided by the kind of failure, not
+ * by where it was thrown: anything the user can fix by changing the command line or the config file is
+ * a UsageError (exit 2, one line); anything that goes wrong while running is exit 1.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** Bad flags, bad arguments, bad config: reported as one line on stderr, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Collapses any message to one line, so "one clear line on stderr" holds for multi-line causes too. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+export type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+/**
+ * `parseArgs` in strict mode, with its errors turned into UsageErrors that name the command.
+ * `names` lists the positional arguments the command takes, exactly.
+ */
+export function parseFlags(command: string, args: string[], options: Options, names: string[]): { values: FlagValues; positionals: string[] } {
+  let parsed: { values: FlagValues; positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    // Node's messages add a paragraph about `--`; the first sentence is the useful part.
+    const message = error instanceof Error ? (error.message.split('. ')[0] ?? error.message) : String(error);
+    throw new UsageError(`brood ${command}: ${oneLine(message)} (see brood --help)`);
+  }
+  if (parsed.positionals.length !== names.length) {
+    const want = names.length === 0 ? 'no arguments' : names.map((n) => `<${n}>`).join(' ');
+    throw new UsageError(`brood ${command}: expected ${want}, got ${parsed.positionals.length} argument(s) (see brood --help)`);
+  }
+  return parsed;
+}
+
+/** A string flag's value; parseArgs already rejected a missing value for `type: 'string'`. */
+export function stringFlag(values: FlagValues, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}

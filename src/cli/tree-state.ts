@@ -1,0 +1,191 @@
+/**
+ * The delegation tree as the CLI sees it, built only from what the public API exposes: session headers
+ * and events (live through an observed store, or read back from a sessions directory) plus the
+ * subagent lifecycle events. The demo's live view and `brood inspect` share it, so both agree on what
+ * "state", "turns", "tokens" and "elapsed" mean.
+ */
+import type { SessionEvent, SessionHeader, SubagentEndEvent, SubagentStartEvent } from '../index.js';
+
+export interface AgentNode {
+  id: string;
+  parentId: string | undefined;
+  depth: number;
+  label: string;
+  mode: 'top-level' | 'one-shot' | 'continuable';
+  createdAt: number;
+  lastEventAt: number;
+  turns: number;
+  openTurn: boolean;
+  pendingTools: Set<string>;
+  stopReasons: string[];
+  diagnostics: string[];
+  inputTokens: number;
+  outputTokens: number;
+  /** Lifecycle runs started but not ended (live only; always 0 when read back from disk). */
+  activeRuns: number;
+}
+
+export type AgentState = 'queued' | 'running' | 'waiting' | 'idle' | string;
+
+export class TreeState {
+  readonly nodes = new Map<string, AgentNode>();
+  private readonly listeners = new Set<() => void>();
+
+  /** Called after every change; the live view redraws or prints progress from here. */
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  addHeader(header: SessionHeader): void {
+    if (this.nodes.has(header.id)) return;
+    this.nodes.set(header.id, {
+      id: header.id,
+      parentId: header.parentSession,
+      depth: header.delegationDepth,
+      label: '',
+      mode: header.parentSession === undefined ? 'top-level' : 'one-shot',
+      createdAt: header.createdAt,
+      lastEventAt: header.createdAt,
+      turns: 0,
+      openTurn: false,
+      pendingTools: new Set(),
+      stopReasons: [],
+      diagnostics: [],
+      inputTokens: 0,
+      outputTokens: 0,
+      activeRuns: 0,
+    });
+    this.changed();
+  }
+
+  addEvents(id: string, events: SessionEvent[]): void {
+    const node = this.nodes.get(id);
+    if (node === undefined) return;
+    for (const event of events) applyEvent(node, event);
+    this.changed();
+  }
+
+  onStart(event: SubagentStartEvent): void {
+    const node = this.nodes.get(event.id);
+    if (node !== undefined) node.activeRuns++;
+    this.changed();
+  }
+
+  onEnd(event: SubagentEndEvent): void {
+    const node = this.nodes.get(event.id);
+    if (node !== undefined) node.activeRuns = Math.max(0, node.activeRuns - 1);
+    this.changed();
+  }
+
+  get activeRuns(): number {
+    let total = 0;
+    for (const node of this.nodes.values()) total += node.activeRuns;
+    return total;
+  }
+
+  /** Nodes in tree order (depth-first, children by creation) with box-drawing prefixes. */
+  ordered(): { node: AgentNode; prefix: string }[] {
+    const children = new Map<string | undefined, AgentNode[]>();
+    for (const node of this.nodes.values()) {
+      // A parent outside this set (e.g. a subtree) makes the node a root here.
+      const key = node.parentId !== undefined && this.nodes.has(node.parentId) ? node.parentId : undefined;
+      children.set(key, [...(children.get(key) ?? []), node]);
+    }
+    const out: { node: AgentNode; prefix: string }[] = [];
+    const visit = (node: AgentNode, indent: string, branch: string): void => {
+      out.push({ node, prefix: indent + branch });
+      const kids = sortByCreation(children.get(node.id) ?? []);
+      const childIndent = indent + (branch === '' ? '' : branch === '└─ ' ? '   ' : '│  ');
+      kids.forEach((kid, i) => visit(kid, childIndent, i === kids.length - 1 ? '└─ ' : '├─ '));
+    };
+    for (const root of sortByCreation(children.get(undefined) ?? [])) visit(root, '', '');
+    return out;
+  }
+
+  /** The subtree rooted at `id` (for `trace`), or undefined when `id` is unknown. */
+  subtree(id: string): AgentNode[] | undefined {
+    if (!this.nodes.has(id)) return undefined;
+    const keep = new Set([id]);
+    // Headers arrive in creation order, and a child is created after its parent, so one pass suffices.
+    for (const node of sortByCreation([...this.nodes.values()])) {
+      if (node.parentId !== undefined && keep.has(node.parentId)) keep.add(node.id);
+    }
+    return [...keep].map((k) => this.nodes.get(k)!);
+  }
+
+  private changed(): void {
+    for (const fn of this.listeners) fn();
+  }
+}
+
+function sortByCreation(nodes: AgentNode[]): AgentNode[] {
+  return [...nodes].sort((a, b) => a.createdAt - b.createdAt);
+}
+
+function applyEvent(node: AgentNode, event: SessionEvent): void {
+  const data = event.data;
+  node.lastEventAt = Math.max(node.lastEventAt, event.time);
+  switch (event.type) {
+    case 'subagent/descriptor':
+      if (typeof data.label === 'string') node.label = data.label;
+      if (data.mode === 'continuable') node.mode = 'continuable';
+      break;
+    case 'user/message':
+      // A top-level agent has no descriptor label; its first message says what it is for.
+      if (node.mode === 'top-level' && node.label === '' && typeof data.text === 'string') node.label = data.text;
+      break;
+    case 'turn/start':
+      node.turns++;
+      node.openTurn = true;
+      break;
+    case 'turn/end':
+      node.openTurn = false;
+      node.pendingTools.clear();
+      node.stopReasons.push(String(data.reason));
+      if (typeof data.diagnostic === 'string') node.diagnostics.push(data.diagnostic);
+      break;
+    case 'assistant/message':
+      addUsage(node, data.usage);
+      break;
+    case 'tool/call':
+      node.pendingTools.add(String(data.callId));
+      break;
+    case 'tool/result':
+      node.pendingTools.delete(String(data.callId));
+      break;
+  }
+}
+
+function addUsage(node: AgentNode, usage: unknown): void {
+  if (typeof usage !== 'object' || usage === null) return;
+  const { inputTokens, outputTokens } = usage as { inputTokens?: unknown; outputTokens?: unknown };
+  if (typeof inputTokens === 'number') node.inputTokens += inputTokens;
+  if (typeof outputTokens === 'number') node.outputTokens += outputTokens;
+}
+
+/**
+ * One word for the state column. `waiting` = a turn is open but blocked on tool calls (usually its
+ * children); after a turn the last stop reason shows, except that an idle continuable child or
+ * top-level agent that completed is `idle` while the tree is live: it can still receive work.
+ */
+export function stateOf(node: AgentNode, live: boolean): AgentState {
+  if (node.openTurn) return node.pendingTools.size > 0 ? 'waiting' : 'running';
+  const last = node.stopReasons.at(-1);
+  if (last === undefined) return 'queued';
+  if (live && last === 'completed' && node.mode !== 'one-shot') return 'idle';
+  return last;
+}
+
+/** Elapsed wall time: until now while something is in flight, else until the last event. */
+export function elapsedOf(node: AgentNode, now: number, live: boolean): number {
+  const busy = node.openTurn || node.activeRuns > 0 || node.stopReasons.length === 0;
+  return (live && busy ? now : node.lastEventAt) - node.createdAt;
+}
+
+/** `completed×3` for repeated reasons, else the reasons in order: what `inspect` prints. */
+export function summarizeReasons(reasons: string[]): string {
+  if (reasons.length === 0) return '(no turns)';
+  if (reasons.every((r) => r === reasons[0])) return reasons.length === 1 ? reasons[0]! : `${reasons[0]}×${reasons.length}`;
+  return reasons.join(',');
+}
