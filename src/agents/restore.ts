@@ -44,7 +44,8 @@ export async function restoreAgent(core: RuntimeCore, sessionId: string, options
       ownStart: seedMessages(events, header.seedLength),
       lastTurn: rebuilt.lastTurn,
       unclaimed: rebuilt.unclaimed,
-      lastRequestRoute: rebuilt.lastRoute,
+      // An explicit resume route replaces the logged one for children too.
+      lastRequestRoute: options.model ? undefined : rebuilt.lastRoute,
     },
   });
   if (rebuilt.openTurn !== undefined) {

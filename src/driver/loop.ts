@@ -131,6 +131,8 @@ export class Driver {
       tools: view.tools.map((tool) => tool.name),
       threadId,
     });
+    // Posted before the adapter runs: a request that kills the thread synchronously (a fault) is still logged.
+    void this.flushEvents().catch(() => undefined);
     try {
       return await this.adapter.request({
         route,

@@ -105,7 +105,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     const context = this.contextFor(provider.name);
     const prepared = await provider.prepareContinuable({ childId, parent, signal: spec.signal, context } as Parameters<NonNullable<SubagentProvider['prepareContinuable']>>[0]);
     if (spec.signal.aborted) throw new BroodError('ABORTED', 'the continuable start was cancelled');
-    const child = await publishChild(this.core, { request, provider: provider.name, mode: 'continuable', childId, ...(prepared?.seed ? { seed: prepared.seed } : {}), ...(prepared?.runner ? { runner: prepared.runner } : {}) }, undefined);
+    const child = await publishChild(this.core, { request, provider: provider.name, mode: 'continuable', childId, ...(prepared?.seed ? { seed: prepared.seed } : {}), ...(prepared?.runner ? { runner: prepared.runner } : {}), ...(prepared?.setup ? { setup: prepared.setup } : {}) }, undefined);
     observeContinuable(this.core, provider.name, child);
     const accepted = child.accept(request.prompt, 'parent', undefined);
     await accepted.durable;

@@ -78,6 +78,8 @@ export interface ContinuablePreparation {
   seed?: unknown[];
   /** Where the child's driver runs (inlineProvider: 'inline'); default: the runtime's runner. */
   runner?: 'worker' | 'inline';
+  /** The provider's private setup for the child, run before publication (throwing → SETUP_FAILED). */
+  setup?: (child: Agent) => void;
 }
 
 export interface ContinuableSpec {

@@ -68,6 +68,8 @@ export class WorkerRunner implements DriverRunner {
     this.startWatchdog();
     const { port1, port2 } = new MessageChannel();
     Comlink.expose(gateway, nodeEndpoint(port1));
+    // Listened for from the start: the worker usually closes its end first, which closes ours too.
+    const portClosed = new Promise<void>((resolve) => port1.once('close', () => resolve()));
     const watched: DriverPlan = { ...plan, watch: { board: this.boardBuffer, token, threadCell: threadBuffer } };
     const done = entry.pool
       .run({ plan: watched, port: port2 }, { transferList: [port2] })
@@ -75,7 +77,11 @@ export class WorkerRunner implements DriverRunner {
         (raw: unknown) => this.finished(entry, raw),
         (error: unknown) => this.judge.judge({ ...entry, threadId: Atomics.load(entry.threadCell, 0) }, describeDeath(error)),
       )
-      .finally(() => this.release(entry, port1));
+      .finally(() => {
+        this.release(entry, port1);
+        // Settle once the port's handle is gone, so an idle runtime holds no handle of a finished agent (SPEC §10.7).
+        return portClosed;
+      });
     return {
       done,
       cancel: (turn) => port1.postMessage(turn === undefined ? { control: 'cancel' } : { control: 'cancel', turn }),

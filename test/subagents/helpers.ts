@@ -94,10 +94,6 @@ export async function allRequests(h: Harness): Promise<{ id: string; data: Sessi
   return out;
 }
 
-export function controller(): AbortController {
-  return new AbortController();
-}
-
 export async function startChild(h: Harness, parent: Agent, prompt: string, extra: Record<string, unknown> = {}, provider = 'spawn') {
   return h.brood.subagents.start(provider, { parent, prompt, signal: new AbortController().signal, ...extra });
 }

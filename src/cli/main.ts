@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+/**
+ * The `brood` bin (SPEC §14). Exit codes: 0 success; 1 a failure while running (including an agent
+ * that did not complete); 2 bad flags or bad config, reported as exactly one line on stderr.
+ */
+import { demoCommand, DEMO_USAGE } from './demo.js';
+import { inspectCommand, INSPECT_USAGE } from './inspect.js';
+import { runCommand, RUN_USAGE } from './run.js';
+import { traceCommand, TRACE_USAGE } from './trace.js';
+import { oneLine, UsageError } from './cli-errors.js';
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  demo: demoCommand,
+  run: runCommand,
+  inspect: inspectCommand,
+  trace: traceCommand,
+};
+
+const HELP = [
+  'brood — LLM agents delegating to subagents on worker threads',
+  '',
+  'Usage:',
+  `  ${DEMO_USAGE}`,
+  `  ${RUN_USAGE}`,
+  `  ${INSPECT_USAGE}`,
+  `  ${TRACE_USAGE}`,
+  '',
+  'Exit codes: 0 ok, 1 failure while running, 2 bad flags or config.',
+].join('\n');
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  if (command === undefined) throw new UsageError('brood: missing command (demo, run, inspect, trace; see brood --help)');
+  const handler = COMMANDS[command];
+  if (handler === undefined) throw new UsageError(`brood: unknown command '${command}' (demo, run, inspect, trace; see brood --help)`);
+  return handler(rest);
+}
+
+function report(error: unknown): number {
+  if (error instanceof UsageError) {
+    process.stderr.write(`${oneLine(error.message)}\n`);
+    return 2;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const code = typeof (error as { code?: unknown })?.code === 'string' ? ` [${(error as { code: string }).code}]` : '';
+  process.stderr.write(`brood: ${oneLine(message)}${code}\n`);
+  return 1;
+}
+
+// exitCode rather than exit(): let pending stdout writes (a piped trace can be large) drain first.
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.exitCode = report(error);
+  },
+);
