@@ -12,8 +12,9 @@ export async function loadPeer() {
   try {
     sdk = await import('@openai/agents-core');
     sdk.setTracingDisabled(true);
-    const { createRequire } = await import('node:module');
-    const version = createRequire(import.meta.url)('@openai/agents-core/package.json').version;
+    // The package's exports map hides package.json, so read it from disk.
+    const { readFileSync } = await import('node:fs');
+    const { version } = JSON.parse(readFileSync(new URL('./node_modules/@openai/agents-core/package.json', import.meta.url), 'utf8'));
     return { available: true, name: '@openai/agents-core', version };
   } catch (error) {
     return { available: false, name: '@openai/agents-core', reason: `cannot load: ${error.message.split('\n')[0]} (run \`cd bench && npm install\`)` };

@@ -16,6 +16,7 @@ import { broodOptionsSchema, createAgentOptionsSchema, parseConfig, type ParsedB
 import { makeDisposer, type Disposer } from './disposer.js';
 import { VersionCell } from './driver/versions.js';
 import { BroodError } from './errors.js';
+import { guardDisposed } from './guard.js';
 import { defaultIds, type IdGenerator } from './ids.js';
 import { createModelCatalog, type ModelCatalog } from './models/catalog.js';
 import { scriptedModels } from './models/scripted.js';
@@ -95,14 +96,15 @@ class BroodRuntime implements Brood {
     this.core = buildCore(options, internal, this.models, this.sessions, this.codeMode);
     this.core.restore = (id) => restoreAgent(this.core, id);
     this.core.onRestored = (agent, descriptor) => this.subagents.attachRestored(agent, typeof descriptor.provider === 'string' ? descriptor.provider : undefined);
-    this.subagents = new SubagentRuntimeImpl(this.core);
+    this.subagents = new SubagentRuntimeImpl(this.core, () => this.closing !== undefined);
     const baseDisposed = this.core.agentDeps.onDisposed;
     this.core.agentDeps.onDisposed = (id) => {
       baseDisposed(id);
       this.subagents.jobs.cancelOwnedBy(id);
     };
-    this.tools = this.core.tools.global;
-    this.prompt = this.core.prompt.global;
+    const closed = (): boolean => this.closing !== undefined;
+    this.tools = guardDisposed(this.core.tools.global, closed, 'this brood runtime', ['execute']);
+    this.prompt = guardDisposed(this.core.prompt.global, closed, 'this brood runtime', []);
     this[INTERNALS] = {
       core: this.core,
       jobs: this.subagents.jobs,

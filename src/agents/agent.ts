@@ -4,6 +4,7 @@
  * claims, what the model may see, tool execution, persistence — happens here through the gateway.
  */
 import { BroodError } from '../errors.js';
+import { guardDisposed } from '../guard.js';
 import { VersionCell } from '../driver/versions.js';
 import type { DriverPlan } from '../driver/types.js';
 import type { ChatMessage } from '../models/types.js';
@@ -62,8 +63,8 @@ export class AgentImpl implements Agent {
     this.history = [...init.history];
     this.lastTurn = init.lastTurn;
     this.writer = new SessionWriter(deps.store, init.id, init.nextSeq, deps.now);
-    this.tools = guardDisposed(init.tools.registry, () => this.disposed, this.id);
-    this.prompt = guardDisposed(init.prompt.registry, () => this.disposed, this.id);
+    this.tools = guardDisposed(init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
+    this.prompt = guardDisposed(init.prompt.registry, () => this.disposed, `agent ${this.id}`, []);
     // The tool registry's change event covers global and own changes; prompt changes bump the global cell.
     this.releaseListeners = init.tools.registry.on('change', () => this.ownVersion.bump());
     for (const message of init.unclaimed) {
@@ -287,21 +288,4 @@ function awaitingModel(history: ChatMessage[]): boolean {
 
 function disposedError(id: string): BroodError {
   return new BroodError('DISPOSED', `agent ${id} is disposed`);
-}
-
-/** Registry calls on a disposed agent fail with DISPOSED instead of mutating a dropped layer. */
-function guardDisposed<T extends object>(target: T, isDisposed: () => boolean, id: string): T {
-  return new Proxy(target, {
-    get(object, key, receiver) {
-      const value = Reflect.get(object, key, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        if (isDisposed()) {
-          if (key === 'execute') return Promise.reject(disposedError(id));
-          throw disposedError(id);
-        }
-        return (value as (...a: unknown[]) => unknown).apply(object, args);
-      };
-    },
-  });
 }

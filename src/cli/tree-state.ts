@@ -103,15 +103,16 @@ export class TreeState {
     return out;
   }
 
-  /** The subtree rooted at `id` (for `trace`), or undefined when `id` is unknown. */
+  /** The subtree rooted at `id` in tree order (for `trace`), or undefined when `id` is unknown. */
   subtree(id: string): AgentNode[] | undefined {
     if (!this.nodes.has(id)) return undefined;
     const keep = new Set([id]);
-    // Headers arrive in creation order, and a child is created after its parent, so one pass suffices.
-    for (const node of sortByCreation([...this.nodes.values()])) {
+    // Tree order visits a parent before its children, so one pass collects every descendant.
+    const ordered = this.ordered().map(({ node }) => node);
+    for (const node of ordered) {
       if (node.parentId !== undefined && keep.has(node.parentId)) keep.add(node.id);
     }
-    return [...keep].map((k) => this.nodes.get(k)!);
+    return ordered.filter((node) => keep.has(node.id));
   }
 
   private changed(): void {

@@ -93,7 +93,9 @@ export class LiveTreeView {
 
   /** Moves up over the previous frame, clears to the end of the screen, draws the new one. */
   private redraw(): void {
-    const width = Math.max(20, (this.out.columns ?? 120) - 1);
+    // columns is 0/undefined when the size is unknown (e.g. under `script`): assume a wide terminal.
+    const columns = this.out.columns;
+    const width = columns !== undefined && columns > 20 ? columns - 1 : 160;
     // Lines wider than the terminal would wrap and break the line count used to move back up.
     const lines = treeLines(this.state, { now: Date.now(), live: true }).map((line) => line.slice(0, width));
     const up = this.drawnLines > 0 ? `\x1b[${this.drawnLines}F` : '';
@@ -105,8 +107,8 @@ export class LiveTreeView {
   private printChanges(): void {
     const now = Date.now();
     for (const { node } of this.state.ordered()) {
-      // A child's label arrives with its descriptor, right after its header: wait for it.
-      if (node.mode !== 'top-level' && node.label === '') continue;
+      // The label arrives right after the header (descriptor or first message): wait for it.
+      if (node.label === '') continue;
       const state = stateOf(node, true);
       const key = `${state}/${node.turns}`;
       if (this.printed.get(node.id) === key) continue;

@@ -30,11 +30,19 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
   private readonly providers = new Map<string, SubagentProvider>();
   private readonly hooks = new Set<MountHook>();
 
-  constructor(private readonly core: SubagentCore) {
+  constructor(
+    private readonly core: SubagentCore,
+    private readonly isClosed: () => boolean = () => false,
+  ) {
     this.jobs = new Jobs(core);
   }
 
+  private assertOpen(): void {
+    if (this.isClosed()) throw new BroodError('DISPOSED', 'this brood runtime is closed');
+  }
+
   register(provider: SubagentProvider): Disposer {
+    this.assertOpen();
     validateProvider(provider);
     if (this.providers.has(provider.name)) {
       throw new BroodError('DUPLICATE_PROVIDER', `a subagent provider named '${provider.name}' is already registered`, { details: { provider: provider.name } });
@@ -87,6 +95,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
   }
 
   async start(providerName: string, request: SubagentStartRequest): Promise<SubagentRun> {
+    this.assertOpen();
     validateStartRequest(request, true);
     const provider = gate(this.providers, providerName, request);
     this.core.parentOf(request.parent);
@@ -94,6 +103,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
   }
 
   async startContinuable(spec: ContinuableSpec): Promise<{ childId: string; messageId: string }> {
+    this.assertOpen();
     const request: SubagentStartRequest = { ...spec.request, label: spec.label, signal: spec.signal };
     validateStartRequest(request, false);
     const provider = gate(this.providers, spec.provider, request);
@@ -113,6 +123,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
   }
 
   async followup(parent: Agent, childId: string, message: string, opts: { signal: AbortSignal }): Promise<string> {
+    this.assertOpen();
     const parentImpl = this.core.parentOf(parent);
     const child = this.core.agents.get(childId) ?? (await this.restoreContinuable(parentImpl, childId));
     authorize(child, parentImpl);
@@ -122,6 +133,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
   }
 
   interrupt(childId: string, by: Agent): void {
+    this.assertOpen();
     const child = this.core.agents.get(childId);
     if (!child) throw notResumable(childId);
     authorize(child, this.core.parentOf(by));

@@ -1,0 +1,91 @@
+// SPEC §12 fan-out: N sibling children in one assistant message, P = maxParallelToolCalls, each
+// child K = 3 requests at L = 20 ms (+ C = 10 ms CPU in the CPU case). Systems are interleaved per
+// configuration (floor, worker, inline, peer back to back) so background load on the machine hits
+// them alike and the ratios stay meaningful.
+import { L, CHILD_CPU, THREADS, fanoutConfigs, idealMs, parentTurns, childTurns } from './lib/schedule.mjs';
+import { ROUTE, makeBrood, noopTool, installDelegation } from './lib/brood.mjs';
+import { burnerPool, floorFanout } from './floor.mjs';
+import { peerFanout } from './peer.mjs';
+import { instrumented, median, round } from './lib/stats.mjs';
+import { withDeadline, attempt } from './lib/run-guard.mjs';
+
+const rootPrompt = (n, cpuMs) => `fanout-root n=${n} c=${cpuMs};`;
+
+function fanoutScripts(ns) {
+  const scripts = [];
+  for (const n of ns)
+    for (const cpuMs of [0, CHILD_CPU])
+      scripts.push({
+        match: rootPrompt(n, cpuMs),
+        latencyMs: L, // the parent's own two requests carry latency but never CPU
+        turns: parentTurns(n, 'subagent', (i) => ({ description: `child ${i}`, prompt: `child-task c=${cpuMs} #${i}` })),
+      });
+  for (const cpuMs of [0, CHILD_CPU]) scripts.push({ match: `child-task c=${cpuMs} `, latencyMs: L, cpuMs, turns: childTurns });
+  return scripts;
+}
+
+/** One brood fan-out on a fresh top-level agent (scripts are positional, so agents are single-use). */
+async function broodFanout(brood, { n, cpuMs }) {
+  const agent = await brood.createAgent({ model: ROUTE });
+  try {
+    const result = await withDeadline(agent.run(rootPrompt(n, cpuMs)), 180_000, `fan-out n=${n}`);
+    if (result.stopReason !== 'completed') throw new Error(`parent ended ${result.stopReason}: ${result.diagnostic ?? result.output}`);
+  } finally {
+    await agent.dispose();
+  }
+}
+
+/** Median-makespan repetition, with that repetition's loop delay and RSS growth. */
+async function measure(reps, run) {
+  const samples = [];
+  for (let i = 0; i < reps; i++) samples.push(await instrumented(run));
+  const mid = median(samples.map((s) => s.ms));
+  const pick = samples.find((s) => s.ms === mid);
+  return {
+    makespanMs: round(mid, 1),
+    samplesMs: samples.map((s) => round(s.ms, 1)),
+    loopDelayP50Ms: round(pick.loop.p50Ms),
+    loopDelayP99Ms: round(pick.loop.p99Ms),
+    rssGrowthMb: round(Math.max(...samples.map((s) => s.rss.peakGrowthMb)), 1),
+  };
+}
+
+export async function runFanout({ quick, peer, log }) {
+  const configs = fanoutConfigs(quick);
+  const ns = [...new Set(configs.map((c) => c.n))];
+  const scripts = fanoutScripts(ns);
+  const pool = burnerPool(THREADS);
+  const broods = {};
+  let delegation;
+  for (const runner of ['worker', 'inline'])
+    for (const p of [8, 64]) {
+      const brood = makeBrood({ runner, scripts, maxParallelToolCalls: p, threads: THREADS });
+      brood.tools.register(noopTool());
+      delegation = installDelegation(brood);
+      broods[`${runner}/${p}`] = brood;
+    }
+
+  // Warm-up: thread start, module compilation and JIT are start-up costs, not fan-out costs.
+  for (const brood of Object.values(broods)) {
+    await broodFanout(brood, { n: 16, cpuMs: 0 });
+    await broodFanout(brood, { n: 16, cpuMs: CHILD_CPU });
+  }
+  await floorFanout(pool, { n: 16, p: 8, cpuMs: CHILD_CPU });
+  if (peer.available) await peerFanout({ n: 16, p: 8, cpuMs: CHILD_CPU });
+
+  const rows = [];
+  for (const config of configs) {
+    const { n, p, cpuMs } = config;
+    const reps = quick ? 2 : n >= 256 ? 2 : 3;
+    const row = { n, p, cpuMs, idealMs: idealMs(config) };
+    row.floor = await attempt(() => measure(reps, () => floorFanout(pool, config)));
+    row.worker = await attempt(() => measure(reps, () => broodFanout(broods[`worker/${p}`], config)));
+    row.inline = await attempt(() => measure(reps, () => broodFanout(broods[`inline/${p}`], config)));
+    row.peer = peer.available ? await attempt(() => measure(reps, () => withDeadline(peerFanout(config), 180_000, 'peer fan-out'))) : { error: peer.reason };
+    log(`fanout N=${n} P=${p} C=${cpuMs}: ideal ${row.idealMs} floor ${row.floor.makespanMs ?? row.floor.error} worker ${row.worker.makespanMs ?? row.worker.error} inline ${row.inline.makespanMs ?? row.inline.error} peer ${row.peer.makespanMs ?? row.peer.error}`);
+    rows.push(row);
+  }
+  await pool.close();
+  await Promise.all(Object.values(broods).map((b) => b.close()));
+  return { threads: THREADS, delegation, L, K: 3, C: CHILD_CPU, rows };
+}

@@ -1,0 +1,109 @@
+// Writes bench/results/latest.json (everything measured), latest.md (tables a reader can use
+// without the JSON) and makespan.svg (makespan vs N for the three systems).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { makespanSvg } from './lib/svg.mjs';
+
+const fmt = (v, digits = 1) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
+const ms = (cell) => (cell?.error ? 'error' : fmt(cell?.makespanMs, 0));
+const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? fmt(a / b, 2) : '—');
+const table = (head, rows) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+
+function fanoutSection(f, peer) {
+  const makespan = table(
+    ['N', 'P', 'C ms', 'ideal', 'floor', 'worker', 'inline', 'peer', 'worker/floor', 'worker/ideal', 'inline/floor', 'peer/floor', 'inline÷worker', 'peer÷worker'],
+    f.rows.map((r) => [r.n, r.p, r.cpuMs, fmt(r.idealMs, 0), ms(r.floor), ms(r.worker), ms(r.inline), ms(r.peer),
+      ratio(r.worker.makespanMs, r.floor.makespanMs), ratio(r.worker.makespanMs, r.idealMs), ratio(r.inline.makespanMs, r.floor.makespanMs),
+      ratio(r.peer.makespanMs, r.floor.makespanMs), ratio(r.inline.makespanMs, r.worker.makespanMs), ratio(r.peer.makespanMs, r.worker.makespanMs)]),
+  );
+  const loop = table(
+    ['N', 'P', 'C ms', 'loop p50/p99 worker', 'loop p50/p99 inline', 'loop p50/p99 peer', 'loop p50/p99 floor', 'RSS growth worker', 'inline', 'peer'],
+    f.rows.map((r) => [r.n, r.p, r.cpuMs,
+      ...['worker', 'inline', 'peer', 'floor'].map((k) => (r[k]?.error ? 'error' : `${fmt(r[k]?.loopDelayP50Ms)} / ${fmt(r[k]?.loopDelayP99Ms)}`)),
+      ...['worker', 'inline', 'peer'].map((k) => (r[k]?.error ? 'error' : `${fmt(r[k]?.rssGrowthMb)} MB`))]),
+  );
+  const errors = f.rows.flatMap((r) => ['floor', 'worker', 'inline', 'peer'].filter((k) => r[k]?.error && !(k === 'peer' && !peer.available)).map((k) => `- N=${r.n} P=${r.p} C=${r.cpuMs} ${k}: ${r[k].error}`));
+  return `## Fan-out (makespan, ms; median of ${f.rows.some((r) => r.n >= 256) ? '3 runs, 2 at N=256' : 'the runs'})
+
+Parent: one assistant message with N \`subagent\` calls (delegation via \`${f.delegation}\`), P = \`maxParallelToolCalls\`.
+Child: K = ${f.K} requests in one turn (two steps calling a trivial concurrency-safe tool, then the answer), L = ${f.L} ms each,
+plus C ms of CPU per child request in the CPU case. Pool threads = ${f.threads}.
+**ideal** = 2L + max(⌈N/P⌉·K·(L+C), N·K·C / cores). **floor** = the same schedule with bare timers and CPU burns on
+${f.threads} plain worker threads, no brood code, measured in the same run (it absorbs timer slack and machine load).
+Ratios > 1 are slower than the reference; "inline÷worker" and "peer÷worker" > 1 mean the worker runner is faster.
+
+${makespan}
+
+Parent (main-thread) event-loop delay, ms, from \`monitorEventLoopDelay\` (1 ms resolution) during the median run, and peak RSS growth
+sampled every 25 ms against a baseline taken (after GC) at the start of each run:
+
+${loop}
+${errors.length ? `\nErrors:\n${errors.join('\n')}\n` : ''}`;
+}
+
+function otherSections(r) {
+  const sl = r.startLatency;
+  const rpc = r.toolRpc;
+  const dt = r.deepTree;
+  const pk = r.parked;
+  const dtRows = ['worker', 'inline'].flatMap((k) => (dt.byRunner?.[k]?.rows ?? []).map((x) => [k, x.depth, x.agents, fmt(x.idealMs, 0), fmt(x.makespanMs, 0), fmt(x.overheadPerLevelMs)]));
+  return `## Start latency
+
+\`brood.subagents.start()\` → the child's first \`model/request\`, observed by the parent (a SessionStore wrapper stamps each append with
+\`performance.now()\`), children started one at a time after a warm-up, so this is latency, not queueing.
+
+${table(['runner', 'children', 'p50 ms', 'p99 ms', 'mean ms', 'max ms'], ['worker', 'inline'].filter((k) => sl[k]).map((k) => [k, sl[k].children, fmt(sl[k].p50Ms, 3), fmt(sl[k].p99Ms, 3), fmt(sl[k].meanMs, 3), fmt(sl[k].maxMs, 1)]))}
+${sl.error ? `\nError: ${sl.error}\n` : ''}
+## Tool RPC
+
+One driver makes M calls to a trivial tool in a single assistant message. The tool is not concurrency-safe, so the driver runs the
+calls strictly in sequence and call i+1 is requested only after call i's result reached the driver. Round trip = (tool body i+1 starts)
+− (tool body i returned), stamped in the parent: result → driver → class check and execute request → parent, session writes included,
+no model request in between. calls/s = M over the whole sequence.
+
+${table(['runner', 'calls', 'p50 µs', 'p99 µs', 'mean µs', 'calls/s'], ['worker', 'inline'].filter((k) => rpc[k]).map((k) => [k, rpc[k].calls, fmt(rpc[k].p50Us), fmt(rpc[k].p99Us), fmt(rpc[k].meanUs), fmt(rpc[k].callsPerSec, 0)]))}
+${rpc.error ? `\nError: ${rpc.error}\n` : ''}
+## Deep tree
+
+Branching ${dt.branching ?? 2}, pool threads ${dt.threads ?? 2}, every request L = ${dt.L ?? 20} ms; an internal node makes 2 requests, a leaf 1,
+so ideal(D) = (2D + 1)·L. Overhead per level = (makespan − ideal) / D. Marginal overhead per level (slope over D = 1..6):
+worker ${fmt(dt.byRunner?.worker?.marginalOverheadPerLevelMs)} ms, inline ${fmt(dt.byRunner?.inline?.marginalOverheadPerLevelMs)} ms.
+${dt.error ? `\nError: ${dt.error}\n` : ''}
+${table(['runner', 'depth', 'agents', 'ideal ms', 'makespan ms', 'overhead/level ms'], dtRows)}
+
+## Parked continuables
+
+${pk.error ? `Error: ${pk.error}` : `${pk.children} continuable children started from inside a parent tool call (so settlement notices queue instead of waking the
+parent), each finished its first turn and went idle. After GC: **${fmt(pk.rssPerChildKb)} KB RSS per child**
+(${fmt(pk.rssGrowthMb)} MB total), ${fmt(pk.heapPerChildKb)} KB of main-thread JS heap per child. RSS also holds worker-thread heap
+garbage from the ${pk.children} activations (\`gc()\` only collects the main isolate) and heap pages V8 keeps after collection, so the
+main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.`}
+`;
+}
+
+export function markdown(r) {
+  const m = r.meta;
+  const targets = table(['target', 'where', 'measured', 'met'], r.targets.map((t) => [t.name, t.where, t.measured === null ? '—' : `${t.measured} ${t.unit}`, t.met ? 'yes' : '**no**']));
+  return `# brood benchmarks${m.quick ? ' (--quick)' : ''}
+
+Run ${m.date} on Node ${m.node}, ${m.platform}, ${m.cpus} CPUs (${m.cpuModel}), load average ${m.loadavgStart.join(' / ')} at start and
+${m.loadavgEnd.join(' / ')} at the end (other processes on the machine inflate absolute numbers; ratios are measured in the same run).
+Peer: ${m.peer.available ? `${m.peer.name} ${m.peer.version} (agents-as-tools, replay Model, tracing disabled)` : `not run — ${m.peer.reason}`}.
+All models are scripted (no network). Total time ${fmt(m.totalMs / 1000, 0)} s. \`npm run bench\` (add \`-- --quick\` for the small run).
+
+## Targets (measured, not asserted)
+
+${targets}
+
+${fanoutSection(r.fanout, m.peer)}
+![makespan vs N](makespan.svg)
+
+${otherSections(r)}
+${r.notes?.length ? `## Notes\n\n${r.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`;
+}
+
+export async function writeReport(results, dir) {
+  await mkdir(dir, { recursive: true });
+  await writeFile(new URL('latest.json', dir), `${JSON.stringify(results, null, 2)}\n`);
+  await writeFile(new URL('latest.md', dir), markdown(results));
+  await writeFile(new URL('makespan.svg', dir), `${makespanSvg(results.fanout, results.meta)}\n`);
+}

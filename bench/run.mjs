@@ -1,0 +1,68 @@
+// `npm run bench` entry (SPEC §12). Runs every workload in this one process so all ratios come from
+// the same machine state, then writes bench/results/latest.{json,md} and makespan.svg.
+//   node --expose-gc bench/run.mjs [--quick] [--out DIR]
+import os from 'node:os';
+import { loadPeer } from './peer.mjs';
+import { runFanout } from './fanout.mjs';
+import { runStartLatency } from './start-latency.mjs';
+import { runToolRpc } from './tool-rpc.mjs';
+import { runDeepTree } from './deep-tree.mjs';
+import { runParkedContinuables } from './parked-continuables.mjs';
+import { evaluateTargets } from './lib/targets.mjs';
+import { attempt } from './lib/run-guard.mjs';
+import { writeReport } from './report.mjs';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const outIndex = args.indexOf('--out');
+const outDir = outIndex >= 0 ? new URL(`file://${new URL(args[outIndex + 1], `file://${process.cwd()}/`).pathname.replace(/\/?$/, '/')}`) : new URL('./results/', import.meta.url);
+
+const t0 = performance.now();
+const log = (line) => console.log(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
+
+// Runtime warnings (e.g. listener-count warnings) are findings about the code under test; collect
+// them for the report instead of interleaving stack hints with the progress log.
+const warnings = new Map();
+process.removeAllListeners('warning');
+process.on('warning', (w) => warnings.set(`${w.name}: ${w.message}`, (warnings.get(`${w.name}: ${w.message}`) ?? 0) + 1));
+
+const notes = [];
+if (typeof globalThis.gc !== 'function') notes.push('run without --expose-gc: RSS baselines and the parked-continuable figure are taken without forced GC');
+
+const loadavgStart = os.loadavg().map((v) => Number(v.toFixed(2)));
+const peer = await loadPeer();
+log(`mode ${quick ? 'quick' : 'full'}; Node ${process.version}; ${os.availableParallelism()} CPUs; peer ${peer.available ? peer.version : 'unavailable'}`);
+
+const fanout = await runFanout({ quick, peer, log });
+const startLatency = await attempt(() => runStartLatency({ quick, log }));
+const toolRpc = await attempt(() => runToolRpc({ quick, log }));
+const deepTree = await attempt(() => runDeepTree({ quick, log }));
+const parked = await attempt(() => runParkedContinuables({ quick, log }));
+
+for (const [text, count] of warnings) notes.push(`process warning ×${count}: ${text}`);
+const results = {
+  meta: {
+    date: new Date().toISOString(),
+    quick,
+    node: process.version,
+    platform: `${os.platform()} ${os.arch()}`,
+    cpus: os.availableParallelism(),
+    cpuModel: os.cpus()[0]?.model?.trim() ?? 'unknown',
+    loadavgStart,
+    loadavgEnd: os.loadavg().map((v) => Number(v.toFixed(2))),
+    totalMs: Math.round(performance.now() - t0),
+    peer,
+  },
+  fanout,
+  startLatency,
+  toolRpc,
+  deepTree,
+  parked,
+  notes,
+};
+results.targets = evaluateTargets(results);
+await writeReport(results, outDir);
+log(`wrote ${new URL('latest.md', outDir).pathname}`);
+for (const t of results.targets) log(`${t.met ? 'met   ' : 'MISSED'} ${t.name} (${t.where}): ${t.measured} ${t.unit}`);
+// Pools and peer timers are closed; exit explicitly so a stray handle in the code under test cannot hold the run open.
+process.exit(0);

@@ -1,0 +1,115 @@
+/**
+ * `brood run --config <file.json> [--prompt <text>]`: a host-free way to run one real agent against an
+ * OpenAI-compatible endpoint, with the built-in safe tools and delegation instances from the config.
+ * Prints the agent's final answer on stdout. Config problems (including ones the library finds while
+ * installing the config, e.g. a bad delegation instance) exit 2; an agent that does not complete exits 1.
+ */
+import { stat } from 'node:fs/promises';
+import {
+  BroodError,
+  createBrood,
+  fileSessions,
+  messageTools,
+  openAICompatible,
+  subagentTool,
+  type Agent,
+  type Brood,
+  type BroodOptions,
+  type SubagentToolConfig,
+} from '../index.js';
+import { builtinTools } from './builtin-tools.js';
+import { oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
+import { loadRunConfig, type RunConfig } from './run-config.js';
+
+export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>]';
+
+// Library rejections that mean "the configuration is wrong", as opposed to a failure while running.
+const CONFIG_CODES = new Set([
+  'INVALID_CONFIG',
+  'UNKNOWN_MODEL',
+  'INVALID_EFFORT',
+  'INVALID_TOOL_FILTER',
+  'TEMPLATE_ERROR',
+  'NO_PROVIDER',
+  'DUPLICATE_TOOL',
+  'RESERVED_TOOL_NAME',
+  'UNSUPPORTED_CAPABILITY',
+]);
+
+export async function runCommand(args: string[]): Promise<number> {
+  const { values } = parseFlags('run', args, { config: { type: 'string' }, prompt: { type: 'string' } }, []);
+  const file = stringFlag(values, 'config');
+  if (file === undefined) throw new UsageError('brood run: --config <file.json> is required (see brood --help)');
+  const config = await loadRunConfig(file);
+  const prompt = stringFlag(values, 'prompt') ?? config.prompt;
+  if (prompt === undefined || prompt === '') throw new UsageError(`brood run: config ${file}: prompt: required (or pass --prompt)`);
+  if (config.tools.some((t) => t !== 'http_get')) await checkRoot(config);
+  const { brood, agent } = await setUp(config);
+  const controller = new AbortController();
+  // First Ctrl-C cancels the turn (the agent ends `aborted`); the default handler is back after that.
+  process.once('SIGINT', () => controller.abort());
+  try {
+    const result = await agent.run(prompt, { signal: controller.signal });
+    if (result.output !== '') process.stdout.write(`${result.output}\n`);
+    if (result.stopReason === 'completed') return 0;
+    const diagnostic = result.diagnostic === undefined ? '' : `: ${oneLine(result.diagnostic)}`;
+    process.stderr.write(`brood run: agent ended ${result.stopReason}${diagnostic}\n`);
+    return 1;
+  } finally {
+    await brood.close();
+  }
+}
+
+async function checkRoot(config: RunConfig): Promise<void> {
+  const info = await stat(config.root).catch(() => undefined);
+  if (info === undefined || !info.isDirectory()) {
+    throw new UsageError(`brood run: config ${config.file}: root: ${config.root} is not a directory`);
+  }
+}
+
+/** Builds the runtime and the agent; any library rejection of the config becomes a UsageError. */
+async function setUp(config: RunConfig): Promise<{ brood: Brood; agent: Agent }> {
+  let brood: Brood | undefined;
+  try {
+    brood = createBrood(broodOptions(config));
+    for (const tool of builtinTools(config.tools, config.root)) brood.tools.register(tool);
+    let continuable = false;
+    for (const [index, entry] of config.delegation.entries()) {
+      const runtime = brood;
+      withKey(`delegation[${index}]`, () => runtime.use(subagentTool(entry as unknown as SubagentToolConfig)));
+      continuable ||= entry.backgroundMode === 'continuable';
+    }
+    // A continuable child is only useful if the agent can message it again.
+    if (continuable) brood.use(messageTools());
+    const { model, persona, toolFilter } = config.agent;
+    const agent = await brood.createAgent({ model, ...(persona === undefined ? {} : { persona }), ...(toolFilter === undefined ? {} : { toolFilter }) });
+    return { brood, agent };
+  } catch (error) {
+    await brood?.close().catch(() => undefined);
+    if (error instanceof BroodError && CONFIG_CODES.has(error.code)) {
+      throw new UsageError(`brood run: config ${config.file}: ${oneLine(error.message)} [${error.code}]`);
+    }
+    throw error;
+  }
+}
+
+/** Prefixes a library config error with the config key it came from. */
+function withKey<T>(key: string, make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    if (error instanceof BroodError) error.message = `${key}: ${error.message}`;
+    throw error;
+  }
+}
+
+function broodOptions(config: RunConfig): BroodOptions {
+  const options: BroodOptions = {
+    models: config.models.map((provider) =>
+      openAICompatible({ ...provider, models: provider.models.map((m) => (typeof m === 'string' ? { id: m } : m)) }),
+    ),
+  };
+  if (config.sessions !== undefined) options.sessions = fileSessions(config.sessions);
+  if (config.maxParallelToolCalls !== undefined) options.maxParallelToolCalls = config.maxParallelToolCalls;
+  return options;
+}

@@ -1,0 +1,145 @@
+/**
+ * `brood trace <dir> <id> [--out <file>]`: a Chrome trace-event JSON (`{ traceEvents }`) of the tree
+ * rooted at agent `<id>`, for Perfetto (ui.perfetto.dev) or chrome://tracing. pid 1 is the runtime; each
+ * agent is a thread (tid) named after it, ordered like the tree, carrying complete (`ph: 'X'`) spans
+ * for its turns, model requests and tool calls. Timestamps are microseconds from the tree's first event.
+ *
+ * Complete events on one thread must nest. Parallel tool calls of one assistant message overlap
+ * without nesting, so each overlapping call goes to an extra "parallel tools" lane right below its
+ * agent's track; the agent's own track keeps the turns, the requests and the first of each batch.
+ */
+import { writeFile } from 'node:fs/promises';
+import type { SessionEvent } from '../index.js';
+import { parseFlags, stringFlag, UsageError } from './cli-errors.js';
+import { truncate } from './format.js';
+import { loadSessionDir } from './session-dir.js';
+import type { AgentNode } from './tree-state.js';
+
+export const TRACE_USAGE = 'brood trace <dir> <id> [--out <file>]';
+
+export interface TraceEvent {
+  name: string;
+  ph: 'X' | 'M';
+  pid: number;
+  tid: number;
+  ts?: number;
+  dur?: number;
+  cat?: string;
+  args?: Record<string, unknown>;
+}
+
+interface Span {
+  name: string;
+  cat: 'turn' | 'model' | 'tool';
+  start: number;
+  end: number;
+  args: Record<string, unknown>;
+}
+
+const PID = 1;
+
+export async function traceCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags('trace', args, { out: { type: 'string' } }, ['dir', 'id']);
+  const [dir, id] = positionals as [string, string];
+  const { tree, events } = await loadSessionDir('trace', dir);
+  const agents = tree.subtree(id);
+  if (agents === undefined) throw new UsageError(`brood trace: no session ${id} in ${dir}`);
+  const json = JSON.stringify({ traceEvents: buildTrace(agents, events), displayTimeUnit: 'ms' });
+  const out = stringFlag(values, 'out');
+  if (out === undefined) process.stdout.write(`${json}\n`);
+  else {
+    await writeFile(out, `${json}\n`);
+    process.stderr.write(`wrote ${out} (${agents.length} agents); open it in https://ui.perfetto.dev\n`);
+  }
+  return 0;
+}
+
+export function buildTrace(agents: AgentNode[], events: Map<string, SessionEvent[]>): TraceEvent[] {
+  const base = Math.min(...agents.map((a) => a.createdAt));
+  const us = (ms: number): number => Math.round((ms - base) * 1000);
+  const out: TraceEvent[] = [meta('process_name', 0, { name: 'brood' })];
+  let nextLaneTid = agents.length + 1;
+  agents.forEach((agent, index) => {
+    const tid = index + 1;
+    // Sort keys leave room for lanes under each agent: agent i at 1000·i, its lanes right after.
+    out.push(meta('thread_name', tid, { name: `${agent.id} ${truncate(agent.label, 40)}`.trim() }));
+    out.push(meta('thread_sort_index', tid, { sort_index: tid * 1000 }));
+    const lanes = assignLanes(spansOf(events.get(agent.id) ?? []));
+    lanes.forEach((spans, lane) => {
+      const laneTid = lane === 0 ? tid : nextLaneTid++;
+      if (lane > 0) {
+        out.push(meta('thread_name', laneTid, { name: `${agent.id} · parallel tools ${lane + 1}` }));
+        out.push(meta('thread_sort_index', laneTid, { sort_index: tid * 1000 + lane }));
+      }
+      // Parents before children at equal start (longer first): importers build the nesting in order.
+      const sorted = [...spans].sort((a, b) => a.start - b.start || b.end - a.end);
+      for (const span of sorted) {
+        out.push({ name: span.name, cat: span.cat, ph: 'X', pid: PID, tid: laneTid, ts: us(span.start), dur: Math.max(0, us(span.end) - us(span.start)), args: span.args });
+      }
+    });
+  });
+  return out;
+}
+
+function meta(name: string, tid: number, args: Record<string, unknown>): TraceEvent {
+  return { name, ph: 'M', pid: PID, tid, args };
+}
+
+/** Turn, model-request and tool-call spans from one agent's events; open spans end at its last event. */
+export function spansOf(events: SessionEvent[]): Span[] {
+  const spans: Span[] = [];
+  const openTurns = new Map<unknown, SessionEvent>();
+  const openTools = new Map<unknown, SessionEvent>();
+  let openRequest: SessionEvent | undefined;
+  for (const event of events) {
+    const data = event.data;
+    if (event.type === 'turn/start') openTurns.set(data.turn, event);
+    else if (event.type === 'turn/end') {
+      const start = openTurns.get(data.turn);
+      openTurns.delete(data.turn);
+      if (start) spans.push(span(`turn ${String(data.turn)}`, 'turn', start, event.time, { reason: data.reason, diagnostic: data.diagnostic }));
+    } else if (event.type === 'model/request') openRequest = event;
+    else if (event.type === 'assistant/message' && openRequest) {
+      const name = `model ${String(openRequest.data.provider)}/${String(openRequest.data.model)}`;
+      spans.push(span(name, 'model', openRequest, event.time, { finish: data.finish, usage: data.usage, threadId: openRequest.data.threadId }));
+      openRequest = undefined;
+    } else if (event.type === 'tool/call') openTools.set(data.callId, event);
+    else if (event.type === 'tool/result') {
+      const start = openTools.get(data.callId);
+      openTools.delete(data.callId);
+      if (start) spans.push(span(`tool ${String(data.name)}`, 'tool', start, event.time, { callId: data.callId, isError: data.isError, errorCode: data.errorCode }));
+    }
+  }
+  const last = events.at(-1)?.time ?? 0;
+  for (const start of openTurns.values()) spans.push(span(`turn ${String(start.data.turn)}`, 'turn', start, last, { reason: 'unfinished' }));
+  for (const start of openTools.values()) spans.push(span(`tool ${String(start.data.name)}`, 'tool', start, last, { unfinished: true }));
+  if (openRequest) spans.push(span('model request', 'model', openRequest, last, { unfinished: true }));
+  return spans;
+}
+
+function span(name: string, cat: Span['cat'], start: SessionEvent, end: number, args: Record<string, unknown>): Span {
+  const defined = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
+  return { name, cat, start: start.time, end: Math.max(start.time, end), args: defined };
+}
+
+/**
+ * Lane 0 takes every turn and model request (they nest: requests run inside turns, one at a time) and
+ * each tool call that starts after the previous lane-0 tool call ended; an overlapping call takes the
+ * first extra lane that is free by its start.
+ */
+export function assignLanes(spans: Span[]): Span[][] {
+  const lanes: Span[][] = [spans.filter((s) => s.cat !== 'tool')];
+  const laneEnds: number[] = [-Infinity];
+  const tools = spans.filter((s) => s.cat === 'tool').sort((a, b) => a.start - b.start || a.end - b.end);
+  for (const tool of tools) {
+    let lane = laneEnds.findIndex((end) => end <= tool.start);
+    if (lane < 0) {
+      lane = lanes.length;
+      lanes.push([]);
+      laneEnds.push(-Infinity);
+    }
+    lanes[lane]!.push(tool);
+    laneEnds[lane] = tool.end;
+  }
+  return lanes;
+}
