@@ -22,7 +22,7 @@ function fanoutSection(f, peer) {
       ...['worker', 'inline', 'peer'].map((k) => (r[k]?.error ? 'error' : `${fmt(r[k]?.rssGrowthMb)} MB`))]),
   );
   const errors = f.rows.flatMap((r) => ['floor', 'worker', 'inline', 'peer'].filter((k) => r[k]?.error && !(k === 'peer' && !peer.available)).map((k) => `- N=${r.n} P=${r.p} C=${r.cpuMs} ${k}: ${r[k].error}`));
-  return `## Fan-out (makespan, ms; median of ${f.rows.some((r) => r.n >= 256) ? '3 runs, 2 at N=256' : 'the runs'})
+  return `## Fan-out (makespan, ms; ${f.rows.some((r) => r.n >= 256) ? 'median of 3 runs, 2 at N=256' : 'one run per cell (--quick)'})
 
 Parent: one assistant message with N \`subagent\` calls (delegation via \`${f.delegation}\`), P = \`maxParallelToolCalls\`.
 Child: K = ${f.K} requests in one turn (two steps calling a trivial concurrency-safe tool, then the answer), L = ${f.L} ms each,
@@ -33,8 +33,11 @@ Ratios > 1 are slower than the reference; "inline÷worker" and "peer÷worker" > 
 
 ${makespan}
 
-Parent (main-thread) event-loop delay, ms, from \`monitorEventLoopDelay\` (1 ms resolution) during the median run, and peak RSS growth
-sampled every 25 ms against a baseline taken (after GC) at the start of each run:
+Cold first fan-out of each runtime (N=16, C=0, includes pool thread start and module loading; excluded from the table):
+${Object.entries(f.coldFirstRunMs ?? {}).map(([k, v]) => `${k} ${fmt(v, 0)} ms`).join(', ')}.
+
+Parent (main-thread) event-loop delay, ms, from \`monitorEventLoopDelay\` during the median run (resolution 1 ms, so ~1.1 ms is
+the idle floor), and peak RSS growth sampled every 25 ms against a baseline taken (after GC) at the start of each run:
 
 ${loop}
 ${errors.length ? `\nErrors:\n${errors.join('\n')}\n` : ''}`;

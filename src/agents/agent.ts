@@ -114,6 +114,7 @@ export class AgentImpl implements Agent {
   }
 
   whenIdle(): Promise<void> {
+    if (this.disposed) return Promise.reject(disposedError(this.id));
     if (this.activation === undefined && this.inbox.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }

@@ -21,19 +21,19 @@ export async function demoCommand(args: string[]): Promise<number> {
   const state = new TreeState();
   const brood = setUpDemo(dir, state);
   const startedAt = Date.now();
-  const view = new LiveTreeView(state, process.stdout, process.stdout.isTTY === true, startedAt);
+  const tty = process.stdout.isTTY === true;
+  const view = new LiveTreeView(state, process.stdout, tty, startedAt);
   const out = (line = ''): boolean => process.stdout.write(`${line}\n`);
   out(`brood demo — scripted delegation tree, sessions in ${dir}`);
   view.start();
-  let lead: Agent | undefined;
   try {
-    lead = await brood.createAgent({ model: DEMO_ROUTE });
+    const lead = await brood.createAgent({ model: DEMO_ROUTE });
     const result = await lead.run(DEMO_PROMPT);
     await followUpReviewer(lead, state);
     await settle(lead, state);
     view.stop();
     const wallMs = Date.now() - startedAt;
-    printResults(out, state, { output: result.output, stopReason: result.stopReason, wallMs, dir, leadId: lead.id });
+    printResults(out, state, { output: result.output, stopReason: result.stopReason, wallMs, dir, leadId: lead.id, tty });
     return result.stopReason === 'completed' ? 0 : 1;
   } finally {
     view.stop();
@@ -124,12 +124,16 @@ interface DemoOutcome {
   wallMs: number;
   dir: string;
   leadId: string;
+  /** On a TTY the live view's last frame is the tree already; do not print it twice. */
+  tty: boolean;
 }
 
 function printResults(out: (line?: string) => void, state: TreeState, outcome: DemoOutcome): void {
-  out();
-  out('Delegation tree');
-  for (const line of treeLines(state, { now: Date.now(), live: false })) out(`  ${line}`);
+  if (!outcome.tty) {
+    out();
+    out('Delegation tree');
+    for (const line of treeLines(state, { now: Date.now(), live: false })) out(`  ${line}`);
+  }
   out();
   out(`Summary (${formatMs(outcome.wallMs)} wall, lead ${outcome.stopReason})`);
   for (const line of summaryLines(state, outcome.wallMs)) out(`  ${line}`);

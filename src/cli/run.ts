@@ -75,14 +75,21 @@ async function setUp(config: RunConfig): Promise<{ brood: Brood; agent: Agent }>
     for (const tool of builtinTools(config.tools, config.root)) brood.tools.register(tool);
     let continuable = false;
     for (const [index, entry] of config.delegation.entries()) {
-      const runtime = brood;
-      withKey(`delegation[${index}]`, () => runtime.use(subagentTool(entry as unknown as SubagentToolConfig)));
+      try {
+        brood.use(subagentTool(entry as unknown as SubagentToolConfig));
+      } catch (error) {
+        throw keyed(`delegation[${index}]`, error);
+      }
       continuable ||= entry.backgroundMode === 'continuable';
     }
     // A continuable child is only useful if the agent can message it again.
     if (continuable) brood.use(messageTools());
     const { model, persona, toolFilter } = config.agent;
-    const agent = await brood.createAgent({ model, ...(persona === undefined ? {} : { persona }), ...(toolFilter === undefined ? {} : { toolFilter }) });
+    const agent = await brood
+      .createAgent({ model, ...(persona === undefined ? {} : { persona }), ...(toolFilter === undefined ? {} : { toolFilter }) })
+      .catch((error: unknown) => {
+        throw keyed('agent', error);
+      });
     return { brood, agent };
   } catch (error) {
     await brood?.close().catch(() => undefined);
@@ -94,13 +101,9 @@ async function setUp(config: RunConfig): Promise<{ brood: Brood; agent: Agent }>
 }
 
 /** Prefixes a library config error with the config key it came from. */
-function withKey<T>(key: string, make: () => T): T {
-  try {
-    return make();
-  } catch (error) {
-    if (error instanceof BroodError) error.message = `${key}: ${error.message}`;
-    throw error;
-  }
+function keyed(key: string, error: unknown): unknown {
+  if (error instanceof BroodError) error.message = `${key}: ${error.message}`;
+  return error;
 }
 
 function broodOptions(config: RunConfig): BroodOptions {

@@ -61,6 +61,11 @@ export class LiveTreeView {
   private unsubscribe: (() => void) | undefined;
   private drawnLines = 0;
   private stopped = false;
+  // Ctrl-C would otherwise leave the user's terminal with a hidden cursor.
+  private readonly onInterrupt = (): void => {
+    this.out.write('\x1b[?25h\n');
+    process.exit(130);
+  };
   private readonly printed = new Map<string, string>();
 
   constructor(
@@ -73,6 +78,7 @@ export class LiveTreeView {
   start(): void {
     if (this.tty) {
       this.out.write('\x1b[?25l'); // hide the cursor while redrawing, or it flickers over the table
+      process.once('SIGINT', this.onInterrupt);
       this.timer = setInterval(() => this.redraw(), 100);
     } else {
       this.unsubscribe = this.state.onChange(() => this.printChanges());
@@ -86,6 +92,7 @@ export class LiveTreeView {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.unsubscribe?.();
     if (this.tty) {
+      process.removeListener('SIGINT', this.onInterrupt);
       this.redraw();
       this.out.write('\x1b[?25h');
     }

@@ -59,7 +59,12 @@ class Sandbox {
     this.worker.on('error', (error) => this.finish(failure(undefined, `run_code crashed: ${error.message}`, this.logs)));
     this.worker.on('exit', (code) => this.finish(failure(undefined, `run_code exited unexpectedly (code ${code})`, this.logs)));
     this.wallTimer = setTimeout(() => this.limitHit(`run_code exceeded its wall-clock limit of ${limits.codeWallTimeoutMs} ms`), limits.codeWallTimeoutMs);
-    this.armBusyTimer();
+    // The busy limit measures the program running, not thread start-up: on a loaded host starting the
+    // thread can take longer than a small codeBusyTimeoutMs, and the program was then killed before
+    // its first line ran (found by test/reliability/faults.test.ts). The wall limit still counts it.
+    this.worker.once('online', () => {
+      if (!this.settled && this.inFlight === 0) this.armBusyTimer();
+    });
     signal.addEventListener('abort', this.onAbort, { once: true });
   }
 

@@ -7,6 +7,7 @@ import { threadId } from 'node:worker_threads';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage, ModelAdapter, ModelResponse, ToolCallRecord } from '../models/types.js';
 import type { ToolResult, Usage } from '../types.js';
+import { checkModelResponse } from './response-check.js';
 import { runToolCalls } from './tool-pool.js';
 import type { ClaimedMessage, ConcurrencyClass, DriverEvent, DriverHost, DriverPlan, DriverView, TurnReport } from './types.js';
 import { ViewTracker } from './view-tracker.js';
@@ -134,7 +135,7 @@ export class Driver {
     // Posted before the adapter runs: a request that kills the thread synchronously (a fault) is still logged.
     void this.flushEvents().catch(() => undefined);
     try {
-      return await this.adapter.request({
+      const raw: unknown = await this.adapter.request({
         route,
         system: view.system,
         messages: this.history,
@@ -142,6 +143,9 @@ export class Driver {
         tools: view.tools,
         signal,
       });
+      const checked = checkModelResponse(raw);
+      if (checked.ok) return checked.response;
+      return { text: '', toolCalls: [], finish: 'error', usage: { inputTokens: 0, outputTokens: 0 }, diagnostic: checked.reason };
     } catch (error) {
       if (signal.aborted) return 'aborted';
       return { text: '', toolCalls: [], finish: 'error', usage: { inputTokens: 0, outputTokens: 0 }, diagnostic: errorMessage(error) };

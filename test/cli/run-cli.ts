@@ -1,0 +1,42 @@
+/** Spawns the built `brood` bin (dist/cli/main.js); `npm test` builds before vitest runs. */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+export function assertBuilt(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
+}
+
+export interface Spawned {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Async on purpose: a loopback server in this process must keep answering while the child runs. */
+export function runNode(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {}): Promise<Spawned> {
+  return new Promise((resolve, reject) => {
+    // An `undefined` override removes the variable (spawn would pass the string "undefined").
+    const env = Object.fromEntries(Object.entries({ ...process.env, ...options.env }).filter(([, v]) => v !== undefined));
+    const child = spawn(process.execPath, args, {
+      cwd: options.cwd ?? ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 25_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export const runCli = (args: string[], options?: Parameters<typeof runNode>[1]): Promise<Spawned> => runNode([CLI, ...args], options);
