@@ -42,6 +42,7 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
   const prompt = core.prompt.createScope({
     agent: () => agent,
     tools: () => tools.registry.view(),
+    onChange: () => agent?.ownVersion.bump(),
     builtins: () => ({ agent_id: spec.id, depth: String(spec.depth), provider: agent?.route.provider ?? spec.route.provider, model: agent?.route.model ?? spec.route.model }),
   });
   rollback.add(() => prompt.dispose());

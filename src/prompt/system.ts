@@ -22,6 +22,8 @@ export interface PromptScopeOptions {
   tools: () => ToolView;
   /** Values of agent_id, depth, provider, model for this scope. */
   builtins: () => Record<string, string | undefined>;
+  /** Fires when this scope's own layer changes (the runtime bumps that agent's view version). */
+  onChange?: () => void;
 }
 
 export interface PromptScope {
@@ -40,7 +42,11 @@ export interface PromptSystem {
 
 export interface PromptSystemOptions {
   globalTools: () => ToolView;
-  /** Fires on any registration or removal in any layer (e.g. to bump a view-freshness counter). */
+  /**
+   * Fires on a registration or removal in the global layer, which may change every agent's prompt.
+   * Agent-layer changes are reported per scope (PromptScopeOptions.onChange), so one child's setup
+   * never makes every running driver re-fetch its view.
+   */
   onChange?: () => void;
 }
 
@@ -59,7 +65,7 @@ export function createPromptSystem(options: PromptSystemOptions): PromptSystem {
   return {
     global,
     createScope(scopeOptions) {
-      const layer = new PromptLayer(`agent layer #${++scopeCount}`, hooks);
+      const layer = new PromptLayer(`agent layer #${++scopeCount}`, { nextSeq: hooks.nextSeq, changed: () => scopeOptions.onChange?.() });
       const assemble = (): AssembledPrompt => {
         layer.assertOpen();
         const ctx: PromptContext = { agent: scopeOptions.agent(), tools: scopeOptions.tools() };

@@ -44,6 +44,7 @@ export interface AgentToolScope {
   dispose(): void;
 }
 
+/** `onChange` fires on global-layer changes; agent-layer changes are seen through `scope.registry.on('change')`. */
 export function createToolSystem(options: { onChange?: () => void } = {}): ToolSystem {
   const globals = new ToolLayer();
   const globalListeners = new Listeners();
@@ -81,7 +82,9 @@ export function createToolSystem(options: { onChange?: () => void } = {}): ToolS
 
   const createScope = (agent: () => Agent | undefined): AgentToolScope => {
     const scope = createAgentScope(
-      { globals, knownGlobalNames, onChange: () => callContained(options.onChange) },
+      // Agent-layer changes reach only that scope's own listeners (the agent bumps its own version);
+      // options.onChange is for global changes, which may alter every view.
+      { globals, knownGlobalNames },
       agent,
       () => scopes.delete(scope),
     );
@@ -95,7 +98,6 @@ export function createToolSystem(options: { onChange?: () => void } = {}): ToolS
 interface ScopeDeps {
   globals: ToolLayer;
   knownGlobalNames(): string[];
-  onChange(): void;
 }
 
 function createAgentScope(
@@ -108,10 +110,7 @@ function createAgentScope(
   const listeners = new Listeners();
   let disposed = false;
 
-  const changed = () => {
-    listeners.emit();
-    deps.onChange();
-  };
+  const changed = () => listeners.emit();
   const inputs = (): ScopeInputs => ({
     globals: deps.globals.tools,
     locals: locals.tools,
@@ -173,7 +172,6 @@ function createAgentScope(
       restrictions.clear();
       listeners.clear();
       detach();
-      deps.onChange();
     },
     onGlobalChange: () => {
       if (!disposed) listeners.emit();

@@ -459,20 +459,23 @@ describe('disposers and change notifications', () => {
     expect(prompt.assemble().system).toBe('2');
   });
 
-  it('onChange fires on every registration and removal in any layer', () => {
+  it('the system onChange fires for global-layer changes, a scope onChange for its own layer', () => {
     const { system, prompt, onChange } = setup();
-    const scope = system.createScope(scopeOptions());
+    const scopeChange = vi.fn();
+    const scope = system.createScope({ ...scopeOptions(), onChange: scopeChange });
     expect(onChange).toHaveBeenCalledTimes(0);
     const d1 = prompt.register({ name: 'a', text: 'a' });
     const d2 = prompt.variable('v', () => 'v');
     const d3 = scope.registry.register({ name: 'b', text: 'b' });
     const d4 = scope.registry.variable('w', () => 'w');
-    expect(onChange).toHaveBeenCalledTimes(4);
+    expect(onChange).toHaveBeenCalledTimes(2);
+    expect(scopeChange).toHaveBeenCalledTimes(2);
     for (const dispose of [d1, d2, d3, d4]) {
       dispose();
       dispose();
     }
-    expect(onChange).toHaveBeenCalledTimes(8);
+    expect(onChange).toHaveBeenCalledTimes(4);
+    expect(scopeChange).toHaveBeenCalledTimes(4);
   });
 
   it('onChange does not fire for rejected registrations', () => {
@@ -486,14 +489,17 @@ describe('disposers and change notifications', () => {
   it('scope dispose drops the agent layer, notifies once, then rejects with DISPOSED', () => {
     const { system, prompt, onChange } = setup();
     prompt.register({ name: 'g', text: 'global' });
-    const scope = system.createScope(scopeOptions());
+    const scopeChange = vi.fn();
+    const scope = system.createScope({ ...scopeOptions(), onChange: scopeChange });
     const dispose = scope.registry.register({ name: 'a', text: 'agent' });
     onChange.mockClear();
+    scopeChange.mockClear();
     scope.dispose();
     scope.dispose();
-    expect(onChange).toHaveBeenCalledTimes(1);
+    expect(scopeChange).toHaveBeenCalledTimes(1);
     dispose(); // stale disposer after scope disposal is a harmless no-op
-    expect(onChange).toHaveBeenCalledTimes(1);
+    expect(scopeChange).toHaveBeenCalledTimes(1);
+    expect(onChange).toHaveBeenCalledTimes(0);
     expectCode(() => scope.registry.register({ name: 'b', text: 'b' }), 'DISPOSED');
     expectCode(() => scope.registry.variable('x', () => 'x'), 'DISPOSED');
     expectCode(() => scope.assemble(), 'DISPOSED');
