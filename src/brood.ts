@@ -184,7 +184,8 @@ function buildCore(
   const globalVersion = new VersionCell();
   const tools = createToolSystem({ onChange: () => globalVersion.bump() });
   const prompt = createPromptSystem({ globalTools: () => tools.global.view(), onChange: () => globalVersion.bump() });
-  const inlineRunner = new InlineRunner();
+  const modelConfigs = catalog.providers().map(({ id }) => catalog.config(id)).filter((config): config is ModelProviderConfig => config !== undefined);
+  const inlineRunner = new InlineRunner(modelConfigs);
   const defaultRunnerKind = options.runner ?? 'worker';
   const ids = internal.generateId ?? defaultIds;
   const agents = new Map<string, AgentImpl>();
@@ -205,7 +206,7 @@ function buildCore(
     onRestored: () => undefined,
     agentDeps: {
       store,
-      runner: defaultRunnerKind === 'inline' ? inlineRunner : createWorkerRunner(options),
+      runner: defaultRunnerKind === 'inline' ? inlineRunner : createWorkerRunner(options, modelConfigs),
       ids,
       now: internal.now ?? Date.now,
       globalVersion,
@@ -216,7 +217,6 @@ function buildCore(
         codeWallTimeoutMs: options.codeWallTimeoutMs ?? 300_000,
         cancelGraceMs: options.pool?.cancelGraceMs ?? 2_000,
       },
-      modelConfig: (provider) => requireModelConfig(catalog, provider),
       onDisposed: (id) => agents.delete(id),
     },
   };
@@ -233,9 +233,10 @@ function parentOf(agents: Map<string, AgentImpl>, agent: Agent): AgentImpl {
   return impl;
 }
 
-function createWorkerRunner(options: ParsedBroodOptions): DriverRunner {
+function createWorkerRunner(options: ParsedBroodOptions, models: ModelProviderConfig[]): DriverRunner {
   const pool = options.pool ?? {};
   return new WorkerRunner({
+    models,
     ...(pool.threads === undefined ? {} : { threads: pool.threads }),
     ...(pool.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: pool.idleTimeoutMs }),
     ...(pool.hangTimeoutMs === undefined ? {} : { hangTimeoutMs: pool.hangTimeoutMs }),
@@ -243,8 +244,3 @@ function createWorkerRunner(options: ParsedBroodOptions): DriverRunner {
   });
 }
 
-function requireModelConfig(catalog: ModelCatalog, provider: string): ModelProviderConfig {
-  const config = catalog.config(provider);
-  if (!config) throw new BroodError('UNKNOWN_MODEL', `unknown model provider '${provider}'`);
-  return config;
-}

@@ -1,4 +1,4 @@
 // Pool thread entry. Thin on purpose: the logic lives in src/ so it can be tested in-process too.
 import { runDriverTask } from '../src/workers/driver-task.js';
 
-export default runDriverTask;
+export default (task: unknown) => runDriverTask(task);

@@ -165,7 +165,6 @@ export class AgentImpl implements Agent {
     return {
       agentId: this.id,
       route: this.route,
-      model: this.deps.modelConfig(this.route.provider),
       view: this.resolveViewSafely(),
       history: this.history,
       ownStart: this.init.ownStart,

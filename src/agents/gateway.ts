@@ -3,7 +3,8 @@
  * argument is validated (the worker is not trusted to send well-formed data) and every answer is a
  * Reply envelope so error codes survive the crossing.
  */
-import { BroodError } from '../errors.js';
+import { setMaxListeners } from 'node:events';
+import { BroodError, decodeError } from '../errors.js';
 import type { DriverEvent, DriverView, PlannedClass, TurnReport } from '../driver/types.js';
 import type { ToolResult, Usage } from '../types.js';
 import type { GatewayRemote } from '../workers/gateway-client.js';
@@ -37,23 +38,38 @@ export interface CurrentTurn {
   calls: Map<string, Promise<ToolResult>>;
 }
 
+/**
+ * One gateway per activation. A protocol violation on a one-way log (which has no reply to carry the
+ * error) is remembered and fails the activation's next call instead of being lost.
+ */
 export function createGateway(agent: AgentImpl): GatewayRemote {
+  let fault: unknown;
+  const reply = <T>(work: () => T | Promise<T>) =>
+    replyOf(() => {
+      if (fault !== undefined) throw fault;
+      return work();
+    });
   return Object.freeze({
-    claimNext: () => replyOf(() => claimNext(agent)),
-    refreshView: () => replyOf(() => resolveView(agent)),
+    claimNext: () => reply(() => claimNext(agent)),
+    refreshView: () => reply(() => resolveView(agent)),
     classify: (name: string, args: string) =>
-      replyOf(() => {
+      reply(() => {
         const [toolName, toolArgs] = parseMessage(classifyArgsSchema, [name, args], 'classify');
         return agent.init.tools.classify(toolName, toolArgs);
       }),
-    executeTool: (call: unknown) => replyOf(() => executeTool(agent, call)),
-    log: (events: unknown) => replyOf(() => logEvents(agent, events)),
+    executeTool: (call: unknown) => reply(() => executeTool(agent, call)),
+    log: (events: unknown) =>
+      reply(() => logEvents(agent, events)).then((answer) => {
+        if (!answer.ok) fault ??= decodeError(answer.error);
+        return answer;
+      }),
     endTurn: (report: unknown) =>
-      replyOf(async () => {
+      reply(async () => {
         const parsed = parseMessage(turnReportSchema, report, 'endTurn') as TurnReport;
         const turn = agent.current;
         if (!turn || turn.turn !== parsed.turn) throw new BroodError('INTERNAL', `endTurn for turn ${parsed.turn}, which is not running`);
         await endTurnInParent(agent, parsed, turn);
+        return claimNext(agent);
       }),
   }) as GatewayRemote;
 }
@@ -74,7 +90,7 @@ async function claimNext(agent: AgentImpl): Promise<{ turn: number; messageId: s
     agent.current = {
       turn,
       messageId: head.id,
-      controller: new AbortController(),
+      controller: turnController(),
       childUsage: { inputTokens: 0, outputTokens: 0 },
       usage: { inputTokens: 0, outputTokens: 0 },
       output: '',
@@ -90,6 +106,13 @@ async function claimNext(agent: AgentImpl): Promise<{ turn: number; messageId: s
     // Re-read after the flush: a cancel that raced with the claim reached no running turn in the driver.
     return { turn, messageId: head.id, text: head.text, aborted: aborted || agent.current?.controller.signal.aborted === true };
   }
+}
+
+/** Every parallel call of a turn (e.g. hundreds of sibling delegations) listens to this one signal. */
+function turnController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
 
 export function resolveView(agent: AgentImpl): DriverView {

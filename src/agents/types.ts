@@ -2,7 +2,6 @@
 import type { DriverRunner } from '../workers/runner.js';
 import type { VersionCell } from '../driver/versions.js';
 import type { IdGenerator } from '../ids.js';
-import type { ModelProviderConfig } from '../models/types.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { PromptScope } from '../prompt/system.js';
 import type { ChatMessage } from '../models/types.js';
@@ -23,7 +22,6 @@ export interface AgentDeps {
   now: () => number;
   limits: AgentRuntimeLimits;
   globalVersion: VersionCell;
-  modelConfig(provider: string): ModelProviderConfig;
   /** Called once the agent is disposed, so the runtime can forget it. */
   onDisposed(agentId: string): void;
 }

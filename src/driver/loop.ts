@@ -44,17 +44,13 @@ export class Driver {
 
   /** Runs turns until the parent has no unclaimed message left. */
   async runActivation(): Promise<void> {
-    if (this.plan.resumeTurn) await this.finishTurn(await this.resumeTurn(this.plan.resumeTurn));
-    for (;;) {
-      const message = await this.host.claimNext();
-      if (message === null) return;
-      await this.finishTurn(await this.runTurn(message));
-    }
+    let message = this.plan.resumeTurn ? await this.finishTurn(await this.resumeTurn(this.plan.resumeTurn)) : await this.host.claimNext();
+    while (message !== null) message = await this.finishTurn(await this.runTurn(message));
   }
 
-  private async finishTurn(report: TurnReport): Promise<void> {
+  private async finishTurn(report: TurnReport): Promise<ClaimedMessage | null> {
     await this.flushEvents();
-    await this.host.endTurn(report);
+    return this.host.endTurn(report);
   }
 
   /**

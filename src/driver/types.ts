@@ -2,7 +2,7 @@
  * The contract between a driver (the agent loop, running in a worker or inline) and its parent.
  * Everything here is structured-cloneable: it crosses a MessagePort when the runner is 'worker'.
  */
-import type { ChatMessage, ModelProviderConfig } from '../models/types.js';
+import type { ChatMessage } from '../models/types.js';
 import type { CodeMode, ModelRoute, StopReason, ToolResult, ToolSchema, Usage } from '../types.js';
 
 export type ConcurrencyClass = 'parallel' | 'exclusive';
@@ -19,8 +19,8 @@ export interface DriverView {
 /** Sent once per activation, only after the parent finished the agent's setup. */
 export interface DriverPlan {
   agentId: string;
+  /** The adapter is the one of `route.provider`, loaded in the driver's thread from configs sent once. */
   route: ModelRoute;
-  model: ModelProviderConfig;
   view: DriverView;
   history: ChatMessage[];
   ownStart: number;
@@ -76,8 +76,10 @@ export interface DriverHost {
   classify(name: string, args: string): Promise<ConcurrencyClass>;
   /** `origin: 'code'` marks calls made from inside run_code (host-style: not collapsed by Code Mode). */
   executeTool(call: ToolCallRequestWire): Promise<ToolResult>;
+  /** One-way on the worker transport (no reply): ordering on the port keeps it ahead of later calls. */
   log(events: DriverEvent[]): Promise<void>;
-  endTurn(report: TurnReport): Promise<void>;
+  /** Ends the turn and claims the next message in the same round trip. */
+  endTurn(report: TurnReport): Promise<ClaimedMessage | null>;
 }
 
 export interface ToolCallRequestWire {

@@ -57,10 +57,33 @@ export function checkHeader(value: unknown): SessionHeader {
   return value as SessionHeader;
 }
 
-/** Shape-checks one event; returns a human reason or undefined when valid. */
+/**
+ * Shape-checks one event; returns a human reason or undefined when valid. Appends are on the hot path
+ * (every driver event), so the common valid case is checked by hand and zod only explains a failure.
+ */
 export function eventProblem(value: unknown): string | undefined {
+  if (looksLikeEvent(value)) return undefined;
   const parsed = sessionEventSchema.safeParse(value);
   return parsed.success ? undefined : summarize(parsed.error);
+}
+
+function looksLikeEvent(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const { seq, time, type, data } = value as Partial<SessionEvent>;
+  return (
+    Number.isSafeInteger(seq) &&
+    (seq as number) >= 0 &&
+    typeof time === 'number' &&
+    typeof type === 'string' &&
+    type.length > 0 &&
+    isPlainRecord(data)
+  );
+}
+
+function isPlainRecord(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
 }
 
 /** Shape-checks a batch about to be appended (at call time, before the caller can mutate it). */

@@ -8,13 +8,27 @@ import { runWatched } from './thread-watch.js';
 import { Driver } from '../driver/loop.js';
 import type { DriverPlan } from '../driver/types.js';
 import { encodeError } from '../errors.js';
+import { Piscina } from 'piscina';
+import type { ModelProviderConfig } from '../models/types.js';
 import { AdapterCache } from './adapter-cache.js';
 import { GatewayClient } from './gateway-client.js';
 import { driverControlSchema, driverTaskSchema, type ActivationOutcome } from './protocol.js';
 
-const adapters = new AdapterCache();
+/** Built on the first task: the provider configs come once per thread, as the pool's workerData. */
+let threadAdapters: AdapterCache | undefined;
 
-export async function runDriverTask(input: unknown): Promise<ActivationOutcome> {
+function poolModels(): ModelProviderConfig[] {
+  return (Piscina.workerData as { models?: ModelProviderConfig[] } | undefined)?.models ?? [];
+}
+
+/** `models` defaults to the pool's workerData; passing them runs a task outside a pool (tests). */
+function adaptersFor(models: ModelProviderConfig[] | undefined): AdapterCache {
+  if (models) return new AdapterCache(models);
+  threadAdapters ??= new AdapterCache(poolModels());
+  return threadAdapters;
+}
+
+export async function runDriverTask(input: unknown, models?: ModelProviderConfig[]): Promise<ActivationOutcome> {
   const parsed = driverTaskSchema.safeParse(input);
   if (!parsed.success) return { ok: false, error: { code: 'INTERNAL', message: `malformed driver task: ${parsed.error.message}` } };
   const { port } = parsed.data;
@@ -22,7 +36,7 @@ export async function runDriverTask(input: unknown): Promise<ActivationOutcome> 
   const gateway = new GatewayClient(port);
   try {
     const run = async (): Promise<void> => {
-      const driver = new Driver(plan, gateway.host, await adapters.get(plan.model), { runCode: codeRunner(plan, gateway.host) });
+      const driver = new Driver(plan, gateway.host, await adaptersFor(models).get(plan.route.provider), { runCode: codeRunner(plan, gateway.host) });
       listenForControl(port, driver);
       await driver.runActivation();
     };

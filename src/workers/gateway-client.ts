@@ -41,9 +41,12 @@ export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): Dr
     classify: (name, args) => guard('classify', () => remote.classify(name, args), concurrencyClassSchema),
     executeTool: (call) => guard('executeTool', () => remote.executeTool(call), toolResultSchema) as Promise<ToolResult>,
     log: (events) => guard('log', () => remote.log(events), nothing),
-    endTurn: (report) => guard('endTurn', () => remote.endTurn(report), nothing),
+    endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessageSchema),
   };
 }
+
+/** The raw (non-comlink) message a driver posts to log events without waiting for a reply. */
+export const LOG_MESSAGE = 'brood:log';
 
 /**
  * The worker side of a driver's port. Comlink never rejects a call whose other end went away, so
@@ -58,7 +61,14 @@ export class GatewayClient {
   constructor(port: MessagePort) {
     this.remote = Comlink.wrap<GatewayRemote>(nodeEndpoint(port));
     port.once('close', () => this.failPending("the parent closed this driver's port"));
-    this.host = driverHostOver(this.remote as unknown as GatewayRemote, (what, send, schema) => this.guard(what, send, schema));
+    const host = driverHostOver(this.remote as unknown as GatewayRemote, (what, send, schema) => this.guard(what, send, schema));
+    // Logging is the chattiest call and needs no answer: it goes one-way, in order with the calls.
+    host.log = (events) => {
+      if (this.closed) return Promise.reject(new BroodError('WORKER_CRASHED', "log: the parent side of this driver is gone"));
+      port.postMessage({ [LOG_MESSAGE]: events });
+      return Promise.resolve();
+    };
+    this.host = host;
   }
 
   /** Detaches comlink's listener so the port can close and the thread can go idle. */

@@ -6,13 +6,18 @@ import { codeRunner } from '../driver/code-sandbox.js';
 import { Driver } from '../driver/loop.js';
 import type { DriverPlan } from '../driver/types.js';
 import { errorMessage } from '../errors.js';
+import type { ModelProviderConfig } from '../models/types.js';
 import { AdapterCache } from './adapter-cache.js';
 import { driverHostOver, type GatewayRemote } from './gateway-client.js';
 import type { Activation, ActivationEnd, DriverRunner } from './runner.js';
 
 export class InlineRunner implements DriverRunner {
   readonly kind = 'inline' as const;
-  private readonly adapters = new AdapterCache();
+  private readonly adapters: AdapterCache;
+
+  constructor(models: readonly ModelProviderConfig[]) {
+    this.adapters = new AdapterCache(models);
+  }
 
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
     let driver: Driver | undefined;
@@ -20,7 +25,7 @@ export class InlineRunner implements DriverRunner {
     const done = (async (): Promise<ActivationEnd> => {
       try {
         const host = driverHostOver(gateway);
-        driver = new Driver(plan, host, await this.adapters.get(plan.model), { runCode: codeRunner(plan, host) });
+        driver = new Driver(plan, host, await this.adapters.get(plan.route.provider), { runCode: codeRunner(plan, host) });
         if (cancelled !== null) driver.cancel(cancelled);
         await driver.runActivation();
         return { kind: 'finished' };

@@ -72,15 +72,6 @@ const chatMessageSchema = z.discriminatedUnion('role', [
 export const driverPlanSchema = z.object({
   agentId: z.string(),
   route: routeSchema,
-  model: z.object({
-    kind: z.enum(['scripted', 'openai-compatible', 'module']),
-    id: z.string(),
-    name: z.string(),
-    models: z.array(jsonRecord),
-    acceptsUnlistedModels: z.boolean(),
-    options: jsonRecord,
-    moduleUrl: z.string().optional(),
-  }),
   view: driverViewSchema,
   history: z.array(chatMessageSchema),
   ownStart: z.number().int().nonnegative(),

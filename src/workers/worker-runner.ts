@@ -9,18 +9,20 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, type ResourceLimits } from 'node:worker_threads';
-import * as Comlink from 'comlink';
-import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { Piscina } from 'piscina';
 import { BroodError, errorMessage } from '../errors.js';
 import type { DriverPlan } from '../driver/types.js';
+import type { ModelProviderConfig } from '../models/types.js';
 import type { GatewayRemote } from './gateway-client.js';
+import { serveGateway } from './gateway-server.js';
 import { activationOutcomeSchema } from './protocol.js';
 import type { Activation, ActivationEnd, DriverRunner } from './runner.js';
 import { DeathJudge, type DeadActivation } from './thread-deaths.js';
 import { WatchBoard, createBoard } from './watch-board.js';
 
 export interface WorkerRunnerOptions {
+  /** Model provider configs, shipped once per thread (workerData) instead of with every plan. */
+  models: readonly ModelProviderConfig[];
   threads?: number;
   idleTimeoutMs?: number;
   hangTimeoutMs?: number;
@@ -47,7 +49,7 @@ export class WorkerRunner implements DriverRunner {
   private watchdog: NodeJS.Timeout | undefined;
   private nextToken = 0;
 
-  constructor(private readonly options: WorkerRunnerOptions = {}) {
+  constructor(private readonly options: WorkerRunnerOptions) {
     const threads = options.threads ?? Math.max(1, availableParallelism());
     this.hangTimeoutMs = options.hangTimeoutMs ?? 10_000;
     this.pool = this.createPool(threads);
@@ -67,7 +69,7 @@ export class WorkerRunner implements DriverRunner {
     this.live.set(token, entry);
     this.startWatchdog();
     const { port1, port2 } = new MessageChannel();
-    Comlink.expose(gateway, nodeEndpoint(port1));
+    serveGateway(port1, gateway);
     // Listened for from the start: the worker usually closes its end first, which closes ours too.
     const portClosed = new Promise<void>((resolve) => port1.once('close', () => resolve()));
     const watched: DriverPlan = { ...plan, watch: { board: this.boardBuffer, token, threadCell: threadBuffer } };
@@ -108,6 +110,7 @@ export class WorkerRunner implements DriverRunner {
       concurrentTasksPerWorker: TASKS_PER_THREAD,
       maxQueue: Number.POSITIVE_INFINITY,
       resourceLimits: this.options.resourceLimits ?? { maxOldGenerationSizeMb: 1024 },
+      workerData: { models: this.options.models },
     });
   }
 

@@ -5,8 +5,6 @@
  * closed parent port rejects pending calls with WORKER_CRASHED instead of leaving them hanging.
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import * as Comlink from 'comlink';
-import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Driver } from '../../src/driver/loop.js';
 import type { ClaimedMessage, DriverEvent, DriverPlan, DriverView, TurnReport } from '../../src/driver/types.js';
@@ -15,6 +13,7 @@ import { scriptedModels } from '../../src/models/scripted.js';
 import type { ChatMessage, ModelAdapter, ModelRequest, ModelResponse } from '../../src/models/types.js';
 import type { ToolResult } from '../../src/types.js';
 import { runDriverTask } from '../../src/workers/driver-task.js';
+import { serveGateway } from '../../src/workers/gateway-server.js';
 import { GatewayClient, type GatewayRemote } from '../../src/workers/gateway-client.js';
 import { replyOf } from '../../src/workers/protocol.js';
 
@@ -61,7 +60,11 @@ class FakeParent {
           return this.tool(call);
         }),
       log: (events) => replyOf(() => void this.events.push(...events)),
-      endTurn: (report) => replyOf(() => void this.reports.push(report)),
+      endTurn: (report) =>
+        replyOf((): ClaimedMessage | null => {
+          this.reports.push(report);
+          return this.claim();
+        }),
     };
     return { ...defaults, ...this.overrides } as GatewayRemote;
   }
@@ -78,13 +81,12 @@ class FakeParent {
 function connect(parent: FakeParent, adapter: ModelAdapter, plan: Partial<DriverPlan> = {}) {
   const { port1, port2 } = new MessageChannel();
   ports.push(port1, port2);
-  Comlink.expose(parent.gateway(), nodeEndpoint(port1));
+  serveGateway(port1, parent.gateway());
   const client = new GatewayClient(port2);
   const version = new VersionCell();
   const fullPlan: DriverPlan = {
     agentId: 'a1',
     route: { provider: 'fake', model: 'fake' },
-    model: scriptedModels({ id: 'fake' }),
     view: parent.view,
     history: [],
     ownStart: 0,
@@ -235,12 +237,11 @@ describe('runDriverTask (the worker entry, run in-process)', () => {
     };
     const { port1, port2 } = new MessageChannel();
     ports.push(port1);
-    Comlink.expose(parent.gateway(), nodeEndpoint(port1));
+    serveGateway(port1, parent.gateway());
     const model = scriptedModels({ id: 'fake', scripts: [{ match: 'slow', latencyMs: 10_000, turns: [{ text: 'late' }] }] });
     const plan = {
       agentId: 'a1',
       route: { provider: 'fake', model: 'scripted' },
-      model,
       view: { system: '', tools: [], classes: {} },
       history: [],
       ownStart: 0,
@@ -250,7 +251,7 @@ describe('runDriverTask (the worker entry, run in-process)', () => {
       codeWallTimeoutMs: 300_000,
       versions: [new VersionCell().buffer],
     };
-    const outcome = runDriverTask({ plan, port: port2 });
+    const outcome = runDriverTask({ plan, port: port2 }, [model]);
     await requested.promise;
     port1.postMessage({ control: 'bogus' }); // not a control message: ignored
     port1.postMessage({ control: 'cancel', turn: 99 }); // not the running turn: ignored
