@@ -177,15 +177,14 @@ export class AgentImpl implements Agent {
   }
 
   /**
-   * A plan needs a view; if the prompt cannot be assembled right now (a template error in a later
-   * turn), ship an empty one with a bumped version so the driver re-fetches and ends that turn `error`.
+   * If the prompt cannot be assembled right now (a template error in a later turn), the plan carries
+   * no view: the driver asks for it before its first request and ends that turn `error`.
    */
   private resolveViewSafely(): DriverPlan['view'] {
     try {
       return resolveView(this);
     } catch {
-      this.ownVersion.bump();
-      return { system: '', tools: [], classes: {} };
+      return null;
     }
   }
 

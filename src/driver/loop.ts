@@ -68,7 +68,7 @@ export class Driver {
       if (ended) return turn.finish(ended);
       const pending = unansweredCalls(this.history);
       if (pending.length > 0) {
-        const view = await this.views.current().catch(() => this.plan.view);
+        const view = await this.views.current().catch(() => this.views.last);
         await this.runCalls(pending, view, this.turnAbort.signal);
       }
       return await this.steps(turn, this.turnAbort.signal);

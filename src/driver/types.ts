@@ -21,7 +21,8 @@ export interface DriverPlan {
   agentId: string;
   /** The adapter is the one of `route.provider`, loaded in the driver's thread from configs sent once. */
   route: ModelRoute;
-  view: DriverView;
+  /** null when the parent could not resolve it (a template error): the driver fetches it, and fails that turn. */
+  view: DriverView | null;
   history: ChatMessage[];
   ownStart: number;
   maxParallelToolCalls: number;

@@ -8,17 +8,28 @@ import type { DriverView } from './types.js';
 export class ViewTracker {
   private readonly cells: Int32Array[];
   private seen: number[];
+  private view: DriverView;
+  /** The plan came without a view (the parent could not resolve one): fetch before the first use. */
+  private stale: boolean;
 
   constructor(
-    private view: DriverView,
+    view: DriverView | null,
     versions: SharedArrayBuffer[],
     private readonly refresh: () => Promise<DriverView>,
   ) {
     this.cells = versions.map((buffer) => new Int32Array(buffer));
     this.seen = this.read();
+    this.view = view ?? { system: '', tools: [], classes: {} };
+    this.stale = view === null;
+  }
+
+  /** The last view fetched (possibly stale), for callers that must not fail. */
+  get last(): DriverView {
+    return this.view;
   }
 
   changed(): boolean {
+    if (this.stale) return true;
     const now = this.read();
     return now.some((value, index) => value !== this.seen[index]);
   }
@@ -29,6 +40,7 @@ export class ViewTracker {
     const versions = this.read();
     this.view = await this.refresh();
     this.seen = versions;
+    this.stale = false;
     return this.view;
   }
 

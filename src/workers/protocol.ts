@@ -72,7 +72,7 @@ const chatMessageSchema = z.discriminatedUnion('role', [
 export const driverPlanSchema = z.object({
   agentId: z.string(),
   route: routeSchema,
-  view: driverViewSchema,
+  view: driverViewSchema.nullable(),
   history: z.array(chatMessageSchema),
   ownStart: z.number().int().nonnegative(),
   maxParallelToolCalls: z.number().int().positive(),
