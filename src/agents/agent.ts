@@ -4,6 +4,7 @@
  * claims, what the model may see, tool execution, persistence — happens here through the gateway.
  */
 import { BroodError } from '../errors.js';
+import { awaitingModel } from '../driver/history-tail.js';
 import { guardDisposed } from '../guard.js';
 import { VersionCell } from '../driver/versions.js';
 import type { DriverPlan } from '../driver/types.js';
@@ -272,17 +273,6 @@ export class AgentImpl implements Agent {
     this.init.prompt.dispose();
     this.deps.onDisposed(this.id);
   }
-}
-
-/** True when the history's last step is answered, so the driver's next (or current) move was a model request. */
-function awaitingModel(history: ChatMessage[]): boolean {
-  const answered = new Set<string>();
-  let index = history.length - 1;
-  for (let entry = history[index]; entry?.role === 'tool'; entry = history[--index]) answered.add(entry.callId);
-  const last = history[index];
-  if (last === undefined || last.role === 'user') return true;
-  if (last.role !== 'assistant') return false;
-  return last.toolCalls.length > 0 && last.toolCalls.every((call) => answered.has(call.callId));
 }
 
 function disposedError(id: string): BroodError {

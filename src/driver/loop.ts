@@ -8,6 +8,7 @@ import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage, ModelAdapter, ModelResponse, ToolCallRecord } from '../models/types.js';
 import type { ToolResult, Usage } from '../types.js';
 import { checkModelResponse } from './response-check.js';
+import { historyTail } from './history-tail.js';
 import { runToolCalls } from './tool-pool.js';
 import type { ClaimedMessage, ConcurrencyClass, DriverEvent, DriverHost, DriverPlan, DriverView, TurnReport } from './types.js';
 import { ViewTracker } from './view-tracker.js';
@@ -66,7 +67,7 @@ export class Driver {
     try {
       const ended = FINAL_FINISHES[resumed.lastFinish ?? ''];
       if (ended) return turn.finish(ended);
-      const pending = unansweredCalls(this.history);
+      const pending = historyTail(this.history).unanswered;
       if (pending.length > 0) {
         const view = await this.views.current().catch(() => this.views.last);
         await this.runCalls(pending, view, this.turnAbort.signal);
@@ -227,19 +228,6 @@ const FINAL_FINISHES: Record<string, TurnReport['stopReason'] | undefined> = {
   refusal: 'refusal',
   error: 'error',
 };
-
-/** Tool calls of the last assistant message that have no result in the history yet. */
-function unansweredCalls(history: ChatMessage[]): ToolCallRecord[] {
-  let index = history.length - 1;
-  const answered = new Set<string>();
-  while (index >= 0 && history[index]!.role === 'tool') {
-    answered.add((history[index] as { callId: string }).callId);
-    index -= 1;
-  }
-  const last = history[index];
-  if (last?.role !== 'assistant') return [];
-  return last.toolCalls.filter((call) => !answered.has(call.callId));
-}
 
 class TurnState {
   output = '';

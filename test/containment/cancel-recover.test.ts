@@ -87,7 +87,7 @@ it('co-hosted recovery re-issues an in-flight model request on a healthy thread'
 });
 
 it('co-hosted recovery re-attaches a running tool call by call id: it runs and is committed exactly once', async () => {
-  const { brood, tap } = setup(
+  const { brood } = setup(
     [
       { match: 'faulty', turns: [{ fault: 'throw' }] },
       { match: 'tooling', turns: [{ toolCalls: [{ name: 'gate', arguments: {} }] }, { text: 'got {{results}}' }] },
