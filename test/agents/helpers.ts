@@ -3,59 +3,13 @@
  * (so tests synchronize on promises instead of sleeping), event filters, and error-code probes.
  */
 import { setImmediate as macrotask } from 'node:timers/promises';
-import { createBrood, memorySessions } from '../../src/index.js';
-import type { Brood, BroodOptions, SessionEvent, SessionStore } from '../../src/index.js';
+import { createBrood } from '../../src/index.js';
+import type { Brood, BroodOptions, SessionEvent } from '../../src/index.js';
 
 export type RunnerKind = 'worker' | 'inline';
 export const RUNNERS: RunnerKind[] = ['worker', 'inline'];
 
-export interface TappedStore {
-  store: SessionStore & { close?: () => Promise<void> };
-  /** Resolves with the first event (already appended or future) of `id` that matches. */
-  waitFor(id: string, type: string, match?: (event: SessionEvent) => boolean): Promise<SessionEvent>;
-  /** Every event appended so far, per session, in append order. */
-  log(id: string): SessionEvent[];
-}
-
-/** Wraps a store so tests can await "this event is in the store" without polling. */
-export function tapStore(inner: SessionStore & { close?: () => Promise<void> } = memorySessions()): TappedStore {
-  const logs = new Map<string, SessionEvent[]>();
-  const waiters = new Set<{ id: string; test: (event: SessionEvent) => boolean; resolve: (event: SessionEvent) => void }>();
-  const logOf = (id: string): SessionEvent[] => {
-    let log = logs.get(id);
-    if (!log) logs.set(id, (log = []));
-    return log;
-  };
-  const store: TappedStore['store'] = {
-    create: (header) => inner.create(header),
-    async append(id, events) {
-      await inner.append(id, events);
-      for (const event of events) {
-        logOf(id).push(event);
-        for (const waiter of [...waiters]) {
-          if (waiter.id === id && waiter.test(event)) {
-            waiters.delete(waiter);
-            waiter.resolve(event);
-          }
-        }
-      }
-    },
-    flush: (id) => inner.flush(id),
-    read: (id) => inner.read(id),
-    list: () => inner.list(),
-    ...(inner.close ? { close: () => inner.close!() } : {}),
-  };
-  return {
-    store,
-    log: (id) => [...logOf(id)],
-    waitFor(id, type, match = () => true) {
-      const test = (event: SessionEvent): boolean => event.type === type && match(event);
-      const found = logOf(id).find(test);
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve) => waiters.add({ id, test, resolve }));
-    },
-  };
-}
+export { tapStore, type TappedStore } from '../support/tap-store.js';
 
 export function makeBrood(runner: RunnerKind, options: BroodOptions = {}): Brood {
   return createBrood({ runner, pool: { threads: 2 }, ...options });

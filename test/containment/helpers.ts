@@ -4,72 +4,12 @@
  * and a per-agent execution counter for tool bodies.
  */
 import { expect } from 'vitest';
-import { memorySessions } from '../../src/index.js';
 import type { SessionEvent, SessionStore } from '../../src/index.js';
 
 export const route = { provider: 'scripted', model: 'scripted' } as const;
 
-export interface TappedStore {
-  store: SessionStore;
-  /** Resolves with the first event of `id` (already appended or future) that has `type` and matches. */
-  waitFor(id: string, type: string, match?: (event: SessionEvent) => boolean): Promise<SessionEvent>;
-}
-
-export function tapStore(inner: SessionStore = memorySessions()): TappedStore {
-  const seen = new Map<string, SessionEvent[]>();
-  const waiters = new Set<{ id: string; test: (event: SessionEvent) => boolean; resolve: (event: SessionEvent) => void }>();
-  const logOf = (id: string): SessionEvent[] => {
-    let log = seen.get(id);
-    if (!log) seen.set(id, (log = []));
-    return log;
-  };
-  const store: SessionStore = {
-    create: (header) => inner.create(header),
-    async append(id, events) {
-      await inner.append(id, events);
-      for (const event of events) {
-        logOf(id).push(event);
-        for (const waiter of [...waiters]) {
-          if (waiter.id !== id || !waiter.test(event)) continue;
-          waiters.delete(waiter);
-          waiter.resolve(event);
-        }
-      }
-    },
-    flush: (id) => inner.flush(id),
-    read: (id) => inner.read(id),
-    list: () => inner.list(),
-  };
-  return {
-    store,
-    waitFor(id, type, match = () => true) {
-      const test = (event: SessionEvent): boolean => event.type === type && match(event);
-      const found = logOf(id).find(test);
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve) => waiters.add({ id, test, resolve }));
-    },
-  };
-}
-
-/** Counts tool-body executions per `<agentId> <callId>` (exactly-once checks). */
-export class ExecutionCounter {
-  private readonly counts = new Map<string, number>();
-
-  hit(agentId: string | undefined, callId: string): void {
-    const key = `${agentId ?? '-'} ${callId}`;
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
-  }
-
-  /** callId → count for one agent. */
-  of(agentId: string): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const [key, count] of this.counts) {
-      const [agent, callId] = key.split(' ') as [string, string];
-      if (agent === agentId) out[callId] = count;
-    }
-    return out;
-  }
-}
+export { tapStore, type TappedStore } from '../support/tap-store.js';
+export { ExecutionCounter } from '../support/execution-counter.js';
 
 export function eventsOfType(events: SessionEvent[], type: string): SessionEvent[] {
   return events.filter((event) => event.type === type);
