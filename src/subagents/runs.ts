@@ -25,19 +25,16 @@ export async function startOneShot(
   const turnResult = child.inbox.result(accepted.id);
   const onAbort = (): void => child.abortMessage(accepted.id);
   request.signal.addEventListener('abort', onAbort, { once: true });
-  let dispose: Promise<void> | undefined;
-  const run: SubagentRun = {
-    id: child.id,
-    result: Promise.resolve(),
-    dispose: () => (dispose ??= child.dispose()),
-  } as unknown as SubagentRun;
-  run.result = turnResult
-    .then((result) => toSubagentResult(result, request, structured))
+  let disposing: Promise<void> | undefined;
+  // A job may adopt this run before it settles; only a run nobody detached rolls up into the parent's turn.
+  let run: SubagentRun | undefined;
+  const result = turnResult
+    .then((turn) => toSubagentResult(turn, request, structured))
     .then(
-      (result) => {
-        if (!core.detachedRuns.has(run) && parent.current?.turn === parentTurn) parent.addChildUsage(result.usage);
-        core.events.emit('end', { runId, provider, id: child.id, stopReason: result.stopReason, ...(result.output ? { output: result.output } : {}) });
-        return result;
+      (settled) => {
+        if (run && !core.detachedRuns.has(run) && parent.current?.turn === parentTurn) parent.addChildUsage(settled.usage);
+        core.events.emit('end', { runId, provider, id: child.id, stopReason: settled.stopReason, ...(settled.output ? { output: settled.output } : {}) });
+        return settled;
       },
       (error: unknown) => {
         core.events.emit('end', { runId, provider, id: child.id, stopReason: 'error' });
@@ -45,6 +42,7 @@ export async function startOneShot(
       },
     )
     .finally(() => request.signal.removeEventListener('abort', onAbort));
+  run = { id: child.id, result, dispose: () => (disposing ??= child.dispose()) };
   try {
     await accepted.durable;
   } catch (error) {
