@@ -3,7 +3,7 @@
  * turns. The driver does the work in a worker; everything that is policy — which message a turn
  * claims, what the model may see, tool execution, persistence — happens here through the gateway.
  */
-import { BroodError } from '../errors.js';
+import { BroodError, errorMessage } from '../errors.js';
 import { awaitingModel } from '../driver/history-tail.js';
 import { guardDisposed } from '../guard.js';
 import { VersionCell } from '../driver/versions.js';
@@ -11,7 +11,8 @@ import type { DriverPlan } from '../driver/types.js';
 import type { ChatMessage } from '../models/types.js';
 import type { Agent, AgentStatus, CodeMode, ModelRoute, PromptRegistry, ToolRegistry, TurnResult, Usage } from '../types.js';
 import type { Activation, ActivationEnd } from '../workers/runner.js';
-import { createGateway, endTurnInParent, resolveView, type CurrentTurn } from './gateway.js';
+import { claimNext, createGateway, endTurnInParent, resolveView, type CurrentTurn } from './gateway.js';
+import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
 import { SessionWriter } from './session-writer.js';
 import type { AgentDeps, AgentInit } from './types.js';
@@ -152,7 +153,18 @@ export class AgentImpl implements Agent {
       this.busy = true;
       this.observer?.activationStarted();
     }
-    this.startActivation(this.plan());
+    // The plan is taken before the claim: the claimed message reaches the driver as `firstMessage`.
+    const plan = this.plan();
+    const pending = new PendingActivation();
+    this.activation = pending;
+    void pending.done.then((end) => this.activationEnded(end));
+    claimNext(this).then(
+      (first) => {
+        if (first === null) pending.finish({ kind: 'finished' });
+        else pending.attach(this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this)));
+      },
+      (error: unknown) => pending.finish({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),
+    );
   }
 
   private startActivation(plan: DriverPlan): void {
@@ -167,7 +179,7 @@ export class AgentImpl implements Agent {
       agentId: this.id,
       route: this.route,
       view: this.resolveViewSafely(),
-      history: this.history,
+      history: [...this.history],
       ownStart: this.init.ownStart,
       maxParallelToolCalls: limits.maxParallelToolCalls,
       codeMode: this.codeMode,

@@ -74,7 +74,7 @@ export function createGateway(agent: AgentImpl): GatewayRemote {
   }) as GatewayRemote;
 }
 
-async function claimNext(agent: AgentImpl): Promise<{ turn: number; messageId: string; text: string; aborted: boolean } | null> {
+export async function claimNext(agent: AgentImpl): Promise<{ turn: number; messageId: string; text: string; aborted: boolean } | null> {
   for (;;) {
     if (agent.isDisposed) return null;
     const head = agent.inbox.shift();

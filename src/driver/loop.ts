@@ -45,7 +45,9 @@ export class Driver {
 
   /** Runs turns until the parent has no unclaimed message left. */
   async runActivation(): Promise<void> {
-    let message = this.plan.resumeTurn ? await this.finishTurn(await this.resumeTurn(this.plan.resumeTurn)) : await this.host.claimNext();
+    let message = this.plan.resumeTurn
+      ? await this.finishTurn(await this.resumeTurn(this.plan.resumeTurn))
+      : (this.plan.firstMessage ?? (await this.host.claimNext()));
     while (message !== null) message = await this.finishTurn(await this.runTurn(message));
   }
 

@@ -34,6 +34,8 @@ export interface DriverPlan {
    * one shared by the whole runtime (global layers) and one of the agent's own (its layers).
    */
   versions: SharedArrayBuffer[];
+  /** The message the parent already claimed for this activation's first turn (saves a round trip). */
+  firstMessage?: ClaimedMessage;
   /** Set when this activation recovers an agent whose thread died mid-turn: continue that turn. */
   resumeTurn?: ResumedTurn;
   /** Thread-watch wiring (worker runner only): the board, this activation's token, and a cell for its threadId. */

@@ -80,6 +80,7 @@ export const driverPlanSchema = z.object({
   codeBusyTimeoutMs: z.number().positive(),
   codeWallTimeoutMs: z.number().positive(),
   versions: z.array(z.instanceof(SharedArrayBuffer)),
+  firstMessage: claimedMessageSchema.unwrap().optional(),
   resumeTurn: z.object({ turn: z.number().int(), messageId: z.string(), startedCallIds: z.array(z.string()), lastFinish: z.string().optional() }).optional(),
   watch: z
     .object({ board: z.instanceof(SharedArrayBuffer), token: z.number().int(), threadCell: z.instanceof(SharedArrayBuffer) })
