@@ -67,7 +67,8 @@ export class AgentImpl implements Agent {
     this.writer = new SessionWriter(deps.store, init.id, init.nextSeq, deps.now);
     this.tools = guardDisposed(init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
     this.prompt = guardDisposed(init.prompt.registry, () => this.disposed, `agent ${this.id}`, []);
-    // The tool registry's change event covers global and own changes; prompt changes bump the global cell.
+    // The agent registry's change event covers global and own tool changes; agent-layer prompt changes
+    // bump this cell through the prompt scope, global prompt changes bump the runtime's global cell.
     this.releaseListeners = init.tools.registry.on('change', () => this.ownVersion.bump());
     for (const message of init.unclaimed) {
       this.inbox.push({ id: message.id, text: message.text, durable: Promise.resolve(), signal: undefined });
