@@ -10,10 +10,10 @@ import type { ToolResult, Usage } from '../types.js';
 import type { GatewayRemote } from '../workers/gateway-client.js';
 import {
   classifyArgsSchema,
-  driverEventsSchema,
+  parseEvents,
   parseMessage,
+  parseToolCall,
   replyOf,
-  toolCallRequestSchema,
   turnReportSchema,
 } from '../workers/protocol.js';
 import type { AgentImpl } from './agent.js';
@@ -127,7 +127,7 @@ export function resolveView(agent: AgentImpl): DriverView {
 }
 
 async function executeTool(agent: AgentImpl, raw: unknown): Promise<ToolResult> {
-  const call = parseMessage(toolCallRequestSchema, raw, 'executeTool');
+  const call = parseToolCall(raw);
   const turn = agent.current;
   const existing = turn?.calls.get(call.callId);
   if (existing) return existing;
@@ -153,7 +153,7 @@ function withJsonValue(result: ToolResult): ToolResult {
 }
 
 function logEvents(agent: AgentImpl, raw: unknown): Promise<void> {
-  const events = parseMessage(driverEventsSchema, raw, 'log') as DriverEvent[];
+  const events = parseEvents(raw) as DriverEvent[];
   for (const event of events) applyToParent(agent, event);
   // The gateway runs each message's handler synchronously in arrival order, so seq order is log order.
   return agent.writer.append(events);

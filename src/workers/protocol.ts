@@ -119,6 +119,35 @@ export function unwrapReply<T>(raw: unknown, valueSchema: z.ZodType<T>, what: st
   return value.data;
 }
 
+/**
+ * The two messages every driver sends most (event batches, tool calls), checked by hand first: zod
+ * would allocate a parsed copy of every batch on the parent's hot path. A message that fails the quick
+ * check goes through the schema, so a rejection still explains itself.
+ */
+export function parseEvents(raw: unknown): z.infer<typeof driverEventsSchema> {
+  if (Array.isArray(raw) && raw.every(isWellFormedEvent)) return raw as z.infer<typeof driverEventsSchema>;
+  return parseMessage(driverEventsSchema, raw, 'log');
+}
+
+export function parseToolCall(raw: unknown): z.infer<typeof toolCallRequestSchema> {
+  const call = raw as Partial<Record<'callId' | 'name' | 'arguments' | 'origin', unknown>> | null;
+  const quick =
+    typeof call === 'object' && call !== null &&
+    typeof call.callId === 'string' && call.callId !== '' &&
+    typeof call.name === 'string' && call.name !== '' &&
+    typeof call.arguments === 'string' &&
+    (call.origin === undefined || call.origin === 'model' || call.origin === 'code');
+  return quick ? (call as z.infer<typeof toolCallRequestSchema>) : parseMessage(toolCallRequestSchema, raw, 'executeTool');
+}
+
+function isWellFormedEvent(event: unknown): boolean {
+  if (typeof event !== 'object' || event === null) return false;
+  const { type, data } = event as { type?: unknown; data?: unknown };
+  if (typeof type !== 'string' || type === '' || typeof data !== 'object' || data === null || Array.isArray(data)) return false;
+  const proto = Object.getPrototypeOf(data) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
 /** Parses a message from the other side; failures are INTERNAL protocol errors naming the message. */
 export function parseMessage<T>(schema: z.ZodType<T>, raw: unknown, what: string): T {
   const parsed = schema.safeParse(raw);
