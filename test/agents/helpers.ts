@@ -43,15 +43,7 @@ export async function rejectionCode(promise: Promise<unknown>): Promise<string> 
   return 'RESOLVED';
 }
 
-/** The code a call threw synchronously, or 'NO_THROW'. */
-export function thrownCode(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    return String((error as { code?: unknown }).code);
-  }
-  return 'NO_THROW';
-}
+export { thrownCode } from '../support/codes.js';
 
 export interface Deferred<T = void> {
   promise: Promise<T>;

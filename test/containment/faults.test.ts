@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, defineTool, scriptedModels } from '../../src/index.js';
 import type { Agent, Brood, TurnResult } from '../../src/index.js';
 import { ExecutionCounter, eventsOfType, expectWellFormed, route, tapStore } from './helpers.js';
+import { countingSlowTool } from '../support/execution-counter.js';
 
 type Fault = 'exit' | 'throw' | 'oom' | 'hang';
 const FAULTS: Fault[] = ['exit', 'throw', 'oom', 'hang'];
@@ -49,19 +50,7 @@ function setup(fault: Fault) {
     pool: { threads: 2, hangTimeoutMs: fault === 'oom' ? 8000 : HANG_TIMEOUT_MS, cancelGraceMs: 300, resourceLimits: { maxOldGenerationSizeMb: 64 } },
     codeBusyTimeoutMs: 300,
   });
-  brood.tools.register(
-    defineTool({
-      name: 'slow',
-      description: 'takes a little while',
-      parameters: { type: 'object', properties: { v: { type: 'number' } }, required: ['v'] },
-      concurrencySafe: true,
-      async execute(args: { v: number }, ctx) {
-        counter.hit(ctx.agent?.id, ctx.callId);
-        await new Promise((resolve) => setTimeout(resolve, 40));
-        return `${ctx.agent?.id}#${args.v}`;
-      },
-    }),
-  );
+  brood.tools.register(defineTool(countingSlowTool(counter, 40, (agentId, v) => `${agentId}#${v}`)));
   return { brood, tap, counter };
 }
 

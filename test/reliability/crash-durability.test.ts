@@ -182,20 +182,26 @@ async function recoverAndCheck(dir: string): Promise<{ sessions: number; followu
 
 it(`survives SIGKILL at ${SEEDS} seeded points of a delegation tree on fileSessions`, async () => {
   expect(fullRunLines).toBeGreaterThan(50);
-  const seeds = Array.from({ length: SEEDS }, (_u, i) => i + 1);
+  // A run's progress-line count varies a little with scheduling, so a late kill point may come after a
+  // shorter run already finished. Such a run is still recovered and checked, and seeds continue until
+  // SEEDS runs were really killed (bounded, so a fixture that stops being killable fails loudly).
+  const maxSeeds = SEEDS * 2;
+  let nextSeed = 1;
+  let kills = 0;
   const summary: { seed: number; killAt: number; sessions: number; followups: number }[] = [];
   const work = async (seed: number): Promise<void> => {
     const dir = join(base, `seed-${seed}`);
     const killAt = killPoint(seed, fullRunLines);
     const run = await runFixture(dir, killAt);
-    expect(run.killed, `seed ${seed} finished before its kill point ${killAt}`).toBe(true);
+    if (run.killed) kills += 1;
     if (!existsSync(dir)) return; // killed before the directory existed: nothing accepted, nothing to check
-      summary.push({ seed, killAt, ...(await recoverAndCheck(dir)) });
+    const checked = await recoverAndCheck(dir);
+    if (run.killed) summary.push({ seed, killAt, ...checked });
   };
-  const queue = [...seeds];
   await Promise.all(Array.from({ length: PARALLEL }, async () => {
-    for (let seed = queue.shift(); seed !== undefined; seed = queue.shift()) await work(seed);
+    while (kills < SEEDS && nextSeed <= maxSeeds) await work(nextSeed++);
   }));
+  expect(kills, `only ${kills} of ${nextSeed - 1} runs were killed before finishing`).toBeGreaterThanOrEqual(SEEDS);
   // The kill points really were spread: some early, some late; continuable children were exercised.
   const points = summary.map((s) => s.killAt);
   expect(Math.min(...points)).toBeLessThan(fullRunLines / 3);

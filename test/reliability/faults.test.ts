@@ -15,6 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBrood, defineTool, scriptedModels, subagentTool } from '../../src/index.js';
 import type { Brood, ModelProviderConfig, ScriptedTurn, SessionEvent } from '../../src/index.js';
 import { ExecutionCounter, ofType, recordLifecycle, route, tapStore, withTimeout } from './helpers.js';
+import { countingSlowTool } from '../support/execution-counter.js';
 
 const SIBLINGS = 16;
 const FAULTED = 5; // index of the faulted sibling in the assistant message
@@ -207,19 +208,7 @@ function setup(scenario: Scenario) {
   });
   brood = b;
   b.use(subagentTool({ provider: 'spawn', enableModelSelection: true }));
-  b.tools.register(
-    defineTool({
-      name: 'slow',
-      description: 'takes a little while',
-      parameters: { type: 'object', properties: { v: { type: 'number' } }, required: ['v'] },
-      concurrencySafe: true,
-      async execute(args: { v: number }, ctx) {
-        counter.hit(ctx.agent?.id, ctx.callId);
-        await new Promise((resolve) => setTimeout(resolve, 15));
-        return `v${args.v}`;
-      },
-    }),
-  );
+  b.tools.register(defineTool(countingSlowTool(counter, 15, (_agentId, v) => `v${v}`)));
   b.tools.register(
     defineTool({
       name: 'explode',

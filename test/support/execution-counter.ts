@@ -21,3 +21,21 @@ export class ExecutionCounter {
     return Math.max(0, ...this.counts.values());
   }
 }
+
+/**
+ * The definition of a slow, concurrency-safe tool that counts its executions (for exactly-once checks
+ * under faults): `slow({ v })` waits `ms`, then answers `render(agentId, v)`.
+ */
+export function countingSlowTool(counter: ExecutionCounter, ms: number, render: (agentId: string | undefined, v: number) => string) {
+  return {
+    name: 'slow',
+    description: 'takes a little while',
+    parameters: { type: 'object', properties: { v: { type: 'number' } }, required: ['v'] },
+    concurrencySafe: true,
+    async execute(args: { v: number }, ctx: { agent: { id: string } | undefined; callId: string }) {
+      counter.hit(ctx.agent?.id, ctx.callId);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return render(ctx.agent?.id, args.v);
+    },
+  };
+}
