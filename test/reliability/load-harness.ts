@@ -107,6 +107,10 @@ export interface LoadReport {
  */
 export async function runLoad(rig: LoadRig, sequential: number, concurrent: number): Promise<LoadReport> {
   const { parents } = rig;
+  // Pool threads hold a ref'd MessagePort while they boot: let them finish before the baseline is taken.
+  for (let i = 0; i < 400 && process.getActiveResourcesInfo().includes('MessagePort'); i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
   await rig.delegate(parents[0]!, 0);
   const baseline = await activeResources();
   const warmup = Math.min(100, Math.floor(sequential / 10));
