@@ -109,8 +109,27 @@ export async function replyOf<T>(work: () => Promise<T> | T): Promise<Reply<T>> 
 
 const replyShape = z.object({ ok: z.boolean(), value: z.unknown().optional(), error: errorEnvelopeSchema.optional() });
 
+/** Hand-written checks for the replies a driver receives most; anything else (or a failure) goes through zod. */
+const QUICK_REPLY_CHECKS = new Map<z.ZodType, (value: unknown) => boolean>([
+  [toolResultSchema, isQuickToolResult],
+]);
+
+function isQuickToolResult(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const result = value as { isError?: unknown; content?: unknown; error?: unknown };
+  if (typeof result.isError !== 'boolean' || typeof result.content !== 'string') return false;
+  if (result.error === undefined) return true;
+  const error = result.error as { code?: unknown; message?: unknown } | null;
+  return typeof error === 'object' && error !== null && typeof error.message === 'string' && (error.code === undefined || typeof error.code === 'string');
+}
+
 /** Validates a reply from the other side and unwraps it, rebuilding a BroodError with its code. */
 export function unwrapReply<T>(raw: unknown, valueSchema: z.ZodType<T>, what: string): T {
+  const quick = QUICK_REPLY_CHECKS.get(valueSchema);
+  const candidate = raw as { ok?: unknown; value?: unknown } | null;
+  if (quick && typeof candidate === 'object' && candidate !== null && candidate.ok === true && quick(candidate.value)) {
+    return candidate.value as T;
+  }
   const reply = replyShape.safeParse(raw);
   if (!reply.success) throw protocolError(what, reply.error);
   if (!reply.data.ok) throw decodeError(reply.data.error ?? { code: 'INTERNAL', message: `${what} failed` });
