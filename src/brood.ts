@@ -96,25 +96,34 @@ class BroodRuntime implements Brood {
     this.core = buildCore(options, internal, this.models, this.sessions, this.codeMode);
     this.core.restore = (id) => restoreAgent(this.core, id);
     this.core.onRestored = (agent, descriptor) => this.subagents.attachRestored(agent, typeof descriptor.provider === 'string' ? descriptor.provider : undefined);
-    this.subagents = new SubagentRuntimeImpl(this.core, () => this.closing !== undefined);
+    const closed = (): boolean => this.closing !== undefined;
+    this.subagents = new SubagentRuntimeImpl(this.core, closed);
     const baseDisposed = this.core.agentDeps.onDisposed;
     this.core.agentDeps.onDisposed = (id) => {
       baseDisposed(id);
       this.subagents.jobs.cancelOwnedBy(id);
     };
-    const closed = (): boolean => this.closing !== undefined;
     this.tools = guardDisposed(this.core.tools.global, closed, 'this brood runtime', ['execute']);
     this.prompt = guardDisposed(this.core.prompt.global, closed, 'this brood runtime', []);
     this[INTERNALS] = {
       core: this.core,
       jobs: this.subagents.jobs,
-      agentImpl: (agent) => (agent === undefined ? undefined : this.core.agents.get(agent.id) === agent ? this.core.agents.get(agent.id) : undefined),
+      agentImpl: (agent) => {
+        const impl = agent === undefined ? undefined : this.core.agents.get(agent.id);
+        return impl === agent ? impl : undefined;
+      },
       addMountHook: (hook) => this.subagents.addMountHook(hook),
       reservations: new Map(),
       shared: new Map(),
     };
     if (options.persona !== undefined) registerPersona(this.prompt, options.persona);
-    for (const provider of (options.providers as SubagentProvider[] | undefined) ?? [spawnProvider(), forkProvider()]) this.subagents.register(provider);
+    try {
+      for (const provider of (options.providers as SubagentProvider[] | undefined) ?? [spawnProvider(), forkProvider()]) this.subagents.register(provider);
+    } catch (error) {
+      // createBrood failed: leave nothing behind (release the pool's threads now, not at exit).
+      void this.core.agentDeps.runner.close();
+      throw error;
+    }
   }
 
   async createAgent(options: CreateAgentOptions): Promise<Agent> {
@@ -134,7 +143,7 @@ class BroodRuntime implements Brood {
       session: { nextSeq: 0, history: [], ownStart: 0, lastTurn: 0, unclaimed: [], lastRequestRoute: undefined },
     });
     try {
-      await this.sessions.create({ id, createdAt: Date.now(), delegationDepth: depth, model: route });
+      await this.sessions.create({ id, createdAt: this.core.agentDeps.now(), delegationDepth: depth, model: route });
     } catch (error) {
       rollback();
       throw error;

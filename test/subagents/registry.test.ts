@@ -113,3 +113,4 @@ describe('subagent provider registry', () => {
     expect(h.order).toEqual([`start:${run.id}`, `end:${run.id}:completed`]);
   });
 });
+
