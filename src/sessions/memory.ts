@@ -4,6 +4,7 @@
  * isolation a file store gets for free through serialization.
  */
 import { BroodError } from '../errors.js';
+import { isPlainObject } from '../plain.js';
 import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
 import { checkEventShapes, checkHeader, checkSeqs } from './validate.js';
 
@@ -58,8 +59,7 @@ export function memorySessions(): SessionStore {
 function copyData<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map(copyData) as T;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  if (!isPlainObject(value)) return structuredClone(value);
   const copy: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value)) copy[key] = copyData(child);
   return copy as T;

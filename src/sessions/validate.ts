@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
+import { isPlainObject } from '../plain.js';
 import type { SessionEvent, SessionHeader } from '../types.js';
 
 const modelRouteSchema = z.looseObject({
@@ -76,14 +77,8 @@ function looksLikeEvent(value: unknown): boolean {
     typeof time === 'number' &&
     typeof type === 'string' &&
     type.length > 0 &&
-    isPlainRecord(data)
+    isPlainObject(data)
   );
-}
-
-function isPlainRecord(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
 }
 
 /** Shape-checks a batch about to be appended (at call time, before the caller can mutate it). */

@@ -6,6 +6,7 @@
 import { MessagePort } from 'node:worker_threads';
 import { z } from 'zod';
 import { BroodError, decodeError, encodeError, type ErrorEnvelope } from '../errors.js';
+import { isPlainObject } from '../plain.js';
 
 const jsonRecord = z.record(z.string(), z.unknown());
 
@@ -162,9 +163,7 @@ export function parseToolCall(raw: unknown): z.infer<typeof toolCallRequestSchem
 function isWellFormedEvent(event: unknown): boolean {
   if (typeof event !== 'object' || event === null) return false;
   const { type, data } = event as { type?: unknown; data?: unknown };
-  if (typeof type !== 'string' || type === '' || typeof data !== 'object' || data === null || Array.isArray(data)) return false;
-  const proto = Object.getPrototypeOf(data) as unknown;
-  return proto === Object.prototype || proto === null;
+  return typeof type === 'string' && type !== '' && isPlainObject(data);
 }
 
 /** Parses a message from the other side; failures are INTERNAL protocol errors naming the message. */

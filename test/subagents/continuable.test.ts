@@ -1,18 +1,13 @@
 /** SPEC §9 continuable children and §11.7 (runtime side): notices, followup, interrupt, authority, cold resume. */
-import { mkdtemp, readFile, rm, appendFile } from 'node:fs/promises';
+import { mkdtemp, readFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineTool, fileSessions, scriptedModels } from '../../src/index.js';
 import type { Agent, SessionEvent } from '../../src/index.js';
-import { harness, isNotice, nth, ofType, rejectionCode, route, startChild, thrownCode, type Harness, type Script } from './helpers.js';
+import { closeAfterEach, harness, isNotice, nth, ofType, rejectionCode, route, startChild, thrownCode, type Harness, type Script } from './helpers.js';
 
-const open: Harness[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const h of open.splice(0)) await h.brood.close();
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const { open, dirs } = closeAfterEach();
 
 const SCRIPTS: Script[] = [
   { match: 'parent', turns: [{ text: 'parent idle' }, { text: 'parent woken' }, { text: 'parent woken 2' }, { text: 'parent woken 3' }] },

@@ -1,17 +1,12 @@
 /** SPEC §9 "Depth" and §6 header fields: parent + 1, DEPTH_EXCEEDED, runtime depth, resume never lowers. */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BroodError, fileSessions } from '../../src/index.js';
-import { harness, rejectionCode, route, startChild, type Harness } from './helpers.js';
+import { closeAfterEach, harness, rejectionCode, route, startChild, type Harness } from './helpers.js';
 
-const open: Harness[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const h of open.splice(0)) await h.brood.close();
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const { open, dirs } = closeAfterEach();
 function track(h: Harness): Harness {
   open.push(h);
   return h;

@@ -2,7 +2,9 @@
  * Helpers for the subagent runtime tests: a brood with a tapped store (await "this event landed"
  * instead of sleeping), recorded lifecycle events, and probes for "nothing was created".
  */
+import { rm } from 'node:fs/promises';
 import { threadId as mainThreadId } from 'node:worker_threads';
+import { afterEach } from 'vitest';
 import { createBrood, memorySessions, scriptedModels } from '../../src/index.js';
 import type { Agent, Brood, BroodOptions, SessionEvent, SessionHeader, SessionStore, SubagentEndEvent, SubagentStartEvent } from '../../src/index.js';
 import { internalsOf } from '../../src/internals.js';
@@ -105,3 +107,14 @@ export function nth(h: Harness, id: string, type: string, n: number, match: (eve
 }
 
 export const isNotice = (event: SessionEvent): boolean => event.data.source === 'subagent-settled';
+
+/** Runtimes and temp directories a test file opens, closed and removed after each test. */
+export function closeAfterEach(): { open: Harness[]; dirs: string[] } {
+  const open: Harness[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const h of open.splice(0)) await h.brood.close();
+    for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+  });
+  return { open, dirs };
+}

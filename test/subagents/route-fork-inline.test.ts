@@ -1,18 +1,13 @@
 /** SPEC §9 "Child route", forkProvider seeding, inlineProvider placement. */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineTool, fileSessions, forkProvider, inlineProvider, scriptedModels } from '../../src/index.js';
 import type { BroodOptions, SessionStore } from '../../src/index.js';
-import { firstRequest, harness, mainThreadId, ofType, rejectionCode, route, startChild, type Harness, type Script } from './helpers.js';
+import { closeAfterEach, firstRequest, harness, mainThreadId, ofType, rejectionCode, route, startChild, type Harness, type Script } from './helpers.js';
 
-const open: Harness[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const h of open.splice(0)) await h.brood.close();
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const { open, dirs } = closeAfterEach();
 
 const SCRIPTS: Script[] = [
   { match: 'parent', turns: [{ text: 'parent answer' }, { text: 'parent again' }] },
