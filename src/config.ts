@@ -1,5 +1,6 @@
 /** createBrood's options: validated synchronously at the trust boundary (SPEC §3, INVALID_CONFIG). */
 import { z } from 'zod';
+import { DEFAULTS } from './defaults.js';
 import { BroodError } from './errors.js';
 import { hasFaultTurns } from './models/scripted.js';
 import type { ModelProviderConfig } from './models/types.js';
@@ -37,8 +38,8 @@ export const broodOptionsSchema = z
     preferences: z.custom<{ get(key: string): unknown }>((value) => typeof value === 'object' && value !== null && typeof (value as { get?: unknown }).get === 'function', 'an object with get(key)').optional(),
   })
   .superRefine((options, ctx) => {
-    const busy = options.codeBusyTimeoutMs ?? 5_000;
-    const hang = options.pool?.hangTimeoutMs ?? 10_000;
+    const busy = options.codeBusyTimeoutMs ?? DEFAULTS.codeBusyTimeoutMs;
+    const hang = options.pool?.hangTimeoutMs ?? DEFAULTS.hangTimeoutMs;
     if (hang <= busy) {
       ctx.addIssue({ code: 'custom', path: ['pool', 'hangTimeoutMs'], message: `must exceed codeBusyTimeoutMs (${busy})` });
     }

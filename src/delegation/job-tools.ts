@@ -6,15 +6,17 @@
 import { z } from 'zod';
 import type { Brood, BroodPlugin } from '../brood.js';
 import { makeDisposer, type Disposer } from '../disposer.js';
+import { DEFAULTS } from '../defaults.js';
 import { BroodError } from '../errors.js';
 import { defineTool } from '../tools/define-tool.js';
 import type { Job, JobTable } from '../subagents/types.js';
 import type { ToolDefinition } from '../types.js';
 import { isFinished, jobKillText, jobListText, jobOutputText, unknownJobMessage } from './render.js';
-import { acquireShared, callingAgent, internals } from './shared.js';
+import { pluginHost } from '../runtime/plugin-host.js';
+import { acquireShared, callingAgent } from './shared.js';
 
 export const JOB_TOOLS_KEY = 'delegation:job-tools';
-export const DEFAULT_WAIT_MS = 30_000;
+export const DEFAULT_WAIT_MS = DEFAULTS.jobWaitMs;
 export const MAX_WAIT_MS = 600_000;
 
 /** `use(jobTools())` next to instances that install them is harmless: one registration, ref-counted. */
@@ -24,7 +26,7 @@ export function jobTools(): BroodPlugin {
 
 /** Used by one-shot instances too; shares the same reference count as explicit use(jobTools()). */
 export function installJobTools(brood: Brood): Disposer {
-  return acquireShared(brood, JOB_TOOLS_KEY, () => registerAll(brood, createJobTools(() => internals(brood).jobs)));
+  return acquireShared(brood, JOB_TOOLS_KEY, () => registerAll(brood, createJobTools(() => pluginHost(brood).jobs)));
 }
 
 /** Registers every tool or none: a duplicate name rolls back the ones already registered. */

@@ -17,7 +17,8 @@ import {
   disposeAfterFailureSuffix,
   failureMessage,
 } from './render.js';
-import { callingAgent, internals, subagentsOf } from './shared.js';
+import { pluginHost } from '../runtime/plugin-host.js';
+import { callingAgent, subagentsOf } from './shared.js';
 
 export interface ForegroundValue {
   kind: 'foreground';
@@ -121,7 +122,7 @@ async function oneShotBackground(deps: DelegationDeps, request: Request, call: D
     await run.dispose().catch(() => undefined);
     throw new BroodError('ABORTED', 'the delegation was cancelled before its background job was registered');
   }
-  const job = internals(deps.brood).jobs.create(request.parent, run, call.description, controller);
+  const job = pluginHost(deps.brood).jobs.create(request.parent, run, call.description, controller);
   const value: BackgroundValue = { kind: 'background', jobId: job.id };
   return withContent(value, `started background subagent job ${job.id}`);
 }

@@ -16,7 +16,8 @@ import { parseSubagentToolConfig, type ResolvedSubagentToolConfig, type Subagent
 import { installJobTools } from './job-tools.js';
 import { LIST_MODELS_TOOL, listModelsTool } from './list-models-tool.js';
 import { runDelegation } from './routes.js';
-import { internals, modelSelectionEnabledFor } from './shared.js';
+import { pluginHost } from '../runtime/plugin-host.js';
+import { modelSelectionEnabledFor } from './shared.js';
 import { continuableSectionText, sectionName, toolWording } from './wording.js';
 
 /** Orders the guidance after deployment sections (persona is 0, default 100). */
@@ -40,7 +41,7 @@ function installSubagentTool(brood: Brood, raw: SubagentToolConfig): Disposer {
     }
     if (config.enableRunInBackground && config.backgroundMode === 'one-shot') stack.add(installJobTools(brood));
     const mount = new Mount(brood, config);
-    stack.add(internals(brood).addMountHook({ added: (p) => mount.added(p), removed: (p) => mount.removed(p) }));
+    stack.add(pluginHost(brood).addMountHook({ added: (p) => mount.added(p), removed: (p) => mount.removed(p) }));
     stack.add(() => mount.unmount());
   } catch (error) {
     stack.disposeAll();
@@ -60,25 +61,23 @@ function isContinuable(config: ResolvedSubagentToolConfig): boolean {
 /** Reserved at use() even while the provider is absent, so duplicates never wait for a mount. */
 function reserveToolName(brood: Brood, config: ResolvedSubagentToolConfig, stack: DisposerStack): void {
   const name = config.toolName;
-  const { reservations, core } = internals(brood);
+  const host = pluginHost(brood);
   const key = `tool:${name}`;
   if (SHARED_TOOL_NAMES.has(name)) throw invalidConfig(`toolName '${name}' is reserved for a shared delegation tool`);
-  if (reservations.has(key)) throw invalidConfig(`toolName '${name}' is already used by another loaded subagentTool instance`);
-  if (core.tools.knownGlobalNames().includes(name)) throw invalidConfig(`toolName '${name}' is already a registered tool`);
-  reservations.set(key, config.provider);
-  stack.add(() => reservations.delete(key));
+  if (host.reservationHolder(key) !== undefined) throw invalidConfig(`toolName '${name}' is already used by another loaded subagentTool instance`);
+  if (host.globalToolNames().includes(name)) throw invalidConfig(`toolName '${name}' is already a registered tool`);
+  stack.add(host.reserve(key, config.provider));
 }
 
 /** list_subagent_models has a global name, so exactly one instance per runtime may own it. */
 function reserveDiscovery(brood: Brood, config: ResolvedSubagentToolConfig, stack: DisposerStack): void {
-  const { reservations } = internals(brood);
-  const owner = reservations.get(LIST_MODELS_TOOL);
+  const host = pluginHost(brood);
+  const owner = host.reservationHolder(LIST_MODELS_TOOL);
   if (owner !== undefined) {
     const key = config.enableModelSelection ? 'enableModelSelection' : 'modelSelectionSettings';
     throw invalidConfig(`${key}: ${LIST_MODELS_TOOL} is already owned by the '${owner}' instance; at most one instance per runtime may enable model selection`);
   }
-  reservations.set(LIST_MODELS_TOOL, config.toolName);
-  stack.add(() => reservations.delete(LIST_MODELS_TOOL));
+  stack.add(host.reserve(LIST_MODELS_TOOL, config.toolName));
 }
 
 /** The tool's presence follows its provider: mounted while registered, with that provider's wording. */

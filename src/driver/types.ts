@@ -92,5 +92,3 @@ export interface ToolCallRequestWire {
   origin?: 'model' | 'code';
 }
 
-/** Control messages the parent sends to a running driver. */
-export type DriverControl = { control: 'cancel'; turn?: number };

@@ -1,4 +1,4 @@
-/** Public model API (re-exported from the package root by src/index.ts). */
+/** The models folder's surface for brood's own tests; the package root (src/index.ts) curates its own subset. */
 export { createModelCatalog, type ModelCatalog } from './catalog.js';
 export { resolveChildRoute } from './route.js';
 export { scriptedModels, hasFaultTurns, type ScriptedOptions, type ScriptedTurn, type ScriptedScript } from './scripted.js';

@@ -5,7 +5,6 @@
 import { makeDisposer, type Disposer } from '../disposer.js';
 import { BroodError } from '../errors.js';
 import type { AgentImpl } from '../agents/agent.js';
-import type { MountHook } from '../internals.js';
 import type { Agent } from '../types.js';
 import { completedTurns } from './completed-turns.js';
 import type { SubagentCore } from './core.js';
@@ -16,6 +15,7 @@ import { publishChild, type StructuredHolder } from './setup.js';
 import type {
   ContinuableSpec,
   CreateChildOptions,
+  MountHook,
   ProviderContext,
   SubagentEventName,
   SubagentProvider,

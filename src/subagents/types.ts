@@ -143,3 +143,9 @@ export interface JobTable {
   /** Requests cancellation; returns false when the job had already finished. */
   kill(owner: Agent, jobId: string): boolean;
 }
+
+/** Synchronous hooks run inside `subagents.register()` and its disposer; `added` throwing vetoes the registration. */
+export interface MountHook {
+  added(provider: SubagentProvider): void;
+  removed(provider: SubagentProvider): void;
+}

@@ -10,6 +10,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, type ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { DriverPlan } from '../driver/types.js';
 import type { ModelProviderConfig } from '../models/types.js';
@@ -51,7 +52,7 @@ export class WorkerRunner implements DriverRunner {
 
   constructor(private readonly options: WorkerRunnerOptions) {
     const threads = options.threads ?? Math.max(1, availableParallelism());
-    this.hangTimeoutMs = options.hangTimeoutMs ?? 10_000;
+    this.hangTimeoutMs = options.hangTimeoutMs ?? DEFAULTS.hangTimeoutMs;
     this.pool = this.createPool(threads);
   }
 
@@ -105,11 +106,11 @@ export class WorkerRunner implements DriverRunner {
       filename: locateWorkerEntry(),
       minThreads: threads,
       maxThreads: threads,
-      idleTimeout: this.options.idleTimeoutMs ?? 30_000,
+      idleTimeout: this.options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
       atomics: 'disabled',
       concurrentTasksPerWorker: TASKS_PER_THREAD,
       maxQueue: Number.POSITIVE_INFINITY,
-      resourceLimits: this.options.resourceLimits ?? { maxOldGenerationSizeMb: 1024 },
+      resourceLimits: this.options.resourceLimits ?? { maxOldGenerationSizeMb: DEFAULTS.maxOldGenerationSizeMb },
       workerData: { models: this.options.models },
     });
   }

@@ -7,7 +7,7 @@ import { threadId as mainThreadId } from 'node:worker_threads';
 import { afterEach } from 'vitest';
 import { createBrood, memorySessions, scriptedModels } from '../../src/index.js';
 import type { Agent, Brood, BroodOptions, SessionEvent, SessionHeader, SessionStore, SubagentEndEvent, SubagentStartEvent } from '../../src/index.js';
-import { internalsOf } from '../../src/internals.js';
+import { runtimeOf } from '../../src/runtime/plugin-host.js';
 import { deferred, tapStore, type Deferred, type TappedStore } from '../agents/helpers.js';
 
 export { deferred, rejectionCode, thrownCode } from '../agents/helpers.js';
@@ -69,7 +69,7 @@ export function harness(options: BroodOptions & { scripts?: Script[]; inner?: Se
     endOf: (id) => waiterFor(id).promise,
     headers: () => brood.sessions.list(),
     events: async (id) => (await brood.sessions.read(id)).events,
-    liveAgents: () => internalsOf(brood).core.agents.size,
+    liveAgents: () => runtimeOf(brood).agents.size,
   };
 }
 

@@ -1,7 +1,7 @@
 /** SPEC §11.6 runtime side: the job table (ids, statuses, owner notices, ownership, owner disposal). */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent, SubagentRun } from '../../src/index.js';
-import { internalsOf } from '../../src/internals.js';
+import { pluginHost } from '../../src/runtime/plugin-host.js';
 import { harness, nth, ofType, route, type Harness, type Script } from './helpers.js';
 
 let h: Harness | undefined;
@@ -24,13 +24,13 @@ const noticeFor = (id: string, label: string, status: string): string =>
 async function startJob(owner: Agent, prompt: string, label: string) {
   const controller = new AbortController();
   const run: SubagentRun = await h!.brood.subagents.start('spawn', { parent: owner, prompt, signal: controller.signal, label });
-  return { run, job: internalsOf(h!.brood).jobs.create(owner, run, label, controller) };
+  return { run, job: pluginHost(h!.brood).jobs.create(owner, run, label, controller) };
 }
 
 describe('background jobs', () => {
   it('unique ids; running → completed / killed / failed; one exact notice per job wakes the idle owner', async () => {
     h = harness({ scripts: SCRIPTS });
-    const jobs = internalsOf(h.brood).jobs;
+    const jobs = pluginHost(h.brood).jobs;
     const owner = await h.brood.createAgent({ model: route });
     await owner.run('owner hello');
 
@@ -68,7 +68,7 @@ describe('background jobs', () => {
 
   it("another owner's job is invisible", async () => {
     h = harness({ scripts: SCRIPTS });
-    const jobs = internalsOf(h.brood).jobs;
+    const jobs = pluginHost(h.brood).jobs;
     const owner = await h.brood.createAgent({ model: route });
     const other = await h.brood.createAgent({ model: route });
     const { job } = await startJob(owner, 'job ok', 'mine');
@@ -120,7 +120,7 @@ describe('background jobs', () => {
     expect(mine.job.status).toBe('killed');
     expect((await h.endOf(mine.run.id)).stopReason).toBe('aborted');
     expect(theirs.job.status).toBe('running');
-    expect(internalsOf(h.brood).jobs.kill(other, theirs.job.id)).toBe(true);
+    expect(pluginHost(h.brood).jobs.kill(other, theirs.job.id)).toBe(true);
     await theirs.job.done;
     expect(theirs.job.status).toBe('killed');
   });

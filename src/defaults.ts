@@ -1,0 +1,22 @@
+/**
+ * Every runtime default, written once. Config schemas, the runtime and the worker runner read these
+ * names; documentation quotes them. Changing a default is a one-line change here.
+ */
+export const DEFAULTS = {
+  /** Tool calls one turn may run at once (SPEC §7). */
+  maxParallelToolCalls: 10,
+  /** run_code busy time without a pending tool call. */
+  codeBusyTimeoutMs: 5_000,
+  /** run_code wall time. */
+  codeWallTimeoutMs: 300_000,
+  /** How long a cancelled driver may take to settle before its thread is recycled. */
+  cancelGraceMs: 2_000,
+  /** A thread whose heartbeat stalls this long is treated as hung (must exceed codeBusyTimeoutMs). */
+  hangTimeoutMs: 10_000,
+  /** Idle pool threads above the warm minimum are released after this long. */
+  idleTimeoutMs: 30_000,
+  /** Heap cap of each pool thread. */
+  maxOldGenerationSizeMb: 1024,
+  /** job_output's default wait. */
+  jobWaitMs: 30_000,
+} as const;

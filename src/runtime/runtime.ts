@@ -1,0 +1,194 @@
+/**
+ * The runtime engine behind `createBrood`: every per-runtime part built in one pass, in dependency
+ * order, and never re-wired afterwards. Agents and the subagent runtime see it through the narrow
+ * interfaces their layers declare (`RuntimeCore`, `SubagentCore`); the public facade (src/brood.ts)
+ * holds it privately; plugins reach it through the typed `PluginHost`.
+ */
+import { AgentImpl } from '../agents/agent.js';
+import { composeAgent } from '../agents/factory.js';
+import { restoreAgent } from '../agents/restore.js';
+import type { AgentDeps } from '../agents/types.js';
+import { createAgentOptionsSchema, parseConfig, type ParsedBroodOptions } from '../config.js';
+import { DEFAULTS } from '../defaults.js';
+import { VersionCell } from '../driver/versions.js';
+import { BroodError } from '../errors.js';
+import type { IdGenerator } from '../ids.js';
+import { defaultIds } from '../ids.js';
+import type { ModelCatalog } from '../models/catalog.js';
+import type { ModelProviderConfig } from '../models/types.js';
+import { createPromptSystem, type PromptSystem } from '../prompt/system.js';
+import { validateDelegationDepth } from '../sessions/validate.js';
+import type { SubagentCore } from '../subagents/core.js';
+import { ContainedEvents } from '../subagents/events.js';
+import { SubagentRuntimeImpl } from '../subagents/runtime.js';
+import type { SubagentEventName, SubagentRun } from '../subagents/types.js';
+import { createToolSystem, type ToolSystem } from '../tools/system.js';
+import type { Agent, CodeMode, ModelRoute, SessionStore } from '../types.js';
+import { InlineRunner } from '../workers/inline-runner.js';
+import type { DriverRunner } from '../workers/runner.js';
+import { WorkerRunner } from '../workers/worker-runner.js';
+
+export interface RuntimeParts {
+  options: ParsedBroodOptions;
+  catalog: ModelCatalog;
+  store: SessionStore;
+  generateId?: IdGenerator;
+  now?: () => number;
+}
+
+export interface AgentOptionsInput {
+  id?: string;
+  model: ModelRoute;
+  persona?: string;
+  toolFilter?: { allow?: string[]; deny?: string[] };
+  codeMode?: CodeMode;
+  depth?: number;
+}
+
+export class Runtime implements SubagentCore {
+  readonly tools: ToolSystem;
+  readonly prompt: PromptSystem;
+  readonly catalog: ModelCatalog;
+  readonly store: SessionStore;
+  readonly ids: IdGenerator;
+  readonly agents = new Map<string, AgentImpl>();
+  readonly inlineRunner: DriverRunner;
+  readonly defaultRunnerKind: 'worker' | 'inline';
+  readonly preferences: { get(key: string): unknown } | undefined;
+  readonly events = new ContainedEvents<SubagentEventName>();
+  readonly detachedRuns = new WeakSet<SubagentRun>();
+  readonly agentDeps: AgentDeps;
+  readonly codeMode: CodeMode;
+  readonly subagents: SubagentRuntimeImpl;
+  private closing: Promise<void> | undefined;
+
+  constructor({ options, catalog, store, generateId, now }: RuntimeParts) {
+    const globalVersion = new VersionCell();
+    this.tools = createToolSystem({ onChange: () => globalVersion.bump() });
+    this.prompt = createPromptSystem({ globalTools: () => this.tools.global.view(), onChange: () => globalVersion.bump() });
+    this.catalog = catalog;
+    this.store = store;
+    this.ids = generateId ?? defaultIds;
+    this.codeMode = options.codeMode ?? 'native';
+    this.preferences = options.preferences;
+    const modelConfigs = catalog.providers().map(({ id }) => catalog.config(id)).filter((config): config is ModelProviderConfig => config !== undefined);
+    this.inlineRunner = new InlineRunner(modelConfigs);
+    this.defaultRunnerKind = options.runner ?? 'worker';
+    this.agentDeps = {
+      store,
+      runner: this.defaultRunnerKind === 'inline' ? this.inlineRunner : createWorkerRunner(options, modelConfigs),
+      ids: this.ids,
+      now: now ?? Date.now,
+      globalVersion,
+      limits: {
+        maxParallelToolCalls: options.maxParallelToolCalls ?? DEFAULTS.maxParallelToolCalls,
+        codeMode: this.codeMode,
+        codeBusyTimeoutMs: options.codeBusyTimeoutMs ?? DEFAULTS.codeBusyTimeoutMs,
+        codeWallTimeoutMs: options.codeWallTimeoutMs ?? DEFAULTS.codeWallTimeoutMs,
+        cancelGraceMs: options.pool?.cancelGraceMs ?? DEFAULTS.cancelGraceMs,
+      },
+      onDisposed: (id) => this.forget(id),
+    };
+    this.subagents = new SubagentRuntimeImpl(this, () => this.isClosed);
+  }
+
+  get isClosed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /** The runtime's own object for a parent; rejects foreign or disposed agents. */
+  parentOf(agent: Agent): AgentImpl {
+    const impl = agent === undefined || agent === null ? undefined : this.agents.get(agent.id);
+    if (impl === undefined || impl !== agent) {
+      if ((agent as Partial<Agent> | undefined)?.status === 'disposed') throw new BroodError('DISPOSED', `agent ${agent.id} is disposed`);
+      throw new BroodError('INVALID_CONFIG', 'the parent is not a live agent of this brood runtime');
+    }
+    if (impl.isDisposed) throw new BroodError('DISPOSED', `agent ${impl.id} is disposed`);
+    return impl;
+  }
+
+  /** Resolves a public Agent to the runtime's own object (undefined for foreign objects). */
+  agentImpl(agent: Agent | undefined): AgentImpl | undefined {
+    const impl = agent === undefined ? undefined : this.agents.get(agent.id);
+    return impl === agent ? impl : undefined;
+  }
+
+  restore(sessionId: string, options: { model?: ModelRoute; depth?: number } = {}): Promise<AgentImpl> {
+    return restoreAgent(this, sessionId, options);
+  }
+
+  /** Called after an agent was rebuilt from its session and before it wakes (continuable children re-attach). */
+  onRestored(agent: AgentImpl, descriptor: Record<string, unknown>): void {
+    this.subagents.attachRestored(agent, typeof descriptor.provider === 'string' ? descriptor.provider : undefined);
+  }
+
+  async createAgent(options: AgentOptionsInput): Promise<Agent> {
+    this.assertOpen();
+    const parsed = parseConfig(createAgentOptionsSchema, options, 'createAgent options');
+    const id = parsed.id ?? this.ids('agent');
+    if (this.agents.has(id)) throw new BroodError('INVALID_CONFIG', `an agent with id '${id}' already exists`);
+    const route = this.catalog.resolve(parsed.model);
+    const depth = parsed.depth === undefined ? 0 : validateDelegationDepth(parsed.depth);
+    const codeMode = parsed.codeMode ?? this.codeMode;
+    // Sampled once, at creation: later preference changes never affect an existing session (SPEC §11.9).
+    const modelSelectionEnabled = this.preferences?.get('subagent-model-selection.enabled') === true;
+    const { agent, rollback } = composeAgent(this, {
+      id, depth, parentId: undefined, route, codeMode, mode: 'top', modelSelectionEnabled, validateFilter: true,
+      ...(parsed.persona === undefined ? {} : { persona: parsed.persona }),
+      ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
+      session: { nextSeq: 0, history: [], ownStart: 0, lastTurn: 0, unclaimed: [], lastRequestRoute: undefined },
+    });
+    try {
+      await this.store.create({ id, createdAt: this.agentDeps.now(), delegationDepth: depth, model: route });
+    } catch (error) {
+      rollback();
+      throw error;
+    }
+    const descriptor = { model: route, codeMode, ...(parsed.persona === undefined ? {} : { persona: parsed.persona }), ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }) };
+    agent.writer.append([{ type: 'agent/descriptor', data: descriptor }, ...(modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : [])]);
+    this.agents.set(id, agent);
+    return agent;
+  }
+
+  async resumeAgent(sessionId: string, options: { model?: ModelRoute; depth?: number } = {}): Promise<Agent> {
+    this.assertOpen();
+    return this.agents.get(sessionId) ?? this.restore(sessionId, options);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  assertOpen(): void {
+    if (this.isClosed) throw new BroodError('DISPOSED', 'this brood runtime is closed');
+  }
+
+  /** Releases the pool's threads now; used when createBrood fails after the runner started. */
+  abandon(): void {
+    void this.agentDeps.runner.close();
+  }
+
+  private forget(agentId: string): void {
+    this.agents.delete(agentId);
+    this.subagents.jobs.cancelOwnedBy(agentId);
+  }
+
+  private async closeOnce(): Promise<void> {
+    await Promise.all([...this.agents.values()].map((agent) => agent.dispose()));
+    await Promise.all([this.agentDeps.runner.close(), this.inlineRunner.close()]);
+    const store = this.store as SessionStore & { close?: () => Promise<void> };
+    await store.close?.();
+  }
+}
+
+function createWorkerRunner(options: ParsedBroodOptions, models: ModelProviderConfig[]): DriverRunner {
+  const pool = options.pool ?? {};
+  return new WorkerRunner({
+    models,
+    ...(pool.threads === undefined ? {} : { threads: pool.threads }),
+    ...(pool.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: pool.idleTimeoutMs }),
+    ...(pool.hangTimeoutMs === undefined ? {} : { hangTimeoutMs: pool.hangTimeoutMs }),
+    resourceLimits: pool.resourceLimits ?? { maxOldGenerationSizeMb: DEFAULTS.maxOldGenerationSizeMb },
+  });
+}
