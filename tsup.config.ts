@@ -1,21 +1,42 @@
 import { defineConfig } from 'tsup';
 
-// Library entries and worker entries are built together; workers are located at run time relative to
-// the built module (`new URL('./workers/driver.js', import.meta.url)`), so they must land in dist/workers.
-export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    testing: 'src/testing.ts',
-    'workers/driver': 'workers/driver.ts',
-    // The `brood` bin; src/cli/main.ts starts with a hashbang, which esbuild keeps.
-    'cli/main': 'src/cli/main.ts',
+// Library entries and the worker entry are built together; the worker is located at run time relative
+// to the built module (`new URL('./workers/driver.cjs', import.meta.url)`), so it must land in dist/workers.
+export default defineConfig([
+  {
+    entry: {
+      index: 'src/index.ts',
+      testing: 'src/testing.ts',
+      // The `brood` bin; src/cli/main.ts starts with a hashbang, which esbuild keeps.
+      'cli/main': 'src/cli/main.ts',
+    },
+    format: ['esm'],
+    target: 'node20',
+    platform: 'node',
+    dts: { entry: { index: 'src/index.ts', testing: 'src/testing.ts' } },
+    sourcemap: true,
+    clean: false, // parallel test runs keep loading dist/workers while a rebuild writes it
+    splitting: true,
+    shims: false,
   },
-  format: ['esm'],
-  target: 'node20',
-  platform: 'node',
-  dts: { entry: { index: 'src/index.ts', testing: 'src/testing.ts' } },
-  sourcemap: true,
-  clean: false, // parallel test runs keep loading dist/workers while a rebuild writes it
-  splitting: true,
-  shims: false,
-});
+  {
+    // The pool thread entry: ONE self-contained CommonJS file. Piscina loads its entry with require();
+    // on Node >= 20.19 requiring an ES module goes through require(esm), and a thread terminated while
+    // that synchronous ESM instantiation runs aborts the whole process (v8 FATAL in
+    // ModuleWrap::InstantiateSync). A CommonJS bundle never instantiates an ES module at load time, and
+    // it boots faster (one file, no module graph). Only piscina stays external: the entry must share
+    // piscina's own module instance to read the pool's workerData. Adapter modules of kind 'module'
+    // are still loaded with a real dynamic import() at task time, which is asynchronous and safe.
+    entry: { 'workers/driver': 'workers/driver.ts' },
+    format: ['cjs'],
+    outExtension: () => ({ js: '.cjs' }),
+    target: 'node20',
+    platform: 'node',
+    sourcemap: true,
+    clean: false,
+    splitting: false,
+    shims: false,
+    noExternal: [/^(?!piscina$)/],
+    external: ['piscina'],
+  },
+]);

@@ -15,6 +15,7 @@ import { registerPersona } from './prompt/system.js';
 import { attachPluginHost } from './runtime/plugin-host.js';
 import { Runtime } from './runtime/runtime.js';
 import { memorySessions } from './sessions/memory.js';
+import { describe } from './sessions/validate.js';
 import { forkProvider, spawnProvider } from './subagents/providers.js';
 import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
 import type { Agent, CodeMode, ModelRoute, PromptRegistry, SessionStore, ToolFilter, ToolRegistry } from './types.js';
@@ -31,6 +32,8 @@ export interface BroodOptions {
   providers?: SubagentProvider[];
   runner?: 'worker' | 'inline';
   preferences?: { get(key: string): unknown };
+  /** Told about faults no call could be failed with (a pool thread that died between tasks). Default: a process warning. */
+  onDiagnostic?: (message: string) => void;
   /** Deterministic ids and clock for tests (like the AI SDK's `_internal`). */
   _internal?: { generateId?: IdGenerator; now?: () => number };
 }
@@ -62,9 +65,16 @@ export interface Brood {
 }
 
 export function createBrood(options: BroodOptions = {}): Brood {
+  if (!isOptionsObject(options)) {
+    throw new BroodError('INVALID_CONFIG', `invalid createBrood options: expected an options object, got ${describe(options)}`);
+  }
   const { _internal, ...rest } = options;
   const parsed = parseConfig(broodOptionsSchema, rest, 'createBrood options');
   return new BroodFacade(parsed, _internal ?? {});
+}
+
+function isOptionsObject(value: unknown): value is BroodOptions {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 class BroodFacade implements Brood {

@@ -8,6 +8,20 @@ import type { ModelProviderConfig } from './models/types.js';
 const positiveInt = z.number().int().positive();
 const codeModeSchema = z.enum(['native', 'code', 'both']);
 
+/**
+ * Node.js timers take a signed 32-bit delay: anything larger silently becomes 1 ms, so a limit of
+ * "practically forever" would fire at once. Every millisecond option is refused above this.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+const TIMER_RANGE = `at most ${MAX_TIMER_MS} ms (the largest delay a Node.js timer supports)`;
+export const timerMs = (min: 0 | 1) => z.number().finite().min(min).max(MAX_TIMER_MS, TIMER_RANGE);
+
+/**
+ * Below this heap a pool thread cannot even load the driver: it dies while booting, before piscina
+ * considers it ready, and piscina then stops replacing it, so queued runs would wait forever.
+ */
+export const MIN_OLD_GENERATION_MB = 32;
+
 export const broodOptionsSchema = z
   .strictObject({
     models: z.array(z.custom<ModelProviderConfig>((value) => typeof value === 'object' && value !== null && 'kind' in value && 'id' in value, 'a model provider config (scriptedModels(), openAICompatible(), ...)')).optional(),
@@ -18,12 +32,12 @@ export const broodOptionsSchema = z
     pool: z
       .strictObject({
         threads: positiveInt.optional(),
-        idleTimeoutMs: z.number().nonnegative().optional(),
-        cancelGraceMs: z.number().nonnegative().optional(),
-        hangTimeoutMs: positiveInt.optional(),
+        idleTimeoutMs: timerMs(0).optional(),
+        cancelGraceMs: timerMs(0).optional(),
+        hangTimeoutMs: timerMs(1).int().optional(),
         resourceLimits: z
           .strictObject({
-            maxOldGenerationSizeMb: positiveInt.optional(),
+            maxOldGenerationSizeMb: positiveInt.min(MIN_OLD_GENERATION_MB, `must be at least ${MIN_OLD_GENERATION_MB} (MB): a smaller heap cannot load the driver`).optional(),
             maxYoungGenerationSizeMb: positiveInt.optional(),
             codeRangeSizeMb: positiveInt.optional(),
             stackSizeMb: positiveInt.optional(),
@@ -31,11 +45,12 @@ export const broodOptionsSchema = z
           .optional(),
       })
       .optional(),
-    codeBusyTimeoutMs: positiveInt.optional(),
-    codeWallTimeoutMs: positiveInt.optional(),
+    codeBusyTimeoutMs: timerMs(1).int().optional(),
+    codeWallTimeoutMs: timerMs(1).int().optional(),
     providers: z.array(z.custom<object>((value) => typeof value === 'object' && value !== null, 'a SubagentProvider')).optional(),
     runner: z.enum(['worker', 'inline']).optional(),
     preferences: z.custom<{ get(key: string): unknown }>((value) => typeof value === 'object' && value !== null && typeof (value as { get?: unknown }).get === 'function', 'an object with get(key)').optional(),
+    onDiagnostic: z.custom<(message: string) => void>((value) => typeof value === 'function', 'a function (message: string) => void').optional(),
   })
   .superRefine((options, ctx) => {
     const busy = options.codeBusyTimeoutMs ?? DEFAULTS.codeBusyTimeoutMs;

@@ -10,6 +10,7 @@ import { restoreAgent } from '../agents/restore.js';
 import type { AgentDeps } from '../agents/types.js';
 import { createAgentOptionsSchema, parseConfig, type ParsedBroodOptions } from '../config.js';
 import { DEFAULTS } from '../defaults.js';
+import { diagnosticSink, type DiagnosticSink } from './diagnostics.js';
 import { VersionCell } from '../driver/versions.js';
 import { BroodError } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
@@ -60,6 +61,8 @@ export class Runtime implements SubagentCore {
   readonly agentDeps: AgentDeps;
   readonly codeMode: CodeMode;
   readonly subagents: SubagentRuntimeImpl;
+  /** Faults with no caller to reject (SubagentCore.reportBackgroundError). */
+  readonly reportBackgroundError: DiagnosticSink;
   private closing: Promise<void> | undefined;
 
   constructor({ options, catalog, store, generateId, now }: RuntimeParts) {
@@ -74,9 +77,10 @@ export class Runtime implements SubagentCore {
     const modelConfigs = catalog.providers().map(({ id }) => catalog.config(id)).filter((config): config is ModelProviderConfig => config !== undefined);
     this.inlineRunner = new InlineRunner(modelConfigs);
     this.defaultRunnerKind = options.runner ?? 'worker';
+    this.reportBackgroundError = diagnosticSink(options.onDiagnostic);
     this.agentDeps = {
       store,
-      runner: this.defaultRunnerKind === 'inline' ? this.inlineRunner : createWorkerRunner(options, modelConfigs),
+      runner: this.defaultRunnerKind === 'inline' ? this.inlineRunner : createWorkerRunner(options, modelConfigs, this.reportBackgroundError),
       ids: this.ids,
       now: now ?? Date.now,
       globalVersion,
@@ -182,10 +186,11 @@ export class Runtime implements SubagentCore {
   }
 }
 
-function createWorkerRunner(options: ParsedBroodOptions, models: ModelProviderConfig[]): DriverRunner {
+function createWorkerRunner(options: ParsedBroodOptions, models: ModelProviderConfig[], onDiagnostic: DiagnosticSink): DriverRunner {
   const pool = options.pool ?? {};
   return new WorkerRunner({
     models,
+    onDiagnostic,
     ...(pool.threads === undefined ? {} : { threads: pool.threads }),
     ...(pool.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: pool.idleTimeoutMs }),
     ...(pool.hangTimeoutMs === undefined ? {} : { hangTimeoutMs: pool.hangTimeoutMs }),

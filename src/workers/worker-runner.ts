@@ -28,7 +28,11 @@ export interface WorkerRunnerOptions {
   idleTimeoutMs?: number;
   hangTimeoutMs?: number;
   resourceLimits?: ResourceLimits;
+  /** Where thread deaths that belong to no task are reported (see onPoolError). */
+  onDiagnostic?: (message: string) => void;
 }
+
+export const WORKER_ENTRY = 'driver.cjs';
 
 /** Far above any realistic fan-out: drivers are async and mostly idle, so a thread hosts many. */
 const TASKS_PER_THREAD = 1_000_000;
@@ -65,7 +69,7 @@ export class WorkerRunner implements DriverRunner {
       agentId: plan.agentId,
       quarantined,
       threadCell: new Int32Array(threadBuffer),
-      pool: quarantined ? this.createPool(1) : this.pool,
+      pool: quarantined ? this.createPool(1, 'quarantine') : this.pool,
     };
     this.live.set(token, entry);
     this.startWatchdog();
@@ -101,8 +105,8 @@ export class WorkerRunner implements DriverRunner {
     await this.pool.destroy();
   }
 
-  private createPool(threads: number): Piscina {
-    return new Piscina({
+  private createPool(threads: number, kind: 'shared' | 'quarantine' = 'shared'): Piscina {
+    const pool = new Piscina({
       filename: locateWorkerEntry(),
       minThreads: threads,
       maxThreads: threads,
@@ -113,6 +117,19 @@ export class WorkerRunner implements DriverRunner {
       resourceLimits: this.options.resourceLimits ?? { maxOldGenerationSizeMb: DEFAULTS.maxOldGenerationSizeMb },
       workerData: { models: this.options.models },
     });
+    pool.on('error', (error: unknown) => this.onPoolError(kind, error));
+    return pool;
+  }
+
+  /**
+   * Piscina emits 'error' on the pool when a thread dies while it runs no task (a stray timer of an
+   * adapter throwing after its turn, an idle thread hitting resourceLimits). Unheard, that event is an
+   * uncaught exception that kills the host. No activation was on that thread, so nobody fails: piscina
+   * has already removed the thread and starts a replacement; the runtime only reports it.
+   */
+  private onPoolError(kind: 'shared' | 'quarantine', error: unknown): void {
+    const where = kind === 'quarantine' ? 'a quarantine worker thread' : 'a pool worker thread';
+    this.options.onDiagnostic?.(`${where} died while running no driver task (${describeDeath(error)}); it was replaced`);
   }
 
   private takeToken(): number {
@@ -131,7 +148,7 @@ export class WorkerRunner implements DriverRunner {
   private release(entry: LiveActivation, port: MessagePort): void {
     this.live.delete(entry.token);
     port.close();
-    if (entry.quarantined) void entry.pool.destroy();
+    if (entry.quarantined) entry.pool.destroy().catch(() => undefined);
     if (this.live.size === 0) this.stopWatchdog();
   }
 
@@ -182,13 +199,14 @@ function describeDeath(error: unknown): string {
 }
 
 /**
- * The built worker entry sits next to the built library (dist/workers/driver.js). When brood runs
- * from source (tests import src/), the entry is taken from the build in dist/.
+ * The built worker entry sits next to the built library (dist/workers/driver.cjs, one CommonJS bundle;
+ * see tsup.config.ts for why it must not be an ES module). When brood runs from source (tests import
+ * src/), the entry is taken from the build in dist/. A path, not a URL: piscina require()s it directly.
  */
-function locateWorkerEntry(): string {
-  const candidates = [new URL('./workers/driver.js', import.meta.url), new URL('../../dist/workers/driver.js', import.meta.url)];
+export function locateWorkerEntry(): string {
+  const candidates = [new URL(`./workers/${WORKER_ENTRY}`, import.meta.url), new URL(`../../dist/workers/${WORKER_ENTRY}`, import.meta.url)];
   for (const candidate of candidates) {
-    if (candidate.protocol === 'file:' && existsSync(fileURLToPath(candidate))) return candidate.href;
+    if (candidate.protocol === 'file:' && existsSync(fileURLToPath(candidate))) return fileURLToPath(candidate);
   }
-  throw new BroodError('INVALID_CONFIG', 'cannot find the built worker entry (dist/workers/driver.js); run `npm run build` first');
+  throw new BroodError('INVALID_CONFIG', `cannot find the built worker entry (dist/workers/${WORKER_ENTRY}); run \`npm run build\` first`);
 }
