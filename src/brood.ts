@@ -18,13 +18,15 @@ import { memorySessions } from './sessions/memory.js';
 import { describe } from './sessions/validate.js';
 import { forkProvider, spawnProvider } from './subagents/providers.js';
 import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
-import type { Agent, CodeMode, ModelRoute, PromptRegistry, SessionStore, ToolFilter, ToolRegistry } from './types.js';
+import type { Agent, BroodEvent, BroodEventsOptions, CodeMode, ModelRoute, PromptRegistry, SessionStore, ToolFilter, ToolRegistry } from './types.js';
 
 export interface BroodOptions {
   models?: ModelProviderConfig[];
   sessions?: SessionStore;
   persona?: string;
   maxParallelToolCalls?: number;
+  /** Model requests per turn before the turn ends 'max-steps' (default 100). */
+  maxSteps?: number;
   codeMode?: CodeMode;
   pool?: { threads?: number; idleTimeoutMs?: number; cancelGraceMs?: number; hangTimeoutMs?: number; resourceLimits?: ResourceLimits };
   codeBusyTimeoutMs?: number;
@@ -45,6 +47,16 @@ export interface CreateAgentOptions {
   toolFilter?: ToolFilter;
   codeMode?: CodeMode;
   depth?: number;
+  /** Model requests per turn for this agent (default: the runtime's maxSteps). */
+  maxSteps?: number;
+  /** Already aborted, or aborted before the agent is published: rejects ABORTED and nothing is published. */
+  signal?: AbortSignal;
+}
+
+export interface ResumeAgentOptions {
+  model?: ModelRoute;
+  depth?: number;
+  signal?: AbortSignal;
 }
 
 export interface BroodPlugin {
@@ -59,8 +71,10 @@ export interface Brood {
   readonly sessions: SessionStore;
   readonly subagents: SubagentRuntime;
   createAgent(options: CreateAgentOptions): Promise<Agent>;
-  resumeAgent(sessionId: string, options?: { model?: ModelRoute; depth?: number }): Promise<Agent>;
+  resumeAgent(sessionId: string, options?: ResumeAgentOptions): Promise<Agent>;
   use(plugin: BroodPlugin): Disposer;
+  /** Every agent's events; see BroodEvent. */
+  events(options?: BroodEventsOptions): AsyncIterable<BroodEvent>;
   close(): Promise<void>;
 }
 
@@ -115,8 +129,13 @@ class BroodFacade implements Brood {
     return this.#runtime.createAgent(options);
   }
 
-  resumeAgent(sessionId: string, options: { model?: ModelRoute; depth?: number } = {}): Promise<Agent> {
+  resumeAgent(sessionId: string, options: ResumeAgentOptions = {}): Promise<Agent> {
     return this.#runtime.resumeAgent(sessionId, options);
+  }
+
+  events(options?: BroodEventsOptions): AsyncIterable<BroodEvent> {
+    this.#runtime.assertOpen();
+    return this.#runtime.agentDeps.hub.subscribe(undefined, options);
   }
 
   use(plugin: BroodPlugin): Disposer {

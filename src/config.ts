@@ -6,6 +6,9 @@ import { hasFaultTurns } from './models/scripted.js';
 import type { ModelProviderConfig } from './models/types.js';
 
 const positiveInt = z.number().int().positive();
+/** Model requests per turn: a positive safe integer (SPEC §15). */
+export const maxStepsSchema = z.number().refine((n) => Number.isSafeInteger(n) && n > 0, 'must be a positive safe integer');
+const signalSchema = z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal');
 const codeModeSchema = z.enum(['native', 'code', 'both']);
 
 /**
@@ -28,6 +31,7 @@ export const broodOptionsSchema = z
     sessions: z.custom<object>((value) => typeof value === 'object' && value !== null && 'append' in value && 'read' in value, 'a SessionStore').optional(),
     persona: z.string().optional(),
     maxParallelToolCalls: positiveInt.optional(),
+    maxSteps: maxStepsSchema.optional(),
     codeMode: codeModeSchema.optional(),
     pool: z
       .strictObject({
@@ -77,6 +81,14 @@ export const createAgentOptionsSchema = z.strictObject({
   toolFilter: z.strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() }).optional(),
   codeMode: codeModeSchema.optional(),
   depth: z.unknown().optional(),
+  maxSteps: maxStepsSchema.optional(),
+  signal: signalSchema.optional(),
+});
+
+export const resumeAgentOptionsSchema = z.strictObject({
+  model: z.unknown().optional(),
+  depth: z.unknown().optional(),
+  signal: signalSchema.optional(),
 });
 
 /** Parses with a schema, turning every violation into one INVALID_CONFIG that names the keys. */

@@ -17,6 +17,10 @@ export const DEFAULTS = {
   idleTimeoutMs: 30_000,
   /** Heap cap of each pool thread. */
   maxOldGenerationSizeMb: 1024,
+  /** Model requests per turn before a turn ends 'max-steps' (SPEC §15). */
+  maxSteps: 100,
+  /** Events a subscriber may fall behind by before deltas coalesce and the oldest drop. */
+  eventBuffer: 10_000,
   /** job_output's default wait. */
   jobWaitMs: 30_000,
 } as const;

@@ -1,6 +1,23 @@
 // The curated public surface of brood (SPEC §3). Internals are not re-exported wholesale.
 export { createBrood } from './brood.js';
-export type { Brood, BroodOptions, BroodPlugin, CreateAgentOptions } from './brood.js';
+export type { Brood, BroodOptions, BroodPlugin, CreateAgentOptions, ResumeAgentOptions } from './brood.js';
+export type {
+  AgentEventsOptions,
+  AssistantMessageEvent,
+  BroodEvent,
+  BroodEventBase,
+  BroodEventOf,
+  BroodEventsOptions,
+  BroodEventType,
+  LaggedEvent,
+  SubagentRunEndEvent,
+  SubagentRunStartEvent,
+  TextDeltaEvent,
+  ToolEndEvent,
+  ToolStartEvent,
+  TurnEndEvent,
+  TurnStartEvent,
+} from './types.js';
 export { BroodError, ERROR_CODES } from './errors.js';
 export type { BroodErrorCode } from './errors.js';
 export { defineTool } from './tools/define-tool.js';
@@ -42,6 +59,8 @@ export type {
   PromptContext,
   PromptRegistry,
   PromptSection,
+  RunOptions,
+  SendOptions,
   SessionEvent,
   SessionHeader,
   SessionStore,

@@ -1,11 +1,12 @@
 /** Types shared across modules. Public ones are re-exported from src/index.ts. */
+import type { z } from 'zod';
 import type { Disposer } from './disposer.js';
 
 export type { Disposer } from './disposer.js';
 
 export type JsonSchemaObject = { [key: string]: unknown };
 
-export type StopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal';
+export type StopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'max-steps';
 export type CodeMode = 'native' | 'code' | 'both';
 
 export interface Usage {
@@ -20,11 +21,23 @@ export interface ModelRoute {
   maxTokens?: number;
 }
 
-export interface TurnResult {
+export interface TurnResult<S = unknown> {
   output: string;
   stopReason: StopReason;
   usage: Usage;
   diagnostic?: string;
+  /** With `run(text, { outputSchema })`: the validated `structured_output` value (absent when none was valid). */
+  structured?: S;
+}
+
+export interface SendOptions {
+  /** Already aborted, or aborted before the message is accepted: rejects ABORTED and the message never runs. */
+  signal?: AbortSignal;
+}
+
+export interface RunOptions extends SendOptions {
+  /** The model answers through a `structured_output` tool with these parameters (zod or JSON Schema). */
+  outputSchema?: z.ZodType | JsonSchemaObject;
 }
 
 export type ToolFilter = { allow?: string[]; deny?: string[] };
@@ -116,8 +129,11 @@ export interface Agent {
   readonly status: AgentStatus;
   readonly tools: ToolRegistry;
   readonly prompt: PromptRegistry;
-  send(message: string): Promise<string>;
-  run(message: string, opts?: { signal?: AbortSignal }): Promise<TurnResult>;
+  send(message: string, opts?: SendOptions): Promise<string>;
+  run<S extends z.ZodType>(message: string, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
+  run(message: string, opts?: RunOptions): Promise<TurnResult>;
+  /** This agent's events (and, by default, its descendants'); see BroodEvent. */
+  events(options?: AgentEventsOptions): AsyncIterable<BroodEvent>;
   whenIdle(): Promise<void>;
   cancel(cause?: 'user' | 'parent'): void;
   dispose(): Promise<void>;
@@ -146,4 +162,112 @@ export interface SessionStore {
   flush(id: string): Promise<void>;
   read(id: string): Promise<{ header: SessionHeader; events: SessionEvent[] }>;
   list(): Promise<SessionHeader[]>;
+}
+
+// ---- Host events (SPEC §15): what brood.events() / agent.events() yield. ----
+
+export interface BroodEventBase {
+  agentId: string;
+  /** undefined for a top-level agent (and for `lagged`). */
+  parentId: string | undefined;
+  depth: number;
+  /** Epoch milliseconds. */
+  time: number;
+}
+
+export interface TurnStartEvent extends BroodEventBase {
+  type: 'turn-start';
+  turn: number;
+  messageIds: string[];
+}
+
+export interface TurnEndEvent extends BroodEventBase {
+  type: 'turn-end';
+  turn: number;
+  stopReason: StopReason;
+  /** The turn's own requests plus its foreground children's, as in the TurnResult. */
+  usage: Usage;
+  diagnostic?: string;
+}
+
+export interface TextDeltaEvent extends BroodEventBase {
+  type: 'text-delta';
+  turn: number;
+  delta: string;
+}
+
+export interface AssistantMessageEvent extends BroodEventBase {
+  type: 'assistant-message';
+  turn: number;
+  text: string;
+  toolCalls: { id: string; name: string }[];
+  /** The model's finish for this response ('tool-calls' when it asked for tools). */
+  finish: 'stop' | 'tool-calls' | 'max-tokens' | 'refusal' | 'error';
+}
+
+export interface ToolStartEvent extends BroodEventBase {
+  type: 'tool-start';
+  turn: number;
+  callId: string;
+  name: string;
+  /** The parsed JSON arguments; the raw text when it is not valid JSON. */
+  args: unknown;
+}
+
+export interface ToolEndEvent extends BroodEventBase {
+  type: 'tool-end';
+  turn: number;
+  callId: string;
+  name: string;
+  isError: boolean;
+  content: string;
+}
+
+/** Emitted on the parent's agentId when one of its children starts a run. */
+export interface SubagentRunStartEvent extends BroodEventBase {
+  type: 'subagent-start';
+  childId: string;
+  /** 'background' is a one-shot job; 'continuable' a child that keeps its conversation. */
+  mode: 'foreground' | 'background' | 'continuable';
+  provider: string;
+}
+
+/** Emitted on the parent's agentId when that run ended (after every event of the child's run). */
+export interface SubagentRunEndEvent extends BroodEventBase {
+  type: 'subagent-end';
+  childId: string;
+  stopReason: StopReason;
+  usage: Usage;
+}
+
+/** The subscriber fell behind by more than its buffer: `dropped` events were discarded (oldest first). */
+export interface LaggedEvent extends BroodEventBase {
+  type: 'lagged';
+  dropped: number;
+}
+
+export type BroodEvent =
+  | TurnStartEvent
+  | TurnEndEvent
+  | TextDeltaEvent
+  | AssistantMessageEvent
+  | ToolStartEvent
+  | ToolEndEvent
+  | SubagentRunStartEvent
+  | SubagentRunEndEvent
+  | LaggedEvent;
+
+export type BroodEventType = BroodEvent['type'];
+export type BroodEventOf<T extends BroodEventType> = Extract<BroodEvent, { type: T }>;
+
+export interface BroodEventsOptions {
+  /** Aborting ends the iteration (like breaking out of the loop). */
+  signal?: AbortSignal;
+  /** Events held for a slow consumer before deltas are coalesced and the oldest dropped (default 10 000). */
+  buffer?: number;
+}
+
+export interface AgentEventsOptions extends BroodEventsOptions {
+  /** Include every descendant's events (default true). */
+  descendants?: boolean;
 }

@@ -3,18 +3,22 @@
  * turns. The driver does the work in a worker; everything that is policy — which message a turn
  * claims, what the model may see, tool execution, persistence — happens here through the gateway.
  */
+import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
 import { awaitingModel } from '../driver/history-tail.js';
 import { guardDisposed } from '../guard.js';
 import { VersionCell } from '../driver/versions.js';
 import type { DriverPlan } from '../driver/types.js';
 import type { ChatMessage } from '../models/types.js';
-import type { Agent, AgentStatus, CodeMode, ModelRoute, PromptRegistry, ToolRegistry, TurnResult, Usage } from '../types.js';
+import { fromLogged, type LogMeta } from '../events/from-log.js';
+import type { AgentEventsOptions, BroodEvent } from '../types.js';
+import type { Agent, AgentStatus, CodeMode, ModelRoute, PromptRegistry, RunOptions, SendOptions, SessionEvent, ToolRegistry, TurnResult, Usage } from '../types.js';
 import type { Activation, ActivationEnd } from '../workers/runner.js';
 import { claimNext, createGateway, endTurnInParent, resolveView, type CurrentTurn } from './gateway.js';
 import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
 import { SessionWriter } from './session-writer.js';
+import { structuredTurn, type StructuredTurn } from './structured-turn.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
 const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -65,6 +69,7 @@ export class AgentImpl implements Agent {
     this.history = [...init.history];
     this.lastTurn = init.lastTurn;
     this.writer = new SessionWriter(deps.store, init.id, init.nextSeq, deps.now);
+    this.writer.observe = (stamped, meta) => this.logged(stamped, meta);
     this.tools = guardDisposed(init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
     this.prompt = guardDisposed(init.prompt.registry, () => this.disposed, `agent ${this.id}`, []);
     // The agent registry's change event covers global and own tool changes; agent-layer prompt changes
@@ -80,35 +85,60 @@ export class AgentImpl implements Agent {
     return this.activation === undefined ? 'idle' : 'running';
   }
 
-  send(message: string): Promise<string> {
-    const accepted = this.accept(message, 'user', undefined);
-    return accepted.durable.then(() => accepted.id);
+  /** A signal that aborts before acceptance rejects ABORTED; the message (if already written) never runs. */
+  async send(message: string, opts: SendOptions = {}): Promise<string> {
+    const signal = signalOf(opts);
+    if (signal?.aborted) throw abortedBefore('the message was accepted');
+    const accepted = this.accept(message, 'user', signal);
+    await accepted.durable;
+    if (signal?.aborted) throw abortedBefore('the message was accepted');
+    return accepted.id;
   }
 
-  async run(message: string, opts: { signal?: AbortSignal } = {}): Promise<TurnResult> {
-    const accepted = this.accept(message, 'user', opts.signal);
+  run<S extends z.ZodType>(message: string, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
+  run(message: string, opts?: RunOptions): Promise<TurnResult>;
+  async run(message: string, opts: RunOptions = {}): Promise<TurnResult> {
+    const signal = signalOf(opts);
+    const structured = opts.outputSchema === undefined ? undefined : structuredTurn(opts.outputSchema);
+    const accepted = this.accept(message, 'user', signal, structured);
     // Registered before acceptance resolves, so neither the result nor an abort can be missed.
     const result = this.inbox.result(accepted.id);
     const onAbort = (): void => this.abortMessage(accepted.id);
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       await accepted.durable;
     } catch (error) {
       this.inbox.fail(accepted.id, error);
     }
-    return result.finally(() => opts.signal?.removeEventListener('abort', onAbort));
+    return result.finally(() => signal?.removeEventListener('abort', onAbort));
+  }
+
+  events(options?: AgentEventsOptions): AsyncIterable<BroodEvent> {
+    if (this.disposed) throw disposedError(this.id);
+    return this.deps.hub.subscribe(this.id, options);
+  }
+
+  /** Host events from what was just stamped into the log; nothing at all while nobody subscribes. */
+  private logged(stamped: SessionEvent[], meta: LogMeta | undefined): void {
+    const { hub } = this.deps;
+    // Events written before publication (a fork's seed, a restore's repair) are not this agent's doing.
+    if (!hub.active || !hub.isPublished(this)) return;
+    for (const event of stamped) {
+      const translated = fromLogged(this, event, meta);
+      if (translated !== undefined) hub.publish(translated);
+    }
   }
 
   /**
    * Accepts a message from any source (user, parent, notices). `durable` resolves once its
    * `user/message` event is flushed; only then can a turn claim it and only then does the agent wake.
    */
-  accept(text: string, source: string, signal: AbortSignal | undefined): { id: string; durable: Promise<void> } {
+  accept(text: string, source: string, signal: AbortSignal | undefined, structured?: StructuredTurn): { id: string; durable: Promise<void> } {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
     if (typeof text !== 'string') return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
     const durable = this.writer.append([{ type: 'user/message', data: { id, text, source } }]).then(() => this.writer.flush());
-    this.inbox.push({ id, text, durable, signal });
+    this.inbox.push({ id, text, durable, signal, ...(structured === undefined ? {} : { structured }) });
     return { id, durable: durable.then(() => this.wake()) };
   }
 
@@ -162,7 +192,11 @@ export class AgentImpl implements Agent {
     claimNext(this).then(
       (first) => {
         if (first === null) pending.finish({ kind: 'finished' });
-        else pending.attach(this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this)));
+        else {
+          // A structured turn presents its own tool: the view taken before the claim lacks it.
+          if (this.current?.structured) plan.view = this.resolveViewSafely();
+          pending.attach(this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this)));
+        }
       },
       (error: unknown) => pending.finish({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),
     );
@@ -183,6 +217,8 @@ export class AgentImpl implements Agent {
       history: [...this.history],
       ownStart: this.init.ownStart,
       maxParallelToolCalls: limits.maxParallelToolCalls,
+      maxSteps: this.init.maxSteps,
+      eventsFlag: this.deps.hub.flag,
       codeMode: this.codeMode,
       codeBusyTimeoutMs: limits.codeBusyTimeoutMs,
       codeWallTimeoutMs: limits.codeWallTimeoutMs,
@@ -285,9 +321,25 @@ export class AgentImpl implements Agent {
     this.init.tools.dispose();
     this.init.prompt.dispose();
     this.deps.onDisposed(this.id);
+    this.deps.hub.agentDisposed(this.id);
+  }
+
+  get maxSteps(): number {
+    return this.init.maxSteps;
   }
 }
 
 function disposedError(id: string): BroodError {
   return new BroodError('DISPOSED', `agent ${id} is disposed`);
+}
+
+function abortedBefore(what: string): BroodError {
+  return new BroodError('ABORTED', `aborted before ${what}`);
+}
+
+/** `{ signal }` options are checked at the call (a non-signal would otherwise fail much later). */
+export function signalOf(opts: { signal?: AbortSignal } | undefined): AbortSignal | undefined {
+  const signal = opts?.signal;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new BroodError('INVALID_ARGS', 'signal must be an AbortSignal');
+  return signal;
 }

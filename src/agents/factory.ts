@@ -18,6 +18,8 @@ export interface AgentComposition {
   parentId: string | undefined;
   route: ModelRoute;
   codeMode: CodeMode;
+  /** Model requests per turn; default: the runtime's maxSteps. */
+  maxSteps?: number;
   mode: AgentInit['mode'];
   modelSelectionEnabled: boolean;
   /** Where this agent's driver runs, when not the runtime's default (inlineProvider children). */
@@ -54,7 +56,8 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
     }
     const { id, depth, parentId, route, codeMode, mode, modelSelectionEnabled } = spec;
     const deps = spec.runner ? { ...core.agentDeps, runner: spec.runner } : core.agentDeps;
-    agent = new AgentImpl({ id, depth, parentId, route, codeMode, mode, modelSelectionEnabled, tools, prompt, ...spec.session }, deps);
+    const maxSteps = spec.maxSteps ?? core.agentDeps.limits.maxSteps;
+    agent = new AgentImpl({ id, depth, parentId, route, codeMode, maxSteps, mode, modelSelectionEnabled, tools, prompt, ...spec.session }, deps);
     if (spec.setup) runSetupHook(spec.setup, agent);
     prompt.assemble();
   } catch (error) {

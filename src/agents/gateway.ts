@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { BroodError, decodeError } from '../errors.js';
 import type { DriverEvent, DriverView, PlannedClass, TurnReport } from '../driver/types.js';
-import type { ToolResult, Usage } from '../types.js';
+import type { ToolResult, TurnResult, Usage } from '../types.js';
 import type { GatewayRemote } from '../workers/gateway-client.js';
 import {
   classifyArgsSchema,
@@ -18,6 +18,9 @@ import {
 } from '../workers/protocol.js';
 import type { AgentImpl } from './agent.js';
 import { routeOfRequest } from './history.js';
+import { TEXT_DELTA_EVENT } from '../driver/loop.js';
+import { baseOf } from '../events/from-log.js';
+import { STRUCTURED_OUTPUT_TOOL, type StructuredTurn } from './structured-turn.js';
 
 export interface CurrentTurn {
   turn: number;
@@ -36,6 +39,8 @@ export interface CurrentTurn {
   cleanup: (() => void)[];
   /** In-flight and uncommitted tool calls by call id: a re-issued call re-attaches instead of running twice. */
   calls: Map<string, Promise<ToolResult>>;
+  /** run(text, { outputSchema }): this turn's structured_output tool and what it recorded. */
+  structured: StructuredTurn | undefined;
 }
 
 /**
@@ -98,7 +103,10 @@ export async function claimNext(agent: AgentImpl): Promise<{ turn: number; messa
       lastFinish: undefined,
       cleanup: [],
       calls: new Map(),
+      structured: head.structured,
     };
+    // The turn tool changes what the model is shown: drivers re-read their view before the next request.
+    if (head.structured) agent.ownVersion.bump();
     agent.history.push({ role: 'user', text: head.text });
     // Durable before any tool of the turn runs: after a crash this message is never run again.
     agent.writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id] } }]);
@@ -123,7 +131,13 @@ export function resolveView(agent: AgentImpl): DriverView {
     const safe = tool.definition.concurrencySafe;
     classes[tool.name] = typeof safe === 'function' ? 'dynamic' : safe === true ? 'parallel' : 'exclusive';
   }
-  return { system, tools: scope.presented(agent.codeMode), classes };
+  const tools = scope.presented(agent.codeMode);
+  const structured = agent.current?.structured;
+  if (structured) {
+    classes[STRUCTURED_OUTPUT_TOOL] = 'exclusive';
+    return { system, tools: [...tools.filter((tool) => tool.name !== STRUCTURED_OUTPUT_TOOL), structured.schema], classes };
+  }
+  return { system, tools, classes };
 }
 
 async function executeTool(agent: AgentImpl, raw: unknown): Promise<ToolResult> {
@@ -131,6 +145,11 @@ async function executeTool(agent: AgentImpl, raw: unknown): Promise<ToolResult> 
   const turn = agent.current;
   const existing = turn?.calls.get(call.callId);
   if (existing) return existing;
+  if (turn?.structured && call.name === STRUCTURED_OUTPUT_TOOL && call.origin !== 'code') {
+    const recorded = turn.structured.execute(call.arguments, call.callId, agent).then(({ value: _value, ...cloneable }) => cloneable);
+    turn.calls.set(call.callId, recorded);
+    return recorded;
+  }
   const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: turn?.controller.signal };
   // Calls from inside run_code run host-style (Code Mode never collapses them) and need the raw value.
   const running =
@@ -154,9 +173,40 @@ function withJsonValue(result: ToolResult): ToolResult {
 
 function logEvents(agent: AgentImpl, raw: unknown): Promise<void> {
   const events = parseEvents(raw) as DriverEvent[];
-  for (const event of events) applyToParent(agent, event);
-  // The gateway runs each message's handler synchronously in arrival order, so seq order is log order.
-  return agent.writer.append(events);
+  if (!events.some(isDelta)) {
+    for (const event of events) applyToParent(agent, event);
+    // The gateway runs each message's handler synchronously in arrival order, so seq order is log order.
+    return agent.writer.append(events);
+  }
+  // Streamed text is for subscribers only (never logged); it keeps its place among the logged events.
+  let written = Promise.resolve();
+  let run: DriverEvent[] = [];
+  const writeRun = (): void => {
+    if (run.length > 0) written = agent.writer.append(run);
+    run = [];
+  };
+  for (const event of events) {
+    if (!isDelta(event)) {
+      applyToParent(agent, event);
+      run.push(event);
+      continue;
+    }
+    writeRun();
+    publishDelta(agent, event);
+  }
+  writeRun();
+  return written;
+}
+
+function isDelta(event: DriverEvent): boolean {
+  return event.type === TEXT_DELTA_EVENT;
+}
+
+function publishDelta(agent: AgentImpl, event: DriverEvent): void {
+  const { hub } = agent.deps;
+  const { turn, delta } = event.data;
+  if (!hub.active || typeof delta !== 'string' || typeof turn !== 'number' || !hub.isPublished(agent)) return;
+  hub.publish({ ...baseOf(agent, agent.deps.now()), type: 'text-delta', turn, delta });
 }
 
 /** The parent mirrors the history so the next activation (or a recovery) starts from what was logged. */
@@ -191,15 +241,26 @@ export async function endTurnInParent(agent: AgentImpl, report: TurnReport, turn
     inputTokens: turn.usage.inputTokens + turn.childUsage.inputTokens,
     outputTokens: turn.usage.outputTokens + turn.childUsage.outputTokens,
   };
-  const diagnostic = report.diagnostic === undefined ? {} : { diagnostic: report.diagnostic };
-  agent.writer.append([{ type: 'turn/end', data: { turn: report.turn, reason: report.stopReason, ...diagnostic } }]);
+  const { stopReason, diagnostic: reportDiagnostic } = structuredOutcome(report, turn.structured);
+  const diagnostic = reportDiagnostic === undefined ? {} : { diagnostic: reportDiagnostic };
+  agent.writer.append([{ type: 'turn/end', data: { turn: report.turn, reason: stopReason, ...diagnostic } }], { usage });
+  if (turn.structured) agent.ownVersion.bump(); // the turn tool is gone for the next request
   try {
     await agent.writer.flush();
   } catch (error) {
     agent.inbox.fail(turn.messageId, error);
     return;
   }
-  const result = { output: turn.output, stopReason: report.stopReason, usage, ...diagnostic };
+  const result: TurnResult = { output: turn.output, stopReason, usage, ...diagnostic };
+  if (turn.structured?.set) result.structured = turn.structured.value;
   agent.lastResult = result;
   agent.inbox.settle(turn.messageId, result);
+}
+
+/** A structured turn that completed without a valid structured_output call did not do what was asked. */
+function structuredOutcome(report: TurnReport, structured: StructuredTurn | undefined): Pick<TurnReport, 'stopReason' | 'diagnostic'> {
+  if (structured === undefined || structured.set || report.stopReason !== 'completed') {
+    return report.diagnostic === undefined ? { stopReason: report.stopReason } : { stopReason: report.stopReason, diagnostic: report.diagnostic };
+  }
+  return { stopReason: 'error', diagnostic: `the turn ended without a valid ${STRUCTURED_OUTPUT_TOOL} call` };
 }

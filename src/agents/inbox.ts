@@ -4,12 +4,15 @@
  * keep their order and a turn never claims a message that a crash could lose.
  */
 import type { TurnResult } from '../types.js';
+import type { StructuredTurn } from './structured-turn.js';
 
 export interface QueuedMessage {
   id: string;
   text: string;
   durable: Promise<void>;
   signal: AbortSignal | undefined;
+  /** run(text, { outputSchema }): the turn that claims this message presents structured_output. */
+  structured?: StructuredTurn;
 }
 
 interface Waiter {

@@ -3,6 +3,7 @@
  * a cold start after a crash): depth from the header (never lowered), composition from the
  * descriptor, history and unclaimed inbox from the events; a turn a crash left open is closed.
  */
+import { BroodError } from '../errors.js';
 import type { ModelRoute, SessionEvent, SessionHeader } from '../types.js';
 import { validateDelegationDepth } from '../sessions/validate.js';
 import type { AgentImpl } from './agent.js';
@@ -15,23 +16,28 @@ import type { CodeMode, ToolFilter } from '../types.js';
 export interface RestoreOptions {
   model?: ModelRoute;
   depth?: number;
+  /** Checked before anything is composed and again before publication (nothing is kept when it fired). */
+  signal?: AbortSignal;
 }
 
 export async function restoreAgent(core: RuntimeCore, sessionId: string, options: RestoreOptions = {}): Promise<AgentImpl> {
   const { header, events } = await core.store.read(sessionId);
   const live = core.agents.get(sessionId);
   if (live) return live; // another caller restored it while we were reading
+  throwIfAborted(options.signal);
   const rebuilt = rebuildSession(events);
   const runtimeDepth = options.depth === undefined ? 0 : validateDelegationDepth(options.depth);
   const depth = Math.max(header.delegationDepth, runtimeDepth);
   const route = core.catalog.resolve(options.model ?? rebuilt.lastRoute ?? header.model);
   const descriptor = rebuilt.descriptor ?? {};
-  const { agent } = composeAgent(core, {
+  const { agent, rollback } = composeAgent(core, {
     id: sessionId,
     depth,
     parentId: header.parentSession,
     route,
     codeMode: isCodeMode(descriptor.codeMode) ? descriptor.codeMode : core.agentDeps.limits.codeMode,
+    // A resumed agent keeps the step limit it was created with (SPEC §15).
+    ...(isMaxSteps(descriptor.maxSteps) ? { maxSteps: descriptor.maxSteps } : {}),
     mode: modeOf(header, descriptor),
     modelSelectionEnabled: rebuilt.modelSelectionEnabled,
     validateFilter: false,
@@ -53,6 +59,12 @@ export async function restoreAgent(core: RuntimeCore, sessionId: string, options
     agent.writer.append([{ type: 'turn/end', data: { turn: rebuilt.openTurn, reason: 'error', diagnostic: 'interrupted' } }]);
     await agent.writer.flush();
   }
+  if (options.signal?.aborted || core.agents.has(sessionId)) {
+    rollback();
+    const winner = core.agents.get(sessionId);
+    if (winner && !options.signal?.aborted) return winner;
+    throwIfAborted(options.signal);
+  }
   core.agents.set(sessionId, agent);
   core.onRestored(agent, descriptor);
   agent.wake();
@@ -68,6 +80,14 @@ export function seedMessages(events: SessionEvent[], seedLength: number | undefi
 function modeOf(header: SessionHeader, descriptor: Record<string, unknown>): AgentInit['mode'] {
   if (header.origin !== 'subagent') return 'top';
   return descriptor.mode === 'continuable' ? 'continuable' : 'one-shot';
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new BroodError('ABORTED', 'resumeAgent was aborted; nothing was restored');
+}
+
+function isMaxSteps(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }
 
 function isCodeMode(value: unknown): value is CodeMode {

@@ -3,6 +3,7 @@
  * call order is log order), chains the store writes, and remembers the first store failure so later
  * flushes report it instead of silently losing events.
  */
+import type { LogMeta } from '../events/from-log.js';
 import type { SessionEvent, SessionStore } from '../types.js';
 
 export interface NewEvent {
@@ -10,7 +11,11 @@ export interface NewEvent {
   data: Record<string, unknown>;
 }
 
+/** Sees every stamped batch synchronously, in log order (the host event stream derives from it). */
+export type LogObserver = (stamped: SessionEvent[], meta: LogMeta | undefined) => void;
+
 export class SessionWriter {
+  observe: LogObserver | undefined;
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown;
 
@@ -25,9 +30,10 @@ export class SessionWriter {
     return this.nextSeq;
   }
 
-  append(events: NewEvent[]): Promise<void> {
+  append(events: NewEvent[], meta?: LogMeta): Promise<void> {
     if (events.length === 0) return this.chain;
     const stamped: SessionEvent[] = events.map((event) => ({ seq: this.nextSeq++, time: this.now(), type: event.type, data: event.data }));
+    this.observe?.(stamped, meta);
     this.chain = this.chain.then(async () => {
       if (this.failure !== undefined) throw this.failure;
       try {

@@ -1,6 +1,7 @@
 /** What an agent needs from its runtime; the runtime builds one per agent (registries are per runtime). */
 import type { DriverRunner } from '../workers/runner.js';
 import type { VersionCell } from '../driver/versions.js';
+import type { EventHub } from '../events/hub.js';
 import type { IdGenerator } from '../ids.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { PromptScope } from '../prompt/system.js';
@@ -13,6 +14,8 @@ export interface AgentRuntimeLimits {
   codeBusyTimeoutMs: number;
   codeWallTimeoutMs: number;
   cancelGraceMs: number;
+  /** Model requests per turn for agents that set none (createBrood maxSteps, default 100). */
+  maxSteps: number;
 }
 
 export interface AgentDeps {
@@ -22,6 +25,8 @@ export interface AgentDeps {
   now: () => number;
   limits: AgentRuntimeLimits;
   globalVersion: VersionCell;
+  /** Host event fan-out; inactive (and free) while nobody subscribes. */
+  hub: EventHub;
   /** Called once the agent is disposed, so the runtime can forget it. */
   onDisposed(agentId: string): void;
 }
@@ -33,6 +38,8 @@ export interface AgentInit {
   route: ModelRoute;
   lastRequestRoute: ModelRoute | undefined;
   codeMode: CodeMode;
+  /** This agent's step limit (model requests per turn). */
+  maxSteps: number;
   /** 'top' for host-created agents; children are one-shot runs or continuable conversations. */
   mode: 'top' | 'one-shot' | 'continuable';
   /** The session's model-selection decision (SPEC §11.9), sampled once and inherited by children. */

@@ -95,7 +95,7 @@ export function childAgentOptions(
   return route;
 }
 
-type RequestConfig = Pick<ResolvedSubagentToolConfig, 'persona' | 'toolFilter' | 'maxDepth' | 'agentOptions'>;
+type RequestConfig = Pick<ResolvedSubagentToolConfig, 'persona' | 'toolFilter' | 'maxDepth' | 'agentOptions' | 'maxSteps'>;
 
 /** The start request without a signal (the route decides whose signal the child gets). */
 export function buildRequest(
@@ -108,6 +108,7 @@ export function buildRequest(
   // Fresh copies per call: the runtime may keep what it is given.
   if (config.toolFilter !== undefined) request.toolFilter = copyFilter(config.toolFilter);
   if (typeof config.maxDepth === 'number') request.maxDepth = config.maxDepth;
+  if (config.maxSteps !== undefined) request.maxSteps = config.maxSteps;
   const agentOptions = childAgentOptions(config.agentOptions, call.selection);
   if (agentOptions !== undefined) request.agentOptions = agentOptions;
   return request;

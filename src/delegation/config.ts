@@ -25,6 +25,8 @@ export interface SubagentToolConfig {
   toolFilter?: ToolFilter;
   /** Absolute delegation-depth cap (default 3), or 'provider-managed' (no cap sent). */
   maxDepth?: number | 'provider-managed';
+  /** Model requests per turn for this instance's children (needs the provider's `maxSteps` capability). */
+  maxSteps?: number;
 }
 
 /** The validated config with defaults applied; omitted optional controls stay absent. */
@@ -39,6 +41,7 @@ export interface ResolvedSubagentToolConfig {
   readonly persona?: string;
   readonly toolFilter?: Readonly<ToolFilter>;
   readonly maxDepth: number | 'provider-managed';
+  readonly maxSteps?: number;
 }
 
 export const DEFAULT_TOOL_NAME = 'subagent';
@@ -92,6 +95,11 @@ const configSchema = z
     persona: z.string().optional(),
     toolFilter: toolFilterSchema.optional(),
     maxDepth: maxDepthSchema.optional(),
+    maxSteps: z
+      .unknown()
+      .refine(isPositiveSafeInteger, { message: 'must be a positive safe integer' })
+      .transform((value) => value as number)
+      .optional(),
   })
   .refine((config) => !(config.enableModelSelection === true && config.modelSelectionSettings === true), {
     message: 'is mutually exclusive with modelSelectionSettings (enable one of them)',
@@ -125,6 +133,7 @@ function resolve(data: ParsedConfig): ResolvedSubagentToolConfig {
   };
   if (data.agentOptions !== undefined) config.agentOptions = Object.freeze(copyRoute(data.agentOptions));
   if (data.persona !== undefined) config.persona = data.persona;
+  if (data.maxSteps !== undefined) config.maxSteps = data.maxSteps;
   if (data.toolFilter !== undefined) config.toolFilter = Object.freeze(copyFilter(data.toolFilter));
   return Object.freeze(config);
 }

@@ -16,6 +16,8 @@ export function stopHeadline(reason: StopReason | string): string {
       return 'subagent run hit its token limit before finishing';
     case 'refusal':
       return 'subagent declined the task';
+    case 'max-steps':
+      return 'subagent run hit its step limit';
     default:
       return `subagent run ended abnormally (${reason})`;
   }

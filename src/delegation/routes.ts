@@ -109,6 +109,8 @@ function runFailure(result: SubagentResult, disposeError: unknown): Error {
  */
 async function oneShotBackground(deps: DelegationDeps, request: Request, call: DelegationCall, signal: AbortSignal): Promise<unknown> {
   const controller = new AbortController();
+  // Lets the runtime's subagent-start event say 'background' for the run this job will own.
+  pluginHost(deps.brood).markBackgroundStart(controller.signal);
   const forward = () => controller.abort(signal.reason);
   signal.addEventListener('abort', forward, { once: true });
   let run: SubagentRun;

@@ -147,6 +147,7 @@ export function checkCapabilities(config: ResolvedSubagentToolConfig, provider: 
   if (config.persona !== undefined) need(caps.persona, 'persona', 'persona');
   if (config.toolFilter !== undefined) need(caps.toolFilter, 'toolFilter', 'toolFilter');
   if (config.agentOptions !== undefined) need(caps.agentOptions, 'agentOptions', 'agentOptions');
+  if (config.maxSteps !== undefined) need(caps.maxSteps === true, 'maxSteps', 'maxSteps');
   if (config.enableModelSelection) need(caps.agentOptions, 'enableModelSelection', 'agentOptions');
   if (config.modelSelectionSettings) need(caps.agentOptions, 'modelSelectionSettings', 'agentOptions');
   if (config.backgroundMode === 'continuable') {

@@ -4,6 +4,7 @@
  * file only does the work — model requests, tool scheduling, stop-reason bookkeeping.
  */
 import { threadId } from 'node:worker_threads';
+import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage, ModelAdapter, ModelResponse, ToolCallRecord } from '../models/types.js';
 import type { ToolResult, Usage } from '../types.js';
@@ -12,6 +13,13 @@ import { historyTail } from './history-tail.js';
 import { runToolCalls } from './tool-pool.js';
 import type { ClaimedMessage, ConcurrencyClass, DriverEvent, DriverHost, DriverPlan, DriverView, TurnReport } from './types.js';
 import { ViewTracker } from './view-tracker.js';
+
+
+/** Driver-to-parent event type for streamed text: forwarded to subscribers, never written to the log. */
+export const TEXT_DELTA_EVENT = 'text/delta';
+
+/** How long streamed deltas may wait to share one message across the thread boundary. */
+const DELTA_BATCH_MS = 10;
 
 export interface DriverHooks {
   /** Runs `run_code` (Code Mode); absent where Code Mode is unavailable. */
@@ -26,6 +34,8 @@ export class Driver {
   private pendingEvents: DriverEvent[] = [];
   private alreadyLogged: Set<string> | undefined;
   private flushScheduled = false;
+  private deltaTimer: NodeJS.Timeout | undefined;
+  private readonly eventsFlag: Int32Array | undefined;
 
   constructor(
     private readonly plan: DriverPlan,
@@ -35,6 +45,16 @@ export class Driver {
   ) {
     this.history = [...plan.history];
     this.views = new ViewTracker(plan.view, plan.versions, () => host.refreshView());
+    this.eventsFlag = plan.eventsFlag === undefined ? undefined : new Int32Array(plan.eventsFlag);
+  }
+
+  /** True while a host subscribes to events: only then is streamed text worth sending. */
+  private get streaming(): boolean {
+    return this.eventsFlag !== undefined && Atomics.load(this.eventsFlag, 0) !== 0;
+  }
+
+  private get maxSteps(): number {
+    return this.plan.maxSteps ?? DEFAULTS.maxSteps;
   }
 
   /** Cancels the running turn (or the given one, if it is the running one). Queued messages are kept. */
@@ -63,6 +83,7 @@ export class Driver {
    */
   private async resumeTurn(resumed: NonNullable<DriverPlan['resumeTurn']>): Promise<TurnReport> {
     const turn = new TurnState(resumed.turn);
+    turn.requests = requestsSinceUserMessage(this.history);
     this.turnAbort = new AbortController();
     this.currentTurn = resumed.turn;
     this.alreadyLogged = new Set(resumed.startedCallIds);
@@ -105,8 +126,9 @@ export class Driver {
       } catch (error) {
         return turn.finish('error', errorMessage(error));
       }
-      const response = await this.request(view, signal);
+      const response = await this.request(view, turn, signal);
       if (response === 'aborted') return turn.finish('aborted');
+      turn.requests += 1;
       turn.addUsage(response.usage);
       if (response.text.trim() !== '') turn.output = response.text;
       const calls = response.finish === 'max-tokens' || response.finish === 'error' || response.finish === 'refusal' ? [] : response.toolCalls;
@@ -115,12 +137,13 @@ export class Driver {
       if (response.finish === 'error') return turn.finish('error', response.diagnostic ?? 'the model request failed');
       if (response.finish === 'refusal') return turn.finish('refusal');
       if (calls.length === 0) return turn.finish('completed');
+      if (turn.requests >= this.maxSteps) return this.endAtStepLimit(turn, calls);
       await this.runCalls(calls, view, signal);
       if (signal.aborted) return turn.finish('aborted');
     }
   }
 
-  private async request(view: DriverView, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
+  private async request(view: DriverView, turn: TurnState, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
     const { route } = this.plan;
     this.emit('model/request', {
       provider: route.provider,
@@ -133,6 +156,8 @@ export class Driver {
     });
     // Posted before the adapter runs: a request that kills the thread synchronously (a fault) is still logged.
     void this.flushEvents().catch(() => undefined);
+    // Decided per request: with nobody watching, adapters get no callback and nothing is produced.
+    const stream = this.streaming ? { open: true } : undefined;
     try {
       const raw: unknown = await this.adapter.request({
         route,
@@ -141,6 +166,11 @@ export class Driver {
         ownStart: this.plan.ownStart,
         tools: view.tools,
         signal,
+        ...(stream === undefined ? {} : {
+              onTextDelta: (delta: string): void => {
+                if (stream.open) this.emitDelta(turn.turn, delta);
+              },
+            }),
       });
       const checked = checkModelResponse(raw);
       if (checked.ok) return checked.response;
@@ -148,7 +178,17 @@ export class Driver {
     } catch (error) {
       if (signal.aborted) return 'aborted';
       return { text: '', toolCalls: [], finish: 'error', usage: { inputTokens: 0, outputTokens: 0 }, diagnostic: errorMessage(error) };
+    } finally {
+      // A delta an adapter reports after answering would land after its assistant-message: ignored.
+      if (stream) stream.open = false;
     }
+  }
+
+  /** Step limit reached with calls pending: they never run, but each gets a result so the history stays well-formed. */
+  private endAtStepLimit(turn: TurnState, calls: ToolCallRecord[]): TurnReport {
+    const message = `not run: the turn reached its step limit (maxSteps ${this.maxSteps})`;
+    for (const call of calls) this.commitResult(call, { isError: true, content: `Error: ${message}`, error: { message } });
+    return turn.finish('max-steps', `the turn reached its step limit: ${this.maxSteps} model requests (maxSteps ${this.maxSteps}); ${calls.length} tool call${calls.length === 1 ? '' : 's'} of the last response did not run`);
   }
 
   private recordAssistant(response: ModelResponse, finish: string): void {
@@ -189,6 +229,8 @@ export class Driver {
   }
 
   private executeCall(call: ToolCallRecord, signal: AbortSignal): Promise<ToolResult> {
+    // Watched: post this call's tool/call ahead of the execution, so a child it starts is seen after it.
+    if (this.streaming && this.pendingEvents.length > 0) void this.flushEvents().catch(() => undefined);
     if (call.name === 'run_code' && this.plan.codeMode !== 'native' && this.hooks.runCode) {
       return this.hooks.runCode(call, signal);
     }
@@ -214,8 +256,20 @@ export class Driver {
     queueMicrotask(() => void this.flushEvents().catch(() => undefined));
   }
 
+  /** Streamed text waits briefly so a burst of adapter chunks shares one message (each chunk stays one delta). */
+  private emitDelta(turn: number, delta: string): void {
+    if (typeof delta !== 'string' || delta === '') return;
+    this.pendingEvents.push({ type: TEXT_DELTA_EVENT, data: { turn, delta } });
+    if (this.flushScheduled || this.deltaTimer !== undefined) return;
+    this.deltaTimer = setTimeout(() => void this.flushEvents().catch(() => undefined), DELTA_BATCH_MS);
+  }
+
   private async flushEvents(): Promise<void> {
     this.flushScheduled = false;
+    if (this.deltaTimer !== undefined) {
+      clearTimeout(this.deltaTimer);
+      this.deltaTimer = undefined;
+    }
     if (this.pendingEvents.length === 0) return;
     const batch = this.pendingEvents;
     this.pendingEvents = [];
@@ -231,8 +285,19 @@ const FINAL_FINISHES: Record<string, TurnReport['stopReason'] | undefined> = {
   error: 'error',
 };
 
+/** Model requests already made in the turn a recovery continues (assistant messages since its user message). */
+function requestsSinceUserMessage(history: readonly ChatMessage[]): number {
+  let count = 0;
+  for (let index = history.length - 1; index >= 0 && history[index]!.role !== 'user'; index -= 1) {
+    if (history[index]!.role === 'assistant') count += 1;
+  }
+  return count;
+}
+
 class TurnState {
   output = '';
+  /** Model requests answered in this turn (the step count maxSteps bounds). */
+  requests = 0;
   private readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
 
   constructor(readonly turn: number) {}

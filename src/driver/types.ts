@@ -26,6 +26,10 @@ export interface DriverPlan {
   history: ChatMessage[];
   ownStart: number;
   maxParallelToolCalls: number;
+  /** Model requests per turn; reaching it ends the turn 'max-steps' (default DEFAULT_MAX_STEPS). */
+  maxSteps?: number;
+  /** Int32 cell the parent keeps non-zero while a host subscribes to events: only then are text deltas sent. */
+  eventsFlag?: SharedArrayBuffer;
   codeMode: CodeMode;
   codeBusyTimeoutMs: number;
   codeWallTimeoutMs: number;

@@ -100,10 +100,18 @@ function reply(
   request: ModelRequest,
   out: { text: string; toolCalls: ToolCallRecord[]; finish: ModelResponse['finish']; diagnostic?: string },
 ): ModelResponse {
-  if (out.text !== '') request.onTextDelta?.(out.text);
+  if (out.text !== '' && request.onTextDelta) for (const chunk of wordChunks(out.text)) request.onTextDelta(chunk);
   const response: ModelResponse = { text: out.text, toolCalls: out.toolCalls, finish: out.finish, usage: usageOf(request, out) };
   if (out.diagnostic !== undefined) response.diagnostic = out.diagnostic;
   return response;
+}
+
+/**
+ * Word-sized streaming chunks (each word with the whitespace after it; leading whitespace alone), so a
+ * host can test its live UI deterministically. Joined, they are exactly the text.
+ */
+export function wordChunks(text: string): string[] {
+  return text.match(/^\s+|\S+\s*/g) ?? [];
 }
 
 /** SPEC §8 usage arithmetic: characters / 4, rounded up. */

@@ -30,6 +30,8 @@ export interface PluginHost {
    * leaves no entry behind.
    */
   acquireShared(key: string, install: () => () => void): Disposer;
+  /** The one-shot start made with this signal is for a background job (its `subagent-start` event says so). */
+  markBackgroundStart(signal: AbortSignal): void;
 }
 
 const hosts = new WeakMap<object, { host: PluginHost; runtime: Runtime }>();
@@ -93,6 +95,10 @@ class RuntimePluginHost implements PluginHost {
     if (existing !== undefined) existing.count += 1;
     else this.shared.set(key, { count: 1, dispose: install() });
     return makeDisposer(() => this.release(key));
+  }
+
+  markBackgroundStart(signal: AbortSignal): void {
+    this.runtime.agentDeps.hub.backgroundSignals.add(signal);
   }
 
   private release(key: string): void {

@@ -8,7 +8,8 @@ import { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { restoreAgent } from '../agents/restore.js';
 import type { AgentDeps } from '../agents/types.js';
-import { createAgentOptionsSchema, parseConfig, type ParsedBroodOptions } from '../config.js';
+import { createAgentOptionsSchema, parseConfig, resumeAgentOptionsSchema, type ParsedBroodOptions } from '../config.js';
+import { EventHub } from '../events/hub.js';
 import { DEFAULTS } from '../defaults.js';
 import { diagnosticSink, type DiagnosticSink } from './diagnostics.js';
 import { VersionCell } from '../driver/versions.js';
@@ -44,6 +45,14 @@ export interface AgentOptionsInput {
   toolFilter?: { allow?: string[]; deny?: string[] };
   codeMode?: CodeMode;
   depth?: number;
+  maxSteps?: number;
+  signal?: AbortSignal;
+}
+
+export interface ResumeOptionsInput {
+  model?: ModelRoute;
+  depth?: number;
+  signal?: AbortSignal;
 }
 
 export class Runtime implements SubagentCore {
@@ -84,12 +93,14 @@ export class Runtime implements SubagentCore {
       ids: this.ids,
       now: now ?? Date.now,
       globalVersion,
+      hub: new EventHub(this.agents, now ?? Date.now),
       limits: {
         maxParallelToolCalls: options.maxParallelToolCalls ?? DEFAULTS.maxParallelToolCalls,
         codeMode: this.codeMode,
         codeBusyTimeoutMs: options.codeBusyTimeoutMs ?? DEFAULTS.codeBusyTimeoutMs,
         codeWallTimeoutMs: options.codeWallTimeoutMs ?? DEFAULTS.codeWallTimeoutMs,
         cancelGraceMs: options.pool?.cancelGraceMs ?? DEFAULTS.cancelGraceMs,
+        maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
       },
       onDisposed: (id) => this.forget(id),
     };
@@ -117,7 +128,7 @@ export class Runtime implements SubagentCore {
     return impl === agent ? impl : undefined;
   }
 
-  restore(sessionId: string, options: { model?: ModelRoute; depth?: number } = {}): Promise<AgentImpl> {
+  restore(sessionId: string, options: ResumeOptionsInput = {}): Promise<AgentImpl> {
     return restoreAgent(this, sessionId, options);
   }
 
@@ -129,6 +140,7 @@ export class Runtime implements SubagentCore {
   async createAgent(options: AgentOptionsInput): Promise<Agent> {
     this.assertOpen();
     const parsed = parseConfig(createAgentOptionsSchema, options, 'createAgent options');
+    throwIfAborted(parsed.signal, 'createAgent');
     const id = parsed.id ?? this.ids('agent');
     if (this.agents.has(id)) throw new BroodError('INVALID_CONFIG', `an agent with id '${id}' already exists`);
     const route = this.catalog.resolve(parsed.model);
@@ -138,25 +150,30 @@ export class Runtime implements SubagentCore {
     const modelSelectionEnabled = this.preferences?.get('subagent-model-selection.enabled') === true;
     const { agent, rollback } = composeAgent(this, {
       id, depth, parentId: undefined, route, codeMode, mode: 'top', modelSelectionEnabled, validateFilter: true,
+      ...(parsed.maxSteps === undefined ? {} : { maxSteps: parsed.maxSteps }),
       ...(parsed.persona === undefined ? {} : { persona: parsed.persona }),
       ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
       session: { nextSeq: 0, history: [], ownStart: 0, lastTurn: 0, unclaimed: [], lastRequestRoute: undefined },
     });
     try {
       await this.store.create({ id, createdAt: this.agentDeps.now(), delegationDepth: depth, model: route });
+      // SessionStore has no delete: a signal that fired during create leaves only an empty header behind.
+      throwIfAborted(parsed.signal, 'createAgent');
     } catch (error) {
       rollback();
       throw error;
     }
-    const descriptor = { model: route, codeMode, ...(parsed.persona === undefined ? {} : { persona: parsed.persona }), ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }) };
+    const descriptor = { model: route, codeMode, ...(parsed.maxSteps === undefined ? {} : { maxSteps: parsed.maxSteps }), ...(parsed.persona === undefined ? {} : { persona: parsed.persona }), ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }) };
     agent.writer.append([{ type: 'agent/descriptor', data: descriptor }, ...(modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : [])]);
     this.agents.set(id, agent);
     return agent;
   }
 
-  async resumeAgent(sessionId: string, options: { model?: ModelRoute; depth?: number } = {}): Promise<Agent> {
+  async resumeAgent(sessionId: string, options: ResumeOptionsInput = {}): Promise<Agent> {
     this.assertOpen();
-    return this.agents.get(sessionId) ?? this.restore(sessionId, options);
+    const parsed = parseConfig(resumeAgentOptionsSchema, options ?? {}, 'resumeAgent options');
+    throwIfAborted(parsed.signal, 'resumeAgent');
+    return this.agents.get(sessionId) ?? this.restore(sessionId, options ?? {});
   }
 
   close(): Promise<void> {
@@ -180,10 +197,15 @@ export class Runtime implements SubagentCore {
 
   private async closeOnce(): Promise<void> {
     await Promise.all([...this.agents.values()].map((agent) => agent.dispose()));
+    this.agentDeps.hub.close();
     await Promise.all([this.agentDeps.runner.close(), this.inlineRunner.close()]);
     const store = this.store as SessionStore & { close?: () => Promise<void> };
     await store.close?.();
   }
+}
+
+function throwIfAborted(signal: AbortSignal | undefined, what: string): void {
+  if (signal?.aborted) throw new BroodError('ABORTED', `${what} was aborted; nothing was created`);
 }
 
 function createWorkerRunner(options: ParsedBroodOptions, models: ModelProviderConfig[], onDiagnostic: DiagnosticSink): DriverRunner {

@@ -12,6 +12,7 @@ const CHECKED_FIELDS: [keyof SubagentStartRequest, keyof SubagentCapabilities][]
   ['toolFilter', 'toolFilter'],
   ['persona', 'persona'],
   ['agentOptions', 'agentOptions'],
+  ['maxSteps', 'maxSteps'],
 ];
 
 export function requireProvider(providers: Map<string, SubagentProvider>, name: string): SubagentProvider {
@@ -48,7 +49,15 @@ export function gate(providers: Map<string, SubagentProvider>, name: string, req
   const provider = requireProvider(providers, name);
   checkCapabilities(provider, request);
   checkMaxDepthDomain(request.maxDepth);
+  checkMaxStepsDomain(request.maxSteps);
   return provider;
+}
+
+export function checkMaxStepsDomain(maxSteps: unknown): void {
+  if (maxSteps === undefined) return;
+  if (typeof maxSteps !== 'number' || !Number.isSafeInteger(maxSteps) || maxSteps <= 0) {
+    throw new BroodError('INVALID_CONFIG', `maxSteps must be a positive safe integer, got ${describe(maxSteps)}`, { details: { maxSteps: describe(maxSteps) } });
+  }
 }
 
 function describe(value: unknown): string {

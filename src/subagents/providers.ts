@@ -4,7 +4,7 @@
  */
 import type { ContinuablePrepareRequest, SubagentCapabilities, SubagentProvider } from './types.js';
 
-const EVERY_CAPABILITY: SubagentCapabilities = { persona: true, toolFilter: true, depthLimit: true, agentOptions: true, outputSchema: true };
+const EVERY_CAPABILITY: SubagentCapabilities = { persona: true, toolFilter: true, depthLimit: true, agentOptions: true, outputSchema: true, maxSteps: true };
 
 /** A fresh child with every capability; continuable. */
 export function spawnProvider(options: { name?: string } = {}): SubagentProvider {

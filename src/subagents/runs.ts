@@ -6,6 +6,7 @@
 import type { AgentImpl } from '../agents/agent.js';
 import { errorMessage } from '../errors.js';
 import type { TurnResult } from '../types.js';
+import { publishSubagentEnd, publishSubagentStart } from '../events/subagent-events.js';
 import type { SubagentCore } from './core.js';
 import type { StructuredHolder } from './setup.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from './types.js';
@@ -21,6 +22,8 @@ export async function startOneShot(
   const parentTurn = parent.current?.turn;
   const runId = core.ids('run');
   core.events.emit('start', { runId, provider, id: child.id, parentId: parent.id, depth: child.depth });
+  const { hub } = core.agentDeps;
+  publishSubagentStart(hub, parent, child.id, hub.backgroundSignals.has(request.signal) ? 'background' : 'foreground', provider);
   const accepted = child.accept(request.prompt, 'parent', request.signal);
   const turnResult = child.inbox.result(accepted.id);
   const onAbort = (): void => child.abortMessage(accepted.id);
@@ -34,10 +37,12 @@ export async function startOneShot(
       (settled) => {
         if (run && !core.detachedRuns.has(run) && parent.current?.turn === parentTurn) parent.addChildUsage(settled.usage);
         core.events.emit('end', { runId, provider, id: child.id, stopReason: settled.stopReason, ...(settled.output ? { output: settled.output } : {}) });
+        publishSubagentEnd(hub, parent, child.id, settled.stopReason, settled.usage);
         return settled;
       },
       (error: unknown) => {
         core.events.emit('end', { runId, provider, id: child.id, stopReason: 'error' });
+        publishSubagentEnd(hub, parent, child.id, 'error', undefined);
         throw error;
       },
     )
@@ -73,6 +78,7 @@ const OUTCOME_LINES: Record<TurnResult['stopReason'], (id: string) => string> = 
   'max-tokens': (id) => `Background subagent ${id} ran out of room before it finished.`,
   refusal: (id) => `Background subagent ${id} declined the task.`,
   error: (id) => `Background subagent ${id} failed before it finished.`,
+  'max-steps': (id) => `Background subagent ${id} hit its step limit before it finished.`,
 };
 
 export function settlementNotice(childId: string, last: TurnResult | undefined): string {
@@ -88,13 +94,19 @@ export function observeContinuable(core: SubagentCore, provider: string, child: 
     activationStarted: () => {
       runId = core.ids('run');
       core.events.emit('start', { runId, provider, id: child.id, parentId: child.parentId, depth: child.depth });
+      publishSubagentStart(core.agentDeps.hub, liveParent(core, child), child.id, 'continuable', provider);
     },
     activationEnded: (last) => {
       deliverNotice(core, child, last);
       const stopReason = last?.stopReason ?? 'completed';
       core.events.emit('end', { runId, provider, id: child.id, stopReason, ...(last?.output ? { output: last.output } : {}) });
+      publishSubagentEnd(core.agentDeps.hub, liveParent(core, child), child.id, stopReason, last?.usage);
     },
   };
+}
+
+function liveParent(core: SubagentCore, child: AgentImpl): AgentImpl | undefined {
+  return child.parentId === undefined ? undefined : core.agents.get(child.parentId);
 }
 
 function deliverNotice(core: SubagentCore, child: AgentImpl, last: TurnResult | undefined): void {

@@ -48,6 +48,7 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec, structur
     ...(runnerKind === 'inline' ? { runner: core.inlineRunner } : {}),
     ...(request.persona === undefined ? {} : { persona: request.persona }),
     ...(request.toolFilter === undefined ? {} : { toolFilter: request.toolFilter }),
+    ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
     setup: (child) => {
       if (request.outputSchema !== undefined && structured) installStructuredOutput(child, request.outputSchema, structured);
       spec.setup?.(child);
@@ -73,6 +74,7 @@ function descriptorEvent(spec: ChildSpec, route: SessionHeader['model'], runner:
   if (request.label !== undefined) data.label = request.label;
   if (request.persona !== undefined) data.persona = request.persona;
   if (request.toolFilter !== undefined) data.toolFilter = request.toolFilter;
+  if (request.maxSteps !== undefined) data.maxSteps = request.maxSteps;
   if (runner === 'inline') data.runner = 'inline';
   return { type: 'subagent/descriptor', data };
 }

@@ -8,6 +8,8 @@ export interface SubagentCapabilities {
   depthLimit: boolean;
   agentOptions: boolean;
   outputSchema: boolean;
+  /** Enforces a step limit (`maxSteps`) on its children; absent means false. */
+  maxSteps?: boolean;
 }
 
 export interface SubagentStartRequest {
@@ -20,6 +22,8 @@ export interface SubagentStartRequest {
   maxDepth?: number;
   agentOptions?: Partial<ModelRoute>;
   outputSchema?: JsonSchemaObject;
+  /** Model requests per turn for the child (needs the `maxSteps` capability). */
+  maxSteps?: number;
 }
 
 export interface SubagentResult {

@@ -16,6 +16,9 @@ export function validateProvider(provider: SubagentProvider): void {
       throw new BroodError('INVALID_CONFIG', `subagent provider '${name}' must advertise capabilities.${capability} as a boolean`);
     }
   }
+  if (capabilities?.maxSteps !== undefined && typeof capabilities.maxSteps !== 'boolean') {
+    throw new BroodError('INVALID_CONFIG', `subagent provider '${name}' must advertise capabilities.maxSteps as a boolean (or leave it out)`);
+  }
   if (typeof provider.inheritsParentContext !== 'boolean') {
     throw new BroodError('INVALID_CONFIG', `subagent provider '${name}' must say whether it inheritsParentContext`);
   }

@@ -17,7 +17,7 @@ export const errorEnvelopeSchema = z.object({
 });
 
 export const usageSchema = z.object({ inputTokens: z.number().nonnegative(), outputTokens: z.number().nonnegative() });
-export const stopReasonSchema = z.enum(['completed', 'aborted', 'error', 'max-tokens', 'refusal']);
+export const stopReasonSchema = z.enum(['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps']);
 export const concurrencyClassSchema = z.enum(['parallel', 'exclusive']);
 
 export const toolSchemaSchema = z.object({ name: z.string(), description: z.string(), parameters: jsonRecord });
@@ -77,6 +77,8 @@ export const driverPlanSchema = z.object({
   history: z.array(chatMessageSchema),
   ownStart: z.number().int().nonnegative(),
   maxParallelToolCalls: z.number().int().positive(),
+  maxSteps: z.number().int().positive().optional(),
+  eventsFlag: z.instanceof(SharedArrayBuffer).optional(),
   codeMode: z.enum(['native', 'code', 'both']),
   codeBusyTimeoutMs: z.number().positive(),
   codeWallTimeoutMs: z.number().positive(),

@@ -155,7 +155,7 @@ describe('inlineProvider', () => {
     const h = harness({ scripts: SCRIPTS });
     open.push(h);
     h.brood.subagents.register(inlineProvider());
-    expect(h.brood.subagents.get('inline')?.capabilities).toEqual({ persona: true, toolFilter: true, depthLimit: true, agentOptions: true, outputSchema: true });
+    expect(h.brood.subagents.get('inline')?.capabilities).toEqual({ persona: true, toolFilter: true, depthLimit: true, agentOptions: true, outputSchema: true, maxSteps: true });
     const parent = await h.brood.createAgent({ model: route });
     await parent.run('parent hello');
     const inline = await startChild(h, parent, 'child', {}, 'inline');

@@ -1,0 +1,47 @@
+/**
+ * Typed structured output of a top-level turn (`agent.run(text, { outputSchema })`): for that one turn
+ * the model is presented a `structured_output` tool (the mechanism children with an outputSchema use).
+ * It is a turn tool, not a registration: it appears in the turn's requests and tool events, never in
+ * `agent.tools.view()`, and it is gone when the turn ends.
+ */
+import { defineTool } from '../tools/define-tool.js';
+import { executeResolved } from '../tools/execute.js';
+import type { Agent, JsonSchemaObject, ToolResult, ToolSchema } from '../types.js';
+import type { z } from 'zod';
+
+export const STRUCTURED_OUTPUT_TOOL = 'structured_output';
+
+export interface StructuredTurn {
+  readonly schema: ToolSchema;
+  /** Validates and records one call; invalid arguments are an errored result the model can retry. */
+  execute(args: string, callId: string, agent: Agent): Promise<ToolResult>;
+  readonly set: boolean;
+  readonly value: unknown;
+}
+
+/** Throws INVALID_CONFIG (from defineTool) for a schema that is neither zod nor a JSON Schema object. */
+export function structuredTurn(outputSchema: z.ZodType | JsonSchemaObject): StructuredTurn {
+  let set = false;
+  let value: unknown;
+  const tool = defineTool({
+    name: STRUCTURED_OUTPUT_TOOL,
+    description: 'Record your final answer as structured data matching the schema. The last valid call wins; then finish your turn.',
+    parameters: outputSchema as z.ZodType<unknown>,
+    execute: (args: unknown) => {
+      value = args;
+      set = true;
+      return 'ok';
+    },
+  });
+  const resolved = { name: tool.name, schema: { name: tool.name, description: tool.description, parameters: tool.parameters }, definition: tool, layer: 'agent' as const };
+  return {
+    schema: resolved.schema,
+    execute: (args, callId, agent) => executeResolved({ lookup: (name) => (name === tool.name ? resolved : undefined), agent: () => agent }, { name: tool.name, arguments: args, callId }),
+    get set() {
+      return set;
+    },
+    get value() {
+      return value;
+    },
+  };
+}

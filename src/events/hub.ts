@@ -1,0 +1,126 @@
+/**
+ * The runtime's event hub: fans host events out to subscribers (brood.events(), agent.events()).
+ * With no subscriber it does nothing at all — callers check `active` before building an event, and the
+ * shared `flag` cell tells drivers in other threads not to forward text deltas.
+ */
+import { DEFAULTS } from '../defaults.js';
+import { BroodError } from '../errors.js';
+import { EventStream } from './stream.js';
+import type { AgentEventsOptions, BroodEvent } from '../types.js';
+
+
+interface Subscription {
+  stream: EventStream;
+  /** undefined: every agent (brood.events()). */
+  root: string | undefined;
+  descendants: boolean;
+  /** agentId → inside this subscription's tree (parents never change, so the answer is cached). */
+  inTree: Map<string, boolean>;
+  cleanup: (() => void) | undefined;
+}
+
+export class EventHub {
+  /** Int32 cell read by drivers: non-zero while anyone subscribes (text deltas are worth sending). */
+  readonly flag = new SharedArrayBuffer(4);
+  /** Signals of one-shot starts made for background jobs: their `subagent-start` says 'background'. */
+  readonly backgroundSignals = new WeakSet<AbortSignal>();
+  private readonly cell = new Int32Array(this.flag);
+  private readonly subscriptions = new Map<EventStream, Subscription>();
+
+  constructor(
+    private readonly agents: ReadonlyMap<string, { readonly id: string; readonly parentId: string | undefined }>,
+    readonly now: () => number,
+  ) {}
+
+  /** Only published agents produce events (not a child still being set up, not a disposed one). */
+  isPublished(agent: { readonly id: string }): boolean {
+    return this.agents.get(agent.id) === agent;
+  }
+
+  get active(): boolean {
+    return this.subscriptions.size > 0;
+  }
+
+  /** `root` undefined: the whole runtime. Throws INVALID_CONFIG for bad options. */
+  subscribe(root: string | undefined, options: AgentEventsOptions | undefined): EventStream {
+    const { buffer, descendants, signal } = checkOptions(options, root === undefined);
+    const stream = new EventStream(buffer, root ?? '', this.now, (closed) => this.unsubscribe(closed));
+    if (signal?.aborted) {
+      void stream.return();
+      return stream;
+    }
+    const subscription: Subscription = { stream, root, descendants, inTree: new Map(), cleanup: undefined };
+    if (signal) {
+      const onAbort = (): void => void stream.return();
+      signal.addEventListener('abort', onAbort, { once: true });
+      subscription.cleanup = () => signal.removeEventListener('abort', onAbort);
+    }
+    this.subscriptions.set(stream, subscription);
+    Atomics.store(this.cell, 0, 1);
+    return stream;
+  }
+
+  publish(event: BroodEvent): void {
+    for (const subscription of this.subscriptions.values()) {
+      if (this.accepts(subscription, event.agentId)) subscription.stream.push(event);
+    }
+  }
+
+  /** The agent is gone: streams rooted at it end once their queue is read. */
+  agentDisposed(agentId: string): void {
+    for (const subscription of [...this.subscriptions.values()]) {
+      if (subscription.root === agentId) subscription.stream.end();
+    }
+  }
+
+  close(): void {
+    for (const subscription of [...this.subscriptions.values()]) subscription.stream.end();
+  }
+
+  private unsubscribe(stream: EventStream): void {
+    const subscription = this.subscriptions.get(stream);
+    if (subscription === undefined) return;
+    this.subscriptions.delete(stream);
+    subscription.cleanup?.();
+    if (this.subscriptions.size === 0) Atomics.store(this.cell, 0, 0);
+  }
+
+  private accepts(subscription: Subscription, agentId: string): boolean {
+    const { root } = subscription;
+    if (root === undefined || agentId === root) return true;
+    if (!subscription.descendants) return false;
+    let known = subscription.inTree.get(agentId);
+    if (known === undefined) {
+      known = this.descendsFrom(agentId, root);
+      subscription.inTree.set(agentId, known);
+    }
+    return known;
+  }
+
+  private descendsFrom(agentId: string, root: string): boolean {
+    const seen = new Set<string>();
+    const parentOf = (id: string): string | undefined => this.agents.get(id)?.parentId;
+    for (let id = parentOf(agentId); id !== undefined && !seen.has(id); id = parentOf(id)) {
+      if (id === root) return true;
+      seen.add(id);
+    }
+    return false;
+  }
+}
+
+function checkOptions(options: AgentEventsOptions | undefined, runtimeWide: boolean): { buffer: number; descendants: boolean; signal: AbortSignal | undefined } {
+  if (options === undefined || options === null) return { buffer: DEFAULTS.eventBuffer, descendants: true, signal: undefined };
+  if (typeof options !== 'object') throw invalid('events options must be an object');
+  const known = runtimeWide ? ['signal', 'buffer'] : ['signal', 'buffer', 'descendants'];
+  const unknown = Object.keys(options).filter((key) => !known.includes(key));
+  if (unknown.length > 0) throw invalid(`unknown events option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k}'`).join(', ')}${runtimeWide ? ' (descendants is for agent.events())' : ''}`);
+  const { buffer = DEFAULTS.eventBuffer, descendants = true, signal } = options;
+  if (typeof buffer !== 'number' || !Number.isSafeInteger(buffer) || buffer <= 0) throw invalid('events option buffer must be a positive safe integer');
+  if (typeof descendants !== 'boolean') throw invalid('events option descendants must be a boolean');
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid('events option signal must be an AbortSignal');
+  return { buffer, descendants, signal };
+}
+
+function invalid(message: string): BroodError {
+  return new BroodError('INVALID_CONFIG', message);
+}

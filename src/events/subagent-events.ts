@@ -1,0 +1,16 @@
+/** `subagent-start` / `subagent-end`: published on the parent's agentId around every child run. */
+import { baseOf, type EventOrigin } from './from-log.js';
+import type { EventHub } from './hub.js';
+import type { StopReason, SubagentRunStartEvent, Usage } from '../types.js';
+
+type Parent = Pick<EventOrigin, 'id' | 'parentId' | 'depth'>;
+
+export function publishSubagentStart(hub: EventHub, parent: Parent | undefined, childId: string, mode: SubagentRunStartEvent['mode'], provider: string): void {
+  if (!hub.active || parent === undefined) return;
+  hub.publish({ ...baseOf(parent, hub.now()), type: 'subagent-start', childId, mode, provider });
+}
+
+export function publishSubagentEnd(hub: EventHub, parent: Parent | undefined, childId: string, stopReason: StopReason, usage: Usage | undefined): void {
+  if (!hub.active || parent === undefined) return;
+  hub.publish({ ...baseOf(parent, hub.now()), type: 'subagent-end', childId, stopReason, usage: { inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0 } });
+}
