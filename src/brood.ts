@@ -12,6 +12,7 @@ import { createModelCatalog, type ModelCatalog } from './models/catalog.js';
 import { scriptedModels } from './models/scripted.js';
 import type { ModelProviderConfig } from './models/types.js';
 import { registerPersona } from './prompt/system.js';
+import { isPromiseLike } from './runtime/async-plugins.js';
 import { attachPluginHost } from './runtime/plugin-host.js';
 import { Runtime } from './runtime/runtime.js';
 import { memorySessions } from './sessions/memory.js';
@@ -59,9 +60,13 @@ export interface ResumeAgentOptions {
   signal?: AbortSignal;
 }
 
-export interface BroodPlugin {
+/**
+ * `install` returns a disposer (synchronous plugins) or a promise of one (asynchronous plugins such as
+ * mcpTools); `use()` returns the same kind.
+ */
+export interface BroodPlugin<R extends Disposer | Promise<Disposer> = Disposer> {
   name: string;
-  install(brood: Brood): Disposer;
+  install(brood: Brood): R;
 }
 
 export interface Brood {
@@ -72,7 +77,7 @@ export interface Brood {
   readonly subagents: SubagentRuntime;
   createAgent(options: CreateAgentOptions): Promise<Agent>;
   resumeAgent(sessionId: string, options?: ResumeAgentOptions): Promise<Agent>;
-  use(plugin: BroodPlugin): Disposer;
+  use<R extends Disposer | Promise<Disposer>>(plugin: BroodPlugin<R>): R;
   /** Every agent's events; see BroodEvent. */
   events(options?: BroodEventsOptions): AsyncIterable<BroodEvent>;
   close(): Promise<void>;
@@ -138,11 +143,12 @@ class BroodFacade implements Brood {
     return this.#runtime.agentDeps.hub.subscribe(undefined, options);
   }
 
-  use(plugin: BroodPlugin): Disposer {
+  use<R extends Disposer | Promise<Disposer>>(plugin: BroodPlugin<R>): R {
     this.#runtime.assertOpen();
     if (typeof plugin?.install !== 'function') throw new BroodError('INVALID_CONFIG', 'a plugin needs a name and an install(brood) function');
-    const dispose = plugin.install(this);
-    return makeDisposer(() => dispose());
+    const dispose: Disposer | Promise<Disposer> = plugin.install(this);
+    if (isPromiseLike(dispose)) return this.#runtime.asyncPlugins.adopt(String(plugin.name), dispose, () => this.#runtime.isClosed) as unknown as R;
+    return makeDisposer(() => dispose()) as R;
   }
 
   close(): Promise<void> {

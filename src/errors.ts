@@ -26,6 +26,8 @@ export const ERROR_CODES = [
   'DISPOSED',
   'DUPLICATE_VARIABLE',
   'WORKER_CRASHED',
+  'MCP_UNAVAILABLE',
+  'MCP_ERROR',
   'INTERNAL',
 ] as const;
 

@@ -46,6 +46,9 @@ export type {
   SubagentStartEvent,
   SubagentStartRequest,
 } from './subagents/types.js';
+export { mcpTools } from './mcp/plugin.js';
+export type { McpServer, McpStdioServer, McpHttpServer, McpToolsOptions, McpServerStatus } from './mcp/config.js';
+export type { AsyncDisposer } from './runtime/async-plugins.js';
 export { memorySessions } from './sessions/memory.js';
 export { fileSessions } from './sessions/jsonl.js';
 export type {

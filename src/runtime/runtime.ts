@@ -23,6 +23,7 @@ import { validateDelegationDepth } from '../sessions/validate.js';
 import type { SubagentCore } from '../subagents/core.js';
 import { ContainedEvents } from '../subagents/events.js';
 import { SubagentRuntimeImpl } from '../subagents/runtime.js';
+import { AsyncPlugins } from './async-plugins.js';
 import type { SubagentEventName, SubagentRun } from '../subagents/types.js';
 import { createToolSystem, type ToolSystem } from '../tools/system.js';
 import type { Agent, CodeMode, ModelRoute, SessionStore } from '../types.js';
@@ -73,6 +74,8 @@ export class Runtime implements SubagentCore {
   /** Faults with no caller to reject (SubagentCore.reportBackgroundError). */
   readonly reportBackgroundError: DiagnosticSink;
   private closing: Promise<void> | undefined;
+  /** Asynchronous plugins (mcpTools): close() waits for installs under way and disposes them. */
+  readonly asyncPlugins = new AsyncPlugins();
 
   constructor({ options, catalog, store, generateId, now }: RuntimeParts) {
     const globalVersion = new VersionCell();
@@ -198,6 +201,7 @@ export class Runtime implements SubagentCore {
   private async closeOnce(): Promise<void> {
     await Promise.all([...this.agents.values()].map((agent) => agent.dispose()));
     this.agentDeps.hub.close();
+    await this.asyncPlugins.close();
     await Promise.all([this.agentDeps.runner.close(), this.inlineRunner.close()]);
     const store = this.store as SessionStore & { close?: () => Promise<void> };
     await store.close?.();

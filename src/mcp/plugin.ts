@@ -1,0 +1,53 @@
+/**
+ * mcpTools(server, options?): a BroodPlugin that connects to one MCP server (spawned over stdio, or
+ * Streamable HTTP with the SDK's SSE fallback) and feeds its tools into the runtime's registry as
+ * `mcp__<server>__<tool>`. `use()` resolves once the client connected and listed the tools; the
+ * disposer (and brood.close()) removes the tools, closes the client and ends the server process.
+ */
+import type { Brood, BroodPlugin } from '../brood.js';
+import { BroodError } from '../errors.js';
+import { makeAsyncDisposer, type AsyncDisposer } from '../runtime/async-plugins.js';
+import { pluginHost } from '../runtime/plugin-host.js';
+import type { ToolRegistry } from '../types.js';
+import { parseMcpConfig, type McpServer, type McpToolsOptions, type ParsedMcpConfig } from './config.js';
+import { McpToolSet } from './tool-set.js';
+
+export function mcpTools(server: McpServer, options: McpToolsOptions = {}): BroodPlugin<Promise<AsyncDisposer>> {
+  const label = typeof (server as { name?: unknown })?.name === 'string' ? (server as { name: string }).name : '?';
+  return { name: `mcp:${label}`, install: (brood) => install(brood, server, options) };
+}
+
+async function install(brood: Brood, server: unknown, options: unknown): Promise<AsyncDisposer> {
+  const config = parseMcpConfig(server, options);
+  const registry = registryFor(brood, config);
+  // Lazy: the SDK is loaded only by hosts that connect to an MCP server.
+  const { McpConnection } = await import('./connection.js');
+  let tools: McpToolSet | undefined;
+  const connection = new McpConnection(config.server, config.timeoutMs, {
+    tools: (list) => tools?.sync(list),
+    ...(config.onStatus === undefined ? {} : { status: config.onStatus }),
+  });
+  const first = await connection.open();
+  const set = new McpToolSet(registry, config, (name, args, signal) => connection.callTool(name, args, signal));
+  try {
+    set.sync(first, true);
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+  tools = set;
+  connection.goLive();
+  return makeAsyncDisposer(async () => {
+    set.dispose();
+    await connection.close();
+  });
+}
+
+function registryFor(brood: Brood, config: ParsedMcpConfig): ToolRegistry {
+  if (config.scope === 'global') return brood.tools;
+  const agent = pluginHost(brood).agentImpl(config.scope);
+  if (agent === undefined || agent.isDisposed) {
+    throw new BroodError('INVALID_CONFIG', `mcpTools "${config.server.name}": scope must be 'global' or a live agent of this brood runtime`);
+  }
+  return config.scope.tools;
+}

@@ -1,0 +1,60 @@
+/**
+ * What the model sees of an MCP tools/call result: text blocks joined; images, audio and resources
+ * as a short placeholder naming their MIME type (base64 data would only burn context); the whole
+ * result stays in the tool result's `value` for hosts. `isError` results become errored tool results
+ * (like any tool that throws: the server's text is the message, no brood code, since the tool itself
+ * failed rather than the protocol).
+ */
+import { withContent, type RenderedValue } from '../tools/execute.js';
+
+/** The parts of a CallToolResult brood reads; everything else is carried through in `value`. */
+export interface McpCallResult {
+  content?: unknown[];
+  structuredContent?: unknown;
+  isError?: boolean;
+  [key: string]: unknown;
+}
+
+export class McpToolError extends Error {
+  override readonly name = 'McpToolError';
+}
+
+export function renderResult(toolName: string, result: McpCallResult): RenderedValue {
+  const blocks = Array.isArray(result.content) ? result.content : [];
+  let text = blocks.map(renderBlock).join('\n');
+  if (text === '' && result.structuredContent !== undefined) text = safeJson(result.structuredContent);
+  if (result.isError === true) throw new McpToolError(text === '' ? `MCP tool "${toolName}" reported an error` : text);
+  return withContent(result, text);
+}
+
+function renderBlock(block: unknown): string {
+  if (typeof block !== 'object' || block === null) return '';
+  const b = block as Record<string, unknown>;
+  switch (b.type) {
+    case 'text':
+      return typeof b.text === 'string' ? b.text : '';
+    case 'image':
+    case 'audio':
+      return `[${b.type}: ${mimeOf(b.mimeType)}]`;
+    case 'resource': {
+      const resource = (typeof b.resource === 'object' && b.resource !== null ? b.resource : {}) as Record<string, unknown>;
+      return `[resource: ${String(resource.uri ?? '?')} (${mimeOf(resource.mimeType)})]`;
+    }
+    case 'resource_link':
+      return `[resource link: ${String(b.uri ?? '?')} (${mimeOf(b.mimeType)})]`;
+    default:
+      return `[${String(b.type ?? 'unknown')} content]`;
+  }
+}
+
+function mimeOf(value: unknown): string {
+  return typeof value === 'string' && value !== '' ? value : 'unknown type';
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '';
+  }
+}
