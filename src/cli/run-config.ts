@@ -40,6 +40,12 @@ const toolFilterSchema = z
   .strictObject({ allow: z.array(nonEmpty).optional(), deny: z.array(nonEmpty).optional() })
   .refine((f) => f.allow !== undefined || f.deny !== undefined, 'needs an allow or a deny list');
 
+// `mcpServers` takes the shape MCP clients already use; the key is the server name (checked by mcpTools).
+const mcpServerSchema = z.union([
+  z.strictObject({ command: nonEmpty, args: z.array(z.string()).optional(), env: z.record(z.string(), z.string()).optional(), cwd: nonEmpty.optional() }),
+  z.strictObject({ url: z.string().refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), 'must be an http(s) URL'), headers: z.record(z.string(), z.string()).optional() }),
+]);
+
 const configSchema = z.strictObject({
   models: z.array(providerSchema).min(1, 'must configure at least one provider'),
   agent: z.strictObject({
@@ -61,6 +67,8 @@ const configSchema = z.strictObject({
   sessions: nonEmpty.optional(),
   maxParallelToolCalls: z.number().int().positive().optional(),
   prompt: nonEmpty.optional(),
+  /** MCP servers whose tools the agent gets as mcp__<name>__<tool>; stdio servers start in the config file's directory. */
+  mcpServers: z.record(z.string(), mcpServerSchema).default({}),
 });
 
 export type RunConfig = z.infer<typeof configSchema> & { file: string; root: string; sessions?: string };
@@ -84,6 +92,7 @@ export async function loadRunConfig(file: string): Promise<RunConfig> {
   const base = dirname(resolve(file));
   const config: RunConfig = { ...parsed.data, file, root: resolve(base, parsed.data.root) };
   if (parsed.data.sessions !== undefined) config.sessions = resolve(base, parsed.data.sessions);
+  for (const server of Object.values(config.mcpServers)) if ('command' in server) server.cwd = resolve(base, server.cwd ?? '.');
   checkReferences(config);
   return config;
 }

@@ -9,6 +9,7 @@ import {
   BroodError,
   createBrood,
   fileSessions,
+  mcpTools,
   messageTools,
   openAICompatible,
   subagentTool,
@@ -73,6 +74,11 @@ async function setUp(config: RunConfig): Promise<{ brood: Brood; agent: Agent }>
   try {
     brood = createBrood(broodOptions(config));
     for (const tool of builtinTools(config.tools, config.root)) brood.tools.register(tool);
+    for (const [name, server] of Object.entries(config.mcpServers)) {
+      await brood.use(mcpTools({ name, ...server })).catch((error: unknown) => {
+        throw keyed(`mcpServers.${name}`, error);
+      });
+    }
     let continuable = false;
     for (const [index, entry] of config.delegation.entries()) {
       try {
