@@ -14,11 +14,12 @@ import { fromLogged, type LogMeta } from '../events/from-log.js';
 import type { AgentEventsOptions, BroodEvent } from '../types.js';
 import type { Agent, AgentStatus, CodeMode, ModelRoute, PromptRegistry, RunOptions, SendOptions, SessionEvent, ToolRegistry, TurnResult, Usage } from '../types.js';
 import type { Activation, ActivationEnd } from '../workers/runner.js';
-import { claimNext, createGateway, endTurnInParent, resolveView, type CurrentTurn } from './gateway.js';
+import { createGateway, resolveView, type GatewayAgent } from './gateway.js';
 import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
 import { SessionWriter } from './session-writer.js';
 import { structuredTurn, type StructuredTurn } from './structured-turn.js';
+import { TurnLedger, type CurrentTurn } from './turns.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
 const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -28,7 +29,7 @@ export interface ActivationObserver {
   activationEnded(last: TurnResult | undefined): void;
 }
 
-export class AgentImpl implements Agent {
+export class AgentImpl implements GatewayAgent {
   readonly id: string;
   readonly depth: number;
   readonly parentId: string | undefined;
@@ -38,16 +39,11 @@ export class AgentImpl implements Agent {
   readonly ownVersion = new VersionCell();
   readonly writer: SessionWriter;
   readonly inbox = new Inbox();
-  readonly history: ChatMessage[];
-  route: ModelRoute;
-  /** The route of the latest logged model/request (children inherit it, SPEC §9 "Child route"). */
-  lastRequestRoute: ModelRoute | undefined;
-  lastTurn: number;
-  /** The result of the most recent turn (a continuable child's settlement notice quotes it). */
-  lastResult: TurnResult | undefined;
-  current: CurrentTurn | undefined;
+  /** Turn state: changed only through the ledger's transitions (claim, mirror, finish). */
+  readonly turns: TurnLedger;
+  readonly route: ModelRoute;
   /** Told when the agent goes from idle to busy and back (each busy period of a continuable child is a run). */
-  observer: ActivationObserver | undefined;
+  private observer: ActivationObserver | undefined;
   private activation: Activation | undefined;
   private disposed = false;
   /** True from the first activation of a busy period until the agent is idle again. */
@@ -64,11 +60,17 @@ export class AgentImpl implements Agent {
     this.depth = init.depth;
     this.parentId = init.parentId;
     this.route = init.route;
-    this.lastRequestRoute = init.lastRequestRoute;
     this.codeMode = init.codeMode;
-    this.history = [...init.history];
-    this.lastTurn = init.lastTurn;
     this.writer = new SessionWriter(deps.store, init.id, init.nextSeq, deps.now);
+    this.turns = new TurnLedger({
+      writer: this.writer,
+      inbox: this.inbox,
+      history: init.history,
+      lastTurn: init.lastTurn,
+      lastRequestRoute: init.lastRequestRoute,
+      isDisposed: () => this.disposed,
+      bumpView: () => this.ownVersion.bump(),
+    });
     this.writer.observe = (stamped, meta) => this.logged(stamped, meta);
     this.tools = guardDisposed(init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
     this.prompt = guardDisposed(init.prompt.registry, () => this.disposed, `agent ${this.id}`, []);
@@ -146,6 +148,32 @@ export class AgentImpl implements Agent {
     return this.disposed;
   }
 
+  /** The parent's mirror of the model history. */
+  get history(): readonly ChatMessage[] {
+    return this.turns.history;
+  }
+
+  get current(): CurrentTurn | undefined {
+    return this.turns.current;
+  }
+
+  get lastTurn(): number {
+    return this.turns.lastTurn;
+  }
+
+  get lastRequestRoute(): ModelRoute | undefined {
+    return this.turns.lastRequestRoute;
+  }
+
+  get lastResult(): TurnResult | undefined {
+    return this.turns.lastResult;
+  }
+
+  /** One observer of busy periods (a continuable child's run bookkeeping). */
+  observe(observer: ActivationObserver): void {
+    this.observer = observer;
+  }
+
   whenIdle(): Promise<void> {
     if (this.disposed) return Promise.reject(disposedError(this.id));
     if (this.activation === undefined && this.inbox.size === 0) return Promise.resolve();
@@ -164,9 +192,7 @@ export class AgentImpl implements Agent {
 
   /** Adds a foreground child's usage to the running turn (rolled up exactly once, at turn end). */
   addChildUsage(usage: Usage): void {
-    if (!this.current) return;
-    this.current.childUsage.inputTokens += usage.inputTokens;
-    this.current.childUsage.outputTokens += usage.outputTokens;
+    this.turns.addChildUsage(usage);
   }
 
   get mode(): AgentInit['mode'] {
@@ -189,7 +215,7 @@ export class AgentImpl implements Agent {
     const pending = new PendingActivation();
     this.activation = pending;
     void pending.done.then((end) => this.activationEnded(end));
-    claimNext(this).then(
+    this.turns.claimNext().then(
       (first) => {
         if (first === null) pending.finish({ kind: 'finished' });
         else {
@@ -246,7 +272,7 @@ export class AgentImpl implements Agent {
       // its run() settles and the session stays well-formed.
       const failed = end.kind === 'failed' ? end : { stopReason: 'aborted' as const, diagnostic: 'the driver stopped' };
       this.recordFailedRequest(turn);
-      await endTurnInParent(this, { turn: turn.turn, output: '', stopReason: failed.stopReason, usage: NO_USAGE, diagnostic: failed.diagnostic }, turn);
+      await this.turns.finish({ turn: turn.turn, output: '', stopReason: failed.stopReason, usage: NO_USAGE, diagnostic: failed.diagnostic }, turn);
     }
     this.activation = undefined;
     if (this.inbox.size > 0 && !this.disposed) return this.wake();
@@ -267,10 +293,7 @@ export class AgentImpl implements Agent {
   private recordFailedRequest(turn: CurrentTurn): void {
     if (turn.lastFinish !== undefined && turn.lastFinish !== 'tool-calls') return; // the step had ended
     if (!awaitingModel(this.history)) return;
-    const usage = { inputTokens: 0, outputTokens: 0 };
-    this.history.push({ role: 'assistant', text: '', toolCalls: [] });
-    turn.lastFinish = 'error';
-    this.writer.append([{ type: 'assistant/message', data: { text: '', toolCalls: [], usage, finish: 'error' } }]);
+    this.turns.recordUnansweredRequest(turn);
   }
 
   /**

@@ -90,7 +90,7 @@ export function settlementNotice(childId: string, last: TurnResult | undefined):
 /** Each busy period of a continuable child is a run: start event, then notice to the parent, then end event. */
 export function observeContinuable(core: SubagentCore, provider: string, child: AgentImpl): void {
   let runId: string | undefined;
-  child.observer = {
+  child.observe({
     activationStarted: () => {
       runId = core.ids('run');
       core.events.emit('start', { runId, provider, id: child.id, parentId: child.parentId, depth: child.depth });
@@ -102,7 +102,7 @@ export function observeContinuable(core: SubagentCore, provider: string, child: 
       core.events.emit('end', { runId, provider, id: child.id, stopReason, ...(last?.output ? { output: last.output } : {}) });
       publishSubagentEnd(core.agentDeps.hub, liveParent(core, child), child.id, stopReason, last?.usage);
     },
-  };
+  });
 }
 
 function liveParent(core: SubagentCore, child: AgentImpl): AgentImpl | undefined {

@@ -1,0 +1,211 @@
+/**
+ * An agent's turn state, owned by the agent and changed only through these methods: which turn is
+ * running, the parent's mirror of the model history, the route last requested and the last result.
+ * The gateway (driver messages) and the agent (activation lifecycle) both go through here, so every
+ * write to turn state is one of the named transitions below.
+ */
+import { setMaxListeners } from 'node:events';
+import type { DriverEvent, TurnReport } from '../driver/types.js';
+import type { ChatMessage } from '../models/types.js';
+import type { ModelRoute, ToolResult, TurnResult, Usage } from '../types.js';
+import { routeOfRequest } from './history.js';
+import type { Inbox } from './inbox.js';
+import type { SessionWriter } from './session-writer.js';
+import { STRUCTURED_OUTPUT_TOOL, type StructuredTurn } from './structured-turn.js';
+
+export interface CurrentTurn {
+  readonly turn: number;
+  readonly messageId: string;
+  /** The parent-side signal handed to the turn's tool calls (and through them to foreground children). */
+  readonly controller: AbortController;
+  readonly childUsage: Usage;
+  /** The turn's own usage and output, from the logged assistant messages (survives a driver recovery). */
+  readonly usage: Usage;
+  output: string;
+  /** Call ids whose `tool/call` event is logged. */
+  readonly started: Set<string>;
+  /** `finish` of the turn's latest logged assistant message (a recovery must not re-ask a finished turn). */
+  lastFinish: string | undefined;
+  /** Run when the turn ends (timers). */
+  readonly cleanup: (() => void)[];
+  /** In-flight and uncommitted tool calls by call id: a re-issued call re-attaches instead of running twice. */
+  readonly calls: Map<string, Promise<ToolResult>>;
+  /** run(text, { outputSchema }): this turn's structured_output tool and what it recorded. */
+  readonly structured: StructuredTurn | undefined;
+}
+
+export interface Claim {
+  turn: number;
+  messageId: string;
+  text: string;
+  aborted: boolean;
+}
+
+export interface TurnLedgerInit {
+  writer: SessionWriter;
+  inbox: Inbox;
+  history: ChatMessage[];
+  lastTurn: number;
+  lastRequestRoute: ModelRoute | undefined;
+  isDisposed: () => boolean;
+  /** Bumped when the presented tools change for the agent alone (a structured turn's own tool). */
+  bumpView: () => void;
+}
+
+export class TurnLedger {
+  /** The parent's mirror of the model history (what the next activation or a recovery starts from). */
+  readonly history: ChatMessage[];
+  private turnCounter: number;
+  private running: CurrentTurn | undefined;
+  private requestRoute: ModelRoute | undefined;
+  private latest: TurnResult | undefined;
+
+  constructor(private readonly init: TurnLedgerInit) {
+    this.history = [...init.history];
+    this.turnCounter = init.lastTurn;
+    this.requestRoute = init.lastRequestRoute;
+  }
+
+  get current(): CurrentTurn | undefined {
+    return this.running;
+  }
+
+  get lastTurn(): number {
+    return this.turnCounter;
+  }
+
+  /** The route of the latest logged model/request (children inherit it, SPEC §9 "Child route"). */
+  get lastRequestRoute(): ModelRoute | undefined {
+    return this.requestRoute;
+  }
+
+  /** The result of the most recent turn (a continuable child's settlement notice quotes it). */
+  get lastResult(): TurnResult | undefined {
+    return this.latest;
+  }
+
+  /** Claims the next accepted message as a new turn; `turn/start` is durable before the driver sees it. */
+  async claimNext(): Promise<Claim | null> {
+    const { inbox, writer } = this.init;
+    for (;;) {
+      if (this.init.isDisposed()) return null;
+      const head = inbox.shift();
+      if (!head) return null;
+      try {
+        await head.durable;
+      } catch {
+        continue; // its send() already rejected: the message was never accepted
+      }
+      const turn = this.turnCounter + 1;
+      this.turnCounter = turn;
+      const aborted = head.signal?.aborted === true;
+      this.running = newTurn(turn, head.id, head.structured);
+      // The turn tool changes what the model is shown: drivers re-read their view before the next request.
+      if (head.structured) this.init.bumpView();
+      this.history.push({ role: 'user', text: head.text });
+      // Durable before any tool of the turn runs: after a crash this message is never run again.
+      writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id] } }]);
+      await writer.flush();
+      // Re-read after the flush: a cancel that raced with the claim reached no running turn in the driver.
+      return { turn, messageId: head.id, text: head.text, aborted: aborted || this.running?.controller.signal.aborted === true };
+    }
+  }
+
+  /** Mirrors one logged driver event into the history and the running turn's tallies. */
+  mirror(event: DriverEvent): void {
+    const { data } = event;
+    const turn = this.running;
+    if (event.type === 'model/request') {
+      this.requestRoute = routeOfRequest(data);
+    } else if (event.type === 'assistant/message') {
+      const text = String(data.text ?? '');
+      this.history.push({ role: 'assistant', text, toolCalls: (data.toolCalls ?? []) as never });
+      if (turn) {
+        const usage = data.usage as Partial<Usage> | undefined;
+        turn.usage.inputTokens += Number(usage?.inputTokens ?? 0);
+        turn.usage.outputTokens += Number(usage?.outputTokens ?? 0);
+        if (text.trim() !== '') turn.output = text;
+        turn.lastFinish = String(data.finish);
+      }
+    } else if (event.type === 'tool/call') {
+      turn?.started.add(String(data.callId));
+    } else if (event.type === 'tool/result') {
+      this.history.push({ role: 'tool', callId: String(data.callId), name: String(data.name), content: String(data.content), isError: data.isError === true });
+      turn?.calls.delete(String(data.callId));
+    }
+  }
+
+  /**
+   * A request that a dead or force-stopped driver never answered still gets its `assistant/message`
+   * with `finish: 'error'` (SPEC §6), so the history stays well-formed.
+   */
+  recordUnansweredRequest(turn: CurrentTurn): void {
+    this.history.push({ role: 'assistant', text: '', toolCalls: [] });
+    turn.lastFinish = 'error';
+    this.init.writer.append([{ type: 'assistant/message', data: { text: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, finish: 'error' } }]);
+  }
+
+  /** Adds a foreground child's usage to the running turn (rolled up exactly once, at turn end). */
+  addChildUsage(usage: Usage): void {
+    if (!this.running) return;
+    this.running.childUsage.inputTokens += usage.inputTokens;
+    this.running.childUsage.outputTokens += usage.outputTokens;
+  }
+
+  /** Ends `turn`: `turn/end` is flushed, then the message's run() settles with the parent's own tally. */
+  async finish(report: TurnReport, turn: CurrentTurn): Promise<void> {
+    const { writer, inbox } = this.init;
+    if (this.running === turn) this.running = undefined;
+    for (const cleanup of turn.cleanup) cleanup();
+    // The parent's own tally (from logged assistant messages) is authoritative: it survives recoveries.
+    const usage = {
+      inputTokens: turn.usage.inputTokens + turn.childUsage.inputTokens,
+      outputTokens: turn.usage.outputTokens + turn.childUsage.outputTokens,
+    };
+    const { stopReason, diagnostic: reportDiagnostic } = structuredOutcome(report, turn.structured);
+    const diagnostic = reportDiagnostic === undefined ? {} : { diagnostic: reportDiagnostic };
+    writer.append([{ type: 'turn/end', data: { turn: report.turn, reason: stopReason, ...diagnostic } }], { usage });
+    if (turn.structured) this.init.bumpView(); // the turn tool is gone for the next request
+    try {
+      await writer.flush();
+    } catch (error) {
+      inbox.fail(turn.messageId, error);
+      return;
+    }
+    const result: TurnResult = { output: turn.output, stopReason, usage, ...diagnostic };
+    if (turn.structured?.set) result.structured = turn.structured.value;
+    this.latest = result;
+    inbox.settle(turn.messageId, result);
+  }
+}
+
+function newTurn(turn: number, messageId: string, structured: StructuredTurn | undefined): CurrentTurn {
+  return {
+    turn,
+    messageId,
+    controller: turnController(),
+    childUsage: { inputTokens: 0, outputTokens: 0 },
+    usage: { inputTokens: 0, outputTokens: 0 },
+    output: '',
+    started: new Set(),
+    lastFinish: undefined,
+    cleanup: [],
+    calls: new Map(),
+    structured,
+  };
+}
+
+/** Every parallel call of a turn (e.g. hundreds of sibling delegations) listens to this one signal. */
+function turnController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
+/** A structured turn that completed without a valid structured_output call did not do what was asked. */
+function structuredOutcome(report: TurnReport, structured: StructuredTurn | undefined): Pick<TurnReport, 'stopReason' | 'diagnostic'> {
+  if (structured === undefined || structured.set || report.stopReason !== 'completed') {
+    return report.diagnostic === undefined ? { stopReason: report.stopReason } : { stopReason: report.stopReason, diagnostic: report.diagnostic };
+  }
+  return { stopReason: 'error', diagnostic: `the turn ended without a valid ${STRUCTURED_OUTPUT_TOOL} call` };
+}
