@@ -37,12 +37,15 @@ const MAX_RETRY_MS = 30_000;
 const MAX_ATTEMPTS_IN_A_ROW = 5;
 const MAX_LIST_PAGES = 1_000;
 const CLIENT_INFO = { name: 'brood', version: '0.1.0' };
+const SESSION_END_WAIT_MS = 1_000;
 
 interface Session {
   client: Client;
   transport: Transport;
   stdio: StdioProcessTransport | undefined;
   connectedAt: number;
+  /** A list_changed arrived before this session was current and live: relist once it is. */
+  changedMeanwhile: boolean;
 }
 
 export class McpConnection {
@@ -56,7 +59,6 @@ export class McpConnection {
   #attemptsInARow = 0;
   #lastFailure = '';
   #live = false;
-  #missedListChange = false;
   #refreshing: Promise<void> | undefined;
   #refreshAgain = false;
   #closed = false;
@@ -82,7 +84,7 @@ export class McpConnection {
   /** From now on list_changed updates are delivered (one missed while the first tools registered is replayed). */
   goLive(): void {
     this.#live = true;
-    if (this.#missedListChange && this.#session !== undefined) this.#refresh(this.#session);
+    if (this.#session?.changedMeanwhile === true) this.#refresh(this.#session);
   }
 
   async callTool(name: string, args: unknown, signal: AbortSignal): Promise<McpCallResult> {
@@ -112,7 +114,9 @@ export class McpConnection {
     if (attempt !== undefined) await attempt.catch(() => undefined);
     const session = this.#session;
     this.#session = undefined;
-    if (session !== undefined) await this.#dispose(session);
+    if (session === undefined) return;
+    if (session.transport instanceof StreamableHTTPClientTransport) await endHttpSession(session.transport);
+    await this.#dispose(session);
   }
 
   #call(session: Session, name: string, args: unknown, signal: AbortSignal): Promise<McpCallResult> {
@@ -148,6 +152,7 @@ export class McpConnection {
         // The server may have changed its tools while it was away.
         this.#events.tools(tools);
         this.#status({ state: 'connected', tools: tools.length });
+        if (session.changedMeanwhile && this.#live) this.#refresh(session);
         return session;
       } catch (error) {
         this.#lastFailure = error instanceof BroodError ? error.message : errorMessage(error);
@@ -214,7 +219,7 @@ export class McpConnection {
     describe: (error: unknown) => string,
   ): Promise<{ session: Session; tools: McpToolInfo[] }> {
     const client = new Client(CLIENT_INFO, { capabilities: {} });
-    const session: Session = { client, transport, stdio, connectedAt: Number.NaN };
+    const session: Session = { client, transport, stdio, connectedAt: Number.NaN, changedMeanwhile: false };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#listChanged(session));
     client.onclose = () => this.#lost(session, stdio === undefined ? 'the connection closed' : `the server process ${stdio.describeExit()}`);
     // Deferred: a request's own failure (e.g. the 404 a call handles by re-initializing and retrying)
@@ -253,13 +258,10 @@ export class McpConnection {
   }
 
   #listChanged(session: Session): void {
-    if (this.#closed || this.#session !== session) {
-      // Still opening: the first list is being fetched or registered; replay once live.
-      if (this.#session === undefined && !this.#live) this.#missedListChange = true;
-      return;
-    }
-    if (!this.#live) {
-      this.#missedListChange = true;
+    if (this.#closed) return;
+    if (this.#session !== session || !this.#live) {
+      // Still opening (the first list is being fetched or registered): relist once it is current.
+      session.changedMeanwhile = true;
       return;
     }
     this.#refresh(session);
@@ -274,6 +276,7 @@ export class McpConnection {
     this.#refreshing = (async () => {
       do {
         this.#refreshAgain = false;
+        session.changedMeanwhile = false;
         const tools = await this.#listAll(session);
         if (this.#closed || this.#session !== session) return;
         this.#events.tools(tools);
@@ -332,6 +335,17 @@ export class McpConnection {
     // client.close() closes the transport; for stdio this waits for the process to exit.
     await session.stdio?.close();
   }
+}
+
+/**
+ * Streamable HTTP clients should DELETE their session when done. Bounded: a server that does not
+ * answer cannot hold up close(); closing the transport afterwards aborts the request.
+ */
+async function endHttpSession(transport: StreamableHTTPClientTransport): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_END_WAIT_MS)));
+  await Promise.race([transport.terminateSession().catch(() => undefined), bound]);
+  clearTimeout(timer);
 }
 
 function requestInit(server: McpHttpServer): { requestInit?: RequestInit } {

@@ -119,6 +119,23 @@ describe('MCP_UNAVAILABLE at use()', () => {
   });
 });
 
+describe('list changes while opening', () => {
+  it('a list_changed that arrives before use() resolved is applied once the tools are registered', async () => {
+    const brood = makeBrood();
+    const applied = new Promise<void>((resolve) => {
+      const off = brood.tools.on('change', () => {
+        if (!brood.tools.view().has('mcp__fixture__late')) return;
+        off();
+        resolve();
+      });
+    });
+    await brood.use(mcpTools(fixture({ FIXTURE_CHANGE_ON_FIRST_LIST: '1' })));
+    await applied;
+    expect(brood.tools.view().names).toEqual(['mcp__fixture__hang', 'mcp__fixture__late', 'mcp__fixture__ping']);
+    expect((await brood.tools.execute({ name: 'mcp__fixture__late', arguments: {} })).content).toBe('late ok');
+  });
+});
+
 describe('scope', () => {
   it('an agent scope registers the tools in that agent\'s own layer only', async () => {
     const brood = makeBrood();

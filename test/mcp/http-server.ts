@@ -41,6 +41,11 @@ export class TestMcpHttpServer {
     private readonly mode: 'streamable' | 'legacySse' = 'streamable',
   ) {}
 
+  /** Sessions the server still holds (a client's DELETE ends one). */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
   get url(): string {
     return `http://127.0.0.1:${this.port}/${this.mode === 'legacySse' ? 'sse' : 'mcp'}`;
   }
@@ -139,6 +144,10 @@ export class TestMcpHttpServer {
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => void this.sessions.set(id, { server, transport }),
     });
+    // Set before connect(): the SDK chains its own close handling after this one.
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined && this.sessions.get(transport.sessionId)?.transport === transport) this.sessions.delete(transport.sessionId);
+    };
     await server.connect(transport);
     await transport.handleRequest(req, res);
   }

@@ -188,6 +188,16 @@ describe('Streamable HTTP', () => {
     expect(brood.tools.view().names.filter((name) => name.startsWith('mcp__clash__'))).toEqual([]);
   });
 
+  it('the disposer ends the HTTP session (DELETE) and removes the tools', async () => {
+    const server = await startServer('a');
+    const { brood } = makeBrood();
+    const dispose = await brood.use(mcpTools({ name: 'remote', url: server.url }));
+    expect(server.sessionCount).toBe(1);
+    await dispose();
+    expect(server.sessionCount).toBe(0);
+    expect(brood.tools.view().names).toEqual([]);
+  });
+
   it('an old HTTP+SSE server is reached through the SDK fallback', async () => {
     const server = await startServer('old', 0, 'legacySse');
     const { brood } = makeBrood();

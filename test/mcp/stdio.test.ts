@@ -37,7 +37,7 @@ async function tempRoot(): Promise<string> {
 
 describe('server-everything over stdio', () => {
   it('use() resolves with every tool registered as mcp__everything__<tool>, descriptions and schemas as the server gave them', async () => {
-    const { brood } = makeBrood();
+    const { brood } = makeBrood([], { runner: 'inline' }); // no agent: no pool threads needed
     const dispose = await brood.use(mcpTools(everything()));
     const view = brood.tools.view();
     expect(view.names).toContain('mcp__everything__echo');
@@ -76,7 +76,7 @@ describe('server-everything over stdio', () => {
   });
 
   it('bad arguments are INVALID_ARGS before the server is asked; arguments reach the server as written', async () => {
-    const { brood } = makeBrood();
+    const { brood } = makeBrood([], { runner: 'inline' }); // no agent: no pool threads needed
     await brood.use(mcpTools(everything()));
     const bad = await brood.tools.execute({ name: 'mcp__everything__get-sum', arguments: { a: 1, b: 'two' } });
     expect(bad).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS' } });
@@ -85,7 +85,7 @@ describe('server-everything over stdio', () => {
   });
 
   it('include / exclude pick tools by server name or brood name; a duplicate server name fails DUPLICATE_TOOL and leaves no extra process', async () => {
-    const { brood } = makeBrood();
+    const { brood } = makeBrood([], { runner: 'inline' }); // no agent: no pool threads needed
     await brood.use(mcpTools(everything(), { include: ['echo', 'mcp__everything__get-sum', 'get-env'], exclude: ['get-env'] }));
     expect(brood.tools.view().names).toEqual(['mcp__everything__echo', 'mcp__everything__get-sum']);
     expect(await childProcesses(EVERYTHING_SCRIPT)).toHaveLength(1);
@@ -97,7 +97,7 @@ describe('server-everything over stdio', () => {
   });
 
   it('readOnlyHint makes a tool concurrency-safe only when the host opts in', async () => {
-    const { brood } = makeBrood();
+    const { brood } = makeBrood([], { runner: 'inline' }); // no agent: no pool threads needed
     await brood.use(mcpTools(everything('plain'), { include: ['echo', 'toggle-simulated-logging'] }));
     await brood.use(mcpTools(everything('trusted'), { include: ['echo', 'toggle-simulated-logging'], concurrencySafe: true }));
     await brood.use(mcpTools(everything('listed'), { include: ['echo', 'toggle-simulated-logging'], concurrencySafe: ['toggle-simulated-logging'] }));
@@ -157,7 +157,7 @@ describe('server-everything over stdio', () => {
   });
 
   it('the disposer resolves after the process exited: no child process and no process handle are left', async () => {
-    const { brood } = makeBrood();
+    const { brood } = makeBrood([], { runner: 'inline' }); // no agent: no pool threads needed
     const handlesBefore = processHandles();
     const dispose = await brood.use(mcpTools(everything()));
     const [pid] = await childProcesses(EVERYTHING_SCRIPT);
@@ -172,7 +172,7 @@ describe('server-everything over stdio', () => {
   });
 
   it('brood.close() ends every MCP server process, including one still starting', async () => {
-    const { brood } = makeBrood();
+    const { brood } = makeBrood([], { runner: 'inline' }); // no agent: no pool threads needed
     await brood.use(mcpTools(everything('one')));
     const starting = brood.use(mcpTools(everything('two')));
     const closed = brood.close();
