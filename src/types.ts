@@ -10,8 +10,13 @@ export type StopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'ref
 export type CodeMode = 'native' | 'code' | 'both';
 
 export interface Usage {
+  /** Every prompt token, cached ones included. */
   inputTokens: number;
   outputTokens: number;
+  /** Of inputTokens: read from the provider's prompt cache, where the provider reports it. */
+  cacheReadTokens?: number;
+  /** Of inputTokens: written to the provider's prompt cache, where the provider reports it. */
+  cacheWriteTokens?: number;
 }
 
 export interface ModelRoute {

@@ -2,6 +2,7 @@
  * Rebuilds what a resumed agent needs from its session events: the model history, the turn counter,
  * the accepted messages no turn claimed (its inbox), the route last used, and a turn a crash left open.
  */
+import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage, ToolCallRecord } from '../models/types.js';
 import type { ModelRoute, SessionEvent } from '../types.js';
 
@@ -61,7 +62,7 @@ export function rebuildSession(events: SessionEvent[]): RebuiltSession {
         break;
       case 'assistant/message': {
         const toolCalls = (Array.isArray(data.toolCalls) ? data.toolCalls : []) as ToolCallRecord[];
-        result.history.push({ role: 'assistant', text: String(data.text ?? ''), toolCalls });
+        result.history.push({ role: 'assistant', text: String(data.text ?? ''), toolCalls, ...reasoningField(data) });
         unanswered = [...toolCalls];
         break;
       }

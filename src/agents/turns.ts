@@ -6,7 +6,9 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { DriverEvent, TurnReport } from '../driver/types.js';
+import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
+import { addUsage, sumUsage } from '../models/usage.js';
 import type { ModelRoute, ToolResult, TurnResult, Usage } from '../types.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox } from './inbox.js';
@@ -119,11 +121,9 @@ export class TurnLedger {
       this.requestRoute = routeOfRequest(data);
     } else if (event.type === 'assistant/message') {
       const text = String(data.text ?? '');
-      this.history.push({ role: 'assistant', text, toolCalls: (data.toolCalls ?? []) as never });
+      this.history.push({ role: 'assistant', text, toolCalls: (data.toolCalls ?? []) as never, ...reasoningField(data) });
       if (turn) {
-        const usage = data.usage as Partial<Usage> | undefined;
-        turn.usage.inputTokens += Number(usage?.inputTokens ?? 0);
-        turn.usage.outputTokens += Number(usage?.outputTokens ?? 0);
+        addUsage(turn.usage, data.usage as Partial<Usage> | undefined);
         if (text.trim() !== '') turn.output = text;
         turn.lastFinish = String(data.finish);
       }
@@ -148,8 +148,7 @@ export class TurnLedger {
   /** Adds a foreground child's usage to the running turn (rolled up exactly once, at turn end). */
   addChildUsage(usage: Usage): void {
     if (!this.running) return;
-    this.running.childUsage.inputTokens += usage.inputTokens;
-    this.running.childUsage.outputTokens += usage.outputTokens;
+    addUsage(this.running.childUsage, usage);
   }
 
   /** Ends `turn`: `turn/end` is flushed, then the message's run() settles with the parent's own tally. */
@@ -158,10 +157,7 @@ export class TurnLedger {
     if (this.running === turn) this.running = undefined;
     for (const cleanup of turn.cleanup) cleanup();
     // The parent's own tally (from logged assistant messages) is authoritative: it survives recoveries.
-    const usage = {
-      inputTokens: turn.usage.inputTokens + turn.childUsage.inputTokens,
-      outputTokens: turn.usage.outputTokens + turn.childUsage.outputTokens,
-    };
+    const usage = sumUsage(turn.usage, turn.childUsage);
     const { stopReason, diagnostic: reportDiagnostic } = structuredOutcome(report, turn.structured);
     const diagnostic = reportDiagnostic === undefined ? {} : { diagnostic: reportDiagnostic };
     writer.append([{ type: 'turn/end', data: { turn: report.turn, reason: stopReason, ...diagnostic } }], { usage });

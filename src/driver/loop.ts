@@ -7,6 +7,7 @@ import { threadId } from 'node:worker_threads';
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage, ModelAdapter, ModelResponse, ToolCallRecord } from '../models/types.js';
+import { addUsage } from '../models/usage.js';
 import type { ToolResult, Usage } from '../types.js';
 import { checkModelResponse } from './response-check.js';
 import { historyTail } from './history-tail.js';
@@ -192,8 +193,9 @@ export class Driver {
   }
 
   private recordAssistant(response: ModelResponse, finish: string): void {
-    this.history.push({ role: 'assistant', text: response.text, toolCalls: response.toolCalls });
-    this.emit('assistant/message', { text: response.text, toolCalls: response.toolCalls, usage: response.usage, finish });
+    const reasoning = response.reasoning === undefined ? {} : { reasoning: response.reasoning };
+    this.history.push({ role: 'assistant', text: response.text, toolCalls: response.toolCalls, ...reasoning });
+    this.emit('assistant/message', { text: response.text, toolCalls: response.toolCalls, usage: response.usage, finish, ...reasoning });
   }
 
   /** Output cap hit: truncated tool calls never run, but each gets a result so the history stays well-formed. */
@@ -303,8 +305,7 @@ class TurnState {
   constructor(readonly turn: number) {}
 
   addUsage(usage: Usage): void {
-    this.usage.inputTokens += usage.inputTokens;
-    this.usage.outputTokens += usage.outputTokens;
+    addUsage(this.usage, usage);
   }
 
   finish(stopReason: TurnReport['stopReason'], diagnostic?: string): TurnReport {

@@ -5,6 +5,7 @@
  * re-requested forever; a wrong shape threw inside the loop). Found by test/reliability/faults.test.ts.
  */
 import { z } from 'zod';
+import { reasoningBlocksSchema } from '../models/reasoning.js';
 import type { ModelResponse } from '../models/types.js';
 
 const count = z.number().finite().nonnegative();
@@ -13,8 +14,9 @@ const responseSchema = z.object({
   text: z.string(),
   toolCalls: z.array(z.object({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() })),
   finish: z.enum(['stop', 'tool-calls', 'max-tokens', 'refusal', 'error']),
-  usage: z.object({ inputTokens: count, outputTokens: count }),
+  usage: z.object({ inputTokens: count, outputTokens: count, cacheReadTokens: count.optional(), cacheWriteTokens: count.optional() }),
   diagnostic: z.string().optional(),
+  reasoning: reasoningBlocksSchema.optional(),
 });
 
 /** The response as the loop may use it, or a one-line reason why it breaks the adapter contract. */

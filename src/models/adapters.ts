@@ -1,5 +1,6 @@
 /** Loads the adapter for a provider config inside whichever thread runs the agent loop. */
 import { BroodError, errorMessage } from '../errors.js';
+import { createAnthropicAdapter } from './anthropic-adapter.js';
 import { createOpenAIAdapter } from './openai-adapter.js';
 import { createScriptedAdapter } from './scripted-adapter.js';
 import type { ModelAdapter, ModelProviderConfig } from './types.js';
@@ -10,6 +11,8 @@ export async function loadAdapter(config: ModelProviderConfig): Promise<ModelAda
       return createScriptedAdapter(config);
     case 'openai-compatible':
       return createOpenAIAdapter(config);
+    case 'anthropic-compatible':
+      return createAnthropicAdapter(config);
     case 'module':
       return loadModuleAdapter(config);
     default:

@@ -1,15 +1,22 @@
-/** Minimal Server-Sent Events reader over a fetch body: yields each event's `data` payload. */
+/** Minimal Server-Sent Events reader over a fetch body: yields each event's name and `data` payload. */
+
+export interface SseEvent {
+  /** The `event:` field; 'message' when absent (per the SSE spec). */
+  event: string;
+  /** The joined `data:` lines (multi-line data joined by '\n'). */
+  data: string;
+}
 
 /**
- * Yields the joined `data:` lines of each event (multi-line data joined by '\n', per the SSE spec).
- * Comments (`:`), `event:`/`id:`/`retry:` fields are ignored: Chat Completions only uses data.
- * A trailing event without a blank line is still delivered when the stream ends.
+ * Comments (`:`), `id:` and `retry:` fields are ignored. An event without data is not delivered
+ * (per the spec). A trailing event without a blank line is still delivered when the stream ends.
  */
-export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
   let data: string[] = [];
+  let event = '';
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -21,17 +28,25 @@ export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator
       buffer = done ? '' : (lines.pop() ?? '') + hold;
       for (const line of lines) {
         if (line === '') {
-          if (data.length > 0) yield data.join('\n');
+          if (data.length > 0) yield { event: event === '' ? 'message' : event, data: data.join('\n') };
           data = [];
+          event = '';
         } else if (line.startsWith('data:')) {
-          data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+          data.push(fieldValue(line, 5));
+        } else if (line.startsWith('event:')) {
+          event = fieldValue(line, 6);
         }
       }
       if (done) break;
     }
-    if (data.length > 0) yield data.join('\n');
+    if (data.length > 0) yield { event: event === '' ? 'message' : event, data: data.join('\n') };
   } finally {
     // Stops the download when the consumer quits early ([DONE], abort, malformed chunk).
     await reader.cancel().catch(() => {});
   }
+}
+
+/** The value after `name:`, minus the one optional space the spec allows. */
+function fieldValue(line: string, nameLength: number): string {
+  return line.slice(line[nameLength] === ' ' ? nameLength + 1 : nameLength);
 }

@@ -13,7 +13,7 @@ export interface ModelInfo {
  * loaded by `kind` (or from `moduleUrl` for custom adapters).
  */
 export interface ModelProviderConfig {
-  kind: 'scripted' | 'openai-compatible' | 'module';
+  kind: 'scripted' | 'openai-compatible' | 'anthropic-compatible' | 'module';
   id: string;
   name: string;
   models: ModelInfo[];
@@ -31,9 +31,15 @@ export interface ToolCallRecord {
   arguments: string;
 }
 
+/**
+ * A provider's opaque reasoning record (Anthropic `thinking` / `redacted_thinking` blocks), kept with
+ * the assistant message so it can be sent back verbatim, as the provider requires within a tool loop.
+ */
+export type ReasoningBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+
 export type ChatMessage =
   | { role: 'user'; text: string }
-  | { role: 'assistant'; text: string; toolCalls: ToolCallRecord[] }
+  | { role: 'assistant'; text: string; toolCalls: ToolCallRecord[]; reasoning?: ReasoningBlock[] }
   | { role: 'tool'; callId: string; name: string; content: string; isError: boolean };
 
 export type ModelFinish = 'stop' | 'tool-calls' | 'max-tokens' | 'refusal' | 'error';
@@ -58,6 +64,8 @@ export interface ModelResponse {
   usage: Usage;
   /** Why a request ended in `error` (HTTP status, network cause, malformed stream, ...). */
   diagnostic?: string;
+  /** Reasoning blocks to keep with this assistant message and send back on later requests. */
+  reasoning?: ReasoningBlock[];
 }
 
 /** Runs inside the worker. Rejects with BroodError ABORTED when `signal` aborts; other failures resolve with finish 'error'. */

@@ -9,7 +9,7 @@ import { BroodError } from '../errors.js';
 export function parseOptions<T>(factory: string, schema: z.ZodType<T>, input: unknown): T {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
+  const issue = deepest(result.error.issues[0]);
   const path = issue?.path.map(String) ?? [];
   // Unknown keys are reported on the parent object; name the stray key itself.
   if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
@@ -18,4 +18,20 @@ export function parseOptions<T>(factory: string, schema: z.ZodType<T>, input: un
   throw new BroodError('INVALID_CONFIG', `${factory}: invalid option '${key}': ${reason}`, {
     details: { key, issues: result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
   });
+}
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A union (e.g. "a model id or a model object") reports only that no branch matched; the branch that
+ * got furthest names the real problem (`models.0.seed`, not `models.0`). Paths are made absolute.
+ */
+function deepest(issue: Issue | undefined): Issue | undefined {
+  if (issue?.code !== 'invalid_union' || issue.errors.length === 0) return issue;
+  let best: Issue | undefined;
+  for (const branch of issue.errors) {
+    const candidate = deepest(branch[0]);
+    if (candidate !== undefined && (best === undefined || candidate.path.length > best.path.length)) best = candidate;
+  }
+  return best === undefined || best.path.length === 0 ? issue : { ...best, path: [...issue.path, ...best.path] };
 }

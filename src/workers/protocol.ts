@@ -6,6 +6,7 @@
 import { MessagePort } from 'node:worker_threads';
 import { z } from 'zod';
 import { BroodError, decodeError, encodeError, type ErrorEnvelope } from '../errors.js';
+import { reasoningBlocksSchema } from '../models/reasoning.js';
 import { isPlainObject } from '../plain.js';
 
 const jsonRecord = z.record(z.string(), z.unknown());
@@ -16,7 +17,12 @@ export const errorEnvelopeSchema = z.object({
   details: jsonRecord.optional(),
 });
 
-export const usageSchema = z.object({ inputTokens: z.number().nonnegative(), outputTokens: z.number().nonnegative() });
+export const usageSchema = z.object({
+  inputTokens: z.number().nonnegative(),
+  outputTokens: z.number().nonnegative(),
+  cacheReadTokens: z.number().nonnegative().optional(),
+  cacheWriteTokens: z.number().nonnegative().optional(),
+});
 export const stopReasonSchema = z.enum(['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps']);
 export const concurrencyClassSchema = z.enum(['parallel', 'exclusive']);
 
@@ -66,7 +72,7 @@ const routeSchema = z.object({
 
 const chatMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('user'), text: z.string() }),
-  z.object({ role: z.literal('assistant'), text: z.string(), toolCalls: z.array(toolCallSchema) }),
+  z.object({ role: z.literal('assistant'), text: z.string(), toolCalls: z.array(toolCallSchema), reasoning: reasoningBlocksSchema.optional() }),
   z.object({ role: z.literal('tool'), callId: z.string(), name: z.string(), content: z.string(), isError: z.boolean() }),
 ]);
 

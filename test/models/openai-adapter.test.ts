@@ -1,80 +1,47 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+/** openAICompatible over real loopback HTTP: both modes, tool calls, request body and options. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadAdapter, openAICompatible, type OpenAICompatibleOptions } from '../../src/models/index.js';
 import type { ModelAdapter } from '../../src/models/types.js';
-import { assistant, makeRequest, rejectionCode, tool, user } from './helpers.js';
+import { broodVersion } from '../../src/models/version.js';
+import { assistant, codeOf, makeRequest, tool, user } from './helpers.js';
+import { json, sseFrames, startLoopback, type Loopback } from './loopback.js';
 
-interface Seen {
-  url: string;
-  method: string;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown>;
-  at: number;
-}
-type Handler = (req: IncomingMessage, res: ServerResponse, seen: Seen) => void;
-
-let server: Server;
-let base: string;
-let handlers: Handler[] = [];
-let seen: Seen[] = [];
-
+let server: Loopback;
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c: Buffer) => (raw += c.toString()));
-    req.on('end', () => {
-      const entry: Seen = { url: req.url ?? '', method: req.method ?? '', headers: req.headers, body: raw === '' ? {} : JSON.parse(raw), at: performance.now() };
-      seen.push(entry);
-      const handler = handlers.shift();
-      if (handler === undefined) {
-        res.writeHead(599).end('no handler');
-        return;
-      }
-      handler(req, res, entry);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startLoopback();
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
-afterEach(() => {
-  handlers = [];
-  seen = [];
-});
+afterAll(() => server.close());
+afterEach(() => server.reset());
 
-function sse(chunks: unknown[], opts: { done?: boolean } = {}): Handler {
-  return (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    for (const chunk of chunks) res.write(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
-    if (opts.done !== false) res.write('data: [DONE]\n\n');
-    res.end();
-  };
-}
-const delta = (d: Record<string, unknown>, finish: string | null = null) => ({ choices: [{ index: 0, delta: d, finish_reason: finish }] });
-const usageChunk = (p: number, c: number) => ({ choices: [], usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c } });
-const status = (code: number, body: string, headers: Record<string, string> = {}): Handler => (_req, res) => res.writeHead(code, headers).end(body);
+const delta = (d: Record<string, unknown>, finish: string | null = null) => ({ data: { choices: [{ index: 0, delta: d, finish_reason: finish }] } });
+const usageChunk = (p: number, c: number, cached?: number) => ({
+  data: { choices: [], usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c, ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached } }) } },
+});
+const DONE = '[DONE]';
+const completion = (message: Record<string, unknown>, finish: string, usage?: Record<string, unknown>) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finish }],
+  ...(usage === undefined ? {} : { usage }),
+});
 
 async function adapter(extra: Partial<OpenAICompatibleOptions> = {}): Promise<ModelAdapter> {
-  return loadAdapter(openAICompatible({ id: 'oa', baseURL: `${base}/v1/`, models: [{ id: 'gpt' }], ...extra }));
+  return loadAdapter(openAICompatible({ id: 'oa', baseURL: `${server.base}/v1/`, models: ['gpt'], ...extra }));
 }
 
-describe('openai-compatible adapter over loopback HTTP', () => {
-  it('streams plain text, reports usage and deltas', async () => {
-    handlers.push(sse([delta({ role: 'assistant', content: '' }), delta({ content: 'Hel' }), delta({ content: 'lo' }), delta({}, 'stop'), usageChunk(12, 3)]));
+describe('streaming', () => {
+  it('streams plain text, reports usage (cached tokens included) and deltas', async () => {
+    server.push(sseFrames([delta({ role: 'assistant', content: '' }), delta({ content: 'Hel' }), delta({ content: 'lo' }), delta({}, 'stop'), usageChunk(12, 3, 8), DONE]));
     const deltas: string[] = [];
     const response = await (await adapter()).request(makeRequest([user('hi')], { onTextDelta: (d) => deltas.push(d) }));
-    expect(response).toEqual({ text: 'Hello', toolCalls: [], finish: 'stop', usage: { inputTokens: 12, outputTokens: 3 } });
+    expect(response).toEqual({ text: 'Hello', toolCalls: [], finish: 'stop', usage: { inputTokens: 12, outputTokens: 3, cacheReadTokens: 8 } });
     expect(deltas).toEqual(['Hel', 'lo']);
-    expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/chat/completions' });
+    expect(server.seen[0]).toMatchObject({ method: 'POST', url: '/v1/chat/completions' });
   });
 
   it('merges two parallel tool calls split across many chunks', async () => {
-    handlers.push(
-      sse([
+    server.push(
+      sseFrames([
         delta({ content: 'let me' }),
         delta({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'search', arguments: '' } }] }),
         delta({ tool_calls: [{ index: 0, function: { arguments: '{"q":' } }] }),
@@ -82,25 +49,122 @@ describe('openai-compatible adapter over loopback HTTP', () => {
         delta({ tool_calls: [{ index: 0, function: { arguments: '"cats"}' } }] }),
         delta({ tool_calls: [{ index: 1, function: { arguments: 'th":"/x"}' } }] }),
         delta({}, 'tool_calls'),
+        DONE,
       ]),
     );
     const response = await (await adapter()).request(makeRequest([user('hi')]));
-    expect(response.finish).toBe('tool-calls');
-    expect(response.text).toBe('let me');
-    expect(response.toolCalls).toEqual([
-      { callId: 'call_a', name: 'search', arguments: '{"q":"cats"}' },
-      { callId: 'call_b', name: 'read', arguments: '{"path":"/x"}' },
-    ]);
-    expect(response.usage).toEqual({ inputTokens: 0, outputTokens: 0 });
+    expect(response).toEqual({
+      text: 'let me',
+      finish: 'tool-calls',
+      usage: { inputTokens: 0, outputTokens: 0 },
+      toolCalls: [
+        { callId: 'call_a', name: 'search', arguments: '{"q":"cats"}' },
+        { callId: 'call_b', name: 'read', arguments: '{"path":"/x"}' },
+      ],
+    });
   });
 
-  it('reports tool-calls when calls were streamed even if finish_reason says stop', async () => {
-    handlers.push(sse([delta({ tool_calls: [{ index: 0, id: 'c', function: { name: 't', arguments: '{}' } }] }), delta({}, 'stop')]));
-    expect((await (await adapter()).request(makeRequest([user('x')]))).finish).toBe('tool-calls');
+  it('reports tool-calls when calls were streamed even if finish_reason says stop; maps length and content_filter', async () => {
+    server.push(
+      sseFrames([delta({ tool_calls: [{ index: 0, id: 'c', function: { name: 't', arguments: '{}' } }] }), delta({}, 'stop'), DONE]),
+      sseFrames([delta({ content: 'trunc' }, 'length'), DONE]),
+      sseFrames([delta({}, 'content_filter'), DONE]),
+      sseFrames([delta({ refusal: 'I can' }), delta({ refusal: 'not.' }), delta({}, 'stop'), DONE]),
+    );
+    const a = await adapter();
+    expect((await a.request(makeRequest([user('x')]))).finish).toBe('tool-calls');
+    expect(await a.request(makeRequest([user('q')]))).toMatchObject({ finish: 'max-tokens', text: 'trunc' });
+    expect((await a.request(makeRequest([user('q')]))).finish).toBe('refusal');
+    expect(await a.request(makeRequest([user('q')]))).toMatchObject({ finish: 'refusal', text: 'I cannot.' });
   });
 
-  it('sends the documented request body and headers', async () => {
-    handlers.push(sse([delta({ content: 'ok' }, 'stop')]), sse([delta({ content: 'ok' }, 'stop')]));
+  it('completion is decided by protocol markers: [DONE] alone, or finish_reason without [DONE]', async () => {
+    server.push(sseFrames([delta({ content: 'all ' }), delta({ content: 'there' }), DONE]), sseFrames([delta({ content: 'ok' }, 'stop')]));
+    const a = await adapter();
+    expect(await a.request(makeRequest([user('q')]))).toMatchObject({ text: 'all there', finish: 'stop' });
+    expect(await a.request(makeRequest([user('q')]))).toMatchObject({ text: 'ok', finish: 'stop' });
+  });
+
+  it('parses CRLF events split at arbitrary byte boundaries', async () => {
+    const payload = [delta({ content: 'héllo ' }), delta({ content: 'wörld' }, 'stop'), usageChunk(1, 2)]
+      .map((c) => `data: ${JSON.stringify(c.data)}\r\n\r\n`)
+      .join('')
+      .concat(': keep-alive\r\n\r\ndata: [DONE]\r\n\r\n');
+    const bytes = Buffer.from(payload);
+    server.push((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let offset = 0;
+      const tick = (): void => {
+        if (offset >= bytes.length) return void res.end();
+        res.write(bytes.subarray(offset, offset + 7));
+        offset += 7;
+        setTimeout(tick, 1);
+      };
+      tick();
+    });
+    const response = await (await adapter()).request(makeRequest([user('q')]));
+    expect(response).toMatchObject({ text: 'héllo wörld', finish: 'stop', usage: { inputTokens: 1, outputTokens: 2 } });
+  });
+});
+
+describe('non-streaming (stream: false)', () => {
+  it('sends stream: false and reads a JSON completion with parallel tool calls and usage', async () => {
+    server.push(
+      json(
+        completion(
+          {
+            content: null,
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":"cats"}' } },
+              { id: 'call_2', type: 'function', function: { name: 'read', arguments: '{"path":"/x"}' } },
+            ],
+          },
+          'tool_calls',
+          { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29, prompt_tokens_details: { cached_tokens: 16 } },
+        ),
+      ),
+    );
+    const response = await (await adapter({ stream: false })).request(makeRequest([user('q')]));
+    expect(response).toEqual({
+      text: '',
+      finish: 'tool-calls',
+      usage: { inputTokens: 20, outputTokens: 9, cacheReadTokens: 16 },
+      toolCalls: [
+        { callId: 'call_1', name: 'search', arguments: '{"q":"cats"}' },
+        { callId: 'call_2', name: 'read', arguments: '{"path":"/x"}' },
+      ],
+    });
+    expect(server.seen[0]!.body.stream).toBe(false);
+    expect('stream_options' in server.seen[0]!.body).toBe(false);
+    expect(server.seen[0]!.headers.accept).toBe('application/json');
+  });
+
+  it('a JSON text completion calls onTextDelta once with the whole text', async () => {
+    server.push(json(completion({ content: 'whole answer' }, 'stop', { prompt_tokens: 3, completion_tokens: 2 })));
+    const deltas: string[] = [];
+    const response = await (await adapter({ stream: false })).request(makeRequest([user('q')], { onTextDelta: (d) => deltas.push(d) }));
+    expect(response).toEqual({ text: 'whole answer', toolCalls: [], finish: 'stop', usage: { inputTokens: 3, outputTokens: 2 } });
+    expect(deltas).toEqual(['whole answer']);
+  });
+
+  it('parses by content-type, not by what was asked: JSON answering a stream request, SSE answering a JSON request', async () => {
+    server.push(json(completion({ content: 'json anyway' }, 'stop')), sseFrames([delta({ content: 'sse anyway' }, 'stop'), DONE]));
+    expect(await (await adapter()).request(makeRequest([user('q')]))).toMatchObject({ text: 'json anyway', finish: 'stop' });
+    expect(await (await adapter({ stream: false })).request(makeRequest([user('q')]))).toMatchObject({ text: 'sse anyway', finish: 'stop' });
+  });
+
+  it('a per-model stream setting overrides the provider one', async () => {
+    server.push(json(completion({ content: 'a' }, 'stop')), sseFrames([delta({ content: 'b' }, 'stop'), DONE]));
+    const a = await adapter({ stream: true, models: [{ id: 'plain', stream: false }, 'gpt'] });
+    await a.request(makeRequest([user('q')], { route: { provider: 'oa', model: 'plain' } }));
+    await a.request(makeRequest([user('q')], { route: { provider: 'oa', model: 'gpt' } }));
+    expect(server.seen.map((s) => s.body.stream)).toEqual([false, true]);
+  });
+});
+
+describe('request body and options', () => {
+  it('sends the documented body and headers', async () => {
+    server.push(sseFrames([delta({ content: 'ok' }, 'stop'), DONE]), sseFrames([delta({ content: 'ok' }, 'stop'), DONE]));
     const messages = [
       user('q'),
       assistant('', [{ callId: 'c1', name: 'search', arguments: '{"q":1}' }, { callId: 'c2', name: 'read', arguments: 'raw' }]),
@@ -114,8 +178,7 @@ describe('openai-compatible adapter over loopback HTTP', () => {
     const tools = [{ name: 'search', description: 'find', parameters: { type: 'object', properties: {} } }];
     const route = { provider: 'oa', model: 'gpt-x', reasoningEffort: 'high', maxTokens: 77 };
     await (await adapter({ apiKey: 'sk-direct' })).request(makeRequest(messages, { system: 'be brief', tools, route }));
-    const body = seen[0]!.body;
-    expect(body).toEqual({
+    expect(server.seen[0]!.body).toEqual({
       model: 'gpt-x',
       stream: true,
       stream_options: { include_usage: true },
@@ -141,161 +204,91 @@ describe('openai-compatible adapter over loopback HTTP', () => {
         { role: 'user', content: 'again' },
       ],
     });
-    expect(seen[0]!.headers.authorization).toBe('Bearer sk-direct');
-    expect(seen[0]!.headers['content-type']).toBe('application/json');
+    const headers = server.seen[0]!.headers;
+    expect(headers.authorization).toBe('Bearer sk-direct');
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['user-agent']).toBe(`brood/${broodVersion()}`);
+    expect(broodVersion()).toMatch(/^\d+\.\d+\.\d+/);
 
     await (await adapter({ maxTokensField: 'max_completion_tokens' })).request(makeRequest([user('q')], { route: { provider: 'oa', model: 'gpt', maxTokens: 5 } }));
-    const second = seen[1]!.body;
+    const second = server.seen[1]!.body;
     expect(second.max_completion_tokens).toBe(5);
-    expect('max_tokens' in second).toBe(false);
-    expect('tools' in second).toBe(false);
-    expect('reasoning_effort' in second).toBe(false);
+    for (const key of ['max_tokens', 'tools', 'reasoning_effort', 'tool_choice', 'parallel_tool_calls', 'temperature']) expect(key in second).toBe(false);
     expect(second.messages).toEqual([{ role: 'user', content: 'q' }]);
-    expect(seen[1]!.headers.authorization).toBeUndefined();
+    expect(server.seen[1]!.headers.authorization).toBeUndefined();
   });
 
-  it('reads the key from apiKeyEnv at request time', async () => {
+  it('passes request options through exactly, per-model keys over provider keys, extraBody last', async () => {
+    const responseFormat = { type: 'json_schema', json_schema: { name: 'out', schema: { type: 'object' } } };
+    const a = await adapter({
+      temperature: 0.2,
+      topP: 0.9,
+      seed: 7,
+      stop: ['END'],
+      toolChoice: 'required',
+      parallelToolCalls: false,
+      responseFormat,
+      headers: { 'OpenAI-Organization': 'org-1', 'x-gateway-key': 'gw' },
+      extraBody: { top_k: 40, temperature: 0.3 },
+      models: ['gpt', { id: 'pinned', temperature: 1.1, toolChoice: { name: 'search' }, headers: { 'x-gateway-key': 'gw-pinned' }, extraBody: { min_p: 0.1 } }],
+    });
+    const tools = [{ name: 'search', description: 'find', parameters: { type: 'object' } }];
+    server.push(sseFrames([delta({}, 'stop'), DONE]), sseFrames([delta({}, 'stop'), DONE]), sseFrames([delta({}, 'stop'), DONE]));
+    await a.request(makeRequest([user('q')], { tools, route: { provider: 'oa', model: 'gpt' } }));
+    await a.request(makeRequest([user('q')], { tools, route: { provider: 'oa', model: 'pinned' } }));
+    await a.request(makeRequest([user('q')], { route: { provider: 'oa', model: 'gpt' } }));
+    expect(server.seen[0]!.body).toMatchObject({ temperature: 0.3, top_p: 0.9, seed: 7, stop: ['END'], tool_choice: 'required', parallel_tool_calls: false, response_format: responseFormat, top_k: 40 });
+    expect(server.seen[0]!.headers).toMatchObject({ 'openai-organization': 'org-1', 'x-gateway-key': 'gw' });
+    expect(server.seen[1]!.body).toMatchObject({ temperature: 0.3, tool_choice: { type: 'function', function: { name: 'search' } }, top_k: 40, min_p: 0.1, seed: 7 });
+    expect(server.seen[1]!.headers).toMatchObject({ 'openai-organization': 'org-1', 'x-gateway-key': 'gw-pinned' });
+    // Without tools, tool_choice and parallel_tool_calls are not sent (OpenAI refuses them).
+    expect('tool_choice' in server.seen[2]!.body).toBe(false);
+    expect('parallel_tool_calls' in server.seen[2]!.body).toBe(false);
+  });
+
+  it("applies the catalog model's maxTokens unless the route sets its own", async () => {
+    const a = await adapter({ models: [{ id: 'capped', maxTokens: 321 }] });
+    server.push(sseFrames([delta({}, 'stop'), DONE]), sseFrames([delta({}, 'stop'), DONE]));
+    await a.request(makeRequest([user('q')], { route: { provider: 'oa', model: 'capped' } }));
+    await a.request(makeRequest([user('q')], { route: { provider: 'oa', model: 'capped', maxTokens: 12 } }));
+    expect(server.seen.map((s) => s.body.max_tokens)).toEqual([321, 12]);
+  });
+
+  it('reads the key from apiKeyEnv at request time; a configured authorization header wins', async () => {
     const name = 'BROOD_TEST_OPENAI_KEY';
     process.env[name] = 'sk-env';
     try {
-      handlers.push(sse([delta({ content: 'ok' }, 'stop')]));
+      server.push(sseFrames([delta({}, 'stop'), DONE]), sseFrames([delta({}, 'stop'), DONE]));
       await (await adapter({ apiKeyEnv: name })).request(makeRequest([user('q')]));
-      expect(seen[0]!.headers.authorization).toBe('Bearer sk-env');
+      await (await adapter({ apiKeyEnv: name, headers: { Authorization: 'Basic abc' } })).request(makeRequest([user('q')]));
+      expect(server.seen.map((s) => s.headers.authorization)).toEqual(['Bearer sk-env', 'Basic abc']);
     } finally {
       delete process.env[name];
     }
   });
 
-  it('maps finish reasons length and content_filter', async () => {
-    handlers.push(sse([delta({ content: 'trunc' }, 'length')]), sse([delta({}, 'content_filter')]));
-    const a = await adapter();
-    expect(await a.request(makeRequest([user('q')]))).toMatchObject({ finish: 'max-tokens', text: 'trunc' });
-    expect((await a.request(makeRequest([user('q')]))).finish).toBe('refusal');
+  it('accepts plain string model ids and rejects bad options with INVALID_CONFIG naming the key', () => {
+    const config = openAICompatible({ id: 'oa', baseURL: 'http://x/v1', models: ['gpt-4o', { id: 'o3', efforts: ['low'] }] });
+    expect(config.models).toEqual([{ id: 'gpt-4o', efforts: [] }, { id: 'o3', efforts: ['low'] }]);
+    const bad = (extra: Record<string, unknown>) => codeOf(() => openAICompatible({ id: 'oa', baseURL: 'http://x/v1', models: [], ...extra } as OpenAICompatibleOptions));
+    expect(bad({ temperature: 'hot' })).toBe('INVALID_CONFIG');
+    expect(bad({ toolChoice: 'always' })).toBe('INVALID_CONFIG');
+    expect(bad({ headers: { 'bad header': 'x' } })).toBe('INVALID_CONFIG');
+    expect(bad({ retry: { retries: -1 } })).toBe('INVALID_CONFIG');
+    expect(bad({ retry: { backoff: 1 } })).toBe('INVALID_CONFIG');
+    expect(bad({ models: [''] })).toBe('INVALID_CONFIG');
+    expect(bad({ models: [{ id: 'm', temprature: 1 }] })).toBe('INVALID_CONFIG');
+    expect(bad({ stream: 'yes' })).toBe('INVALID_CONFIG');
+    try {
+      openAICompatible({ id: 'oa', baseURL: 'http://x/v1', models: [{ id: 'm', seed: 1.5 }] });
+    } catch (error) {
+      expect((error as Error).message).toContain("'models.0.seed'");
+    }
   });
 
-  it('retries 429 with retry-after, then succeeds', async () => {
-    handlers.push(status(429, '{"error":{"message":"slow down"}}', { 'retry-after': '0.3' }), sse([delta({ content: 'ok' }, 'stop')]));
-    const response = await (await adapter()).request(makeRequest([user('q')]));
-    expect(response).toMatchObject({ finish: 'stop', text: 'ok' });
-    expect(seen).toHaveLength(2);
-    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(280);
-  });
-
-  it('caps retry-after at 2 s', async () => {
-    handlers.push(status(503, '', { 'retry-after': '30' }), sse([delta({ content: 'ok' }, 'stop')]));
-    expect((await (await adapter()).request(makeRequest([user('q')]))).text).toBe('ok');
-    const gap = seen[1]!.at - seen[0]!.at;
-    expect(gap).toBeGreaterThanOrEqual(1900);
-    expect(gap).toBeLessThan(2600);
-  });
-
-  it('gives up after two retries of 500 with exponential backoff', async () => {
-    handlers.push(status(500, 'boom'), status(500, 'boom'), status(500, 'boom'), sse([delta({ content: 'never' }, 'stop')]));
-    const response = await (await adapter()).request(makeRequest([user('q')]));
-    expect(response.finish).toBe('error');
-    expect(response.diagnostic).toMatch(/500/);
-    expect(seen).toHaveLength(3);
-    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(180);
-    expect(seen[2]!.at - seen[1]!.at).toBeGreaterThanOrEqual(380);
-  });
-
-  it('does not retry 400 and includes the JSON error message', async () => {
-    handlers.push(status(400, JSON.stringify({ error: { message: 'model xyz does not exist', type: 'invalid_request_error' } })));
-    const response = await (await adapter()).request(makeRequest([user('q')]));
-    expect(response.finish).toBe('error');
-    expect(response.diagnostic).toMatch(/400/);
-    expect(response.diagnostic).toContain('model xyz does not exist');
-    expect(seen).toHaveLength(1);
-  });
-
-  it('reports connection refused as an error', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
-    const a = await loadAdapter(openAICompatible({ id: 'x', baseURL: `http://127.0.0.1:${port}`, models: [] }));
-    const response = await a.request(makeRequest([user('q')]));
-    expect(response.finish).toBe('error');
-    expect(response.diagnostic).toMatch(/ECONNREFUSED/);
-  });
-
-  it('reports malformed streams as errors', async () => {
-    handlers.push(
-      sse([delta({ content: 'a' }), '{not json'], { done: false }),
-      sse([delta({ content: 'partial' })], { done: false }),
-      sse(['{"error":{"message":"overloaded mid-stream"}}']),
-    );
-    const a = await adapter();
-    const bad = await a.request(makeRequest([user('q')]));
-    expect(bad.finish).toBe('error');
-    expect(bad.diagnostic).toMatch(/malformed/);
-    const truncated = await a.request(makeRequest([user('q')]));
-    expect(truncated.finish).toBe('error');
-    expect(truncated.diagnostic).toMatch(/malformed/);
-    const midError = await a.request(makeRequest([user('q')]));
-    expect(midError.finish).toBe('error');
-    expect(midError.diagnostic).toContain('overloaded mid-stream');
-  });
-
-  it('parses CRLF events split at arbitrary byte boundaries', async () => {
-    const payload = [delta({ content: 'héllo ' }), delta({ content: 'wörld' }, 'stop'), usageChunk(1, 2)]
-      .map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`)
-      .join('')
-      .concat(': keep-alive\r\n\r\ndata: [DONE]\r\n\r\n');
-    const bytes = Buffer.from(payload);
-    handlers.push((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      let offset = 0;
-      const tick = (): void => {
-        if (offset >= bytes.length) return void res.end();
-        res.write(bytes.subarray(offset, offset + 7));
-        offset += 7;
-        setTimeout(tick, 1);
-      };
-      tick();
-    });
-    const response = await (await adapter()).request(makeRequest([user('q')]));
-    expect(response).toMatchObject({ text: 'héllo wörld', finish: 'stop', usage: { inputTokens: 1, outputTokens: 2 } });
-  });
-
-  it('rejects ABORTED mid-stream and closes the connection', async () => {
-    let closedAt = 0;
-    const serverSawClose = new Promise<void>((resolve) => {
-      handlers.push((_req, res) => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(`data: ${JSON.stringify(delta({ content: 'first' }))}\n\n`);
-        res.on('close', () => {
-          closedAt = performance.now();
-          resolve();
-        });
-      });
-    });
-    const controller = new AbortController();
-    const got: string[] = [];
-    const pending = (await adapter()).request(
-      makeRequest([user('q')], {
-        signal: controller.signal,
-        onTextDelta: (d) => {
-          got.push(d);
-          controller.abort();
-        },
-      }),
-    );
-    const started = performance.now();
-    expect(await rejectionCode(pending)).toBe('ABORTED');
-    expect(performance.now() - started).toBeLessThan(1000);
-    expect(got).toEqual(['first']);
-    await serverSawClose;
-    expect(closedAt).toBeGreaterThan(0);
-  });
-
-  it('rejects ABORTED while waiting to retry', async () => {
-    handlers.push(status(429, '', { 'retry-after': '2' }));
-    const controller = new AbortController();
-    const pending = (await adapter()).request(makeRequest([user('q')], { signal: controller.signal }));
-    setTimeout(() => controller.abort(), 100);
-    const started = performance.now();
-    expect(await rejectionCode(pending)).toBe('ABORTED');
-    expect(performance.now() - started).toBeLessThan(1000);
+  it('keeps working with a config built before these options existed (defaults apply in the worker)', async () => {
+    const legacy = { kind: 'openai-compatible' as const, id: 'old', name: 'old', models: [], acceptsUnlistedModels: true, options: { baseURL: `${server.base}/v1`, maxTokensField: 'max_tokens' } };
+    server.push(sseFrames([delta({ content: 'fine' }, 'stop'), DONE]));
+    expect((await (await loadAdapter(legacy)).request(makeRequest([user('q')]))).text).toBe('fine');
   });
 });

@@ -1,0 +1,127 @@
+/** Anthropic Messages API provider config factory (issue 15). */
+import { z } from 'zod';
+import {
+  httpURL,
+  modelEntrySchema,
+  perModelOptions,
+  pickRequestOptions,
+  requestOptionShape,
+  resolvedRetrySchema,
+  resolveRetry,
+  retrySchema,
+  toModelInfo,
+  type RequestOptions,
+  type ResolvedRetry,
+  type RetryOptions,
+} from './request-options.js';
+import type { ModelProviderConfig } from './types.js';
+import { parseOptions } from './validate.js';
+
+/** The Messages API has no `seed`; its response format is `{ type: 'json_schema', schema }` (sent as `output_config.format`). */
+export type AnthropicRequestOptions = Omit<RequestOptions, 'seed' | 'responseFormat'> & {
+  responseFormat?: { type: 'json_schema'; schema: Record<string, unknown> };
+};
+
+export type AnthropicModelEntry =
+  | string
+  | ({ id: string; efforts?: string[]; defaultEffort?: string; maxTokens?: number } & AnthropicRequestOptions);
+
+export interface AnthropicCompatibleOptions extends AnthropicRequestOptions {
+  id: string;
+  name?: string;
+  /** The server root without `/v1` (as Anthropic's SDK takes it); requests go to `{baseURL}/v1/messages`. */
+  baseURL: string;
+  /** Sent as `x-api-key`. */
+  apiKey?: string;
+  /** Name of an environment variable holding the key, read in the worker at request time. */
+  apiKeyEnv?: string;
+  models: AnthropicModelEntry[];
+  /** Default true: endpoints often serve more models than are listed. */
+  acceptsUnlistedModels?: boolean;
+  retry?: RetryOptions;
+  /** The `anthropic-version` header; default '2023-06-01', the version every compatible server speaks. */
+  anthropicVersion?: string;
+  /** Extended-thinking budget per reasoning effort, merged over the default table (README). */
+  thinkingBudgets?: Record<string, number>;
+}
+
+/** Reasoning effort → `thinking.budget_tokens` (the API's minimum budget is 1024). */
+export const DEFAULT_THINKING_BUDGETS: Readonly<Record<string, number>> = Object.freeze({
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 32768,
+  max: 65536,
+});
+
+/** What the adapter reads back out of `config.options`. */
+export interface AnthropicAdapterOptions {
+  baseURL: string;
+  apiKey?: string;
+  apiKeyEnv?: string;
+  anthropicVersion: string;
+  retry: ResolvedRetry;
+  thinkingBudgets: Record<string, number>;
+  request: AnthropicRequestOptions;
+  perModel: Record<string, AnthropicRequestOptions>;
+}
+
+const { seed: _seed, ...sharedShape } = requestOptionShape;
+const anthropicShape = {
+  ...sharedShape,
+  responseFormat: z.strictObject({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) }).optional(),
+};
+const anthropicRequestSchema = z.strictObject(anthropicShape);
+const budgetsSchema = z.record(z.string().min(1), z.number().int().min(1024));
+
+const optionsSchema = z.strictObject({
+  id: z.string().min(1),
+  name: z.string().optional(),
+  baseURL: httpURL,
+  apiKey: z.string().optional(),
+  apiKeyEnv: z.string().min(1).optional(),
+  models: z.array(modelEntrySchema(anthropicShape)),
+  acceptsUnlistedModels: z.boolean().optional(),
+  retry: retrySchema.optional(),
+  anthropicVersion: z.string().min(1).optional(),
+  thinkingBudgets: budgetsSchema.optional(),
+  ...anthropicShape,
+});
+const adapterOptionsSchema = z.object({
+  baseURL: httpURL,
+  apiKey: z.string().optional(),
+  apiKeyEnv: z.string().optional(),
+  anthropicVersion: z.string().min(1),
+  retry: resolvedRetrySchema,
+  thinkingBudgets: budgetsSchema,
+  request: anthropicRequestSchema,
+  perModel: z.record(z.string(), anthropicRequestSchema),
+});
+
+export function anthropicCompatible(options: AnthropicCompatibleOptions): ModelProviderConfig {
+  const parsed = parseOptions('anthropicCompatible', optionsSchema, options);
+  const models = parsed.models as AnthropicModelEntry[];
+  const adapterOptions: AnthropicAdapterOptions = {
+    baseURL: parsed.baseURL,
+    anthropicVersion: parsed.anthropicVersion ?? '2023-06-01',
+    retry: resolveRetry(parsed.retry),
+    thinkingBudgets: { ...DEFAULT_THINKING_BUDGETS, ...parsed.thinkingBudgets },
+    request: pickRequestOptions(parsed) as AnthropicRequestOptions,
+    perModel: perModelOptions(models) as Record<string, AnthropicRequestOptions>,
+  };
+  if (parsed.apiKey !== undefined) adapterOptions.apiKey = parsed.apiKey;
+  if (parsed.apiKeyEnv !== undefined) adapterOptions.apiKeyEnv = parsed.apiKeyEnv;
+  return {
+    kind: 'anthropic-compatible',
+    id: parsed.id,
+    name: parsed.name ?? parsed.id,
+    models: models.map(toModelInfo),
+    acceptsUnlistedModels: parsed.acceptsUnlistedModels ?? true,
+    options: { ...adapterOptions },
+  };
+}
+
+export function readAnthropicOptions(config: ModelProviderConfig): AnthropicAdapterOptions {
+  return parseOptions(`anthropic-compatible provider '${config.id}'`, adapterOptionsSchema, config.options) as AnthropicAdapterOptions;
+}
