@@ -1,4 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
+
+// brood's version for the `user-agent` header of the model adapters (src/models/version.ts).
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
+const define = { __BROOD_VERSION__: JSON.stringify(version) };
 
 // Library entries and the worker entry are built together; the worker is located at run time relative
 // to the built module (`new URL('./workers/driver.cjs', import.meta.url)`), so it must land in dist/workers.
@@ -18,6 +23,7 @@ export default defineConfig([
     clean: false, // parallel test runs keep loading dist/workers while a rebuild writes it
     splitting: true,
     shims: false,
+    define,
   },
   {
     // The pool thread entry: ONE self-contained CommonJS file. Piscina loads its entry with require();
@@ -36,6 +42,7 @@ export default defineConfig([
     clean: false,
     splitting: false,
     shims: false,
+    define,
     noExternal: [/^(?!piscina$)/],
     external: ['piscina'],
   },

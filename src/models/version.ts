@@ -1,30 +1,32 @@
-/** brood's own version, for the `user-agent` header; read once from the package.json above this module. */
+/** brood's own version, for the `user-agent` header. */
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+// Replaced by the build (tsup `define`), so the library and the CommonJS worker bundle both know it
+// without locating files at run time.
+declare const __BROOD_VERSION__: string | undefined;
 
 let cached: string | undefined;
 
-/**
- * Walks up from this module (src/models in development, dist/ or dist/workers when built) to the first
- * package.json named brood, so the source tree and the published package report the same version.
- */
 export function broodVersion(): string {
-  if (cached !== undefined) return cached;
-  cached = '0.0.0';
-  for (let dir = new URL('./', import.meta.url); ; dir = new URL('../', dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: unknown; version?: unknown };
-      if (pkg.name === 'brood' && typeof pkg.version === 'string') {
-        cached = pkg.version;
-        break;
-      }
-    } catch {
-      /* no readable package.json here: keep walking */
-    }
-    if (new URL('../', dir).href === dir.href) break;
-  }
+  if (typeof __BROOD_VERSION__ === 'string') return __BROOD_VERSION__;
+  cached ??= versionFromWorkingTree();
   return cached;
 }
 
 export function userAgent(): string {
   return `brood/${broodVersion()}`;
+}
+
+/** Unbuilt source (the test suite) runs inside the repository: the nearest package.json named brood. */
+function versionFromWorkingTree(): string {
+  for (let dir = process.cwd(); ; dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+      if (pkg.name === 'brood' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      /* no readable package.json here: keep walking */
+    }
+    if (dirname(dir) === dir) return '0.0.0';
+  }
 }
