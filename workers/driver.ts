@@ -1,4 +1,21 @@
-// Pool thread entry. Thin on purpose: the logic lives in src/ so it can be tested in-process too.
-import { runDriverTask } from '../src/workers/driver-task.js';
+// Pool thread entry. On load it opens the thread's link to the parent (the other end of a fresh
+// MessageChannel, sent on parentPort: piscina forwards it to the pool's 'message' event) and serves
+// every activation the parent places on this thread over that one link. Piscina manages the thread's
+// life (start, replacement, limits); activations are not piscina tasks (see README, Design).
+import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads';
+import type { ModelProviderConfig } from '../src/models/types.js';
+import { portCarrier } from '../src/wire/port-carrier.js';
+import { LINK_HELLO } from '../src/workers/protocol.js';
+import { ThreadHost } from '../src/workers/thread-host.js';
 
-export default (task: unknown) => runDriverTask(task);
+if (parentPort) {
+  const { port1, port2 } = new MessageChannel();
+  const models = (workerData as { models?: ModelProviderConfig[] } | undefined)?.models ?? [];
+  new ThreadHost(portCarrier(port1), models);
+  parentPort.postMessage({ [LINK_HELLO]: { threadId, port: port2 } }, [port2]);
+}
+
+/** Piscina requires a task function; brood never posts tasks (activations travel on the link). */
+export default function noTasks(): never {
+  throw new Error('brood pool threads take activations over their link, not as piscina tasks');
+}

@@ -7,14 +7,7 @@ import { BroodError, decodeError } from '../errors.js';
 import type { DriverEvent, DriverView, PlannedClass, TurnReport } from '../driver/types.js';
 import type { Agent, CodeMode, ToolResult } from '../types.js';
 import type { GatewayRemote } from '../workers/gateway-client.js';
-import {
-  classifyArgsSchema,
-  parseEvents,
-  parseMessage,
-  parseToolCall,
-  replyOf,
-  turnReportSchema,
-} from '../workers/protocol.js';
+import { classifyArgs, driverEvents, replyOf, toolCallRequest, turnReport } from '../workers/protocol.js';
 import { TEXT_DELTA_EVENT } from '../driver/loop.js';
 import { baseOf } from '../events/from-log.js';
 import type { SessionWriter } from './session-writer.js';
@@ -47,7 +40,7 @@ export function createGateway(agent: GatewayAgent): GatewayRemote {
     refreshView: () => reply(() => resolveView(agent)),
     classify: (name: string, args: string) =>
       reply(() => {
-        const [toolName, toolArgs] = parseMessage(classifyArgsSchema, [name, args], 'classify');
+        const [toolName, toolArgs] = classifyArgs.parse([name, args], 'classify');
         return agent.init.tools.classify(toolName, toolArgs);
       }),
     executeTool: (call: unknown) => reply(() => executeTool(agent, call)),
@@ -58,7 +51,7 @@ export function createGateway(agent: GatewayAgent): GatewayRemote {
       }),
     endTurn: (report: unknown) =>
       reply(async () => {
-        const parsed = parseMessage(turnReportSchema, report, 'endTurn') as TurnReport;
+        const parsed = turnReport.parse(report, 'endTurn') as TurnReport;
         const turn = agent.turns.current;
         if (!turn || turn.turn !== parsed.turn) throw new BroodError('INTERNAL', `endTurn for turn ${parsed.turn}, which is not running`);
         await agent.turns.finish(parsed, turn);
@@ -85,7 +78,7 @@ export function resolveView(agent: GatewayAgent): DriverView {
 }
 
 async function executeTool(agent: GatewayAgent, raw: unknown): Promise<ToolResult> {
-  const call = parseToolCall(raw);
+  const call = toolCallRequest.parse(raw, 'executeTool');
   const turn = agent.turns.current;
   const existing = turn?.calls.get(call.callId);
   if (existing) return existing;
@@ -116,7 +109,7 @@ function withJsonValue(result: ToolResult): ToolResult {
 }
 
 function logEvents(agent: GatewayAgent, raw: unknown): Promise<void> {
-  const events = parseEvents(raw) as DriverEvent[];
+  const events = driverEvents.parse(raw, 'log') as DriverEvent[];
   if (!events.some(isDelta)) {
     for (const event of events) agent.turns.mirror(event);
     // The gateway runs each message's handler synchronously in arrival order, so seq order is log order.

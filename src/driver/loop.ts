@@ -155,8 +155,10 @@ export class Driver {
       tools: view.tools.map((tool) => tool.name),
       threadId,
     });
-    // Posted before the adapter runs: a request that kills the thread synchronously (a fault) is still logged.
+    // Sent before the adapter runs: a request that kills the thread synchronously (a fault) is still logged.
     void this.flushEvents().catch(() => undefined);
+    const sent = this.host.sent?.();
+    if (sent) await sent;
     // Decided per request: with nobody watching, adapters get no callback and nothing is produced.
     const stream = this.streaming ? { open: true } : undefined;
     try {

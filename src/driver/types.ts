@@ -1,6 +1,8 @@
 /**
  * The contract between a driver (the agent loop, running in a worker or inline) and its parent.
- * Everything here is structured-cloneable: it crosses a MessagePort when the runner is 'worker'.
+ * Everything here is structured-cloneable: it crosses a thread link when the runner is 'worker'. The
+ * wire schemas in src/workers/protocol.ts infer types that must stay assignable both ways to these
+ * (test/wire/protocol-agreement.test.ts checks it at compile time).
  */
 import type { ChatMessage } from '../models/types.js';
 import type { CodeMode, ModelRoute, StopReason, ToolResult, ToolSchema, Usage } from '../types.js';
@@ -42,8 +44,6 @@ export interface DriverPlan {
   firstMessage?: ClaimedMessage;
   /** Set when this activation recovers an agent whose thread died mid-turn: continue that turn. */
   resumeTurn?: ResumedTurn;
-  /** Thread-watch wiring (worker runner only): the board, this activation's token, and a cell for its threadId. */
-  watch?: { board: SharedArrayBuffer; token: number; threadCell: SharedArrayBuffer };
 }
 
 export interface ResumedTurn {
@@ -83,8 +83,13 @@ export interface DriverHost {
   classify(name: string, args: string): Promise<ConcurrencyClass>;
   /** `origin: 'code'` marks calls made from inside run_code (host-style: not collapsed by Code Mode). */
   executeTool(call: ToolCallRequestWire): Promise<ToolResult>;
-  /** One-way on the worker transport (no reply): ordering on the port keeps it ahead of later calls. */
+  /** One-way on the worker transport (no reply): ordering on the link keeps it ahead of later calls. */
   log(events: DriverEvent[]): Promise<void>;
+  /**
+   * Resolves once everything logged so far has left this thread (worker transport, which batches
+   * per tick). Absent where logs are delivered at once (inline).
+   */
+  sent?(): Promise<void>;
   /** Ends the turn and claims the next message in the same round trip. */
   endTurn(report: TurnReport): Promise<ClaimedMessage | null>;
 }

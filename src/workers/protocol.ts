@@ -1,112 +1,232 @@
 /**
- * The whole parent <-> worker vocabulary, with runtime validation. The worker is not trusted to send
- * well-formed data (a buggy adapter or a dying thread may send anything), so every message that
- * arrives from the other side is parsed here before it is used. Same-process typed calls are trusted.
+ * The one wire protocol between the parent and the places drivers run (pool threads today; a socket
+ * or a Redis stream for the scale-out work). Every message that crosses is declared here as a zod
+ * schema, its TypeScript type inferred from it, and — for every message on a hot path — a hand-written
+ * check beside it that gives the same verdict without allocating a parsed copy. The receiver runs the
+ * hand check first and falls back to the schema only to explain a rejection. Objects are `loose`
+ * (unknown keys pass through) so that the check, which returns its input as-is, and the schema agree
+ * on the output too; test/wire/protocol-agreement.test.ts proves both with fast-check.
+ *
+ * Nothing here knows about MessagePort: frames are plain data batched by src/wire/link.ts over any
+ * carrier. The one exception is SharedArrayBuffer fields (view version cells, the watch board), which
+ * only a thread carrier can move; a process carrier would replace them with version frames.
  */
-import { MessagePort } from 'node:worker_threads';
 import { z } from 'zod';
-import { BroodError, decodeError, encodeError, type ErrorEnvelope } from '../errors.js';
-import { reasoningBlocksSchema } from '../models/reasoning.js';
-import { isPlainObject } from '../plain.js';
+import { BroodError, decodeError, encodeError } from '../errors.js';
 
+const obj = z.looseObject;
 const jsonRecord = z.record(z.string(), z.unknown());
+const safeInt = z.number().int();
 
-export const errorEnvelopeSchema = z.object({
-  code: z.string(),
-  message: z.string(),
-  details: jsonRecord.optional(),
-});
+// ——— hand checks: each mirrors zod's rule for the schema it stands beside ———
+type Check = (value: unknown) => boolean;
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isStr = (v: unknown): v is string => typeof v === 'string';
+const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
+const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const optional = (check: Check): Check => (v) => v === undefined || check(v);
+const oneOf = (...values: readonly unknown[]): Check => (v) => values.includes(v);
+const arrayOf = (check: Check): Check => (v) => Array.isArray(v) && v.every(check);
+/** zod's record rule: a plain object (a null prototype, or an Object-like constructor). */
+function isRecord(v: unknown): v is Record<string, unknown> {
+  if (!isObj(v)) return false;
+  const ctor = (v as { constructor?: unknown }).constructor;
+  if (ctor === undefined || typeof ctor !== 'function') return true;
+  const proto = (ctor as { prototype?: unknown }).prototype;
+  return isObj(proto) && Object.prototype.hasOwnProperty.call(proto, 'isPrototypeOf');
+}
 
-export const usageSchema = z.object({
-  inputTokens: z.number().nonnegative(),
-  outputTokens: z.number().nonnegative(),
-  cacheReadTokens: z.number().nonnegative().optional(),
-  cacheWriteTokens: z.number().nonnegative().optional(),
-});
-export const stopReasonSchema = z.enum(['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps']);
+/** A wire message: its schema, its hand check, and a parser that tries the check first. */
+export interface WireType<T> {
+  readonly schema: z.ZodType<T>;
+  readonly check: (value: unknown) => boolean;
+  parse(raw: unknown, what: string): T;
+}
+
+/**
+ * The TypeScript type of a wire message: what zod infers, minus the index signature `looseObject`
+ * adds (extra keys may arrive and pass through, but no code reads them). Records keep theirs.
+ */
+export type Wire<T> = T extends SharedArrayBuffer
+  ? T
+  : T extends readonly unknown[]
+    ? { [K in keyof T]: Wire<T[K]> }
+    : T extends object
+      ? [keyof { [K in keyof T as string extends K ? never : K]: 0 }] extends [never]
+        ? T
+        : { [K in keyof T as string extends K ? never : K]: Wire<T[K]> }
+      : T;
+
+function wire<S extends z.ZodType>(schema: S, check: Check): WireType<Wire<z.infer<S>>> {
+  type T = Wire<z.infer<S>>;
+  return { schema: schema as unknown as z.ZodType<T>, check, parse: (raw, what) => (check(raw) ? (raw as T) : (parseMessage(schema, raw, what) as T)) };
+}
+
+// ——— payloads ———
+export const errorEnvelopeSchema = obj({ code: z.string(), message: z.string(), details: jsonRecord.optional() });
+const isErrorEnvelope: Check = (v) => isObj(v) && isStr(v.code) && isStr(v.message) && optional(isRecord)(v.details);
+
+const count = z.number().nonnegative();
+export const usageSchema = obj({ inputTokens: count, outputTokens: count, cacheReadTokens: count.optional(), cacheWriteTokens: count.optional() });
+const isCount: Check = (v) => isNum(v) && v >= 0;
+const isUsage: Check = (v) => isObj(v) && isCount(v.inputTokens) && isCount(v.outputTokens) && optional(isCount)(v.cacheReadTokens) && optional(isCount)(v.cacheWriteTokens);
+
+const STOP_REASONS = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps'] as const;
+export const stopReasonSchema = z.enum(STOP_REASONS);
 export const concurrencyClassSchema = z.enum(['parallel', 'exclusive']);
+export const concurrencyClass = wire(concurrencyClassSchema, oneOf('parallel', 'exclusive'));
 
-export const toolSchemaSchema = z.object({ name: z.string(), description: z.string(), parameters: jsonRecord });
+export const toolSchemaSchema = obj({ name: z.string(), description: z.string(), parameters: jsonRecord });
+const isToolSchema: Check = (v) => isObj(v) && isStr(v.name) && isStr(v.description) && isRecord(v.parameters);
 
-export const toolResultSchema = z.object({
+export const toolResultSchema = obj({
   isError: z.boolean(),
   content: z.string(),
   value: z.unknown().optional(),
-  error: z.object({ code: z.string().optional(), message: z.string() }).optional(),
+  error: obj({ code: z.string().optional(), message: z.string() }).optional(),
 });
+export const toolResult = wire(
+  toolResultSchema,
+  (v) => isObj(v) && isBool(v.isError) && isStr(v.content) && optional((e) => isObj(e) && optional(isStr)(e.code) && isStr(e.message))(v.error),
+);
 
-export const driverViewSchema = z.object({
-  system: z.string(),
-  tools: z.array(toolSchemaSchema),
-  classes: z.record(z.string(), z.enum(['parallel', 'exclusive', 'dynamic'])),
-});
+const PLANNED_CLASSES = ['parallel', 'exclusive', 'dynamic'] as const;
+export const driverViewSchema = obj({ system: z.string(), tools: z.array(toolSchemaSchema), classes: z.record(z.string(), z.enum(PLANNED_CLASSES)) });
+const isDriverView: Check = (v) =>
+  isObj(v) && isStr(v.system) && arrayOf(isToolSchema)(v.tools) && isRecord(v.classes) && Object.values(v.classes).every(oneOf(...PLANNED_CLASSES));
+export const driverView = wire(driverViewSchema, isDriverView);
 
-export const claimedMessageSchema = z
-  .object({ turn: z.number().int().nonnegative(), messageId: z.string(), text: z.string(), aborted: z.boolean() })
-  .nullable();
+const claimSchema = obj({ turn: safeInt.nonnegative(), messageId: z.string(), text: z.string(), aborted: z.boolean() });
+const isClaim: Check = (v) => isObj(v) && isInt(v.turn) && v.turn >= 0 && isStr(v.messageId) && isStr(v.text) && isBool(v.aborted);
+export const claimedMessageSchema = claimSchema.nullable();
+export const claimedMessage = wire(claimedMessageSchema, (v) => v === null || isClaim(v));
 
-export const toolCallSchema = z.object({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() });
+export const toolCallSchema = obj({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() });
+const isToolCall: Check = (v) => isObj(v) && isStr(v.callId) && v.callId !== '' && isStr(v.name) && v.name !== '' && isStr(v.arguments);
 export const toolCallRequestSchema = toolCallSchema.extend({ origin: z.enum(['model', 'code']).optional() });
+export const toolCallRequest = wire(toolCallRequestSchema, (v) => isToolCall(v) && optional(oneOf('model', 'code'))((v as { origin?: unknown }).origin));
 
-export const driverEventSchema = z.object({ type: z.string().min(1), data: jsonRecord });
+export const driverEventSchema = obj({ type: z.string().min(1), data: jsonRecord });
 export const driverEventsSchema = z.array(driverEventSchema);
+export const driverEvents = wire(driverEventsSchema, arrayOf((v) => isObj(v) && isStr(v.type) && v.type !== '' && isRecord(v.data)));
 
-export const turnReportSchema = z.object({
-  turn: z.number().int().nonnegative(),
-  output: z.string(),
-  stopReason: stopReasonSchema,
-  usage: usageSchema,
-  diagnostic: z.string().optional(),
-});
+export const turnReportSchema = obj({ turn: safeInt.nonnegative(), output: z.string(), stopReason: stopReasonSchema, usage: usageSchema, diagnostic: z.string().optional() });
+export const turnReport = wire(
+  turnReportSchema,
+  (v) => isObj(v) && isInt(v.turn) && v.turn >= 0 && isStr(v.output) && oneOf(...STOP_REASONS)(v.stopReason) && isUsage(v.usage) && optional(isStr)(v.diagnostic),
+);
 
-export const classifyArgsSchema = z.tuple([z.string(), z.string()]);
+export const classifyArgs = wire(z.tuple([z.string(), z.string()]), (v) => Array.isArray(v) && v.length === 2 && isStr(v[0]) && isStr(v[1]));
 
-export const driverControlSchema = z.object({ control: z.literal('cancel'), turn: z.number().int().optional() });
+// ——— the plan (sent once per activation, after setup) ———
+const routeSchema = obj({ provider: z.string(), model: z.string(), reasoningEffort: z.string().optional(), maxTokens: safeInt.positive().optional() });
+const isRoute: Check = (v) => isObj(v) && isStr(v.provider) && isStr(v.model) && optional(isStr)(v.reasoningEffort) && optional((n) => isInt(n) && n > 0)(v.maxTokens);
 
-const routeSchema = z.object({
-  provider: z.string(),
-  model: z.string(),
-  reasoningEffort: z.string().optional(),
-  maxTokens: z.number().int().positive().optional(),
-});
+/** Provider reasoning blocks replayed with an assistant message (src/models/reasoning.ts, loose here like every wire object). */
+const reasoningSchema = z.array(
+  z.union([obj({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }), obj({ type: z.literal('redacted_thinking'), data: z.string() })]),
+);
+const isReasoningBlock: Check = (v) =>
+  isObj(v) && ((v.type === 'thinking' && isStr(v.thinking) && isStr(v.signature)) || (v.type === 'redacted_thinking' && isStr(v.data)));
 
 const chatMessageSchema = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('user'), text: z.string() }),
-  z.object({ role: z.literal('assistant'), text: z.string(), toolCalls: z.array(toolCallSchema), reasoning: reasoningBlocksSchema.optional() }),
-  z.object({ role: z.literal('tool'), callId: z.string(), name: z.string(), content: z.string(), isError: z.boolean() }),
+  obj({ role: z.literal('user'), text: z.string() }),
+  obj({ role: z.literal('assistant'), text: z.string(), toolCalls: z.array(toolCallSchema), reasoning: reasoningSchema.optional() }),
+  obj({ role: z.literal('tool'), callId: z.string(), name: z.string(), content: z.string(), isError: z.boolean() }),
 ]);
+function isChatMessage(v: unknown): boolean {
+  if (!isObj(v)) return false;
+  if (v.role === 'user') return isStr(v.text);
+  if (v.role === 'assistant') return isStr(v.text) && arrayOf(isToolCall)(v.toolCalls) && optional(arrayOf(isReasoningBlock))(v.reasoning);
+  return v.role === 'tool' && isStr(v.callId) && isStr(v.name) && isStr(v.content) && isBool(v.isError);
+}
 
-export const driverPlanSchema = z.object({
+const resumeTurnSchema = obj({ turn: safeInt, messageId: z.string(), startedCallIds: z.array(z.string()), lastFinish: z.string().optional() });
+const isResumeTurn: Check = (v) => isObj(v) && isInt(v.turn) && isStr(v.messageId) && arrayOf(isStr)(v.startedCallIds) && optional(isStr)(v.lastFinish);
+const isSab = (v: unknown): boolean => v instanceof SharedArrayBuffer;
+
+export const driverPlanSchema = obj({
   agentId: z.string(),
   route: routeSchema,
   view: driverViewSchema.nullable(),
   history: z.array(chatMessageSchema),
-  ownStart: z.number().int().nonnegative(),
-  maxParallelToolCalls: z.number().int().positive(),
-  maxSteps: z.number().int().positive().optional(),
+  ownStart: safeInt.nonnegative(),
+  maxParallelToolCalls: safeInt.positive(),
+  maxSteps: safeInt.positive().optional(),
   eventsFlag: z.instanceof(SharedArrayBuffer).optional(),
   codeMode: z.enum(['native', 'code', 'both']),
   codeBusyTimeoutMs: z.number().positive(),
   codeWallTimeoutMs: z.number().positive(),
   versions: z.array(z.instanceof(SharedArrayBuffer)),
-  firstMessage: claimedMessageSchema.unwrap().optional(),
-  resumeTurn: z.object({ turn: z.number().int(), messageId: z.string(), startedCallIds: z.array(z.string()), lastFinish: z.string().optional() }).optional(),
-  watch: z
-    .object({ board: z.instanceof(SharedArrayBuffer), token: z.number().int(), threadCell: z.instanceof(SharedArrayBuffer) })
-    .optional(),
+  firstMessage: claimSchema.optional(),
+  resumeTurn: resumeTurnSchema.optional(),
+});
+export const driverPlan = wire(
+  driverPlanSchema,
+  (v) =>
+    isObj(v) && isStr(v.agentId) && isRoute(v.route) && (v.view === null || isDriverView(v.view)) && arrayOf(isChatMessage)(v.history) &&
+    isInt(v.ownStart) && v.ownStart >= 0 && isInt(v.maxParallelToolCalls) && v.maxParallelToolCalls > 0 &&
+    optional((n) => isInt(n) && n > 0)(v.maxSteps) && optional(isSab)(v.eventsFlag) &&
+    oneOf('native', 'code', 'both')(v.codeMode) && isNum(v.codeBusyTimeoutMs) && v.codeBusyTimeoutMs > 0 &&
+    isNum(v.codeWallTimeoutMs) && v.codeWallTimeoutMs > 0 && arrayOf(isSab)(v.versions) &&
+    optional(isClaim)(v.firstMessage) && optional(isResumeTurn)(v.resumeTurn),
+);
+
+/** How an activation ended, as its driver host reports it: it never throws for driver-level failures. */
+export const activationOutcomeSchema = z.discriminatedUnion('ok', [obj({ ok: z.literal(true) }), obj({ ok: z.literal(false), error: errorEnvelopeSchema })]);
+export type ActivationOutcome = Wire<z.infer<typeof activationOutcomeSchema>>;
+const isOutcome: Check = (v) => isObj(v) && (v.ok === true || (v.ok === false && isErrorEnvelope(v.error)));
+export const activationOutcome = wire(activationOutcomeSchema, isOutcome);
+
+// ——— frames: what a link batch carries. `a` is the activation id (the watch-board token). ———
+/** Parent → driver host. `init` comes once per link, before any `start`. */
+export const hostFrameSchema = z.discriminatedUnion('k', [
+  obj({ k: z.literal('init'), board: z.instanceof(SharedArrayBuffer) }),
+  obj({ k: z.literal('start'), a: safeInt.positive(), plan: driverPlanSchema }),
+  obj({ k: z.literal('rpc'), a: safeInt.positive(), m: z.unknown() }),
+  obj({ k: z.literal('cancel'), a: safeInt.positive(), turn: safeInt.optional() }),
+]);
+export type HostFrame = Wire<z.infer<typeof hostFrameSchema>>;
+
+/** Driver host → parent. `log` is one-way; `end` follows every other frame of its activation. */
+export const parentFrameSchema = z.discriminatedUnion('k', [
+  obj({ k: z.literal('rpc'), a: safeInt.positive(), m: z.unknown() }),
+  obj({ k: z.literal('log'), a: safeInt.positive(), events: driverEventsSchema }),
+  obj({ k: z.literal('end'), a: safeInt.positive(), outcome: activationOutcomeSchema }),
+]);
+export type ParentFrame = Wire<z.infer<typeof parentFrameSchema>>;
+
+const hasActivation = (v: Record<string, unknown>): boolean => isInt(v.a) && v.a > 0;
+/** Shape of the frame only; a `start` plan is checked by driverPlan, a `log` by driverEvents (where they are used). */
+export const hostFrame = wire(hostFrameSchema, (v) => {
+  if (!isObj(v)) return false;
+  if (v.k === 'init') return isSab(v.board);
+  if (!hasActivation(v)) return false;
+  if (v.k === 'start') return driverPlan.check(v.plan);
+  if (v.k === 'cancel') return optional(isInt)(v.turn);
+  return v.k === 'rpc';
+});
+export const parentFrame = wire(parentFrameSchema, (v) => {
+  if (!isObj(v) || !hasActivation(v)) return false;
+  if (v.k === 'log') return driverEvents.check(v.events);
+  if (v.k === 'end') return isOutcome(v.outcome);
+  return v.k === 'rpc';
 });
 
-export const driverTaskSchema = z.object({ plan: driverPlanSchema, port: z.instanceof(MessagePort) });
+/** A batch is an array of frames; a carrier delivers whole batches in order. */
+export const frameBatchSchema = z.array(z.unknown());
 
-/** What a driver task resolves with: it never rejects for driver-level failures. */
-export const activationOutcomeSchema = z.discriminatedUnion('ok', [
-  z.object({ ok: z.literal(true) }),
-  z.object({ ok: z.literal(false), error: errorEnvelopeSchema }),
-]);
-export type ActivationOutcome = z.infer<typeof activationOutcomeSchema>;
+/**
+ * The handshake a pool thread sends on its parentPort once its driver module loaded: the other end
+ * of the link it created. (Piscina forwards worker messages to the pool's 'message' event.)
+ */
+export const LINK_HELLO = 'brood:link';
+export const linkHelloSchema = obj({ threadId: safeInt.positive() });
 
-/** Gateway replies are envelopes, because comlink turns thrown errors into bare Errors without a code. */
-export type Reply<T> = { ok: true; value: T } | { ok: false; error: ErrorEnvelope };
+// ——— RPC replies (comlink turns thrown errors into bare Errors without a code) ———
+export type Reply<T> = { ok: true; value: T } | { ok: false; error: Wire<z.infer<typeof errorEnvelopeSchema>> };
+const replyShape = z.object({ ok: z.boolean(), value: z.unknown().optional(), error: errorEnvelopeSchema.optional() });
 
 export async function replyOf<T>(work: () => Promise<T> | T): Promise<Reply<T>> {
   try {
@@ -116,63 +236,17 @@ export async function replyOf<T>(work: () => Promise<T> | T): Promise<Reply<T>> 
   }
 }
 
-const replyShape = z.object({ ok: z.boolean(), value: z.unknown().optional(), error: errorEnvelopeSchema.optional() });
-
-/** Hand-written checks for the replies a driver receives most; anything else (or a failure) goes through zod. */
-const QUICK_REPLY_CHECKS = new Map<z.ZodType, (value: unknown) => boolean>([
-  [toolResultSchema, isQuickToolResult],
-]);
-
-function isQuickToolResult(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const result = value as { isError?: unknown; content?: unknown; error?: unknown };
-  if (typeof result.isError !== 'boolean' || typeof result.content !== 'string') return false;
-  if (result.error === undefined) return true;
-  const error = result.error as { code?: unknown; message?: unknown } | null;
-  return typeof error === 'object' && error !== null && typeof error.message === 'string' && (error.code === undefined || typeof error.code === 'string');
-}
-
 /** Validates a reply from the other side and unwraps it, rebuilding a BroodError with its code. */
-export function unwrapReply<T>(raw: unknown, valueSchema: z.ZodType<T>, what: string): T {
-  const quick = QUICK_REPLY_CHECKS.get(valueSchema);
-  const candidate = raw as { ok?: unknown; value?: unknown } | null;
-  if (quick && typeof candidate === 'object' && candidate !== null && candidate.ok === true && quick(candidate.value)) {
-    return candidate.value as T;
-  }
+export function unwrapReply<T>(raw: unknown, value: WireType<T>, what: string): T {
+  if (isObj(raw) && raw.ok === true && value.check(raw.value)) return raw.value as T;
   const reply = replyShape.safeParse(raw);
   if (!reply.success) throw protocolError(what, reply.error);
   if (!reply.data.ok) throw decodeError(reply.data.error ?? { code: 'INTERNAL', message: `${what} failed` });
-  const value = valueSchema.safeParse(reply.data.value);
-  if (!value.success) throw protocolError(what, value.error);
-  return value.data;
+  return parseMessage(value.schema, reply.data.value, what);
 }
 
-/**
- * The two messages every driver sends most (event batches, tool calls), checked by hand first: zod
- * would allocate a parsed copy of every batch on the parent's hot path. A message that fails the quick
- * check goes through the schema, so a rejection still explains itself.
- */
-export function parseEvents(raw: unknown): z.infer<typeof driverEventsSchema> {
-  if (Array.isArray(raw) && raw.every(isWellFormedEvent)) return raw as z.infer<typeof driverEventsSchema>;
-  return parseMessage(driverEventsSchema, raw, 'log');
-}
-
-export function parseToolCall(raw: unknown): z.infer<typeof toolCallRequestSchema> {
-  const call = raw as Partial<Record<'callId' | 'name' | 'arguments' | 'origin', unknown>> | null;
-  const quick =
-    typeof call === 'object' && call !== null &&
-    typeof call.callId === 'string' && call.callId !== '' &&
-    typeof call.name === 'string' && call.name !== '' &&
-    typeof call.arguments === 'string' &&
-    (call.origin === undefined || call.origin === 'model' || call.origin === 'code');
-  return quick ? (call as z.infer<typeof toolCallRequestSchema>) : parseMessage(toolCallRequestSchema, raw, 'executeTool');
-}
-
-function isWellFormedEvent(event: unknown): boolean {
-  if (typeof event !== 'object' || event === null) return false;
-  const { type, data } = event as { type?: unknown; data?: unknown };
-  return typeof type === 'string' && type !== '' && isPlainObject(data);
-}
+/** A reply whose value is ignored (one-way calls answered for ordering only). */
+export const nothing: WireType<undefined> = { schema: z.unknown().transform(() => undefined), check: () => true, parse: () => undefined };
 
 /** Parses a message from the other side; failures are INTERNAL protocol errors naming the message. */
 export function parseMessage<T>(schema: z.ZodType<T>, raw: unknown, what: string): T {

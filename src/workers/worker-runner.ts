@@ -1,24 +1,23 @@
 /**
- * Drivers in pooled worker threads (SPEC §10). One piscina task per activation; the task receives the
- * plan and one end of a fresh MessageChannel, over which the parent's gateway is exposed with comlink.
- * Atomics are disabled so ports keep delivering between tasks; many drivers share a thread because
- * they mostly wait (on the model or on the parent), and a task never holds capacity a child needs.
- * Thread deaths are attributed through the watch board (thread-deaths.ts); hung threads are recycled.
+ * Drivers in pooled worker threads (SPEC §10). Each pool thread keeps one link to the parent; an
+ * activation is placed on the least-loaded thread and runs there with its plan, its gateway served
+ * over that link. Many drivers share a thread because they mostly wait (on the model or on the
+ * parent), and an activation never holds capacity a child needs. Thread deaths are attributed through
+ * the watch board (thread-deaths.ts); hung threads are recycled.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { MessageChannel, type MessagePort, type ResourceLimits } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import type { ResourceLimits } from 'node:worker_threads';
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { DriverPlan } from '../driver/types.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import type { GatewayRemote } from './gateway-client.js';
-import { serveGateway } from './gateway-server.js';
-import { activationOutcomeSchema } from './protocol.js';
 import type { Activation, ActivationEnd, DriverRunner } from './runner.js';
-import { DeathJudge, type DeadActivation } from './thread-deaths.js';
+import { DeathJudge } from './thread-deaths.js';
+import { ThreadGroup } from './thread-group.js';
+import { outcomeEnd, type PlacedActivation, type ThreadLink } from './thread-link.js';
 import { WatchBoard, createBoard } from './watch-board.js';
 
 export interface WorkerRunnerOptions {
@@ -28,23 +27,21 @@ export interface WorkerRunnerOptions {
   idleTimeoutMs?: number;
   hangTimeoutMs?: number;
   resourceLimits?: ResourceLimits;
-  /** Where thread deaths that belong to no task are reported (see onPoolError). */
+  /** Where thread deaths that belong to no activation are reported. */
   onDiagnostic?: (message: string) => void;
 }
 
 export const WORKER_ENTRY = 'driver.cjs';
 
-/** Far above any realistic fan-out: drivers are async and mostly idle, so a thread hosts many. */
-const TASKS_PER_THREAD = 1_000_000;
-
-interface LiveActivation extends Omit<DeadActivation, 'threadId'> {
-  threadCell: Int32Array;
-  pool: Piscina;
+interface LiveActivation extends PlacedActivation {
+  group: ThreadGroup;
+  thread: ThreadLink | undefined;
+  cancelled: { turn?: number } | undefined;
 }
 
 export class WorkerRunner implements DriverRunner {
   readonly kind = 'worker' as const;
-  private readonly pool: Piscina;
+  private readonly shared: ThreadGroup;
   private readonly boardBuffer = createBoard();
   private readonly board = new WatchBoard(this.boardBuffer);
   private readonly judge = new DeathJudge(this.board);
@@ -55,81 +52,81 @@ export class WorkerRunner implements DriverRunner {
   private nextToken = 0;
 
   constructor(private readonly options: WorkerRunnerOptions) {
-    const threads = options.threads ?? Math.max(1, availableParallelism());
     this.hangTimeoutMs = options.hangTimeoutMs ?? DEFAULTS.hangTimeoutMs;
-    this.pool = this.createPool(threads);
+    this.shared = this.createGroup(options.threads ?? Math.max(1, availableParallelism()), 'shared');
   }
 
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
     const token = this.takeToken();
     const quarantined = this.judge.isQuarantined(plan.agentId);
-    const threadBuffer = new SharedArrayBuffer(4);
+    let settle!: (end: ActivationEnd) => void;
+    const done = new Promise<ActivationEnd>((resolve) => (settle = resolve));
     const entry: LiveActivation = {
       token,
       agentId: plan.agentId,
       quarantined,
-      threadCell: new Int32Array(threadBuffer),
-      pool: quarantined ? this.createPool(1, 'quarantine') : this.pool,
+      gateway,
+      group: quarantined ? this.createGroup(1, 'quarantine') : this.shared,
+      thread: undefined,
+      cancelled: undefined,
+      settle: (end) => {
+        if (!this.live.has(token)) return;
+        settle(this.release(entry, 'outcome' in end ? this.finished(entry, end.outcome) : end));
+      },
     };
     this.live.set(token, entry);
     this.startWatchdog();
-    const { port1, port2 } = new MessageChannel();
-    serveGateway(port1, gateway);
-    // Listened for from the start: the worker usually closes its end first, which closes ours too.
-    const portClosed = new Promise<void>((resolve) => port1.once('close', () => resolve()));
-    const watched: DriverPlan = { ...plan, watch: { board: this.boardBuffer, token, threadCell: threadBuffer } };
-    const done = entry.pool
-      .run({ plan: watched, port: port2 }, { transferList: [port2] })
-      .then(
-        (raw: unknown) => this.finished(entry, raw),
-        (error: unknown) => this.judge.judge({ ...entry, threadId: Atomics.load(entry.threadCell, 0) }, describeDeath(error)),
-      )
-      .finally(() => {
-        this.release(entry, port1);
-        // Settle once the port's handle is gone, so an idle runtime holds no handle of a finished agent (SPEC §10.7).
-        return portClosed;
-      });
+    entry.group.place(entry, plan);
     return {
       done,
-      cancel: (turn) => port1.postMessage(turn === undefined ? { control: 'cancel' } : { control: 'cancel', turn }),
-      forceStop: (reason) => this.recycle(Atomics.load(entry.threadCell, 0), { culprit: token, reason, stopReason: 'aborted' }),
+      cancel: (turn) => {
+        if (entry.thread) entry.thread.cancel(token, turn);
+        else entry.cancelled = turn === undefined ? {} : { turn };
+      },
+      forceStop: (reason) => {
+        if (entry.thread) this.recycle(entry.thread, { culprit: token, reason, stopReason: 'aborted' });
+      },
     };
   }
 
   get threads(): number {
-    return this.pool.threads.length;
+    return this.shared.threads;
   }
 
   async close(): Promise<void> {
     this.stopWatchdog();
-    await this.pool.destroy();
+    const stranded = await this.shared.destroy();
+    for (const entry of stranded) entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: 'the runtime closed' });
   }
 
-  private createPool(threads: number, kind: 'shared' | 'quarantine' = 'shared'): Piscina {
-    const pool = new Piscina({
+  private createGroup(threads: number, kind: 'shared' | 'quarantine'): ThreadGroup {
+    return new ThreadGroup({
       filename: locateWorkerEntry(),
-      minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: this.options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
-      atomics: 'disabled',
-      concurrentTasksPerWorker: TASKS_PER_THREAD,
-      maxQueue: Number.POSITIVE_INFINITY,
+      threads,
+      models: this.options.models,
+      idleTimeoutMs: this.options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
       resourceLimits: this.options.resourceLimits ?? { maxOldGenerationSizeMb: DEFAULTS.maxOldGenerationSizeMb },
-      workerData: { models: this.options.models },
+      board: this.boardBuffer,
+      placed: (placed, thread) => this.placed(placed as LiveActivation, thread),
+      died: (thread, cause) => this.threadDied(thread, cause),
+      diagnostic: (error) => this.onPoolError(kind, error),
     });
-    pool.on('error', (error: unknown) => this.onPoolError(kind, error));
-    return pool;
   }
 
   /**
-   * Piscina emits 'error' on the pool when a thread dies while it runs no task (a stray timer of an
-   * adapter throwing after its turn, an idle thread hitting resourceLimits). Unheard, that event is an
-   * uncaught exception that kills the host. No activation was on that thread, so nobody fails: piscina
-   * has already removed the thread and starts a replacement; the runtime only reports it.
+   * Piscina emits 'error' on the pool when a thread dies while its link carries no activation (a
+   * stray timer of an adapter throwing after its turn, an idle thread hitting resourceLimits).
+   * Unheard, that event is an uncaught exception that kills the host. Nobody fails: piscina has
+   * already removed the thread and starts a replacement; the runtime only reports it.
    */
   private onPoolError(kind: 'shared' | 'quarantine', error: unknown): void {
     const where = kind === 'quarantine' ? 'a quarantine worker thread' : 'a pool worker thread';
     this.options.onDiagnostic?.(`${where} died while running no driver task (${describeDeath(error)}); it was replaced`);
+  }
+
+  private placed(entry: LiveActivation, thread: ThreadLink): void {
+    entry.thread = thread;
+    if (entry.cancelled) thread.cancel(entry.token, entry.cancelled.turn);
   }
 
   private takeToken(): number {
@@ -137,43 +134,49 @@ export class WorkerRunner implements DriverRunner {
     return this.nextToken;
   }
 
-  private finished(entry: LiveActivation, raw: unknown): ActivationEnd {
-    const outcome = activationOutcomeSchema.safeParse(raw);
-    if (!outcome.success) return { kind: 'failed', stopReason: 'error', diagnostic: 'a driver task returned a malformed outcome' };
-    if (!outcome.data.ok) return { kind: 'failed', stopReason: 'error', diagnostic: outcome.data.error.message };
-    this.judge.cleared(entry.agentId);
-    return { kind: 'finished' };
+  private finished(entry: LiveActivation, outcome: unknown): ActivationEnd {
+    const { end, ok } = outcomeEnd(outcome);
+    if (ok) this.judge.cleared(entry.agentId);
+    return end;
   }
 
-  private release(entry: LiveActivation, port: MessagePort): void {
+  private release(entry: LiveActivation, end: ActivationEnd): ActivationEnd {
     this.live.delete(entry.token);
-    port.close();
-    if (entry.quarantined) entry.pool.destroy().catch(() => undefined);
+    entry.thread?.release(entry.token);
+    if (entry.quarantined) void entry.group.destroy().catch(() => undefined);
     if (this.live.size === 0) this.stopWatchdog();
+    return end;
   }
 
-  /** Terminates one thread on purpose; piscina replaces it and rejects its tasks, which are then judged. */
-  private recycle(threadId: number, kill: { culprit: number; reason: string; stopReason: 'error' | 'aborted' }): void {
-    if (threadId === 0 || this.judge.plannedKills.has(threadId)) return;
-    const owner = [...this.live.values()].find((entry) => Atomics.load(entry.threadCell, 0) === threadId);
-    const worker = owner?.pool.threads.find((thread) => thread.threadId === threadId);
-    if (!worker) return;
-    this.judge.plannedKills.set(threadId, kill);
-    void worker.terminate();
+  /** Every activation on a dead thread is judged: the one that was executing fails, the others recover. */
+  private threadDied(thread: ThreadLink, cause: unknown): void {
+    const reason = describeDeath(cause);
+    for (const entry of [...thread.live.values()] as LiveActivation[]) {
+      entry.settle(this.judge.judge({ token: entry.token, agentId: entry.agentId, threadId: thread.threadId, quarantined: entry.quarantined }, reason));
+    }
+    this.judge.plannedKills.delete(thread.threadId);
+  }
+
+  /** Terminates one thread on purpose; its exit is then judged like any death. */
+  private recycle(thread: ThreadLink, kill: { culprit: number; reason: string; stopReason: 'error' | 'aborted' }): void {
+    if (this.judge.plannedKills.has(thread.threadId) || !thread.worker) return;
+    this.judge.plannedKills.set(thread.threadId, kill);
+    void thread.worker.terminate();
   }
 
   /** A thread whose heartbeat stops for hangTimeoutMs has a driver spinning synchronously on it. */
   private checkHeartbeats(): void {
     const now = Date.now();
-    const threads = new Set([...this.live.values()].map((entry) => Atomics.load(entry.threadCell, 0)).filter((id) => id !== 0));
-    for (const threadId of threads) {
+    const threads = new Map<number, ThreadLink>();
+    for (const entry of this.live.values()) if (entry.thread) threads.set(entry.thread.threadId, entry.thread);
+    for (const [threadId, thread] of threads) {
       const value = this.board.heartbeat(threadId);
       const seen = this.beats.get(threadId);
       if (!seen || seen.value !== value) {
         this.beats.set(threadId, { value, at: now });
       } else if (now - seen.at > this.hangTimeoutMs) {
         const reason = `its worker thread stopped responding for more than ${this.hangTimeoutMs} ms (a driver spinning synchronously) and was recycled`;
-        this.recycle(threadId, { culprit: this.board.running(threadId), reason, stopReason: 'error' });
+        this.recycle(thread, { culprit: this.board.running(threadId), reason, stopReason: 'error' });
       }
     }
     for (const threadId of this.beats.keys()) if (!threads.has(threadId)) this.beats.delete(threadId);

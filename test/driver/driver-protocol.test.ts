@@ -1,8 +1,8 @@
 /**
  * The driver (src/driver/loop.ts) against an in-process fake parent, wired through a real
- * MessageChannel with the same comlink + GatewayClient path a worker uses — no threads. Proves the
- * protocol: replies are validated (malformed → INTERNAL), error codes survive the crossing, and a
- * closed parent port rejects pending calls with WORKER_CRASHED instead of leaving them hanging.
+ * MessageChannel with the same link + comlink + GatewayClient path a worker uses — no threads. Proves
+ * the protocol: replies are validated (malformed → INTERNAL), error codes survive the crossing, and a
+ * closed link rejects pending calls with WORKER_CRASHED instead of leaving them hanging.
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,10 +12,14 @@ import { VersionCell } from '../../src/driver/versions.js';
 import { scriptedModels } from '../../src/models/scripted.js';
 import type { ChatMessage, ModelAdapter, ModelRequest, ModelResponse } from '../../src/models/types.js';
 import type { ToolResult } from '../../src/types.js';
-import { runDriverTask } from '../../src/workers/driver-task.js';
+import { Link } from '../../src/wire/link.js';
+import { portCarrier } from '../../src/wire/port-carrier.js';
 import { serveGateway } from '../../src/workers/gateway-server.js';
 import { GatewayClient, type GatewayRemote } from '../../src/workers/gateway-client.js';
-import { replyOf } from '../../src/workers/protocol.js';
+import { replyOf, type HostFrame, type ParentFrame } from '../../src/workers/protocol.js';
+import { ThreadHost } from '../../src/workers/thread-host.js';
+import { ThreadLink, outcomeEnd, type PlacedActivation } from '../../src/workers/thread-link.js';
+import { createBoard } from '../../src/workers/watch-board.js';
 
 const ports: MessagePort[] = [];
 afterEach(() => {
@@ -77,12 +81,22 @@ class FakeParent {
   }
 }
 
-/** Wires a parent and a driver across a real MessageChannel (the worker path, minus the thread). */
+function plainLink<In extends ParentFrame | HostFrame>(port: MessagePort, frame: (frame: In) => void, closed: () => void = () => undefined) {
+  return new Link<In, ParentFrame | HostFrame>(portCarrier(port), { accept: (raw) => raw as In, frame, invalid: () => undefined, closed });
+}
+
+/** Wires a parent and a driver across a real MessageChannel and two links (the worker path, minus the thread). */
 function connect(parent: FakeParent, adapter: ModelAdapter, plan: Partial<DriverPlan> = {}) {
   const { port1, port2 } = new MessageChannel();
   ports.push(port1, port2);
-  serveGateway(port1, parent.gateway());
-  const client = new GatewayClient(port2);
+  const gateway = parent.gateway();
+  const parentLink = plainLink<ParentFrame>(port1, (frame) => {
+    if (frame.k === 'log') void gateway.log(frame.events);
+  });
+  serveGateway(parentLink.endpoint(1), gateway);
+  let client!: GatewayClient;
+  const driverLink = plainLink<HostFrame>(port2, () => undefined, () => client.fail("the parent closed this thread's link"));
+  client = new GatewayClient(driverLink.endpoint(1), (events) => driverLink.send({ k: 'log', a: 1, events }));
   const version = new VersionCell();
   const fullPlan: DriverPlan = {
     agentId: 'a1',
@@ -221,9 +235,35 @@ describe('Driver over a MessageChannel', () => {
   });
 });
 
-describe('runDriverTask (the worker entry, run in-process)', () => {
-  it('refuses a malformed task with an INTERNAL outcome instead of throwing', async () => {
-    expect(await runDriverTask({ plan: { agentId: 1 } })).toMatchObject({ ok: false, error: { code: 'INTERNAL' } });
+/** A ThreadHost (the pool thread's side) and a ThreadLink (the parent's side) over one MessageChannel, in-process. */
+function hostAndLink(models: Parameters<typeof scriptedModels>[0][] = []) {
+  const { port1, port2 } = new MessageChannel();
+  ports.push(port1, port2);
+  new ThreadHost(portCarrier(port2), models.map((config) => scriptedModels(config)));
+  const thread = new ThreadLink(1, undefined, portCarrier(port1), createBoard(), () => undefined);
+  const run = (token: number, plan: unknown, gateway: GatewayRemote) =>
+    new Promise<unknown>((resolve) => {
+      const entry: PlacedActivation = {
+        token,
+        agentId: 'a1',
+        quarantined: false,
+        gateway,
+        settle: (end) => {
+          thread.release(token);
+          resolve('outcome' in end ? end.outcome : end);
+        },
+      };
+      thread.start(entry, plan as DriverPlan);
+    });
+  return { thread, run };
+}
+
+describe('ThreadHost (the pool thread side of a link, run in-process)', () => {
+  it('answers a start with a malformed plan with an INTERNAL outcome instead of throwing', async () => {
+    const { run } = hostAndLink();
+    const outcome = await run(7, { agentId: 1 }, new FakeParent().gateway());
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'INTERNAL' } });
+    expect(outcomeEnd(outcome).end).toMatchObject({ kind: 'failed', stopReason: 'error' });
   });
 
   it('serves a turn over the port and honours a cancel control message for the running turn', async () => {
@@ -235,10 +275,7 @@ describe('runDriverTask (the worker entry, run in-process)', () => {
       if (events.some((e) => e.type === 'model/request')) requested.resolve();
       return replyOf(() => undefined);
     };
-    const { port1, port2 } = new MessageChannel();
-    ports.push(port1);
-    serveGateway(port1, parent.gateway());
-    const model = scriptedModels({ id: 'fake', scripts: [{ match: 'slow', latencyMs: 10_000, turns: [{ text: 'late' }] }] });
+    const { thread, run } = hostAndLink([{ id: 'fake', scripts: [{ match: 'slow', latencyMs: 10_000, turns: [{ text: 'late' }] }] }]);
     const plan = {
       agentId: 'a1',
       route: { provider: 'fake', model: 'scripted' },
@@ -251,11 +288,11 @@ describe('runDriverTask (the worker entry, run in-process)', () => {
       codeWallTimeoutMs: 300_000,
       versions: [new VersionCell().buffer],
     };
-    const outcome = runDriverTask({ plan, port: port2 }, [model]);
+    const outcome = run(3, plan, parent.gateway());
     await requested.promise;
-    port1.postMessage({ control: 'bogus' }); // not a control message: ignored
-    port1.postMessage({ control: 'cancel', turn: 99 }); // not the running turn: ignored
-    port1.postMessage({ control: 'cancel', turn: 1 });
+    thread.cancel(4, 1); // another activation: ignored
+    thread.cancel(3, 99); // not the running turn: ignored
+    thread.cancel(3, 1);
 
     expect(await outcome).toEqual({ ok: true });
     expect(parent.reports).toEqual([{ turn: 1, output: '', stopReason: 'aborted', usage: { inputTokens: 0, outputTokens: 0 } }]);

@@ -1,0 +1,163 @@
+/**
+ * One persistent link between the parent and one driver host (a pool thread), multiplexing every
+ * activation on it by id, batching frames per tick in each direction. A link knows frames and
+ * batches, never the transport: a Carrier moves whole batches in order (a MessagePort between threads
+ * today; a socket or a Redis stream between processes later).
+ *
+ * comlink stays the RPC vocabulary: each activation gets a comlink Endpoint whose messages travel as
+ * `rpc` frames of the link, so one postMessage carries the calls, results and events of many drivers.
+ */
+import type { Endpoint } from 'comlink';
+
+export interface Carrier {
+  /** Sends one batch; the other side receives batches whole and in order. */
+  send(batch: unknown[]): void;
+  onBatch(handler: (batch: unknown) => void): void;
+  /** Called once when the other side is gone (thread exit, socket end) or close() was called. */
+  onClose(handler: () => void): void;
+  close(): void;
+  /** Whether the link keeps the process alive (a parent holds its thread links only while drivers run). */
+  setActive?(active: boolean): void;
+}
+
+/** Every frame names its kind; activation frames also carry the activation id `a`. */
+export interface Frame {
+  k: string;
+  a?: number;
+}
+
+export interface LinkHandlers<In extends Frame> {
+  /** Checks one arriving frame; `undefined` means malformed (it is then passed to `invalid`). */
+  accept(raw: unknown): In | undefined;
+  /** Every accepted frame except `rpc` frames of an activation with an endpoint. */
+  frame(frame: In): void;
+  invalid(raw: unknown): void;
+  closed(): void;
+}
+
+export class Link<In extends Frame, Out extends Frame> {
+  private queue: unknown[] = [];
+  private scheduled = false;
+  private sentWaiters: (() => void)[] = [];
+  private readonly endpoints = new Map<number, FrameEndpoint>();
+  private isClosed = false;
+
+  constructor(
+    private readonly carrier: Carrier,
+    private readonly handlers: LinkHandlers<In>,
+  ) {
+    carrier.onBatch((batch) => this.receive(batch));
+    carrier.onClose(() => this.closedByCarrier());
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Queues a frame; everything queued in this tick leaves in one batch. */
+  send(frame: Out): void {
+    if (this.isClosed) return;
+    this.queue.push(frame);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Sends what is queued now (before a synchronous fault could lose it). */
+  flush(): void {
+    this.scheduled = false;
+    const waiters = this.sentWaiters;
+    this.sentWaiters = [];
+    if (this.queue.length > 0 && !this.isClosed) {
+      const batch = this.queue;
+      this.queue = [];
+      this.carrier.send(batch);
+    }
+    for (const resolve of waiters) resolve();
+  }
+
+  /** Resolves once every frame queued so far has been handed to the carrier (or the link closed). */
+  sent(): Promise<void> {
+    if (this.queue.length === 0 || this.isClosed) return Promise.resolve();
+    return new Promise((resolve) => this.sentWaiters.push(resolve));
+  }
+
+  /** The comlink endpoint of activation `a`; its messages are this link's `rpc` frames. */
+  endpoint(a: number): Endpoint {
+    let endpoint = this.endpoints.get(a);
+    if (!endpoint) {
+      endpoint = new FrameEndpoint((m) => this.send({ k: 'rpc', a, m } as unknown as Out));
+      this.endpoints.set(a, endpoint);
+    }
+    return endpoint;
+  }
+
+  /** Forgets an activation's endpoint: later frames for it are dropped, its comlink posts too. */
+  drop(a: number): void {
+    this.endpoints.get(a)?.close();
+    this.endpoints.delete(a);
+  }
+
+  setActive(active: boolean): void {
+    this.carrier.setActive?.(active);
+  }
+
+  close(): void {
+    this.flush();
+    this.carrier.close();
+    this.closedByCarrier();
+  }
+
+  private receive(batch: unknown): void {
+    if (!Array.isArray(batch)) return this.handlers.invalid(batch);
+    for (const raw of batch) {
+      const frame = this.handlers.accept(raw);
+      if (frame === undefined) this.handlers.invalid(raw);
+      else if (frame.k === 'rpc' && frame.a !== undefined && this.endpoints.has(frame.a)) this.endpoints.get(frame.a)!.deliver((frame as unknown as { m: unknown }).m);
+      else this.handlers.frame(frame);
+    }
+  }
+
+  private closedByCarrier(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.queue = [];
+    for (const resolve of this.sentWaiters.splice(0)) resolve();
+    for (const endpoint of this.endpoints.values()) endpoint.close();
+    this.endpoints.clear();
+    this.handlers.closed();
+  }
+}
+
+type Listener = (event: { data: unknown }) => void;
+
+/** A comlink Endpoint over a link: comlink's messages become frames, frames become its events. */
+class FrameEndpoint implements Endpoint {
+  private readonly listeners = new Set<Listener>();
+  private open = true;
+
+  constructor(private readonly post: (message: unknown) => void) {}
+
+  postMessage(message: unknown): void {
+    // comlink's FinalizationRegistry may post a release long after the activation ended.
+    if (this.open) this.post(message);
+  }
+
+  addEventListener(_type: string, listener: Parameters<Endpoint['addEventListener']>[1]): void {
+    this.listeners.add(listener as unknown as Listener);
+  }
+
+  removeEventListener(_type: string, listener: Parameters<Endpoint['addEventListener']>[1]): void {
+    this.listeners.delete(listener as unknown as Listener);
+  }
+
+  deliver(data: unknown): void {
+    const event = { data };
+    for (const listener of this.listeners) listener(event);
+  }
+
+  close(): void {
+    this.open = false;
+    this.listeners.clear();
+  }
+}

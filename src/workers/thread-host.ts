@@ -1,0 +1,94 @@
+/**
+ * The driver host of one pool thread: the thread's end of its link. It runs every activation the
+ * parent starts on this thread (after setup, with its plan), serves cancellation, and reports each
+ * activation's end after all of that activation's other frames.
+ */
+import { codeRunner } from '../driver/code-sandbox.js';
+import { Driver } from '../driver/loop.js';
+import type { DriverPlan } from '../driver/types.js';
+import { encodeError } from '../errors.js';
+import type { ModelProviderConfig } from '../models/types.js';
+import { Link, type Carrier } from '../wire/link.js';
+import { AdapterCache } from './adapter-cache.js';
+import { GatewayClient } from './gateway-client.js';
+import { hostFrame, type ActivationOutcome, type HostFrame, type ParentFrame } from './protocol.js';
+import { runWatched } from './thread-watch.js';
+
+interface Running {
+  gateway: GatewayClient;
+  driver?: Driver;
+  /** A cancel that arrived before the driver existed (its adapter was still loading). */
+  cancelled?: { turn?: number };
+}
+
+export class ThreadHost {
+  private readonly link: Link<HostFrame, ParentFrame>;
+  private readonly adapters: AdapterCache;
+  private readonly running = new Map<number, Running>();
+  private board: SharedArrayBuffer | undefined;
+
+  constructor(carrier: Carrier, models: readonly ModelProviderConfig[]) {
+    this.adapters = new AdapterCache(models);
+    this.link = new Link<HostFrame, ParentFrame>(carrier, {
+      accept: (raw) => (hostFrame.check(raw) ? (raw as HostFrame) : undefined),
+      frame: (frame) => this.onFrame(frame),
+      // The parent is trusted code; a frame it cannot have sent means a broken carrier: say so loudly.
+      invalid: (raw) => this.onInvalid(raw),
+      closed: () => this.failAll("the parent closed this thread's link"),
+    });
+  }
+
+  private onFrame(frame: HostFrame): void {
+    if (frame.k === 'init') this.board = frame.board;
+    else if (frame.k === 'start') this.start(frame.a, frame.plan as unknown as DriverPlan);
+    else if (frame.k === 'cancel') this.cancel(frame.a, frame.turn);
+  }
+
+  private onInvalid(raw: unknown): void {
+    const a = (raw as { a?: unknown } | null)?.a;
+    if (typeof a !== 'number' || !Number.isSafeInteger(a) || a <= 0) return;
+    // A start whose plan is malformed still gets an end, so the parent never waits for it.
+    let message = 'malformed frame from the parent';
+    try {
+      hostFrame.parse(raw, 'start');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    if (!this.running.has(a)) this.link.send({ k: 'end', a, outcome: { ok: false, error: { code: 'INTERNAL', message } } });
+  }
+
+  private cancel(a: number, turn: number | undefined): void {
+    const entry = this.running.get(a);
+    if (!entry) return;
+    if (entry.driver) entry.driver.cancel(turn);
+    else entry.cancelled = turn === undefined ? {} : { turn };
+  }
+
+  private start(a: number, plan: DriverPlan): void {
+    const gateway = new GatewayClient(this.link.endpoint(a), (events) => this.link.send({ k: 'log', a, events }), () => this.link.sent());
+    const entry: Running = { gateway };
+    this.running.set(a, entry);
+    const run = async (): Promise<void> => {
+      const adapter = await this.adapters.get(plan.route.provider);
+      entry.driver = new Driver(plan, gateway.host, adapter, { runCode: codeRunner(plan, gateway.host) });
+      if (entry.cancelled) entry.driver.cancel(entry.cancelled.turn);
+      await entry.driver.runActivation();
+    };
+    const board = this.board;
+    void (board ? runWatched(board, a, run) : run()).then(
+      () => this.end(a, { ok: true }),
+      (error: unknown) => this.end(a, { ok: false, error: encodeError(error) }),
+    );
+  }
+
+  private end(a: number, outcome: ActivationOutcome): void {
+    this.running.delete(a);
+    this.link.send({ k: 'end', a, outcome });
+    this.link.drop(a);
+  }
+
+  private failAll(reason: string): void {
+    for (const entry of this.running.values()) entry.gateway.fail(reason);
+  }
+}
+
