@@ -27,7 +27,12 @@ const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const optional = (check: Check): Check => (v) => v === undefined || check(v);
 const oneOf = (...values: readonly unknown[]): Check => (v) => values.includes(v);
-const arrayOf = (check: Check): Check => (v) => Array.isArray(v) && v.every(check);
+/** Index by index, like zod: a hole in a sparse array (which structured clone keeps) is `undefined`. */
+const arrayOf = (check: Check): Check => (v) => {
+  if (!Array.isArray(v)) return false;
+  for (let index = 0; index < v.length; index += 1) if (!check(v[index])) return false;
+  return true;
+};
 /** zod's record rule: a plain object (a null prototype, or an Object-like constructor). */
 function isRecord(v: unknown): v is Record<string, unknown> {
   if (!isObj(v)) return false;
@@ -205,13 +210,13 @@ export const hostFrame = wire(hostFrameSchema, (v) => {
   if (!hasActivation(v)) return false;
   if (v.k === 'start') return driverPlan.check(v.plan);
   if (v.k === 'cancel') return optional(isInt)(v.turn);
-  return v.k === 'rpc';
+  return v.k === 'rpc' && 'm' in v;
 });
 export const parentFrame = wire(parentFrameSchema, (v) => {
   if (!isObj(v) || !hasActivation(v)) return false;
   if (v.k === 'log') return driverEvents.check(v.events);
   if (v.k === 'end') return isOutcome(v.outcome);
-  return v.k === 'rpc';
+  return v.k === 'rpc' && 'm' in v;
 });
 
 /** A batch is an array of frames; a carrier delivers whole batches in order. */
