@@ -56,7 +56,12 @@ const view = fc.record({
 const claim = fc.record({ turn: nat, messageId: str, text: str, aborted: fc.boolean() });
 const chatMessage = fc.oneof(
   fc.record({ role: fc.constant('user'), text: str }),
-  fc.record({ role: fc.constant('assistant'), text: str, toolCalls: fc.array(toolCall, { maxLength: 2 }) }),
+  optionalKeys(['role', 'text', 'toolCalls'], {
+    role: fc.constant('assistant'),
+    text: str,
+    toolCalls: fc.array(toolCall, { maxLength: 2 }),
+    reasoning: fc.array(fc.oneof(fc.record({ type: fc.constant('thinking'), thinking: str, signature: str }), fc.record({ type: fc.constant('redacted_thinking'), data: str })), { maxLength: 2 }),
+  }),
   fc.record({ role: fc.constant('tool'), callId: str, name: str, content: str, isError: fc.boolean() }),
 );
 const plan = optionalKeys(
@@ -93,7 +98,7 @@ const MESSAGES: [string, WireType<unknown>, fc.Arbitrary<unknown>][] = [
     turn: nat,
     output: str,
     stopReason: fc.constantFrom('completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps'),
-    usage: fc.record({ inputTokens: fc.double({ min: 0, max: 1e9, noNaN: true }), outputTokens: nat }),
+    usage: optionalKeys(['inputTokens', 'outputTokens'], { inputTokens: fc.double({ min: 0, max: 1e9, noNaN: true }), outputTokens: nat, cacheReadTokens: nat, cacheWriteTokens: nat }),
     diagnostic: str,
   })],
   ['classifyArgs', classifyArgs, fc.tuple(str, str)],
