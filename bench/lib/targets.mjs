@@ -3,8 +3,8 @@
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : NaN);
 
 /** The headline fan-out row: N=256 P=64 in the full run; the largest N at P=64 in --quick. */
-function headline(rows, cpuMs) {
-  const candidates = rows.filter((r) => r.p === 64 && r.cpuMs === cpuMs).sort((a, b) => b.n - a.n);
+function headline(rows, cpuMs, p = 64) {
+  const candidates = rows.filter((r) => r.p === p && r.cpuMs === cpuMs).sort((a, b) => b.n - a.n);
   return candidates[0];
 }
 
@@ -20,5 +20,28 @@ export function evaluateTargets(results) {
   add('start latency p50 < 2 ms (warm pool)', 'worker', results.startLatency.worker?.p50Ms, 'ms', (v) => v < 2);
   add('tool RPC p50 < 100 µs', 'worker', results.toolRpc.worker?.p50Us, 'µs', (v) => v < 100);
   add('parked continuable < 50 KB RSS each', `${results.parked.children} children`, results.parked.rssPerChildKb, 'KB', (v) => v < 50);
+  // Issue 18 (worker boundary v2): stricter targets, added after the SPEC ones so earlier entries keep their places.
+  const row = (n, p, cpuMs) => rows.find((r) => r.n === n && r.p === p && r.cpuMs === cpuMs);
+  for (const n of [256, 64]) {
+    const r = row(n, 64, 0);
+    if (!r) continue;
+    add('issue 18: latency-only fan-out ≤ 1.05× the floor', `N=${n} P=64 C=0, worker`, ratio(r.worker.makespanMs, r.floor.makespanMs), '× floor', (v) => v <= 1.05);
+    add('issue 18: latency-only fan-out never slower than inline', `N=${n} P=64 C=0`, ratio(r.worker.makespanMs, r.inline.makespanMs), '× inline', (v) => v <= 1);
+  }
+  const worstLoop = Math.max(...rows.map((r) => r.worker?.loopDelayP99Ms ?? NaN));
+  add('issue 18: parent event-loop delay p99 ≤ 10 ms in every fan-out row', 'worst worker row', worstLoop, 'ms', (v) => v <= 10);
+  add('issue 18: tool RPC p50 ≤ 60 µs', 'worker', results.toolRpc.worker?.p50Us, 'µs', (v) => v <= 60);
+  add('issue 18: tool RPC p99 ≤ 1 ms', 'worker', results.toolRpc.worker?.p99Us, 'µs', (v) => v <= 1000);
+  add('issue 18: deep tree ≤ 4 ms per level', 'worker, marginal slope', results.deepTree.byRunner?.worker?.marginalOverheadPerLevelMs, 'ms', (v) => v <= 4);
+  for (const p of [8, 64]) {
+    const r = headline(rows, results.fanout.C, p);
+    if (r) add('issue 18: CPU fan-out ≤ 1.10× the floor', `N=${r.n} P=${p} C=${r.cpuMs}, worker`, ratio(r.worker.makespanMs, r.floor.makespanMs), '× floor', (v) => v <= 1.1);
+  }
+  const warm = row(16, 8, 0);
+  add('issue 18: first fan-out of a fresh runtime ≤ 1.5× a warm one', 'worker/8, N=16 C=0', ratio(results.fanout.coldFirstRunMs?.['worker/8'], warm?.worker.makespanMs), '× warm', (v) => v <= 1.5);
+  add('issue 18: start → first request p50 ≤ 0.5 ms', 'worker', results.startLatency.worker?.p50Ms, 'ms', (v) => v <= 0.5);
+  add('issue 18: parked continuable ≤ 40 KB RSS each', `${results.parked.children} children`, results.parked.rssPerChildKb, 'KB', (v) => v <= 40);
+  if (lat.peer?.makespanMs !== undefined) add('issue 18: ≥ 3× faster than the peer, latency-only', `N=${lat.n} P=64 C=0`, ratio(lat.peer.makespanMs, lat.worker.makespanMs), '× peer', (v) => v >= 3);
+  if (cpu.peer?.makespanMs !== undefined) add('issue 18: ≥ 2× faster than the peer, with CPU', `N=${cpu.n} P=64 C=${cpu.cpuMs}`, ratio(cpu.peer.makespanMs, cpu.worker.makespanMs), '× peer', (v) => v >= 2);
   return t;
 }
