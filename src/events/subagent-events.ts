@@ -2,6 +2,7 @@
 import { baseOf, type EventOrigin } from './from-log.js';
 import type { EventHub } from './hub.js';
 import type { StopReason, SubagentRunStartEvent, Usage } from '../types.js';
+import { sumUsage } from '../models/usage.js';
 
 type Parent = Pick<EventOrigin, 'id' | 'parentId' | 'depth'>;
 
@@ -12,5 +13,5 @@ export function publishSubagentStart(hub: EventHub, parent: Parent | undefined, 
 
 export function publishSubagentEnd(hub: EventHub, parent: Parent | undefined, childId: string, stopReason: StopReason, usage: Usage | undefined): void {
   if (!hub.active || parent === undefined) return;
-  hub.publish({ ...baseOf(parent, hub.now()), type: 'subagent-end', childId, stopReason, usage: { inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0 } });
+  hub.publish({ ...baseOf(parent, hub.now()), type: 'subagent-end', childId, stopReason, usage: sumUsage(usage ?? { inputTokens: 0, outputTokens: 0 }) });
 }

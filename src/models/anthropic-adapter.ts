@@ -3,7 +3,7 @@ import { throwIfAborted } from './abort.js';
 import { readAnthropicOptions, type AnthropicAdapterOptions, type AnthropicRequestOptions } from './anthropic.js';
 import { readMessage, readMessageStream } from './anthropic-parse.js';
 import { apiKeyOf, bodyKind, postWithRetries, readJson, type BodyKind } from './http.js';
-import { failure } from './openai-parse.js';
+import { failure } from './failure.js';
 import { effectiveOptions, type RequestOptions } from './request-options.js';
 import type { ChatMessage, ModelAdapter, ModelInfo, ModelProviderConfig, ModelRequest, ModelResponse } from './types.js';
 import { userAgent } from './version.js';

@@ -5,7 +5,7 @@
  */
 import { abortedError, throwIfAborted } from './abort.js';
 import { describeCause, serverMessage } from './http.js';
-import { failure } from './openai-parse.js';
+import { failure } from './failure.js';
 import { sseEvents } from './sse.js';
 import type { ModelFinish, ModelRequest, ModelResponse, ReasoningBlock, ToolCallRecord } from './types.js';
 import type { Usage } from '../types.js';

@@ -2,7 +2,8 @@
 import { throwIfAborted } from './abort.js';
 import { apiKeyOf, bodyKind, postWithRetries, readJson, type BodyKind } from './http.js';
 import { readOpenAIOptions, type OpenAIAdapterOptions } from './openai.js';
-import { failure, readChatCompletion, readChatStream } from './openai-parse.js';
+import { failure } from './failure.js';
+import { readChatCompletion, readChatStream } from './openai-parse.js';
 import { effectiveOptions, type RequestOptions } from './request-options.js';
 import type { ChatMessage, ModelAdapter, ModelInfo, ModelProviderConfig, ModelRequest, ModelResponse } from './types.js';
 import { userAgent } from './version.js';

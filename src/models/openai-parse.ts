@@ -3,6 +3,7 @@
  * same state, so both modes produce identical ModelResponses for the same completion.
  */
 import { abortedError, throwIfAborted } from './abort.js';
+import { failure } from './failure.js';
 import { describeCause, serverMessage } from './http.js';
 import { sseEvents } from './sse.js';
 import type { ModelFinish, ModelRequest, ModelResponse, ToolCallRecord } from './types.js';
@@ -19,11 +20,6 @@ interface CompletionState {
 type TextSink = ((delta: string) => void) | undefined;
 
 const emptyState = (): CompletionState => ({ text: '', refusal: '', calls: new Map(), finishReason: undefined, usage: { inputTokens: 0, outputTokens: 0 } });
-
-/** A failed request keeps the text already received (it was shown as deltas); its tool calls never run. */
-export function failure(diagnostic: string, partial?: { text: string; usage: Usage }): ModelResponse {
-  return { text: partial?.text ?? '', toolCalls: [], finish: 'error', usage: partial?.usage ?? { inputTokens: 0, outputTokens: 0 }, diagnostic };
-}
 
 /**
  * Completion is decided by protocol markers only: a choice's `finish_reason`, or the `[DONE]`

@@ -7,6 +7,7 @@
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Brood } from '../../src/brood.js';
+import type { BroodEvent } from '../../src/types.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { subagentTool } from '../../src/delegation/index.js';
 import { anthropicCompatible, moduleAdapter, openAICompatible } from '../../src/models/index.js';
@@ -83,8 +84,14 @@ it('a lead on openAICompatible, a child on anthropicCompatible and a grandchild 
     ],
   });
   brood.use(subagentTool({ provider: 'spawn', enableModelSelection: true, maxDepth: 2 }));
+  const stream = brood.events();
   const lead = await brood.createAgent({ model: { provider: 'oa', model: 'gpt-lead' } });
   const result = await lead.run('start');
+  const events: BroodEvent[] = [];
+  for await (const event of stream) {
+    events.push(event);
+    if (event.type === 'turn-end' && event.agentId === lead.id) break;
+  }
 
   expect(result.stopReason).toBe('completed');
   expect(result.output).toContain('lead got: ');
@@ -94,6 +101,8 @@ it('a lead on openAICompatible, a child on anthropicCompatible and a grandchild 
   expect(result.usage.cacheReadTokens).toBe(40);
   expect(result.usage.cacheWriteTokens).toBe(2);
   expect(result.usage.inputTokens).toBeGreaterThanOrEqual(10 + 49 + 3);
+  const childEnd = events.find((e): e is Extract<BroodEvent, { type: 'subagent-end' }> => e.type === 'subagent-end' && e.agentId === lead.id);
+  expect(childEnd?.usage).toMatchObject({ cacheReadTokens: 40, cacheWriteTokens: 2 });
 
   const sessions = await brood.sessions.list();
   const child = sessions.find((h) => h.parentSession === lead.id)!;
