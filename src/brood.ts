@@ -16,7 +16,7 @@ import { isPromiseLike } from './runtime/async-plugins.js';
 import { attachPluginHost } from './runtime/plugin-host.js';
 import { Runtime } from './runtime/runtime.js';
 import { memorySessions } from './sessions/memory.js';
-import { describe } from './sessions/validate.js';
+import { describe } from './describe.js';
 import { forkProvider, spawnProvider } from './subagents/providers.js';
 import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
 import type { Agent, BroodEvent, BroodEventsOptions, CodeMode, ModelRoute, PromptRegistry, SessionStore, ToolFilter, ToolRegistry } from './types.js';

@@ -1,6 +1,7 @@
 /** createBrood's options: validated synchronously at the trust boundary (SPEC §3, INVALID_CONFIG). */
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
+import { modelRouteShape } from './models/route.js';
 import { BroodError } from './errors.js';
 import { hasFaultTurns } from './models/scripted.js';
 import type { ModelProviderConfig } from './models/types.js';
@@ -71,12 +72,7 @@ export type ParsedBroodOptions = z.infer<typeof broodOptionsSchema>;
 
 export const createAgentOptionsSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, 'letters, digits, _ . - (at most 128)').optional(),
-  model: z.strictObject({
-    provider: z.string(),
-    model: z.string(),
-    reasoningEffort: z.string().optional(),
-    maxTokens: positiveInt.optional(),
-  }),
+  model: z.strictObject(modelRouteShape),
   persona: z.string().optional(),
   toolFilter: z.strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() }).optional(),
   codeMode: codeModeSchema.optional(),

@@ -5,7 +5,7 @@
  */
 import { BroodError } from '../errors.js';
 import type { ModelRoute, SessionEvent, SessionHeader } from '../types.js';
-import { validateDelegationDepth } from '../sessions/validate.js';
+import { validateDelegationDepth } from '../depth.js';
 import type { AgentImpl } from './agent.js';
 import { composeAgent } from './factory.js';
 import { rebuildSession } from './history.js';

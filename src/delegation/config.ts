@@ -4,6 +4,7 @@
  * the host reads it at `use()` time and must know what to fix without reading our source.
  */
 import { z } from 'zod';
+import { isDepthCap } from '../depth.js';
 import { BroodError } from '../errors.js';
 import { TOOL_NAME_PATTERN } from '../tools/define-tool.js';
 import type { ModelRoute, ToolFilter } from '../types.js';
@@ -46,11 +47,6 @@ export interface ResolvedSubagentToolConfig {
 
 export const DEFAULT_TOOL_NAME = 'subagent';
 export const DEFAULT_MAX_DEPTH = 3;
-
-/** -0 passes Number.isSafeInteger, but a depth cap of "negative zero" is a caller bug worth naming. */
-function isDepthCap(value: unknown): boolean {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && !Object.is(value, -0);
-}
 
 function isPositiveSafeInteger(value: unknown): boolean {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;

@@ -5,9 +5,10 @@
  * (test/wire/protocol-agreement.test.ts checks it at compile time).
  */
 import type { ChatMessage } from '../models/types.js';
+import type { ConcurrencyClass } from '../tools/execute.js';
 import type { CodeMode, ModelRoute, StopReason, ToolResult, ToolSchema, Usage } from '../types.js';
 
-export type ConcurrencyClass = 'parallel' | 'exclusive';
+export type { ConcurrencyClass };
 /** Static classes are shipped with the view; 'dynamic' (a concurrencySafe function) is asked per call. */
 export type PlannedClass = ConcurrencyClass | 'dynamic';
 

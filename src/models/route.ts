@@ -1,4 +1,5 @@
 /** Child route precedence (SPEC §9 "Child route"). */
+import { z } from 'zod';
 import type { ModelRoute } from '../types.js';
 
 /**
@@ -25,3 +26,15 @@ export function resolveChildRoute(explicit: Partial<ModelRoute> | undefined, inh
   }
   return route;
 }
+
+/**
+ * The one schema of a model route's fields. Callers choose the object's strictness: strict for API
+ * input (an unknown key is a caller bug), loose for stored sessions and wire messages (a newer writer
+ * may add fields).
+ */
+export const modelRouteShape = {
+  provider: z.string(),
+  model: z.string(),
+  reasoningEffort: z.string().optional(),
+  maxTokens: z.number().int().positive().optional(),
+};

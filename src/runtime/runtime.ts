@@ -19,7 +19,7 @@ import { defaultIds } from '../ids.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { createPromptSystem, type PromptSystem } from '../prompt/system.js';
-import { validateDelegationDepth } from '../sessions/validate.js';
+import { validateDelegationDepth } from '../depth.js';
 import type { SubagentCore } from '../subagents/core.js';
 import { ContainedEvents } from '../subagents/events.js';
 import { SubagentRuntimeImpl } from '../subagents/runtime.js';

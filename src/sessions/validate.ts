@@ -5,16 +5,14 @@
  * (INVALID_DEPTH) that must win over the generic "bad header" code, so it is checked separately first.
  */
 import { z } from 'zod';
+import { validateDelegationDepth } from '../depth.js';
+import { describe } from '../describe.js';
 import { BroodError } from '../errors.js';
+import { modelRouteShape } from '../models/route.js';
 import { isPlainObject } from '../plain.js';
 import type { SessionEvent, SessionHeader } from '../types.js';
 
-const modelRouteSchema = z.looseObject({
-  provider: z.string().min(1),
-  model: z.string().min(1),
-  reasoningEffort: z.string().optional(),
-  maxTokens: z.number().int().positive().optional(),
-});
+const modelRouteSchema = z.looseObject(modelRouteShape);
 
 // Loose objects: a newer writer may add fields; an older reader keeps them instead of silently dropping them.
 export const sessionHeaderSchema = z.looseObject({
@@ -34,13 +32,6 @@ export const sessionEventSchema = z.looseObject({
   data: z.record(z.string(), z.unknown()),
 });
 
-/** Returns the depth when it is a non-negative safe integer; anything else is INVALID_DEPTH naming the value. */
-export function validateDelegationDepth(value: unknown): number {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
-  throw new BroodError('INVALID_DEPTH', `delegationDepth must be a non-negative safe integer, got ${describe(value)}`, {
-    details: { value: describe(value) },
-  });
-}
 
 /**
  * Validates a header: INVALID_DEPTH for a bad depth, otherwise `code` (INVALID_CONFIG for API input;
@@ -111,13 +102,3 @@ function summarize(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
 }
 
-/** Renders a value for an error message so that '2' and 2, or NaN and null, stay distinguishable. */
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'bigint' || value === undefined) return String(value);
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}

@@ -3,6 +3,8 @@
  * advertises only what it enforces; a request field is present when it is not `undefined`, so empty
  * values (`persona: ''`, `toolFilter: {}`) are requests too.
  */
+import { checkMaxDepthDomain } from '../depth.js';
+import { describe } from '../describe.js';
 import { BroodError } from '../errors.js';
 import type { SubagentCapabilities, SubagentProvider, SubagentStartRequest } from './types.js';
 
@@ -36,14 +38,6 @@ export function checkCapabilities(provider: SubagentProvider, request: Partial<S
   }
 }
 
-export function checkMaxDepthDomain(maxDepth: unknown): void {
-  if (maxDepth === undefined) return;
-  const valid = typeof maxDepth === 'number' && Number.isSafeInteger(maxDepth) && maxDepth >= 0 && !Object.is(maxDepth, -0);
-  if (!valid) {
-    throw new BroodError('INVALID_MAX_DEPTH', `maxDepth must be a non-negative safe integer, got ${describe(maxDepth)}`, { details: { maxDepth: describe(maxDepth) } });
-  }
-}
-
 /** The full gate in SPEC order; returns the provider that passed it. */
 export function gate(providers: Map<string, SubagentProvider>, name: string, request: Partial<SubagentStartRequest>): SubagentProvider {
   const provider = requireProvider(providers, name);
@@ -57,15 +51,5 @@ export function checkMaxStepsDomain(maxSteps: unknown): void {
   if (maxSteps === undefined) return;
   if (typeof maxSteps !== 'number' || !Number.isSafeInteger(maxSteps) || maxSteps <= 0) {
     throw new BroodError('INVALID_CONFIG', `maxSteps must be a positive safe integer, got ${describe(maxSteps)}`, { details: { maxSteps: describe(maxSteps) } });
-  }
-}
-
-function describe(value: unknown): string {
-  if (Object.is(value, -0)) return '-0';
-  if (typeof value === 'number') return String(value);
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
   }
 }

@@ -11,7 +11,7 @@ import type { NewEvent } from '../agents/session-writer.js';
 import { resolveChildRoute } from '../models/route.js';
 import { defineTool } from '../tools/define-tool.js';
 import type { SessionHeader } from '../types.js';
-import { childDepthFor } from './depth.js';
+import { childDepthFor } from '../depth.js';
 import type { SubagentCore } from './core.js';
 import type { CreateChildOptions } from './types.js';
 

@@ -13,6 +13,7 @@
  */
 import { z } from 'zod';
 import { BroodError, decodeError, encodeError } from '../errors.js';
+import { modelRouteShape } from '../models/route.js';
 
 const obj = z.looseObject;
 const jsonRecord = z.record(z.string(), z.unknown());
@@ -125,7 +126,7 @@ export const turnReport = wire(
 export const classifyArgs = wire(z.tuple([z.string(), z.string()]), (v) => Array.isArray(v) && v.length === 2 && isStr(v[0]) && isStr(v[1]));
 
 // ——— the plan (sent once per activation, after setup) ———
-const routeSchema = obj({ provider: z.string(), model: z.string(), reasoningEffort: z.string().optional(), maxTokens: safeInt.positive().optional() });
+const routeSchema = obj(modelRouteShape);
 const isRoute: Check = (v) => isObj(v) && isStr(v.provider) && isStr(v.model) && optional(isStr)(v.reasoningEffort) && optional((n) => isInt(n) && n > 0)(v.maxTokens);
 
 /** Provider reasoning blocks replayed with an assistant message (src/models/reasoning.ts, loose here like every wire object). */
