@@ -1,7 +1,7 @@
 /**
  * `brood demo [--dir <path>]`: runs the scripted research tree (demo-script.ts) on worker threads,
- * shows it live, then prints the final tree and a summary. Sessions go to a fileSessions directory so
- * `brood inspect` and `brood trace` can be tried on the result straight away.
+ * shows it live from `brood.events()`, then prints the final tree and a summary. Sessions go to a
+ * fileSessions directory so `brood inspect` and `brood trace` can be tried on the result straight away.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
@@ -9,46 +9,54 @@ import { createBrood, defineTool, fileSessions, jobTools, messageTools, subagent
 import { parseFlags, stringFlag } from './cli-errors.js';
 import { CONTINUABLE_TOOL, DEMO_PROMPT, DEMO_ROUTE, FOLLOW_UP, SEARCH_TOOL, demoModels } from './demo-script.js';
 import { formatMs } from './format.js';
-import { observedSessions } from './observed-store.js';
+import { followTree } from './follow-tree.js';
+import { loadDisplayWidth, type Measure } from './text-width.js';
 import { TreeState } from './tree-state.js';
-import { LiveTreeView, summaryLines, treeLines } from './tree-view.js';
+import { LiveTreeView, renderTree, summaryLines, terminalSize } from './tree-view.js';
 
 export const DEMO_USAGE = 'brood demo [--dir <sessions dir>]   (default .brood/sessions)';
+export const DEMO_HELP = [
+  `Usage: ${DEMO_USAGE}`,
+  '',
+  'Runs a scripted delegation tree (no API key, no network) on worker threads and shows it live:',
+  'a lead fans out two foreground children (one delegates further), a background job and a',
+  'continuable reviewer that later gets a follow-up. Sessions are written to the directory, so',
+  '`brood inspect <dir>` and `brood trace <dir> <id>` work on the result.',
+].join('\n');
 
 export async function demoCommand(args: string[]): Promise<number> {
   const { values } = parseFlags('demo', args, { dir: { type: 'string' } }, []);
   const dir = stringFlag(values, 'dir') ?? '.brood/sessions';
+  const measure = await loadDisplayWidth();
   const state = new TreeState();
-  const brood = setUpDemo(dir, state);
+  const brood = setUpDemo(dir);
+  const following = followTree(brood, state);
   const startedAt = Date.now();
   const tty = process.stdout.isTTY === true;
-  const view = new LiveTreeView(state, process.stdout, tty, startedAt);
+  const view = new LiveTreeView(state, process.stdout, tty, startedAt, measure);
   const out = (line = ''): boolean => process.stdout.write(`${line}\n`);
   out(`brood demo — scripted delegation tree, sessions in ${dir}`);
   view.start();
   try {
     const lead = await brood.createAgent({ model: DEMO_ROUTE });
+    state.nodeFor(lead.id, undefined, 0, Date.now());
+    state.setLabel(lead.id, DEMO_PROMPT);
     const result = await lead.run(DEMO_PROMPT);
     await followUpReviewer(lead, state);
     await settle(lead, state);
     view.stop();
     const wallMs = Date.now() - startedAt;
-    printResults(out, state, { output: result.output, stopReason: result.stopReason, wallMs, dir, leadId: lead.id, tty });
+    printResults(out, state, { output: result.output, stopReason: result.stopReason, wallMs, dir, leadId: lead.id, tty, measure });
     return result.stopReason === 'completed' ? 0 : 1;
   } finally {
     view.stop();
     await brood.close();
+    await following;
   }
 }
 
-function setUpDemo(dir: string, state: TreeState): Brood {
-  const sessions = observedSessions(fileSessions(dir), {
-    created: (header) => state.addHeader(header),
-    appended: (id, events) => state.addEvents(id, events),
-  });
-  const brood = createBrood({ models: [demoModels()], sessions, pool: { threads: 2 } });
-  brood.subagents.on('start', (event) => state.onStart(event));
-  brood.subagents.on('end', (event) => state.onEnd(event));
+function setUpDemo(dir: string): Brood {
+  const brood = createBrood({ models: [demoModels()], sessions: fileSessions(dir), pool: { threads: 2 } });
   brood.tools.register(searchTool);
   // Foreground siblings and one-shot background jobs (this instance installs the job tools itself).
   brood.use(subagentTool({ provider: 'spawn', maxDepth: 3 }));
@@ -126,17 +134,19 @@ interface DemoOutcome {
   leadId: string;
   /** On a TTY the live view's last frame is the tree already; do not print it twice. */
   tty: boolean;
+  measure: Measure;
 }
 
 function printResults(out: (line?: string) => void, state: TreeState, outcome: DemoOutcome): void {
+  const { columns } = terminalSize(process.stdout);
   if (!outcome.tty) {
     out();
     out('Delegation tree');
-    for (const line of treeLines(state, { now: Date.now(), live: false })) out(`  ${line}`);
+    for (const line of renderTree(state, { now: Date.now(), live: false, columns: columns - 2, rows: Number.POSITIVE_INFINITY, measure: outcome.measure })) out(`  ${line}`);
   }
   out();
   out(`Summary (${formatMs(outcome.wallMs)} wall, lead ${outcome.stopReason})`);
-  for (const line of summaryLines(state, outcome.wallMs)) out(`  ${line}`);
+  for (const line of summaryLines(state, outcome.wallMs, outcome.measure, columns - 2)) out(`  ${line}`);
   out();
   out(`Lead answer: ${outcome.output}`);
   out();

@@ -8,6 +8,13 @@ import { loadSessionDir } from './session-dir.js';
 import { summarizeReasons, type AgentNode } from './tree-state.js';
 
 export const INSPECT_USAGE = 'brood inspect <dir> [--json]';
+export const INSPECT_HELP = [
+  `Usage: ${INSPECT_USAGE}`,
+  '',
+  'Prints the delegation trees stored in a fileSessions directory: each agent with its label, depth,',
+  'mode, stop reasons, turns, own token usage and duration, then any diagnostics. --json prints the',
+  'same rows as JSON.',
+].join('\n');
 
 export async function inspectCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags('inspect', args, { json: { type: 'boolean' } }, ['dir']);

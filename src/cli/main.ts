@@ -3,10 +3,11 @@
  * The `brood` bin (SPEC §14). Exit codes: 0 success; 1 a failure while running (including an agent
  * that did not complete); 2 bad flags or bad config, reported as exactly one line on stderr.
  */
-import { demoCommand, DEMO_USAGE } from './demo.js';
-import { inspectCommand, INSPECT_USAGE } from './inspect.js';
-import { runCommand, RUN_USAGE } from './run.js';
-import { traceCommand, TRACE_USAGE } from './trace.js';
+import { readFileSync } from 'node:fs';
+import { demoCommand, DEMO_HELP, DEMO_USAGE } from './demo.js';
+import { inspectCommand, INSPECT_HELP, INSPECT_USAGE } from './inspect.js';
+import { runCommand, RUN_HELP, RUN_USAGE } from './run.js';
+import { traceCommand, TRACE_HELP, TRACE_USAGE } from './trace.js';
 import { oneLine, UsageError } from './cli-errors.js';
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
@@ -14,6 +15,14 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   run: runCommand,
   inspect: inspectCommand,
   trace: traceCommand,
+};
+
+/** `brood <command> --help`; a command without its own text answers with the overview. */
+const COMMAND_HELP: Record<string, string> = {
+  demo: DEMO_HELP,
+  run: RUN_HELP,
+  inspect: INSPECT_HELP,
+  trace: TRACE_HELP,
 };
 
 const HELP = [
@@ -24,9 +33,17 @@ const HELP = [
   `  ${RUN_USAGE}`,
   `  ${INSPECT_USAGE}`,
   `  ${TRACE_USAGE}`,
+  '  brood <command> --help',
+  '  brood --version',
   '',
   'Exit codes: 0 ok, 1 failure while running, 2 bad flags or config.',
 ].join('\n');
+
+function packageVersion(): string {
+  // dist/cli/main.js and src/cli/main.ts both sit two levels below package.json.
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return String(pkg.version);
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -34,9 +51,17 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
   if (command === undefined) throw new UsageError('brood: missing command (demo, run, inspect, trace; see brood --help)');
   const handler = COMMANDS[command];
   if (handler === undefined) throw new UsageError(`brood: unknown command '${command}' (demo, run, inspect, trace; see brood --help)`);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`${COMMAND_HELP[command] ?? HELP}\n`);
+    return 0;
+  }
   return handler(rest);
 }
 

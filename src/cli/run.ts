@@ -1,7 +1,8 @@
 /**
  * `brood run --config <file.json> [--prompt <text>]`: a host-free way to run one real agent against an
  * OpenAI-compatible endpoint, with the built-in safe tools and delegation instances from the config.
- * Prints the agent's final answer on stdout. Config problems (including ones the library finds while
+ * Streams the agent's answer to stdout as it arrives (from `brood.events()`); with a TTY on stderr the
+ * live delegation tree is drawn there. Config problems (including ones the library finds while
  * installing the config, e.g. a bad delegation instance) exit 2; an agent that does not complete exits 1.
  */
 import { stat } from 'node:fs/promises';
@@ -21,8 +22,22 @@ import {
 import { builtinTools } from './builtin-tools.js';
 import { oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { loadRunConfig, type RunConfig } from './run-config.js';
+import { AnswerPrinter } from './answer-printer.js';
+import { followTree } from './follow-tree.js';
+import { loadDisplayWidth } from './text-width.js';
+import { TreeState } from './tree-state.js';
+import { LiveTreeView } from './tree-view.js';
 
 export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>]';
+export const RUN_HELP = [
+  `Usage: ${RUN_USAGE}`,
+  '',
+  'Runs one agent against the OpenAI-compatible providers of the config file and streams its answer',
+  'to stdout. With a TTY on stderr, the live delegation tree is drawn there. The config names the',
+  'providers (apiKeyEnv: the environment variable holding the key), the agent, the built-in tools',
+  '(read_file, list_dir, http_get), delegation instances and an optional sessions directory.',
+  'Ctrl-C cancels the turn. Exit codes: 0 completed, 1 the agent did not complete, 2 bad flags or config.',
+].join('\n');
 
 // Library rejections that mean "the configuration is wrong", as opposed to a failure while running.
 const CONFIG_CODES = new Set([
@@ -49,15 +64,28 @@ export async function runCommand(args: string[]): Promise<number> {
   const controller = new AbortController();
   // First Ctrl-C cancels the turn (the agent ends `aborted`); the default handler is back after that.
   process.once('SIGINT', () => controller.abort());
+  const state = new TreeState();
+  state.nodeFor(agent.id, undefined, 0, Date.now());
+  state.setLabel(agent.id, prompt);
+  const answer = new AnswerPrinter(agent.id, process.stdout);
+  const following = followTree(brood, state, (event) => answer.onEvent(event));
+  const tty = process.stderr.isTTY === true;
+  const view = tty ? new LiveTreeView(state, process.stderr, true, Date.now(), await loadDisplayWidth()) : undefined;
+  view?.start();
   try {
     const result = await agent.run(prompt, { signal: controller.signal });
-    if (result.output !== '') process.stdout.write(`${result.output}\n`);
+    // The stream may still hold the last deltas; a bounded wait keeps a lost event from hanging the CLI.
+    await Promise.race([answer.caughtUp, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    view?.stop();
+    answer.finish(result.output);
     if (result.stopReason === 'completed') return 0;
     const diagnostic = result.diagnostic === undefined ? '' : `: ${oneLine(result.diagnostic)}`;
     process.stderr.write(`brood run: agent ended ${result.stopReason}${diagnostic}\n`);
     return 1;
   } finally {
+    view?.stop();
     await brood.close();
+    await following;
   }
 }
 

@@ -2,7 +2,10 @@
  * `brood trace <dir> <id> [--out <file>]`: a Chrome trace-event JSON (`{ traceEvents }`) of the tree
  * rooted at agent `<id>`, for Perfetto (ui.perfetto.dev) or chrome://tracing. pid 1 is the runtime; each
  * agent is a thread (tid) named after it, ordered like the tree, carrying complete (`ph: 'X'`) spans
- * for its turns, model requests and tool calls. Timestamps are microseconds from the tree's first event.
+ * for its turns, model requests and tool calls. Timestamps are microseconds (with the sub-millisecond
+ * precision the runtime's clock records) from the tree's first event. Metadata events carry
+ * `cat: '__metadata'`; a flow (`ph: 's'` → `ph: 'f'`) links each delegation tool slice of a parent to
+ * its child's first slice, so Perfetto draws the arrow.
  *
  * Complete events on one thread must nest. Parallel tool calls of one assistant message overlap
  * without nesting, so each overlapping call goes to an extra "parallel tools" lane right below its
@@ -16,15 +19,25 @@ import { loadSessionDir } from './session-dir.js';
 import type { AgentNode } from './tree-state.js';
 
 export const TRACE_USAGE = 'brood trace <dir> <id> [--out <file>]';
+export const TRACE_HELP = [
+  `Usage: ${TRACE_USAGE}`,
+  '',
+  'Writes a Chrome trace-event JSON of the delegation tree rooted at session <id> (stdout, or --out):',
+  'one track per agent with its turns, model requests and tool calls, parallel tool lanes, and flow',
+  'arrows from each delegation call to the child it started. Open it in https://ui.perfetto.dev.',
+].join('\n');
 
 export interface TraceEvent {
   name: string;
-  ph: 'X' | 'M';
+  ph: 'X' | 'M' | 's' | 'f';
   pid: number;
   tid: number;
   ts?: number;
   dur?: number;
   cat?: string;
+  /** Flow events: the id pairing an 's' with its 'f'; bp 'e' binds the 'f' to the enclosing slice. */
+  id?: number;
+  bp?: 'e';
   args?: Record<string, unknown>;
 }
 
@@ -55,18 +68,23 @@ export async function traceCommand(args: string[]): Promise<number> {
 }
 
 export function buildTrace(agents: AgentNode[], events: Map<string, SessionEvent[]>): TraceEvent[] {
-  const base = Math.min(...agents.map((a) => a.createdAt));
+  const base = Math.min(...agents.map((a) => a.createdAt), ...agents.map((a) => events.get(a.id)?.[0]?.time ?? Infinity));
+  // Whole microseconds: the log's clock has sub-millisecond precision, so these are real µs, not ms × 1000.
   const us = (ms: number): number => Math.round((ms - base) * 1000);
   const out: TraceEvent[] = [meta('process_name', 0, { name: 'brood' })];
   let nextLaneTid = agents.length + 1;
+  const trackOf = new Map<string, { tid: number; lanes: Map<Span, number> }>();
   agents.forEach((agent, index) => {
     const tid = index + 1;
     // Sort keys leave room for lanes under each agent: agent i at 1000·i, its lanes right after.
     out.push(meta('thread_name', tid, { name: `${agent.id} ${truncate(agent.label, 40)}`.trim() }));
     out.push(meta('thread_sort_index', tid, { sort_index: tid * 1000 }));
     const lanes = assignLanes(spansOf(events.get(agent.id) ?? []));
+    const laneOf = new Map<Span, number>();
+    trackOf.set(agent.id, { tid, lanes: laneOf });
     lanes.forEach((spans, lane) => {
       const laneTid = lane === 0 ? tid : nextLaneTid++;
+      for (const span of spans) laneOf.set(span, laneTid);
       if (lane > 0) {
         out.push(meta('thread_name', laneTid, { name: `${agent.id} · parallel tools ${lane + 1}` }));
         out.push(meta('thread_sort_index', laneTid, { sort_index: tid * 1000 + lane }));
@@ -78,11 +96,37 @@ export function buildTrace(agents: AgentNode[], events: Map<string, SessionEvent
       }
     });
   });
+  out.push(...flowEvents(agents, trackOf, us));
   return out;
 }
 
 function meta(name: string, tid: number, args: Record<string, unknown>): TraceEvent {
-  return { name, ph: 'M', pid: PID, tid, args };
+  return { name, ph: 'M', cat: '__metadata', pid: PID, tid, args };
+}
+
+/**
+ * A child is linked to the parent's tool slice that started it: the delegation call whose
+ * `description` is the child's label and whose slice contains the child's creation (any tool slice
+ * containing it when no label matches). The 's' sits inside that slice, the 'f' at the start of the
+ * child's first slice (bound to it with bp 'e').
+ */
+function flowEvents(agents: AgentNode[], tracks: Map<string, { tid: number; lanes: Map<Span, number> }>, us: (ms: number) => number): TraceEvent[] {
+  const out: TraceEvent[] = [];
+  let id = 0;
+  for (const child of agents) {
+    const parent = child.parentId === undefined ? undefined : tracks.get(child.parentId);
+    const own = tracks.get(child.id);
+    if (parent === undefined || own === undefined) continue;
+    const firstSlice = [...own.lanes.keys()].sort((a, b) => a.start - b.start)[0];
+    const tools = [...parent.lanes.keys()].filter((span) => span.cat === 'tool' && span.start <= child.createdAt && child.createdAt <= span.end);
+    const slice = tools.find((span) => span.args.description === child.label && child.label !== '') ?? tools[0];
+    if (slice === undefined || firstSlice === undefined) continue;
+    id += 1;
+    const name = `delegate ${child.id}`;
+    out.push({ name, cat: 'delegation', ph: 's', id, pid: PID, tid: parent.lanes.get(slice) ?? parent.tid, ts: us(Math.max(slice.start, Math.min(child.createdAt, slice.end))) });
+    out.push({ name, cat: 'delegation', ph: 'f', bp: 'e', id, pid: PID, tid: own.lanes.get(firstSlice) ?? own.tid, ts: us(firstSlice.start) });
+  }
+  return out;
 }
 
 /** Turn, model-request and tool-call spans from one agent's events; open spans end at its last event. */
@@ -107,7 +151,7 @@ export function spansOf(events: SessionEvent[]): Span[] {
     else if (event.type === 'tool/result') {
       const start = openTools.get(data.callId);
       openTools.delete(data.callId);
-      if (start) spans.push(span(`tool ${String(data.name)}`, 'tool', start, event.time, { callId: data.callId, isError: data.isError, errorCode: data.errorCode }));
+      if (start) spans.push(span(`tool ${String(data.name)}`, 'tool', start, event.time, { callId: data.callId, isError: data.isError, errorCode: data.errorCode, description: describedBy(start) }));
     }
   }
   const last = events.at(-1)?.time ?? 0;
@@ -115,6 +159,16 @@ export function spansOf(events: SessionEvent[]): Span[] {
   for (const start of openTools.values()) spans.push(span(`tool ${String(start.data.name)}`, 'tool', start, last, { unfinished: true }));
   if (openRequest) spans.push(span('model request', 'model', openRequest, last, { unfinished: true }));
   return spans;
+}
+
+/** A delegation call's `description` argument (what its child is labelled with). */
+function describedBy(call: SessionEvent): unknown {
+  try {
+    const args = JSON.parse(String(call.data.arguments)) as { description?: unknown };
+    return typeof args?.description === 'string' ? args.description : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function span(name: string, cat: Span['cat'], start: SessionEvent, end: number, args: Record<string, unknown>): Span {

@@ -1,10 +1,10 @@
 /**
- * The delegation tree as the CLI sees it, built only from what the public API exposes: session headers
- * and events (live through an observed store, or read back from a sessions directory) plus the
- * subagent lifecycle events. The demo's live view and `brood inspect` share it, so both agree on what
+ * The delegation tree as the CLI sees it, built only from what the public API exposes: live from
+ * `brood.events()` (demo, run), or from session headers and events read back from a sessions directory
+ * (inspect, trace). Both feed the same nodes, so the live view, the summary and `inspect` agree on what
  * "state", "turns", "tokens" and "elapsed" mean.
  */
-import type { SessionEvent, SessionHeader, SubagentEndEvent, SubagentStartEvent } from '../index.js';
+import type { BroodEvent, SessionEvent, SessionHeader, Usage } from '../index.js';
 
 export interface AgentNode {
   id: string;
@@ -23,12 +23,16 @@ export interface AgentNode {
   outputTokens: number;
   /** Lifecycle runs started but not ended (live only; always 0 when read back from disk). */
   activeRuns: number;
+  /** Live only: usage of foreground children that ended in the open turn (rolled into its turn-end usage). */
+  childUsage: Usage;
 }
 
 export type AgentState = 'queued' | 'running' | 'waiting' | 'idle' | string;
 
 export class TreeState {
   readonly nodes = new Map<string, AgentNode>();
+  /** Live: children whose current run is a foreground delegation. */
+  readonly foregroundRuns = new Set<string>();
   private readonly listeners = new Set<() => void>();
 
   /** Called after every change; the live view redraws or prints progress from here. */
@@ -39,42 +43,40 @@ export class TreeState {
 
   addHeader(header: SessionHeader): void {
     if (this.nodes.has(header.id)) return;
-    this.nodes.set(header.id, {
-      id: header.id,
-      parentId: header.parentSession,
-      depth: header.delegationDepth,
-      label: '',
-      mode: header.parentSession === undefined ? 'top-level' : 'one-shot',
-      createdAt: header.createdAt,
-      lastEventAt: header.createdAt,
-      turns: 0,
-      openTurn: false,
-      pendingTools: new Set(),
-      stopReasons: [],
-      diagnostics: [],
-      inputTokens: 0,
-      outputTokens: 0,
-      activeRuns: 0,
-    });
+    this.nodes.set(header.id, newNode(header.id, header.parentSession, header.delegationDepth, header.createdAt));
     this.changed();
+  }
+
+  /** Live: one host event (see BroodEvent). */
+  apply(event: BroodEvent): void {
+    if (event.type === 'lagged') return;
+    const node = this.nodeFor(event.agentId, event.parentId, event.depth, event.time);
+    node.lastEventAt = Math.max(node.lastEventAt, event.time);
+    applyBroodEvent(this, node, event);
+    this.changed();
+  }
+
+  /** Live labels come from the child's descriptor (read once) or, for a top-level agent, from the caller. */
+  setLabel(id: string, label: string): void {
+    const node = this.nodes.get(id);
+    if (node === undefined || node.label === label) return;
+    node.label = label;
+    this.changed();
+  }
+
+  nodeFor(id: string, parentId: string | undefined, depth: number, time: number): AgentNode {
+    let node = this.nodes.get(id);
+    if (node === undefined) {
+      node = newNode(id, parentId, depth, time);
+      this.nodes.set(id, node);
+    }
+    return node;
   }
 
   addEvents(id: string, events: SessionEvent[]): void {
     const node = this.nodes.get(id);
     if (node === undefined) return;
     for (const event of events) applyEvent(node, event);
-    this.changed();
-  }
-
-  onStart(event: SubagentStartEvent): void {
-    const node = this.nodes.get(event.id);
-    if (node !== undefined) node.activeRuns++;
-    this.changed();
-  }
-
-  onEnd(event: SubagentEndEvent): void {
-    const node = this.nodes.get(event.id);
-    if (node !== undefined) node.activeRuns = Math.max(0, node.activeRuns - 1);
     this.changed();
   }
 
@@ -117,6 +119,73 @@ export class TreeState {
 
   private changed(): void {
     for (const fn of this.listeners) fn();
+  }
+}
+
+function newNode(id: string, parentId: string | undefined, depth: number, createdAt: number): AgentNode {
+  return {
+    id,
+    parentId,
+    depth,
+    label: '',
+    mode: parentId === undefined ? 'top-level' : 'one-shot',
+    createdAt,
+    lastEventAt: createdAt,
+    turns: 0,
+    openTurn: false,
+    pendingTools: new Set(),
+    stopReasons: [],
+    diagnostics: [],
+    inputTokens: 0,
+    outputTokens: 0,
+    activeRuns: 0,
+    childUsage: { inputTokens: 0, outputTokens: 0 },
+  };
+}
+
+function applyBroodEvent(state: TreeState, node: AgentNode, event: Exclude<BroodEvent, { type: 'lagged' }>): void {
+  switch (event.type) {
+    case 'turn-start':
+      node.turns++;
+      node.openTurn = true;
+      break;
+    case 'turn-end':
+      node.openTurn = false;
+      node.pendingTools.clear();
+      node.stopReasons.push(event.stopReason);
+      if (event.diagnostic !== undefined) node.diagnostics.push(event.diagnostic);
+      node.inputTokens += Math.max(0, event.usage.inputTokens - node.childUsage.inputTokens);
+      node.outputTokens += Math.max(0, event.usage.outputTokens - node.childUsage.outputTokens);
+      node.childUsage = { inputTokens: 0, outputTokens: 0 };
+      break;
+    case 'tool-start':
+      node.pendingTools.add(event.callId);
+      break;
+    case 'tool-end':
+      node.pendingTools.delete(event.callId);
+      break;
+    case 'subagent-start': {
+      const child = state.nodeFor(event.childId, node.id, node.depth + 1, event.time);
+      if (event.mode === 'continuable') child.mode = 'continuable';
+      child.activeRuns++;
+      if (event.mode === 'foreground') state.foregroundRuns.add(event.childId);
+      break;
+    }
+    case 'subagent-end': {
+      const child = state.nodes.get(event.childId);
+      if (child !== undefined) {
+        child.activeRuns = Math.max(0, child.activeRuns - 1);
+        child.lastEventAt = Math.max(child.lastEventAt, event.time);
+      }
+      // Foreground runs roll their usage into the parent's turn; the tree shows each agent's own tokens.
+      if (state.foregroundRuns.delete(event.childId)) {
+        node.childUsage.inputTokens += event.usage.inputTokens;
+        node.childUsage.outputTokens += event.usage.outputTokens;
+      }
+      break;
+    }
+    default:
+      break;
   }
 }
 

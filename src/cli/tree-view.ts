@@ -1,32 +1,88 @@
 /**
- * Rendering of a TreeState: the tree table (live demo, `inspect`), the summary table, and the live view
- * itself — redrawn in place with ANSI escapes on a TTY, plain one-line progress records otherwise (so
- * logs and CI output stay readable and diffable).
+ * Rendering of a TreeState: the live tree (never taller or wider than the terminal), the summary
+ * table, and the live view itself — redrawn in place with ANSI escapes on a TTY, plain one-line
+ * progress records otherwise (so logs and CI output stay readable and diffable).
  */
-import { formatCount, formatMs, formatTokens, table, truncate } from './format.js';
+import { formatCount, formatMs, formatTokens } from './format.js';
+import { alignedTable, clip, fit, type Measure } from './text-width.js';
 import { elapsedOf, stateOf, summarizeReasons, type AgentNode, type TreeState } from './tree-state.js';
 
-const LABEL_WIDTH = 34;
+const MIN_LABEL = 8;
+const MAX_LABEL = 60;
+const TREE_HEADER = ['agent', 'label', 'depth', 'state', 'turns', 'tokens in/out', 'elapsed'];
 
-export function treeLines(state: TreeState, options: { now: number; live: boolean }): string[] {
-  const rows = state.ordered().map(({ node, prefix }) => [
+export interface FrameOptions {
+  now: number;
+  live: boolean;
+  /** Terminal columns; lines are kept one column short so the cursor never wraps. */
+  columns: number;
+  /** Terminal rows; the frame keeps one row free for the cursor. Infinity: no height limit. */
+  rows: number;
+  measure: Measure;
+}
+
+/** One frame of the tree: at most `rows - 1` lines, none wider than `columns - 1`. */
+export function renderTree(state: TreeState, options: FrameOptions): string[] {
+  const maxWidth = Math.max(1, options.columns - 1);
+  const maxLines = Number.isFinite(options.rows) ? Math.max(1, options.rows - 1) : Number.POSITIVE_INFINITY;
+  const ordered = state.ordered();
+  const { shown, hidden, hiddenRunning } = pickRows(ordered, maxLines - 1, options.live);
+  const cells = shown.map(({ node, prefix }) => [
     prefix + node.id,
-    truncate(node.label, LABEL_WIDTH),
+    node.label,
     String(node.depth),
     stateOf(node, options.live),
     String(node.turns),
     formatTokens(node.inputTokens, node.outputTokens),
     formatMs(elapsedOf(node, options.now, options.live)),
   ]);
-  return table(['agent', 'label', 'depth', 'state', 'turns', 'tokens in/out', 'elapsed'], rows);
+  const table = fitLabels([TREE_HEADER, ...cells], maxWidth, options.measure);
+  const lines = alignedTable(table, options.measure);
+  if (hidden > 0) lines.push(`… ${hidden} more (${hiddenRunning} running)`);
+  return lines.slice(0, maxLines).map((line) => clip(line, maxWidth, options.measure));
+}
+
+function isRunning(node: AgentNode): boolean {
+  return node.openTurn || node.activeRuns > 0;
+}
+
+/**
+ * When the tree does not fit: the top-level agents first, then the running agents, then the rest in
+ * tree order; shown rows keep tree order and one line says what was left out.
+ */
+function pickRows<T extends { node: AgentNode }>(ordered: T[], budget: number, live: boolean): { shown: T[]; hidden: number; hiddenRunning: number } {
+  if (ordered.length <= budget) return { shown: ordered, hidden: 0, hiddenRunning: 0 };
+  const keep = Math.max(0, budget - 1); // one line for "… N more"
+  const chosen = new Set<T>();
+  const take = (accept: (row: T) => boolean): void => {
+    for (const row of ordered) if (chosen.size < keep && accept(row)) chosen.add(row);
+  };
+  take((row) => row.node.parentId === undefined || row.node.depth === 0);
+  if (live) take((row) => isRunning(row.node));
+  take(() => true);
+  const shown = ordered.filter((row) => chosen.has(row));
+  const left = ordered.filter((row) => !chosen.has(row));
+  return { shown, hidden: left.length, hiddenRunning: left.filter((row) => isRunning(row.node)).length };
+}
+
+/** Labels take the width the other columns leave (dropped when that is too narrow to say anything). */
+function fitLabels(rows: string[][], maxWidth: number, measure: Measure, labelColumn = 1): string[][] {
+  const widthOf = (col: number): number => Math.max(0, ...rows.map((row) => measure(row[col] ?? '')));
+  const columns = rows[0]?.length ?? 0;
+  let others = 0;
+  for (let col = 0; col < columns; col += 1) if (col !== labelColumn) others += widthOf(col);
+  const gaps = 2 * (columns - 1);
+  const room = Math.min(MAX_LABEL, maxWidth - others - gaps);
+  if (room < MIN_LABEL) return rows.map((row) => row.filter((_, col) => col !== labelColumn));
+  return rows.map((row, index) => row.map((cell, col) => (col === labelColumn && index > 0 ? fit(cell, room, measure) : cell)));
 }
 
 /** Final per-agent table plus a totals row; tokens are each agent's own requests (no double counting). */
-export function summaryLines(state: TreeState, wallMs: number): string[] {
+export function summaryLines(state: TreeState, wallMs: number, measure: Measure, columns = Number.POSITIVE_INFINITY): string[] {
   const nodes = state.ordered().map(({ node }) => node);
   const rows = nodes.map((node) => [
     node.id,
-    truncate(node.label, LABEL_WIDTH),
+    node.label,
     String(node.depth),
     node.mode,
     summarizeReasons(node.stopReasons),
@@ -47,12 +103,15 @@ export function summaryLines(state: TreeState, wallMs: number): string[] {
     formatCount(sum((n) => n.outputTokens)),
     formatMs(wallMs),
   ]);
-  return table(['agent', 'label', 'depth', 'mode', 'stop', 'turns', 'in', 'out', 'duration'], rows);
+  const header = ['agent', 'label', 'depth', 'mode', 'stop', 'turns', 'in', 'out', 'duration'];
+  const width = Number.isFinite(columns) ? Math.max(1, columns - 1) : 200;
+  return alignedTable(fitLabels([header, ...rows], width, measure), measure);
 }
 
 export interface Output {
   write(text: string): unknown;
   readonly columns?: number;
+  readonly rows?: number;
 }
 
 /** Live view over a TreeState; `stop()` leaves the final frame (TTY) or nothing extra (plain). */
@@ -73,19 +132,20 @@ export class LiveTreeView {
     private readonly out: Output,
     private readonly tty: boolean,
     private readonly startedAt: number,
+    private readonly measure: Measure,
   ) {}
 
   start(): void {
     if (this.tty) {
       this.out.write('\x1b[?25l'); // hide the cursor while redrawing, or it flickers over the table
       process.once('SIGINT', this.onInterrupt);
-      this.timer = setInterval(() => this.redraw(), 100);
+      this.timer = setInterval(() => this.redraw(true), 100);
     } else {
       this.unsubscribe = this.state.onChange(() => this.printChanges());
     }
   }
 
-  /** Idempotent: a second call must not redraw over whatever was printed after the first. */
+  /** Idempotent. On a TTY the last frame is drawn with final states: the same rows as the summary. */
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
@@ -93,18 +153,14 @@ export class LiveTreeView {
     this.unsubscribe?.();
     if (this.tty) {
       process.removeListener('SIGINT', this.onInterrupt);
-      this.redraw();
+      this.redraw(false);
       this.out.write('\x1b[?25h');
     }
   }
 
   /** Moves up over the previous frame, clears to the end of the screen, draws the new one. */
-  private redraw(): void {
-    // columns is 0/undefined when the size is unknown (e.g. under `script`): assume a wide terminal.
-    const columns = this.out.columns;
-    const width = columns !== undefined && columns > 20 ? columns - 1 : 160;
-    // Lines wider than the terminal would wrap and break the line count used to move back up.
-    const lines = treeLines(this.state, { now: Date.now(), live: true }).map((line) => line.slice(0, width));
+  private redraw(live: boolean): void {
+    const lines = renderTree(this.state, { now: Date.now(), live, ...terminalSize(this.out), measure: this.measure });
     const up = this.drawnLines > 0 ? `\x1b[${this.drawnLines}F` : '';
     this.out.write(`${up}\x1b[0J${lines.join('\n')}\n`);
     this.drawnLines = lines.length;
@@ -114,16 +170,22 @@ export class LiveTreeView {
   private printChanges(): void {
     const now = Date.now();
     for (const { node } of this.state.ordered()) {
-      // The label arrives right after the header (descriptor or first message): wait for it.
+      // The label arrives right after the agent appears (descriptor or prompt): wait for it.
       if (node.label === '') continue;
       const state = stateOf(node, true);
       const key = `${state}/${node.turns}`;
       if (this.printed.get(node.id) === key) continue;
       this.printed.set(node.id, key);
       const at = formatMs(now - this.startedAt).padStart(7);
-      const label = node.label === '' ? '' : ` "${truncate(node.label, LABEL_WIDTH)}"`;
       const tokens = formatTokens(node.inputTokens, node.outputTokens);
-      this.out.write(`[${at}] ${node.id}${label} depth ${node.depth} ${state} turns ${node.turns} tokens ${tokens}\n`);
+      this.out.write(`[${at}] ${node.id} "${fit(node.label, 34, this.measure)}" depth ${node.depth} ${state} turns ${node.turns} tokens ${tokens}\n`);
     }
   }
+}
+
+/** columns/rows are 0 or undefined when the size is unknown (e.g. under `script`): assume 160×∞. */
+export function terminalSize(out: Output): { columns: number; rows: number } {
+  const columns = out.columns !== undefined && out.columns > 20 ? out.columns : 160;
+  const rows = out.rows !== undefined && out.rows > 2 ? out.rows : Number.POSITIVE_INFINITY;
+  return { columns, rows };
 }

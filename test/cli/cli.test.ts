@@ -230,3 +230,40 @@ describe('brood run --config', () => {
     expectOneLine(await runCli(['run', '--config', file], { env: { LOOP_KEY: 'k', BROOD_TEST_UNSET_KEY: undefined } }), pattern);
   });
 });
+
+describe('help and version', () => {
+  it.each(['demo', 'run', 'inspect', 'trace'])('brood %s --help answers with its usage, exit 0', async (command) => {
+    const result = await runCli([command, '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(new RegExp(`^Usage: brood ${command}`));
+  });
+
+  it('brood --version prints the package version', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const result = await runCli(['--version']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`${version}\n`);
+  });
+});
+
+describe('brood trace: metadata and flows', () => {
+  it('metadata events carry cat; each child gets a flow from a parent tool slice to its own first slice', async () => {
+    const all = await headers();
+    const root = all.find((h) => h.parentSession === undefined)!;
+    const { traceEvents } = JSON.parse((await runCli(['trace', sessionsDir, root.id])).stdout) as { traceEvents: (Event & { id?: number; bp?: string })[] };
+    expect(traceEvents.filter((e) => e.ph === 'M').every((e) => e.cat === '__metadata')).toBe(true);
+    const starts = traceEvents.filter((e) => e.ph === 's');
+    const finishes = traceEvents.filter((e) => e.ph === 'f');
+    expect(starts).toHaveLength(all.length - 1);
+    const spans = traceEvents.filter((e) => e.ph === 'X');
+    for (const start of starts) {
+      const end = finishes.find((f) => f.id === start.id)!;
+      expect(end.bp).toBe('e');
+      expect(end.tid).not.toBe(start.tid);
+      // The arrow leaves from inside a tool slice on the parent's track and lands on a slice start.
+      expect(spans.some((s) => s.cat === 'tool' && s.tid === start.tid && s.ts! <= start.ts! && start.ts! <= s.ts! + s.dur!)).toBe(true);
+      expect(spans.some((s) => s.tid === end.tid && s.ts === end.ts)).toBe(true);
+    }
+  });
+});

@@ -258,3 +258,27 @@ describe('back-pressure: a consumer that never reads', () => {
     expect(deltas.length).toBeLessThanOrEqual(1);
   });
 });
+
+describe('cost without subscribers', () => {
+  const probe = {
+    kind: 'module' as const,
+    id: 'probe',
+    name: 'probe',
+    models: [{ id: 'm', efforts: [] }],
+    acceptsUnlistedModels: false,
+    options: {},
+    moduleUrl: new URL('./fixtures/probe-adapter.mjs', import.meta.url).href,
+  };
+
+  it('with nobody subscribed the adapter gets no delta callback (nothing produced, nothing posted); with a subscriber every chunk is one delta', async () => {
+    brood = createBrood({ pool: { threads: 1 }, models: [probe] });
+    const agent = await brood.createAgent({ model: { provider: 'probe', model: 'm' } });
+    expect((await agent.run('first')).output).toBe('no callback');
+    const stream = agent.events();
+    expect((await agent.run('second')).output).toBe('one two three');
+    const events = await collect(stream, (seen) => seen.some((e) => e.type === 'turn-end'));
+    expect(events.filter((e) => e.type === 'text-delta').map((e) => (e.type === 'text-delta' ? e.delta : ''))).toEqual(['one ', 'two ', 'three']);
+    // Unsubscribed again (the loop broke): back to no callback.
+    expect((await agent.run('third')).output).toBe('no callback');
+  });
+});
