@@ -18,7 +18,8 @@ export default defineConfig([
     format: ['esm'],
     target: 'node20',
     platform: 'node',
-    dts: { entry: { index: 'src/index.ts', testing: 'src/testing.ts' } },
+    // `npm start` builds JavaScript only (BROOD_BUILD_DTS=0): declarations are for publishing and tests.
+    dts: process.env.BROOD_BUILD_DTS === '0' ? false : { entry: { index: 'src/index.ts', testing: 'src/testing.ts' } },
     sourcemap: true,
     clean: false, // parallel test runs keep loading dist/workers while a rebuild writes it
     splitting: true,

@@ -1,5 +1,5 @@
 // Rebuilds dist/ only when a build input is newer than the built entry, so `npm run bench -- --quick`
-// stays inside its time budget when nothing changed (a tsup build alone takes ~25 s on 2 cores).
+// (and `npm start`) stay inside their time budget when nothing changed (a tsup build alone takes ~25 s on 2 cores).
 import { statSync, readdirSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -16,9 +16,12 @@ function newest(path) {
 
 const built = statSync(join(root, 'dist/index.js'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
 const source = Math.max(...inputs.map((p) => newest(join(root, p))));
+// `--js-only` (npm start): the demo needs no type declarations, which are most of a build's time.
+const jsOnly = process.argv.includes('--js-only');
+const who = jsOnly ? 'start' : 'bench';
 if (source > built) {
-  console.log('bench: dist/ is older than its sources, building');
-  execSync('npm run build', { cwd: root, stdio: 'inherit' });
+  console.log(`${who}: dist/ is older than its sources, building${jsOnly ? ' (JavaScript only)' : ''}`);
+  execSync('npm run build', { cwd: root, stdio: 'inherit', env: { ...process.env, ...(jsOnly ? { BROOD_BUILD_DTS: '0' } : {}) } });
 } else {
-  console.log('bench: dist/ is up to date');
+  console.log(`${who}: dist/ is up to date`);
 }

@@ -94,9 +94,9 @@ export class Runtime implements SubagentCore {
       store,
       runner: this.defaultRunnerKind === 'inline' ? this.inlineRunner : createWorkerRunner(options, modelConfigs, this.reportBackgroundError),
       ids: this.ids,
-      now: now ?? Date.now,
+      now: now ?? preciseNow,
       globalVersion,
-      hub: new EventHub(this.agents, now ?? Date.now),
+      hub: new EventHub(this.agents, now ?? preciseNow),
       limits: {
         maxParallelToolCalls: options.maxParallelToolCalls ?? DEFAULTS.maxParallelToolCalls,
         codeMode: this.codeMode,
@@ -206,6 +206,11 @@ export class Runtime implements SubagentCore {
     const store = this.store as SessionStore & { close?: () => Promise<void> };
     await store.close?.();
   }
+}
+
+/** Epoch milliseconds with sub-millisecond precision: session events and host events share this clock (trace shows µs). */
+function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 function throwIfAborted(signal: AbortSignal | undefined, what: string): void {
