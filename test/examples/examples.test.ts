@@ -19,6 +19,22 @@ describe('examples', () => {
     expect(result.stdout).toContain('sessions: 3');
   });
 
+  it('progress-ui.mjs: the event stream drives a progress UI — child runs inside the lead, the answer streamed', async () => {
+    const result = await runNode([join(ROOT, 'examples/progress-ui.mjs')]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    expect(lines[0]).toBe('Asking two helpers.');
+    expect(lines.filter((line) => line === '▶ foreground child started')).toHaveLength(2);
+    expect(lines.filter((line) => /^■ child completed \(\d+ tokens out\)$/.test(line))).toHaveLength(2);
+    expect(lines).toContain('· subagent "trains"');
+    // Every child run starts after its delegation call and ends before the lead's final answer.
+    expect(lines.indexOf('· subagent "trains"')).toBeLessThan(lines.indexOf('▶ foreground child started'));
+    expect(lines.lastIndexOf('■ child completed (7 tokens out)')).toBeLessThan(lines.findIndex((line) => line.startsWith('Plan: ')));
+    expect(result.stdout).toContain('Plan: found Find trains in Lyon\nfound Find museums in Lyon\n');
+    expect(lines.at(-2)).toBe('lead completed');
+  });
+
   it('custom-provider.mjs: a provider advertising no capabilities works and refuses what it cannot enforce', async () => {
     const result = await runNode([join(ROOT, 'examples/custom-provider.mjs')]);
     expect(result.stderr).toBe('');
