@@ -251,7 +251,8 @@ describe('brood trace: metadata and flows', () => {
   it('metadata events carry cat; each child gets a flow from a parent tool slice to its own first slice', async () => {
     const all = await headers();
     const root = all.find((h) => h.parentSession === undefined)!;
-    const { traceEvents } = JSON.parse((await runCli(['trace', sessionsDir, root.id])).stdout) as { traceEvents: (Event & { id?: number; bp?: string })[] };
+    type Event = { ph: string; name: string; cat?: string; pid: number; tid: number; ts?: number; dur?: number; id?: number; bp?: string };
+    const { traceEvents } = JSON.parse((await runCli(['trace', sessionsDir, root.id])).stdout) as { traceEvents: Event[] };
     expect(traceEvents.filter((e) => e.ph === 'M').every((e) => e.cat === '__metadata')).toBe(true);
     const starts = traceEvents.filter((e) => e.ph === 's');
     const finishes = traceEvents.filter((e) => e.ph === 'f');
