@@ -70,7 +70,7 @@ export async function runCommand(args: string[]): Promise<number> {
   const answer = new AnswerPrinter(agent.id, process.stdout);
   const following = followTree(brood, state, (event) => answer.onEvent(event));
   const tty = process.stderr.isTTY === true;
-  const view = tty ? new LiveTreeView(state, process.stderr, true, Date.now(), await loadDisplayWidth()) : undefined;
+  const view = tty ? new LiveTreeView(state, process.stderr, true, Date.now(), await loadDisplayWidth(), false) : undefined;
   view?.start();
   try {
     const result = await agent.run(prompt, { signal: controller.signal });

@@ -133,12 +133,14 @@ export class LiveTreeView {
     private readonly tty: boolean,
     private readonly startedAt: number,
     private readonly measure: Measure,
+    /** false when the command handles Ctrl-C itself (brood run cancels the turn first). */
+    private readonly exitOnInterrupt = true,
   ) {}
 
   start(): void {
     if (this.tty) {
       this.out.write('\x1b[?25l'); // hide the cursor while redrawing, or it flickers over the table
-      process.once('SIGINT', this.onInterrupt);
+      if (this.exitOnInterrupt) process.once('SIGINT', this.onInterrupt);
       this.timer = setInterval(() => this.redraw(true), 100);
     } else {
       this.unsubscribe = this.state.onChange(() => this.printChanges());
