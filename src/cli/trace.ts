@@ -118,12 +118,12 @@ function flowEvents(agents: AgentNode[], tracks: Map<string, { tid: number; lane
     const own = tracks.get(child.id);
     if (parent === undefined || own === undefined) continue;
     const firstSlice = [...own.lanes.keys()].sort((a, b) => a.start - b.start)[0];
-    const tools = [...parent.lanes.keys()].filter((span) => span.cat === 'tool' && span.start <= child.createdAt && child.createdAt <= span.end);
-    const slice = tools.find((span) => span.args.description === child.label && child.label !== '') ?? tools[0];
+    const born = Math.min(child.createdAt, firstSlice?.start ?? Infinity);
+    const slice = delegatingSlice([...parent.lanes.keys()], child.label, born);
     if (slice === undefined || firstSlice === undefined) continue;
     id += 1;
     const name = `delegate ${child.id}`;
-    out.push({ name, cat: 'delegation', ph: 's', id, pid: PID, tid: parent.lanes.get(slice) ?? parent.tid, ts: us(Math.max(slice.start, Math.min(child.createdAt, slice.end))) });
+    out.push({ name, cat: 'delegation', ph: 's', id, pid: PID, tid: parent.lanes.get(slice) ?? parent.tid, ts: us(Math.max(slice.start, Math.min(born, slice.end))) });
     out.push({ name, cat: 'delegation', ph: 'f', bp: 'e', id, pid: PID, tid: own.lanes.get(firstSlice) ?? own.tid, ts: us(firstSlice.start) });
   }
   return out;
@@ -159,6 +159,17 @@ export function spansOf(events: SessionEvent[]): Span[] {
   for (const start of openTools.values()) spans.push(span(`tool ${String(start.data.name)}`, 'tool', start, last, { unfinished: true }));
   if (openRequest) spans.push(span('model request', 'model', openRequest, last, { unfinished: true }));
   return spans;
+}
+
+/**
+ * The parent's tool slice that started a child born at `born`: among the calls labelled like the child
+ * (all tool calls when none is), the one containing `born`, else the last one that started before it.
+ */
+function delegatingSlice(spans: Span[], label: string, born: number): Span | undefined {
+  const tools = spans.filter((span) => span.cat === 'tool');
+  const labelled = tools.filter((span) => label !== '' && span.args.description === label);
+  const candidates = (labelled.length > 0 ? labelled : tools).sort((a, b) => a.start - b.start);
+  return candidates.find((span) => span.start <= born && born <= span.end) ?? candidates.filter((span) => span.start <= born).at(-1) ?? candidates[0];
 }
 
 /** A delegation call's `description` argument (what its child is labelled with). */

@@ -55,7 +55,7 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec, structur
     },
     session: { nextSeq: 0, history: seeded.history, ownStart: seeded.history.length, lastTurn: seeded.lastTurn, unclaimed: [], lastRequestRoute: undefined },
   });
-  const header: SessionHeader = { id, createdAt: Date.now(), parentSession: parent.id, origin: 'subagent', delegationDepth: depth, model: route };
+  const header: SessionHeader = { id, createdAt: core.agentDeps.now(), parentSession: parent.id, origin: 'subagent', delegationDepth: depth, model: route };
   if (seed.length > 0) header.seedLength = seed.length;
   try {
     await core.store.create(header);
