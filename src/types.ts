@@ -167,6 +167,14 @@ export interface SessionStore {
   flush(id: string): Promise<void>;
   read(id: string): Promise<{ header: SessionHeader; events: SessionEvent[] }>;
   list(): Promise<SessionHeader[]>;
+  /**
+   * Optional single-writer ownership (fileSessions implements it with a lock file): the runtime calls
+   * it before it writes a session it did not just create, and for every session it creates; it must
+   * reject with SESSION_LOCKED while another writer holds the session.
+   */
+  acquire?(id: string): Promise<void>;
+  /** Gives up what acquire() took; called when the agent is disposed. */
+  release?(id: string): Promise<void>;
 }
 
 // ---- Host events (SPEC §15): what brood.events() / agent.events() yield. ----

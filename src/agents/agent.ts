@@ -340,6 +340,8 @@ export class AgentImpl implements GatewayAgent {
     this.inbox.settleQueued({ output: '', stopReason: 'aborted', usage: NO_USAGE, diagnostic: 'the agent was disposed' });
     if (this.activation) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     await this.writer.flush().catch(() => undefined);
+    // The session's single-writer lock goes with the agent: another runtime may now resume it.
+    await this.deps.store.release?.(this.id).catch(() => undefined);
     this.releaseListeners();
     this.init.tools.dispose();
     this.init.prompt.dispose();

@@ -20,10 +20,35 @@ export interface RestoreOptions {
   signal?: AbortSignal;
 }
 
-export async function restoreAgent(core: RuntimeCore, sessionId: string, options: RestoreOptions = {}): Promise<AgentImpl> {
-  const { header, events } = await core.store.read(sessionId);
+/** Restores in flight per runtime: concurrent resumes of one session share one restore (and one lock). */
+const restoring = new WeakMap<RuntimeCore, Map<string, Promise<AgentImpl>>>();
+
+export function restoreAgent(core: RuntimeCore, sessionId: string, options: RestoreOptions = {}): Promise<AgentImpl> {
   const live = core.agents.get(sessionId);
-  if (live) return live; // another caller restored it while we were reading
+  if (live) return Promise.resolve(live);
+  let inFlight = restoring.get(core);
+  if (inFlight === undefined) restoring.set(core, (inFlight = new Map()));
+  const pending = inFlight.get(sessionId);
+  if (pending) return pending;
+  const table = inFlight;
+  const restore = restoreOwned(core, sessionId, options).finally(() => table.delete(sessionId));
+  table.set(sessionId, restore);
+  return restore;
+}
+
+/** Takes the session's write lock first, so what is read is what this runtime then appends to. */
+async function restoreOwned(core: RuntimeCore, sessionId: string, options: RestoreOptions): Promise<AgentImpl> {
+  await core.store.acquire?.(sessionId);
+  try {
+    return await rebuildAgent(core, sessionId, options);
+  } catch (error) {
+    await core.store.release?.(sessionId).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function rebuildAgent(core: RuntimeCore, sessionId: string, options: RestoreOptions): Promise<AgentImpl> {
+  const { header, events } = await core.store.read(sessionId);
   throwIfAborted(options.signal);
   const rebuilt = rebuildSession(events);
   const runtimeDepth = options.depth === undefined ? 0 : validateDelegationDepth(options.depth);

@@ -158,12 +158,17 @@ export class Runtime implements SubagentCore {
       ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
       session: { nextSeq: 0, history: [], ownStart: 0, lastTurn: 0, unclaimed: [], lastRequestRoute: undefined },
     });
+    let acquired = false;
     try {
       await this.store.create({ id, createdAt: this.agentDeps.now(), delegationDepth: depth, model: route });
+      await this.store.acquire?.(id);
+      acquired = true;
       // SessionStore has no delete: a signal that fired during create leaves only an empty header behind.
       throwIfAborted(parsed.signal, 'createAgent');
     } catch (error) {
       rollback();
+      // The write lock this call took goes back: no agent holds it.
+      if (acquired) await this.store.release?.(id).catch(() => undefined);
       throw error;
     }
     const descriptor = { model: route, codeMode, ...(parsed.maxSteps === undefined ? {} : { maxSteps: parsed.maxSteps }), ...(parsed.persona === undefined ? {} : { persona: parsed.persona }), ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }) };

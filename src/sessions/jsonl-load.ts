@@ -51,23 +51,25 @@ export function parseSessionFile(bytes: Uint8Array, file: string, id: string): P
 }
 
 /**
- * Reads a session file, repairing a torn tail on disk. Missing or never-existed → NOT_RESUMABLE.
- * The caller must serialize this with appends to the same file (the truncate races a concurrent write).
+ * Reads a session file. Missing or never-existed → NOT_RESUMABLE. A torn tail is dropped from the
+ * result; only with `repair` (the session's writer, holding its lock, about to append) is the file
+ * also truncated to the last good line. A reader must never repair: the "torn" line may be one the
+ * writer is still writing, and cutting it off would leave a gap in seq.
  */
-export async function loadSessionFile(file: string, id: string, warn: Warn): Promise<{ header: SessionHeader; events: SessionEvent[] }> {
+export async function loadSessionFile(file: string, id: string, warn: Warn, mode: { repair: boolean }): Promise<{ header: SessionHeader; events: SessionEvent[] }> {
   let bytes: Buffer;
   try {
     bytes = await readFile(file);
   } catch (error) {
     if (isNotFound(error)) throw unknownSession(id, file);
-    throw error;
+    throw notAFile(error, file) ?? error;
   }
   const parsed = parseSessionFile(bytes, file, id);
   if (parsed.kind === 'never-existed') {
-    warn(`${file}: ${parsed.reason}; treating session ${id} as never created`);
+    if (mode.repair) warn(`${file}: ${parsed.reason}; treating session ${id} as never created`);
     throw unknownSession(id, file);
   }
-  if (parsed.torn !== undefined) {
+  if (parsed.torn !== undefined && mode.repair) {
     await truncate(file, parsed.goodLength);
     warn(`${file}: dropped torn line ${parsed.torn.line} (${parsed.torn.reason}); truncated to ${parsed.goodLength} bytes`);
   }
@@ -151,6 +153,13 @@ export function corrupt(file: string, line: number, reason: string): BroodError 
 
 export function unknownSession(id: string, file: string): BroodError {
   return new BroodError('NOT_RESUMABLE', `unknown session ${id}`, { details: { id, file } });
+}
+
+/** A session path that is not a regular file (a directory named `<id>.jsonl`) is a clear error, not a raw EISDIR. */
+export function notAFile(error: unknown, file: string): BroodError | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== 'EISDIR') return undefined;
+  return new BroodError('SESSION_CORRUPT', `${file}: is a directory, not a session file`, { details: { file }, cause: error });
 }
 
 export function isNotFound(error: unknown): boolean {

@@ -2,6 +2,11 @@
  * `fileSessions(dir)`: one JSONL file per session, `<dir>/<id>.jsonl` — header line, then one event
  * per line (SPEC §6). Durability: create and flush fsync; append only writes (the runtime flushes at
  * the points SPEC §6 requires, so per-append fsync would only cost latency).
+ *
+ * One writer per session: a store instance writes a session only while it holds the session's lock
+ * file (lock.ts), taken by create(), acquire() or the first append, and dropped by release() or
+ * close(). Readers (read, list) never take it and never modify a file: a torn last line is "not yet
+ * written" to them; only the writer repairs it, when it opens the session for append.
  */
 import { constants } from 'node:fs';
 import { mkdir, open, readdir, unlink } from 'node:fs/promises';
@@ -10,8 +15,9 @@ import { join, resolve } from 'node:path';
 import { BroodError } from '../errors.js';
 import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
 import { HandlePool } from './handles.js';
-import { isNotFound, loadSessionFile, readHeaderLine, unknownSession } from './jsonl-load.js';
+import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession } from './jsonl-load.js';
 import type { Warn } from './jsonl-load.js';
+import { acquireSessionLock, type SessionLock } from './lock.js';
 import { SessionQueue } from './queue.js';
 import { checkEventShapes, checkHeader, checkSeqs } from './validate.js';
 
@@ -22,10 +28,27 @@ export interface FileSessionOptions {
   maxOpenFiles?: number;
 }
 
-export type FileSessionStore = SessionStore & { close(): Promise<void>; readonly dir: string };
+export type FileSessionStore = SessionStore & {
+  /** Takes the session's single-writer lock for a runtime (SESSION_LOCKED if anyone else holds it). */
+  acquire(id: string): Promise<void>;
+  /** Drops the lock (after the operations already queued on the session). */
+  release(id: string): Promise<void>;
+  close(): Promise<void>;
+  readonly dir: string;
+};
+
+/** This instance's write ownership of one session. */
+interface Writer {
+  lock: SessionLock;
+  /** The seq the next event must carry; undefined until loaded (and repaired) under the lock. */
+  nextSeq: number | undefined;
+  /** A runtime has the session open (acquire()): a second acquire is refused even in this instance. */
+  leased: boolean;
+}
 
 const ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 const SUFFIX = '.jsonl';
+const LOCK_SUFFIX = '.lock';
 // No O_CREAT when appending: appending to an unknown session must fail, not conjure an empty file.
 const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND;
 const CREATE_FLAGS = APPEND_FLAGS | constants.O_CREAT | constants.O_EXCL;
@@ -40,15 +63,16 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
   const warn: Warn = options.onWarning ?? (() => undefined);
   const pool = new HandlePool(options.maxOpenFiles ?? 64);
   const queue = new SessionQueue();
-  // Sessions this instance has created or fully loaded, mapped to the seq their next event must carry.
-  // A session not in here is loaded (and a torn tail repaired) before its first append.
-  const nextSeq = new Map<string, number>();
+  // Sessions this instance writes (holds the lock of). A writer whose nextSeq is unknown loads the
+  // file, repairing a torn tail, before its next append.
+  const writers = new Map<string, Writer>();
   // Call order of this instance's creates: the exact tie-break list() needs when createdAt collides.
   const createOrder = new Map<string, number>();
   let dirReady: Promise<unknown> | undefined;
   let closing: Promise<void> | undefined;
 
   const fileOf = (id: string): string => join(root, id + SUFFIX);
+  const lockOf = (id: string): string => join(root, id + SUFFIX + LOCK_SUFFIX);
 
   function ensureDir(): Promise<unknown> {
     dirReady ??= mkdir(root, { recursive: true }).catch((error: unknown) => {
@@ -67,14 +91,34 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
     return queue.run(id, task);
   }
 
-  async function load(id: string): Promise<{ header: SessionHeader; events: SessionEvent[] }> {
-    const loaded = await loadSessionFile(fileOf(id), id, warn);
-    nextSeq.set(id, loaded.events.length);
-    return loaded;
+  /** Takes the lock unless this instance already writes the session. */
+  async function writerOf(id: string): Promise<{ writer: Writer; fresh: boolean }> {
+    const existing = writers.get(id);
+    if (existing !== undefined) return { writer: existing, fresh: false };
+    await ensureDir();
+    const writer: Writer = { lock: await acquireSessionLock(lockOf(id), fileOf(id)), nextSeq: undefined, leased: false };
+    writers.set(id, writer);
+    return { writer, fresh: true };
   }
 
+  async function dropWriter(id: string): Promise<void> {
+    const writer = writers.get(id);
+    if (writer === undefined) return;
+    writers.delete(id);
+    await writer.lock.release();
+  }
+
+  /** The writer's next seq: loads the file once under the lock, repairing a torn tail on disk. */
   async function seqOf(id: string): Promise<number> {
-    return nextSeq.get(id) ?? (await load(id)).events.length;
+    const { writer, fresh } = await writerOf(id);
+    if (writer.nextSeq !== undefined) return writer.nextSeq;
+    try {
+      writer.nextSeq = (await loadSessionFile(fileOf(id), id, warn, { repair: true })).events.length;
+    } catch (error) {
+      if (fresh) await dropWriter(id); // e.g. an unknown session: hold no lock for it
+      throw error;
+    }
+    return writer.nextSeq;
   }
 
   async function openForAppend(id: string): Promise<FileHandle> {
@@ -82,7 +126,8 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
       return await open(fileOf(id), APPEND_FLAGS);
     } catch (error) {
       if (isNotFound(error)) {
-        nextSeq.delete(id);
+        const writer = writers.get(id);
+        if (writer !== undefined) writer.nextSeq = undefined;
         throw unknownSession(id, fileOf(id));
       }
       throw error;
@@ -90,8 +135,14 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
   }
 
   async function create(id: string, line: Buffer): Promise<void> {
-    await ensureDir();
-    const handle = await exclusiveCreate(id);
+    const { writer, fresh } = await writerOf(id);
+    let handle: FileHandle;
+    try {
+      handle = await exclusiveCreate(id);
+    } catch (error) {
+      if (fresh) await dropWriter(id);
+      throw error;
+    }
     try {
       await writeAll(handle, line);
       await handle.sync();
@@ -99,10 +150,11 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
       // Leave no half-written session behind: a failed create is a session that never existed.
       await handle.close().catch(() => undefined);
       await unlink(fileOf(id)).catch(() => undefined);
+      if (fresh) await dropWriter(id);
       throw error;
     }
     pool.adopt(id, handle);
-    nextSeq.set(id, 0);
+    writer.nextSeq = 0;
     createOrder.set(id, createOrder.size);
     await syncDirectory(root);
   }
@@ -133,13 +185,24 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
     const seq = await seqOf(id);
     checkSeqs(id, seqs, seq);
     if (seqs.length === 0) return;
+    const writer = writers.get(id) as Writer;
     try {
       await pool.use(id, () => openForAppend(id), (handle) => writeAll(handle, bytes));
     } catch (error) {
-      nextSeq.delete(id); // the tail may be torn now; the next operation reloads and repairs it
+      writer.nextSeq = undefined; // the tail may be torn now; the next operation reloads and repairs it
       throw error;
     }
-    nextSeq.set(id, seq + seqs.length);
+    writer.nextSeq = seq + seqs.length;
+  }
+
+  async function acquire(id: string): Promise<void> {
+    const { writer } = await writerOf(id);
+    if (writer.leased) {
+      throw new BroodError('SESSION_LOCKED', `session file ${fileOf(id)} is already open for writing by a runtime using this store (process ${process.pid})`, {
+        details: { file: fileOf(id), lockFile: lockOf(id), pid: process.pid },
+      });
+    }
+    writer.leased = true;
   }
 
   async function flush(id: string): Promise<void> {
@@ -170,7 +233,10 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
       return undefined;
     } catch (error) {
       if (isNotFound(error)) return undefined; // removed between readdir and open
-      throw error;
+      const notFile = notAFile(error, fileOf(id));
+      if (notFile === undefined) throw error;
+      warn(`${notFile.message}; skipping it`);
+      return undefined;
     }
   }
 
@@ -198,11 +264,17 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
       return onSession(id, 'append', () => append(id, seqs, bytes));
     },
     flush: (id) => onSession(id, 'flush', () => flush(id)),
-    read: (id) => onSession(id, 'read', () => load(id)),
+    // A reader: never takes the lock, never writes (a torn tail is left for its writer to repair).
+    read: (id) => onSession(id, 'read', () => loadSessionFile(fileOf(id), id, warn, { repair: false })),
     list,
+    acquire: (id) => onSession(id, 'acquire', () => acquire(id)),
+    release: (id) => onSession(id, 'release', () => dropWriter(id)),
     close() {
       // Ops already queued finish; ops issued after close() reject with DISPOSED.
-      closing ??= queue.idle().then(() => pool.closeAll(true));
+      closing ??= queue
+        .idle()
+        .then(() => pool.closeAll(true))
+        .finally(() => Promise.all([...writers.keys()].map((id) => dropWriter(id))));
       return closing;
     },
   };

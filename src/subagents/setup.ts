@@ -59,6 +59,7 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec, structur
   if (seed.length > 0) header.seedLength = seed.length;
   try {
     await core.store.create(header);
+    await core.store.acquire?.(id);
   } catch (error) {
     rollback();
     throw error;

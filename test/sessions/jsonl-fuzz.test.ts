@@ -55,7 +55,8 @@ it('read() of a damaged file yields a prefix or SESSION_CORRUPT / NOT_RESUMABLE'
     fc.asyncProperty(eventsArb, damageArb, async (evs, d) => {
       const id = `f${counter++}`;
       const file = join(dir, `${id}.jsonl`);
-      await writeFile(file, damage(fileText(id, evs), d));
+      const damaged = damage(fileText(id, evs), d);
+      await writeFile(file, damaged);
       const store = fileSessions(dir);
       try {
         const result = await store.read(id).then(
@@ -69,7 +70,11 @@ it('read() of a damaged file yields a prefix or SESSION_CORRUPT / NOT_RESUMABLE'
         }
         expect(result.value.header).toEqual(header(id));
         expect(result.value.events).toEqual(evs.slice(0, result.value.events.length));
-        // The repair is durable and idempotent: the file now ends cleanly and re-reads identically.
+        // Reading never writes: the damaged bytes are still there.
+        expect(Buffer.compare(await readFile(file), Buffer.from(damaged))).toBe(0);
+        // The writer's repair (on opening for append) is durable and idempotent: the file now ends
+        // cleanly and re-reads identically.
+        await store.flush(id);
         expect((await readFile(file)).at(-1)).toBe(0x0a);
         expect(await fileSessions(dir).read(id)).toEqual(result.value);
       } finally {

@@ -145,26 +145,35 @@ describe('fileSessions concurrency and handles', () => {
 });
 
 describe('fileSessions repair and corruption', () => {
-  it('drops a torn last line, truncates the file, and later appends are clean', async () => {
+  it('a reader drops a torn last line without touching the file; the writer repairs it on its first append', async () => {
     const file = await written('t', 3);
     const goodSize = (await stat(file)).size;
     await appendFile(file, '{"seq":3,"time":1,"ty');
+    const tornSize = (await stat(file)).size;
     const { messages, onWarning } = warnings();
     const s = store({ onWarning });
     expect((await s.read('t')).events).toEqual(events(0, 3));
-    expect(messages).toHaveLength(1);
-    expect((await stat(file)).size).toBe(goodSize);
+    expect((await stat(file)).size).toBe(tornSize); // "not yet written" to a reader; never truncated
+    expect(messages).toHaveLength(0);
     await s.append('t', events(3, 2));
+    expect(messages).toHaveLength(1);
     await s.close();
+    expect((await stat(file)).size).toBeGreaterThan(goodSize);
     expect((await store().read('t')).events).toEqual(events(0, 5));
   });
 
-  it('drops a complete last line that does not parse (zero-filled tail)', async () => {
+  it('a complete last line that does not parse (zero-filled tail) is dropped by readers, repaired by the writer', async () => {
     const file = await written('z', 2);
     await appendFile(file, '\0\0\0\0\n');
+    const damaged = await readFile(file);
     const { messages, onWarning } = warnings();
-    expect((await store({ onWarning }).read('z')).events).toEqual(events(0, 2));
+    const s = store({ onWarning });
+    expect((await s.read('z')).events).toEqual(events(0, 2));
+    expect(await readFile(file)).toEqual(damaged);
+    await s.flush('z');
     expect(messages).toHaveLength(1);
+    await s.close();
+    expect((await readFile(file)).includes(0)).toBe(false);
   });
 
   it('repairs a torn tail before the first append of a new instance', async () => {
