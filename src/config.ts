@@ -70,8 +70,15 @@ export const broodOptionsSchema = z
 
 export type ParsedBroodOptions = z.infer<typeof broodOptionsSchema>;
 
+/** What may name a session in any store (a file name for fileSessions): one rule for every store. */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+export function isValidSessionId(id: unknown): id is string {
+  return typeof id === 'string' && SESSION_ID_PATTERN.test(id) && id !== '.' && id !== '..';
+}
+const sessionIdSchema = z.string().refine(isValidSessionId, "letters, digits, _ . - (at most 128), not '.' or '..'");
+
 export const createAgentOptionsSchema = z.strictObject({
-  id: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, 'letters, digits, _ . - (at most 128)').optional(),
+  id: sessionIdSchema.optional(),
   model: z.strictObject(modelRouteShape),
   persona: z.string().optional(),
   toolFilter: z.strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() }).optional(),

@@ -55,11 +55,27 @@ export class BroodError extends Error {
 /** Normalises anything thrown into a BroodError; foreign errors keep their message and become `fallback`. */
 export function toBroodError(error: unknown, fallback: BroodErrorCode = 'INTERNAL'): BroodError {
   if (error instanceof BroodError) return error;
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    return new BroodError(isBroodErrorCode(code) ? code : fallback, error.message, { cause: error });
+  const code = errorCodeOf(error);
+  if (isError(error)) return new BroodError(code ?? fallback, errorMessage(error), { cause: error });
+  return new BroodError(fallback, errorMessage(error));
+}
+
+/** The BroodError code a thrown value carries, if any; never throws (a `code` getter may). */
+export function errorCodeOf(error: unknown): BroodErrorCode | undefined {
+  try {
+    const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+    return isBroodErrorCode(code) ? code : undefined;
+  } catch {
+    return undefined;
   }
-  return new BroodError(fallback, typeof error === 'string' ? error : safeString(error));
+}
+
+function isError(value: unknown): value is Error {
+  try {
+    return value instanceof Error;
+  } catch {
+    return false; // a Proxy whose getPrototypeOf trap throws
+  }
 }
 
 /** The shape an error takes when it crosses a thread boundary (structured clone drops class identity). */
@@ -81,14 +97,34 @@ export function decodeError(envelope: ErrorEnvelope): BroodError {
   return new BroodError(code, envelope.message, envelope.details === undefined ? undefined : { details: envelope.details });
 }
 
+/**
+ * A printable message for anything thrown. Total: tools may throw values whose `message` getter,
+ * `toJSON` or `toString` throws, and formatting an error must never become a second error.
+ */
 export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : safeString(error);
+  try {
+    if (isError(error)) {
+      const message: unknown = error.message;
+      return typeof message === 'string' ? message : safeString(message);
+    }
+  } catch {
+    return unprintable(error);
+  }
+  return safeString(error);
 }
 
 function safeString(value: unknown): string {
   try {
     return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
   } catch {
-    return String(value);
+    try {
+      return String(value);
+    } catch {
+      return unprintable(value);
+    }
   }
+}
+
+function unprintable(value: unknown): string {
+  return `a thrown ${value === null ? 'null' : typeof value} that cannot be printed`;
 }

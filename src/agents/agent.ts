@@ -3,6 +3,7 @@
  * turns. The driver does the work in a worker; everything that is policy — which message a turn
  * claims, what the model may see, tool execution, persistence — happens here through the gateway.
  */
+import { armCancelGrace } from './cancel-grace.js';
 import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
 import { awaitingModel } from '../driver/history-tail.js';
@@ -322,15 +323,12 @@ export class AgentImpl implements GatewayAgent {
     this.armCancelGrace(turn);
   }
 
-  /** A driver that ignores cancellation past the grace period is stopped by force (SPEC §10.4). */
+  /** See cancel-grace.ts: the driver is stopped by force only if it, not a parent-side call, holds the turn. */
   private armCancelGrace(turn: CurrentTurn): void {
-    const graceMs = this.deps.limits.cancelGraceMs;
-    const timer = setTimeout(() => {
-      if (this.current !== turn) return;
-      this.activation?.forceStop(`stopped by force: the driver ignored cancellation for ${graceMs} ms`);
-    }, graceMs);
-    timer.unref();
-    turn.cleanup.push(() => clearTimeout(timer));
+    armCancelGrace(turn, this.deps.limits.cancelGraceMs, {
+      isCurrent: (candidate) => this.current === candidate,
+      forceStop: (reason) => this.activation?.forceStop(reason),
+    });
   }
 
   private async disposeOnce(): Promise<void> {

@@ -3,7 +3,8 @@
  * argument is validated (the worker is not trusted to send well-formed data) and every answer is a
  * Reply envelope so error codes survive the crossing.
  */
-import { BroodError, decodeError } from '../errors.js';
+import { BroodError, decodeError, errorMessage } from '../errors.js';
+import { errorResult } from '../tools/execute.js';
 import type { DriverEvent, DriverView, PlannedClass, TurnReport } from '../driver/types.js';
 import type { Agent, CodeMode, ToolResult } from '../types.js';
 import type { GatewayRemote } from '../workers/gateway-client.js';
@@ -12,7 +13,7 @@ import { TEXT_DELTA_EVENT } from '../driver/loop.js';
 import { baseOf } from '../events/from-log.js';
 import type { SessionWriter } from './session-writer.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
-import type { TurnLedger } from './turns.js';
+import { callKey, type CurrentTurn, type HeldCall, type TurnLedger } from './turns.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
 /** What a gateway needs of the agent it serves (implemented by AgentImpl; no import of the agent itself). */
@@ -80,11 +81,12 @@ export function resolveView(agent: GatewayAgent): DriverView {
 async function executeTool(agent: GatewayAgent, raw: unknown): Promise<ToolResult> {
   const call = toolCallRequest.parse(raw, 'executeTool');
   const turn = agent.turns.current;
-  const existing = turn?.calls.get(call.callId);
+  const key = callKey(call.origin === 'code' ? 'code' : 'model', call.callId);
+  const existing = turn?.calls.get(key);
   if (existing) return existing;
   if (turn?.structured && call.name === STRUCTURED_OUTPUT_TOOL && call.origin !== 'code') {
     const recorded = turn.structured.execute(call.arguments, call.callId, agent).then(({ value: _value, ...cloneable }) => cloneable);
-    turn.calls.set(call.callId, recorded);
+    turn.calls.set(key, recorded);
     return recorded;
   }
   const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: turn?.controller.signal };
@@ -93,8 +95,20 @@ async function executeTool(agent: GatewayAgent, raw: unknown): Promise<ToolResul
     call.origin === 'code'
       ? agent.init.tools.registry.execute(request).then(withJsonValue)
       : agent.init.tools.executeFromModel(request, agent.codeMode).then(({ value: _value, ...cloneable }) => cloneable);
-  turn?.calls.set(call.callId, running);
-  return running;
+  const answered = turn ? holdUntilSettled(turn, call.callId, call.name, running) : running;
+  turn?.calls.set(key, answered);
+  return answered;
+}
+
+/** Tracks a parent-side call while the driver waits for it, so cancel grace can tell who holds the turn. */
+function holdUntilSettled(turn: CurrentTurn, callId: string, name: string, running: Promise<ToolResult>): Promise<ToolResult> {
+  return new Promise<ToolResult>((resolve) => {
+    const held: HeldCall = { callId, name, abandon: (message) => resolve(errorResult('ABORTED', message)) };
+    turn.held.add(held);
+    void running
+      .then(resolve, (error: unknown) => resolve(errorResult('INTERNAL', errorMessage(error))))
+      .finally(() => turn.held.delete(held));
+  });
 }
 
 /** The raw value crosses the port only as JSON data (a tool may return anything, e.g. class instances). */

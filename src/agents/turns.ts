@@ -34,6 +34,26 @@ export interface CurrentTurn {
   readonly calls: Map<string, Promise<ToolResult>>;
   /** run(text, { outputSchema }): this turn's structured_output tool and what it recorded. */
   readonly structured: StructuredTurn | undefined;
+  /** Parent-side tool calls the driver is waiting for: what holds a cancelled turn, if not the driver. */
+  readonly held: Set<HeldCall>;
+  /** Set when cancel grace ran out on held calls: the turn's diagnostic names them, not the driver. */
+  heldDiagnostic?: string | undefined;
+}
+
+export interface HeldCall {
+  readonly callId: string;
+  readonly name: string;
+  /** Answers the driver now with an ABORTED result; the tool's own result, if it ever comes, is dropped. */
+  abandon(message: string): void;
+}
+
+/**
+ * The key of a call in CurrentTurn.calls. Model-chosen call ids and run_code sub-call ids
+ * (`<callId>:code:<n>`) live in separate namespaces: a model may pick any id, including one that looks
+ * like a sub-call's, and must still get its own tool run rather than another call's result.
+ */
+export function callKey(origin: 'model' | 'code', callId: string): string {
+  return `${origin}\u0000${callId}`;
 }
 
 export interface Claim {
@@ -131,7 +151,7 @@ export class TurnLedger {
       turn?.started.add(String(data.callId));
     } else if (event.type === 'tool/result') {
       this.history.push({ role: 'tool', callId: String(data.callId), name: String(data.name), content: String(data.content), isError: data.isError === true });
-      turn?.calls.delete(String(data.callId));
+      turn?.calls.delete(callKey('model', String(data.callId)));
     }
   }
 
@@ -159,7 +179,8 @@ export class TurnLedger {
     // The parent's own tally (from logged assistant messages) is authoritative: it survives recoveries.
     const usage = sumUsage(turn.usage, turn.childUsage);
     const { stopReason, diagnostic: reportDiagnostic } = structuredOutcome(report, turn.structured);
-    const diagnostic = reportDiagnostic === undefined ? {} : { diagnostic: reportDiagnostic };
+    const why = turn.heldDiagnostic ?? reportDiagnostic;
+    const diagnostic = why === undefined ? {} : { diagnostic: why };
     writer.append([{ type: 'turn/end', data: { turn: report.turn, reason: stopReason, ...diagnostic } }], { usage });
     if (turn.structured) this.init.bumpView(); // the turn tool is gone for the next request
     try {
@@ -188,6 +209,7 @@ function newTurn(turn: number, messageId: string, structured: StructuredTurn | u
     cleanup: [],
     calls: new Map(),
     structured,
+    held: new Set(),
   };
 }
 

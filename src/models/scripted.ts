@@ -39,7 +39,8 @@ const turnSchema = z.union([
   z.strictObject({ finish: z.enum(['max-tokens', 'refusal', 'error']), text: z.string().optional() }),
   z.strictObject({ fault: z.enum(['exit', 'throw', 'oom', 'hang']) }),
 ]);
-const msSchema = z.number().finite().nonnegative().optional();
+// Capped like every millisecond option: a Node timer turns larger delays into 1 ms.
+const msSchema = z.number().finite().nonnegative().max(2 ** 31 - 1, 'at most 2147483647 ms (the largest delay a Node.js timer supports)').optional();
 const scriptSchema = z.strictObject({ match: z.string(), turns: z.array(turnSchema), latencyMs: msSchema, cpuMs: msSchema });
 const modelSchema = z.union([
   z.string().min(1),

@@ -8,7 +8,8 @@ import { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { restoreAgent } from '../agents/restore.js';
 import type { AgentDeps } from '../agents/types.js';
-import { createAgentOptionsSchema, parseConfig, resumeAgentOptionsSchema, type ParsedBroodOptions } from '../config.js';
+import { createAgentOptionsSchema, isValidSessionId, parseConfig, resumeAgentOptionsSchema, type ParsedBroodOptions } from '../config.js';
+import { describe } from '../describe.js';
 import { EventHub } from '../events/hub.js';
 import { DEFAULTS } from '../defaults.js';
 import { diagnosticSink, type DiagnosticSink } from './diagnostics.js';
@@ -180,6 +181,10 @@ export class Runtime implements SubagentCore {
   async resumeAgent(sessionId: string, options: ResumeOptionsInput = {}): Promise<Agent> {
     this.assertOpen();
     const parsed = parseConfig(resumeAgentOptionsSchema, options ?? {}, 'resumeAgent options');
+    // Checked here, not by the store, so every store gives the same answer (memorySessions would say NOT_RESUMABLE).
+    if (!isValidSessionId(sessionId)) {
+      throw new BroodError('INVALID_CONFIG', `resumeAgent: session id ${describe(sessionId)} cannot name a session (letters, digits, _ . -, at most 128)`, { details: { id: describe(sessionId) } });
+    }
     throwIfAborted(parsed.signal, 'resumeAgent');
     return this.agents.get(sessionId) ?? this.restore(sessionId, options ?? {});
   }

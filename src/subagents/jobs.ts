@@ -47,7 +47,8 @@ export class Jobs implements JobTable {
         job.result = result;
         job.status = statusOf(result.stopReason);
         await run.dispose().catch(() => undefined);
-        this.notifyOwner(job);
+        if (this.ownerGone(job)) this.jobs.delete(job.id); // nobody can read it any more
+        else this.notifyOwner(job);
       });
     return job;
   }
@@ -70,14 +71,29 @@ export class Jobs implements JobTable {
     return true;
   }
 
-  /** Owner disposal cancels its jobs. */
+  /**
+   * Owner disposal cancels its jobs and releases their records (and with them each child's output):
+   * finished ones now, running ones as soon as they finish. Only the owner could ever read them.
+   */
   cancelOwnedBy(ownerId: string): void {
-    for (const job of this.jobs.values()) {
-      if (job.ownerId === ownerId && job.status === 'running') {
+    for (const job of [...this.jobs.values()]) {
+      if (job.ownerId !== ownerId) continue;
+      if (job.status === 'running') {
         job.status = 'stopping';
         job.controller.abort();
       }
+      if (job.result !== undefined) this.jobs.delete(job.id);
     }
+  }
+
+  /** How many job records the table holds (released ones are gone). */
+  get size(): number {
+    return this.jobs.size;
+  }
+
+  private ownerGone(job: JobRecord): boolean {
+    const owner = this.core.agents.get(job.ownerId);
+    return owner === undefined || owner.isDisposed;
   }
 
   private notifyOwner(job: JobRecord): void {

@@ -23,7 +23,7 @@ import type {
   SubagentRuntime,
   SubagentStartRequest,
 } from './types.js';
-import { validateProvider, validateStartRequest } from './validate.js';
+import { validateContinuableSpec, validateProvider, validateStartRequest } from './validate.js';
 
 export class SubagentRuntimeImpl implements SubagentRuntime {
   readonly jobs: Jobs;
@@ -104,6 +104,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
 
   async startContinuable(spec: ContinuableSpec): Promise<{ childId: string; messageId: string }> {
     this.assertOpen();
+    validateContinuableSpec(spec);
     const request: SubagentStartRequest = { ...spec.request, label: spec.label, signal: spec.signal };
     validateStartRequest(request, false);
     const provider = gate(this.providers, spec.provider, request);

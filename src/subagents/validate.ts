@@ -24,6 +24,19 @@ export function validateProvider(provider: SubagentProvider): void {
   }
 }
 
+/** startContinuable's spec comes straight from host code: its shape is checked before anything reads it. */
+export function validateContinuableSpec(spec: unknown): void {
+  const bad = (what: string): never => {
+    throw new BroodError('INVALID_CONFIG', `invalid startContinuable spec: ${what}`);
+  };
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) bad('expected { provider, label, request, signal }');
+  const { provider, label, request, signal } = spec as Record<string, unknown>;
+  if (typeof provider !== 'string') bad('provider must be a provider name');
+  if (typeof label !== 'string') bad('label must be a string');
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) bad('request must be an object ({ parent, prompt, ... })');
+  if (!(signal instanceof AbortSignal)) bad('signal must be an AbortSignal');
+}
+
 export function validateStartRequest(request: SubagentStartRequest, needsSignal: boolean): void {
   if (typeof request !== 'object' || request === null) throw new BroodError('INVALID_ARGS', 'a start request must be an object');
   if (typeof request.prompt !== 'string') throw new BroodError('INVALID_ARGS', 'a start request needs a string prompt');

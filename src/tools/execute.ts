@@ -3,7 +3,7 @@
  * exactly one ToolResult: every failure becomes `{ isError: true, content: 'Error: …', error }`,
  * because a tool failure is information for the model, not a crash of the caller.
  */
-import { BroodError, errorMessage, isBroodErrorCode, type BroodErrorCode } from '../errors.js';
+import { BroodError, errorCodeOf, errorMessage, type BroodErrorCode } from '../errors.js';
 import { defaultIds } from '../ids.js';
 import type { Agent, ToolCallRequest, ToolContext, ToolResult } from '../types.js';
 import type { ResolvedTool } from './resolver.js';
@@ -133,6 +133,5 @@ function successResult(name: string, value: unknown): ToolResult {
 }
 
 function codeOf(error: unknown): BroodErrorCode | undefined {
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  return isBroodErrorCode(code) ? code : undefined;
+  return errorCodeOf(error);
 }
