@@ -29,6 +29,7 @@ export const ERROR_CODES = [
   'WORKER_CRASHED',
   'MCP_UNAVAILABLE',
   'MCP_ERROR',
+  'PROVIDER_FAILED',
   'INTERNAL',
 ] as const;
 

@@ -34,6 +34,9 @@ export type { ModelEntry, RequestOptions, RetryOptions, ToolChoice } from './mod
 export type { ModelCatalog } from './models/catalog.js';
 export type { ModelProviderConfig, ModelInfo, ModelAdapter, ModelRequest, ModelResponse, ModelFinish, ChatMessage, ToolCallRecord, ReasoningBlock } from './models/types.js';
 export { spawnProvider, forkProvider, inlineProvider } from './subagents/providers.js';
+export { acpProvider } from './acp/provider.js';
+export type { AcpProvider } from './acp/provider.js';
+export type { AcpProviderOptions, AcpPermissionPolicy, AcpPermissionRequest } from './acp/options.js';
 export { subagentTool, jobTools, messageTools } from './delegation/index.js';
 export type { SubagentToolConfig } from './delegation/index.js';
 export type {

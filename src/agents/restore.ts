@@ -66,7 +66,7 @@ async function rebuildAgent(core: RuntimeCore, sessionId: string, options: Resto
     mode: modeOf(header, descriptor),
     modelSelectionEnabled: rebuilt.modelSelectionEnabled,
     validateFilter: false,
-    ...(descriptor.runner === 'inline' ? { runner: core.inlineRunner } : {}),
+    ...(descriptor.runner === 'inline' ? { runner: core.inlineRunner } : descriptor.runner === 'external' ? { runner: core.externalRunner(sessionId, descriptor) } : {}),
     ...(typeof descriptor.persona === 'string' ? { persona: descriptor.persona } : {}),
     ...(isToolFilter(descriptor.toolFilter) ? { toolFilter: descriptor.toolFilter } : {}),
     session: {

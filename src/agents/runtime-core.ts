@@ -23,4 +23,6 @@ export interface RuntimeCore {
   preferences: { get(key: string): unknown } | undefined;
   /** Called after an agent was rebuilt from its session and before it wakes (continuable children re-attach). */
   onRestored(agent: AgentImpl, descriptor: Record<string, unknown>): void;
+  /** The driver of a restored child that an out-of-process provider ran (SubagentRuntime.externalRunnerFor). */
+  externalRunner(sessionId: string, descriptor: Record<string, unknown>): DriverRunner;
 }

@@ -136,6 +136,11 @@ export class Runtime implements SubagentCore {
     return restoreAgent(this, sessionId, options);
   }
 
+  /** The driver of a restored child that an out-of-process provider ran. */
+  externalRunner(sessionId: string, descriptor: Record<string, unknown>): DriverRunner {
+    return this.subagents.externalRunnerFor(sessionId, descriptor);
+  }
+
   /** Called after an agent was rebuilt from its session and before it wakes (continuable children re-attach). */
   onRestored(agent: AgentImpl, descriptor: Record<string, unknown>): void {
     this.subagents.attachRestored(agent, typeof descriptor.provider === 'string' ? descriptor.provider : undefined);
@@ -210,6 +215,7 @@ export class Runtime implements SubagentCore {
 
   private async closeOnce(): Promise<void> {
     await Promise.all([...this.agents.values()].map((agent) => agent.dispose()));
+    await this.subagents.disposeProviders();
     this.agentDeps.hub.close();
     await this.asyncPlugins.close();
     await Promise.all([this.agentDeps.runner.close(), this.inlineRunner.close()]);

@@ -5,8 +5,10 @@
 import { makeDisposer, type Disposer } from '../disposer.js';
 import { BroodError } from '../errors.js';
 import type { AgentImpl } from '../agents/agent.js';
+import type { DriverRunner } from '../workers/runner.js';
 import type { Agent } from '../types.js';
 import { completedTurns } from './completed-turns.js';
+import { EXTERNAL_DRIVER, externalDriverOf, externalRestorerOf } from './external.js';
 import type { SubagentCore } from './core.js';
 import { gate } from './gate.js';
 import { Jobs } from './jobs.js';
@@ -59,6 +61,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
       if (this.providers.get(provider.name) !== provider) return;
       this.providers.delete(provider.name);
       for (const hook of this.hooks) contain(() => hook.removed(provider));
+      void Promise.resolve().then(() => provider.dispose?.()).catch(() => undefined);
       this.core.events.emit('provider-removed', { name: provider.name });
     });
   }
@@ -116,7 +119,8 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     const context = this.contextFor(provider.name);
     const prepared = await provider.prepareContinuable({ childId, parent, signal: spec.signal, context } as Parameters<NonNullable<SubagentProvider['prepareContinuable']>>[0]);
     if (spec.signal.aborted) throw new BroodError('ABORTED', 'the continuable start was cancelled');
-    const child = await publishChild(this.core, { request, provider: provider.name, mode: 'continuable', childId, ...(prepared?.seed ? { seed: prepared.seed } : {}), ...(prepared?.runner ? { runner: prepared.runner } : {}), ...(prepared?.setup ? { setup: prepared.setup } : {}) }, undefined);
+    const external = externalDriverOf(prepared);
+    const child = await publishChild(this.core, { request, provider: provider.name, mode: 'continuable', childId, ...(prepared?.seed ? { seed: prepared.seed } : {}), ...(prepared?.runner ? { runner: prepared.runner } : {}), ...(prepared?.setup ? { setup: prepared.setup } : {}), ...(external ? { [EXTERNAL_DRIVER]: external } : {}) }, undefined);
     observeContinuable(this.core, provider.name, child);
     const accepted = child.accept(request.prompt, 'parent', undefined);
     await accepted.durable;
@@ -144,6 +148,21 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
   /** Called for every agent rebuilt from a session: a continuable child gets its run observer back. */
   attachRestored(agent: AgentImpl, provider: string | undefined): void {
     if (agent.mode === 'continuable') observeContinuable(this.core, provider ?? 'spawn', agent);
+  }
+
+  /** The driver of a restored child that an out-of-process provider ran (its descriptor says `runner: 'external'`). */
+  externalRunnerFor(sessionId: string, descriptor: Record<string, unknown>): DriverRunner {
+    const name = typeof descriptor.provider === 'string' ? descriptor.provider : '';
+    const restorer = externalRestorerOf(this.providers.get(name));
+    if (!restorer) {
+      throw new BroodError('NOT_RESUMABLE', `subagent ${sessionId} ran on the out-of-process provider '${name}', which is not registered here`, { details: { childId: sessionId, provider: name } });
+    }
+    return restorer.restoreDriver(sessionId, descriptor);
+  }
+
+  /** Releases what providers hold outside this process (agent processes); part of brood.close(). */
+  async disposeProviders(): Promise<void> {
+    await Promise.all([...this.providers.values()].map((provider) => Promise.resolve().then(() => provider.dispose?.()).catch(() => undefined)));
   }
 
   private contextFor(provider: string): ProviderContext {

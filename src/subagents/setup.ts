@@ -12,6 +12,7 @@ import { resolveChildRoute } from '../models/route.js';
 import { defineTool } from '../tools/define-tool.js';
 import type { SessionHeader } from '../types.js';
 import { childDepthFor } from '../depth.js';
+import { externalDriverOf } from './external.js';
 import type { SubagentCore } from './core.js';
 import type { CreateChildOptions } from './types.js';
 
@@ -36,6 +37,7 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec, structur
   const seeded = rebuildSession(seed.map((event, seq) => ({ seq, time: 0, ...event })));
   const id = spec.childId ?? core.ids('sub');
   const runnerKind = spec.runner ?? core.defaultRunnerKind;
+  const external = externalDriverOf(spec);
   const { agent, rollback } = composeAgent(core, {
     id,
     depth,
@@ -45,7 +47,7 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec, structur
     mode: spec.mode,
     modelSelectionEnabled: parent.modelSelectionEnabled,
     validateFilter: true,
-    ...(runnerKind === 'inline' ? { runner: core.inlineRunner } : {}),
+    ...(external ? { runner: external.runner } : runnerKind === 'inline' ? { runner: core.inlineRunner } : {}),
     ...(request.persona === undefined ? {} : { persona: request.persona }),
     ...(request.toolFilter === undefined ? {} : { toolFilter: request.toolFilter }),
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
@@ -64,19 +66,18 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec, structur
     rollback();
     throw error;
   }
-  agent.writer.append([...seed, descriptorEvent(spec, route, runnerKind), ...(parent.modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : [])]);
+  agent.writer.append([...seed, descriptorEvent(spec, route, external ? { runner: 'external', ...external.descriptor } : runnerKind === 'inline' ? { runner: 'inline' } : {}), ...(parent.modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : [])]);
   core.agents.set(id, agent);
   return agent;
 }
 
-function descriptorEvent(spec: ChildSpec, route: SessionHeader['model'], runner: 'worker' | 'inline'): NewEvent {
+function descriptorEvent(spec: ChildSpec, route: SessionHeader['model'], runner: Record<string, unknown>): NewEvent {
   const { request } = spec;
-  const data: Record<string, unknown> = { provider: spec.provider, mode: spec.mode, model: route };
+  const data: Record<string, unknown> = { provider: spec.provider, mode: spec.mode, model: route, ...runner };
   if (request.label !== undefined) data.label = request.label;
   if (request.persona !== undefined) data.persona = request.persona;
   if (request.toolFilter !== undefined) data.toolFilter = request.toolFilter;
   if (request.maxSteps !== undefined) data.maxSteps = request.maxSteps;
-  if (runner === 'inline') data.runner = 'inline';
   return { type: 'subagent/descriptor', data };
 }
 

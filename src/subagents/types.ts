@@ -68,6 +68,8 @@ export interface SubagentProvider {
   inheritsParentContext: boolean;
   start(request: SubagentStartRequest, ctx: ProviderContext): Promise<SubagentRun>;
   prepareContinuable?(request: { childId: string; parent: Agent; signal: AbortSignal }): Promise<ContinuablePreparation>;
+  /** Releases what the provider holds outside the runtime (an agent process); called when its registration is disposed and by `brood.close()`. */
+  dispose?(): Promise<void> | void;
 }
 
 /** What `prepareContinuable` receives at run time: the documented fields plus the provider's context. */

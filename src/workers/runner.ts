@@ -20,7 +20,7 @@ export interface Activation {
 }
 
 export interface DriverRunner {
-  readonly kind: 'worker' | 'inline';
+  readonly kind: 'worker' | 'inline' | 'external';
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation;
   close(): Promise<void>;
 }
