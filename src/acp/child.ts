@@ -8,6 +8,7 @@
  */
 import type * as Acp from '@agentclientprotocol/sdk';
 import { BroodError, errorMessage } from '../errors.js';
+import { TEXT_DELTA_EVENT } from '../driver/loop.js';
 import type { ClaimedMessage, DriverHost, DriverPlan, TurnReport } from '../driver/types.js';
 import { driverHostOver, type GatewayRemote } from '../workers/gateway-client.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../workers/runner.js';
@@ -32,10 +33,11 @@ interface RunningTurn {
 const STOP_REASONS: Record<Acp.StopReason, { stopReason: StopReason; finish: string; diagnostic?: string }> = {
   end_turn: { stopReason: 'completed', finish: 'stop' },
   max_tokens: { stopReason: 'max-tokens', finish: 'max-tokens' },
-  // brood has no step-limit stop reason yet: the agent's own request limit ends the child as an error.
-  max_turn_requests: { stopReason: 'error', finish: 'error', diagnostic: 'the ACP agent stopped at its own limit of model requests for one turn (max_turn_requests)' },
+  // The agent's own limit of model requests per turn: brood's step-limit stop reason.
+  max_turn_requests: { stopReason: 'max-steps', finish: 'stop', diagnostic: 'the ACP agent stopped at its own limit of model requests for one turn (max_turn_requests)' },
   refusal: { stopReason: 'refusal', finish: 'refusal' },
-  cancelled: { stopReason: 'aborted', finish: 'aborted' },
+  // The partial text the agent sent before it stopped is still its last message.
+  cancelled: { stopReason: 'aborted', finish: 'stop' },
 };
 
 export class AcpChild implements DriverRunner, SessionHandlers {
@@ -137,6 +139,8 @@ export class AcpChild implements DriverRunner, SessionHandlers {
     const base = { turn: claimed.turn, usage: NO_USAGE };
     if (claimed.aborted) return { ...base, output: '', stopReason: 'aborted' };
     const transcript = new TurnTranscript((events) => void host.log(events).catch(() => undefined));
+    // Streamed text reaches host subscribers as text deltas (never logged), as for a model-driven turn.
+    transcript.onText = (delta) => void host.log([{ type: TEXT_DELTA_EVENT, data: { turn: claimed.turn, delta } }]).catch(() => undefined);
     let cancel!: () => void;
     const onCancel = new Promise<void>((resolve) => (cancel = resolve));
     const turn: RunningTurn = { transcript, cancelled: false, onCancel, cancel };
@@ -144,15 +148,15 @@ export class AcpChild implements DriverRunner, SessionHandlers {
     try {
       const agent = await this.ensureSession();
       if (turn.cancelled) {
-        transcript.finish('aborted');
+        transcript.finish('stop');
         return { ...base, output: '', stopReason: 'aborted' };
       }
       const response = await agent.prompt(this.sessionId, claimed.text);
       const mapped = STOP_REASONS[response.stopReason] ?? { stopReason: 'error' as const, finish: 'error', diagnostic: `the ACP agent answered an unknown stop reason ${JSON.stringify(response.stopReason)}` };
       const usage = usageOf(response);
       const stopReason = turn.cancelled ? 'aborted' : mapped.stopReason;
-      transcript.finish(turn.cancelled ? 'aborted' : mapped.finish, usage);
-      return { turn: claimed.turn, usage, output: transcript.output, stopReason, ...(mapped.diagnostic && stopReason === 'error' ? { diagnostic: mapped.diagnostic } : {}) };
+      transcript.finish(turn.cancelled ? 'stop' : mapped.finish, usage);
+      return { turn: claimed.turn, usage, output: transcript.output, stopReason, ...(mapped.diagnostic && stopReason === mapped.stopReason ? { diagnostic: mapped.diagnostic } : {}) };
     } catch (error) {
       transcript.finish('error');
       const failed = error instanceof BroodError && error.code === 'PROVIDER_FAILED';

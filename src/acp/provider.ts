@@ -18,7 +18,7 @@ export interface AcpProvider extends SubagentProvider {
   dispose(): Promise<void>;
 }
 
-const CAPABILITIES: SubagentCapabilities = { persona: false, toolFilter: false, depthLimit: false, agentOptions: false, outputSchema: false };
+const CAPABILITIES: SubagentCapabilities = { persona: false, toolFilter: false, depthLimit: false, agentOptions: false, outputSchema: false, maxSteps: false };
 
 export function acpProvider(options: AcpProviderOptions): AcpProvider {
   const resolved = resolveAcpOptions(options);

@@ -4,6 +4,7 @@
  * that did not complete); 2 bad flags or bad config, reported as exactly one line on stderr.
  */
 import { readFileSync } from 'node:fs';
+import { acpCommand, ACP_HELP, ACP_USAGE } from './acp.js';
 import { demoCommand, DEMO_HELP, DEMO_USAGE } from './demo.js';
 import { inspectCommand, INSPECT_HELP, INSPECT_USAGE } from './inspect.js';
 import { runCommand, RUN_HELP, RUN_USAGE } from './run.js';
@@ -15,6 +16,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   run: runCommand,
   inspect: inspectCommand,
   trace: traceCommand,
+  acp: acpCommand,
 };
 
 /** `brood <command> --help`; a command without its own text answers with the overview. */
@@ -23,6 +25,7 @@ const COMMAND_HELP: Record<string, string> = {
   run: RUN_HELP,
   inspect: INSPECT_HELP,
   trace: TRACE_HELP,
+  acp: ACP_HELP,
 };
 
 const HELP = [
@@ -33,6 +36,7 @@ const HELP = [
   `  ${RUN_USAGE}`,
   `  ${INSPECT_USAGE}`,
   `  ${TRACE_USAGE}`,
+  `  ${ACP_USAGE}`,
   '  brood <command> --help',
   '  brood --version',
   '',

@@ -98,6 +98,17 @@ async function checkRoot(config: RunConfig): Promise<void> {
 
 /** Builds the runtime and the agent; any library rejection of the config becomes a UsageError. */
 async function setUp(config: RunConfig): Promise<{ brood: Brood; agent: Agent }> {
+  const brood = await runtimeFromConfig(config);
+  try {
+    return { brood, agent: await agentFromConfig(brood, config) };
+  } catch (error) {
+    await brood.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The runtime a config describes (models, sessions, tools, delegation); also used by `brood acp`. */
+export async function runtimeFromConfig(config: RunConfig): Promise<Brood> {
   let brood: Brood | undefined;
   try {
     brood = createBrood(broodOptions(config));
@@ -118,20 +129,28 @@ async function setUp(config: RunConfig): Promise<{ brood: Brood; agent: Agent }>
     }
     // A continuable child is only useful if the agent can message it again.
     if (continuable) brood.use(messageTools());
-    const { model, persona, toolFilter } = config.agent;
-    const agent = await brood
-      .createAgent({ model, ...(persona === undefined ? {} : { persona }), ...(toolFilter === undefined ? {} : { toolFilter }) })
-      .catch((error: unknown) => {
-        throw keyed('agent', error);
-      });
-    return { brood, agent };
+    return brood;
   } catch (error) {
     await brood?.close().catch(() => undefined);
-    if (error instanceof BroodError && CONFIG_CODES.has(error.code)) {
-      throw new UsageError(`brood run: config ${config.file}: ${oneLine(error.message)} [${error.code}]`);
-    }
-    throw error;
+    throw asUsageError(config, error);
   }
+}
+
+/** The config's top-level agent (one per `brood run`, one per ACP session in `brood acp`). */
+export async function agentFromConfig(brood: Brood, config: RunConfig): Promise<Agent> {
+  const { model, persona, toolFilter } = config.agent;
+  return brood
+    .createAgent({ model, ...(persona === undefined ? {} : { persona }), ...(toolFilter === undefined ? {} : { toolFilter }) })
+    .catch((error: unknown) => {
+      throw asUsageError(config, keyed('agent', error));
+    });
+}
+
+function asUsageError(config: RunConfig, error: unknown): unknown {
+  if (error instanceof BroodError && CONFIG_CODES.has(error.code)) {
+    return new UsageError(`brood run: config ${config.file}: ${oneLine(error.message)} [${error.code}]`);
+  }
+  return error;
 }
 
 /** Prefixes a library config error with the config key it came from. */

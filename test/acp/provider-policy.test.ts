@@ -7,10 +7,10 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { acpProvider, messageTools, scriptedModels, subagentTool } from '../../src/index.js';
+import { acpProvider, createBrood, fileSessions, messageTools, scriptedModels, subagentTool } from '../../src/index.js';
 import type { AcpPermissionRequest } from '../../src/index.js';
 import { rejectionCode, thrownCode } from '../agents/helpers.js';
-import { acpHarness, eventsOf, fixtureOptions, signal, until, type AcpHarness } from './helpers.js';
+import { acpHarness, agentPid, alive, eventsOf, fixtureOptions, route, signal, until, type AcpHarness } from './helpers.js';
 
 let h: AcpHarness | undefined;
 let dir: string;
@@ -32,10 +32,10 @@ describe('acpProvider: honest capabilities', () => {
   it('advertises false for every control and true for continuable; the gate refuses each control', async () => {
     h = await acpHarness(fixtureOptions());
     const provider = h.brood.subagents.get('acp')!;
-    expect(provider.capabilities).toEqual({ persona: false, toolFilter: false, depthLimit: false, agentOptions: false, outputSchema: false });
+    expect(provider.capabilities).toEqual({ persona: false, toolFilter: false, depthLimit: false, agentOptions: false, outputSchema: false, maxSteps: false });
     expect(typeof provider.prepareContinuable).toBe('function');
     const base = { parent: h.lead, prompt: 'x', signal: signal() };
-    for (const extra of [{ persona: 'terse' }, { persona: '' }, { toolFilter: { deny: [] } }, { maxDepth: 2 }, { agentOptions: { model: 'scripted' } }, { outputSchema: { type: 'object' } }]) {
+    for (const extra of [{ persona: 'terse' }, { persona: '' }, { toolFilter: { deny: [] } }, { maxDepth: 2 }, { agentOptions: { model: 'scripted' } }, { outputSchema: { type: 'object' } }, { maxSteps: 5 }]) {
       expect(await rejectionCode(h.brood.subagents.start('acp', { ...base, ...extra }))).toBe('UNSUPPORTED_CAPABILITY');
     }
     expect((await h.brood.sessions.list()).map((s) => s.id)).toEqual([h.lead.id]); // refused before anything was created
@@ -46,6 +46,7 @@ describe('acpProvider: honest capabilities', () => {
     expect(thrownCode(() => h!.brood.use(subagentTool({ provider: 'acp', toolName: 'ask_a', maxDepth: 2 })))).toBe('INVALID_CONFIG');
     expect(thrownCode(() => h!.brood.use(subagentTool({ provider: 'acp', toolName: 'ask_b', maxDepth: 'provider-managed', persona: 'terse' })))).toBe('INVALID_CONFIG');
     expect(thrownCode(() => h!.brood.use(subagentTool({ provider: 'acp', toolName: 'ask_c', maxDepth: 'provider-managed', toolFilter: { deny: ['x'] } })))).toBe('INVALID_CONFIG');
+    expect(thrownCode(() => h!.brood.use(subagentTool({ provider: 'acp', toolName: 'ask_e', maxDepth: 'provider-managed', maxSteps: 5 })))).toBe('INVALID_CONFIG');
     expect(() => h!.brood.use(subagentTool({ provider: 'acp', toolName: 'ask_d', maxDepth: 'provider-managed' }))).not.toThrow();
   });
 
@@ -86,6 +87,48 @@ describe('acpProvider: delegation through subagentTool', () => {
     expect(/session (\S+)/.exec(first!)![1]).toBe(/session (\S+)/.exec(second!)![1]);
     const ends = await notes(childId, 'turn/end');
     expect(ends.map((d) => d.reason)).toEqual(['completed', 'completed']);
+  });
+});
+
+describe('acpProvider: a continuable child whose ACP session is gone', () => {
+  it('the process died while the child was idle: its next turn fails PROVIDER_FAILED (the agent cannot load sessions), the runtime is fine', async () => {
+    h = await acpHarness(fixtureOptions());
+    const { childId } = await h.brood.subagents.startContinuable({ provider: 'acp', label: 'c', request: { parent: h.lead, prompt: 'count' }, signal: signal() });
+    await until(async () => (await notes(childId, 'turn/end')).length === 1);
+    const pid = await agentPid(h.brood, childId);
+    process.kill(pid, 'SIGKILL');
+    await until(() => !alive(pid));
+    await h.brood.subagents.followup(h.lead, childId, 'count again', { signal: signal() });
+    await until(async () => (await notes(childId, 'turn/end')).length === 2);
+    const [, second] = await notes(childId, 'turn/end');
+    expect(second).toMatchObject({ reason: 'error', diagnostic: expect.stringMatching(/^PROVIDER_FAILED: the ACP session \S+ was lost \(ACP agent 'acp' \(pid \d+\) was killed by signal SIGKILL.*\) and the agent cannot load sessions$/s) });
+    expect((await (await start('fresh')).result).output).toBe('echo: fresh');
+  });
+
+  it('cold resume in a new runtime: with the provider registered the child is served by it (and says the session is lost); without it NOT_RESUMABLE', async () => {
+    const sessionsDir = join(dir, 'cold');
+    const first = createBrood({ pool: { threads: 1 }, sessions: fileSessions(sessionsDir), providers: [acpProvider(fixtureOptions())] });
+    const lead = await first.createAgent({ model: route });
+    const { childId } = await first.subagents.startContinuable({ provider: 'acp', label: 'c', request: { parent: lead, prompt: 'count' }, signal: signal() });
+    await until(async () => (await first.sessions.read(childId)).events.some((e) => e.type === 'turn/end'));
+    await first.close();
+
+    const bare = createBrood({ pool: { threads: 1 }, sessions: fileSessions(sessionsDir), providers: [] });
+    const bareLead = await bare.resumeAgent(lead.id);
+    expect(await rejectionCode(bare.subagents.followup(bareLead, childId, 'count', { signal: signal() }))).toBe('NOT_RESUMABLE');
+    await bare.close();
+
+    const second = createBrood({ pool: { threads: 1 }, sessions: fileSessions(sessionsDir), providers: [acpProvider(fixtureOptions())] });
+    try {
+      const resumedLead = await second.resumeAgent(lead.id);
+      await second.subagents.followup(resumedLead, childId, 'count', { signal: signal() });
+      await until(async () => (await second.sessions.read(childId)).events.filter((e) => e.type === 'turn/end').length === 2);
+      const ends = (await second.sessions.read(childId)).events.filter((e) => e.type === 'turn/end');
+      expect(ends[1]!.data).toMatchObject({ reason: 'error', diagnostic: expect.stringMatching(/^PROVIDER_FAILED: the ACP session \S+ was lost/) });
+      expect((await second.sessions.read(childId)).events.filter((e) => e.type === 'model/request')).toEqual([]); // never ran on a brood model
+    } finally {
+      await second.close();
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { rejectionCode } from '../agents/helpers.js';
+import type { BroodEvent } from '../../src/index.js';
 import { acpHarness, agentPid, alive, eventsOf, fixtureOptions, signal, until, type AcpHarness } from './helpers.js';
 
 let h: AcpHarness | undefined;
@@ -77,12 +78,33 @@ describe('acpProvider: the child session records what the agent reports', () => 
     ]);
   });
 
-  it('maps stop reasons: max_tokens, refusal, max_turn_requests (error until brood has a step limit), cancelled', async () => {
+  it('maps stop reasons: max_tokens, refusal, max_turn_requests (max-steps), cancelled', async () => {
     h = await acpHarness(fixtureOptions());
     const results = await Promise.all(['stop:max_tokens', 'stop:refusal', 'stop:max_turn_requests', 'stop:cancelled'].map(async (p) => (await start(p)).result));
-    expect(results.map((r) => r.stopReason)).toEqual(['max-tokens', 'refusal', 'error', 'aborted']);
+    expect(results.map((r) => r.stopReason)).toEqual(['max-tokens', 'refusal', 'max-steps', 'aborted']);
     expect(results[0]!.output).toBe('stopping with max_tokens');
     expect(results[2]!.diagnostic).toMatch(/max_turn_requests/);
+  });
+});
+
+describe('acpProvider: host events', () => {
+  it('an ACP child streams like any child: turn-start, text deltas, assistant-message, turn-end, inside subagent-start/-end on the parent', async () => {
+    h = await acpHarness(fixtureOptions());
+    const controller = new AbortController();
+    const seen: BroodEvent[] = [];
+    const collected = (async () => {
+      for await (const event of h!.brood.events({ signal: controller.signal })) seen.push(event);
+    })();
+    const run = await start('hello there');
+    await run.result;
+    await until(() => seen.some((e) => e.type === 'subagent-end'));
+    controller.abort();
+    await collected;
+    const child = seen.filter((e) => e.agentId === run.id).map((e) => (e.type === 'text-delta' ? `delta:${e.delta}` : e.type));
+    expect(child).toEqual(['turn-start', 'delta:echo: ', 'delta:hello there', 'assistant-message', 'turn-end']);
+    const lead = seen.filter((e) => e.agentId === h!.lead.id).map((e) => e.type);
+    expect(lead).toEqual(['subagent-start', 'subagent-end']);
+    expect(seen.find((e) => e.type === 'subagent-start')).toMatchObject({ childId: run.id, provider: 'acp' });
   });
 });
 

@@ -1,0 +1,127 @@
+/**
+ * brood as an ACP agent (`brood acp`): the SDK's agent side over a byte stream pair (stdio). Each
+ * `session/new` is a fresh top-level agent; `session/prompt` runs one turn and streams its events as
+ * updates; `session/cancel` cancels it; `session/load` resumes a stored session and replays it;
+ * `session/close` disposes the agent. Nothing but protocol is written to `output`.
+ */
+import { Readable, Writable } from 'node:stream';
+import type * as Acp from '@agentclientprotocol/sdk';
+import type { Brood } from '../../brood.js';
+import { errorMessage } from '../../errors.js';
+import type { Agent } from '../../types.js';
+import { loadSdk } from '../agent-process.js';
+import { broodVersion } from '../version.js';
+import { replayUpdates } from './replay.js';
+import { ACP_STOP_REASONS, UpdateMapper } from './updates.js';
+
+export interface AcpServerOptions {
+  brood: Brood;
+  /** A fresh top-level agent for a new session. */
+  createAgent(): Promise<Agent>;
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+  /** Diagnostics (stderr in the CLI). */
+  log(line: string): void;
+}
+
+interface ServedSession {
+  agent: Agent;
+  /** Set while a prompt runs: cancels it. */
+  cancel: (() => void) | undefined;
+}
+
+/** Serves until the client closes the stream; resolves then. */
+export async function serveAcp(options: AcpServerOptions): Promise<void> {
+  const acp = await loadSdk();
+  const sessions = new Map<string, ServedSession>();
+  const { brood, log } = options;
+
+  const session = (sessionId: string): ServedSession => {
+    const served = sessions.get(sessionId);
+    if (!served) throw acp.RequestError.resourceNotFound(sessionId);
+    return served;
+  };
+
+  const app = acp
+    .agent({ name: 'brood' })
+    .onRequest('initialize', () => ({
+      // brood speaks version 1; a client asking for another decides whether it can talk to us.
+      protocolVersion: acp.PROTOCOL_VERSION,
+      agentCapabilities: { loadSession: true, sessionCapabilities: { close: {} }, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
+      agentInfo: { name: 'brood', version: broodVersion() },
+      authMethods: [],
+    }))
+    .onRequest('session/new', async ({ params }) => {
+      if (params.mcpServers.length > 0) log(`brood acp: ignoring ${params.mcpServers.length} MCP server(s) of session/new: this build has no MCP support`);
+      const agent = await options.createAgent().catch((error: unknown) => {
+        throw acp.RequestError.internalError({ diagnostic: errorMessage(error) }, errorMessage(error));
+      });
+      sessions.set(agent.id, { agent, cancel: undefined });
+      return { sessionId: agent.id };
+    })
+    .onRequest('session/load', async ({ params, client }) => {
+      const agent = sessions.get(params.sessionId)?.agent ?? (await brood.resumeAgent(params.sessionId).catch(() => undefined));
+      if (!agent) throw acp.RequestError.resourceNotFound(params.sessionId);
+      sessions.set(agent.id, sessions.get(agent.id) ?? { agent, cancel: undefined });
+      const { events } = await brood.sessions.read(agent.id);
+      for (const update of replayUpdates(agent.id, events)) await client.notify('session/update', { sessionId: agent.id, update });
+      return {};
+    })
+    .onRequest('session/prompt', async ({ params, client }) => {
+      const served = session(params.sessionId);
+      if (served.cancel) throw acp.RequestError.invalidRequest(undefined, `session ${params.sessionId} is already running a prompt`);
+      return runPrompt(acp, served, params, client);
+    })
+    .onNotification('session/cancel', ({ params }) => sessions.get(params.sessionId)?.cancel?.())
+    .onRequest('session/close', async ({ params }) => {
+      const served = sessions.get(params.sessionId);
+      sessions.delete(params.sessionId);
+      await served?.agent.dispose();
+      return {};
+    });
+
+  const stream = acp.ndJsonStream(Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>, Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>);
+  const connection = app.connect(stream);
+  await connection.closed;
+}
+
+/** One `session/prompt`: the turn runs while its events stream out as updates, all sent before the answer. */
+async function runPrompt(acp: typeof import('@agentclientprotocol/sdk'), served: ServedSession, params: Acp.PromptRequest, client: Acp.AgentContext): Promise<Acp.PromptResponse> {
+  const { agent } = served;
+  const controller = new AbortController();
+  served.cancel = () => controller.abort();
+  const unsubscribe = new AbortController();
+  const events = agent.events({ descendants: true, signal: unsubscribe.signal });
+  const mapper = new UpdateMapper(agent.id);
+  // Sent in event order, up to this agent's turn-end; notify() resolves once the message is written,
+  // so the prompt's answer (sent after the pump finished) cannot overtake any update.
+  const pump = (async () => {
+    for await (const event of events) {
+      for (const update of mapper.map(event)) await client.notify('session/update', { sessionId: agent.id, update });
+      if (event.type === 'turn-end' && event.agentId === agent.id) return;
+    }
+  })();
+  try {
+    const result = await agent.run(promptText(params.prompt), { signal: controller.signal });
+    await pump;
+    if (result.stopReason === 'error') throw acp.RequestError.internalError({ diagnostic: result.diagnostic ?? 'the turn failed' }, result.diagnostic ?? 'the turn failed');
+    const usage = { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, totalTokens: result.usage.inputTokens + result.usage.outputTokens };
+    return { stopReason: ACP_STOP_REASONS[result.stopReason], usage } as Acp.PromptResponse;
+  } finally {
+    served.cancel = undefined;
+    unsubscribe.abort();
+    await pump.catch(() => undefined);
+  }
+}
+
+/** The prompt's content as one message: text as is, embedded text resources and links inline. */
+function promptText(blocks: Acp.ContentBlock[]): string {
+  return blocks
+    .map((block) => {
+      if (block.type === 'text') return block.text;
+      if (block.type === 'resource') return 'text' in block.resource ? `\n<resource uri="${block.resource.uri}">\n${block.resource.text}\n</resource>\n` : `[resource ${block.resource.uri}]`;
+      if (block.type === 'resource_link') return `[${block.name}](${block.uri})`;
+      return `[${block.type} content not supported]`;
+    })
+    .join('');
+}

@@ -1,0 +1,46 @@
+/**
+ * `brood acp --config <file.json>`: brood as an ACP agent on stdio, for editors (Zed, ...) and for
+ * another brood's `acpProvider`. The config is the `brood run` format (its `prompt` is not used); each
+ * ACP session is a top-level agent of it. stdout carries protocol only: logs go to stderr.
+ */
+import { agentFromConfig, runtimeFromConfig } from './run.js';
+import { parseFlags, stringFlag, UsageError } from './cli-errors.js';
+import { loadRunConfig } from './run-config.js';
+
+export const ACP_USAGE = 'brood acp --config <file.json>';
+
+export const ACP_HELP = [
+  `Usage: ${ACP_USAGE}`,
+  '',
+  'Serves the Agent Client Protocol on stdio (for editors such as Zed, or another brood\'s acpProvider).',
+  'The config is the `brood run` format; each ACP session is a top-level agent of it. stdout carries',
+  'protocol only; logs go to stderr.',
+].join('\n');
+
+export async function acpCommand(args: string[]): Promise<number> {
+  const { values } = parseFlags('acp', args, { config: { type: 'string' } }, []);
+  const file = stringFlag(values, 'config');
+  if (file === undefined) throw new UsageError('brood acp: --config <file.json> is required (see brood --help)');
+  // Anything that would print to stdout would corrupt the protocol stream.
+  console.log = console.error;
+  console.info = console.error;
+  const config = await loadRunConfig(file).catch(relabel);
+  const brood = await runtimeFromConfig(config).catch(relabel);
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const { serveAcp } = await import('../acp/server/agent-server.js');
+  const stop = (): void => void process.stdin.destroy();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  try {
+    await serveAcp({ brood, createAgent: () => agentFromConfig(brood, config), input: process.stdin, output: process.stdout, log });
+  } finally {
+    await brood.close();
+  }
+  return 0;
+}
+
+/** Config problems come from the shared `brood run` loader; say which command reported them. */
+function relabel(error: unknown): never {
+  if (error instanceof UsageError) throw new UsageError(error.message.replace(/^brood run:/, 'brood acp:'));
+  throw error;
+}
