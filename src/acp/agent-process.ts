@@ -140,6 +140,10 @@ export class AgentProcess {
   private wire(): void {
     const { stdout, stdin, stderr } = this.child;
     if (!stdout || !stdin || !stderr) throw new BroodError('INTERNAL', 'the agent process has no stdio pipes');
+    // A failing kill or pipe must never become an unhandled 'error' in the host; the exit reports the death.
+    this.child.on('error', () => undefined);
+    stdout.on('error', () => undefined);
+    stderr.on('error', () => undefined);
     stderr.setEncoding('utf8');
     let partial = '';
     stderr.on('data', (chunk: string) => {

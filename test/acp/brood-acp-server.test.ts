@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, CLI } from '../cli/run-cli.js';
+import { assertBuilt, CLI, runCli } from '../cli/run-cli.js';
 import { until } from './helpers.js';
 import { startScriptedEndpoint, type ScriptedEndpoint } from './scripted-endpoint.js';
 
@@ -153,5 +153,19 @@ describe('brood acp: an ACP agent on stdio', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('brood acp: bad flags and config', () => {
+  it('exit 2 with one line on stderr, naming the command', async () => {
+    const missing = await runCli(['acp']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^brood acp: --config <file.json> is required/)]);
+    const bad = join(dir, 'bad.json');
+    await writeFile(bad, JSON.stringify({ models: [] }));
+    const invalid = await runCli(['acp', '--config', bad]);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^brood acp: config .*bad\.json: models: /)]);
+    expect(invalid.stdout).toBe('');
   });
 });

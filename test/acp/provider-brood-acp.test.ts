@@ -102,7 +102,7 @@ describe('acpProvider → brood acp', () => {
   });
 
   it('cancel mid-prompt ends the child aborted; a kill mid-prompt ends it PROVIDER_FAILED; the runtime and the next start are fine', async () => {
-    h = await acpHarness(provider);
+    h = await acpHarness(provider, { pool: { threads: 1, cancelGraceMs: 30_000 } });
     const controller = new AbortController();
     const cancelled = await h.brood.subagents.start('acp', { parent: h.lead, prompt: 'Hang please', signal: controller.signal });
     await until(() => endpoint.hanging() > 0);

@@ -145,7 +145,8 @@ describe('acpProvider: one agent process, sessions multiplexed on it', () => {
 
 describe('acpProvider: cancellation', () => {
   it('abort sends session/cancel; the agent answers cancelled; the run ends aborted and the process keeps serving', async () => {
-    h = await acpHarness(fixtureOptions({ env: { FIXTURE_MARKS: marks } }));
+    // A grace no loaded machine runs out of: this test is about the agent answering, not the kill.
+    h = await acpHarness(fixtureOptions({ env: { FIXTURE_MARKS: marks } }), { pool: { threads: 1, cancelGraceMs: 30_000 } });
     const controller = new AbortController();
     const seen = (await readdir(marks)).filter((n) => n.startsWith('hang-')).length;
     const run = await start('hang', controller.signal);
