@@ -11,6 +11,7 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, runCli } from '../cli/run-cli.js';
+import { FIXTURE_SCRIPT } from '../mcp/helpers.js';
 import { until } from './helpers.js';
 import { startScriptedEndpoint, type ScriptedEndpoint } from './scripted-endpoint.js';
 
@@ -26,6 +27,7 @@ beforeAll(async () => {
     { match: 'Hang please', steps: [{ hang: true }] },
     { match: 'Fail please', steps: [{ status: 400 }] },
     { match: 'How many', steps: [{ text: 'turns so far: {{turns}}' }] },
+    { match: 'Ping it', steps: [{ toolCalls: [{ name: 'mcp__notes__ping', arguments: {} }] }, { text: 'got {{results}}' }] },
   ]);
   config = join(dir, 'agent.json');
   await writeFile(
@@ -150,6 +152,28 @@ describe('brood acp: an ACP agent on stdio', () => {
       expect(texts(client.updates, 'agent_message_chunk').join('')).toBe('turns so far: 5');
       const missing = await client.conn.agent.request('session/load', { sessionId: 'agent_nope', cwd: dir, mcpServers: [] }).catch((error: unknown) => error as acp.RequestError);
       expect(missing).toBeInstanceOf(acp.RequestError);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('brood acp: the client MCP servers', () => {
+  it('are mounted on the session agent (mcp__<server>__<tool>); an unreachable one fails session/new', async () => {
+    const client = startClient();
+    try {
+      await client.conn.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+      const { sessionId: withMcp } = await client.conn.agent.request('session/new', { cwd: dir, mcpServers: [{ name: 'notes', command: process.execPath, args: [FIXTURE_SCRIPT], env: [] }] });
+      await client.conn.agent.request('session/prompt', { sessionId: withMcp, prompt: [{ type: 'text', text: 'Ping it' }] });
+      const calls = client.updates.filter((n) => n.update.sessionUpdate === 'tool_call').map((n) => (n.update as acp.ToolCall).title);
+      expect(calls).toEqual(['mcp__notes__ping']);
+      expect(texts(client.updates, 'agent_message_chunk').join('')).toMatch(/^got pong \d+$/);
+      await client.conn.agent.request('session/close', { sessionId: withMcp });
+      const broken = await client.conn.agent
+        .request('session/new', { cwd: dir, mcpServers: [{ name: 'gone', command: join(dir, 'no-such-server'), args: [], env: [] }] })
+        .catch((error: unknown) => error as acp.RequestError);
+      expect(broken).toBeInstanceOf(acp.RequestError);
+      expect((broken as acp.RequestError).data).toMatchObject({ code: 'MCP_UNAVAILABLE' });
     } finally {
       await client.close();
     }

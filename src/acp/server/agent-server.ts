@@ -11,6 +11,7 @@ import { errorMessage } from '../../errors.js';
 import type { Agent } from '../../types.js';
 import { loadSdk } from '../agent-process.js';
 import { broodVersion } from '../version.js';
+import { mountClientMcpServers, unmountAll, type Unmount } from './mcp.js';
 import { replayUpdates } from './replay.js';
 import { ACP_STOP_REASONS, UpdateMapper } from './updates.js';
 
@@ -26,6 +27,8 @@ export interface AcpServerOptions {
 
 interface ServedSession {
   agent: Agent;
+  /** The client's MCP servers mounted on this agent. */
+  mcp: Unmount[];
   /** Set while a prompt runs: cancels it. */
   cancel: (() => void) | undefined;
 }
@@ -47,22 +50,22 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
     .onRequest('initialize', () => ({
       // brood speaks version 1; a client asking for another decides whether it can talk to us.
       protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: true, sessionCapabilities: { close: {} }, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
+      agentCapabilities: { loadSession: true, sessionCapabilities: { close: {} }, promptCapabilities: { image: false, audio: false, embeddedContext: true }, mcpCapabilities: { http: true, sse: true } },
       agentInfo: { name: 'brood', version: broodVersion() },
       authMethods: [],
     }))
     .onRequest('session/new', async ({ params }) => {
-      if (params.mcpServers.length > 0) log(`brood acp: ignoring ${params.mcpServers.length} MCP server(s) of session/new: this build has no MCP support`);
       const agent = await options.createAgent().catch((error: unknown) => {
-        throw acp.RequestError.internalError({ diagnostic: errorMessage(error) }, errorMessage(error));
+        throw failure(acp, error);
       });
-      sessions.set(agent.id, { agent, cancel: undefined });
+      sessions.set(agent.id, { agent, mcp: await mountFor(acp, brood, agent, params.mcpServers, log, true), cancel: undefined });
       return { sessionId: agent.id };
     })
     .onRequest('session/load', async ({ params, client }) => {
-      const agent = sessions.get(params.sessionId)?.agent ?? (await brood.resumeAgent(params.sessionId).catch(() => undefined));
+      const live = sessions.get(params.sessionId);
+      const agent = live?.agent ?? (await brood.resumeAgent(params.sessionId).catch(() => undefined));
       if (!agent) throw acp.RequestError.resourceNotFound(params.sessionId);
-      sessions.set(agent.id, sessions.get(agent.id) ?? { agent, cancel: undefined });
+      if (!live) sessions.set(agent.id, { agent, mcp: await mountFor(acp, brood, agent, params.mcpServers, log, false), cancel: undefined });
       const { events } = await brood.sessions.read(agent.id);
       for (const update of replayUpdates(agent.id, events)) await client.notify('session/update', { sessionId: agent.id, update });
       return {};
@@ -76,6 +79,7 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
     .onRequest('session/close', async ({ params }) => {
       const served = sessions.get(params.sessionId);
       sessions.delete(params.sessionId);
+      await unmountAll(served?.mcp ?? []);
       await served?.agent.dispose();
       return {};
     });
@@ -83,6 +87,22 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
   const stream = acp.ndJsonStream(Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>, Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>);
   const connection = app.connect(stream);
   await connection.closed;
+}
+
+/** Mounts the session's MCP servers; a failure disposes a freshly created agent and fails the request. */
+async function mountFor(acp: typeof import('@agentclientprotocol/sdk'), brood: Brood, agent: Agent, servers: Acp.McpServer[], log: (line: string) => void, created: boolean): Promise<Unmount[]> {
+  try {
+    return await mountClientMcpServers(brood, agent, servers);
+  } catch (error) {
+    log(`brood acp: MCP servers of session ${agent.id}: ${errorMessage(error)}`);
+    if (created) await agent.dispose().catch(() => undefined);
+    throw failure(acp, error);
+  }
+}
+
+function failure(acp: typeof import('@agentclientprotocol/sdk'), error: unknown): Error {
+  const code = (error as { code?: unknown }).code;
+  return acp.RequestError.internalError({ diagnostic: errorMessage(error), ...(typeof code === 'string' ? { code } : {}) }, errorMessage(error));
 }
 
 /** One `session/prompt`: the turn runs while its events stream out as updates, all sent before the answer. */
