@@ -27,6 +27,8 @@ beforeAll(async () => {
     { match: 'Hang please', steps: [{ hang: true }] },
     { match: 'Fail please', steps: [{ status: 400 }] },
     { match: 'How many', steps: [{ text: 'turns so far: {{turns}}' }] },
+    { match: 'Start background', steps: [{ toolCalls: [{ name: 'bg_helper', arguments: { description: 'bg', prompt: 'bg child task' } }] }, { text: 'started it' }] },
+    { match: 'Background subagent', steps: [{ text: 'noted the result', delayMs: 1500 }] },
     { match: 'Ping it', steps: [{ toolCalls: [{ name: 'mcp__notes__ping', arguments: {} }] }, { text: 'got {{results}}' }] },
   ]);
   config = join(dir, 'agent.json');
@@ -35,7 +37,10 @@ beforeAll(async () => {
     JSON.stringify({
       models: [{ id: 'loop', baseURL: endpoint.baseURL, models: ['m'] }],
       agent: { model: { provider: 'loop', model: 'm' } },
-      delegation: [{ provider: 'spawn', toolName: 'helper', maxDepth: 2, enableRunInBackground: false }],
+      delegation: [
+        { provider: 'spawn', toolName: 'helper', maxDepth: 2, enableRunInBackground: false },
+        { provider: 'spawn', toolName: 'bg_helper', maxDepth: 2, backgroundMode: 'continuable' },
+      ],
       sessions: './sessions',
     }),
   );
@@ -152,6 +157,25 @@ describe('brood acp: an ACP agent on stdio', () => {
       expect(texts(client.updates, 'agent_message_chunk').join('')).toBe('turns so far: 5');
       const missing = await client.conn.agent.request('session/load', { sessionId: 'agent_nope', cwd: dir, mcpServers: [] }).catch((error: unknown) => error as acp.RequestError);
       expect(missing).toBeInstanceOf(acp.RequestError);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('brood acp: a turn the agent starts on its own', () => {
+  it('a settlement notice turn running when a prompt arrives streams first; the prompt still gets all of its own updates', async () => {
+    const client = startClient();
+    try {
+      await client.conn.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+      const { sessionId: own } = await client.conn.agent.request('session/new', { cwd: dir, mcpServers: [] });
+      await client.conn.agent.request('session/prompt', { sessionId: own, prompt: [{ type: 'text', text: 'Start background' }] });
+      // The continuable child settles and its notice wakes the agent (a slow reply): prompt meanwhile.
+      await until(() => endpoint.prompts.some((p) => p.startsWith('Background subagent')));
+      client.updates.length = 0;
+      const answer = await client.conn.agent.request('session/prompt', { sessionId: own, prompt: [{ type: 'text', text: 'How many now' }] });
+      expect(answer.stopReason).toBe('end_turn');
+      expect(texts(client.updates, 'agent_message_chunk').join('')).toMatch(/turns so far: 3$/);
     } finally {
       await client.close();
     }

@@ -8,7 +8,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type EndpointStep = { text: string } | { toolCalls: { name: string; arguments: Record<string, unknown> }[] } | { hang: true } | { status: number };
+export type EndpointStep = { text: string; delayMs?: number } | { toolCalls: { name: string; arguments: Record<string, unknown> }[] } | { hang: true } | { status: number };
 export interface EndpointRule {
   match: string;
   steps: EndpointStep[];
@@ -22,17 +22,21 @@ export interface ScriptedEndpoint {
   baseURL: string;
   /** Requests currently held open by a `hang` step. */
   hanging(): number;
+  /** The latest user message of every request so far. */
+  prompts: string[];
   close(): Promise<void>;
 }
 
 export async function startScriptedEndpoint(rules: EndpointRule[]): Promise<ScriptedEndpoint> {
   let hanging = 0;
+  const prompts: string[] = [];
   const open = new Set<ServerResponse>();
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
     req.on('end', () => {
       const body = JSON.parse(raw) as Body;
+      prompts.push(lastUserText(body));
       const step = stepFor(body, rules);
       if ('status' in step) {
         res.writeHead(step.status, { 'content-type': 'application/json' }).end('{"error":{"message":"scripted endpoint failure"}}');
@@ -49,8 +53,12 @@ export async function startScriptedEndpoint(rules: EndpointRule[]): Promise<Scri
         });
         return;
       }
-      for (const chunk of chunks(step, body)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-      res.end('data: [DONE]\n\n');
+      const reply = (): void => {
+        for (const chunk of chunks(step, body)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+        res.end('data: [DONE]\n\n');
+      };
+      if ('text' in step && step.delayMs !== undefined) setTimeout(reply, step.delayMs);
+      else reply();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -58,6 +66,7 @@ export async function startScriptedEndpoint(rules: EndpointRule[]): Promise<Scri
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     hanging: () => hanging,
+    prompts,
     close: () =>
       new Promise((resolve) => {
         for (const res of open) res.destroy();
@@ -66,9 +75,14 @@ export async function startScriptedEndpoint(rules: EndpointRule[]): Promise<Scri
   };
 }
 
+function lastUserText(body: Body): string {
+  const lastUser = body.messages.map((m) => m.role).lastIndexOf('user');
+  return body.messages[lastUser]?.content ?? '';
+}
+
 function stepFor(body: Body, rules: EndpointRule[]): EndpointStep {
   const lastUser = body.messages.map((m) => m.role).lastIndexOf('user');
-  const prompt = body.messages[lastUser]?.content ?? '';
+  const prompt = lastUserText(body);
   const rule = rules.find((r) => prompt.includes(r.match));
   const position = body.messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
   return rule?.steps[position] ?? { text: `model heard: ${prompt}` };

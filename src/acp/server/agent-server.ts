@@ -8,7 +8,7 @@ import { Readable, Writable } from 'node:stream';
 import type * as Acp from '@agentclientprotocol/sdk';
 import type { Brood } from '../../brood.js';
 import { errorMessage } from '../../errors.js';
-import type { Agent } from '../../types.js';
+import type { Agent, SessionEvent } from '../../types.js';
 import { loadSdk } from '../agent-process.js';
 import { broodVersion } from '../version.js';
 import { mountClientMcpServers, unmountAll, type Unmount } from './mcp.js';
@@ -73,7 +73,7 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
     .onRequest('session/prompt', async ({ params, client }) => {
       const served = session(params.sessionId);
       if (served.cancel) throw acp.RequestError.invalidRequest(undefined, `session ${params.sessionId} is already running a prompt`);
-      return runPrompt(acp, served, params, client);
+      return runPrompt(acp, brood, served, params, client);
     })
     .onNotification('session/cancel', ({ params }) => sessions.get(params.sessionId)?.cancel?.())
     .onRequest('session/close', async ({ params }) => {
@@ -105,24 +105,36 @@ function failure(acp: typeof import('@agentclientprotocol/sdk'), error: unknown)
   return acp.RequestError.internalError({ diagnostic: errorMessage(error), ...(typeof code === 'string' ? { code } : {}) }, errorMessage(error));
 }
 
-/** One `session/prompt`: the turn runs while its events stream out as updates, all sent before the answer. */
-async function runPrompt(acp: typeof import('@agentclientprotocol/sdk'), served: ServedSession, params: Acp.PromptRequest, client: Acp.AgentContext): Promise<Acp.PromptResponse> {
+/**
+ * One `session/prompt`: the turn runs while its events stream out as updates, all sent before the
+ * answer. A turn the agent started on its own just before (a child's settlement notice) streams as
+ * part of this prompt: ACP has no other place for it.
+ */
+async function runPrompt(acp: typeof import('@agentclientprotocol/sdk'), brood: Brood, served: ServedSession, params: Acp.PromptRequest, client: Acp.AgentContext): Promise<Acp.PromptResponse> {
   const { agent } = served;
   const controller = new AbortController();
   served.cancel = () => controller.abort();
   const unsubscribe = new AbortController();
   const events = agent.events({ descendants: true, signal: unsubscribe.signal });
   const mapper = new UpdateMapper(agent.id);
-  // Sent in event order, up to this agent's turn-end; notify() resolves once the message is written,
+  let lastEnded = -1;
+  let stopAt: number | undefined;
+  // Sent in event order up to this prompt's turn-end; notify() resolves once the message is written,
   // so the prompt's answer (sent after the pump finished) cannot overtake any update.
   const pump = (async () => {
     for await (const event of events) {
       for (const update of mapper.map(event)) await client.notify('session/update', { sessionId: agent.id, update });
-      if (event.type === 'turn-end' && event.agentId === agent.id) return;
+      if (event.type === 'turn-end' && event.agentId === agent.id) {
+        lastEnded = event.turn;
+        if (stopAt !== undefined && lastEnded >= stopAt) return;
+      }
     }
   })();
   try {
     const result = await agent.run(promptText(params.prompt), { signal: controller.signal });
+    // run() settles right after its turn/end is durable: the last one in the log is this prompt's turn.
+    stopAt = lastTurnEnd((await brood.sessions.read(agent.id)).events);
+    if (lastEnded >= stopAt) unsubscribe.abort();
     await pump;
     if (result.stopReason === 'error') throw acp.RequestError.internalError({ diagnostic: result.diagnostic ?? 'the turn failed' }, result.diagnostic ?? 'the turn failed');
     const usage = { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, totalTokens: result.usage.inputTokens + result.usage.outputTokens };
@@ -132,6 +144,14 @@ async function runPrompt(acp: typeof import('@agentclientprotocol/sdk'), served:
     unsubscribe.abort();
     await pump.catch(() => undefined);
   }
+}
+
+function lastTurnEnd(events: SessionEvent[]): number {
+  for (let index = events.length - 1; index >= 0; index -= 1) {
+    const event = events[index]!;
+    if (event.type === 'turn/end') return Number(event.data.turn);
+  }
+  return -1;
 }
 
 /** The prompt's content as one message: text as is, embedded text resources and links inline. */
