@@ -8,6 +8,7 @@ import { runStartLatency } from './start-latency.mjs';
 import { runToolRpc } from './tool-rpc.mjs';
 import { runDeepTree } from './deep-tree.mjs';
 import { runParkedContinuables } from './parked-continuables.mjs';
+import { runWatchHook } from './watch-hook.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
 import { writeReport } from './report.mjs';
@@ -38,6 +39,7 @@ const startLatency = await attempt(() => runStartLatency({ quick, log }));
 const toolRpc = await attempt(() => runToolRpc({ quick, log }));
 const deepTree = await attempt(() => runDeepTree({ quick, log }));
 const parked = await attempt(() => runParkedContinuables({ quick, log }));
+const watchHook = await attempt(() => runWatchHook({ quick, log }));
 
 for (const [text, count] of warnings) notes.push(`process warning ×${count}: ${text}`);
 const results = {
@@ -58,6 +60,7 @@ const results = {
   toolRpc,
   deepTree,
   parked,
+  watchHook,
   notes,
 };
 results.targets = evaluateTargets(results);

@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createBrood, defineTool, scriptedModels } from '../../src/index.js';
 import type { Agent, Brood, CreateAgentOptions } from '../../src/index.js';
-import { RUNNERS, deferred, eventsOf, makeBrood, ofType, rejectionCode, route, tapStore, thrownCode } from './helpers.js';
+import { RUNNERS, deferred, eventsOf, makeBrood, ofType, route, tapStore, } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {
@@ -78,13 +79,13 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     await agent.dispose();
     const tool = defineTool({ name: 'late', description: 'x', parameters: z.object({}), execute: () => 'x' });
 
-    expect(await rejectionCode(agent.send('hi'))).toBe('DISPOSED');
-    expect(await rejectionCode(agent.run('hi'))).toBe('DISPOSED');
-    expect(await rejectionCode(agent.tools.execute({ name: 'late', arguments: {} }))).toBe('DISPOSED');
-    expect(thrownCode(() => agent.tools.register(tool))).toBe('DISPOSED');
-    expect(thrownCode(() => agent.tools.restrict({ deny: [] }))).toBe('DISPOSED');
-    expect(thrownCode(() => agent.prompt.register({ name: 'x', text: 'x' }))).toBe('DISPOSED');
-    expect(thrownCode(() => agent.cancel())).toBe('DISPOSED');
+    await expectCode(agent.send('hi'), 'DISPOSED');
+    await expectCode(agent.run('hi'), 'DISPOSED');
+    await expectCode(agent.tools.execute({ name: 'late', arguments: {} }), 'DISPOSED');
+    expectCode(() => agent.tools.register(tool), 'DISPOSED');
+    expectCode(() => agent.tools.restrict({ deny: [] }), 'DISPOSED');
+    expectCode(() => agent.prompt.register({ name: 'x', text: 'x' }), 'DISPOSED');
+    expectCode(() => agent.cancel(), 'DISPOSED');
     // Rejections, never synchronous throws, from async entry points.
     expect(() => void agent.send('x').catch(() => undefined)).not.toThrow();
     expect(ofType(await eventsOf(brood, agent.id), 'user/message')).toHaveLength(0);
@@ -95,10 +96,10 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     const agent = await brood.createAgent({ model: route });
     await brood.close();
     expect(agent.status).toBe('disposed');
-    expect(await rejectionCode(agent.send('hi'))).toBe('DISPOSED');
-    expect(await rejectionCode(brood.createAgent({ model: route }))).toBe('DISPOSED');
-    expect(await rejectionCode(brood.resumeAgent(agent.id))).toBe('DISPOSED');
-    expect(thrownCode(() => brood!.use({ name: 'p', install: () => Object.assign(() => undefined, { [Symbol.dispose]: () => undefined }) }))).toBe('DISPOSED');
+    await expectCode(agent.send('hi'), 'DISPOSED');
+    await expectCode(brood.createAgent({ model: route }), 'DISPOSED');
+    await expectCode(brood.resumeAgent(agent.id), 'DISPOSED');
+    expectCode(() => brood!.use({ name: 'p', install: () => Object.assign(() => undefined, { [Symbol.dispose]: () => undefined }) }), 'DISPOSED');
     await brood.close(); // idempotent
   });
 
@@ -109,27 +110,27 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     const before = await brood.sessions.list();
     const attempt = (options: Partial<CreateAgentOptions>) => brood!.createAgent({ id: 'fresh', model: route, ...options } as CreateAgentOptions);
 
-    expect(await rejectionCode(brood.createAgent({ id: 'taken', model: route }))).toBe('INVALID_CONFIG');
-    expect(await rejectionCode(attempt({ model: { provider: 'nope', model: 'scripted' } }))).toBe('UNKNOWN_MODEL');
-    expect(await rejectionCode(attempt({ model: { provider: 'scripted', model: 'nope' } }))).toBe('UNKNOWN_MODEL');
-    expect(await rejectionCode(attempt({ model: { provider: 'thinking', model: 'deep', reasoningEffort: 'extreme' } }))).toBe('INVALID_EFFORT');
-    expect(await rejectionCode(attempt({ depth: -1 }))).toBe('INVALID_DEPTH');
-    expect(await rejectionCode(attempt({ depth: 1.5 }))).toBe('INVALID_DEPTH');
-    expect(await rejectionCode(attempt({ toolFilter: { allow: ['missing'] } }))).toBe('INVALID_TOOL_FILTER');
-    expect(await rejectionCode(attempt({ toolFilter: {} }))).toBe('INVALID_TOOL_FILTER');
-    expect(await rejectionCode(attempt({ persona: 'I am {{nope}}' }))).toBe('TEMPLATE_ERROR');
-    expect(await rejectionCode(attempt({ unknownOption: true } as Partial<CreateAgentOptions>))).toBe('INVALID_CONFIG');
+    await expectCode(brood.createAgent({ id: 'taken', model: route }), 'INVALID_CONFIG');
+    await expectCode(attempt({ model: { provider: 'nope', model: 'scripted' } }), 'UNKNOWN_MODEL');
+    await expectCode(attempt({ model: { provider: 'scripted', model: 'nope' } }), 'UNKNOWN_MODEL');
+    await expectCode(attempt({ model: { provider: 'thinking', model: 'deep', reasoningEffort: 'extreme' } }), 'INVALID_EFFORT');
+    await expectCode(attempt({ depth: -1 }), 'INVALID_DEPTH');
+    await expectCode(attempt({ depth: 1.5 }), 'INVALID_DEPTH');
+    await expectCode(attempt({ toolFilter: { allow: ['missing'] } }), 'INVALID_TOOL_FILTER');
+    await expectCode(attempt({ toolFilter: {} }), 'INVALID_TOOL_FILTER');
+    await expectCode(attempt({ persona: 'I am {{nope}}' }), 'TEMPLATE_ERROR');
+    await expectCode(attempt({ unknownOption: true } as Partial<CreateAgentOptions>), 'INVALID_CONFIG');
 
     expect(await brood.sessions.list()).toEqual(before);
-    expect(await rejectionCode(brood.resumeAgent('fresh'))).toBe('NOT_RESUMABLE');
-    expect(await rejectionCode(brood.sessions.read('fresh'))).toBe('NOT_RESUMABLE');
+    await expectCode(brood.resumeAgent('fresh'), 'NOT_RESUMABLE');
+    await expectCode(brood.sessions.read('fresh'), 'NOT_RESUMABLE');
     // The id is still free, and the failed attempts left no persona or filter behind.
     const fresh = await brood.createAgent({ id: 'fresh', model: route });
     expect(fresh.tools.view().names).toEqual(['known']);
     expect(fresh.prompt.assemble().system).toBe('');
     // An id that exists only in the store (its agent disposed) is taken too.
     await existing.dispose();
-    expect(await rejectionCode(brood.createAgent({ id: 'taken', model: route }))).toBe('INVALID_CONFIG');
+    await expectCode(brood.createAgent({ id: 'taken', model: route }), 'INVALID_CONFIG');
     // The omitted effort becomes the model's default and is logged.
     const thinker = await brood.createAgent({ model: { provider: 'thinking', model: 'deep' } });
     await thinker.run('think');
@@ -140,20 +141,20 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     brood = makeBrood(runner);
     const agent: Agent = await brood.createAgent({ model: route });
     expect(await brood.resumeAgent(agent.id)).toBe(agent);
-    expect(await rejectionCode(brood.resumeAgent('never-existed'))).toBe('NOT_RESUMABLE');
+    await expectCode(brood.resumeAgent('never-existed'), 'NOT_RESUMABLE');
   });
 });
 
 describe('createBrood options', () => {
   it('rejects bad options synchronously with INVALID_CONFIG', () => {
     const faulty = scriptedModels({ id: 'faulty', scripts: [{ match: 'x', turns: [{ fault: 'exit' }] }] });
-    expect(thrownCode(() => createBrood({ codeBusyTimeoutMs: 5_000, pool: { hangTimeoutMs: 5_000 } }))).toBe('INVALID_CONFIG');
-    expect(thrownCode(() => createBrood({ pool: { hangTimeoutMs: 4_000 } }))).toBe('INVALID_CONFIG'); // default busy timeout is 5 s
-    expect(thrownCode(() => createBrood({ runner: 'inline', models: [faulty] }))).toBe('INVALID_CONFIG');
-    expect(thrownCode(() => createBrood({ nope: 1 } as never))).toBe('INVALID_CONFIG');
-    expect(thrownCode(() => createBrood({ pool: { threads: 2, nope: 1 } } as never))).toBe('INVALID_CONFIG');
-    expect(thrownCode(() => createBrood({ maxParallelToolCalls: 0 }))).toBe('INVALID_CONFIG');
-    expect(thrownCode(() => createBrood({ runner: 'threads' } as never))).toBe('INVALID_CONFIG');
+    expectCode(() => createBrood({ codeBusyTimeoutMs: 5_000, pool: { hangTimeoutMs: 5_000 } }), 'INVALID_CONFIG');
+    expectCode(() => createBrood({ pool: { hangTimeoutMs: 4_000 } }), 'INVALID_CONFIG'); // default busy timeout is 5 s
+    expectCode(() => createBrood({ runner: 'inline', models: [faulty] }), 'INVALID_CONFIG');
+    expectCode(() => createBrood({ nope: 1 } as never), 'INVALID_CONFIG');
+    expectCode(() => createBrood({ pool: { threads: 2, nope: 1 } } as never), 'INVALID_CONFIG');
+    expectCode(() => createBrood({ maxParallelToolCalls: 0 }), 'INVALID_CONFIG');
+    expectCode(() => createBrood({ runner: 'threads' } as never), 'INVALID_CONFIG');
   });
 
   it('accepts the boundary cases it must accept', async () => {

@@ -10,7 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, fileSessions, scriptedModels } from '../../src/index.js';
 import type { Brood, SessionEvent } from '../../src/index.js';
-import { RUNNERS, makeBrood, ofType, rejectionCode, route } from './helpers.js';
+import { RUNNERS, makeBrood, ofType, route } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 let dir: string;
 const open: Brood[] = [];
@@ -49,7 +50,7 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     const agent = await first.createAgent({ model: route });
     expect(await agent.run('remember this')).toMatchObject({ stopReason: 'completed', output: 'first reply' });
     await first.close();
-    expect(await rejectionCode(agent.send('after close'))).toBe('DISPOSED');
+    await expectCode(agent.send('after close'), 'DISPOSED');
 
     const second = runtime();
     expect((await second.sessions.list()).map((h) => h.id)).toEqual([agent.id]);
@@ -149,6 +150,6 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     const third = runtime();
     const raised = await third.resumeAgent(deep.id, { depth: 5 });
     expect(raised.depth).toBe(5);
-    expect(await rejectionCode(third.resumeAgent('no-such-agent'))).toBe('NOT_RESUMABLE');
+    await expectCode(third.resumeAgent('no-such-agent'), 'NOT_RESUMABLE');
   });
 });

@@ -20,6 +20,7 @@ import { replyOf, type HostFrame, type ParentFrame } from '../../src/workers/pro
 import { ThreadHost } from '../../src/workers/thread-host.js';
 import { ThreadLink, outcomeEnd, type PlacedActivation } from '../../src/workers/thread-link.js';
 import { createBoard } from '../../src/workers/watch-board.js';
+import { expectCode } from '../support/codes.js';
 
 const ports: MessagePort[] = [];
 afterEach(() => {
@@ -30,15 +31,6 @@ function deferred<T = void>() {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((res) => (resolve = res));
   return { promise, resolve };
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    return String((error as { code?: unknown }).code);
-  }
-  return 'RESOLVED';
 }
 
 /** The parent's side, faked: an inbox, a tool table, a log. Methods may be overridden per test. */
@@ -201,7 +193,7 @@ describe('Driver over a MessageChannel', () => {
     const parent = new FakeParent();
     parent.overrides.claimNext = () => Promise.resolve(reply);
     const { driver } = connect(parent, replay([]));
-    expect(await codeOf(driver.runActivation())).toBe('INTERNAL');
+    await expectCode(driver.runActivation(), 'INTERNAL');
   });
 
   it('a malformed tool result from the parent becomes an INTERNAL tool error, not a crash', async () => {
@@ -228,9 +220,9 @@ describe('Driver over a MessageChannel', () => {
     const direct = client.host.executeTool(call('c9'));
     parentPort.close();
 
-    expect(await codeOf(direct)).toBe('WORKER_CRASHED');
-    expect(await codeOf(activation)).toBe('WORKER_CRASHED');
-    expect(await codeOf(client.host.claimNext())).toBe('WORKER_CRASHED');
+    await expectCode(direct, 'WORKER_CRASHED');
+    await expectCode(activation, 'WORKER_CRASHED');
+    await expectCode(client.host.claimNext(), 'WORKER_CRASHED');
     expect(parent.reports).toEqual([]);
   });
 });

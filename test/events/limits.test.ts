@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createBrood, defineTool, scriptedModels, subagentTool, type Brood, type SubagentProvider } from '../../src/index.js';
 import { runtimeOf } from '../../src/runtime/plugin-host.js';
+import { expectCode } from '../support/codes.js';
 
 const route = { provider: 'scripted', model: 'scripted' } as const;
 const loopForever = { toolCalls: [{ name: 'noop', arguments: {} }] };
@@ -13,15 +14,6 @@ afterEach(async () => {
   await brood?.close();
   brood = undefined;
 });
-
-async function codeOf(promise: Promise<unknown> | (() => unknown)): Promise<string> {
-  try {
-    await (typeof promise === 'function' ? promise() : promise);
-    return 'RESOLVED';
-  } catch (error) {
-    return String((error as { code?: unknown }).code);
-  }
-}
 
 function loopingBrood(options: { maxSteps?: number } = {}): Brood {
   const b = createBrood({
@@ -76,11 +68,11 @@ describe('maxSteps', () => {
 
   it('anything but a positive safe integer is INVALID_CONFIG, at createBrood, createAgent and subagentTool', async () => {
     for (const bad of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 1, '3']) {
-      expect(await codeOf(() => createBrood({ runner: 'inline', maxSteps: bad as number }))).toBe('INVALID_CONFIG');
-      expect(await codeOf(() => subagentTool({ provider: 'spawn', maxSteps: bad as number }).install(createBrood({ runner: 'inline' })))).toBe('INVALID_CONFIG');
+      await expectCode(() => createBrood({ runner: 'inline', maxSteps: bad as number }), 'INVALID_CONFIG');
+      await expectCode(() => subagentTool({ provider: 'spawn', maxSteps: bad as number }).install(createBrood({ runner: 'inline' })), 'INVALID_CONFIG');
     }
     brood = createBrood({ runner: 'inline' });
-    expect(await codeOf(brood.createAgent({ model: route, maxSteps: 0 }))).toBe('INVALID_CONFIG');
+    await expectCode(brood.createAgent({ model: route, maxSteps: 0 }), 'INVALID_CONFIG');
   });
 
   it('delegation: a child that hits its limit renders the step-limit headline with its partial output', async () => {
@@ -106,13 +98,13 @@ describe('maxSteps', () => {
     const spawn = brood.subagents.get('spawn')!;
     const limited: SubagentProvider = { ...spawn, name: 'limited', capabilities: { persona: true, toolFilter: true, depthLimit: true, agentOptions: true, outputSchema: true } };
     brood.use(subagentTool({ provider: 'limited', toolName: 'limited_sub', maxSteps: 5 }));
-    expect(await codeOf(() => brood!.subagents.register(limited))).toBe('INVALID_CONFIG');
+    await expectCode(() => brood!.subagents.register(limited), 'INVALID_CONFIG');
     expect(brood.subagents.list()).not.toContain('limited');
     // The runtime's own gate refuses the field too.
     const parent = await brood.createAgent({ model: route });
     brood.use(subagentTool({ provider: 'plain', toolName: 'plain_sub' }));
     brood.subagents.register({ ...limited, name: 'plain' });
-    expect(await codeOf(brood.subagents.start('plain', { parent, prompt: 'x', signal: new AbortController().signal, maxSteps: 2 }))).toBe('UNSUPPORTED_CAPABILITY');
+    await expectCode(brood.subagents.start('plain', { parent, prompt: 'x', signal: new AbortController().signal, maxSteps: 2 }), 'UNSUPPORTED_CAPABILITY');
   });
 });
 
@@ -158,7 +150,7 @@ describe('typed structured output on run()', () => {
   it('a schema that is neither zod nor JSON Schema rejects INVALID_CONFIG and accepts nothing', async () => {
     brood = structuredBrood([]);
     const agent = await brood.createAgent({ model: route });
-    expect(await codeOf(agent.run('answer', { outputSchema: 42 as never }))).toBe('INVALID_CONFIG');
+    await expectCode(agent.run('answer', { outputSchema: 42 as never }), 'INVALID_CONFIG');
     expect((await brood.sessions.read(agent.id)).events.some((e) => e.type === 'user/message')).toBe(false);
   });
 });
@@ -167,13 +159,13 @@ describe('signals on send, createAgent and resumeAgent', () => {
   it('an already-aborted signal rejects ABORTED and creates nothing', async () => {
     brood = createBrood({ pool: { threads: 1 } });
     const aborted = AbortSignal.abort();
-    expect(await codeOf(brood.createAgent({ model: route, signal: aborted }))).toBe('ABORTED');
+    await expectCode(brood.createAgent({ model: route, signal: aborted }), 'ABORTED');
     expect(await brood.sessions.list()).toEqual([]);
     const agent = await brood.createAgent({ model: route });
-    expect(await codeOf(agent.send('hello', { signal: aborted }))).toBe('ABORTED');
+    await expectCode(agent.send('hello', { signal: aborted }), 'ABORTED');
     expect((await brood.sessions.read(agent.id)).events.some((e) => e.type === 'user/message')).toBe(false);
     await agent.dispose();
-    expect(await codeOf(brood.resumeAgent(agent.id, { signal: aborted }))).toBe('ABORTED');
+    await expectCode(brood.resumeAgent(agent.id, { signal: aborted }), 'ABORTED');
     expect(runtimeOf(brood).agents.has(agent.id)).toBe(false);
   });
 
@@ -182,7 +174,7 @@ describe('signals on send, createAgent and resumeAgent', () => {
     const controller = new AbortController();
     const creating = brood.createAgent({ model: route, id: 'racer', signal: controller.signal });
     controller.abort();
-    expect(await codeOf(creating)).toBe('ABORTED');
+    await expectCode(creating, 'ABORTED');
     expect(runtimeOf(brood).agents.has('racer')).toBe(false);
     // SessionStore has no delete: the header written before the abort stays, with no descriptor and no events.
     expect((await brood.sessions.read('racer')).events).toEqual([]);
@@ -190,7 +182,7 @@ describe('signals on send, createAgent and resumeAgent', () => {
     const sending = new AbortController();
     const sent = agent.send('never runs', { signal: sending.signal });
     sending.abort();
-    expect(await codeOf(sent)).toBe('ABORTED');
+    await expectCode(sent, 'ABORTED');
     await agent.whenIdle();
     // It was written before the abort, so its turn ends aborted without any model request.
     const events = (await brood.sessions.read(agent.id)).events;
@@ -201,7 +193,7 @@ describe('signals on send, createAgent and resumeAgent', () => {
     brood = createBrood({ pool: { threads: 1 } });
     const agent = await brood.createAgent({ model: route });
     expect(await agent.send('hi')).toMatch(/^msg/);
-    expect(await codeOf(agent.send('hi', { signal: 'no' as never }))).toBe('INVALID_ARGS');
-    expect(await codeOf(brood.createAgent({ model: route, signal: 'no' as never }))).toBe('INVALID_CONFIG');
+    await expectCode(agent.send('hi', { signal: 'no' as never }), 'INVALID_ARGS');
+    await expectCode(brood.createAgent({ model: route, signal: 'no' as never }), 'INVALID_CONFIG');
   });
 });

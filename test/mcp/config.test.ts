@@ -8,8 +8,8 @@ import { createBrood, mcpTools } from '../../src/index.js';
 import type { Brood, BroodPlugin, Disposer } from '../../src/index.js';
 import { mcpToolName } from '../../src/mcp/names.js';
 import { TOOL_NAME_PATTERN } from '../../src/tools/define-tool.js';
-import { thrownCode } from '../support/codes.js';
 import { FIXTURE_SCRIPT, childProcesses, fixture, processHandles, route } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {
@@ -167,7 +167,7 @@ describe('brood.use() with synchronous and asynchronous plugins', () => {
         throw Object.assign(new Error('nope'), { code: 'INVALID_CONFIG' });
       },
     };
-    expect(thrownCode(() => brood.use(failing))).toBe('INVALID_CONFIG');
+    expectCode(() => brood.use(failing), 'INVALID_CONFIG');
   });
 
   it('an asynchronous plugin returns a promise of an idempotent disposer; close() disposes what is still installed', async () => {

@@ -5,7 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadAdapter } from '../../src/models/index.js';
 import type { ModelProviderConfig } from '../../src/models/types.js';
-import { makeRequest, rejectionCode, user } from './helpers.js';
+import { makeRequest, user } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -38,8 +39,8 @@ it('loads a module adapter by URL with its config', async () => {
 });
 
 it('rejects broken module configs with INVALID_CONFIG', async () => {
-  expect(await rejectionCode(loadAdapter(moduleConfig(undefined)))).toBe('INVALID_CONFIG');
-  expect(await rejectionCode(loadAdapter(moduleConfig('none.mjs')))).toBe('INVALID_CONFIG');
-  expect(await rejectionCode(loadAdapter(moduleConfig('missing.mjs')))).toBe('INVALID_CONFIG');
-  expect(await rejectionCode(loadAdapter({ ...moduleConfig(undefined), kind: 'carrier-pigeon' as never }))).toBe('INVALID_CONFIG');
+  await expectCode(loadAdapter(moduleConfig(undefined)), 'INVALID_CONFIG');
+  await expectCode(loadAdapter(moduleConfig('none.mjs')), 'INVALID_CONFIG');
+  await expectCode(loadAdapter(moduleConfig('missing.mjs')), 'INVALID_CONFIG');
+  await expectCode(loadAdapter({ ...moduleConfig(undefined), kind: 'carrier-pigeon' as never }), 'INVALID_CONFIG');
 });

@@ -3,8 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicCompatible, loadAdapter, type AnthropicCompatibleOptions } from '../../src/models/index.js';
 import type { ModelAdapter } from '../../src/models/types.js';
 import { errorEvent, messageStart, textDelta, textStart, textStream } from './anthropic-wire.js';
-import { makeRequest, rejectionCode, user } from './helpers.js';
+import { makeRequest, user } from './helpers.js';
 import { dropAfter, holdOpen, json, refusedPort, sseFrames, startLoopback, status, type Loopback } from './loopback.js';
+import { expectCode } from '../support/codes.js';
 
 let server: Loopback;
 beforeAll(async () => {
@@ -119,7 +120,7 @@ describe('abort', () => {
         controller.abort();
       },
     });
-    expect(await rejectionCode(pending)).toBe('ABORTED');
+    await expectCode(pending, 'ABORTED');
     expect(got).toEqual(['first']);
     await held.closed;
   });
@@ -130,6 +131,6 @@ describe('abort', () => {
     const pending = ask(await adapter(), { signal: controller.signal });
     while (server.seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     controller.abort();
-    expect(await rejectionCode(pending)).toBe('ABORTED');
+    await expectCode(pending, 'ABORTED');
   });
 });

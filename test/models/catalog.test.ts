@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createModelCatalog, openAICompatible, resolveChildRoute, scriptedModels } from '../../src/models/index.js';
 import type { ModelProviderConfig } from '../../src/models/types.js';
 import { codeOf } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 const scripted = scriptedModels({
   id: 'sc',
@@ -24,7 +25,7 @@ describe('createModelCatalog', () => {
       { id: 'thinker', efforts: ['low', 'high'], defaultEffort: 'low' },
       { id: 'choosy', efforts: ['a', 'b'] },
     ]);
-    expect(codeOf(() => catalog.models('nope'))).toBe('UNKNOWN_MODEL');
+    expectCode(() => catalog.models('nope'), 'UNKNOWN_MODEL');
     expect(catalog.config('oa')).toBe(open);
     expect(catalog.config('nope')).toBeUndefined();
   });
@@ -49,34 +50,34 @@ describe('createModelCatalog', () => {
       reasoningEffort: 'whatever',
     });
     expect(catalog.resolve({ provider: 'oa', model: 'other' })).toEqual({ provider: 'oa', model: 'other' });
-    expect(codeOf(() => catalog.resolve({ provider: 'closed', model: 'other' }))).toBe('UNKNOWN_MODEL');
-    expect(codeOf(() => catalog.resolve({ provider: 'sc', model: 'scripted' }))).toBe('UNKNOWN_MODEL');
+    expectCode(() => catalog.resolve({ provider: 'closed', model: 'other' }), 'UNKNOWN_MODEL');
+    expectCode(() => catalog.resolve({ provider: 'sc', model: 'scripted' }), 'UNKNOWN_MODEL');
   });
 
   it('rejects incomplete or unknown routes with UNKNOWN_MODEL', () => {
-    expect(codeOf(() => catalog.resolve({}))).toBe('UNKNOWN_MODEL');
-    expect(codeOf(() => catalog.resolve({ provider: 'sc' }))).toBe('UNKNOWN_MODEL');
-    expect(codeOf(() => catalog.resolve({ model: 'plain' }))).toBe('UNKNOWN_MODEL');
-    expect(codeOf(() => catalog.resolve({ provider: '', model: 'plain' }))).toBe('UNKNOWN_MODEL');
-    expect(codeOf(() => catalog.resolve({ provider: 'zz', model: 'plain' }))).toBe('UNKNOWN_MODEL');
+    expectCode(() => catalog.resolve({}), 'UNKNOWN_MODEL');
+    expectCode(() => catalog.resolve({ provider: 'sc' }), 'UNKNOWN_MODEL');
+    expectCode(() => catalog.resolve({ model: 'plain' }), 'UNKNOWN_MODEL');
+    expectCode(() => catalog.resolve({ provider: '', model: 'plain' }), 'UNKNOWN_MODEL');
+    expectCode(() => catalog.resolve({ provider: 'zz', model: 'plain' }), 'UNKNOWN_MODEL');
   });
 
   it('rejects unlisted efforts with INVALID_EFFORT', () => {
-    expect(codeOf(() => catalog.resolve({ provider: 'sc', model: 'thinker', reasoningEffort: 'max' }))).toBe('INVALID_EFFORT');
-    expect(codeOf(() => catalog.resolve({ provider: 'sc', model: 'plain', reasoningEffort: 'low' }))).toBe('INVALID_EFFORT');
-    expect(codeOf(() => catalog.resolve({ provider: 'oa', model: 'gpt', reasoningEffort: 'high' }))).toBe('INVALID_EFFORT');
+    expectCode(() => catalog.resolve({ provider: 'sc', model: 'thinker', reasoningEffort: 'max' }), 'INVALID_EFFORT');
+    expectCode(() => catalog.resolve({ provider: 'sc', model: 'plain', reasoningEffort: 'low' }), 'INVALID_EFFORT');
+    expectCode(() => catalog.resolve({ provider: 'oa', model: 'gpt', reasoningEffort: 'high' }), 'INVALID_EFFORT');
   });
 
   it('checks maxTokens is a positive safe integer', () => {
     for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, '10' as unknown as number]) {
-      expect(codeOf(() => catalog.resolve({ provider: 'sc', model: 'plain', maxTokens: bad }))).toBe('INVALID_CONFIG');
+      expectCode(() => catalog.resolve({ provider: 'sc', model: 'plain', maxTokens: bad }), 'INVALID_CONFIG');
     }
     expect(catalog.resolve({ provider: 'sc', model: 'plain', maxTokens: 1 }).maxTokens).toBe(1);
   });
 
   it('rejects duplicate provider ids', () => {
     const twin: ModelProviderConfig = { ...scripted, name: 'twin' };
-    expect(codeOf(() => createModelCatalog([scripted, twin]))).toBe('INVALID_CONFIG');
+    expectCode(() => createModelCatalog([scripted, twin]), 'INVALID_CONFIG');
   });
 });
 
@@ -158,8 +159,8 @@ describe('config factories', () => {
       acceptsUnlistedModels: true,
       options: { baseURL: 'http://127.0.0.1:1/v1', maxTokensField: 'max_tokens' },
     });
-    expect(codeOf(() => openAICompatible({ id: 'x', baseURL: 'not a url', models: [] }))).toBe('INVALID_CONFIG');
-    expect(codeOf(() => openAICompatible({ id: 'x', baseURL: 'http://h', models: [], maxTokensField: 'cap' as never }))).toBe('INVALID_CONFIG');
-    expect(codeOf(() => openAICompatible({ id: 'x', baseURL: 'http://h' } as never))).toBe('INVALID_CONFIG');
+    expectCode(() => openAICompatible({ id: 'x', baseURL: 'not a url', models: [] }), 'INVALID_CONFIG');
+    expectCode(() => openAICompatible({ id: 'x', baseURL: 'http://h', models: [], maxTokensField: 'cap' as never }), 'INVALID_CONFIG');
+    expectCode(() => openAICompatible({ id: 'x', baseURL: 'http://h' } as never), 'INVALID_CONFIG');
   });
 });

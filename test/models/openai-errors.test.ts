@@ -3,8 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadAdapter, openAICompatible, type OpenAICompatibleOptions } from '../../src/models/index.js';
 import { RETRY_DEFAULTS } from '../../src/models/request-options.js';
 import type { ModelAdapter } from '../../src/models/types.js';
-import { makeRequest, rejectionCode, user } from './helpers.js';
+import { makeRequest, user } from './helpers.js';
 import { dropAfter, holdOpen, json, refusedPort, sseFrames, startLoopback, status, type Loopback } from './loopback.js';
+import { expectCode } from '../support/codes.js';
 
 let server: Loopback;
 beforeAll(async () => {
@@ -142,7 +143,7 @@ describe('abort', () => {
         },
       }),
     );
-    expect(await rejectionCode(pending)).toBe('ABORTED');
+    await expectCode(pending, 'ABORTED');
     expect(got).toEqual(['first']);
     await held.closed;
   });
@@ -153,8 +154,8 @@ describe('abort', () => {
     const pending = (await adapter()).request(makeRequest([user('q')], { signal: controller.signal }));
     while (server.seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     controller.abort();
-    expect(await rejectionCode(pending)).toBe('ABORTED');
-    expect(await rejectionCode((await adapter()).request(makeRequest([user('q')], { signal: AbortSignal.abort() })))).toBe('ABORTED');
+    await expectCode(pending, 'ABORTED');
+    await expectCode((await adapter()).request(makeRequest([user('q')], { signal: AbortSignal.abort() })), 'ABORTED');
     expect(server.seen).toHaveLength(1);
   });
 });

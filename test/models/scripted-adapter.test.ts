@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { hasFaultTurns, loadAdapter, scriptedModels, type ScriptedOptions } from '../../src/models/index.js';
 import { createScriptedAdapter } from '../../src/models/scripted-adapter.js';
 import type { ChatMessage } from '../../src/models/types.js';
-import { assistant, makeRequest, rejectionCode, tool, user } from './helpers.js';
+import { assistant, makeRequest, tool, user } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 function adapterFor(options: Omit<ScriptedOptions, 'id'>) {
   return createScriptedAdapter(scriptedModels({ id: 'sc', ...options }));
@@ -138,11 +139,11 @@ describe('scripted adapter', () => {
     const pending = adapter.request(makeRequest([user('glacial')], { signal: controller.signal }));
     const abortAt = performance.now();
     setTimeout(() => controller.abort(), 20);
-    expect(await rejectionCode(pending)).toBe('ABORTED');
+    await expectCode(pending, 'ABORTED');
     expect(performance.now() - abortAt).toBeLessThan(1000);
     const already = new AbortController();
     already.abort();
-    expect(await rejectionCode(adapter.request(makeRequest([user('slow')], { signal: already.signal })))).toBe('ABORTED');
+    await expectCode(adapter.request(makeRequest([user('slow')], { signal: already.signal })), 'ABORTED');
   });
 
   it('burns cpuMs synchronously', async () => {

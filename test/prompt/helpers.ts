@@ -1,5 +1,4 @@
-import { expect } from 'vitest';
-import { BroodError, type BroodErrorCode } from '../../src/errors.js';
+
 import type { ToolView } from '../../src/types.js';
 
 export function toolView(names: string[]): ToolView {
@@ -12,14 +11,4 @@ export function toolView(names: string[]): ToolView {
 }
 
 /** Runs fn, asserts it throws a BroodError with `code`, and returns the error for detail checks. */
-export function expectCode(fn: () => unknown, code: BroodErrorCode): BroodError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(BroodError);
-  expect((caught as BroodError).code).toBe(code);
-  return caught as BroodError;
-}
+export { expectCode } from '../support/codes.js';

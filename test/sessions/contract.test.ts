@@ -4,7 +4,7 @@ import { fileSessions } from '../../src/sessions/jsonl.js';
 import type { FileSessionStore } from '../../src/sessions/jsonl.js';
 import { memorySessions } from '../../src/sessions/memory.js';
 import type { SessionStore } from '../../src/types.js';
-import { events, header, rejectsWith, tempDir } from './helpers.js';
+import { events, header, expectCode, tempDir } from './helpers.js';
 
 type Factory = { name: string; make: () => Promise<{ store: SessionStore; cleanup: () => Promise<void> }> };
 
@@ -62,41 +62,41 @@ describe.each(factories)('SessionStore contract: $name', ({ make }) => {
   });
 
   it('rejects unknown ids with NOT_RESUMABLE', async () => {
-    await rejectsWith(store.read('nope'), 'NOT_RESUMABLE');
-    await rejectsWith(store.append('nope', events(0, 1)), 'NOT_RESUMABLE');
-    await rejectsWith(store.flush('nope'), 'NOT_RESUMABLE');
+    await expectCode(store.read('nope'), 'NOT_RESUMABLE');
+    await expectCode(store.append('nope', events(0, 1)), 'NOT_RESUMABLE');
+    await expectCode(store.flush('nope'), 'NOT_RESUMABLE');
   });
 
   it('rejects a duplicate create with INVALID_CONFIG and keeps the original', async () => {
     await store.create(header('dup'));
     await store.append('dup', events(0, 1));
-    await rejectsWith(store.create(header('dup', { delegationDepth: 5 })), 'INVALID_CONFIG');
+    await expectCode(store.create(header('dup', { delegationDepth: 5 })), 'INVALID_CONFIG');
     const { header: got, events: evs } = await store.read('dup');
     expect(got.delegationDepth).toBe(0);
     expect(evs).toHaveLength(1);
   });
 
   it.each([-1, 1.5, Number.NaN, '2', 2 ** 53, undefined, null])('rejects delegationDepth %s with INVALID_DEPTH', async (depth) => {
-    await rejectsWith(store.create({ ...header('bad'), delegationDepth: depth as number }), 'INVALID_DEPTH');
-    await rejectsWith(store.read('bad'), 'NOT_RESUMABLE');
+    await expectCode(store.create({ ...header('bad'), delegationDepth: depth as number }), 'INVALID_DEPTH');
+    await expectCode(store.read('bad'), 'NOT_RESUMABLE');
     expect(await store.list()).toEqual([]);
   });
 
   it('rejects other header problems with INVALID_CONFIG', async () => {
-    await rejectsWith(store.create({ ...header('h'), id: '' }), 'INVALID_CONFIG');
-    await rejectsWith(store.create({ ...header('h'), createdAt: 'now' as unknown as number }), 'INVALID_CONFIG');
-    await rejectsWith(store.create({ ...header('h'), model: { provider: 'p' } as unknown as { provider: string; model: string } }), 'INVALID_CONFIG');
-    await rejectsWith(store.create({ ...header('h'), origin: 'user' as 'subagent' }), 'INVALID_CONFIG');
-    await rejectsWith(store.create({ ...header('h'), seedLength: -1 }), 'INVALID_CONFIG');
-    await rejectsWith(store.create(null as unknown as ReturnType<typeof header>), 'INVALID_CONFIG');
+    await expectCode(store.create({ ...header('h'), id: '' }), 'INVALID_CONFIG');
+    await expectCode(store.create({ ...header('h'), createdAt: 'now' as unknown as number }), 'INVALID_CONFIG');
+    await expectCode(store.create({ ...header('h'), model: { provider: 'p' } as unknown as { provider: string; model: string } }), 'INVALID_CONFIG');
+    await expectCode(store.create({ ...header('h'), origin: 'user' as 'subagent' }), 'INVALID_CONFIG');
+    await expectCode(store.create({ ...header('h'), seedLength: -1 }), 'INVALID_CONFIG');
+    await expectCode(store.create(null as unknown as ReturnType<typeof header>), 'INVALID_CONFIG');
   });
 
   it('rejects malformed or non-contiguous events with INVALID_CONFIG and writes nothing', async () => {
     await store.create(header('ev'));
-    await rejectsWith(store.append('ev', [{ seq: 0, time: 1, type: 'x' } as never]), 'INVALID_CONFIG');
-    await rejectsWith(store.append('ev', events(1, 1)), 'INVALID_CONFIG');
+    await expectCode(store.append('ev', [{ seq: 0, time: 1, type: 'x' } as never]), 'INVALID_CONFIG');
+    await expectCode(store.append('ev', events(1, 1)), 'INVALID_CONFIG');
     await store.append('ev', events(0, 1));
-    await rejectsWith(store.append('ev', events(0, 1)), 'INVALID_CONFIG');
+    await expectCode(store.append('ev', events(0, 1)), 'INVALID_CONFIG');
     expect((await store.read('ev')).events).toEqual(events(0, 1));
   });
 

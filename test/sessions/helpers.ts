@@ -1,9 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'vitest';
-import { BroodError } from '../../src/errors.js';
-import type { BroodErrorCode } from '../../src/errors.js';
 import type { SessionEvent, SessionHeader } from '../../src/types.js';
 
 export function header(id: string, extra: Partial<SessionHeader> = {}): SessionHeader {
@@ -21,12 +18,4 @@ export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<v
 }
 
 /** Awaits a rejection and asserts it is a BroodError with `code`; returns it for detail checks. */
-export async function rejectsWith(promise: Promise<unknown>, code: BroodErrorCode): Promise<BroodError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error, `expected rejection with ${code}`).toBeInstanceOf(BroodError);
-  expect((error as BroodError).code).toBe(code);
-  return error as BroodError;
-}
+export { expectCode } from '../support/codes.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fileSessions } from '../../src/sessions/jsonl.js';
 import type { FileSessionStore } from '../../src/sessions/jsonl.js';
-import { events, header, rejectsWith, tempDir } from './helpers.js';
+import { events, header, expectCode, tempDir } from './helpers.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -77,9 +77,9 @@ describe('fileSessions format and persistence', () => {
 
   it.each(['../evil', '.', '..', 'a/b', 'a\\b', '', 'x'.repeat(129), 'sp ace'])('rejects unsafe id %j with INVALID_CONFIG', async (id) => {
     const s = store();
-    await rejectsWith(s.create(header(id)), 'INVALID_CONFIG');
-    await rejectsWith(s.read(id), 'INVALID_CONFIG');
-    await rejectsWith(s.append(id, events(0, 1)), 'INVALID_CONFIG');
+    await expectCode(s.create(header(id)), 'INVALID_CONFIG');
+    await expectCode(s.read(id), 'INVALID_CONFIG');
+    await expectCode(s.append(id, events(0, 1)), 'INVALID_CONFIG');
     expect(await readdir(dir)).toEqual([]);
   });
 
@@ -105,8 +105,8 @@ describe('fileSessions format and persistence', () => {
     const pending = s.append('c', events(0, 1));
     await s.close();
     await pending;
-    await rejectsWith(s.read('c'), 'DISPOSED');
-    await rejectsWith(s.list(), 'DISPOSED');
+    await expectCode(s.read('c'), 'DISPOSED');
+    await expectCode(s.list(), 'DISPOSED');
     expect((await store().read('c')).events).toHaveLength(1);
   });
 });
@@ -190,7 +190,7 @@ describe('fileSessions repair and corruption', () => {
     const lines = (await readFile(file, 'utf8')).split('\n');
     lines[2] = 'not json at all';
     await writeFile(file, lines.join('\n'));
-    const error = await rejectsWith(store().read('g'), 'SESSION_CORRUPT');
+    const error = await expectCode(store().read('g'), 'SESSION_CORRUPT');
     expect(error.details).toEqual({ file, line: 3 });
     expect(error.message).toContain(file);
   });
@@ -208,7 +208,7 @@ describe('fileSessions repair and corruption', () => {
     const lines = (await readFile(file, 'utf8')).split('\n');
     edit(lines);
     await writeFile(file, lines.join('\n'));
-    const error = await rejectsWith(store().read('c'), 'SESSION_CORRUPT');
+    const error = await expectCode(store().read('c'), 'SESSION_CORRUPT');
     expect(error.details).toEqual({ file, line });
   });
 
@@ -225,9 +225,9 @@ describe('fileSessions repair and corruption', () => {
     const s = store({ onWarning });
     expect((await s.list()).map((h) => h.id)).toEqual(['ok']);
     expect(messages).toHaveLength(1);
-    await rejectsWith(s.read('h'), 'NOT_RESUMABLE');
-    await rejectsWith(s.append('h', events(0, 1)), 'NOT_RESUMABLE');
-    await rejectsWith(s.flush('h'), 'NOT_RESUMABLE');
+    await expectCode(s.read('h'), 'NOT_RESUMABLE');
+    await expectCode(s.append('h', events(0, 1)), 'NOT_RESUMABLE');
+    await expectCode(s.flush('h'), 'NOT_RESUMABLE');
     // Its id is free again.
     await s.create(header('h'));
     await s.append('h', events(0, 1));
@@ -237,14 +237,14 @@ describe('fileSessions repair and corruption', () => {
   it('rejects a stored delegationDepth of -1 with INVALID_DEPTH on read and list', async () => {
     const file = join(dir, 'd.jsonl');
     await writeFile(file, `${JSON.stringify({ ...header('d'), delegationDepth: -1 })}\n${JSON.stringify(events(0, 1)[0])}\n`);
-    const error = await rejectsWith(store().read('d'), 'INVALID_DEPTH');
+    const error = await expectCode(store().read('d'), 'INVALID_DEPTH');
     expect(error.details).toMatchObject({ file, line: 1 });
-    await rejectsWith(store().list(), 'INVALID_DEPTH');
+    await expectCode(store().list(), 'INVALID_DEPTH');
   });
 
   it('reports a corrupt header from list() as SESSION_CORRUPT', async () => {
     await writeFile(join(dir, 'bad.jsonl'), '{"id":"bad","delegationDepth":0}\n');
-    const error = await rejectsWith(store().list(), 'SESSION_CORRUPT');
+    const error = await expectCode(store().list(), 'SESSION_CORRUPT');
     expect(error.details).toEqual({ file: join(dir, 'bad.jsonl'), line: 1 });
   });
 });

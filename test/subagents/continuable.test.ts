@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineTool, fileSessions, scriptedModels } from '../../src/index.js';
 import type { Agent, SessionEvent } from '../../src/index.js';
-import { closeAfterEach, harness, isNotice, nth, ofType, rejectionCode, route, startChild, thrownCode, type Harness, type Script } from './helpers.js';
+import { closeAfterEach, harness, isNotice, nth, ofType, route, startChild, type Harness, type Script } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 const { open, dirs } = closeAfterEach();
 
@@ -88,18 +89,18 @@ describe('continuable children', () => {
     const { childId } = await startCont(h, parent, 'cont task');
     await nth(h, parent.id, 'user/message', 1, isNotice);
     const signal = new AbortController().signal;
-    expect(await rejectionCode(h.brood.subagents.followup(other, childId, 'hi', { signal }))).toBe('UNAUTHORIZED');
-    expect(thrownCode(() => h.brood.subagents.interrupt(childId, other))).toBe('UNAUTHORIZED');
-    expect(await rejectionCode(h.brood.subagents.followup(parent, 'sub_nope', 'hi', { signal }))).toBe('NOT_RESUMABLE');
-    expect(thrownCode(() => h.brood.subagents.interrupt('sub_nope', parent))).toBe('NOT_RESUMABLE');
-    expect(await rejectionCode(h.brood.subagents.followup(parent, other.id, 'hi', { signal }))).toBe('NOT_RESUMABLE');
+    await expectCode(h.brood.subagents.followup(other, childId, 'hi', { signal }), 'UNAUTHORIZED');
+    expectCode(() => h.brood.subagents.interrupt(childId, other), 'UNAUTHORIZED');
+    await expectCode(h.brood.subagents.followup(parent, 'sub_nope', 'hi', { signal }), 'NOT_RESUMABLE');
+    expectCode(() => h.brood.subagents.interrupt('sub_nope', parent), 'NOT_RESUMABLE');
+    await expectCode(h.brood.subagents.followup(parent, other.id, 'hi', { signal }), 'NOT_RESUMABLE');
     const oneShot = await startChild(h, parent, 'one shot');
     await oneShot.result;
-    expect(await rejectionCode(h.brood.subagents.followup(parent, oneShot.id, 'hi', { signal }))).toBe('NOT_RESUMABLE');
-    expect(thrownCode(() => h.brood.subagents.interrupt(oneShot.id, parent))).toBe('NOT_RESUMABLE');
+    await expectCode(h.brood.subagents.followup(parent, oneShot.id, 'hi', { signal }), 'NOT_RESUMABLE');
+    expectCode(() => h.brood.subagents.interrupt(oneShot.id, parent), 'NOT_RESUMABLE');
     await oneShot.dispose();
     // Released one-shot child: still not resumable (its stored descriptor says one-shot).
-    expect(await rejectionCode(h.brood.subagents.followup(parent, oneShot.id, 'hi', { signal }))).toBe('NOT_RESUMABLE');
+    await expectCode(h.brood.subagents.followup(parent, oneShot.id, 'hi', { signal }), 'NOT_RESUMABLE');
     // A grandparent is not the direct parent either: nothing was accepted by the rejected calls.
     expect(ofType(await h.events(childId), 'user/message')).toHaveLength(1);
   });
@@ -182,6 +183,6 @@ describe('continuable children', () => {
     expect(noticeText(notice).startsWith(`Background subagent ${childId} finished`)).toBe(true);
     // A child of a resumed parent cannot be driven by a stranger either.
     const stranger = await second.h.brood.createAgent({ model: route });
-    expect(await rejectionCode(second.h.brood.subagents.followup(stranger, childId, 'x', { signal: new AbortController().signal }))).toBe('UNAUTHORIZED');
+    await expectCode(second.h.brood.subagents.followup(stranger, childId, 'x', { signal: new AbortController().signal }), 'UNAUTHORIZED');
   });
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BroodError, fileSessions } from '../../src/index.js';
 import { closeAfterEach, harness, rejectionCode, route, startChild, type Harness } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 const { open, dirs } = closeAfterEach();
 function track(h: Harness): Harness {
@@ -105,7 +106,7 @@ describe('delegation depth', () => {
     const third = track(harness({ scripts: SCRIPTS, inner: fileSessions(dir) }));
     const higher = await third.brood.resumeAgent(parentId, { depth: 7 });
     expect(higher.depth).toBe(7);
-    expect(await rejectionCode(startChild(third, higher, 'child', { maxDepth: 7 }))).toBe('DEPTH_EXCEEDED');
+    await expectCode(startChild(third, higher, 'child', { maxDepth: 7 }), 'DEPTH_EXCEEDED');
     await third.brood.close();
     open.pop();
 

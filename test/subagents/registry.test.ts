@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnProvider } from '../../src/index.js';
 import type { Brood, SubagentProvider } from '../../src/index.js';
-import { harness, route, startChild, thrownCode } from './helpers.js';
+import { harness, route, startChild, } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {
@@ -43,8 +44,8 @@ describe('subagent provider registry', () => {
     brood = harness().brood;
     const first = outOfProcess('remote');
     brood.subagents.register(first);
-    expect(thrownCode(() => brood!.subagents.register(outOfProcess('remote')))).toBe('DUPLICATE_PROVIDER');
-    expect(thrownCode(() => brood!.subagents.register(spawnProvider()))).toBe('DUPLICATE_PROVIDER');
+    expectCode(() => brood!.subagents.register(outOfProcess('remote')), 'DUPLICATE_PROVIDER');
+    expectCode(() => brood!.subagents.register(spawnProvider()), 'DUPLICATE_PROVIDER');
     expect(brood.subagents.get('remote')).toBe(first);
     // Registering a second instance of a built-in under another name works.
     brood.subagents.register(spawnProvider({ name: 'spawn2' }));
@@ -65,7 +66,7 @@ describe('subagent provider registry', () => {
       { ...good, inheritsParentContext: undefined },
     ];
     for (const provider of malformed) {
-      expect(thrownCode(() => brood!.subagents.register(provider as SubagentProvider))).toBe('INVALID_CONFIG');
+      expectCode(() => brood!.subagents.register(provider as SubagentProvider), 'INVALID_CONFIG');
     }
     expect(brood.subagents.list()).toEqual(['spawn', 'fork']);
   });

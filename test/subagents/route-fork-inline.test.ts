@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineTool, fileSessions, forkProvider, inlineProvider, scriptedModels } from '../../src/index.js';
 import type { BroodOptions, SessionStore } from '../../src/index.js';
-import { closeAfterEach, firstRequest, harness, mainThreadId, ofType, rejectionCode, route, startChild, type Harness, type Script } from './helpers.js';
+import { closeAfterEach, firstRequest, harness, mainThreadId, ofType, route, startChild, type Harness, type Script } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 const { open, dirs } = closeAfterEach();
 
@@ -62,7 +63,7 @@ describe('child route', () => {
     }
     // A model change keeping an effort the new model does not list is a catalog error before the child exists.
     const before = await h.headers();
-    expect(await rejectionCode(startChild(h, parent, 'child', { agentOptions: { provider: 'p2', model: 'x1', reasoningEffort: 'high' } }))).toBe('INVALID_EFFORT');
+    await expectCode(startChild(h, parent, 'child', { agentOptions: { provider: 'p2', model: 'x1', reasoningEffort: 'high' } }), 'INVALID_EFFORT');
     expect(await h.headers()).toEqual(before);
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BroodError } from '../../src/errors.js';
 import { defineTool } from '../../src/tools/define-tool.js';
-import { thrownCode } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 const base = { description: 'd', execute: () => 'ok' };
 
@@ -28,8 +28,8 @@ describe('defineTool', () => {
     expect(tool.parameters).not.toHaveProperty('$schema');
     expect(tool.parameters.required).toEqual(['n']);
     expect(tool.parse({ n: 2 })).toEqual({ n: 2 });
-    expect(thrownCode(() => tool.parse({ n: 1.5 }))).toBe('INVALID_ARGS');
-    expect(thrownCode(() => tool.parse({}))).toBe('INVALID_ARGS');
+    expectCode(() => tool.parse({ n: 1.5 }), 'INVALID_ARGS');
+    expectCode(() => tool.parse({}), 'INVALID_ARGS');
   });
 
   it('INVALID_ARGS names the tool and the failing path', () => {
@@ -47,7 +47,7 @@ describe('defineTool', () => {
   });
 
   it.each(['', 'has space', 'a'.repeat(65), 'dot.name', 'ünicode'])('rejects tool name %j with INVALID_CONFIG', (name) => {
-    expect(thrownCode(() => defineTool({ ...base, name, parameters: {} }))).toBe('INVALID_CONFIG');
+    expectCode(() => defineTool({ ...base, name, parameters: {} }), 'INVALID_CONFIG');
   });
 
   it.each(['a', 'A-b_9', 'x'.repeat(64)])('accepts tool name %j', (name) => {
@@ -55,10 +55,10 @@ describe('defineTool', () => {
   });
 
   it('rejects an empty description, missing execute and unrepresentable zod schemas with INVALID_CONFIG', () => {
-    expect(thrownCode(() => defineTool({ ...base, name: 'x', description: '  ', parameters: {} }))).toBe('INVALID_CONFIG');
-    expect(thrownCode(() => defineTool({ name: 'x', description: 'd', parameters: {} } as never))).toBe('INVALID_CONFIG');
-    expect(thrownCode(() => defineTool({ ...base, name: 'x', parameters: z.object({ d: z.date() }) }))).toBe('INVALID_CONFIG');
-    expect(thrownCode(() => defineTool({ ...base, name: 'x', parameters: { type: 'nonsense' } }))).toBe('INVALID_CONFIG');
+    expectCode(() => defineTool({ ...base, name: 'x', description: '  ', parameters: {} }), 'INVALID_CONFIG');
+    expectCode(() => defineTool({ name: 'x', description: 'd', parameters: {} } as never), 'INVALID_CONFIG');
+    expectCode(() => defineTool({ ...base, name: 'x', parameters: z.object({ d: z.date() }) }), 'INVALID_CONFIG');
+    expectCode(() => defineTool({ ...base, name: 'x', parameters: { type: 'nonsense' } }), 'INVALID_CONFIG');
   });
 
   it('defines run_code without complaint (reservation is enforced by register)', () => {

@@ -4,7 +4,8 @@ import { BroodError } from '../../src/errors.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { createToolSystem } from '../../src/tools/system.js';
 import type { Agent, ToolDefinition, ToolFilter } from '../../src/types.js';
-import { fakeAgent, probeTool, thrownCode } from './helpers.js';
+import { fakeAgent, probeTool, } from './helpers.js';
+import { expectCode } from '../support/codes.js';
 
 function setup(globalNames: string[] = ['read', 'write', 'search']) {
   const onChange = vi.fn();
@@ -28,9 +29,9 @@ function caught(fn: () => unknown): BroodError {
 describe('registration', () => {
   it('DUPLICATE_TOOL within one layer, shadowing allowed across layers', async () => {
     const { system, scope, runs } = setup(['read']);
-    expect(thrownCode(() => system.global.register(probeTool('read')))).toBe('DUPLICATE_TOOL');
+    expectCode(() => system.global.register(probeTool('read')), 'DUPLICATE_TOOL');
     scope.registry.register(probeTool('local'));
-    expect(thrownCode(() => scope.registry.register(probeTool('local')))).toBe('DUPLICATE_TOOL');
+    expectCode(() => scope.registry.register(probeTool('local')), 'DUPLICATE_TOOL');
     const shadow = defineTool({ name: 'read', description: 'shadow', parameters: {}, execute: () => 'shadowed' });
     scope.registry.register(shadow);
     expect(scope.resolve().find((t) => t.name === 'read')).toMatchObject({ layer: 'agent', schema: { description: 'shadow' } });
@@ -45,15 +46,15 @@ describe('registration', () => {
   it('run_code is reserved in every layer', () => {
     const { system, scope } = setup([]);
     const tool = defineTool({ name: 'run_code', description: 'x', parameters: {}, execute: () => 1 });
-    expect(thrownCode(() => system.global.register(tool))).toBe('RESERVED_TOOL_NAME');
-    expect(thrownCode(() => scope.registry.register(tool))).toBe('RESERVED_TOOL_NAME');
+    expectCode(() => system.global.register(tool), 'RESERVED_TOOL_NAME');
+    expectCode(() => scope.registry.register(tool), 'RESERVED_TOOL_NAME');
   });
 
   it('register rechecks hand-made definitions (INVALID_CONFIG)', () => {
     const { system } = setup([]);
     const bad = { name: 'bad name', description: 'd', parameters: {}, parse: (a: unknown) => a, execute: () => 1 };
-    expect(thrownCode(() => system.global.register(bad as ToolDefinition))).toBe('INVALID_CONFIG');
-    expect(thrownCode(() => system.global.register({ name: 'ok' } as ToolDefinition))).toBe('INVALID_CONFIG');
+    expectCode(() => system.global.register(bad as ToolDefinition), 'INVALID_CONFIG');
+    expectCode(() => system.global.register({ name: 'ok' } as ToolDefinition), 'INVALID_CONFIG');
   });
 
   it('register disposers are idempotent and only remove their own registration', () => {
@@ -92,7 +93,7 @@ describe('registration', () => {
 describe('restriction validation', () => {
   it('restrict() on the global registry throws SCOPE_REQUIRED synchronously', () => {
     const { system } = setup();
-    expect(thrownCode(() => system.global.restrict({ deny: [] }))).toBe('SCOPE_REQUIRED');
+    expectCode(() => system.global.restrict({ deny: [] }), 'SCOPE_REQUIRED');
   });
 
   it.each<[string, unknown]>([
@@ -105,14 +106,14 @@ describe('restriction validation', () => {
     ['not an object', null],
   ])('%s -> INVALID_TOOL_FILTER', (_label, filter) => {
     const { scope } = setup();
-    expect(thrownCode(() => scope.registry.restrict(filter as ToolFilter))).toBe('INVALID_TOOL_FILTER');
+    expectCode(() => scope.registry.restrict(filter as ToolFilter), 'INVALID_TOOL_FILTER');
     expect(scope.registry.view().names).toEqual(['read', 'search', 'write']);
   });
 
   it('an agent-local-only name is not restrictable', () => {
     const { scope } = setup();
     scope.registry.register(probeTool('mine'));
-    expect(thrownCode(() => scope.registry.restrict({ allow: ['mine'] }))).toBe('INVALID_TOOL_FILTER');
+    expectCode(() => scope.registry.restrict({ allow: ['mine'] }), 'INVALID_TOOL_FILTER');
   });
 
   it('the message names the offending entry and lists the known global tools', () => {
@@ -151,7 +152,7 @@ describe('restriction validation', () => {
     expect(scope.registry.view().names).toEqual([]);
     system.global.register(probeTool('later'));
     expect(scope.registry.view().names).toEqual(['later']);
-    expect(thrownCode(() => scope.installFilter({}, { validate: false }))).toBe('INVALID_TOOL_FILTER');
+    expectCode(() => scope.installFilter({}, { validate: false }), 'INVALID_TOOL_FILTER');
   });
 
   it('restrictions intersect and each disposer lifts only its own (idempotently)', () => {
@@ -287,8 +288,8 @@ describe('scope dispose', () => {
     system.global.register(probeTool('z'));
     local();
     expect(fn).not.toHaveBeenCalled();
-    expect(thrownCode(() => scope.registry.register(probeTool('again')))).toBe('DISPOSED');
-    expect(thrownCode(() => scope.registry.restrict({ deny: [] }))).toBe('DISPOSED');
+    expectCode(() => scope.registry.register(probeTool('again')), 'DISPOSED');
+    expectCode(() => scope.registry.restrict({ deny: [] }), 'DISPOSED');
     expect((await scope.registry.execute({ name: 'read', arguments: {} })).error?.code).toBe('DISPOSED');
     expect(system.global.view().names).toEqual(['read', 'z']);
   });
