@@ -23,7 +23,15 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/stress/**', ...REAL_TIME_LIMIT_SUITES], retry: 0 } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/stress/**', ...REAL_TIME_LIMIT_SUITES],
+          retry: 0,
+        },
+      },
       { extends: true, test: { name: 'real-time-limits', include: REAL_TIME_LIMIT_SUITES, retry: 1 } },
     ],
   },

@@ -21,7 +21,11 @@ const jsOnly = process.argv.includes('--js-only');
 const who = jsOnly ? 'start' : 'bench';
 if (source > built) {
   console.log(`${who}: dist/ is older than its sources, building${jsOnly ? ' (JavaScript only)' : ''}`);
-  execSync('npm run build', { cwd: root, stdio: 'inherit', env: { ...process.env, ...(jsOnly ? { BROOD_BUILD_DTS: '0' } : {}) } });
+  execSync('npm run build', {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, ...(jsOnly ? { BROOD_BUILD_DTS: '0' } : {}) },
+  });
 } else {
   console.log(`${who}: dist/ is up to date`);
 }

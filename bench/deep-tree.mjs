@@ -14,8 +14,15 @@ const THREADS = 2; // fixed by the SPEC: far fewer threads than concurrently wai
 function treeScripts(maxDepth) {
   const scripts = [{ match: 'tree-node h=0;', latencyMs: L, turns: [{ text: 'leaf' }] }];
   for (let h = 1; h <= maxDepth; h++) {
-    const calls = Array.from({ length: BRANCH }, (_, i) => ({ name: 'subagent', arguments: { description: `node ${i}`, prompt: `tree-node h=${h - 1}; #${i}` } }));
-    scripts.push({ match: `tree-node h=${h};`, latencyMs: L, turns: [{ toolCalls: calls }, { text: `level ${h} done` }] });
+    const calls = Array.from({ length: BRANCH }, (_, i) => ({
+      name: 'subagent',
+      arguments: { description: `node ${i}`, prompt: `tree-node h=${h - 1}; #${i}` },
+    }));
+    scripts.push({
+      match: `tree-node h=${h};`,
+      latencyMs: L,
+      turns: [{ toolCalls: calls }, { text: `level ${h} done` }],
+    });
   }
   return scripts;
 }
@@ -26,7 +33,8 @@ async function timeTree(brood, depth) {
   const result = await withDeadline(agent.run(`tree-node h=${depth};`), 120_000, `tree depth ${depth}`);
   const ms = performance.now() - t0;
   await agent.dispose();
-  if (result.stopReason !== 'completed') throw new Error(`tree depth ${depth} ended ${result.stopReason}: ${result.diagnostic ?? ''}`);
+  if (result.stopReason !== 'completed')
+    throw new Error(`tree depth ${depth} ended ${result.stopReason}: ${result.diagnostic ?? ''}`);
   return ms;
 }
 
@@ -45,7 +53,13 @@ export async function runDeepTree({ quick, log }) {
       for (let r = 0; r < reps; r++) times.push(await timeTree(brood, depth));
       const ms = times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
       const ideal = (2 * depth + 1) * L;
-      rows.push({ depth, agents: 2 ** (depth + 1) - 1, makespanMs: round(ms, 1), idealMs: ideal, overheadPerLevelMs: round((ms - ideal) / depth, 2) });
+      rows.push({
+        depth,
+        agents: 2 ** (depth + 1) - 1,
+        makespanMs: round(ms, 1),
+        idealMs: ideal,
+        overheadPerLevelMs: round((ms - ideal) / depth, 2),
+      });
     }
     await brood.close();
     // Least-squares slope of overhead vs depth: the marginal cost of one more level.
@@ -56,7 +70,9 @@ export async function runDeepTree({ quick, log }) {
     const slope = xs.reduce((s, x, i) => s + (x - mx) * (ys[i] - my), 0) / xs.reduce((s, x) => s + (x - mx) ** 2, 0);
     out.byRunner[runner] = { rows, marginalOverheadPerLevelMs: round(slope, 2), completed: true };
     const top = rows.at(-1);
-    log(`deep tree ${runner}: depth ${top.depth} (${top.agents} agents) ${top.makespanMs} ms vs ideal ${top.idealMs} ms; ${top.overheadPerLevelMs} ms/level`);
+    log(
+      `deep tree ${runner}: depth ${top.depth} (${top.agents} agents) ${top.makespanMs} ms vs ideal ${top.idealMs} ms; ${top.overheadPerLevelMs} ms/level`,
+    );
   }
   return out;
 }

@@ -18,9 +18,13 @@ function fanoutScripts(ns) {
       scripts.push({
         match: rootPrompt(n, cpuMs),
         latencyMs: L, // the parent's own two requests carry latency but never CPU
-        turns: parentTurns(n, 'subagent', (i) => ({ description: `child ${i}`, prompt: `child-task c=${cpuMs} #${i}` })),
+        turns: parentTurns(n, 'subagent', (i) => ({
+          description: `child ${i}`,
+          prompt: `child-task c=${cpuMs} #${i}`,
+        })),
       });
-  for (const cpuMs of [0, CHILD_CPU]) scripts.push({ match: `child-task c=${cpuMs} `, latencyMs: L, cpuMs, turns: childTurns });
+  for (const cpuMs of [0, CHILD_CPU])
+    scripts.push({ match: `child-task c=${cpuMs} `, latencyMs: L, cpuMs, turns: childTurns });
   return scripts;
 }
 
@@ -29,7 +33,8 @@ async function broodFanout(brood, { n, cpuMs }) {
   const agent = await brood.createAgent({ model: ROUTE });
   try {
     const result = await withDeadline(agent.run(rootPrompt(n, cpuMs)), 180_000, `fan-out n=${n}`);
-    if (result.stopReason !== 'completed') throw new Error(`parent ended ${result.stopReason}: ${result.diagnostic ?? result.output}`);
+    if (result.stopReason !== 'completed')
+      throw new Error(`parent ended ${result.stopReason}: ${result.diagnostic ?? result.output}`);
   } finally {
     await agent.dispose();
   }
@@ -86,8 +91,12 @@ export async function runFanout({ quick, peer, log }) {
     row.floor = await attempt(() => measure(reps, () => floorFanout(pool, config)));
     row.worker = await attempt(() => measure(reps, () => broodFanout(broods[`worker/${p}`], config)));
     row.inline = await attempt(() => measure(reps, () => broodFanout(broods[`inline/${p}`], config)));
-    row.peer = peer.available ? await attempt(() => measure(reps, () => withDeadline(peerFanout(config), 180_000, 'peer fan-out'))) : { error: peer.reason };
-    log(`fanout N=${n} P=${p} C=${cpuMs}: ideal ${row.idealMs} floor ${row.floor.makespanMs ?? row.floor.error} worker ${row.worker.makespanMs ?? row.worker.error} inline ${row.inline.makespanMs ?? row.inline.error} peer ${row.peer.makespanMs ?? row.peer.error}`);
+    row.peer = peer.available
+      ? await attempt(() => measure(reps, () => withDeadline(peerFanout(config), 180_000, 'peer fan-out')))
+      : { error: peer.reason };
+    log(
+      `fanout N=${n} P=${p} C=${cpuMs}: ideal ${row.idealMs} floor ${row.floor.makespanMs ?? row.floor.error} worker ${row.worker.makespanMs ?? row.worker.error} inline ${row.inline.makespanMs ?? row.inline.error} peer ${row.peer.makespanMs ?? row.peer.error}`,
+    );
     rows.push(row);
   }
   await pool.close();

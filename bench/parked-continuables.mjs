@@ -14,10 +14,14 @@ const mem = () => ({ rss: process.memoryUsage.rss(), heap: process.memoryUsage()
 
 export async function runParkedContinuables({ quick, log }) {
   const count = quick ? 500 : 5000;
-  const brood = makeBrood({ runner: 'worker', threads: THREADS, scripts: [
-    { match: 'park-all', turns: [{ toolCalls: [{ name: 'park', arguments: {} }] }, { text: 'done' }] },
-    { match: 'parked-child', turns: [{ text: 'parked' }] },
-  ] });
+  const brood = makeBrood({
+    runner: 'worker',
+    threads: THREADS,
+    scripts: [
+      { match: 'park-all', turns: [{ toolCalls: [{ name: 'park', arguments: {} }] }, { text: 'done' }] },
+      { match: 'parked-child', turns: [{ text: 'parked' }] },
+    ],
+  });
   const ended = new Set();
   brood.subagents.on('end', (e) => ended.add(e.id));
   let report;
@@ -35,7 +39,10 @@ export async function runParkedContinuables({ quick, log }) {
         const ids = [];
         await limited(count, 32, async (i) => {
           const request = { parent: ctx.agent, prompt: `parked-child ${i}` };
-          ids.push((await brood.subagents.startContinuable({ provider: 'spawn', label: `parked ${i}`, request, signal })).childId);
+          ids.push(
+            (await brood.subagents.startContinuable({ provider: 'spawn', label: `parked ${i}`, request, signal }))
+              .childId,
+          );
         });
         while (ids.some((id) => !ended.has(id))) await sleep(20); // every child has finished its turn and parked
         const startMs = performance.now() - t0;
@@ -61,6 +68,8 @@ export async function runParkedContinuables({ quick, log }) {
     startAllMs: round(startMs, 0),
     gcExposed: typeof globalThis.gc === 'function',
   };
-  log(`parked continuables: ${count} children, ${out.rssPerChildKb} KB RSS each (${out.heapPerChildKb} KB main heap), started+parked in ${out.startAllMs} ms`);
+  log(
+    `parked continuables: ${count} children, ${out.rssPerChildKb} KB RSS each (${out.heapPerChildKb} KB main heap), started+parked in ${out.startAllMs} ms`,
+  );
   return out;
 }

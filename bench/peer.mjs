@@ -14,10 +14,16 @@ export async function loadPeer() {
     sdk.setTracingDisabled(true);
     // The package's exports map hides package.json, so read it from disk.
     const { readFileSync } = await import('node:fs');
-    const { version } = JSON.parse(readFileSync(new URL('./node_modules/@openai/agents-core/package.json', import.meta.url), 'utf8'));
+    const { version } = JSON.parse(
+      readFileSync(new URL('./node_modules/@openai/agents-core/package.json', import.meta.url), 'utf8'),
+    );
     return { available: true, name: '@openai/agents-core', version };
   } catch (error) {
-    return { available: false, name: '@openai/agents-core', reason: `cannot load: ${error.message.split('\n')[0]} (run \`cd bench && npm install\`)` };
+    return {
+      available: false,
+      name: '@openai/agents-core',
+      reason: `cannot load: ${error.message.split('\n')[0]} (run \`cd bench && npm install\`)`,
+    };
   }
 }
 
@@ -33,13 +39,27 @@ class ReplayModel {
   async getResponse(request) {
     const items = Array.isArray(request.input) ? request.input : [];
     let position = 0;
-    for (let i = 0; i < items.length; i++) if (items[i].type === 'function_call' && items[i - 1]?.type !== 'function_call') position++;
+    for (let i = 0; i < items.length; i++)
+      if (items[i].type === 'function_call' && items[i - 1]?.type !== 'function_call') position++;
     await sleep(L);
     if (this.cpuMs > 0) burnCpu(this.cpuMs);
     const turn = this.turns[position] ?? { text: 'done' };
     const output = turn.toolCalls
-      ? turn.toolCalls.map((call, i) => ({ type: 'function_call', callId: `call_${position}_${i}`, name: call.name, arguments: JSON.stringify(call.arguments), status: 'completed' }))
-      : [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: turn.text }] }];
+      ? turn.toolCalls.map((call, i) => ({
+          type: 'function_call',
+          callId: `call_${position}_${i}`,
+          name: call.name,
+          arguments: JSON.stringify(call.arguments),
+          status: 'completed',
+        }))
+      : [
+          {
+            type: 'message',
+            role: 'assistant',
+            status: 'completed',
+            content: [{ type: 'output_text', text: turn.text }],
+          },
+        ];
     return { usage: new sdk.Usage({ requests: 1 }), output, responseId: `replay_${position}` };
   }
   // eslint-disable-next-line require-yield
@@ -78,10 +98,21 @@ export async function peerFanout({ n, p, cpuMs }) {
     strict: true,
     execute: async () => 'ok',
   });
-  const child = new Agent({ name: 'child', instructions: 'You are a child agent.', model: new ReplayModel(childTurns, cpuMs), tools: [noop] });
+  const child = new Agent({
+    name: 'child',
+    instructions: 'You are a child agent.',
+    model: new ReplayModel(childTurns, cpuMs),
+    tools: [noop],
+  });
   const subagent = capConcurrency(child.asTool({ toolName: 'subagent', toolDescription: 'delegate a task' }), p);
   const turns = parentTurns(n, 'subagent', (i) => ({ input: `child-task ${i}` }));
-  const parent = new Agent({ name: 'parent', instructions: 'You delegate.', model: new ReplayModel(turns, 0), tools: [subagent] });
+  const parent = new Agent({
+    name: 'parent',
+    instructions: 'You delegate.',
+    model: new ReplayModel(turns, 0),
+    tools: [subagent],
+  });
   const result = await new Runner({ tracingDisabled: true }).run(parent, 'fanout-root', { maxTurns: K + 2 });
-  if (result.finalOutput !== 'all children finished') throw new Error(`peer run ended unexpectedly: ${result.finalOutput}`);
+  if (result.finalOutput !== 'all children finished')
+    throw new Error(`peer run ended unexpectedly: ${result.finalOutput}`);
 }

@@ -19,7 +19,11 @@ const [runner = 'worker', n = '256', p = '64', reps = '4', cpu = '0'] = process.
 const N = Number(n);
 const cpuMs = Number(cpu);
 const scripts = [
-  { match: 'root', latencyMs: L, turns: parentTurns(N, 'subagent', (i) => ({ description: `child ${i}`, prompt: `child-task #${i}` })) },
+  {
+    match: 'root',
+    latencyMs: L,
+    turns: parentTurns(N, 'subagent', (i) => ({ description: `child ${i}`, prompt: `child-task #${i}` })),
+  },
   { match: 'child-task ', latencyMs: L, cpuMs, turns: childTurns },
 ];
 const brood = makeBrood({ runner, scripts, maxParallelToolCalls: Number(p), threads: 2 });
@@ -42,6 +46,10 @@ for (let i = 0; i < Number(reps); i++) times.push((await once()).toFixed(1));
 const mainMs = mainThreadCpuMs() - main0;
 const used = process.cpuUsage(cpu0);
 const children = N * Number(reps);
-console.log(runner, `N=${N} P=${p} C=${cpuMs}`, times.join(' '),
-  `| main-thread CPU ${(mainMs / children).toFixed(3)} ms/child, process CPU ${((used.user + used.system) / 1000 / children).toFixed(3)} ms/child`);
+console.log(
+  runner,
+  `N=${N} P=${p} C=${cpuMs}`,
+  times.join(' '),
+  `| main-thread CPU ${(mainMs / children).toFixed(3)} ms/child, process CPU ${((used.user + used.system) / 1000 / children).toFixed(3)} ms/child`,
+);
 await brood.close();

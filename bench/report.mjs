@@ -6,22 +6,74 @@ import { makespanSvg } from './lib/svg.mjs';
 const fmt = (v, digits = 1) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
 const ms = (cell) => (cell?.error ? 'error' : fmt(cell?.makespanMs, 0));
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? fmt(a / b, 2) : '—');
-const table = (head, rows) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+const table = (head, rows) =>
+  [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join(
+    '\n',
+  );
 
 function fanoutSection(f, peer) {
   const makespan = table(
-    ['N', 'P', 'C ms', 'ideal', 'floor', 'worker', 'inline', 'peer', 'worker/floor', 'worker/ideal', 'inline/floor', 'peer/floor', 'inline÷worker', 'peer÷worker'],
-    f.rows.map((r) => [r.n, r.p, r.cpuMs, fmt(r.idealMs, 0), ms(r.floor), ms(r.worker), ms(r.inline), ms(r.peer),
-      ratio(r.worker.makespanMs, r.floor.makespanMs), ratio(r.worker.makespanMs, r.idealMs), ratio(r.inline.makespanMs, r.floor.makespanMs),
-      ratio(r.peer.makespanMs, r.floor.makespanMs), ratio(r.inline.makespanMs, r.worker.makespanMs), ratio(r.peer.makespanMs, r.worker.makespanMs)]),
+    [
+      'N',
+      'P',
+      'C ms',
+      'ideal',
+      'floor',
+      'worker',
+      'inline',
+      'peer',
+      'worker/floor',
+      'worker/ideal',
+      'inline/floor',
+      'peer/floor',
+      'inline÷worker',
+      'peer÷worker',
+    ],
+    f.rows.map((r) => [
+      r.n,
+      r.p,
+      r.cpuMs,
+      fmt(r.idealMs, 0),
+      ms(r.floor),
+      ms(r.worker),
+      ms(r.inline),
+      ms(r.peer),
+      ratio(r.worker.makespanMs, r.floor.makespanMs),
+      ratio(r.worker.makespanMs, r.idealMs),
+      ratio(r.inline.makespanMs, r.floor.makespanMs),
+      ratio(r.peer.makespanMs, r.floor.makespanMs),
+      ratio(r.inline.makespanMs, r.worker.makespanMs),
+      ratio(r.peer.makespanMs, r.worker.makespanMs),
+    ]),
   );
   const loop = table(
-    ['N', 'P', 'C ms', 'loop p50/p99 worker', 'loop p50/p99 inline', 'loop p50/p99 peer', 'loop p50/p99 floor', 'RSS growth worker', 'inline', 'peer'],
-    f.rows.map((r) => [r.n, r.p, r.cpuMs,
-      ...['worker', 'inline', 'peer', 'floor'].map((k) => (r[k]?.error ? 'error' : `${fmt(r[k]?.loopDelayP50Ms)} / ${fmt(r[k]?.loopDelayP99Ms)}`)),
-      ...['worker', 'inline', 'peer'].map((k) => (r[k]?.error ? 'error' : `${fmt(r[k]?.rssGrowthMb)} MB`))]),
+    [
+      'N',
+      'P',
+      'C ms',
+      'loop p50/p99 worker',
+      'loop p50/p99 inline',
+      'loop p50/p99 peer',
+      'loop p50/p99 floor',
+      'RSS growth worker',
+      'inline',
+      'peer',
+    ],
+    f.rows.map((r) => [
+      r.n,
+      r.p,
+      r.cpuMs,
+      ...['worker', 'inline', 'peer', 'floor'].map((k) =>
+        r[k]?.error ? 'error' : `${fmt(r[k]?.loopDelayP50Ms)} / ${fmt(r[k]?.loopDelayP99Ms)}`,
+      ),
+      ...['worker', 'inline', 'peer'].map((k) => (r[k]?.error ? 'error' : `${fmt(r[k]?.rssGrowthMb)} MB`)),
+    ]),
   );
-  const errors = f.rows.flatMap((r) => ['floor', 'worker', 'inline', 'peer'].filter((k) => r[k]?.error && !(k === 'peer' && !peer.available)).map((k) => `- N=${r.n} P=${r.p} C=${r.cpuMs} ${k}: ${r[k].error}`));
+  const errors = f.rows.flatMap((r) =>
+    ['floor', 'worker', 'inline', 'peer']
+      .filter((k) => r[k]?.error && !(k === 'peer' && !peer.available))
+      .map((k) => `- N=${r.n} P=${r.p} C=${r.cpuMs} ${k}: ${r[k].error}`),
+  );
   return `## Fan-out (makespan, ms; ${f.rows.some((r) => r.n >= 256) ? 'median of 3 runs, 2 at N=256' : 'one run per cell (--quick)'})
 
 Parent: one assistant message with N \`subagent\` calls (delegation via \`${f.delegation}\`), P = \`maxParallelToolCalls\`.
@@ -34,7 +86,9 @@ Ratios > 1 are slower than the reference; "inline÷worker" and "peer÷worker" > 
 ${makespan}
 
 Cold first fan-out of each runtime (N=16, C=0, includes pool thread start and module loading; excluded from the table):
-${Object.entries(f.coldFirstRunMs ?? {}).map(([k, v]) => `${k} ${fmt(v, 0)} ms`).join(', ')}.
+${Object.entries(f.coldFirstRunMs ?? {})
+  .map(([k, v]) => `${k} ${fmt(v, 0)} ms`)
+  .join(', ')}.
 
 Parent (main-thread) event-loop delay, ms, from \`monitorEventLoopDelay\` during the median run (resolution 1 ms, so ~1.1 ms is
 the idle floor), and peak RSS growth sampled every 25 ms against a baseline taken (after GC) at the start of each run:
@@ -48,13 +102,34 @@ function otherSections(r) {
   const rpc = r.toolRpc;
   const dt = r.deepTree;
   const pk = r.parked;
-  const dtRows = ['worker', 'inline'].flatMap((k) => (dt.byRunner?.[k]?.rows ?? []).map((x) => [k, x.depth, x.agents, fmt(x.idealMs, 0), fmt(x.makespanMs, 0), fmt(x.overheadPerLevelMs)]));
+  const dtRows = ['worker', 'inline'].flatMap((k) =>
+    (dt.byRunner?.[k]?.rows ?? []).map((x) => [
+      k,
+      x.depth,
+      x.agents,
+      fmt(x.idealMs, 0),
+      fmt(x.makespanMs, 0),
+      fmt(x.overheadPerLevelMs),
+    ]),
+  );
   return `## Start latency
 
 \`brood.subagents.start()\` → the child's first \`model/request\`, observed by the parent (a SessionStore wrapper stamps each append with
 \`performance.now()\`), children started one at a time after a warm-up, so this is latency, not queueing.
 
-${table(['runner', 'children', 'p50 ms', 'p99 ms', 'mean ms', 'max ms'], ['worker', 'inline'].filter((k) => sl[k]).map((k) => [k, sl[k].children, fmt(sl[k].p50Ms, 3), fmt(sl[k].p99Ms, 3), fmt(sl[k].meanMs, 3), fmt(sl[k].maxMs, 1)]))}
+${table(
+  ['runner', 'children', 'p50 ms', 'p99 ms', 'mean ms', 'max ms'],
+  ['worker', 'inline']
+    .filter((k) => sl[k])
+    .map((k) => [
+      k,
+      sl[k].children,
+      fmt(sl[k].p50Ms, 3),
+      fmt(sl[k].p99Ms, 3),
+      fmt(sl[k].meanMs, 3),
+      fmt(sl[k].maxMs, 1),
+    ]),
+)}
 ${sl.error ? `\nError: ${sl.error}\n` : ''}
 ## Tool RPC
 
@@ -63,7 +138,19 @@ calls strictly in sequence and call i+1 is requested only after call i's result 
 − (tool body i returned), stamped in the parent: result → driver → class check and execute request → parent, session writes included,
 no model request in between. calls/s = M over the whole sequence.
 
-${table(['runner', 'calls', 'p50 µs', 'p99 µs', 'mean µs', 'calls/s'], ['worker', 'inline'].filter((k) => rpc[k]).map((k) => [k, rpc[k].calls, fmt(rpc[k].p50Us), fmt(rpc[k].p99Us), fmt(rpc[k].meanUs), fmt(rpc[k].callsPerSec, 0)]))}
+${table(
+  ['runner', 'calls', 'p50 µs', 'p99 µs', 'mean µs', 'calls/s'],
+  ['worker', 'inline']
+    .filter((k) => rpc[k])
+    .map((k) => [
+      k,
+      rpc[k].calls,
+      fmt(rpc[k].p50Us),
+      fmt(rpc[k].p99Us),
+      fmt(rpc[k].meanUs),
+      fmt(rpc[k].callsPerSec, 0),
+    ]),
+)}
 ${rpc.error ? `\nError: ${rpc.error}\n` : ''}
 ## Deep tree
 
@@ -75,17 +162,29 @@ ${table(['runner', 'depth', 'agents', 'ideal ms', 'makespan ms', 'overhead/level
 
 ## Parked continuables
 
-${pk.error ? `Error: ${pk.error}` : `${pk.children} continuable children started from inside a parent tool call (so settlement notices queue instead of waking the
+${
+  pk.error
+    ? `Error: ${pk.error}`
+    : `${pk.children} continuable children started from inside a parent tool call (so settlement notices queue instead of waking the
 parent), each finished its first turn and went idle. After GC: **${fmt(pk.rssPerChildKb)} KB RSS per child**
 (${fmt(pk.rssGrowthMb)} MB total), ${fmt(pk.heapPerChildKb)} KB of main-thread JS heap per child. RSS also holds worker-thread heap
 garbage from the ${pk.children} activations (\`gc()\` only collects the main isolate) and heap pages V8 keeps after collection, so the
-main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.`}
+main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.`
+}
 `;
 }
 
 export function markdown(r) {
   const m = r.meta;
-  const targets = table(['target', 'where', 'measured', 'met'], r.targets.map((t) => [t.name, t.where, t.measured === null ? '—' : `${t.measured} ${t.unit}`, t.met ? 'yes' : '**no**']));
+  const targets = table(
+    ['target', 'where', 'measured', 'met'],
+    r.targets.map((t) => [
+      t.name,
+      t.where,
+      t.measured === null ? '—' : `${t.measured} ${t.unit}`,
+      t.met ? 'yes' : '**no**',
+    ]),
+  );
   return `# brood benchmarks${m.quick ? ' (--quick)' : ''}
 
 Run ${m.date} on Node ${m.node}, ${m.platform}, ${m.cpus} CPUs (${m.cpuModel}), load average ${m.loadavgStart.join(' / ')} at start and

@@ -16,7 +16,10 @@ import { writeReport } from './report.mjs';
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const outIndex = args.indexOf('--out');
-const outDir = outIndex >= 0 ? new URL(`file://${new URL(args[outIndex + 1], `file://${process.cwd()}/`).pathname.replace(/\/?$/, '/')}`) : new URL('./results/', import.meta.url);
+const outDir =
+  outIndex >= 0
+    ? new URL(`file://${new URL(args[outIndex + 1], `file://${process.cwd()}/`).pathname.replace(/\/?$/, '/')}`)
+    : new URL('./results/', import.meta.url);
 
 const t0 = performance.now();
 const log = (line) => console.log(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
@@ -25,14 +28,19 @@ const log = (line) => console.log(`[${((performance.now() - t0) / 1000).toFixed(
 // them for the report instead of interleaving stack hints with the progress log.
 const warnings = new Map();
 process.removeAllListeners('warning');
-process.on('warning', (w) => warnings.set(`${w.name}: ${w.message}`, (warnings.get(`${w.name}: ${w.message}`) ?? 0) + 1));
+process.on('warning', (w) =>
+  warnings.set(`${w.name}: ${w.message}`, (warnings.get(`${w.name}: ${w.message}`) ?? 0) + 1),
+);
 
 const notes = [];
-if (typeof globalThis.gc !== 'function') notes.push('run without --expose-gc: RSS baselines and the parked-continuable figure are taken without forced GC');
+if (typeof globalThis.gc !== 'function')
+  notes.push('run without --expose-gc: RSS baselines and the parked-continuable figure are taken without forced GC');
 
 const loadavgStart = os.loadavg().map((v) => Number(v.toFixed(2)));
 const peer = await loadPeer();
-log(`mode ${quick ? 'quick' : 'full'}; Node ${process.version}; ${os.availableParallelism()} CPUs; peer ${peer.available ? peer.version : 'unavailable'}`);
+log(
+  `mode ${quick ? 'quick' : 'full'}; Node ${process.version}; ${os.availableParallelism()} CPUs; peer ${peer.available ? peer.version : 'unavailable'}`,
+);
 
 const fanout = await runFanout({ quick, peer, log });
 const startLatency = await attempt(() => runStartLatency({ quick, log }));

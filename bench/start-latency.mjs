@@ -40,7 +40,13 @@ async function measureRunner(runner, count) {
   }
   await brood.close();
   const s = summarize(samples);
-  return { children: count, p50Ms: round(s.p50, 3), p99Ms: round(s.p99, 3), meanMs: round(s.mean, 3), maxMs: round(s.max, 3) };
+  return {
+    children: count,
+    p50Ms: round(s.p50, 3),
+    p99Ms: round(s.p99, 3),
+    meanMs: round(s.mean, 3),
+    maxMs: round(s.max, 3),
+  };
 }
 
 export async function runStartLatency({ quick, log }) {

@@ -15,7 +15,15 @@ async function measureRunner(runner, calls) {
     runner,
     threads: THREADS,
     maxParallelToolCalls: 1,
-    scripts: [{ match: 'rpc-loop', turns: [{ toolCalls: Array.from({ length: calls }, () => ({ name: 'noop', arguments: {} })) }, { text: 'done' }] }],
+    scripts: [
+      {
+        match: 'rpc-loop',
+        turns: [
+          { toolCalls: Array.from({ length: calls }, () => ({ name: 'noop', arguments: {} })) },
+          { text: 'done' },
+        ],
+      },
+    ],
   });
   brood.tools.register(
     noopTool({
@@ -30,12 +38,19 @@ async function measureRunner(runner, calls) {
   const agent = await brood.createAgent({ model: ROUTE });
   const result = await withDeadline(agent.run('rpc-loop'), 120_000, 'tool RPC loop');
   await brood.close();
-  if (result.stopReason !== 'completed' || starts.length !== calls) throw new Error(`tool RPC run ended ${result.stopReason} after ${starts.length} calls`);
+  if (result.stopReason !== 'completed' || starts.length !== calls)
+    throw new Error(`tool RPC run ended ${result.stopReason} after ${starts.length} calls`);
   const gaps = [];
   for (let i = 1; i < calls; i++) gaps.push((starts[i] - ends[i - 1]) * 1000);
   const s = summarize(gaps);
   const spanMs = starts[calls - 1] - starts[0];
-  return { calls, p50Us: round(s.p50, 1), p99Us: round(s.p99, 1), meanUs: round(s.mean, 1), callsPerSec: round(((calls - 1) / spanMs) * 1000, 0) };
+  return {
+    calls,
+    p50Us: round(s.p50, 1),
+    p99Us: round(s.p99, 1),
+    meanUs: round(s.mean, 1),
+    callsPerSec: round(((calls - 1) / spanMs) * 1000, 0),
+  };
 }
 
 export async function runToolRpc({ quick, log }) {
@@ -43,7 +58,9 @@ export async function runToolRpc({ quick, log }) {
   const out = {};
   for (const runner of ['worker', 'inline']) {
     out[runner] = await measureRunner(runner, calls);
-    log(`tool RPC ${runner}: p50 ${out[runner].p50Us} µs p99 ${out[runner].p99Us} µs, ${out[runner].callsPerSec} calls/s`);
+    log(
+      `tool RPC ${runner}: p50 ${out[runner].p50Us} µs p99 ${out[runner].p99Us} µs, ${out[runner].callsPerSec} calls/s`,
+    );
   }
   return out;
 }

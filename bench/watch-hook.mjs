@@ -64,6 +64,8 @@ export async function runWatchHook({ quick, log }) {
     ratio: Number((hookedMs / plainMs).toFixed(3)),
     nsPerCallback: Number((((hookedMs - plainMs) * 1e6) / callbacks).toFixed(0)),
   };
-  log(`watch hook: ${result.hookedMs} ms with vs ${result.plainMs} ms without (${result.ratio}×, ${result.nsPerCallback} ns per callback)`);
+  log(
+    `watch hook: ${result.hookedMs} ms with vs ${result.plainMs} ms without (${result.ratio}×, ${result.nsPerCallback} ns per callback)`,
+  );
   return result;
 }

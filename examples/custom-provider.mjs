@@ -30,7 +30,10 @@ function remoteProvider(service) {
       // `result` resolves for every child-level outcome (never rejects), as the contract requires.
       const result = service.run(request.prompt, controller.signal).then(
         (output) => ({ output, stopReason: 'completed', usage }),
-        (error) => (controller.signal.aborted ? { output: '', stopReason: 'aborted', usage } : { output: '', stopReason: 'error', diagnostic: error.message, usage }),
+        (error) =>
+          controller.signal.aborted
+            ? { output: '', stopReason: 'aborted', usage }
+            : { output: '', stopReason: 'error', diagnostic: error.message, usage },
       );
       return { id: `remote-${++runs}`, result, dispose: async () => controller.abort() };
     },
@@ -41,7 +44,17 @@ const brood = createBrood({
   models: [
     scriptedModels({
       id: 'scripted',
-      scripts: [{ match: 'Plan', turns: [{ toolCalls: [{ name: 'ask_remote', arguments: { description: 'remote check', prompt: 'Check the plan' } }] }, { text: 'Lead got: {{results}}' }] }],
+      scripts: [
+        {
+          match: 'Plan',
+          turns: [
+            {
+              toolCalls: [{ name: 'ask_remote', arguments: { description: 'remote check', prompt: 'Check the plan' } }],
+            },
+            { text: 'Lead got: {{results}}' },
+          ],
+        },
+      ],
     }),
   ],
 });
@@ -49,14 +62,25 @@ const brood = createBrood({
 try {
   brood.subagents.register(remoteProvider(remoteService()));
   // The deployment behind the remote service owns recursion, so the instance sends no depth cap.
-  brood.use(subagentTool({ provider: 'remote', toolName: 'ask_remote', maxDepth: 'provider-managed', enableRunInBackground: false }));
+  brood.use(
+    subagentTool({
+      provider: 'remote',
+      toolName: 'ask_remote',
+      maxDepth: 'provider-managed',
+      enableRunInBackground: false,
+    }),
+  );
   const lead = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
 
   // 1. Through the delegation tool, as a model would use it.
   console.log((await lead.run('Plan the release.')).output);
 
   // 2. Directly through the runtime, as a host would.
-  const run = await brood.subagents.start('remote', { parent: lead, prompt: 'Summarize the plan', signal: new AbortController().signal });
+  const run = await brood.subagents.start('remote', {
+    parent: lead,
+    prompt: 'Summarize the plan',
+    signal: new AbortController().signal,
+  });
   const direct = await run.result;
   await run.dispose();
   console.log(`direct: ${direct.stopReason}: ${direct.output}`);

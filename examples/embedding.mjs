@@ -5,7 +5,10 @@ import { z } from 'zod';
 import { createBrood, defineTool, memorySessions, scriptedModels, subagentTool } from 'brood';
 
 const route = { provider: 'scripted', model: 'scripted' };
-const ask = (city) => ({ name: 'subagent', arguments: { description: `population of ${city}`, prompt: `Find the population of ${city}.` } });
+const ask = (city) => ({
+  name: 'subagent',
+  arguments: { description: `population of ${city}`, prompt: `Find the population of ${city}.` },
+});
 
 const brood = createBrood({
   sessions: memorySessions(),
@@ -14,8 +17,20 @@ const brood = createBrood({
       id: 'scripted',
       scripts: [
         // Each child calls the host tool, then answers with the tool's result.
-        { match: 'population of Lyon', turns: [{ toolCalls: [{ name: 'lookup_population', arguments: { city: 'Lyon' } }] }, { text: 'Lyon: {{results}}' }] },
-        { match: 'population of Graz', turns: [{ toolCalls: [{ name: 'lookup_population', arguments: { city: 'Graz' } }] }, { text: 'Graz: {{results}}' }] },
+        {
+          match: 'population of Lyon',
+          turns: [
+            { toolCalls: [{ name: 'lookup_population', arguments: { city: 'Lyon' } }] },
+            { text: 'Lyon: {{results}}' },
+          ],
+        },
+        {
+          match: 'population of Graz',
+          turns: [
+            { toolCalls: [{ name: 'lookup_population', arguments: { city: 'Graz' } }] },
+            { text: 'Graz: {{results}}' },
+          ],
+        },
         // The lead delegates both lookups in one assistant message, so they run in parallel.
         { match: 'Compare', turns: [{ toolCalls: [ask('Lyon'), ask('Graz')] }, { text: 'Comparison:\n{{results}}' }] },
       ],
@@ -41,7 +56,9 @@ try {
   const lead = await brood.createAgent({ model: route });
   const result = await lead.run('Compare the populations of Lyon and Graz.');
   console.log(result.output);
-  console.log(`stop: ${result.stopReason}; usage (incl. children): ${result.usage.inputTokens} in / ${result.usage.outputTokens} out`);
+  console.log(
+    `stop: ${result.stopReason}; usage (incl. children): ${result.usage.inputTokens} in / ${result.usage.outputTokens} out`,
+  );
   console.log(`sessions: ${(await brood.sessions.list()).length}`);
 } finally {
   await brood.close();

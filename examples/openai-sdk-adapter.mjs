@@ -34,10 +34,21 @@ async function complete(client, request) {
   // The SDK ends the iteration quietly when the signal aborts; brood needs the rejection.
   if (request.signal.aborted) throw aborted();
   if (state.finishReason === undefined) {
-    return { text: state.text, toolCalls: [], finish: 'error', usage: state.usage, diagnostic: 'stream ended before a finish_reason' };
+    return {
+      text: state.text,
+      toolCalls: [],
+      finish: 'error',
+      usage: state.usage,
+      diagnostic: 'stream ended before a finish_reason',
+    };
   }
   const toolCalls = [...state.calls.values()].map((c) => ({ callId: c.id, name: c.name, arguments: c.arguments }));
-  return { text: state.text, toolCalls, finish: finishOf(state.finishReason, toolCalls.length > 0), usage: state.usage };
+  return {
+    text: state.text,
+    toolCalls,
+    finish: finishOf(state.finishReason, toolCalls.length > 0),
+    usage: state.usage,
+  };
 }
 
 const aborted = () => new BroodError('ABORTED', 'model request aborted');
@@ -49,13 +60,20 @@ function body(request) {
     else if (m.role === 'tool') messages.push({ role: 'tool', tool_call_id: m.callId, content: m.content });
     else if (m.toolCalls.length === 0) messages.push({ role: 'assistant', content: m.text });
     else {
-      const tool_calls = m.toolCalls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+      const tool_calls = m.toolCalls.map((c) => ({
+        id: c.callId,
+        type: 'function',
+        function: { name: c.name, arguments: c.arguments },
+      }));
       messages.push({ role: 'assistant', content: m.text === '' ? null : m.text, tool_calls });
     }
   }
   const params = { model: request.route.model, messages, stream: true, stream_options: { include_usage: true } };
   if (request.tools.length > 0) {
-    params.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    params.tools = request.tools.map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    }));
   }
   if (request.route.reasoningEffort !== undefined) params.reasoning_effort = request.route.reasoningEffort;
   if (request.route.maxTokens !== undefined) params.max_completion_tokens = request.route.maxTokens;
@@ -63,7 +81,8 @@ function body(request) {
 }
 
 function fold(state, chunk, onTextDelta) {
-  if (chunk.usage) state.usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+  if (chunk.usage)
+    state.usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
   for (const choice of chunk.choices ?? []) {
     const delta = choice.delta ?? {};
     if (typeof delta.content === 'string' && delta.content !== '') {

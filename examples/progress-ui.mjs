@@ -2,10 +2,21 @@
 import { createBrood, scriptedModels, subagentTool } from 'brood';
 
 const delegate = (topic) => ({ name: 'subagent', arguments: { description: topic, prompt: `Find ${topic} in Lyon` } });
-const models = [scriptedModels({ id: 'scripted', scripts: [
-  { match: 'Plan a day', turns: [{ text: 'Asking two helpers.', toolCalls: [delegate('trains'), delegate('museums')] }, { text: 'Plan: {{results}}' }] },
-  { match: 'Find', latencyMs: 40, turns: [{ text: 'found {{prompt}}' }] },
-] })];
+const models = [
+  scriptedModels({
+    id: 'scripted',
+    scripts: [
+      {
+        match: 'Plan a day',
+        turns: [
+          { text: 'Asking two helpers.', toolCalls: [delegate('trains'), delegate('museums')] },
+          { text: 'Plan: {{results}}' },
+        ],
+      },
+      { match: 'Find', latencyMs: 40, turns: [{ text: 'found {{prompt}}' }] },
+    ],
+  }),
+];
 const brood = createBrood({ models });
 brood.use(subagentTool({ provider: 'spawn' }));
 const ui = (async () => {

@@ -14,8 +14,24 @@ const root = resolve(dirname(new URL(import.meta.url).pathname), '..');
 /** Layer of a source file, highest number = highest layer. Unknown files fail the check loudly. */
 const LAYERS = [
   ['errors', ['src/errors.ts']],
-  ['registries', ['src/defaults.ts', 'src/plain.ts', 'src/ids.ts', 'src/disposer.ts', 'src/guard.ts', 'src/types.ts',
-    'src/comlink-node-adapter.d.ts', 'src/tools/', 'src/prompt/', 'src/sessions/', 'src/models/', 'src/depth.ts', 'src/describe.ts']],
+  [
+    'registries',
+    [
+      'src/defaults.ts',
+      'src/plain.ts',
+      'src/ids.ts',
+      'src/disposer.ts',
+      'src/guard.ts',
+      'src/types.ts',
+      'src/comlink-node-adapter.d.ts',
+      'src/tools/',
+      'src/prompt/',
+      'src/sessions/',
+      'src/models/',
+      'src/depth.ts',
+      'src/describe.ts',
+    ],
+  ],
   ['driver', ['src/driver/', 'src/sandbox/']],
   ['workers', ['src/workers/', 'src/wire/', 'workers/']],
   ['agents', ['src/agents/', 'src/events/']],
@@ -79,7 +95,8 @@ for (const file of files) {
   }
   for (const target of graph.get(file)) {
     const to = layerOf(target);
-    if (to !== undefined && to.index > from.index) problems.push(`${file} (${from.name}) imports ${target} (${to.name}): a lower layer imports a higher one`);
+    if (to !== undefined && to.index > from.index)
+      problems.push(`${file} (${from.name}) imports ${target} (${to.name}): a lower layer imports a higher one`);
   }
 }
 

@@ -19,7 +19,17 @@ import { memorySessions } from './sessions/memory.js';
 import { describe } from './describe.js';
 import { forkProvider, spawnProvider } from './subagents/providers.js';
 import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
-import type { Agent, BroodEvent, BroodEventsOptions, CodeMode, ModelRoute, PromptRegistry, SessionStore, ToolFilter, ToolRegistry } from './types.js';
+import type {
+  Agent,
+  BroodEvent,
+  BroodEventsOptions,
+  CodeMode,
+  ModelRoute,
+  PromptRegistry,
+  SessionStore,
+  ToolFilter,
+  ToolRegistry,
+} from './types.js';
 
 export interface BroodOptions {
   models?: ModelProviderConfig[];
@@ -29,7 +39,13 @@ export interface BroodOptions {
   /** Model requests per turn before the turn ends 'max-steps' (default 100). */
   maxSteps?: number;
   codeMode?: CodeMode;
-  pool?: { threads?: number; idleTimeoutMs?: number; cancelGraceMs?: number; hangTimeoutMs?: number; resourceLimits?: ResourceLimits };
+  pool?: {
+    threads?: number;
+    idleTimeoutMs?: number;
+    cancelGraceMs?: number;
+    hangTimeoutMs?: number;
+    resourceLimits?: ResourceLimits;
+  };
   codeBusyTimeoutMs?: number;
   codeWallTimeoutMs?: number;
   providers?: SubagentProvider[];
@@ -85,7 +101,10 @@ export interface Brood {
 
 export function createBrood(options: BroodOptions = {}): Brood {
   if (!isOptionsObject(options)) {
-    throw new BroodError('INVALID_CONFIG', `invalid createBrood options: expected an options object, got ${describe(options)}`);
+    throw new BroodError(
+      'INVALID_CONFIG',
+      `invalid createBrood options: expected an options object, got ${describe(options)}`,
+    );
   }
   const { _internal, ...rest } = options;
   const parsed = parseConfig(broodOptionsSchema, rest, 'createBrood options');
@@ -122,7 +141,8 @@ class BroodFacade implements Brood {
     attachPluginHost(this, runtime);
     if (options.persona !== undefined) registerPersona(this.prompt, options.persona);
     try {
-      for (const provider of (options.providers as SubagentProvider[] | undefined) ?? [spawnProvider(), forkProvider()]) this.subagents.register(provider);
+      for (const provider of (options.providers as SubagentProvider[] | undefined) ?? [spawnProvider(), forkProvider()])
+        this.subagents.register(provider);
     } catch (error) {
       // createBrood failed: leave nothing behind (release the pool's threads now, not at exit).
       runtime.abandon();
@@ -145,9 +165,15 @@ class BroodFacade implements Brood {
 
   use<R extends Disposer | Promise<Disposer>>(plugin: BroodPlugin<R>): R {
     this.#runtime.assertOpen();
-    if (typeof plugin?.install !== 'function') throw new BroodError('INVALID_CONFIG', 'a plugin needs a name and an install(brood) function');
+    if (typeof plugin?.install !== 'function')
+      throw new BroodError('INVALID_CONFIG', 'a plugin needs a name and an install(brood) function');
     const dispose: Disposer | Promise<Disposer> = plugin.install(this);
-    if (isPromiseLike(dispose)) return this.#runtime.asyncPlugins.adopt(String(plugin.name), dispose, () => this.#runtime.isClosed) as unknown as R;
+    if (isPromiseLike(dispose))
+      return this.#runtime.asyncPlugins.adopt(
+        String(plugin.name),
+        dispose,
+        () => this.#runtime.isClosed,
+      ) as unknown as R;
     return makeDisposer(() => dispose()) as R;
   }
 

@@ -8,7 +8,9 @@ import type { ModelProviderConfig } from './models/types.js';
 
 const positiveInt = z.number().int().positive();
 /** Model requests per turn: a positive safe integer (SPEC §15). */
-export const maxStepsSchema = z.number().refine((n) => Number.isSafeInteger(n) && n > 0, 'must be a positive safe integer');
+export const maxStepsSchema = z
+  .number()
+  .refine((n) => Number.isSafeInteger(n) && n > 0, 'must be a positive safe integer');
 const signalSchema = z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal');
 const codeModeSchema = z.enum(['native', 'code', 'both']);
 
@@ -28,8 +30,20 @@ export const MIN_OLD_GENERATION_MB = 32;
 
 export const broodOptionsSchema = z
   .strictObject({
-    models: z.array(z.custom<ModelProviderConfig>((value) => typeof value === 'object' && value !== null && 'kind' in value && 'id' in value, 'a model provider config (scriptedModels(), openAICompatible(), ...)')).optional(),
-    sessions: z.custom<object>((value) => typeof value === 'object' && value !== null && 'append' in value && 'read' in value, 'a SessionStore').optional(),
+    models: z
+      .array(
+        z.custom<ModelProviderConfig>(
+          (value) => typeof value === 'object' && value !== null && 'kind' in value && 'id' in value,
+          'a model provider config (scriptedModels(), openAICompatible(), ...)',
+        ),
+      )
+      .optional(),
+    sessions: z
+      .custom<object>(
+        (value) => typeof value === 'object' && value !== null && 'append' in value && 'read' in value,
+        'a SessionStore',
+      )
+      .optional(),
     persona: z.string().optional(),
     maxParallelToolCalls: positiveInt.optional(),
     maxSteps: maxStepsSchema.optional(),
@@ -42,7 +56,12 @@ export const broodOptionsSchema = z
         hangTimeoutMs: timerMs(1).int().optional(),
         resourceLimits: z
           .strictObject({
-            maxOldGenerationSizeMb: positiveInt.min(MIN_OLD_GENERATION_MB, `must be at least ${MIN_OLD_GENERATION_MB} (MB): a smaller heap cannot load the driver`).optional(),
+            maxOldGenerationSizeMb: positiveInt
+              .min(
+                MIN_OLD_GENERATION_MB,
+                `must be at least ${MIN_OLD_GENERATION_MB} (MB): a smaller heap cannot load the driver`,
+              )
+              .optional(),
             maxYoungGenerationSizeMb: positiveInt.optional(),
             codeRangeSizeMb: positiveInt.optional(),
             stackSizeMb: positiveInt.optional(),
@@ -52,19 +71,37 @@ export const broodOptionsSchema = z
       .optional(),
     codeBusyTimeoutMs: timerMs(1).int().optional(),
     codeWallTimeoutMs: timerMs(1).int().optional(),
-    providers: z.array(z.custom<object>((value) => typeof value === 'object' && value !== null, 'a SubagentProvider')).optional(),
+    providers: z
+      .array(z.custom<object>((value) => typeof value === 'object' && value !== null, 'a SubagentProvider'))
+      .optional(),
     runner: z.enum(['worker', 'inline']).optional(),
-    preferences: z.custom<{ get(key: string): unknown }>((value) => typeof value === 'object' && value !== null && typeof (value as { get?: unknown }).get === 'function', 'an object with get(key)').optional(),
-    onDiagnostic: z.custom<(message: string) => void>((value) => typeof value === 'function', 'a function (message: string) => void').optional(),
+    preferences: z
+      .custom<{ get(key: string): unknown }>(
+        (value) =>
+          typeof value === 'object' && value !== null && typeof (value as { get?: unknown }).get === 'function',
+        'an object with get(key)',
+      )
+      .optional(),
+    onDiagnostic: z
+      .custom<(message: string) => void>((value) => typeof value === 'function', 'a function (message: string) => void')
+      .optional(),
   })
   .superRefine((options, ctx) => {
     const busy = options.codeBusyTimeoutMs ?? DEFAULTS.codeBusyTimeoutMs;
     const hang = options.pool?.hangTimeoutMs ?? DEFAULTS.hangTimeoutMs;
     if (hang <= busy) {
-      ctx.addIssue({ code: 'custom', path: ['pool', 'hangTimeoutMs'], message: `must exceed codeBusyTimeoutMs (${busy})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['pool', 'hangTimeoutMs'],
+        message: `must exceed codeBusyTimeoutMs (${busy})`,
+      });
     }
     if (options.runner === 'inline' && options.models?.some(hasFaultTurns)) {
-      ctx.addIssue({ code: 'custom', path: ['models'], message: "scripts with fault turns are refused when runner is 'inline' (a fault would take the host down)" });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['models'],
+        message: "scripts with fault turns are refused when runner is 'inline' (a fault would take the host down)",
+      });
     }
   });
 
@@ -81,7 +118,9 @@ export const createAgentOptionsSchema = z.strictObject({
   id: sessionIdSchema.optional(),
   model: z.strictObject(modelRouteShape),
   persona: z.string().optional(),
-  toolFilter: z.strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() }).optional(),
+  toolFilter: z
+    .strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
+    .optional(),
   codeMode: codeModeSchema.optional(),
   depth: z.unknown().optional(),
   maxSteps: maxStepsSchema.optional(),
@@ -98,6 +137,10 @@ export const resumeAgentOptionsSchema = z.strictObject({
 export function parseConfig<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value ?? {});
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`);
-  throw new BroodError('INVALID_CONFIG', `invalid ${what}: ${problems.join('; ')}`, { details: { keys: parsed.error.issues.map((issue) => issue.path.join('.')) } });
+  const problems = parsed.error.issues.map(
+    (issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`,
+  );
+  throw new BroodError('INVALID_CONFIG', `invalid ${what}: ${problems.join('; ')}`, {
+    details: { keys: parsed.error.issues.map((issue) => issue.path.join('.')) },
+  });
 }

@@ -28,17 +28,23 @@ export function isDepthCap(value: unknown): value is number {
 /** INVALID_MAX_DEPTH for a cap outside the domain; undefined means "no cap". */
 export function checkMaxDepthDomain(maxDepth: unknown): void {
   if (maxDepth === undefined || isDepthCap(maxDepth)) return;
-  throw new BroodError('INVALID_MAX_DEPTH', `maxDepth must be a non-negative safe integer, got ${describe(maxDepth)}`, { details: { maxDepth: describe(maxDepth) } });
+  throw new BroodError('INVALID_MAX_DEPTH', `maxDepth must be a non-negative safe integer, got ${describe(maxDepth)}`, {
+    details: { maxDepth: describe(maxDepth) },
+  });
 }
 
 /** `parentDepth` is already the effective depth: max(header delegationDepth, runtime depth). */
 export function childDepthFor(parentDepth: number, maxDepth: number | undefined): number {
   const child = parentDepth + 1;
   if (!Number.isSafeInteger(child)) {
-    throw new BroodError('INVALID_DEPTH', `subagent depth ${child} is not a safe integer`, { details: { depth: child } });
+    throw new BroodError('INVALID_DEPTH', `subagent depth ${child} is not a safe integer`, {
+      details: { depth: child },
+    });
   }
   if (maxDepth !== undefined && child > maxDepth) {
-    throw new BroodError('DEPTH_EXCEEDED', `subagent depth ${child} exceeds maxDepth ${maxDepth}`, { details: { depth: child, maxDepth } });
+    throw new BroodError('DEPTH_EXCEEDED', `subagent depth ${child} exceeds maxDepth ${maxDepth}`, {
+      details: { depth: child, maxDepth },
+    });
   }
   return child;
 }

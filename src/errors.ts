@@ -95,7 +95,11 @@ export function encodeError(error: unknown): ErrorEnvelope {
 
 export function decodeError(envelope: ErrorEnvelope): BroodError {
   const code = isBroodErrorCode(envelope.code) ? envelope.code : 'INTERNAL';
-  return new BroodError(code, envelope.message, envelope.details === undefined ? undefined : { details: envelope.details });
+  return new BroodError(
+    code,
+    envelope.message,
+    envelope.details === undefined ? undefined : { details: envelope.details },
+  );
 }
 
 /**
@@ -116,7 +120,7 @@ export function errorMessage(error: unknown): string {
 
 function safeString(value: unknown): string {
   try {
-    return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+    return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   } catch {
     try {
       return String(value);

@@ -4,7 +4,12 @@
  */
 import { BroodError } from './errors.js';
 
-export function guardDisposed<T extends object>(target: T, isDisposed: () => boolean, what: string, asyncMethods: readonly string[]): T {
+export function guardDisposed<T extends object>(
+  target: T,
+  isDisposed: () => boolean,
+  what: string,
+  asyncMethods: readonly string[],
+): T {
   const rejecting = new Set(asyncMethods);
   return new Proxy(target, {
     get(object, key, receiver) {

@@ -32,7 +32,17 @@ export { moduleAdapter } from './models/module.js';
 export type { ModuleAdapterOptions } from './models/module.js';
 export type { ModelEntry, RequestOptions, RetryOptions, ToolChoice } from './models/request-options.js';
 export type { ModelCatalog } from './models/catalog.js';
-export type { ModelProviderConfig, ModelInfo, ModelAdapter, ModelRequest, ModelResponse, ModelFinish, ChatMessage, ToolCallRecord, ReasoningBlock } from './models/types.js';
+export type {
+  ModelProviderConfig,
+  ModelInfo,
+  ModelAdapter,
+  ModelRequest,
+  ModelResponse,
+  ModelFinish,
+  ChatMessage,
+  ToolCallRecord,
+  ReasoningBlock,
+} from './models/types.js';
 export { spawnProvider, forkProvider, inlineProvider } from './subagents/providers.js';
 export { acpProvider } from './acp/provider.js';
 export type { AcpProvider } from './acp/provider.js';

@@ -55,7 +55,13 @@ export function installDelegation(brood, { maxDepth = 3 } = {}) {
       },
       concurrencySafe: true,
       execute: async ({ prompt, description }, ctx) => {
-        const run = await brood.subagents.start('spawn', { parent: ctx.agent, prompt, label: description, signal: ctx.signal, maxDepth });
+        const run = await brood.subagents.start('spawn', {
+          parent: ctx.agent,
+          prompt,
+          label: description,
+          signal: ctx.signal,
+          maxDepth,
+        });
         try {
           return (await run.result).output;
         } finally {

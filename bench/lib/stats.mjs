@@ -11,7 +11,13 @@ export function percentile(values, p) {
 
 export function summarize(values) {
   const mean = values.reduce((s, v) => s + v, 0) / (values.length || 1);
-  return { n: values.length, p50: percentile(values, 50), p99: percentile(values, 99), mean, max: percentile(values, 100) };
+  return {
+    n: values.length,
+    p50: percentile(values, 50),
+    p99: percentile(values, 99),
+    mean,
+    max: percentile(values, 100),
+  };
 }
 
 export const median = (values) => percentile(values, 50);

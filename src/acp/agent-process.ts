@@ -59,13 +59,21 @@ export class AgentProcess {
   /** Spawns the agent and runs `initialize`; rejects PROVIDER_FAILED (and leaves no process) when either fails. */
   static async start(options: ResolvedAcpOptions, version: string): Promise<AgentProcess> {
     const acp = await loadSdk();
-    const child = spawn(options.command, options.args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(options.command, options.args, {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const spawned = await new Promise<Error | undefined>((resolve) => {
       child.once('spawn', () => resolve(undefined));
       child.once('error', (error) => resolve(error));
     });
     if (spawned) {
-      throw new BroodError('PROVIDER_FAILED', `cannot start the ACP agent '${options.name}' (${options.command}): ${spawned.message}`, { details: { provider: options.name } });
+      throw new BroodError(
+        'PROVIDER_FAILED',
+        `cannot start the ACP agent '${options.name}' (${options.command}): ${spawned.message}`,
+        { details: { provider: options.name } },
+      );
     }
     const agent = new AgentProcess(acp, child, options);
     agent.wire();
@@ -88,8 +96,12 @@ export class AgentProcess {
   }
 
   async newSession(handlers: SessionHandlers): Promise<string> {
-    const response = await this.bounded('session/new', this.connection.agent.request('session/new', { cwd: this.options.cwd, mcpServers: [] }));
-    if (typeof response?.sessionId !== 'string' || response.sessionId === '') throw this.protocolError('session/new answered without a session id');
+    const response = await this.bounded(
+      'session/new',
+      this.connection.agent.request('session/new', { cwd: this.options.cwd, mcpServers: [] }),
+    );
+    if (typeof response?.sessionId !== 'string' || response.sessionId === '')
+      throw this.protocolError('session/new answered without a session id');
     this.sessions.set(response.sessionId, handlers);
     return response.sessionId;
   }
@@ -98,7 +110,10 @@ export class AgentProcess {
   async loadSession(sessionId: string, handlers: SessionHandlers): Promise<void> {
     this.sessions.set(sessionId, handlers);
     try {
-      await this.bounded('session/load', this.connection.agent.request('session/load', { sessionId, cwd: this.options.cwd, mcpServers: [] }));
+      await this.bounded(
+        'session/load',
+        this.connection.agent.request('session/load', { sessionId, cwd: this.options.cwd, mcpServers: [] }),
+      );
     } catch (error) {
       this.sessions.delete(sessionId);
       throw error;
@@ -106,7 +121,9 @@ export class AgentProcess {
   }
 
   prompt(sessionId: string, text: string): Promise<Acp.PromptResponse> {
-    return this.untilDeath(this.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }));
+    return this.untilDeath(
+      this.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }),
+    );
   }
 
   cancel(sessionId: string): void {
@@ -116,7 +133,8 @@ export class AgentProcess {
   /** Forgets the session; tells the agent when it advertises `session/close`. */
   closeSession(sessionId: string): void {
     if (!this.sessions.delete(sessionId) || this.dead) return;
-    if (this.capabilities.sessionCapabilities?.close) this.connection.agent.request('session/close', { sessionId }).catch(() => undefined);
+    if (this.capabilities.sessionCapabilities?.close)
+      this.connection.agent.request('session/close', { sessionId }).catch(() => undefined);
   }
 
   /** Stops the process now (SIGKILL): a cancellation past its grace, a protocol fault, a failed start. */
@@ -152,11 +170,19 @@ export class AgentProcess {
       for (const line of lines) this.remember(line);
     });
     stderr.on('end', () => partial !== '' && this.remember(partial));
-    const framed = frameStdio(stdout, stdin, (reason) => this.kill(`ACP agent '${this.options.name}' (pid ${this.pid}) broke the protocol: ${reason}; the process was stopped`));
+    const framed = frameStdio(stdout, stdin, (reason) =>
+      this.kill(
+        `ACP agent '${this.options.name}' (pid ${this.pid}) broke the protocol: ${reason}; the process was stopped`,
+      ),
+    );
     this.connection = this.clientApp().connect(framed.stream as unknown as Acp.Stream);
     // stdout closed: the process is exiting, or is alive but useless; give it a moment, then stop it.
     void this.connection.closed.then(() => {
-      const timer = setTimeout(() => this.kill(`ACP agent '${this.options.name}' (pid ${this.pid}) closed its stdout; the process was stopped`), PIPE_DRAIN_MS);
+      const timer = setTimeout(
+        () =>
+          this.kill(`ACP agent '${this.options.name}' (pid ${this.pid}) closed its stdout; the process was stopped`),
+        PIPE_DRAIN_MS,
+      );
       timer.unref();
       void this.death.then(() => clearTimeout(timer));
     });
@@ -179,8 +205,12 @@ export class AgentProcess {
     if (this.options.fsRoot !== undefined) {
       const fs = fsHandlers(this.options.fsRoot, this.acp);
       app
-        .onRequest('fs/read_text_file', ({ params }) => fs.read(params, (event) => this.sessions.get(params.sessionId)?.fs(event)))
-        .onRequest('fs/write_text_file', ({ params }) => fs.write(params, (event) => this.sessions.get(params.sessionId)?.fs(event)));
+        .onRequest('fs/read_text_file', ({ params }) =>
+          fs.read(params, (event) => this.sessions.get(params.sessionId)?.fs(event)),
+        )
+        .onRequest('fs/write_text_file', ({ params }) =>
+          fs.write(params, (event) => this.sessions.get(params.sessionId)?.fs(event)),
+        );
     }
     return app;
   }
@@ -196,17 +226,35 @@ export class AgentProcess {
       }),
     );
     if (response.protocolVersion !== this.acp.PROTOCOL_VERSION) {
-      throw new BroodError('PROVIDER_FAILED', `the ACP agent '${this.options.name}' speaks protocol version ${String(response.protocolVersion)}; brood speaks ${this.acp.PROTOCOL_VERSION}`, { details: { provider: this.options.name } });
+      throw new BroodError(
+        'PROVIDER_FAILED',
+        `the ACP agent '${this.options.name}' speaks protocol version ${String(response.protocolVersion)}; brood speaks ${this.acp.PROTOCOL_VERSION}`,
+        { details: { provider: this.options.name } },
+      );
     }
     this.capabilities = response.agentCapabilities ?? {};
-    if (response.agentInfo) this.agentInfo = { name: response.agentInfo.name, ...(response.agentInfo.version ? { version: response.agentInfo.version } : {}) };
+    if (response.agentInfo)
+      this.agentInfo = {
+        name: response.agentInfo.name,
+        ...(response.agentInfo.version ? { version: response.agentInfo.version } : {}),
+      };
   }
 
   /** A call bounded by `timeoutMs` and by the process's death. */
   private bounded<T>(what: string, call: Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new BroodError('PROVIDER_FAILED', `the ACP agent '${this.options.name}' did not answer ${what} within ${this.options.timeoutMs} ms`, { details: { provider: this.options.name } })), this.options.timeoutMs);
+      timer = setTimeout(
+        () =>
+          reject(
+            new BroodError(
+              'PROVIDER_FAILED',
+              `the ACP agent '${this.options.name}' did not answer ${what} within ${this.options.timeoutMs} ms`,
+              { details: { provider: this.options.name } },
+            ),
+          ),
+        this.options.timeoutMs,
+      );
     });
     return Promise.race([this.untilDeath(call), timeout]).finally(() => clearTimeout(timer));
   }
@@ -216,7 +264,12 @@ export class AgentProcess {
       throw new BroodError('PROVIDER_FAILED', message, { details: { provider: this.options.name } });
     });
     // A request rejected because the stream closed is the process going away: report its death instead.
-    return Promise.race([call.catch((error: unknown) => (this.dead || this.connection.signal.aborted ? died : Promise.reject(this.agentError(error)))), died]);
+    return Promise.race([
+      call.catch((error: unknown) =>
+        this.dead || this.connection.signal.aborted ? died : Promise.reject(this.agentError(error)),
+      ),
+      died,
+    ]);
   }
 
   /** A JSON-RPC error the agent answered with, as a readable message (not PROVIDER_FAILED: the process is fine). */
@@ -243,7 +296,10 @@ export class AgentProcess {
 
   private exitMessage(code: number | null, signal: NodeJS.Signals | null): string {
     const how = signal !== null ? `was killed by signal ${signal}` : `exited with code ${String(code)}`;
-    const tail = this.stderrTail.length === 0 ? 'no stderr output' : `last stderr lines:\n${this.stderrTail.map((line) => `  ${line}`).join('\n')}`;
+    const tail =
+      this.stderrTail.length === 0
+        ? 'no stderr output'
+        : `last stderr lines:\n${this.stderrTail.map((line) => `  ${line}`).join('\n')}`;
     return `ACP agent '${this.options.name}' (pid ${this.pid}) ${how}; ${tail}`;
   }
 

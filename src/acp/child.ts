@@ -34,7 +34,11 @@ const STOP_REASONS: Record<Acp.StopReason, { stopReason: StopReason; finish: str
   end_turn: { stopReason: 'completed', finish: 'stop' },
   max_tokens: { stopReason: 'max-tokens', finish: 'max-tokens' },
   // The agent's own limit of model requests per turn: brood's step-limit stop reason.
-  max_turn_requests: { stopReason: 'max-steps', finish: 'stop', diagnostic: 'the ACP agent stopped at its own limit of model requests for one turn (max_turn_requests)' },
+  max_turn_requests: {
+    stopReason: 'max-steps',
+    finish: 'stop',
+    diagnostic: 'the ACP agent stopped at its own limit of model requests for one turn (max_turn_requests)',
+  },
   refusal: { stopReason: 'refusal', finish: 'refusal' },
   // The partial text the agent sent before it stopped is still its last message.
   cancelled: { stopReason: 'aborted', finish: 'stop' },
@@ -73,7 +77,9 @@ export class AcpChild implements DriverRunner, SessionHandlers {
   /** Recorded in the child's descriptor (and used to load the session after a restart). */
   descriptor(): Record<string, unknown> {
     const agent = this.process;
-    return { acp: { sessionId: this.sessionId, pid: agent?.pid, ...(agent?.agentInfo ? { agent: agent.agentInfo } : {}) } };
+    return {
+      acp: { sessionId: this.sessionId, pid: agent?.pid, ...(agent?.agentInfo ? { agent: agent.agentInfo } : {}) },
+    };
   }
 
   /** The child is gone: forget its ACP session (and close it where the agent supports that). */
@@ -95,14 +101,18 @@ export class AcpChild implements DriverRunner, SessionHandlers {
         claimed = await host.endTurn(report);
       }
       return { kind: 'finished' };
-    })().catch((error: unknown): ActivationEnd => ({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }));
+    })().catch(
+      (error: unknown): ActivationEnd => ({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),
+    );
     return {
       done: Promise.race([work, stop]),
       cancel: () => this.cancelTurn(),
       forceStop: (reason) => {
         stopped = true;
         forced({ kind: 'failed', stopReason: 'aborted', diagnostic: reason });
-        this.process?.kill(`ACP agent '${this.options.name}' (pid ${this.process.pid}) was stopped: child ${this.childId} ignored its cancellation (${reason})`);
+        this.process?.kill(
+          `ACP agent '${this.options.name}' (pid ${this.process.pid}) was stopped: child ${this.childId} ignored its cancellation (${reason})`,
+        );
       },
     };
   }
@@ -140,7 +150,8 @@ export class AcpChild implements DriverRunner, SessionHandlers {
     if (claimed.aborted) return { ...base, output: '', stopReason: 'aborted' };
     const transcript = new TurnTranscript((events) => void host.log(events).catch(() => undefined));
     // Streamed text reaches host subscribers as text deltas (never logged), as for a model-driven turn.
-    transcript.onText = (delta) => void host.log([{ type: TEXT_DELTA_EVENT, data: { turn: claimed.turn, delta } }]).catch(() => undefined);
+    transcript.onText = (delta) =>
+      void host.log([{ type: TEXT_DELTA_EVENT, data: { turn: claimed.turn, delta } }]).catch(() => undefined);
     let cancel!: () => void;
     const onCancel = new Promise<void>((resolve) => (cancel = resolve));
     const turn: RunningTurn = { transcript, cancelled: false, onCancel, cancel };
@@ -152,16 +163,31 @@ export class AcpChild implements DriverRunner, SessionHandlers {
         return { ...base, output: '', stopReason: 'aborted' };
       }
       const response = await agent.prompt(this.sessionId, claimed.text);
-      const mapped = STOP_REASONS[response.stopReason] ?? { stopReason: 'error' as const, finish: 'error', diagnostic: `the ACP agent answered an unknown stop reason ${JSON.stringify(response.stopReason)}` };
+      const mapped = STOP_REASONS[response.stopReason] ?? {
+        stopReason: 'error' as const,
+        finish: 'error',
+        diagnostic: `the ACP agent answered an unknown stop reason ${JSON.stringify(response.stopReason)}`,
+      };
       const usage = usageOf(response);
       const stopReason = turn.cancelled ? 'aborted' : mapped.stopReason;
       transcript.finish(turn.cancelled ? 'stop' : mapped.finish, usage);
-      return { turn: claimed.turn, usage, output: transcript.output, stopReason, ...(mapped.diagnostic && stopReason === mapped.stopReason ? { diagnostic: mapped.diagnostic } : {}) };
+      return {
+        turn: claimed.turn,
+        usage,
+        output: transcript.output,
+        stopReason,
+        ...(mapped.diagnostic && stopReason === mapped.stopReason ? { diagnostic: mapped.diagnostic } : {}),
+      };
     } catch (error) {
       transcript.finish('error');
       const failed = error instanceof BroodError && error.code === 'PROVIDER_FAILED';
       const diagnostic = failed ? `PROVIDER_FAILED: ${error.message}` : errorMessage(error);
-      return { ...base, output: transcript.output, stopReason: turn.cancelled && !failed ? 'aborted' : 'error', diagnostic };
+      return {
+        ...base,
+        output: transcript.output,
+        stopReason: turn.cancelled && !failed ? 'aborted' : 'error',
+        diagnostic,
+      };
     } finally {
       this.turn = undefined;
     }
@@ -185,14 +211,22 @@ export class AcpChild implements DriverRunner, SessionHandlers {
     const lost = this.process?.deathMessage ?? 'the agent process that held it is gone';
     const agent = await this.pool.process();
     if (agent.capabilities.loadSession !== true) {
-      throw new BroodError('PROVIDER_FAILED', `the ACP session ${this.sessionId} was lost (${lost}) and the agent cannot load sessions`, { details: { provider: this.options.name } });
+      throw new BroodError(
+        'PROVIDER_FAILED',
+        `the ACP session ${this.sessionId} was lost (${lost}) and the agent cannot load sessions`,
+        { details: { provider: this.options.name } },
+      );
     }
     this.loading = true;
     try {
       await agent.loadSession(this.sessionId, this);
     } catch (error) {
       if (error instanceof BroodError) throw error;
-      throw new BroodError('PROVIDER_FAILED', `the ACP session ${this.sessionId} was lost (${lost}) and loading it failed: ${errorMessage(error)}`, { details: { provider: this.options.name } });
+      throw new BroodError(
+        'PROVIDER_FAILED',
+        `the ACP session ${this.sessionId} was lost (${lost}) and loading it failed: ${errorMessage(error)}`,
+        { details: { provider: this.options.name } },
+      );
     } finally {
       this.loading = false;
     }
@@ -204,6 +238,7 @@ export class AcpChild implements DriverRunner, SessionHandlers {
 /** Usage, when the agent reports it (ACP's `usage` on the prompt response); otherwise none is invented. */
 function usageOf(response: Acp.PromptResponse): Usage {
   const usage = (response as { usage?: { inputTokens?: unknown; outputTokens?: unknown } | null }).usage;
-  const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
+  const count = (value: unknown): number =>
+    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
   return usage ? { inputTokens: count(usage.inputTokens), outputTokens: count(usage.outputTokens) } : NO_USAGE;
 }

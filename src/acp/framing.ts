@@ -88,10 +88,12 @@ function parseLine(line: string): Message | string {
   } catch {
     return `a non-JSON line on stdout: ${quote(line)}`;
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `a stdout line that is not a JSON-RPC object: ${quote(line)}`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return `a stdout line that is not a JSON-RPC object: ${quote(line)}`;
   const message = value as Message;
   if (message.jsonrpc !== '2.0') return `a stdout line without jsonrpc "2.0": ${quote(line)}`;
-  if (message.method !== undefined && typeof message.method !== 'string') return `a message whose method is not a string: ${quote(line)}`;
+  if (message.method !== undefined && typeof message.method !== 'string')
+    return `a message whose method is not a string: ${quote(line)}`;
   if (message.method === undefined && !isId(message.id)) return `a response without a valid id: ${quote(line)}`;
   return message;
 }

@@ -22,7 +22,12 @@ const MAX_READ_BYTES = 8 * 1024 * 1024;
 
 export function fsHandlers(root: string, acp: AcpModule) {
   const refuse = (message: string): Error => acp.RequestError.invalidParams(undefined, message);
-  const run = async <T>(op: FsEvent['op'], path: string, report: (event: FsEvent) => void, work: () => Promise<T>): Promise<T> => {
+  const run = async <T>(
+    op: FsEvent['op'],
+    path: string,
+    report: (event: FsEvent) => void,
+    work: () => Promise<T>,
+  ): Promise<T> => {
     try {
       const value = await work();
       report({ op, path, ok: true });
@@ -38,7 +43,8 @@ export function fsHandlers(root: string, acp: AcpModule) {
       run('read', params.path, report, async () => {
         const file = await confined(root, params.path, false);
         const text = await readFile(file, 'utf8');
-        if (Buffer.byteLength(text) > MAX_READ_BYTES) throw new Error(`${params.path} is larger than ${MAX_READ_BYTES} bytes`);
+        if (Buffer.byteLength(text) > MAX_READ_BYTES)
+          throw new Error(`${params.path} is larger than ${MAX_READ_BYTES} bytes`);
         return { content: sliceLines(text, params.line ?? undefined, params.limit ?? undefined) };
       }),
     write: (params: Acp.WriteTextFileRequest, report: (event: FsEvent) => void): Promise<Acp.WriteTextFileResponse> =>
@@ -55,11 +61,14 @@ export function fsHandlers(root: string, acp: AcpModule) {
 async function confined(root: string, path: string, mayNotExist: boolean): Promise<string> {
   if (typeof path !== 'string' || !isAbsolute(path)) throw new Error(`path must be absolute: ${String(path)}`);
   const realRoot = await realpath(root);
-  const target = mayNotExist ? await realpathOfNew(resolve(path)) : await realpath(resolve(path)).catch(() => {
-    throw new Error(`no such file: ${path}`);
-  });
+  const target = mayNotExist
+    ? await realpathOfNew(resolve(path))
+    : await realpath(resolve(path)).catch(() => {
+        throw new Error(`no such file: ${path}`);
+      });
   const rel = relative(realRoot, target);
-  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) throw new Error(`${path} is outside the allowed root`);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
+    throw new Error(`${path} is outside the allowed root`);
   return target;
 }
 

@@ -46,12 +46,24 @@ export interface ResolvedAcpOptions {
 const absolutePath = z.string().min(1).refine(isAbsolute, 'must be an absolute path');
 
 const optionsSchema = z.strictObject({
-  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must match ^[a-zA-Z0-9_-]{1,64}$').optional(),
+  name: z
+    .string()
+    .regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must match ^[a-zA-Z0-9_-]{1,64}$')
+    .optional(),
   command: z.string().min(1, 'must be a non-empty string'),
   args: z.array(z.string()).optional(),
   env: z.record(z.string(), z.string()).optional(),
   cwd: absolutePath.optional(),
-  permissions: z.union([z.literal('deny'), z.literal('allow'), z.custom<(request: AcpPermissionRequest) => Promise<'allow' | 'deny'>>((value) => typeof value === 'function', 'must be a function')]).optional(),
+  permissions: z
+    .union([
+      z.literal('deny'),
+      z.literal('allow'),
+      z.custom<(request: AcpPermissionRequest) => Promise<'allow' | 'deny'>>(
+        (value) => typeof value === 'function',
+        'must be a function',
+      ),
+    ])
+    .optional(),
   fs: z.strictObject({ root: absolutePath }).optional(),
   timeoutMs: z.number().int().positive().max(2_147_483_647).optional(),
 });

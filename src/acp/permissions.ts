@@ -10,7 +10,12 @@ export interface PermissionDecision {
   note?: string;
 }
 
-export async function decidePermission(policy: AcpPermissionPolicy, request: Acp.RequestPermissionRequest, childId: string, cancelled: Promise<void>): Promise<PermissionDecision> {
+export async function decidePermission(
+  policy: AcpPermissionPolicy,
+  request: Acp.RequestPermissionRequest,
+  childId: string,
+  cancelled: Promise<void>,
+): Promise<PermissionDecision> {
   let wanted: 'allow' | 'deny';
   let note: string | undefined;
   if (typeof policy === 'function') {
@@ -19,7 +24,12 @@ export async function decidePermission(policy: AcpPermissionPolicy, request: Acp
         policy({
           childId,
           sessionId: request.sessionId,
-          toolCall: { toolCallId: request.toolCall.toolCallId, title: request.toolCall.title ?? null, kind: request.toolCall.kind ?? null, rawInput: request.toolCall.rawInput },
+          toolCall: {
+            toolCallId: request.toolCall.toolCallId,
+            title: request.toolCall.title ?? null,
+            kind: request.toolCall.kind ?? null,
+            rawInput: request.toolCall.rawInput,
+          },
           options: request.options.map(({ optionId, name, kind }) => ({ optionId, name, kind })),
         }),
       )
@@ -28,10 +38,14 @@ export async function decidePermission(policy: AcpPermissionPolicy, request: Acp
         (error: unknown) => ({ error: errorMessage(error) }),
       );
     const outcome = await Promise.race([asked, cancelled.then(() => 'cancelled' as const)]);
-    if (outcome === 'cancelled') return { decision: 'cancelled', optionId: null, note: 'the turn was cancelled while the policy decided' };
+    if (outcome === 'cancelled')
+      return { decision: 'cancelled', optionId: null, note: 'the turn was cancelled while the policy decided' };
     if (typeof outcome === 'object') {
       wanted = 'deny';
-      note = 'error' in outcome ? `the permission policy failed: ${outcome.error}` : `the permission policy answered ${JSON.stringify(outcome.bad) ?? String(outcome.bad)}, not 'allow' or 'deny'`;
+      note =
+        'error' in outcome
+          ? `the permission policy failed: ${outcome.error}`
+          : `the permission policy answered ${JSON.stringify(outcome.bad) ?? String(outcome.bad)}, not 'allow' or 'deny'`;
     } else {
       wanted = outcome;
     }
@@ -39,7 +53,12 @@ export async function decidePermission(policy: AcpPermissionPolicy, request: Acp
     wanted = policy;
   }
   const option = pick(request.options, wanted);
-  if (!option) return { decision: 'cancelled', optionId: null, note: `the agent offered no ${wanted === 'allow' ? 'allow' : 'reject'} option` + (note ? `; ${note}` : '') };
+  if (!option)
+    return {
+      decision: 'cancelled',
+      optionId: null,
+      note: `the agent offered no ${wanted === 'allow' ? 'allow' : 'reject'} option${note ? `; ${note}` : ''}`,
+    };
   return { decision: wanted, optionId: option.optionId, ...(note ? { note } : {}) };
 }
 
@@ -54,5 +73,7 @@ function pick(options: Acp.PermissionOption[], wanted: 'allow' | 'deny'): Acp.Pe
 }
 
 export function permissionResponse(decision: PermissionDecision): Acp.RequestPermissionResponse {
-  return decision.optionId === null ? { outcome: { outcome: 'cancelled' } } : { outcome: { outcome: 'selected', optionId: decision.optionId } };
+  return decision.optionId === null
+    ? { outcome: { outcome: 'cancelled' } }
+    : { outcome: { outcome: 'selected', optionId: decision.optionId } };
 }

@@ -6,7 +6,12 @@
  * for any child. One agent process per provider, sessions multiplexed on it.
  */
 import type { SubagentCapabilities, SubagentProvider } from '../subagents/types.js';
-import { EXTERNAL_DRIVER, EXTERNAL_RESTORER, type ExternalDriver, type ExternalRestorer } from '../subagents/external.js';
+import {
+  EXTERNAL_DRIVER,
+  EXTERNAL_RESTORER,
+  type ExternalDriver,
+  type ExternalRestorer,
+} from '../subagents/external.js';
 import type { CreateChildOptions } from '../subagents/types.js';
 import { AcpChild } from './child.js';
 import { resolveAcpOptions, type AcpProviderOptions } from './options.js';
@@ -18,7 +23,14 @@ export interface AcpProvider extends SubagentProvider {
   dispose(): Promise<void>;
 }
 
-const CAPABILITIES: SubagentCapabilities = { persona: false, toolFilter: false, depthLimit: false, agentOptions: false, outputSchema: false, maxSteps: false };
+const CAPABILITIES: SubagentCapabilities = {
+  persona: false,
+  toolFilter: false,
+  depthLimit: false,
+  agentOptions: false,
+  outputSchema: false,
+  maxSteps: false,
+};
 
 export function acpProvider(options: AcpProviderOptions): AcpProvider {
   const resolved = resolveAcpOptions(options);

@@ -44,12 +44,24 @@ export class TurnTranscript {
         this.maybeEndCall(update.toolCallId, update.status, update.content, update.rawOutput);
         break;
       case 'tool_call_update':
-        if (!this.known.has(update.toolCallId)) this.startCall(update.toolCallId, update.name ?? update.title ?? 'tool', update.rawInput, update.kind, update.title);
+        if (!this.known.has(update.toolCallId))
+          this.startCall(
+            update.toolCallId,
+            update.name ?? update.title ?? 'tool',
+            update.rawInput,
+            update.kind,
+            update.title,
+          );
         this.maybeEndCall(update.toolCallId, update.status, update.content, update.rawOutput);
         break;
       case 'plan':
         this.flushThought();
-        this.emit([{ type: 'acp/plan', data: { entries: update.entries.map(({ content, priority, status }) => ({ content, priority, status })) } }]);
+        this.emit([
+          {
+            type: 'acp/plan',
+            data: { entries: update.entries.map(({ content, priority, status }) => ({ content, priority, status })) },
+          },
+        ]);
         break;
       default:
         // user_message_chunk echoes, mode/command/usage-window updates: not part of the transcript.
@@ -68,7 +80,15 @@ export class TurnTranscript {
     this.flushThought();
     const events: DriverEvent[] = [];
     for (const [callId, call] of this.open) {
-      events.push({ type: 'tool/result', data: { callId, name: call.name, isError: true, content: 'Error: the agent reported no outcome for this tool call' } });
+      events.push({
+        type: 'tool/result',
+        data: {
+          callId,
+          name: call.name,
+          isError: true,
+          content: 'Error: the agent reported no outcome for this tool call',
+        },
+      });
     }
     this.open.clear();
     events.push(assistant(this.text, [], usage, finish));
@@ -84,7 +104,13 @@ export class TurnTranscript {
     this.onText?.(delta);
   }
 
-  private startCall(callId: string, name: string, rawInput: unknown, kind: string | null | undefined, title: string | null | undefined): void {
+  private startCall(
+    callId: string,
+    name: string,
+    rawInput: unknown,
+    kind: string | null | undefined,
+    title: string | null | undefined,
+  ): void {
     if (this.known.has(callId)) return;
     this.known.add(callId);
     this.flushThought();
@@ -99,13 +125,20 @@ export class TurnTranscript {
     this.emit(events);
   }
 
-  private maybeEndCall(callId: string, status: string | null | undefined, content: Acp.ToolCallContent[] | null | undefined, rawOutput: unknown): void {
+  private maybeEndCall(
+    callId: string,
+    status: string | null | undefined,
+    content: Acp.ToolCallContent[] | null | undefined,
+    rawOutput: unknown,
+  ): void {
     if (status !== 'completed' && status !== 'failed') return;
     const call = this.open.get(callId);
     if (!call) return; // already ended: a late duplicate update
     this.open.delete(callId);
     const text = contentText(content) || (rawOutput === undefined ? '' : json(rawOutput));
-    this.emit([{ type: 'tool/result', data: { callId, name: call.name, isError: status === 'failed', content: text } }]);
+    this.emit([
+      { type: 'tool/result', data: { callId, name: call.name, isError: status === 'failed', content: text } },
+    ]);
   }
 
   private flushThought(): void {
@@ -115,7 +148,12 @@ export class TurnTranscript {
   }
 }
 
-function assistant(text: string, toolCalls: { callId: string; name: string; arguments: string }[], usage: Usage, finish: string): DriverEvent {
+function assistant(
+  text: string,
+  toolCalls: { callId: string; name: string; arguments: string }[],
+  usage: Usage,
+  finish: string,
+): DriverEvent {
   return { type: 'assistant/message', data: { text, toolCalls, usage, finish } };
 }
 

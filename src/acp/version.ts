@@ -9,7 +9,10 @@ export function broodVersion(): string {
   // Built code lives in dist/ (one level down), sources in src/acp/ (two levels down).
   for (const relative of ['../package.json', '../../package.json', '../../../package.json']) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: unknown; version?: unknown };
+      const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as {
+        name?: unknown;
+        version?: unknown;
+      };
       if (pkg.name === 'brood' && typeof pkg.version === 'string') {
         cached = pkg.version;
         break;

@@ -13,7 +13,18 @@ import type { DriverPlan } from '../driver/types.js';
 import type { ChatMessage } from '../models/types.js';
 import { fromLogged, type LogMeta } from '../events/from-log.js';
 import type { AgentEventsOptions, BroodEvent } from '../types.js';
-import type { Agent, AgentStatus, CodeMode, ModelRoute, PromptRegistry, RunOptions, SendOptions, SessionEvent, ToolRegistry, TurnResult, Usage } from '../types.js';
+import type {
+  AgentStatus,
+  CodeMode,
+  ModelRoute,
+  PromptRegistry,
+  RunOptions,
+  SendOptions,
+  SessionEvent,
+  ToolRegistry,
+  TurnResult,
+  Usage,
+} from '../types.js';
 import type { Activation, ActivationEnd } from '../workers/runner.js';
 import { createGateway, resolveView, type GatewayAgent } from './gateway.js';
 import { PendingActivation } from './pending-activation.js';
@@ -136,11 +147,19 @@ export class AgentImpl implements GatewayAgent {
    * Accepts a message from any source (user, parent, notices). `durable` resolves once its
    * `user/message` event is flushed; only then can a turn claim it and only then does the agent wake.
    */
-  accept(text: string, source: string, signal: AbortSignal | undefined, structured?: StructuredTurn): { id: string; durable: Promise<void> } {
+  accept(
+    text: string,
+    source: string,
+    signal: AbortSignal | undefined,
+    structured?: StructuredTurn,
+  ): { id: string; durable: Promise<void> } {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
-    if (typeof text !== 'string') return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
-    const durable = this.writer.append([{ type: 'user/message', data: { id, text, source } }]).then(() => this.writer.flush());
+    if (typeof text !== 'string')
+      return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
+    const durable = this.writer
+      .append([{ type: 'user/message', data: { id, text, source } }])
+      .then(() => this.writer.flush());
     this.inbox.push({ id, text, durable, signal, ...(structured === undefined ? {} : { structured }) });
     return { id, durable: durable.then(() => this.wake()) };
   }
@@ -273,7 +292,10 @@ export class AgentImpl implements GatewayAgent {
       // its run() settles and the session stays well-formed.
       const failed = end.kind === 'failed' ? end : { stopReason: 'aborted' as const, diagnostic: 'the driver stopped' };
       this.recordFailedRequest(turn);
-      await this.turns.finish({ turn: turn.turn, output: '', stopReason: failed.stopReason, usage: NO_USAGE, diagnostic: failed.diagnostic }, turn);
+      await this.turns.finish(
+        { turn: turn.turn, output: '', stopReason: failed.stopReason, usage: NO_USAGE, diagnostic: failed.diagnostic },
+        turn,
+      );
     }
     this.activation = undefined;
     if (this.inbox.size > 0 && !this.disposed) return this.wake();
@@ -305,7 +327,13 @@ export class AgentImpl implements GatewayAgent {
   private recover(): void {
     const turn = this.current;
     const plan = this.plan();
-    if (turn) plan.resumeTurn = { turn: turn.turn, messageId: turn.messageId, startedCallIds: [...turn.started], ...(turn.lastFinish === undefined ? {} : { lastFinish: turn.lastFinish }) };
+    if (turn)
+      plan.resumeTurn = {
+        turn: turn.turn,
+        messageId: turn.messageId,
+        startedCallIds: [...turn.started],
+        ...(turn.lastFinish === undefined ? {} : { lastFinish: turn.lastFinish }),
+      };
     this.startActivation(plan);
   }
 
@@ -335,7 +363,12 @@ export class AgentImpl implements GatewayAgent {
     if (this.disposed) return;
     this.cancelCurrentTurn();
     this.disposed = true;
-    this.inbox.settleQueued({ output: '', stopReason: 'aborted', usage: NO_USAGE, diagnostic: 'the agent was disposed' });
+    this.inbox.settleQueued({
+      output: '',
+      stopReason: 'aborted',
+      usage: NO_USAGE,
+      diagnostic: 'the agent was disposed',
+    });
     if (this.activation) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     await this.writer.flush().catch(() => undefined);
     // The session's single-writer lock goes with the agent: another runtime may now resume it.
@@ -363,6 +396,7 @@ function abortedBefore(what: string): BroodError {
 /** `{ signal }` options are checked at the call (a non-signal would otherwise fail much later). */
 export function signalOf(opts: { signal?: AbortSignal } | undefined): AbortSignal | undefined {
   const signal = opts?.signal;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new BroodError('INVALID_ARGS', 'signal must be an AbortSignal');
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new BroodError('INVALID_ARGS', 'signal must be an AbortSignal');
   return signal;
 }

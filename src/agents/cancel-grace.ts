@@ -32,7 +32,8 @@ export function armCancelGrace(turn: CurrentTurn, graceMs: number, target: Grace
     const names = held.map((call) => `${call.name} (call ${call.callId})`).join(', ');
     const one = held.length === 1;
     turn.heldDiagnostic = `cancelled, but ${one ? 'tool call' : 'tool calls'} ${names} ignored cancellation for ${graceMs} ms; ${one ? 'its result was' : 'their results were'} abandoned`;
-    for (const call of held) call.abandon(`Tool "${call.name}" ignored cancellation for ${graceMs} ms; its result was abandoned`);
+    for (const call of held)
+      call.abandon(`Tool "${call.name}" ignored cancellation for ${graceMs} ms; its result was abandoned`);
     arm(stopByForce);
   });
 }

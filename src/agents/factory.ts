@@ -45,7 +45,12 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
     agent: () => agent,
     tools: () => tools.registry.view(),
     onChange: () => agent?.ownVersion.bump(),
-    builtins: () => ({ agent_id: spec.id, depth: String(spec.depth), provider: agent?.route.provider ?? spec.route.provider, model: agent?.route.model ?? spec.route.model }),
+    builtins: () => ({
+      agent_id: spec.id,
+      depth: String(spec.depth),
+      provider: agent?.route.provider ?? spec.route.provider,
+      model: agent?.route.model ?? spec.route.model,
+    }),
   });
   rollback.add(() => prompt.dispose());
   try {
@@ -57,7 +62,10 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
     const { id, depth, parentId, route, codeMode, mode, modelSelectionEnabled } = spec;
     const deps = spec.runner ? { ...core.agentDeps, runner: spec.runner } : core.agentDeps;
     const maxSteps = spec.maxSteps ?? core.agentDeps.limits.maxSteps;
-    agent = new AgentImpl({ id, depth, parentId, route, codeMode, maxSteps, mode, modelSelectionEnabled, tools, prompt, ...spec.session }, deps);
+    agent = new AgentImpl(
+      { id, depth, parentId, route, codeMode, maxSteps, mode, modelSelectionEnabled, tools, prompt, ...spec.session },
+      deps,
+    );
     if (spec.setup) runSetupHook(spec.setup, agent);
     prompt.assemble();
   } catch (error) {

@@ -54,7 +54,8 @@ export function createGateway(agent: GatewayAgent): GatewayRemote {
       reply(async () => {
         const parsed = turnReport.parse(report, 'endTurn') as TurnReport;
         const turn = agent.turns.current;
-        if (!turn || turn.turn !== parsed.turn) throw new BroodError('INTERNAL', `endTurn for turn ${parsed.turn}, which is not running`);
+        if (!turn || turn.turn !== parsed.turn)
+          throw new BroodError('INTERNAL', `endTurn for turn ${parsed.turn}, which is not running`);
         await agent.turns.finish(parsed, turn);
         return agent.turns.claimNext();
       }),
@@ -73,7 +74,11 @@ export function resolveView(agent: GatewayAgent): DriverView {
   const structured = agent.turns.current?.structured;
   if (structured) {
     classes[STRUCTURED_OUTPUT_TOOL] = 'exclusive';
-    return { system, tools: [...tools.filter((tool) => tool.name !== STRUCTURED_OUTPUT_TOOL), structured.schema], classes };
+    return {
+      system,
+      tools: [...tools.filter((tool) => tool.name !== STRUCTURED_OUTPUT_TOOL), structured.schema],
+      classes,
+    };
   }
   return { system, tools, classes };
 }
@@ -85,7 +90,9 @@ async function executeTool(agent: GatewayAgent, raw: unknown): Promise<ToolResul
   const existing = turn?.calls.get(key);
   if (existing) return existing;
   if (turn?.structured && call.name === STRUCTURED_OUTPUT_TOOL && call.origin !== 'code') {
-    const recorded = turn.structured.execute(call.arguments, call.callId, agent).then(({ value: _value, ...cloneable }) => cloneable);
+    const recorded = turn.structured
+      .execute(call.arguments, call.callId, agent)
+      .then(({ value: _value, ...cloneable }) => cloneable);
     turn.calls.set(key, recorded);
     return recorded;
   }
@@ -101,7 +108,12 @@ async function executeTool(agent: GatewayAgent, raw: unknown): Promise<ToolResul
 }
 
 /** Tracks a parent-side call while the driver waits for it, so cancel grace can tell who holds the turn. */
-function holdUntilSettled(turn: CurrentTurn, callId: string, name: string, running: Promise<ToolResult>): Promise<ToolResult> {
+function holdUntilSettled(
+  turn: CurrentTurn,
+  callId: string,
+  name: string,
+  running: Promise<ToolResult>,
+): Promise<ToolResult> {
   return new Promise<ToolResult>((resolve) => {
     const held: HeldCall = { callId, name, abandon: (message) => resolve(errorResult('ABORTED', message)) };
     turn.held.add(held);

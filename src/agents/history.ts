@@ -67,7 +67,13 @@ export function rebuildSession(events: SessionEvent[]): RebuiltSession {
         break;
       }
       case 'tool/result':
-        result.history.push({ role: 'tool', callId: String(data.callId), name: String(data.name), content: String(data.content), isError: data.isError === true });
+        result.history.push({
+          role: 'tool',
+          callId: String(data.callId),
+          name: String(data.name),
+          content: String(data.content),
+          isError: data.isError === true,
+        });
         unanswered = unanswered.filter((call) => call.callId !== data.callId);
         break;
       case 'agent/descriptor':
@@ -88,7 +94,13 @@ export function rebuildSession(events: SessionEvent[]): RebuiltSession {
 
 /** A tool call left without a result (crash, output cap) gets one, so the history stays well-formed for the model. */
 function closeUnanswered(calls: ToolCallRecord[]): ChatMessage[] {
-  return calls.map((call) => ({ role: 'tool', callId: call.callId, name: call.name, content: 'Error: interrupted', isError: true }));
+  return calls.map((call) => ({
+    role: 'tool',
+    callId: call.callId,
+    name: call.name,
+    content: 'Error: interrupted',
+    isError: true,
+  }));
 }
 
 export function routeOfRequest(data: Record<string, unknown>): ModelRoute {

@@ -66,7 +66,11 @@ async function rebuildAgent(core: RuntimeCore, sessionId: string, options: Resto
     mode: modeOf(header, descriptor),
     modelSelectionEnabled: rebuilt.modelSelectionEnabled,
     validateFilter: false,
-    ...(descriptor.runner === 'inline' ? { runner: core.inlineRunner } : descriptor.runner === 'external' ? { runner: core.externalRunner(sessionId, descriptor) } : {}),
+    ...(descriptor.runner === 'inline'
+      ? { runner: core.inlineRunner }
+      : descriptor.runner === 'external'
+        ? { runner: core.externalRunner(sessionId, descriptor) }
+        : {}),
     ...(typeof descriptor.persona === 'string' ? { persona: descriptor.persona } : {}),
     ...(isToolFilter(descriptor.toolFilter) ? { toolFilter: descriptor.toolFilter } : {}),
     session: {
@@ -81,7 +85,9 @@ async function rebuildAgent(core: RuntimeCore, sessionId: string, options: Resto
   });
   if (rebuilt.openTurn !== undefined) {
     // Closed, never re-run: the interrupted turn's tools may already have had side effects.
-    agent.writer.append([{ type: 'turn/end', data: { turn: rebuilt.openTurn, reason: 'error', diagnostic: 'interrupted' } }]);
+    agent.writer.append([
+      { type: 'turn/end', data: { turn: rebuilt.openTurn, reason: 'error', diagnostic: 'interrupted' } },
+    ]);
     await agent.writer.flush();
   }
   if (options.signal?.aborted || core.agents.has(sessionId)) {

@@ -32,7 +32,12 @@ export class SessionWriter {
 
   append(events: NewEvent[], meta?: LogMeta): Promise<void> {
     if (events.length === 0) return this.chain;
-    const stamped: SessionEvent[] = events.map((event) => ({ seq: this.nextSeq++, time: this.now(), type: event.type, data: event.data }));
+    const stamped: SessionEvent[] = events.map((event) => ({
+      seq: this.nextSeq++,
+      time: this.now(),
+      type: event.type,
+      data: event.data,
+    }));
     this.observe?.(stamped, meta);
     this.chain = this.chain.then(async () => {
       if (this.failure !== undefined) throw this.failure;

@@ -25,7 +25,8 @@ export function structuredTurn(outputSchema: z.ZodType | JsonSchemaObject): Stru
   let value: unknown;
   const tool = defineTool({
     name: STRUCTURED_OUTPUT_TOOL,
-    description: 'Record your final answer as structured data matching the schema. The last valid call wins; then finish your turn.',
+    description:
+      'Record your final answer as structured data matching the schema. The last valid call wins; then finish your turn.',
     parameters: outputSchema as z.ZodType<unknown>,
     execute: (args: unknown) => {
       value = args;
@@ -33,10 +34,19 @@ export function structuredTurn(outputSchema: z.ZodType | JsonSchemaObject): Stru
       return 'ok';
     },
   });
-  const resolved = { name: tool.name, schema: { name: tool.name, description: tool.description, parameters: tool.parameters }, definition: tool, layer: 'agent' as const };
+  const resolved = {
+    name: tool.name,
+    schema: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    definition: tool,
+    layer: 'agent' as const,
+  };
   return {
     schema: resolved.schema,
-    execute: (args, callId, agent) => executeResolved({ lookup: (name) => (name === tool.name ? resolved : undefined), agent: () => agent }, { name: tool.name, arguments: args, callId }),
+    execute: (args, callId, agent) =>
+      executeResolved(
+        { lookup: (name) => (name === tool.name ? resolved : undefined), agent: () => agent },
+        { name: tool.name, arguments: args, callId },
+      ),
     get set() {
       return set;
     },

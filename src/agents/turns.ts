@@ -129,7 +129,12 @@ export class TurnLedger {
       writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id] } }]);
       await writer.flush();
       // Re-read after the flush: a cancel that raced with the claim reached no running turn in the driver.
-      return { turn, messageId: head.id, text: head.text, aborted: aborted || this.running?.controller.signal.aborted === true };
+      return {
+        turn,
+        messageId: head.id,
+        text: head.text,
+        aborted: aborted || this.running?.controller.signal.aborted === true,
+      };
     }
   }
 
@@ -141,7 +146,12 @@ export class TurnLedger {
       this.requestRoute = routeOfRequest(data);
     } else if (event.type === 'assistant/message') {
       const text = String(data.text ?? '');
-      this.history.push({ role: 'assistant', text, toolCalls: (data.toolCalls ?? []) as never, ...reasoningField(data) });
+      this.history.push({
+        role: 'assistant',
+        text,
+        toolCalls: (data.toolCalls ?? []) as never,
+        ...reasoningField(data),
+      });
       if (turn) {
         addUsage(turn.usage, data.usage as Partial<Usage> | undefined);
         if (text.trim() !== '') turn.output = text;
@@ -150,7 +160,13 @@ export class TurnLedger {
     } else if (event.type === 'tool/call') {
       turn?.started.add(String(data.callId));
     } else if (event.type === 'tool/result') {
-      this.history.push({ role: 'tool', callId: String(data.callId), name: String(data.name), content: String(data.content), isError: data.isError === true });
+      this.history.push({
+        role: 'tool',
+        callId: String(data.callId),
+        name: String(data.name),
+        content: String(data.content),
+        isError: data.isError === true,
+      });
       turn?.calls.delete(callKey('model', String(data.callId)));
     }
   }
@@ -162,7 +178,12 @@ export class TurnLedger {
   recordUnansweredRequest(turn: CurrentTurn): void {
     this.history.push({ role: 'assistant', text: '', toolCalls: [] });
     turn.lastFinish = 'error';
-    this.init.writer.append([{ type: 'assistant/message', data: { text: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, finish: 'error' } }]);
+    this.init.writer.append([
+      {
+        type: 'assistant/message',
+        data: { text: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, finish: 'error' },
+      },
+    ]);
   }
 
   /** Adds a foreground child's usage to the running turn (rolled up exactly once, at turn end). */
@@ -221,9 +242,14 @@ function turnController(): AbortController {
 }
 
 /** A structured turn that completed without a valid structured_output call did not do what was asked. */
-function structuredOutcome(report: TurnReport, structured: StructuredTurn | undefined): Pick<TurnReport, 'stopReason' | 'diagnostic'> {
+function structuredOutcome(
+  report: TurnReport,
+  structured: StructuredTurn | undefined,
+): Pick<TurnReport, 'stopReason' | 'diagnostic'> {
   if (structured === undefined || structured.set || report.stopReason !== 'completed') {
-    return report.diagnostic === undefined ? { stopReason: report.stopReason } : { stopReason: report.stopReason, diagnostic: report.diagnostic };
+    return report.diagnostic === undefined
+      ? { stopReason: report.stopReason }
+      : { stopReason: report.stopReason, diagnostic: report.diagnostic };
   }
   return { stopReason: 'error', diagnostic: `the turn ended without a valid ${STRUCTURED_OUTPUT_TOOL} call` };
 }

@@ -53,4 +53,3 @@ export interface AgentInit {
   lastTurn: number;
   unclaimed: { id: string; text: string; source: string }[];
 }
-

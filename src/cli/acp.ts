@@ -12,7 +12,7 @@ export const ACP_USAGE = 'brood acp --config <file.json>';
 export const ACP_HELP = [
   `Usage: ${ACP_USAGE}`,
   '',
-  'Serves the Agent Client Protocol on stdio (for editors such as Zed, or another brood\'s acpProvider).',
+  "Serves the Agent Client Protocol on stdio (for editors such as Zed, or another brood's acpProvider).",
   'The config is the `brood run` format; each ACP session is a top-level agent of it. stdout carries',
   'protocol only; logs go to stderr.',
 ].join('\n');
@@ -32,7 +32,13 @@ export async function acpCommand(args: string[]): Promise<number> {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   try {
-    await serveAcp({ brood, createAgent: () => agentFromConfig(brood, config), input: process.stdin, output: process.stdout, log });
+    await serveAcp({
+      brood,
+      createAgent: () => agentFromConfig(brood, config),
+      input: process.stdin,
+      output: process.stdout,
+      log,
+    });
   } finally {
     await brood.close();
   }

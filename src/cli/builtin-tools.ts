@@ -32,7 +32,8 @@ export async function confine(root: string, path: string): Promise<string> {
     throw new Error(`no such file or directory: ${path}`);
   });
   const rel = relative(realRoot, target);
-  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) throw new Error(`${path} is outside the allowed root`);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
+    throw new Error(`${path} is outside the allowed root`);
   return target;
 }
 
@@ -62,7 +63,9 @@ function listDirTool(root: string): ToolDefinition {
   return defineTool({
     name: 'list_dir',
     description: 'List a directory under the workspace root; directories end with "/".',
-    parameters: z.object({ path: z.string().optional().describe('directory relative to the workspace root; default "."') }),
+    parameters: z.object({
+      path: z.string().optional().describe('directory relative to the workspace root; default "."'),
+    }),
     concurrencySafe: true,
     async execute({ path }) {
       const dir = await confine(root, path ?? '.');
@@ -78,7 +81,8 @@ function listDirTool(root: string): ToolDefinition {
 function httpGetTool(): ToolDefinition {
   return defineTool({
     name: 'http_get',
-    description: 'HTTP GET a URL on this machine (localhost / 127.0.0.1 / [::1] only). Returns the status line and the body.',
+    description:
+      'HTTP GET a URL on this machine (localhost / 127.0.0.1 / [::1] only). Returns the status line and the body.',
     parameters: z.object({ url: z.string().describe('an http(s) URL on localhost') }),
     concurrencySafe: true,
     async execute({ url }, ctx) {
@@ -96,7 +100,8 @@ function httpGetTool(): ToolDefinition {
 export function loopbackURL(text: string): URL {
   if (!URL.canParse(text)) throw new Error(`not a URL: ${text}`);
   const url = new URL(text);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`only http(s) URLs are allowed, not ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`only http(s) URLs are allowed, not ${url.protocol}`);
   if (!LOOPBACK_HOSTS.has(url.hostname)) throw new Error(`http_get only reaches localhost, not ${url.hostname}`);
   return url;
 }

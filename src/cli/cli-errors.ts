@@ -22,7 +22,12 @@ export type FlagValues = Record<string, string | boolean | (string | boolean)[] 
  * `parseArgs` in strict mode, with its errors turned into UsageErrors that name the command.
  * `names` lists the positional arguments the command takes, exactly.
  */
-export function parseFlags(command: string, args: string[], options: Options, names: string[]): { values: FlagValues; positionals: string[] } {
+export function parseFlags(
+  command: string,
+  args: string[],
+  options: Options,
+  names: string[],
+): { values: FlagValues; positionals: string[] } {
   let parsed: { values: FlagValues; positionals: string[] };
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
@@ -33,7 +38,9 @@ export function parseFlags(command: string, args: string[], options: Options, na
   }
   if (parsed.positionals.length !== names.length) {
     const want = names.length === 0 ? 'no arguments' : names.map((n) => `<${n}>`).join(' ');
-    throw new UsageError(`brood ${command}: expected ${want}, got ${parsed.positionals.length} argument(s) (see brood --help)`);
+    throw new UsageError(
+      `brood ${command}: expected ${want}, got ${parsed.positionals.length} argument(s) (see brood --help)`,
+    );
   }
   return parsed;
 }

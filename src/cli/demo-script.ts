@@ -33,9 +33,15 @@ const leadTurns: ScriptedTurn[] = [
   {
     text: 'Splitting the brief into four pieces of work.',
     toolCalls: [
-      delegate('subagent', 'survey prior designs', `${SURVEY} for isolating LLM subagents (processes, actors, worker threads).`),
+      delegate(
+        'subagent',
+        'survey prior designs',
+        `${SURVEY} for isolating LLM subagents (processes, actors, worker threads).`,
+      ),
       delegate('subagent', 'analyze benchmarks', `${ANALYZE} for fan-out latency and memory per child.`),
-      delegate('subagent', 'collect citations', `${CITATIONS} for every claim in the brief.`, { run_in_background: true }),
+      delegate('subagent', 'collect citations', `${CITATIONS} for every claim in the brief.`, {
+        run_in_background: true,
+      }),
       delegate(CONTINUABLE_TOOL, 'review draft', `${REVIEW} and report problems.`),
     ],
   },
@@ -52,7 +58,11 @@ export function demoModels() {
     name: 'Scripted demo models',
     fallback: 'echo',
     scripts: [
-      { match: SURVEY, latencyMs: 500, turns: [{ text: 'Survey: process pools isolate best, worker threads start fastest, actors sit between.' }] },
+      {
+        match: SURVEY,
+        latencyMs: 500,
+        turns: [{ text: 'Survey: process pools isolate best, worker threads start fastest, actors sit between.' }],
+      },
       {
         match: ANALYZE,
         latencyMs: 300,
@@ -73,7 +83,10 @@ export function demoModels() {
       {
         match: REVIEW,
         latencyMs: 400,
-        turns: [{ text: 'Review: structure is sound; the introduction is too long.' }, { text: 'Second review: the new introduction reads well.' }],
+        turns: [
+          { text: 'Review: structure is sound; the introduction is too long.' },
+          { text: 'Second review: the new introduction reads well.' },
+        ],
       },
       { match: DEMO_PROMPT, latencyMs: 150, turns: leadTurns },
     ],

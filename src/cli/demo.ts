@@ -5,7 +5,16 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { createBrood, defineTool, fileSessions, jobTools, messageTools, subagentTool, type Agent, type Brood } from '../index.js';
+import {
+  createBrood,
+  defineTool,
+  fileSessions,
+  jobTools,
+  messageTools,
+  subagentTool,
+  type Agent,
+  type Brood,
+} from '../index.js';
 import { parseFlags, stringFlag } from './cli-errors.js';
 import { CONTINUABLE_TOOL, DEMO_PROMPT, DEMO_ROUTE, FOLLOW_UP, SEARCH_TOOL, demoModels } from './demo-script.js';
 import { formatMs } from './format.js';
@@ -46,7 +55,15 @@ export async function demoCommand(args: string[]): Promise<number> {
     await settle(lead, state);
     view.stop();
     const wallMs = Date.now() - startedAt;
-    printResults(out, state, { output: result.output, stopReason: result.stopReason, wallMs, dir, leadId: lead.id, tty, measure });
+    printResults(out, state, {
+      output: result.output,
+      stopReason: result.stopReason,
+      wallMs,
+      dir,
+      leadId: lead.id,
+      tty,
+      measure,
+    });
     return result.stopReason === 'completed' ? 0 : 1;
   } finally {
     view.stop();
@@ -62,7 +79,9 @@ function setUpDemo(dir: string): Brood {
   brood.use(subagentTool({ provider: 'spawn', maxDepth: 3 }));
   brood.use(jobTools());
   // A second instance whose background mode keeps the child's conversation for follow-ups.
-  brood.use(subagentTool({ provider: 'spawn', toolName: CONTINUABLE_TOOL, backgroundMode: 'continuable', maxDepth: 3 }));
+  brood.use(
+    subagentTool({ provider: 'spawn', toolName: CONTINUABLE_TOOL, backgroundMode: 'continuable', maxDepth: 3 }),
+  );
   brood.use(messageTools());
   return brood;
 }
@@ -88,7 +107,10 @@ async function followUpReviewer(lead: Agent, state: TreeState): Promise<void> {
     const node = [...state.nodes.values()].find((n) => n.mode === 'continuable');
     return node !== undefined && node.turns >= 1 && !node.openTurn && node.activeRuns === 0 ? node : undefined;
   });
-  const sent = await lead.tools.execute({ name: 'send_message', arguments: { subagent_id: reviewer.id, message: FOLLOW_UP } });
+  const sent = await lead.tools.execute({
+    name: 'send_message',
+    arguments: { subagent_id: reviewer.id, message: FOLLOW_UP },
+  });
   if (sent.isError) throw new Error(`follow-up to ${reviewer.id} failed: ${sent.content}`);
 }
 
@@ -142,7 +164,14 @@ function printResults(out: (line?: string) => void, state: TreeState, outcome: D
   if (!outcome.tty) {
     out();
     out('Delegation tree');
-    for (const line of renderTree(state, { now: Date.now(), live: false, columns: columns - 2, rows: Number.POSITIVE_INFINITY, measure: outcome.measure })) out(`  ${line}`);
+    for (const line of renderTree(state, {
+      now: Date.now(),
+      live: false,
+      columns: columns - 2,
+      rows: Number.POSITIVE_INFINITY,
+      measure: outcome.measure,
+    }))
+      out(`  ${line}`);
   }
   out();
   out(`Summary (${formatMs(outcome.wallMs)} wall, lead ${outcome.stopReason})`);

@@ -7,7 +7,11 @@ import type { Brood } from '../index.js';
 import type { TreeState } from './tree-state.js';
 
 /** Resolves when the stream ends (brood.close()). */
-export async function followTree(brood: Brood, state: TreeState, onEvent?: (event: Parameters<TreeState['apply']>[0]) => void): Promise<void> {
+export async function followTree(
+  brood: Brood,
+  state: TreeState,
+  onEvent?: (event: Parameters<TreeState['apply']>[0]) => void,
+): Promise<void> {
   for await (const event of brood.events()) {
     state.apply(event);
     if (event.type === 'subagent-start') void labelChild(brood, state, event.childId);

@@ -22,7 +22,13 @@ export async function inspectCommand(args: string[]): Promise<number> {
   const { tree } = await loadSessionDir('inspect', dir);
   const ordered = tree.ordered();
   if (values.json === true) {
-    process.stdout.write(`${JSON.stringify(ordered.map(({ node }) => toJson(node)), null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify(
+        ordered.map(({ node }) => toJson(node)),
+        null,
+        2,
+      )}\n`,
+    );
     return 0;
   }
   const roots = ordered.filter(({ prefix }) => prefix === '').length;

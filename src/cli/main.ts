@@ -59,9 +59,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
-  if (command === undefined) throw new UsageError('brood: missing command (demo, run, inspect, trace; see brood --help)');
+  if (command === undefined)
+    throw new UsageError('brood: missing command (demo, run, inspect, trace; see brood --help)');
   const handler = COMMANDS[command];
-  if (handler === undefined) throw new UsageError(`brood: unknown command '${command}' (demo, run, inspect, trace; see brood --help)`);
+  if (handler === undefined)
+    throw new UsageError(`brood: unknown command '${command}' (demo, run, inspect, trace; see brood --help)`);
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(`${COMMAND_HELP[command] ?? HELP}\n`);
     return 0;

@@ -42,8 +42,16 @@ const toolFilterSchema = z
 
 // `mcpServers` takes the shape MCP clients already use; the key is the server name (checked by mcpTools).
 const mcpServerSchema = z.union([
-  z.strictObject({ command: nonEmpty, args: z.array(z.string()).optional(), env: z.record(z.string(), z.string()).optional(), cwd: nonEmpty.optional() }),
-  z.strictObject({ url: z.string().refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), 'must be an http(s) URL'), headers: z.record(z.string(), z.string()).optional() }),
+  z.strictObject({
+    command: nonEmpty,
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: nonEmpty.optional(),
+  }),
+  z.strictObject({
+    url: z.string().refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), 'must be an http(s) URL'),
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
 ]);
 
 const configSchema = z.strictObject({
@@ -79,7 +87,9 @@ export async function loadRunConfig(file: string): Promise<RunConfig> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new UsageError(`brood run: cannot read config ${file}: ${(error as { code?: string }).code ?? String(error)}`);
+    throw new UsageError(
+      `brood run: cannot read config ${file}: ${(error as { code?: string }).code ?? String(error)}`,
+    );
   }
   let json: unknown;
   try {
@@ -92,7 +102,8 @@ export async function loadRunConfig(file: string): Promise<RunConfig> {
   const base = dirname(resolve(file));
   const config: RunConfig = { ...parsed.data, file, root: resolve(base, parsed.data.root) };
   if (parsed.data.sessions !== undefined) config.sessions = resolve(base, parsed.data.sessions);
-  for (const server of Object.values(config.mcpServers)) if ('command' in server) server.cwd = resolve(base, server.cwd ?? '.');
+  for (const server of Object.values(config.mcpServers))
+    if ('command' in server) server.cwd = resolve(base, server.cwd ?? '.');
   checkReferences(config);
   return config;
 }
@@ -106,7 +117,10 @@ function checkReferences(config: RunConfig): void {
   const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
   if (duplicate !== undefined) fail('models', `provider id '${duplicate}' is configured twice`);
   if (!ids.includes(config.agent.model.provider)) {
-    fail('agent.model.provider', `'${config.agent.model.provider}' is not one of the configured providers (${ids.join(', ')})`);
+    fail(
+      'agent.model.provider',
+      `'${config.agent.model.provider}' is not one of the configured providers (${ids.join(', ')})`,
+    );
   }
   config.models.forEach((provider, i) => {
     if (provider.apiKeyEnv !== undefined && !process.env[provider.apiKeyEnv]) {
@@ -119,7 +133,10 @@ function checkReferences(config: RunConfig): void {
 function describeIssues(issues: z.core.$ZodIssue[]): string {
   const [first] = issues;
   if (first === undefined) return 'invalid';
-  const path = first.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+  const path = first.path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+    .join('')
+    .replace(/^\./, '');
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
   return `${path === '' ? '(root)' : path}: ${first.message}${more}`;
 }

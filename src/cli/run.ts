@@ -58,7 +58,8 @@ export async function runCommand(args: string[]): Promise<number> {
   if (file === undefined) throw new UsageError('brood run: --config <file.json> is required (see brood --help)');
   const config = await loadRunConfig(file);
   const prompt = stringFlag(values, 'prompt') ?? config.prompt;
-  if (prompt === undefined || prompt === '') throw new UsageError(`brood run: config ${file}: prompt: required (or pass --prompt)`);
+  if (prompt === undefined || prompt === '')
+    throw new UsageError(`brood run: config ${file}: prompt: required (or pass --prompt)`);
   if (config.tools.some((t) => t !== 'http_get')) await checkRoot(config);
   const { brood, agent } = await setUp(config);
   const controller = new AbortController();
@@ -70,7 +71,9 @@ export async function runCommand(args: string[]): Promise<number> {
   const answer = new AnswerPrinter(agent.id, process.stdout);
   const following = followTree(brood, state, (event) => answer.onEvent(event));
   const tty = process.stderr.isTTY === true;
-  const view = tty ? new LiveTreeView(state, process.stderr, true, Date.now(), await loadDisplayWidth(), false) : undefined;
+  const view = tty
+    ? new LiveTreeView(state, process.stderr, true, Date.now(), await loadDisplayWidth(), false)
+    : undefined;
   view?.start();
   try {
     const result = await agent.run(prompt, { signal: controller.signal });
@@ -140,7 +143,11 @@ export async function runtimeFromConfig(config: RunConfig): Promise<Brood> {
 export async function agentFromConfig(brood: Brood, config: RunConfig): Promise<Agent> {
   const { model, persona, toolFilter } = config.agent;
   return brood
-    .createAgent({ model, ...(persona === undefined ? {} : { persona }), ...(toolFilter === undefined ? {} : { toolFilter }) })
+    .createAgent({
+      model,
+      ...(persona === undefined ? {} : { persona }),
+      ...(toolFilter === undefined ? {} : { toolFilter }),
+    })
     .catch((error: unknown) => {
       throw asUsageError(config, keyed('agent', error));
     });

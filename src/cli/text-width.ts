@@ -53,6 +53,13 @@ export function pad(text: string, width: number, measure: Measure): string {
 /** Left-aligned columns by display width; the last column is not padded (no trailing spaces). */
 export function alignedTable(rows: string[][], measure: Measure): string[] {
   const columns = Math.max(0, ...rows.map((row) => row.length));
-  const widths = Array.from({ length: columns }, (_, col) => Math.max(0, ...rows.map((row) => measure(row[col] ?? ''))));
-  return rows.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : pad(cell, widths[col] ?? 0, measure))).join('  ').trimEnd());
+  const widths = Array.from({ length: columns }, (_, col) =>
+    Math.max(0, ...rows.map((row) => measure(row[col] ?? ''))),
+  );
+  return rows.map((row) =>
+    row
+      .map((cell, col) => (col === row.length - 1 ? cell : pad(cell, widths[col] ?? 0, measure)))
+      .join('  ')
+      .trimEnd(),
+  );
 }

@@ -68,7 +68,10 @@ export async function traceCommand(args: string[]): Promise<number> {
 }
 
 export function buildTrace(agents: AgentNode[], events: Map<string, SessionEvent[]>): TraceEvent[] {
-  const base = Math.min(...agents.map((a) => a.createdAt), ...agents.map((a) => events.get(a.id)?.[0]?.time ?? Infinity));
+  const base = Math.min(
+    ...agents.map((a) => a.createdAt),
+    ...agents.map((a) => events.get(a.id)?.[0]?.time ?? Infinity),
+  );
   // Whole microseconds: the log's clock has sub-millisecond precision, so these are real µs, not ms × 1000.
   const us = (ms: number): number => Math.round((ms - base) * 1000);
   const out: TraceEvent[] = [meta('process_name', 0, { name: 'brood' })];
@@ -92,7 +95,16 @@ export function buildTrace(agents: AgentNode[], events: Map<string, SessionEvent
       // Parents before children at equal start (longer first): importers build the nesting in order.
       const sorted = [...spans].sort((a, b) => a.start - b.start || b.end - a.end);
       for (const span of sorted) {
-        out.push({ name: span.name, cat: span.cat, ph: 'X', pid: PID, tid: laneTid, ts: us(span.start), dur: Math.max(0, us(span.end) - us(span.start)), args: span.args });
+        out.push({
+          name: span.name,
+          cat: span.cat,
+          ph: 'X',
+          pid: PID,
+          tid: laneTid,
+          ts: us(span.start),
+          dur: Math.max(0, us(span.end) - us(span.start)),
+          args: span.args,
+        });
       }
     });
   });
@@ -110,7 +122,11 @@ function meta(name: string, tid: number, args: Record<string, unknown>): TraceEv
  * containing it when no label matches). The 's' sits inside that slice, the 'f' at the start of the
  * child's first slice (bound to it with bp 'e').
  */
-function flowEvents(agents: AgentNode[], tracks: Map<string, { tid: number; lanes: Map<Span, number> }>, us: (ms: number) => number): TraceEvent[] {
+function flowEvents(
+  agents: AgentNode[],
+  tracks: Map<string, { tid: number; lanes: Map<Span, number> }>,
+  us: (ms: number) => number,
+): TraceEvent[] {
   const out: TraceEvent[] = [];
   let id = 0;
   for (const child of agents) {
@@ -123,8 +139,25 @@ function flowEvents(agents: AgentNode[], tracks: Map<string, { tid: number; lane
     if (slice === undefined || firstSlice === undefined) continue;
     id += 1;
     const name = `delegate ${child.id}`;
-    out.push({ name, cat: 'delegation', ph: 's', id, pid: PID, tid: parent.lanes.get(slice) ?? parent.tid, ts: us(Math.max(slice.start, Math.min(born, slice.end))) });
-    out.push({ name, cat: 'delegation', ph: 'f', bp: 'e', id, pid: PID, tid: own.lanes.get(firstSlice) ?? own.tid, ts: us(firstSlice.start) });
+    out.push({
+      name,
+      cat: 'delegation',
+      ph: 's',
+      id,
+      pid: PID,
+      tid: parent.lanes.get(slice) ?? parent.tid,
+      ts: us(Math.max(slice.start, Math.min(born, slice.end))),
+    });
+    out.push({
+      name,
+      cat: 'delegation',
+      ph: 'f',
+      bp: 'e',
+      id,
+      pid: PID,
+      tid: own.lanes.get(firstSlice) ?? own.tid,
+      ts: us(firstSlice.start),
+    });
   }
   return out;
 }
@@ -141,22 +174,44 @@ export function spansOf(events: SessionEvent[]): Span[] {
     else if (event.type === 'turn/end') {
       const start = openTurns.get(data.turn);
       openTurns.delete(data.turn);
-      if (start) spans.push(span(`turn ${String(data.turn)}`, 'turn', start, event.time, { reason: data.reason, diagnostic: data.diagnostic }));
+      if (start)
+        spans.push(
+          span(`turn ${String(data.turn)}`, 'turn', start, event.time, {
+            reason: data.reason,
+            diagnostic: data.diagnostic,
+          }),
+        );
     } else if (event.type === 'model/request') openRequest = event;
     else if (event.type === 'assistant/message' && openRequest) {
       const name = `model ${String(openRequest.data.provider)}/${String(openRequest.data.model)}`;
-      spans.push(span(name, 'model', openRequest, event.time, { finish: data.finish, usage: data.usage, threadId: openRequest.data.threadId }));
+      spans.push(
+        span(name, 'model', openRequest, event.time, {
+          finish: data.finish,
+          usage: data.usage,
+          threadId: openRequest.data.threadId,
+        }),
+      );
       openRequest = undefined;
     } else if (event.type === 'tool/call') openTools.set(data.callId, event);
     else if (event.type === 'tool/result') {
       const start = openTools.get(data.callId);
       openTools.delete(data.callId);
-      if (start) spans.push(span(`tool ${String(data.name)}`, 'tool', start, event.time, { callId: data.callId, isError: data.isError, errorCode: data.errorCode, description: describedBy(start) }));
+      if (start)
+        spans.push(
+          span(`tool ${String(data.name)}`, 'tool', start, event.time, {
+            callId: data.callId,
+            isError: data.isError,
+            errorCode: data.errorCode,
+            description: describedBy(start),
+          }),
+        );
     }
   }
   const last = events.at(-1)?.time ?? 0;
-  for (const start of openTurns.values()) spans.push(span(`turn ${String(start.data.turn)}`, 'turn', start, last, { reason: 'unfinished' }));
-  for (const start of openTools.values()) spans.push(span(`tool ${String(start.data.name)}`, 'tool', start, last, { unfinished: true }));
+  for (const start of openTurns.values())
+    spans.push(span(`turn ${String(start.data.turn)}`, 'turn', start, last, { reason: 'unfinished' }));
+  for (const start of openTools.values())
+    spans.push(span(`tool ${String(start.data.name)}`, 'tool', start, last, { unfinished: true }));
   if (openRequest) spans.push(span('model request', 'model', openRequest, last, { unfinished: true }));
   return spans;
 }
@@ -169,7 +224,11 @@ function delegatingSlice(spans: Span[], label: string, born: number): Span | und
   const tools = spans.filter((span) => span.cat === 'tool');
   const labelled = tools.filter((span) => label !== '' && span.args.description === label);
   const candidates = (labelled.length > 0 ? labelled : tools).sort((a, b) => a.start - b.start);
-  return candidates.find((span) => span.start <= born && born <= span.end) ?? candidates.filter((span) => span.start <= born).at(-1) ?? candidates[0];
+  return (
+    candidates.find((span) => span.start <= born && born <= span.end) ??
+    candidates.filter((span) => span.start <= born).at(-1) ??
+    candidates[0]
+  );
 }
 
 /** A delegation call's `description` argument (what its child is labelled with). */

@@ -256,6 +256,7 @@ export function elapsedOf(node: AgentNode, now: number, live: boolean): number {
 /** `completed×3` for repeated reasons, else the reasons in order: what `inspect` prints. */
 export function summarizeReasons(reasons: string[]): string {
   if (reasons.length === 0) return '(no turns)';
-  if (reasons.every((r) => r === reasons[0])) return reasons.length === 1 ? reasons[0]! : `${reasons[0]}×${reasons.length}`;
+  if (reasons.every((r) => r === reasons[0]))
+    return reasons.length === 1 ? reasons[0]! : `${reasons[0]}×${reasons.length}`;
   return reasons.join(',');
 }

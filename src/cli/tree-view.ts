@@ -50,7 +50,11 @@ function isRunning(node: AgentNode): boolean {
  * When the tree does not fit: the top-level agents first, then the running agents, then the rest in
  * tree order; shown rows keep tree order and one line says what was left out.
  */
-function pickRows<T extends { node: AgentNode }>(ordered: T[], budget: number, live: boolean): { shown: T[]; hidden: number; hiddenRunning: number } {
+function pickRows<T extends { node: AgentNode }>(
+  ordered: T[],
+  budget: number,
+  live: boolean,
+): { shown: T[]; hidden: number; hiddenRunning: number } {
   if (ordered.length <= budget) return { shown: ordered, hidden: 0, hiddenRunning: 0 };
   const keep = Math.max(0, budget - 1); // one line for "… N more"
   const chosen = new Set<T>();
@@ -74,11 +78,18 @@ function fitLabels(rows: string[][], maxWidth: number, measure: Measure, labelCo
   const gaps = 2 * (columns - 1);
   const room = Math.min(MAX_LABEL, maxWidth - others - gaps);
   if (room < MIN_LABEL) return rows.map((row) => row.filter((_, col) => col !== labelColumn));
-  return rows.map((row, index) => row.map((cell, col) => (col === labelColumn && index > 0 ? fit(cell, room, measure) : cell)));
+  return rows.map((row, index) =>
+    row.map((cell, col) => (col === labelColumn && index > 0 ? fit(cell, room, measure) : cell)),
+  );
 }
 
 /** Final per-agent table plus a totals row; tokens are each agent's own requests (no double counting). */
-export function summaryLines(state: TreeState, wallMs: number, measure: Measure, columns = Number.POSITIVE_INFINITY): string[] {
+export function summaryLines(
+  state: TreeState,
+  wallMs: number,
+  measure: Measure,
+  columns = Number.POSITIVE_INFINITY,
+): string[] {
   const nodes = state.ordered().map(({ node }) => node);
   const rows = nodes.map((node) => [
     node.id,
@@ -180,7 +191,9 @@ export class LiveTreeView {
       this.printed.set(node.id, key);
       const at = formatMs(now - this.startedAt).padStart(7);
       const tokens = formatTokens(node.inputTokens, node.outputTokens);
-      this.out.write(`[${at}] ${node.id} "${fit(node.label, 34, this.measure)}" depth ${node.depth} ${state} turns ${node.turns} tokens ${tokens}\n`);
+      this.out.write(
+        `[${at}] ${node.id} "${fit(node.label, 34, this.measure)}" depth ${node.depth} ${state} turns ${node.turns} tokens ${tokens}\n`,
+      );
     }
   }
 }

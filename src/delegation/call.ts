@@ -95,7 +95,10 @@ export function childAgentOptions(
   return route;
 }
 
-type RequestConfig = Pick<ResolvedSubagentToolConfig, 'persona' | 'toolFilter' | 'maxDepth' | 'agentOptions' | 'maxSteps'>;
+type RequestConfig = Pick<
+  ResolvedSubagentToolConfig,
+  'persona' | 'toolFilter' | 'maxDepth' | 'agentOptions' | 'maxSteps'
+>;
 
 /** The start request without a signal (the route decides whose signal the child gets). */
 export function buildRequest(

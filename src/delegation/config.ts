@@ -180,5 +180,8 @@ function issueKey(issue: z.core.$ZodIssue): string {
 }
 
 function keyPath(path: readonly PropertyKey[]): string {
-  return path.map((key) => (typeof key === 'number' ? `[${key}]` : String(key))).join('.').replace(/\.\[/g, '[');
+  return path
+    .map((key) => (typeof key === 'number' ? `[${key}]` : String(key)))
+    .join('.')
+    .replace(/\.\[/g, '[');
 }

@@ -26,7 +26,12 @@ export function jobTools(): BroodPlugin {
 
 /** Used by one-shot instances too; shares the same reference count as explicit use(jobTools()). */
 export function installJobTools(brood: Brood): Disposer {
-  return acquireShared(brood, JOB_TOOLS_KEY, () => registerAll(brood, createJobTools(() => pluginHost(brood).jobs)));
+  return acquireShared(brood, JOB_TOOLS_KEY, () =>
+    registerAll(
+      brood,
+      createJobTools(() => pluginHost(brood).jobs),
+    ),
+  );
 }
 
 /** Registers every tool or none: a duplicate name rolls back the ones already registered. */

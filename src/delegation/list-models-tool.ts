@@ -13,7 +13,7 @@ export const LIST_MODELS_TOOL = 'list_subagent_models';
 
 const listArgs = z.object({
   provider: z.string().optional().describe('A provider id: list its models.'),
-  model: z.string().optional().describe('With provider: show this model\'s reasoning efforts and default.'),
+  model: z.string().optional().describe("With provider: show this model's reasoning efforts and default."),
 });
 
 /** `visible` decides per agent (settings-controlled instances show it only to enabled sessions). */
@@ -30,9 +30,13 @@ export function listModelsTool(catalog: ModelCatalog, visible: (agent: Agent | u
   });
 }
 
-export function listModels(catalog: ModelCatalog, args: { provider?: string | undefined; model?: string | undefined }): string {
+export function listModels(
+  catalog: ModelCatalog,
+  args: { provider?: string | undefined; model?: string | undefined },
+): string {
   if (args.provider === undefined) {
-    if (args.model !== undefined) throw new BroodError('INVALID_ARGS', 'model needs provider: give both to see a model\'s efforts');
+    if (args.model !== undefined)
+      throw new BroodError('INVALID_ARGS', "model needs provider: give both to see a model's efforts");
     const providers = catalog.providers();
     return providers.length === 0 ? '(no model providers)' : providers.map((p) => `${p.id} — ${p.name}`).join('\n');
   }

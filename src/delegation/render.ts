@@ -54,7 +54,8 @@ export function statusLine(status: JobStatus, result: SubagentResult | undefined
 
 function statusDetail(status: JobStatus, result: SubagentResult | undefined): string {
   if (status !== 'failed' || result === undefined) return '';
-  const diagnostic = result.diagnostic !== undefined && result.diagnostic !== '' ? `; diagnostic: ${result.diagnostic}` : '';
+  const diagnostic =
+    result.diagnostic !== undefined && result.diagnostic !== '' ? `; diagnostic: ${result.diagnostic}` : '';
   return `, ${result.stopReason}${diagnostic}`;
 }
 

@@ -64,7 +64,9 @@ async function foreground(deps: DelegationDeps, request: Request, signal: AbortS
     if (outcome.disposeError === undefined) throw outcome.resultError;
     // Keep the collection failure's code when it has one, like the single-failure path does.
     const message = bothFailedMessage(errorMessage(outcome.resultError), errorMessage(outcome.disposeError));
-    throw outcome.resultError instanceof BroodError ? new BroodError(outcome.resultError.code, message) : new Error(message);
+    throw outcome.resultError instanceof BroodError
+      ? new BroodError(outcome.resultError.code, message)
+      : new Error(message);
   }
   const result = outcome.result as SubagentResult;
   if (result.stopReason !== 'completed') throw runFailure(result, outcome.disposeError);
@@ -107,7 +109,12 @@ function runFailure(result: SubagentResult, disposeError: unknown): Error {
  * §11.6: the call's signal may cancel the start, but once the job is registered the job owns its
  * own cancellation (job_kill, owner disposal), so a cancelled tool call no longer stops it.
  */
-async function oneShotBackground(deps: DelegationDeps, request: Request, call: DelegationCall, signal: AbortSignal): Promise<unknown> {
+async function oneShotBackground(
+  deps: DelegationDeps,
+  request: Request,
+  call: DelegationCall,
+  signal: AbortSignal,
+): Promise<unknown> {
   const controller = new AbortController();
   // Lets the runtime's subagent-start event say 'background' for the run this job will own.
   pluginHost(deps.brood).markBackgroundStart(controller.signal);
@@ -130,7 +137,12 @@ async function oneShotBackground(deps: DelegationDeps, request: Request, call: D
 }
 
 /** §11.7: resolves at inbox acceptance; the runtime delivers the settlement notice itself. */
-async function continuable(deps: DelegationDeps, request: Request, call: DelegationCall, signal: AbortSignal): Promise<unknown> {
+async function continuable(
+  deps: DelegationDeps,
+  request: Request,
+  call: DelegationCall,
+  signal: AbortSignal,
+): Promise<unknown> {
   const { childId } = await subagentsOf(deps.brood).startContinuable({
     provider: deps.config.provider,
     label: call.description,

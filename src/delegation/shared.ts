@@ -20,7 +20,10 @@ export function subagentsOf(brood: Brood): SubagentRuntime {
 /** Delegation and job tools act on behalf of an agent; a host-level call has nobody to own the work. */
 export function callingAgent(ctx: ToolContext, toolName: string): Agent {
   if (ctx.agent === undefined) {
-    throw new BroodError('SCOPE_REQUIRED', `the ${toolName} tool must be called by an agent (agent.tools.execute or a model call)`);
+    throw new BroodError(
+      'SCOPE_REQUIRED',
+      `the ${toolName} tool must be called by an agent (agent.tools.execute or a model call)`,
+    );
   }
   return ctx.agent;
 }

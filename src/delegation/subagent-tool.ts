@@ -24,7 +24,13 @@ import { continuableSectionText, sectionName, toolWording } from './wording.js';
 export const SECTION_ORDER = 200;
 
 /** Names owned by the shared delegation tools; an instance may not take them. */
-const SHARED_TOOL_NAMES: ReadonlySet<string> = new Set(['job_output', 'job_kill', 'job_list', 'send_message', LIST_MODELS_TOOL]);
+const SHARED_TOOL_NAMES: ReadonlySet<string> = new Set([
+  'job_output',
+  'job_kill',
+  'job_list',
+  'send_message',
+  LIST_MODELS_TOOL,
+]);
 
 export function subagentTool(config: SubagentToolConfig): BroodPlugin {
   return { name: 'subagentTool', install: (brood) => installSubagentTool(brood, config) };
@@ -37,7 +43,14 @@ function installSubagentTool(brood: Brood, raw: SubagentToolConfig): Disposer {
     reserveToolName(brood, config, stack);
     if (selectionConfigured(config)) reserveDiscovery(brood, config, stack);
     if (isContinuable(config)) {
-      stack.add(brood.prompt.register({ name: sectionName(config.toolName), tool: config.toolName, order: SECTION_ORDER, text: continuableSectionText(config.toolName) }));
+      stack.add(
+        brood.prompt.register({
+          name: sectionName(config.toolName),
+          tool: config.toolName,
+          order: SECTION_ORDER,
+          text: continuableSectionText(config.toolName),
+        }),
+      );
     }
     if (config.enableRunInBackground && config.backgroundMode === 'one-shot') stack.add(installJobTools(brood));
     const mount = new Mount(brood, config);
@@ -64,7 +77,8 @@ function reserveToolName(brood: Brood, config: ResolvedSubagentToolConfig, stack
   const host = pluginHost(brood);
   const key = `tool:${name}`;
   if (SHARED_TOOL_NAMES.has(name)) throw invalidConfig(`toolName '${name}' is reserved for a shared delegation tool`);
-  if (host.reservationHolder(key) !== undefined) throw invalidConfig(`toolName '${name}' is already used by another loaded subagentTool instance`);
+  if (host.reservationHolder(key) !== undefined)
+    throw invalidConfig(`toolName '${name}' is already used by another loaded subagentTool instance`);
   if (host.globalToolNames().includes(name)) throw invalidConfig(`toolName '${name}' is already a registered tool`);
   stack.add(host.reserve(key, config.provider));
 }
@@ -75,7 +89,9 @@ function reserveDiscovery(brood: Brood, config: ResolvedSubagentToolConfig, stac
   const owner = host.reservationHolder(LIST_MODELS_TOOL);
   if (owner !== undefined) {
     const key = config.enableModelSelection ? 'enableModelSelection' : 'modelSelectionSettings';
-    throw invalidConfig(`${key}: ${LIST_MODELS_TOOL} is already owned by the '${owner}' instance; at most one instance per runtime may enable model selection`);
+    throw invalidConfig(
+      `${key}: ${LIST_MODELS_TOOL} is already owned by the '${owner}' instance; at most one instance per runtime may enable model selection`,
+    );
   }
   stack.add(host.reserve(LIST_MODELS_TOOL, config.toolName));
 }
@@ -96,7 +112,8 @@ class Mount {
     const stack = new DisposerStack();
     try {
       stack.add(this.register(delegationTool(this.brood, this.config, provider, (agent) => this.selectionFor(agent))));
-      if (selectionConfigured(this.config)) stack.add(this.register(listModelsTool(this.brood.models, (agent) => this.selectionFor(agent))));
+      if (selectionConfigured(this.config))
+        stack.add(this.register(listModelsTool(this.brood.models, (agent) => this.selectionFor(agent))));
     } catch (error) {
       stack.disposeAll();
       throw error;
@@ -115,7 +132,10 @@ class Mount {
   }
 
   selectionFor(agent: Agent | undefined): boolean {
-    return this.config.enableModelSelection || (this.config.modelSelectionSettings && modelSelectionEnabledFor(this.brood, agent));
+    return (
+      this.config.enableModelSelection ||
+      (this.config.modelSelectionSettings && modelSelectionEnabledFor(this.brood, agent))
+    );
   }
 
   /** A name taken after use() (a host tool registered meanwhile) is a config conflict, not a tool bug. */
@@ -134,12 +154,16 @@ export function checkCapabilities(config: ResolvedSubagentToolConfig, provider: 
   const caps = provider.capabilities;
   const need = (ok: boolean, key: string, capability: string) => {
     if (!ok) {
-      throw invalidConfig(`${key} needs the '${capability}' capability, which subagent provider '${provider.name}' does not advertise (tool '${config.toolName}')`);
+      throw invalidConfig(
+        `${key} needs the '${capability}' capability, which subagent provider '${provider.name}' does not advertise (tool '${config.toolName}')`,
+      );
     }
   };
   if (config.maxDepth === 'provider-managed') {
     if (caps.depthLimit) {
-      throw invalidConfig(`maxDepth 'provider-managed' is only for providers without the 'depthLimit' capability; provider '${provider.name}' has it, so use a number`);
+      throw invalidConfig(
+        `maxDepth 'provider-managed' is only for providers without the 'depthLimit' capability; provider '${provider.name}' has it, so use a number`,
+      );
     }
   } else {
     need(caps.depthLimit, 'maxDepth', 'depthLimit');
@@ -165,13 +189,17 @@ function delegationTool(
   const facts = { inheritsParentContext: provider.inheritsParentContext === true };
   const base = toolWording(config, facts, config.enableModelSelection);
   // Settings-controlled instances present the selection fields per agent, as the same registered tool.
-  const selected: ToolPresentation | undefined = config.modelSelectionSettings ? deepFreeze(toolWording(config, facts, true)) : undefined;
+  const selected: ToolPresentation | undefined = config.modelSelectionSettings
+    ? deepFreeze(toolWording(config, facts, true))
+    : undefined;
   return defineTool({
     name: config.toolName,
     description: base.description,
     parameters: base.parameters,
     concurrencySafe: true,
-    ...(selected === undefined ? {} : { forAgent: (agent: Agent | undefined): ToolPresentation => (selectionFor(agent) ? selected : {}) }),
+    ...(selected === undefined
+      ? {}
+      : { forAgent: (agent: Agent | undefined): ToolPresentation => (selectionFor(agent) ? selected : {}) }),
     execute: (args, ctx) => runDelegation({ brood, config, selectionFor }, args, ctx),
   });
 }

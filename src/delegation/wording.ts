@@ -24,7 +24,10 @@ type WordingConfig = Pick<ResolvedSubagentToolConfig, 'toolName' | 'enableRunInB
 
 /** The tool's description and schema, with or without the model-selection fields. */
 export function toolWording(config: WordingConfig, provider: ProviderFacts, selection: boolean): ToolWording {
-  return { description: describeTool(config, provider, selection), parameters: toolParameters(config, provider, selection) };
+  return {
+    description: describeTool(config, provider, selection),
+    parameters: toolParameters(config, provider, selection),
+  };
 }
 
 export function describeTool(config: WordingConfig, provider: ProviderFacts, selection: boolean): string {
@@ -50,7 +53,7 @@ function contextParagraph(provider: ProviderFacts): string {
 }
 
 function backgroundParagraph(config: WordingConfig): string {
-  if (!config.enableRunInBackground) return "The call waits for the subagent and returns its final answer.";
+  if (!config.enableRunInBackground) return 'The call waits for the subagent and returns its final answer.';
   if (config.backgroundMode === 'continuable') {
     return (
       'By default (run_in_background omitted or true) the subagent runs in the background: the call ' +
@@ -107,7 +110,10 @@ function backgroundProperty(config: WordingConfig): JsonSchemaObject {
 const SELECTION_PROPERTIES: Record<string, JsonSchemaObject> = {
   provider: { type: 'string', description: 'Model provider id for the subagent (give together with model).' },
   model: { type: 'string', description: 'Model id for the subagent (give together with provider).' },
-  reasoning_effort: { type: 'string', description: 'Reasoning effort for the subagent model, when it supports efforts.' },
+  reasoning_effort: {
+    type: 'string',
+    description: 'Reasoning effort for the subagent model, when it supports efforts.',
+  },
 };
 
 /** The §11.8 guidance for continuable instances; rendered only where the tool is visible. */

@@ -23,13 +23,18 @@ const sandboxMessage = z.discriminatedUnion('type', [
 
 export type CodeRunner = (call: ToolCallRecord, signal: AbortSignal) => Promise<ToolResult>;
 
-export function codeRunner(plan: Pick<DriverPlan, 'codeBusyTimeoutMs' | 'codeWallTimeoutMs'>, host: DriverHost): CodeRunner {
+export function codeRunner(
+  plan: Pick<DriverPlan, 'codeBusyTimeoutMs' | 'codeWallTimeoutMs'>,
+  host: DriverHost,
+): CodeRunner {
   return (call, signal) => {
     let args: z.infer<typeof runCodeArgs>;
     try {
       args = runCodeArgs.parse(JSON.parse(call.arguments));
     } catch {
-      return Promise.resolve(failure('INVALID_ARGS', 'run_code needs { description: string, code: string } as JSON arguments', []));
+      return Promise.resolve(
+        failure('INVALID_ARGS', 'run_code needs { description: string, code: string } as JSON arguments', []),
+      );
     }
     return new Sandbox(call.callId, args.code, plan, host, signal).result;
   };
@@ -56,9 +61,16 @@ class Sandbox {
     this.result = new Promise((resolve) => (this.settle = resolve));
     this.worker = new Worker(SANDBOX_SOURCE, { eval: true, workerData: { code }, stdout: true, stderr: true });
     this.worker.on('message', (raw: unknown) => this.onMessage(raw));
-    this.worker.on('error', (error) => this.finish(failure(undefined, `run_code crashed: ${error.message}`, this.logs)));
-    this.worker.on('exit', (code) => this.finish(failure(undefined, `run_code exited unexpectedly (code ${code})`, this.logs)));
-    this.wallTimer = setTimeout(() => this.limitHit(`run_code exceeded its wall-clock limit of ${limits.codeWallTimeoutMs} ms`), limits.codeWallTimeoutMs);
+    this.worker.on('error', (error) =>
+      this.finish(failure(undefined, `run_code crashed: ${error.message}`, this.logs)),
+    );
+    this.worker.on('exit', (code) =>
+      this.finish(failure(undefined, `run_code exited unexpectedly (code ${code})`, this.logs)),
+    );
+    this.wallTimer = setTimeout(
+      () => this.limitHit(`run_code exceeded its wall-clock limit of ${limits.codeWallTimeoutMs} ms`),
+      limits.codeWallTimeoutMs,
+    );
     // The busy limit measures the program running, not thread start-up: on a loaded host starting the
     // thread can take longer than a small codeBusyTimeoutMs, and the program was then killed before
     // its first line ran (found by test/reliability/faults.test.ts). The wall limit still counts it.
@@ -87,7 +99,12 @@ class Sandbox {
     const callId = `${this.callId}:code:${++this.subCalls}`;
     let reply: { id: number; ok: boolean; value?: unknown; message?: string };
     try {
-      const result = await this.host.executeTool({ callId, name, arguments: JSON.stringify(args ?? {}), origin: 'code' });
+      const result = await this.host.executeTool({
+        callId,
+        name,
+        arguments: JSON.stringify(args ?? {}),
+        origin: 'code',
+      });
       reply = result.isError
         ? { id, ok: false, message: result.error?.message ?? result.content }
         : { id, ok: true, value: result.value !== undefined ? result.value : result.content };
@@ -103,7 +120,10 @@ class Sandbox {
   private armBusyTimer(): void {
     this.disarmBusyTimer();
     const limit = this.limits.codeBusyTimeoutMs;
-    this.busyTimer = setTimeout(() => this.limitHit(`run_code ran ${limit} ms without awaiting a tool call (codeBusyTimeoutMs)`), limit);
+    this.busyTimer = setTimeout(
+      () => this.limitHit(`run_code ran ${limit} ms without awaiting a tool call (codeBusyTimeoutMs)`),
+      limit,
+    );
   }
 
   private disarmBusyTimer(): void {

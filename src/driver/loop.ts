@@ -12,9 +12,16 @@ import type { ToolResult, Usage } from '../types.js';
 import { checkModelResponse } from './response-check.js';
 import { historyTail } from './history-tail.js';
 import { runToolCalls } from './tool-pool.js';
-import type { ClaimedMessage, ConcurrencyClass, DriverEvent, DriverHost, DriverPlan, DriverView, TurnReport } from './types.js';
+import type {
+  ClaimedMessage,
+  ConcurrencyClass,
+  DriverEvent,
+  DriverHost,
+  DriverPlan,
+  DriverView,
+  TurnReport,
+} from './types.js';
 import { ViewTracker } from './view-tracker.js';
-
 
 /** Driver-to-parent event type for streamed text: forwarded to subscribers, never written to the log. */
 export const TEXT_DELTA_EVENT = 'text/delta';
@@ -132,7 +139,10 @@ export class Driver {
       turn.requests += 1;
       turn.addUsage(response.usage);
       if (response.text.trim() !== '') turn.output = response.text;
-      const calls = response.finish === 'max-tokens' || response.finish === 'error' || response.finish === 'refusal' ? [] : response.toolCalls;
+      const calls =
+        response.finish === 'max-tokens' || response.finish === 'error' || response.finish === 'refusal'
+          ? []
+          : response.toolCalls;
       this.recordAssistant(response, calls.length > 0 ? 'tool-calls' : response.finish);
       if (response.finish === 'max-tokens') return this.endTruncated(turn, response);
       if (response.finish === 'error') return turn.finish('error', response.diagnostic ?? 'the model request failed');
@@ -169,7 +179,9 @@ export class Driver {
         ownStart: this.plan.ownStart,
         tools: view.tools,
         signal,
-        ...(stream === undefined ? {} : {
+        ...(stream === undefined
+          ? {}
+          : {
               onTextDelta: (delta: string): void => {
                 if (stream.open) this.emitDelta(turn.turn, delta);
               },
@@ -177,10 +189,22 @@ export class Driver {
       });
       const checked = checkModelResponse(raw);
       if (checked.ok) return checked.response;
-      return { text: '', toolCalls: [], finish: 'error', usage: { inputTokens: 0, outputTokens: 0 }, diagnostic: checked.reason };
+      return {
+        text: '',
+        toolCalls: [],
+        finish: 'error',
+        usage: { inputTokens: 0, outputTokens: 0 },
+        diagnostic: checked.reason,
+      };
     } catch (error) {
       if (signal.aborted) return 'aborted';
-      return { text: '', toolCalls: [], finish: 'error', usage: { inputTokens: 0, outputTokens: 0 }, diagnostic: errorMessage(error) };
+      return {
+        text: '',
+        toolCalls: [],
+        finish: 'error',
+        usage: { inputTokens: 0, outputTokens: 0 },
+        diagnostic: errorMessage(error),
+      };
     } finally {
       // A delta an adapter reports after answering would land after its assistant-message: ignored.
       if (stream) stream.open = false;
@@ -190,14 +214,24 @@ export class Driver {
   /** Step limit reached with calls pending: they never run, but each gets a result so the history stays well-formed. */
   private endAtStepLimit(turn: TurnState, calls: ToolCallRecord[]): TurnReport {
     const message = `not run: the turn reached its step limit (maxSteps ${this.maxSteps})`;
-    for (const call of calls) this.commitResult(call, { isError: true, content: `Error: ${message}`, error: { message } });
-    return turn.finish('max-steps', `the turn reached its step limit: ${this.maxSteps} model requests (maxSteps ${this.maxSteps}); ${calls.length} tool call${calls.length === 1 ? '' : 's'} of the last response did not run`);
+    for (const call of calls)
+      this.commitResult(call, { isError: true, content: `Error: ${message}`, error: { message } });
+    return turn.finish(
+      'max-steps',
+      `the turn reached its step limit: ${this.maxSteps} model requests (maxSteps ${this.maxSteps}); ${calls.length} tool call${calls.length === 1 ? '' : 's'} of the last response did not run`,
+    );
   }
 
   private recordAssistant(response: ModelResponse, finish: string): void {
     const reasoning = response.reasoning === undefined ? {} : { reasoning: response.reasoning };
     this.history.push({ role: 'assistant', text: response.text, toolCalls: response.toolCalls, ...reasoning });
-    this.emit('assistant/message', { text: response.text, toolCalls: response.toolCalls, usage: response.usage, finish, ...reasoning });
+    this.emit('assistant/message', {
+      text: response.text,
+      toolCalls: response.toolCalls,
+      usage: response.usage,
+      finish,
+      ...reasoning,
+    });
   }
 
   /** Output cap hit: truncated tool calls never run, but each gets a result so the history stays well-formed. */
@@ -242,7 +276,13 @@ export class Driver {
   }
 
   private commitResult(call: ToolCallRecord, result: ToolResult): void {
-    this.history.push({ role: 'tool', callId: call.callId, name: call.name, content: result.content, isError: result.isError });
+    this.history.push({
+      role: 'tool',
+      callId: call.callId,
+      name: call.name,
+      content: result.content,
+      isError: result.isError,
+    });
     this.emit('tool/result', {
       callId: call.callId,
       name: call.name,
@@ -311,6 +351,12 @@ class TurnState {
   }
 
   finish(stopReason: TurnReport['stopReason'], diagnostic?: string): TurnReport {
-    return { turn: this.turn, output: this.output, stopReason, usage: { ...this.usage }, ...(diagnostic === undefined ? {} : { diagnostic }) };
+    return {
+      turn: this.turn,
+      output: this.output,
+      stopReason,
+      usage: { ...this.usage },
+      ...(diagnostic === undefined ? {} : { diagnostic }),
+    };
   }
 }

@@ -42,14 +42,17 @@ export async function runToolCalls(
   const start = (index: number): Promise<void> => {
     const call = calls[index]!;
     hooks.started(call);
-    const settled = hooks.execute(call).then(
-      (result) => result,
-      (error: unknown) => failedResult(error),
-    ).then((result) => {
-      results[index] = result;
-      inFlight.delete(settled);
-      commitReady();
-    });
+    const settled = hooks
+      .execute(call)
+      .then(
+        (result) => result,
+        (error: unknown) => failedResult(error),
+      )
+      .then((result) => {
+        results[index] = result;
+        inFlight.delete(settled);
+        commitReady();
+      });
     inFlight.add(settled);
     return settled;
   };

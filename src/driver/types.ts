@@ -101,4 +101,3 @@ export interface ToolCallRequestWire {
   arguments: string;
   origin?: 'model' | 'code';
 }
-

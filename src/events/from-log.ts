@@ -25,12 +25,21 @@ export function baseOf(origin: Pick<EventOrigin, 'id' | 'parentId' | 'depth'>, t
   return { agentId: origin.id, parentId: origin.parentId, depth: origin.depth, time };
 }
 
-export function fromLogged(origin: EventOrigin, event: SessionEvent, meta: LogMeta | undefined): BroodEvent | undefined {
+export function fromLogged(
+  origin: EventOrigin,
+  event: SessionEvent,
+  meta: LogMeta | undefined,
+): BroodEvent | undefined {
   const { data } = event;
   const base = baseOf(origin, event.time);
   switch (event.type) {
     case 'turn/start':
-      return { ...base, type: 'turn-start', turn: Number(data.turn), messageIds: Array.isArray(data.messageIds) ? data.messageIds.map(String) : [] };
+      return {
+        ...base,
+        type: 'turn-start',
+        turn: Number(data.turn),
+        messageIds: Array.isArray(data.messageIds) ? data.messageIds.map(String) : [],
+      };
     case 'assistant/message':
       return {
         ...base,
@@ -41,7 +50,14 @@ export function fromLogged(origin: EventOrigin, event: SessionEvent, meta: LogMe
         finish: String(data.finish) as ModelFinish,
       };
     case 'tool/call':
-      return { ...base, type: 'tool-start', turn: origin.lastTurn, callId: String(data.callId), name: String(data.name), args: parsedArgs(data.arguments) };
+      return {
+        ...base,
+        type: 'tool-start',
+        turn: origin.lastTurn,
+        callId: String(data.callId),
+        name: String(data.name),
+        args: parsedArgs(data.arguments),
+      };
     case 'tool/result':
       return {
         ...base,
@@ -53,7 +69,13 @@ export function fromLogged(origin: EventOrigin, event: SessionEvent, meta: LogMe
         content: String(data.content ?? ''),
       };
     case 'turn/end': {
-      const end: BroodEvent = { ...base, type: 'turn-end', turn: Number(data.turn), stopReason: data.reason as StopReason, usage: { ...(meta?.usage ?? NO_USAGE) } };
+      const end: BroodEvent = {
+        ...base,
+        type: 'turn-end',
+        turn: Number(data.turn),
+        stopReason: data.reason as StopReason,
+        usage: { ...(meta?.usage ?? NO_USAGE) },
+      };
       if (typeof data.diagnostic === 'string') end.diagnostic = data.diagnostic;
       return end;
     }

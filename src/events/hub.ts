@@ -8,7 +8,6 @@ import { BroodError } from '../errors.js';
 import { EventStream } from './stream.js';
 import type { AgentEventsOptions, BroodEvent } from '../types.js';
 
-
 interface Subscription {
   stream: EventStream;
   /** undefined: every agent (brood.events()). */
@@ -108,16 +107,25 @@ export class EventHub {
   }
 }
 
-function checkOptions(options: AgentEventsOptions | undefined, runtimeWide: boolean): { buffer: number; descendants: boolean; signal: AbortSignal | undefined } {
-  if (options === undefined || options === null) return { buffer: DEFAULTS.eventBuffer, descendants: true, signal: undefined };
+function checkOptions(
+  options: AgentEventsOptions | undefined,
+  runtimeWide: boolean,
+): { buffer: number; descendants: boolean; signal: AbortSignal | undefined } {
+  if (options === undefined || options === null)
+    return { buffer: DEFAULTS.eventBuffer, descendants: true, signal: undefined };
   if (typeof options !== 'object') throw invalid('events options must be an object');
   const known = runtimeWide ? ['signal', 'buffer'] : ['signal', 'buffer', 'descendants'];
   const unknown = Object.keys(options).filter((key) => !known.includes(key));
-  if (unknown.length > 0) throw invalid(`unknown events option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k}'`).join(', ')}${runtimeWide ? ' (descendants is for agent.events())' : ''}`);
+  if (unknown.length > 0)
+    throw invalid(
+      `unknown events option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k}'`).join(', ')}${runtimeWide ? ' (descendants is for agent.events())' : ''}`,
+    );
   const { buffer = DEFAULTS.eventBuffer, descendants = true, signal } = options;
-  if (typeof buffer !== 'number' || !Number.isSafeInteger(buffer) || buffer <= 0) throw invalid('events option buffer must be a positive safe integer');
+  if (typeof buffer !== 'number' || !Number.isSafeInteger(buffer) || buffer <= 0)
+    throw invalid('events option buffer must be a positive safe integer');
   if (typeof descendants !== 'boolean') throw invalid('events option descendants must be a boolean');
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid('events option signal must be an AbortSignal');
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw invalid('events option signal must be an AbortSignal');
   return { buffer, descendants, signal };
 }
 

@@ -151,6 +151,7 @@ export class EventStream implements AsyncIterableIterator<BroodEvent> {
 
 /** One delta for two adjacent deltas of the same agent's turn (a new object: events are shared between subscribers). */
 function mergedDeltas(a: BroodEvent, b: BroodEvent): TextDeltaEvent | undefined {
-  if (a.type !== 'text-delta' || b.type !== 'text-delta' || a.agentId !== b.agentId || a.turn !== b.turn) return undefined;
+  if (a.type !== 'text-delta' || b.type !== 'text-delta' || a.agentId !== b.agentId || a.turn !== b.turn)
+    return undefined;
   return { ...a, delta: a.delta + b.delta };
 }

@@ -6,12 +6,30 @@ import { sumUsage } from '../models/usage.js';
 
 type Parent = Pick<EventOrigin, 'id' | 'parentId' | 'depth'>;
 
-export function publishSubagentStart(hub: EventHub, parent: Parent | undefined, childId: string, mode: SubagentRunStartEvent['mode'], provider: string): void {
+export function publishSubagentStart(
+  hub: EventHub,
+  parent: Parent | undefined,
+  childId: string,
+  mode: SubagentRunStartEvent['mode'],
+  provider: string,
+): void {
   if (!hub.active || parent === undefined) return;
   hub.publish({ ...baseOf(parent, hub.now()), type: 'subagent-start', childId, mode, provider });
 }
 
-export function publishSubagentEnd(hub: EventHub, parent: Parent | undefined, childId: string, stopReason: StopReason, usage: Usage | undefined): void {
+export function publishSubagentEnd(
+  hub: EventHub,
+  parent: Parent | undefined,
+  childId: string,
+  stopReason: StopReason,
+  usage: Usage | undefined,
+): void {
   if (!hub.active || parent === undefined) return;
-  hub.publish({ ...baseOf(parent, hub.now()), type: 'subagent-end', childId, stopReason, usage: sumUsage(usage ?? { inputTokens: 0, outputTokens: 0 }) });
+  hub.publish({
+    ...baseOf(parent, hub.now()),
+    type: 'subagent-end',
+    childId,
+    stopReason,
+    usage: sumUsage(usage ?? { inputTokens: 0, outputTokens: 0 }),
+  });
 }

@@ -34,7 +34,10 @@ export type McpHttpServer = z.infer<typeof httpServerSchema>;
 export type McpServer = McpStdioServer | McpHttpServer;
 
 const isAgentLike = (value: unknown): value is Agent =>
-  typeof value === 'object' && value !== null && typeof (value as Agent).id === 'string' && typeof (value as Agent).tools === 'object';
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as Agent).id === 'string' &&
+  typeof (value as Agent).tools === 'object';
 
 /** What the host may learn about a connection (tests synchronise on it; UIs can show it). */
 export type McpServerStatus =
@@ -47,7 +50,9 @@ const optionsSchema = z.strictObject({
   exclude: z.array(nonEmpty).optional(),
   timeoutMs: z.number().int().positive().max(2_147_483_647).optional(),
   concurrencySafe: z.union([z.boolean(), z.array(nonEmpty)]).optional(),
-  onStatus: z.custom<(status: McpServerStatus) => void>((value) => typeof value === 'function', 'a function').optional(),
+  onStatus: z
+    .custom<(status: McpServerStatus) => void>((value) => typeof value === 'function', 'a function')
+    .optional(),
 });
 
 export interface McpToolsOptions {
@@ -96,7 +101,10 @@ function parseServer(server: unknown): McpServer {
   if ('command' in record) return parseConfig(stdioServerSchema, server, 'MCP server (stdio)');
   if ('url' in record) return parseConfig(httpServerSchema, server, 'MCP server (Streamable HTTP)');
   return parseConfig(
-    z.custom<never>(() => false, 'an MCP server needs { name, command, args?, env?, cwd? } (stdio) or { name, url, headers? } (Streamable HTTP)'),
+    z.custom<never>(
+      () => false,
+      'an MCP server needs { name, command, args?, env?, cwd? } (stdio) or { name, url, headers? } (Streamable HTTP)',
+    ),
     server,
     'MCP server',
   );
@@ -108,5 +116,7 @@ export function isStdioServer(server: McpServer): server is McpStdioServer {
 
 /** How messages name the server: its name and what brood starts or calls. */
 export function describeServer(server: McpServer): string {
-  return isStdioServer(server) ? `MCP server "${server.name}" (${[server.command, ...(server.args ?? [])].join(' ')})` : `MCP server "${server.name}" (${server.url})`;
+  return isStdioServer(server)
+    ? `MCP server "${server.name}" (${[server.command, ...(server.args ?? [])].join(' ')})`
+    : `MCP server "${server.name}" (${server.url})`;
 }

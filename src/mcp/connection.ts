@@ -209,7 +209,11 @@ export class McpConnection {
       if (!isClientErrorStatus(cause)) throw error;
       // A 4xx to the Streamable HTTP POST: an old server that only speaks HTTP+SSE (the SDK's fallback).
       const sse = new SSEClientTransport(new URL(server.url), requestInit(server));
-      return this.#handshake(sse, undefined, (sseError) => `${describeFailure(cause)}; the SSE fallback failed too: ${describeFailure(sseError)}`);
+      return this.#handshake(
+        sse,
+        undefined,
+        (sseError) => `${describeFailure(cause)}; the SSE fallback failed too: ${describeFailure(sseError)}`,
+      );
     }
   }
 
@@ -221,7 +225,8 @@ export class McpConnection {
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const session: Session = { client, transport, stdio, connectedAt: Number.NaN, changedMeanwhile: false };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#listChanged(session));
-    client.onclose = () => this.#lost(session, stdio === undefined ? 'the connection closed' : `the server process ${stdio.describeExit()}`);
+    client.onclose = () =>
+      this.#lost(session, stdio === undefined ? 'the connection closed' : `the server process ${stdio.describeExit()}`);
     // Deferred: a request's own failure (e.g. the 404 a call handles by re-initializing and retrying)
     // reaches the transport's onerror first; the caller must see it before the session is torn down.
     client.onerror = (error) => void setImmediate(() => this.#transportError(session, error));
@@ -232,8 +237,14 @@ export class McpConnection {
       return { session, tools };
     } catch (error) {
       await this.#dispose(session);
-      const what = stdio !== undefined && isConnectionClosed(error) ? `the server process ${stdio.describeExit()}` : describe(error);
-      throw this.#unavailable(isTimeout(error) ? `did not answer the handshake within ${this.#timeoutMs} ms` : what, error);
+      const what =
+        stdio !== undefined && isConnectionClosed(error)
+          ? `the server process ${stdio.describeExit()}`
+          : describe(error);
+      throw this.#unavailable(
+        isTimeout(error) ? `did not answer the handshake within ${this.#timeoutMs} ms` : what,
+        error,
+      );
     }
   }
 
@@ -249,7 +260,9 @@ export class McpConnection {
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await session.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: this.#timeoutMs });
+      const result = await session.client.listTools(cursor === undefined ? {} : { cursor }, {
+        timeout: this.#timeoutMs,
+      });
       tools.push(...(result.tools as McpToolInfo[]));
       if (result.nextCursor === undefined || result.nextCursor === cursor) return tools;
       cursor = result.nextCursor;
@@ -289,7 +302,10 @@ export class McpConnection {
 
   #callError(session: Session, name: string, error: unknown, signal: AbortSignal): BroodError {
     const what = `${this.#label}, tool "${name}"`;
-    if (signal.aborted) return new BroodError('ABORTED', `${what}: the call was aborted (the server was sent a cancellation)`, { cause: error });
+    if (signal.aborted)
+      return new BroodError('ABORTED', `${what}: the call was aborted (the server was sent a cancellation)`, {
+        cause: error,
+      });
     if (isTimeout(error)) {
       return new BroodError('MCP_ERROR', `${what}: no answer within ${this.#timeoutMs} ms; the call was cancelled`, {
         cause: error,
@@ -299,14 +315,20 @@ export class McpConnection {
     // A process that exited before the request was even written fails the write, not the request.
     const gone = this.#session !== session || session.stdio?.hasExited === true;
     if (gone || isConnectionClosed(error) || isNetworkFailure(error)) {
-      const reason = session.stdio === undefined ? describeFailure(error) : `the server process ${session.stdio.describeExit()}`;
+      const reason =
+        session.stdio === undefined ? describeFailure(error) : `the server process ${session.stdio.describeExit()}`;
       this.#lost(session, reason);
       return new BroodError('MCP_UNAVAILABLE', `${what}: the connection was lost during the call (${reason})`, {
         cause: error,
         details: { server: this.#server.name, tool: name },
       });
     }
-    const code = error instanceof McpError ? error.code : error instanceof StreamableHTTPError ? `HTTP ${String(error.code)}` : undefined;
+    const code =
+      error instanceof McpError
+        ? error.code
+        : error instanceof StreamableHTTPError
+          ? `HTTP ${String(error.code)}`
+          : undefined;
     return new BroodError('MCP_ERROR', `${what}: ${errorMessage(error)}`, {
       cause: error,
       details: { server: this.#server.name, tool: name, ...(code === undefined ? {} : { mcpCode: code }) },
@@ -365,7 +387,13 @@ function isSessionExpired(error: unknown): boolean {
 }
 
 function isClientErrorStatus(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && typeof error.code === 'number' && error.code >= 400 && error.code < 500 && error.code !== 401;
+  return (
+    error instanceof StreamableHTTPError &&
+    typeof error.code === 'number' &&
+    error.code >= 400 &&
+    error.code < 500 &&
+    error.code !== 401
+  );
 }
 
 /** fetch() rejects with a TypeError when nothing answers (connection refused, reset, DNS). */

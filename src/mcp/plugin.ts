@@ -47,7 +47,10 @@ function registryFor(brood: Brood, config: ParsedMcpConfig): ToolRegistry {
   if (config.scope === 'global') return brood.tools;
   const agent = pluginHost(brood).agentImpl(config.scope);
   if (agent === undefined || agent.isDisposed) {
-    throw new BroodError('INVALID_CONFIG', `mcpTools "${config.server.name}": scope must be 'global' or a live agent of this brood runtime`);
+    throw new BroodError(
+      'INVALID_CONFIG',
+      `mcpTools "${config.server.name}": scope must be 'global' or a live agent of this brood runtime`,
+    );
   }
   return config.scope.tools;
 }

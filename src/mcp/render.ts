@@ -37,7 +37,10 @@ function renderBlock(block: unknown): string {
     case 'audio':
       return `[${b.type}: ${mimeOf(b.mimeType)}]`;
     case 'resource': {
-      const resource = (typeof b.resource === 'object' && b.resource !== null ? b.resource : {}) as Record<string, unknown>;
+      const resource = (typeof b.resource === 'object' && b.resource !== null ? b.resource : {}) as Record<
+        string,
+        unknown
+      >;
       return `[resource: ${String(resource.uri ?? '?')} (${mimeOf(resource.mimeType)})]`;
     }
     case 'resource_link':

@@ -100,7 +100,13 @@ export class StdioProcessTransport implements Transport {
   describeExit(): string {
     const exit = this.#exit;
     const how =
-      exit === undefined ? 'is running' : exit.signal !== null ? `was killed by ${exit.signal}` : exit.code === null ? 'could not be started' : `exited with code ${exit.code}`;
+      exit === undefined
+        ? 'is running'
+        : exit.signal !== null
+          ? `was killed by ${exit.signal}`
+          : exit.code === null
+            ? 'could not be started'
+            : `exited with code ${exit.code}`;
     const lines = [...this.#stderr, this.#partialLine].filter((line) => line.trim() !== '').slice(-STDERR_LINES_SHOWN);
     return lines.length === 0 ? how : `${how}; last stderr: ${lines.join(' | ')}`;
   }

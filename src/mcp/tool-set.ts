@@ -76,14 +76,21 @@ export class McpToolSet {
       const first = origin.get(name);
       if (first !== undefined) {
         if (strict) {
-          throw new BroodError('DUPLICATE_TOOL', `MCP server "${this.#config.server.name}": tools "${first}" and "${tool.name}" both become "${name}"`, {
-            details: { tool: name },
-          });
+          throw new BroodError(
+            'DUPLICATE_TOOL',
+            `MCP server "${this.#config.server.name}": tools "${first}" and "${tool.name}" both become "${name}"`,
+            {
+              details: { tool: name },
+            },
+          );
         }
         continue;
       }
       origin.set(name, tool.name);
-      wanted.set(name, { tool, fingerprint: JSON.stringify([describe(tool), tool.inputSchema, this.#concurrencySafe(tool, name)]) });
+      wanted.set(name, {
+        tool,
+        fingerprint: JSON.stringify([describe(tool), tool.inputSchema, this.#concurrencySafe(tool, name)]),
+      });
     }
     return wanted;
   }
@@ -107,7 +114,8 @@ export class McpToolSet {
       name,
       description: describe(tool),
       concurrencySafe: this.#concurrencySafe(tool, name),
-      execute: async (args: unknown, ctx: ToolContext) => renderResult(original, await call(original, args, ctx.signal)),
+      execute: async (args: unknown, ctx: ToolContext) =>
+        renderResult(original, await call(original, args, ctx.signal)),
     };
     let validating: ToolDefinition;
     let presented: Record<string, unknown> | undefined;

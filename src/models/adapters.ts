@@ -16,7 +16,10 @@ export async function loadAdapter(config: ModelProviderConfig): Promise<ModelAda
     case 'module':
       return loadModuleAdapter(config);
     default:
-      throw new BroodError('INVALID_CONFIG', `unknown model provider kind '${String((config as { kind?: unknown }).kind)}'`);
+      throw new BroodError(
+        'INVALID_CONFIG',
+        `unknown model provider kind '${String((config as { kind?: unknown }).kind)}'`,
+      );
   }
 }
 
@@ -29,14 +32,21 @@ async function loadModuleAdapter(config: ModelProviderConfig): Promise<ModelAdap
   try {
     mod = (await import(config.moduleUrl)) as { createAdapter?: unknown };
   } catch (error) {
-    throw new BroodError('INVALID_CONFIG', `cannot load adapter module ${config.moduleUrl}: ${errorMessage(error)}`, { cause: error });
+    throw new BroodError('INVALID_CONFIG', `cannot load adapter module ${config.moduleUrl}: ${errorMessage(error)}`, {
+      cause: error,
+    });
   }
   if (typeof mod.createAdapter !== 'function') {
     throw new BroodError('INVALID_CONFIG', `adapter module ${config.moduleUrl} does not export createAdapter(config)`);
   }
-  const adapter = (await (mod.createAdapter as (c: ModelProviderConfig) => unknown)(config)) as ModelAdapter | undefined;
+  const adapter = (await (mod.createAdapter as (c: ModelProviderConfig) => unknown)(config)) as
+    | ModelAdapter
+    | undefined;
   if (typeof adapter?.request !== 'function') {
-    throw new BroodError('INVALID_CONFIG', `createAdapter() of ${config.moduleUrl} did not return an adapter with request()`);
+    throw new BroodError(
+      'INVALID_CONFIG',
+      `createAdapter() of ${config.moduleUrl} did not return an adapter with request()`,
+    );
   }
   return adapter;
 }

@@ -5,7 +5,14 @@ import { readMessage, readMessageStream } from './anthropic-parse.js';
 import { apiKeyOf, bodyKind, postWithRetries, readJson, type BodyKind } from './http.js';
 import { failure } from './failure.js';
 import { effectiveOptions, type RequestOptions } from './request-options.js';
-import type { ChatMessage, ModelAdapter, ModelInfo, ModelProviderConfig, ModelRequest, ModelResponse } from './types.js';
+import type {
+  ChatMessage,
+  ModelAdapter,
+  ModelInfo,
+  ModelProviderConfig,
+  ModelRequest,
+  ModelResponse,
+} from './types.js';
 import { userAgent } from './version.js';
 
 /** `max_tokens` is mandatory in the Messages API: the route's, else the catalog model's, else this. */
@@ -19,9 +26,17 @@ export function createAnthropicAdapter(config: ModelProviderConfig): ModelAdapte
   return { request: (request) => runRequest(url, options, models.get(request.route.model), request) };
 }
 
-async function runRequest(url: string, options: AnthropicAdapterOptions, info: ModelInfo | undefined, request: ModelRequest): Promise<ModelResponse> {
+async function runRequest(
+  url: string,
+  options: AnthropicAdapterOptions,
+  info: ModelInfo | undefined,
+  request: ModelRequest,
+): Promise<ModelResponse> {
   throwIfAborted(request.signal);
-  const effective = effectiveOptions(options.request as RequestOptions, options.perModel[request.route.model] as RequestOptions | undefined) as AnthropicRequestOptions;
+  const effective = effectiveOptions(
+    options.request as RequestOptions,
+    options.perModel[request.route.model] as RequestOptions | undefined,
+  ) as AnthropicRequestOptions;
   const stream = effective.stream ?? true;
   const body = buildMessagesBody({ options, effective, stream, info, request });
   if ('diagnostic' in body) return failure(body.diagnostic);
@@ -48,7 +63,11 @@ async function readAnswer(response: Response, requested: BodyKind, request: Mode
   return read.ok ? readMessage(read.json, request.onTextDelta) : failure(read.diagnostic);
 }
 
-function headersFor(options: AnthropicAdapterOptions, effective: RequestOptions, stream: boolean): Record<string, string> {
+function headersFor(
+  options: AnthropicAdapterOptions,
+  effective: RequestOptions,
+  stream: boolean,
+): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: stream ? 'text/event-stream' : 'application/json',
@@ -72,7 +91,12 @@ interface BodyInput {
 export function buildMessagesBody(input: BodyInput): { body: Record<string, unknown> } | { diagnostic: string } {
   const { effective, stream, info, request } = input;
   const maxTokens = request.route.maxTokens ?? info?.maxTokens ?? DEFAULT_MAX_TOKENS;
-  const body: Record<string, unknown> = { model: request.route.model, max_tokens: maxTokens, messages: wireMessages(request.messages), stream };
+  const body: Record<string, unknown> = {
+    model: request.route.model,
+    max_tokens: maxTokens,
+    messages: wireMessages(request.messages),
+    stream,
+  };
   if (request.system !== '') body.system = request.system;
   if (request.tools.length > 0) {
     body.tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
@@ -84,7 +108,8 @@ export function buildMessagesBody(input: BodyInput): { body: Record<string, unkn
   if (thinking !== undefined) body.thinking = thinking;
   if (effective.temperature !== undefined) body.temperature = effective.temperature;
   if (effective.topP !== undefined) body.top_p = effective.topP;
-  if (effective.stop !== undefined) body.stop_sequences = typeof effective.stop === 'string' ? [effective.stop] : effective.stop;
+  if (effective.stop !== undefined)
+    body.stop_sequences = typeof effective.stop === 'string' ? [effective.stop] : effective.stop;
   if (effective.responseFormat !== undefined) body.output_config = { format: effective.responseFormat };
   return { body: { ...body, ...effective.extraBody } };
 }
@@ -96,7 +121,10 @@ export function buildMessagesBody(input: BodyInput): { body: Record<string, unkn
  * for this request rather than sending a request the API refuses. Returns a diagnostic when no valid
  * budget fits.
  */
-function thinkingFor({ options, request }: BodyInput, maxTokens: number): { type: 'enabled'; budget_tokens: number } | string | undefined {
+function thinkingFor(
+  { options, request }: BodyInput,
+  maxTokens: number,
+): { type: 'enabled'; budget_tokens: number } | string | undefined {
   const effort = request.route.reasoningEffort;
   if (effort === undefined || effort === 'none') return undefined;
   const table = options.thinkingBudgets[effort];
@@ -120,13 +148,20 @@ function answersToolCallsWithoutReasoning(messages: ChatMessage[]): boolean {
   return false;
 }
 
-function wireToolChoice(choice: RequestOptions['toolChoice'], parallel: boolean | undefined): Record<string, unknown> | undefined {
+function wireToolChoice(
+  choice: RequestOptions['toolChoice'],
+  parallel: boolean | undefined,
+): Record<string, unknown> | undefined {
   const base: Record<string, unknown> | undefined =
-    choice === undefined ? undefined
-    : choice === 'auto' ? { type: 'auto' }
-    : choice === 'required' ? { type: 'any' }
-    : choice === 'none' ? { type: 'none' }
-    : { type: 'tool', name: choice.name };
+    choice === undefined
+      ? undefined
+      : choice === 'auto'
+        ? { type: 'auto' }
+        : choice === 'required'
+          ? { type: 'any' }
+          : choice === 'none'
+            ? { type: 'none' }
+            : { type: 'tool', name: choice.name };
   if (parallel !== false || base?.type === 'none') return base;
   return { ...(base ?? { type: 'auto' }), disable_parallel_tool_use: true };
 }
@@ -163,16 +198,21 @@ function toolResult(message: Extract<ChatMessage, { role: 'tool' }>): Block {
 function assistantBlocks(message: Extract<ChatMessage, { role: 'assistant' }>): Block[] {
   const blocks: Block[] = (message.reasoning ?? []).map((r) => ({ ...r }));
   if (message.text !== '') blocks.push({ type: 'text', text: message.text });
-  for (const call of message.toolCalls) blocks.push({ type: 'tool_use', id: call.callId, name: call.name, input: toolInput(call.arguments) });
+  for (const call of message.toolCalls)
+    blocks.push({ type: 'tool_use', id: call.callId, name: call.name, input: toolInput(call.arguments) });
   // Reasoning alone is not a message the API accepts back.
-  return blocks.length > 0 && blocks.every((b) => b.type === 'thinking' || b.type === 'redacted_thinking') ? [] : blocks;
+  return blocks.length > 0 && blocks.every((b) => b.type === 'thinking' || b.type === 'redacted_thinking')
+    ? []
+    : blocks;
 }
 
 /** `input` must be an object; arguments the model sent as malformed JSON go back as `{}` (their tool result says why). */
 function toolInput(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }

@@ -26,10 +26,18 @@ interface MessageState {
 
 type TextSink = ((delta: string) => void) | undefined;
 
-const emptyState = (): MessageState => ({ blocks: new Map(), stopReason: undefined, stopped: false, raw: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } });
+const emptyState = (): MessageState => ({
+  blocks: new Map(),
+  stopReason: undefined,
+  stopped: false,
+  raw: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+});
 
 /** Complete by protocol: `message_stop`, or a `message_delta` carrying `stop_reason`. Otherwise cut off: `error`. */
-export async function readMessageStream(body: ReadableStream<Uint8Array>, request: ModelRequest): Promise<ModelResponse> {
+export async function readMessageStream(
+  body: ReadableStream<Uint8Array>,
+  request: ModelRequest,
+): Promise<ModelResponse> {
   const state = emptyState();
   try {
     for await (const event of sseEvents(body)) {
@@ -42,14 +50,21 @@ export async function readMessageStream(body: ReadableStream<Uint8Array>, reques
     return failure(`stream failed: ${describeCause(error)}`, partialOf(state));
   }
   throwIfAborted(request.signal);
-  if (!state.stopped && state.stopReason === undefined) return failure('malformed stream: ended before message_stop', partialOf(state));
+  if (!state.stopped && state.stopReason === undefined)
+    return failure('malformed stream: ended before message_stop', partialOf(state));
   return finishResponse(state);
 }
 
 /** A non-streaming `message` (also accepted as the answer to a streaming request). */
 export function readMessage(json: unknown, onTextDelta: TextSink): ModelResponse {
   if (typeof json !== 'object' || json === null) return failure('malformed response: body is not a JSON object');
-  const message = json as { type?: unknown; error?: unknown; content?: unknown; stop_reason?: unknown; usage?: unknown };
+  const message = json as {
+    type?: unknown;
+    error?: unknown;
+    content?: unknown;
+    stop_reason?: unknown;
+    usage?: unknown;
+  };
   if (message.type === 'error' || (message.error !== undefined && message.error !== null)) {
     return failure(`server error: ${serverMessage(JSON.stringify(message)) ?? 'unknown'}`);
   }
@@ -140,7 +155,8 @@ function applyDelta(state: MessageState, index: unknown, raw: unknown, onTextDel
 function applyUsage(state: MessageState, raw: unknown): void {
   if (typeof raw !== 'object' || raw === null) return;
   const usage = raw as Record<string, unknown>;
-  const take = (value: unknown, current: number): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : current);
+  const take = (value: unknown, current: number): number =>
+    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : current;
   state.raw = {
     input: take(usage.input_tokens, state.raw.input),
     output: take(usage.output_tokens, state.raw.output),
@@ -164,7 +180,8 @@ function textOf(state: MessageState): string {
     .join('');
 }
 
-const ordered = (state: MessageState): Block[] => [...state.blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
+const ordered = (state: MessageState): Block[] =>
+  [...state.blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
 
 function partialOf(state: MessageState): { text: string; usage: Usage } {
   return { text: textOf(state), usage: usageOf(state) };
@@ -177,14 +194,23 @@ function finishResponse(state: MessageState): ModelResponse {
   for (const block of blocks) {
     if (block.type === 'tool_use') {
       if (block.name === '') return failure('malformed completion: tool_use block without a name', partialOf(state));
-      toolCalls.push({ callId: block.id === '' ? `toolu_${toolCalls.length}` : block.id, name: block.name, arguments: argumentsOf(block) });
+      toolCalls.push({
+        callId: block.id === '' ? `toolu_${toolCalls.length}` : block.id,
+        name: block.name,
+        arguments: argumentsOf(block),
+      });
     } else if (block.type === 'thinking') {
       reasoning.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
     } else if (block.type === 'redacted_thinking') {
       reasoning.push({ type: 'redacted_thinking', data: block.data });
     }
   }
-  const response: ModelResponse = { text: textOf(state), toolCalls, finish: mapStopReason(state.stopReason, toolCalls.length > 0), usage: usageOf(state) };
+  const response: ModelResponse = {
+    text: textOf(state),
+    toolCalls,
+    finish: mapStopReason(state.stopReason, toolCalls.length > 0),
+    usage: usageOf(state),
+  };
   if (reasoning.length > 0) response.reasoning = reasoning;
   return response;
 }

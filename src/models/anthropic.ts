@@ -70,7 +70,9 @@ export interface AnthropicAdapterOptions {
 const { seed: _seed, ...sharedShape } = requestOptionShape;
 const anthropicShape = {
   ...sharedShape,
-  responseFormat: z.strictObject({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) }).optional(),
+  responseFormat: z
+    .strictObject({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) })
+    .optional(),
 };
 const anthropicRequestSchema = z.strictObject(anthropicShape);
 const budgetsSchema = z.record(z.string().min(1), z.number().int().min(1024));
@@ -123,5 +125,9 @@ export function anthropicCompatible(options: AnthropicCompatibleOptions): ModelP
 }
 
 export function readAnthropicOptions(config: ModelProviderConfig): AnthropicAdapterOptions {
-  return parseOptions(`anthropic-compatible provider '${config.id}'`, adapterOptionsSchema, config.options) as AnthropicAdapterOptions;
+  return parseOptions(
+    `anthropic-compatible provider '${config.id}'`,
+    adapterOptionsSchema,
+    config.options,
+  ) as AnthropicAdapterOptions;
 }

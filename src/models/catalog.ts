@@ -17,7 +17,8 @@ export function createModelCatalog(configs: ModelProviderConfig[]): ModelCatalog
 
   function requireProvider(id: string): ModelProviderConfig {
     const config = byId.get(id);
-    if (config === undefined) throw new BroodError('UNKNOWN_MODEL', `unknown model provider '${id}'`, { details: { provider: id } });
+    if (config === undefined)
+      throw new BroodError('UNKNOWN_MODEL', `unknown model provider '${id}'`, { details: { provider: id } });
     return config;
   }
 
@@ -33,7 +34,9 @@ function indexConfigs(configs: ModelProviderConfig[]): Map<string, ModelProvider
   const byId = new Map<string, ModelProviderConfig>();
   for (const config of configs) {
     if (byId.has(config.id)) {
-      throw new BroodError('INVALID_CONFIG', `duplicate model provider id '${config.id}'`, { details: { provider: config.id } });
+      throw new BroodError('INVALID_CONFIG', `duplicate model provider id '${config.id}'`, {
+        details: { provider: config.id },
+      });
     }
     byId.set(config.id, config);
   }
@@ -57,7 +60,9 @@ function resolveRoute(route: Partial<ModelRoute>, requireProvider: (id: string) 
   const config = requireProvider(provider);
   const info = config.models.find((m) => m.id === model);
   if (info === undefined && !config.acceptsUnlistedModels) {
-    throw new BroodError('UNKNOWN_MODEL', `provider '${provider}' has no model '${model}'`, { details: { provider, model } });
+    throw new BroodError('UNKNOWN_MODEL', `provider '${provider}' has no model '${model}'`, {
+      details: { provider, model },
+    });
   }
   const resolved: ModelRoute = { provider, model };
   const effort = resolveEffort(route.reasoningEffort, info, provider, model);
@@ -67,12 +72,21 @@ function resolveRoute(route: Partial<ModelRoute>, requireProvider: (id: string) 
 }
 
 /** Listed models constrain effort to their list; an accepted unlisted model takes whatever was asked. */
-function resolveEffort(effort: unknown, info: ModelInfo | undefined, provider: string, model: string): string | undefined {
+function resolveEffort(
+  effort: unknown,
+  info: ModelInfo | undefined,
+  provider: string,
+  model: string,
+): string | undefined {
   if (effort === undefined) return info?.defaultEffort;
   if (typeof effort !== 'string' || (info !== undefined && !info.efforts.includes(effort))) {
-    throw new BroodError('INVALID_EFFORT', `model '${provider}/${model}' does not support reasoning effort '${String(effort)}'`, {
-      details: { provider, model, effort, efforts: info?.efforts ?? [] },
-    });
+    throw new BroodError(
+      'INVALID_EFFORT',
+      `model '${provider}/${model}' does not support reasoning effort '${String(effort)}'`,
+      {
+        details: { provider, model, effort, efforts: info?.efforts ?? [] },
+      },
+    );
   }
   return effort;
 }

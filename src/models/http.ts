@@ -123,7 +123,11 @@ export type BodyKind = 'sse' | 'json';
  * How to read a 2xx body: by its content-type, whatever was requested (a JSON answer to a streaming
  * request is a valid completion). No content-type: what was requested. Anything else: a diagnostic.
  */
-export async function bodyKind(response: Response, requested: BodyKind, signal: AbortSignal): Promise<BodyKind | { diagnostic: string }> {
+export async function bodyKind(
+  response: Response,
+  requested: BodyKind,
+  signal: AbortSignal,
+): Promise<BodyKind | { diagnostic: string }> {
   const type = response.headers.get('content-type')?.toLowerCase() ?? '';
   if (type === '') return requested;
   if (type.includes('text/event-stream')) return 'sse';
@@ -135,11 +139,16 @@ export async function bodyKind(response: Response, requested: BodyKind, signal: 
     if (signal.aborted) throw abortedError();
   }
   const tail = snippet === '' ? '' : `: ${JSON.stringify(snippet)}`;
-  return { diagnostic: `unexpected content-type '${type}' (HTTP ${response.status}); expected JSON or an event stream${tail}` };
+  return {
+    diagnostic: `unexpected content-type '${type}' (HTTP ${response.status}); expected JSON or an event stream${tail}`,
+  };
 }
 
 /** Reads a JSON body; a diagnostic when it is not JSON or the connection drops. */
-export async function readJson(response: Response, signal: AbortSignal): Promise<{ ok: true; json: unknown } | { ok: false; diagnostic: string }> {
+export async function readJson(
+  response: Response,
+  signal: AbortSignal,
+): Promise<{ ok: true; json: unknown } | { ok: false; diagnostic: string }> {
   let text: string;
   try {
     text = await response.text();

@@ -36,9 +36,13 @@ export function moduleAdapter(input: ModuleAdapterOptions): ModelProviderConfig 
     // Configs are shipped to worker threads; a function or class instance would fail there, later and obscurely.
     structuredClone(options);
   } catch (error) {
-    throw new BroodError('INVALID_CONFIG', `moduleAdapter: invalid option 'options': must be structured-cloneable (${(error as Error).message})`, {
-      details: { key: 'options' },
-    });
+    throw new BroodError(
+      'INVALID_CONFIG',
+      `moduleAdapter: invalid option 'options': must be structured-cloneable (${(error as Error).message})`,
+      {
+        details: { key: 'options' },
+      },
+    );
   }
   return {
     kind: 'module',

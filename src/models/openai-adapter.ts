@@ -5,7 +5,14 @@ import { readOpenAIOptions, type OpenAIAdapterOptions } from './openai.js';
 import { failure } from './failure.js';
 import { readChatCompletion, readChatStream } from './openai-parse.js';
 import { effectiveOptions, type RequestOptions } from './request-options.js';
-import type { ChatMessage, ModelAdapter, ModelInfo, ModelProviderConfig, ModelRequest, ModelResponse } from './types.js';
+import type {
+  ChatMessage,
+  ModelAdapter,
+  ModelInfo,
+  ModelProviderConfig,
+  ModelRequest,
+  ModelResponse,
+} from './types.js';
 import { userAgent } from './version.js';
 
 export function createOpenAIAdapter(config: ModelProviderConfig): ModelAdapter {
@@ -15,7 +22,12 @@ export function createOpenAIAdapter(config: ModelProviderConfig): ModelAdapter {
   return { request: (request) => runRequest(url, options, models.get(request.route.model), request) };
 }
 
-async function runRequest(url: string, options: OpenAIAdapterOptions, info: ModelInfo | undefined, request: ModelRequest): Promise<ModelResponse> {
+async function runRequest(
+  url: string,
+  options: OpenAIAdapterOptions,
+  info: ModelInfo | undefined,
+  request: ModelRequest,
+): Promise<ModelResponse> {
   throwIfAborted(request.signal);
   const effective = effectiveOptions(options.request, options.perModel[request.route.model]);
   const stream = effective.stream ?? true;
@@ -43,7 +55,11 @@ async function readAnswer(response: Response, requested: BodyKind, request: Mode
 }
 
 /** Configured headers come last (lower-cased so they replace ours rather than being appended to them). */
-export function headersFor(options: { apiKey?: string; apiKeyEnv?: string }, effective: RequestOptions, stream: boolean): Record<string, string> {
+export function headersFor(
+  options: { apiKey?: string; apiKeyEnv?: string },
+  effective: RequestOptions,
+  stream: boolean,
+): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: stream ? 'text/event-stream' : 'application/json',
@@ -74,7 +90,10 @@ export function buildChatBody({ options, effective, stream, info, request }: Bod
     body.stream = false;
   }
   if (request.tools.length > 0) {
-    body.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    body.tools = request.tools.map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    }));
     // Both are refused by OpenAI when no tools are offered, so they only travel with tools.
     if (effective.toolChoice !== undefined) body.tool_choice = wireToolChoice(effective.toolChoice);
     if (effective.parallelToolCalls !== undefined) body.parallel_tool_calls = effective.parallelToolCalls;
@@ -102,7 +121,11 @@ function wireMessage(message: ChatMessage): unknown {
       return { role: 'tool', tool_call_id: message.callId, content: message.content };
     case 'assistant': {
       if (message.toolCalls.length === 0) return { role: 'assistant', content: message.text };
-      const toolCalls = message.toolCalls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+      const toolCalls = message.toolCalls.map((c) => ({
+        id: c.callId,
+        type: 'function',
+        function: { name: c.name, arguments: c.arguments },
+      }));
       // OpenAI's own shape for a tool-calling turn without prose is `content: null`.
       return { role: 'assistant', content: message.text === '' ? null : message.text, tool_calls: toolCalls };
     }

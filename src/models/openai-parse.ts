@@ -19,7 +19,13 @@ interface CompletionState {
 
 type TextSink = ((delta: string) => void) | undefined;
 
-const emptyState = (): CompletionState => ({ text: '', refusal: '', calls: new Map(), finishReason: undefined, usage: { inputTokens: 0, outputTokens: 0 } });
+const emptyState = (): CompletionState => ({
+  text: '',
+  refusal: '',
+  calls: new Map(),
+  finishReason: undefined,
+  usage: { inputTokens: 0, outputTokens: 0 },
+});
 
 /**
  * Completion is decided by protocol markers only: a choice's `finish_reason`, or the `[DONE]`
@@ -52,8 +58,10 @@ export async function readChatStream(body: ReadableStream<Uint8Array>, request: 
 export function readChatCompletion(json: unknown, onTextDelta: TextSink): ModelResponse {
   if (typeof json !== 'object' || json === null) return failure('malformed response: body is not a JSON object');
   const { choices, usage, error } = json as { choices?: unknown; usage?: unknown; error?: unknown };
-  if (error !== undefined && error !== null) return failure(`server error: ${serverMessage(JSON.stringify({ error })) ?? 'unknown'}`);
-  if (!Array.isArray(choices) || choices.length === 0) return failure('malformed response: no choices in the completion');
+  if (error !== undefined && error !== null)
+    return failure(`server error: ${serverMessage(JSON.stringify({ error })) ?? 'unknown'}`);
+  if (!Array.isArray(choices) || choices.length === 0)
+    return failure('malformed response: no choices in the completion');
   const state = emptyState();
   state.usage = usageOf(usage) ?? state.usage;
   const choice = choices[0] as { message?: Message; finish_reason?: unknown };
@@ -61,7 +69,8 @@ export function readChatCompletion(json: unknown, onTextDelta: TextSink): ModelR
   if (typeof message !== 'object' || message === null) return failure('malformed response: choice without a message');
   // Same fold as a stream: the message is one big delta (tool calls carry their position as index).
   const delta: Delta = { content: message.content, refusal: message.refusal };
-  if (Array.isArray(message.tool_calls)) delta.tool_calls = message.tool_calls.map((call, index) => ({ ...call, index }));
+  if (Array.isArray(message.tool_calls))
+    delta.tool_calls = message.tool_calls.map((call, index) => ({ ...call, index }));
   applyDelta(state, delta, onTextDelta);
   if (typeof choice.finish_reason === 'string') state.finishReason = choice.finish_reason;
   return finishResponse(state);
@@ -89,7 +98,8 @@ function applyChunk(state: CompletionState, data: string, onTextDelta: TextSink)
   }
   if (typeof chunk !== 'object' || chunk === null) return 'malformed stream: chunk is not an object';
   const { choices, usage, error } = chunk as { choices?: unknown; usage?: unknown; error?: unknown };
-  if (error !== undefined && error !== null) return `server error in stream: ${serverMessage(JSON.stringify({ error })) ?? 'unknown'}`;
+  if (error !== undefined && error !== null)
+    return `server error in stream: ${serverMessage(JSON.stringify({ error })) ?? 'unknown'}`;
   state.usage = usageOf(usage) ?? state.usage;
   if (!Array.isArray(choices)) return undefined; // the usage-only final chunk has `choices: []` or none
   for (const choice of choices as { delta?: Delta; finish_reason?: unknown }[]) {
@@ -101,14 +111,19 @@ function applyChunk(state: CompletionState, data: string, onTextDelta: TextSink)
 
 function usageOf(raw: unknown): Usage | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
-  const { prompt_tokens: input, completion_tokens: output, prompt_tokens_details: details } = raw as Record<string, unknown>;
+  const {
+    prompt_tokens: input,
+    completion_tokens: output,
+    prompt_tokens_details: details,
+  } = raw as Record<string, unknown>;
   const usage: Usage = { inputTokens: count(input), outputTokens: count(output) };
   const cached = (details as { cached_tokens?: unknown } | null | undefined)?.cached_tokens;
   if (typeof cached === 'number' && cached > 0) usage.cacheReadTokens = cached;
   return usage;
 }
 
-const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
+const count = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
 
 /** Tool calls arrive piecewise keyed by `index`: id and name first, then argument fragments. */
 function applyDelta(state: CompletionState, delta: Delta, onTextDelta: TextSink): void {
@@ -130,7 +145,8 @@ function applyDelta(state: CompletionState, delta: Delta, onTextDelta: TextSink)
 
 function finishResponse(state: CompletionState): ModelResponse {
   const ordered = [...state.calls.entries()].sort(([a], [b]) => a - b);
-  if (ordered.some(([, call]) => call.name === '')) return failure('malformed completion: tool call without a function name', state);
+  if (ordered.some(([, call]) => call.name === ''))
+    return failure('malformed completion: tool call without a function name', state);
   const toolCalls: ToolCallRecord[] = ordered.map(([index, call]) => ({
     callId: call.id === '' ? `call_${index}` : call.id,
     name: call.name,
@@ -140,7 +156,12 @@ function finishResponse(state: CompletionState): ModelResponse {
   if (state.refusal !== '' && state.text === '' && toolCalls.length === 0) {
     return { text: state.refusal, toolCalls, finish: 'refusal', usage: state.usage };
   }
-  return { text: state.text, toolCalls, finish: mapFinish(state.finishReason, toolCalls.length > 0), usage: state.usage };
+  return {
+    text: state.text,
+    toolCalls,
+    finish: mapFinish(state.finishReason, toolCalls.length > 0),
+    usage: state.usage,
+  };
 }
 
 function mapFinish(reason: string | undefined, hasToolCalls: boolean): ModelFinish {

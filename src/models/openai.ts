@@ -97,5 +97,9 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
 }
 
 export function readOpenAIOptions(config: ModelProviderConfig): OpenAIAdapterOptions {
-  return parseOptions(`openai-compatible provider '${config.id}'`, adapterOptionsSchema, config.options) as OpenAIAdapterOptions;
+  return parseOptions(
+    `openai-compatible provider '${config.id}'`,
+    adapterOptionsSchema,
+    config.options,
+  ) as OpenAIAdapterOptions;
 }

@@ -42,10 +42,17 @@ export interface RetryOptions {
 
 export type ResolvedRetry = Required<RetryOptions>;
 
-export const RETRY_DEFAULTS: ResolvedRetry = { retries: 2, baseDelayMs: 500, maxDelayMs: 8000, maxRetryAfterMs: 60_000 };
+export const RETRY_DEFAULTS: ResolvedRetry = {
+  retries: 2,
+  baseDelayMs: 500,
+  maxDelayMs: 8000,
+  maxRetryAfterMs: 60_000,
+};
 
 /** A catalog entry: a plain id, or an object with effort data, an output cap and request-option overrides. */
-export type ModelEntry = string | ({ id: string; efforts?: string[]; defaultEffort?: string; maxTokens?: number } & RequestOptions);
+export type ModelEntry =
+  | string
+  | ({ id: string; efforts?: string[]; defaultEffort?: string; maxTokens?: number } & RequestOptions);
 
 const ms = z.number().finite().nonnegative();
 export const retrySchema = z.strictObject({
@@ -54,7 +61,12 @@ export const retrySchema = z.strictObject({
   maxDelayMs: ms.optional(),
   maxRetryAfterMs: ms.optional(),
 });
-export const resolvedRetrySchema = z.object({ retries: z.number().int().nonnegative(), baseDelayMs: ms, maxDelayMs: ms, maxRetryAfterMs: ms });
+export const resolvedRetrySchema = z.object({
+  retries: z.number().int().nonnegative(),
+  baseDelayMs: ms,
+  maxDelayMs: ms,
+  maxRetryAfterMs: ms,
+});
 
 export const httpURL = z
   .string()
@@ -92,13 +104,16 @@ export function modelEntrySchema<S extends z.core.$ZodLooseShape>(requestShape: 
         maxTokens: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
         ...requestShape,
       })
-      .refine((entry) => {
-        const m = entry as { efforts?: string[]; defaultEffort?: string };
-        return m.defaultEffort === undefined || (m.efforts ?? []).includes(m.defaultEffort);
-      }, {
-        message: 'defaultEffort must be one of efforts',
-        path: ['defaultEffort'],
-      }),
+      .refine(
+        (entry) => {
+          const m = entry as { efforts?: string[]; defaultEffort?: string };
+          return m.defaultEffort === undefined || (m.efforts ?? []).includes(m.defaultEffort);
+        },
+        {
+          message: 'defaultEffort must be one of efforts',
+          path: ['defaultEffort'],
+        },
+      ),
   ]);
 }
 
@@ -136,7 +151,9 @@ export function resolveRetry(retry: RetryOptions | undefined): ResolvedRetry {
 export function effectiveOptions(provider: RequestOptions, model: RequestOptions | undefined): RequestOptions {
   if (model === undefined) return provider;
   const merged: RequestOptions = { ...provider, ...model };
-  if (provider.headers !== undefined || model.headers !== undefined) merged.headers = { ...provider.headers, ...model.headers };
-  if (provider.extraBody !== undefined || model.extraBody !== undefined) merged.extraBody = { ...provider.extraBody, ...model.extraBody };
+  if (provider.headers !== undefined || model.headers !== undefined)
+    merged.headers = { ...provider.headers, ...model.headers };
+  if (provider.extraBody !== undefined || model.extraBody !== undefined)
+    merged.extraBody = { ...provider.extraBody, ...model.extraBody };
   return merged;
 }

@@ -11,7 +11,10 @@ import type { ModelRoute } from '../types.js';
  * effort applies at `resolve()`. Anything named explicitly is kept as given. The result is partial
  * and unvalidated; pass it to `ModelCatalog.resolve()`.
  */
-export function resolveChildRoute(explicit: Partial<ModelRoute> | undefined, inherited: ModelRoute): Partial<ModelRoute> {
+export function resolveChildRoute(
+  explicit: Partial<ModelRoute> | undefined,
+  inherited: ModelRoute,
+): Partial<ModelRoute> {
   const given = explicit ?? {};
   const route: Partial<ModelRoute> = { ...inherited };
   for (const key of ['provider', 'model', 'reasoningEffort', 'maxTokens'] as const) {

@@ -3,7 +3,14 @@ import { isMainThread } from 'node:worker_threads';
 import type { Usage } from '../types.js';
 import { sleep, throwIfAborted } from './abort.js';
 import { readScriptedOptions, type ScriptedScript, type ScriptedTurn } from './scripted.js';
-import type { ChatMessage, ModelAdapter, ModelProviderConfig, ModelRequest, ModelResponse, ToolCallRecord } from './types.js';
+import type {
+  ChatMessage,
+  ModelAdapter,
+  ModelProviderConfig,
+  ModelRequest,
+  ModelResponse,
+  ToolCallRecord,
+} from './types.js';
 
 type Matcher = (prompt: string) => boolean;
 type Fault = Extract<ScriptedTurn, { fault: string }>['fault'];
@@ -48,7 +55,11 @@ function fallbackReply(request: ModelRequest, prompt: string, fallback: 'echo' |
   });
 }
 
-function playTurn(request: ModelRequest, own: ChatMessage[], script: ScriptedScript): ModelResponse | Promise<ModelResponse> {
+function playTurn(
+  request: ModelRequest,
+  own: ChatMessage[],
+  script: ScriptedScript,
+): ModelResponse | Promise<ModelResponse> {
   // Position counts the agent's own assistant messages, so a resumed/recovered agent continues where
   // its log ends and identical siblings each walk the whole script.
   const position = own.filter((m) => m.role === 'assistant').length;
@@ -101,7 +112,12 @@ function reply(
   out: { text: string; toolCalls: ToolCallRecord[]; finish: ModelResponse['finish']; diagnostic?: string },
 ): ModelResponse {
   if (out.text !== '' && request.onTextDelta) for (const chunk of wordChunks(out.text)) request.onTextDelta(chunk);
-  const response: ModelResponse = { text: out.text, toolCalls: out.toolCalls, finish: out.finish, usage: usageOf(request, out) };
+  const response: ModelResponse = {
+    text: out.text,
+    toolCalls: out.toolCalls,
+    finish: out.finish,
+    usage: usageOf(request, out),
+  };
   if (out.diagnostic !== undefined) response.diagnostic = out.diagnostic;
   return response;
 }
@@ -115,13 +131,19 @@ export function wordChunks(text: string): string[] {
 }
 
 /** SPEC §8 usage arithmetic: characters / 4, rounded up. */
-export function usageOf(request: Pick<ModelRequest, 'system' | 'messages'>, out: { text: string; toolCalls: ToolCallRecord[] }): Usage {
+export function usageOf(
+  request: Pick<ModelRequest, 'system' | 'messages'>,
+  out: { text: string; toolCalls: ToolCallRecord[] },
+): Usage {
   let input = request.system.length;
   for (const m of request.messages) {
     if (m.role === 'tool') input += m.content.length;
     else input += m.text.length + (m.role === 'assistant' ? argumentChars(m.toolCalls) : 0);
   }
-  return { inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil((out.text.length + argumentChars(out.toolCalls)) / 4) };
+  return {
+    inputTokens: Math.ceil(input / 4),
+    outputTokens: Math.ceil((out.text.length + argumentChars(out.toolCalls)) / 4),
+  };
 }
 
 function argumentChars(calls: ToolCallRecord[]): number {
@@ -134,7 +156,13 @@ function argumentChars(calls: ToolCallRecord[]): number {
  */
 function runFault(fault: Fault): ModelResponse | Promise<ModelResponse> {
   if (isMainThread) {
-    return { text: '', toolCalls: [], finish: 'error', usage: { inputTokens: 0, outputTokens: 0 }, diagnostic: `fault turn '${fault}' refused on the main thread` };
+    return {
+      text: '',
+      toolCalls: [],
+      finish: 'error',
+      usage: { inputTokens: 0, outputTokens: 0 },
+      diagnostic: `fault turn '${fault}' refused on the main thread`,
+    };
   }
   switch (fault) {
     case 'exit':

@@ -40,12 +40,26 @@ const turnSchema = z.union([
   z.strictObject({ fault: z.enum(['exit', 'throw', 'oom', 'hang']) }),
 ]);
 // Capped like every millisecond option: a Node timer turns larger delays into 1 ms.
-const msSchema = z.number().finite().nonnegative().max(2 ** 31 - 1, 'at most 2147483647 ms (the largest delay a Node.js timer supports)').optional();
-const scriptSchema = z.strictObject({ match: z.string(), turns: z.array(turnSchema), latencyMs: msSchema, cpuMs: msSchema });
+const msSchema = z
+  .number()
+  .finite()
+  .nonnegative()
+  .max(2 ** 31 - 1, 'at most 2147483647 ms (the largest delay a Node.js timer supports)')
+  .optional();
+const scriptSchema = z.strictObject({
+  match: z.string(),
+  turns: z.array(turnSchema),
+  latencyMs: msSchema,
+  cpuMs: msSchema,
+});
 const modelSchema = z.union([
   z.string().min(1),
   z
-    .strictObject({ id: z.string().min(1), efforts: z.array(z.string()).optional(), defaultEffort: z.string().optional() })
+    .strictObject({
+      id: z.string().min(1),
+      efforts: z.array(z.string()).optional(),
+      defaultEffort: z.string().optional(),
+    })
     .refine((m) => m.defaultEffort === undefined || (m.efforts ?? []).includes(m.defaultEffort), {
       message: 'defaultEffort must be one of efforts',
       path: ['defaultEffort'],
@@ -97,6 +111,9 @@ export function hasFaultTurns(config: ModelProviderConfig): boolean {
   if (!Array.isArray(scripts)) return false;
   return scripts.some((script: unknown) => {
     const turns = (script as { turns?: unknown } | null)?.turns;
-    return Array.isArray(turns) && turns.some((turn: unknown) => typeof turn === 'object' && turn !== null && 'fault' in turn);
+    return (
+      Array.isArray(turns) &&
+      turns.some((turn: unknown) => typeof turn === 'object' && turn !== null && 'fault' in turn)
+    );
   });
 }

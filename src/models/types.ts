@@ -35,7 +35,9 @@ export interface ToolCallRecord {
  * A provider's opaque reasoning record (Anthropic `thinking` / `redacted_thinking` blocks), kept with
  * the assistant message so it can be sent back verbatim, as the provider requires within a tool loop.
  */
-export type ReasoningBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+export type ReasoningBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
 
 export type ChatMessage =
   | { role: 'user'; text: string }

@@ -4,8 +4,10 @@ import type { Usage } from '../types.js';
 export function addUsage(into: Usage, add: Partial<Usage> | undefined): void {
   into.inputTokens += Number(add?.inputTokens ?? 0);
   into.outputTokens += Number(add?.outputTokens ?? 0);
-  if (typeof add?.cacheReadTokens === 'number') into.cacheReadTokens = (into.cacheReadTokens ?? 0) + add.cacheReadTokens;
-  if (typeof add?.cacheWriteTokens === 'number') into.cacheWriteTokens = (into.cacheWriteTokens ?? 0) + add.cacheWriteTokens;
+  if (typeof add?.cacheReadTokens === 'number')
+    into.cacheReadTokens = (into.cacheReadTokens ?? 0) + add.cacheReadTokens;
+  if (typeof add?.cacheWriteTokens === 'number')
+    into.cacheWriteTokens = (into.cacheWriteTokens ?? 0) + add.cacheWriteTokens;
 }
 
 export function sumUsage(...parts: Usage[]): Usage {

@@ -79,7 +79,12 @@ function lookupVariable(name: string, input: AssemblyInput, where: TemplateLocat
   try {
     value = provider(input.ctx);
   } catch (error) {
-    throw templateError(`template variable "${name}" threw in prompt section "${where.section}"`, where, { variable: name }, error);
+    throw templateError(
+      `template variable "${name}" threw in prompt section "${where.section}"`,
+      where,
+      { variable: name },
+      error,
+    );
   }
   return coerceValue(value, name, where);
 }

@@ -49,9 +49,13 @@ export class PromptLayer {
     this.assertOpen();
     const fields = validateSection(input);
     if (this.sections.has(fields.name)) {
-      throw new BroodError('DUPLICATE_SECTION', `prompt section "${fields.name}" is already registered in ${this.label}`, {
-        details: { section: fields.name },
-      });
+      throw new BroodError(
+        'DUPLICATE_SECTION',
+        `prompt section "${fields.name}" is already registered in ${this.label}`,
+        {
+          details: { section: fields.name },
+        },
+      );
     }
     const entry: SectionEntry = { ...fields, seq: this.hooks.nextSeq() };
     this.sections.set(entry.name, entry);
@@ -113,9 +117,13 @@ function invalidSection(message: string, section?: string): BroodError {
 
 function validateVariable(name: string, value: unknown, existing: Map<string, unknown>, label: string): void {
   if (!isValidVariableName(name)) {
-    throw new BroodError('TEMPLATE_ERROR', `invalid template variable name ${JSON.stringify(name)}: must match ^[a-z][a-z0-9_]*$`, {
-      details: { variable: name },
-    });
+    throw new BroodError(
+      'TEMPLATE_ERROR',
+      `invalid template variable name ${JSON.stringify(name)}: must match ^[a-z][a-z0-9_]*$`,
+      {
+        details: { variable: name },
+      },
+    );
   }
   if (BUILTIN_NAMES.has(name)) {
     throw new BroodError('DUPLICATE_VARIABLE', `template variable "${name}" is built in and cannot be registered`, {

@@ -65,7 +65,10 @@ export function createPromptSystem(options: PromptSystemOptions): PromptSystem {
   return {
     global,
     createScope(scopeOptions) {
-      const layer = new PromptLayer(`agent layer #${++scopeCount}`, { nextSeq: hooks.nextSeq, changed: () => scopeOptions.onChange?.() });
+      const layer = new PromptLayer(`agent layer #${++scopeCount}`, {
+        nextSeq: hooks.nextSeq,
+        changed: () => scopeOptions.onChange?.(),
+      });
       const assemble = (): AssembledPrompt => {
         layer.assertOpen();
         const ctx: PromptContext = { agent: scopeOptions.agent(), tools: scopeOptions.tools() };

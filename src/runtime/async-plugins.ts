@@ -25,7 +25,11 @@ export function makeAsyncDisposer(cleanup: () => unknown): AsyncDisposer {
 }
 
 export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 export class AsyncPlugins {
@@ -35,7 +39,8 @@ export class AsyncPlugins {
   /** Wraps an install in flight; `closed()` true when it settles means the runtime closed meanwhile. */
   adopt(name: string, install: PromiseLike<Disposer>, closed: () => boolean): Promise<AsyncDisposer> {
     const adopted = Promise.resolve(install).then((inner) => {
-      if (typeof inner !== 'function') throw new BroodError('INVALID_CONFIG', `plugin "${name}" did not resolve to a disposer`);
+      if (typeof inner !== 'function')
+        throw new BroodError('INVALID_CONFIG', `plugin "${name}" did not resolve to a disposer`);
       const disposer = makeAsyncDisposer(() => {
         this.#installed.delete(disposer);
         return inner();

@@ -7,7 +7,8 @@ export type DiagnosticSink = (message: string) => void;
 
 /** The host's `onDiagnostic`, or a process warning (visible on stderr, catchable with process.on('warning')). */
 export function diagnosticSink(onDiagnostic: DiagnosticSink | undefined): DiagnosticSink {
-  const deliver: DiagnosticSink = onDiagnostic ?? ((message) => process.emitWarning(message, { type: 'BroodDiagnostic' }));
+  const deliver: DiagnosticSink =
+    onDiagnostic ?? ((message) => process.emitWarning(message, { type: 'BroodDiagnostic' }));
   return (message) => {
     try {
       deliver(`brood: ${message}`);

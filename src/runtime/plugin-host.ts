@@ -52,7 +52,8 @@ export function attachPluginHost(facade: object, runtime: Runtime): void {
 
 function entryOf(brood: object): { host: PluginHost; runtime: Runtime } {
   const entry = typeof brood === 'object' && brood !== null ? hosts.get(brood) : undefined;
-  if (entry === undefined) throw new BroodError('INVALID_CONFIG', 'a brood plugin was given an object that is not a brood runtime');
+  if (entry === undefined)
+    throw new BroodError('INVALID_CONFIG', 'a brood plugin was given an object that is not a brood runtime');
   return entry;
 }
 
@@ -83,7 +84,8 @@ class RuntimePluginHost implements PluginHost {
   }
 
   reserve(key: string, holder: string): Disposer {
-    if (this.reservations.has(key)) throw new BroodError('INTERNAL', `reservation '${key}' is already held by '${this.reservations.get(key)}'`);
+    if (this.reservations.has(key))
+      throw new BroodError('INTERNAL', `reservation '${key}' is already held by '${this.reservations.get(key)}'`);
     this.reservations.set(key, holder);
     return makeDisposer(() => {
       if (this.reservations.get(key) === holder) this.reservations.delete(key);

@@ -4,11 +4,17 @@
  * interfaces their layers declare (`RuntimeCore`, `SubagentCore`); the public facade (src/brood.ts)
  * holds it privately; plugins reach it through the typed `PluginHost`.
  */
-import { AgentImpl } from '../agents/agent.js';
+import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { restoreAgent } from '../agents/restore.js';
 import type { AgentDeps } from '../agents/types.js';
-import { createAgentOptionsSchema, isValidSessionId, parseConfig, resumeAgentOptionsSchema, type ParsedBroodOptions } from '../config.js';
+import {
+  createAgentOptionsSchema,
+  isValidSessionId,
+  parseConfig,
+  resumeAgentOptionsSchema,
+  type ParsedBroodOptions,
+} from '../config.js';
 import { describe } from '../describe.js';
 import { EventHub } from '../events/hub.js';
 import { DEFAULTS } from '../defaults.js';
@@ -81,19 +87,28 @@ export class Runtime implements SubagentCore {
   constructor({ options, catalog, store, generateId, now }: RuntimeParts) {
     const globalVersion = new VersionCell();
     this.tools = createToolSystem({ onChange: () => globalVersion.bump() });
-    this.prompt = createPromptSystem({ globalTools: () => this.tools.global.view(), onChange: () => globalVersion.bump() });
+    this.prompt = createPromptSystem({
+      globalTools: () => this.tools.global.view(),
+      onChange: () => globalVersion.bump(),
+    });
     this.catalog = catalog;
     this.store = store;
     this.ids = generateId ?? defaultIds;
     this.codeMode = options.codeMode ?? 'native';
     this.preferences = options.preferences;
-    const modelConfigs = catalog.providers().map(({ id }) => catalog.config(id)).filter((config): config is ModelProviderConfig => config !== undefined);
+    const modelConfigs = catalog
+      .providers()
+      .map(({ id }) => catalog.config(id))
+      .filter((config): config is ModelProviderConfig => config !== undefined);
     this.inlineRunner = new InlineRunner(modelConfigs);
     this.defaultRunnerKind = options.runner ?? 'worker';
     this.reportBackgroundError = diagnosticSink(options.onDiagnostic);
     this.agentDeps = {
       store,
-      runner: this.defaultRunnerKind === 'inline' ? this.inlineRunner : createWorkerRunner(options, modelConfigs, this.reportBackgroundError),
+      runner:
+        this.defaultRunnerKind === 'inline'
+          ? this.inlineRunner
+          : createWorkerRunner(options, modelConfigs, this.reportBackgroundError),
       ids: this.ids,
       now: now ?? preciseNow,
       globalVersion,
@@ -119,7 +134,8 @@ export class Runtime implements SubagentCore {
   parentOf(agent: Agent): AgentImpl {
     const impl = agent === undefined || agent === null ? undefined : this.agents.get(agent.id);
     if (impl === undefined || impl !== agent) {
-      if ((agent as Partial<Agent> | undefined)?.status === 'disposed') throw new BroodError('DISPOSED', `agent ${agent.id} is disposed`);
+      if ((agent as Partial<Agent> | undefined)?.status === 'disposed')
+        throw new BroodError('DISPOSED', `agent ${agent.id} is disposed`);
       throw new BroodError('INVALID_CONFIG', 'the parent is not a live agent of this brood runtime');
     }
     if (impl.isDisposed) throw new BroodError('DISPOSED', `agent ${impl.id} is disposed`);
@@ -158,7 +174,14 @@ export class Runtime implements SubagentCore {
     // Sampled once, at creation: later preference changes never affect an existing session (SPEC §11.9).
     const modelSelectionEnabled = this.preferences?.get('subagent-model-selection.enabled') === true;
     const { agent, rollback } = composeAgent(this, {
-      id, depth, parentId: undefined, route, codeMode, mode: 'top', modelSelectionEnabled, validateFilter: true,
+      id,
+      depth,
+      parentId: undefined,
+      route,
+      codeMode,
+      mode: 'top',
+      modelSelectionEnabled,
+      validateFilter: true,
       ...(parsed.maxSteps === undefined ? {} : { maxSteps: parsed.maxSteps }),
       ...(parsed.persona === undefined ? {} : { persona: parsed.persona }),
       ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
@@ -177,8 +200,17 @@ export class Runtime implements SubagentCore {
       if (acquired) await this.store.release?.(id).catch(() => undefined);
       throw error;
     }
-    const descriptor = { model: route, codeMode, ...(parsed.maxSteps === undefined ? {} : { maxSteps: parsed.maxSteps }), ...(parsed.persona === undefined ? {} : { persona: parsed.persona }), ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }) };
-    agent.writer.append([{ type: 'agent/descriptor', data: descriptor }, ...(modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : [])]);
+    const descriptor = {
+      model: route,
+      codeMode,
+      ...(parsed.maxSteps === undefined ? {} : { maxSteps: parsed.maxSteps }),
+      ...(parsed.persona === undefined ? {} : { persona: parsed.persona }),
+      ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
+    };
+    agent.writer.append([
+      { type: 'agent/descriptor', data: descriptor },
+      ...(modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : []),
+    ]);
     this.agents.set(id, agent);
     return agent;
   }
@@ -188,7 +220,11 @@ export class Runtime implements SubagentCore {
     const parsed = parseConfig(resumeAgentOptionsSchema, options ?? {}, 'resumeAgent options');
     // Checked here, not by the store, so every store gives the same answer (memorySessions would say NOT_RESUMABLE).
     if (!isValidSessionId(sessionId)) {
-      throw new BroodError('INVALID_CONFIG', `resumeAgent: session id ${describe(sessionId)} cannot name a session (letters, digits, _ . -, at most 128)`, { details: { id: describe(sessionId) } });
+      throw new BroodError(
+        'INVALID_CONFIG',
+        `resumeAgent: session id ${describe(sessionId)} cannot name a session (letters, digits, _ . -, at most 128)`,
+        { details: { id: describe(sessionId) } },
+      );
     }
     throwIfAborted(parsed.signal, 'resumeAgent');
     return this.agents.get(sessionId) ?? this.restore(sessionId, options ?? {});
@@ -233,7 +269,11 @@ function throwIfAborted(signal: AbortSignal | undefined, what: string): void {
   if (signal?.aborted) throw new BroodError('ABORTED', `${what} was aborted; nothing was created`);
 }
 
-function createWorkerRunner(options: ParsedBroodOptions, models: ModelProviderConfig[], onDiagnostic: DiagnosticSink): DriverRunner {
+function createWorkerRunner(
+  options: ParsedBroodOptions,
+  models: ModelProviderConfig[],
+  onDiagnostic: DiagnosticSink,
+): DriverRunner {
   const pool = options.pool ?? {};
   return new WorkerRunner({
     models,

@@ -19,7 +19,13 @@ export type Warn = (message: string) => void;
 
 export type ParsedFile =
   | { kind: 'never-existed'; reason: string }
-  | { kind: 'ok'; header: SessionHeader; events: SessionEvent[]; goodLength: number; torn?: { line: number; reason: string } };
+  | {
+      kind: 'ok';
+      header: SessionHeader;
+      events: SessionEvent[];
+      goodLength: number;
+      torn?: { line: number; reason: string };
+    };
 
 const NEWLINE = 0x0a;
 const HEADER_CHUNK = 4096;
@@ -56,7 +62,12 @@ export function parseSessionFile(bytes: Uint8Array, file: string, id: string): P
  * also truncated to the last good line. A reader must never repair: the "torn" line may be one the
  * writer is still writing, and cutting it off would leave a gap in seq.
  */
-export async function loadSessionFile(file: string, id: string, warn: Warn, mode: { repair: boolean }): Promise<{ header: SessionHeader; events: SessionEvent[] }> {
+export async function loadSessionFile(
+  file: string,
+  id: string,
+  warn: Warn,
+  mode: { repair: boolean },
+): Promise<{ header: SessionHeader; events: SessionEvent[] }> {
   let bytes: Buffer;
   try {
     bytes = await readFile(file);
@@ -71,12 +82,16 @@ export async function loadSessionFile(file: string, id: string, warn: Warn, mode
   }
   if (parsed.torn !== undefined && mode.repair) {
     await truncate(file, parsed.goodLength);
-    warn(`${file}: dropped torn line ${parsed.torn.line} (${parsed.torn.reason}); truncated to ${parsed.goodLength} bytes`);
+    warn(
+      `${file}: dropped torn line ${parsed.torn.line} (${parsed.torn.reason}); truncated to ${parsed.goodLength} bytes`,
+    );
   }
   return { header: parsed.header, events: parsed.events };
 }
 
-export type HeaderLine = { kind: 'never-existed'; reason: string } | { kind: 'ok'; header: SessionHeader; birthtimeNs: bigint };
+export type HeaderLine =
+  | { kind: 'never-existed'; reason: string }
+  | { kind: 'ok'; header: SessionHeader; birthtimeNs: bigint };
 
 /** Reads only the first line (list() must stay cheap with thousands of long sessions). */
 export async function readHeaderLine(file: string, id: string): Promise<HeaderLine> {
@@ -122,7 +137,10 @@ function headerFrom(value: unknown, file: string, id: string): SessionHeader {
     header = checkHeader(value);
   } catch (error) {
     if (error instanceof BroodError && error.code === 'INVALID_DEPTH') {
-      throw new BroodError('INVALID_DEPTH', `${file}:1: ${error.message}`, { details: { ...error.details, file, line: 1 }, cause: error });
+      throw new BroodError('INVALID_DEPTH', `${file}:1: ${error.message}`, {
+        details: { ...error.details, file, line: 1 },
+        cause: error,
+      });
     }
     throw corrupt(file, 1, error instanceof Error ? error.message : String(error));
   }
@@ -159,7 +177,10 @@ export function unknownSession(id: string, file: string): BroodError {
 export function notAFile(error: unknown, file: string): BroodError | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   if (code !== 'EISDIR') return undefined;
-  return new BroodError('SESSION_CORRUPT', `${file}: is a directory, not a session file`, { details: { file }, cause: error });
+  return new BroodError('SESSION_CORRUPT', `${file}: is a directory, not a session file`, {
+    details: { file },
+    cause: error,
+  });
 }
 
 export function isNotFound(error: unknown): boolean {

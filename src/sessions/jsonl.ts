@@ -13,7 +13,7 @@ import { mkdir, open, readdir, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { BroodError } from '../errors.js';
-import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
+import type { SessionHeader, SessionStore } from '../types.js';
 import { HandlePool } from './handles.js';
 import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession } from './jsonl-load.js';
 import type { Warn } from './jsonl-load.js';
@@ -86,7 +86,11 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
   function onSession<T>(id: string, op: string, task: () => Promise<T>): Promise<T> {
     if (closing !== undefined) return Promise.reject(new BroodError('DISPOSED', `${op}: session store is closed`));
     if (!isSafeSessionId(id)) {
-      return Promise.reject(new BroodError('INVALID_CONFIG', `${op}: session id ${JSON.stringify(id)} is not a safe file name`, { details: { id } }));
+      return Promise.reject(
+        new BroodError('INVALID_CONFIG', `${op}: session id ${JSON.stringify(id)} is not a safe file name`, {
+          details: { id },
+        }),
+      );
     }
     return queue.run(id, task);
   }
@@ -96,7 +100,11 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
     const existing = writers.get(id);
     if (existing !== undefined) return { writer: existing, fresh: false };
     await ensureDir();
-    const writer: Writer = { lock: await acquireSessionLock(lockOf(id), fileOf(id)), nextSeq: undefined, leased: false };
+    const writer: Writer = {
+      lock: await acquireSessionLock(lockOf(id), fileOf(id)),
+      nextSeq: undefined,
+      leased: false,
+    };
     writers.set(id, writer);
     return { writer, fresh: true };
   }
@@ -187,7 +195,11 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
     if (seqs.length === 0) return;
     const writer = writers.get(id) as Writer;
     try {
-      await pool.use(id, () => openForAppend(id), (handle) => writeAll(handle, bytes));
+      await pool.use(
+        id,
+        () => openForAppend(id),
+        (handle) => writeAll(handle, bytes),
+      );
     } catch (error) {
       writer.nextSeq = undefined; // the tail may be torn now; the next operation reloads and repairs it
       throw error;
@@ -198,16 +210,24 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
   async function acquire(id: string): Promise<void> {
     const { writer } = await writerOf(id);
     if (writer.leased) {
-      throw new BroodError('SESSION_LOCKED', `session file ${fileOf(id)} is already open for writing by a runtime using this store (process ${process.pid})`, {
-        details: { file: fileOf(id), lockFile: lockOf(id), pid: process.pid },
-      });
+      throw new BroodError(
+        'SESSION_LOCKED',
+        `session file ${fileOf(id)} is already open for writing by a runtime using this store (process ${process.pid})`,
+        {
+          details: { file: fileOf(id), lockFile: lockOf(id), pid: process.pid },
+        },
+      );
     }
     writer.leased = true;
   }
 
   async function flush(id: string): Promise<void> {
     await seqOf(id); // unknown id → NOT_RESUMABLE
-    await pool.use(id, () => openForAppend(id), (handle) => handle.sync());
+    await pool.use(
+      id,
+      () => openForAppend(id),
+      (handle) => handle.sync(),
+    );
   }
 
   async function list(): Promise<SessionHeader[]> {
@@ -220,15 +240,22 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
       if (isNotFound(error)) return [];
       throw error;
     }
-    const ids = names.filter((name) => name.endsWith(SUFFIX)).map((name) => name.slice(0, -SUFFIX.length)).filter(isSafeSessionId);
+    const ids = names
+      .filter((name) => name.endsWith(SUFFIX))
+      .map((name) => name.slice(0, -SUFFIX.length))
+      .filter(isSafeSessionId);
     const rows = await mapLimit(ids, LIST_CONCURRENCY, (id) => listRow(id));
-    return rows.filter((row) => row !== undefined).sort(byCreation).map((row) => row.header);
+    return rows
+      .filter((row) => row !== undefined)
+      .sort(byCreation)
+      .map((row) => row.header);
   }
 
   async function listRow(id: string): Promise<ListRow | undefined> {
     try {
       const line = await readHeaderLine(fileOf(id), id);
-      if (line.kind === 'ok') return { id, header: line.header, order: createOrder.get(id) ?? Infinity, birth: line.birthtimeNs };
+      if (line.kind === 'ok')
+        return { id, header: line.header, order: createOrder.get(id) ?? Infinity, birth: line.birthtimeNs };
       warn(`${fileOf(id)}: ${line.reason}; skipping session ${id} that was never created`);
       return undefined;
     } catch (error) {
@@ -245,7 +272,7 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
     create(header) {
       let line: Buffer;
       try {
-        line = Buffer.from(serialize(checkHeader(header), 'create') + '\n');
+        line = Buffer.from(`${serialize(checkHeader(header), 'create')}\n`);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -257,7 +284,7 @@ export function fileSessions(dir: string, options: FileSessionOptions = {}): Fil
       try {
         const batch = checkEventShapes(id, events);
         seqs = batch.map((event) => event.seq);
-        bytes = Buffer.from(batch.map((event) => serialize(event, `append(${id})`) + '\n').join(''));
+        bytes = Buffer.from(batch.map((event) => `${serialize(event, `append(${id})`)}\n`).join(''));
       } catch (error) {
         return Promise.reject(error);
       }

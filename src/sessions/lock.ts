@@ -44,7 +44,13 @@ function ownStartTime(): number {
 }
 
 export async function acquireSessionLock(lockFile: string, sessionFile: string): Promise<SessionLock> {
-  const record: LockRecord = { pid: process.pid, started: ownStartTime(), host: hostname(), token: randomBytes(12).toString('hex'), at: Date.now() };
+  const record: LockRecord = {
+    pid: process.pid,
+    started: ownStartTime(),
+    host: hostname(),
+    token: randomBytes(12).toString('hex'),
+    at: Date.now(),
+  };
   for (let attempt = 0; attempt < 3; attempt++) {
     if (await tryCreate(lockFile, record)) return heldLock(lockFile, record.token);
     const holder = await readRecord(lockFile);
@@ -95,7 +101,8 @@ async function readRecord(file: string): Promise<LockRecord | 'missing' | 'unrea
   }
   try {
     const value = JSON.parse(text) as Partial<LockRecord>;
-    if (typeof value.pid === 'number' && typeof value.started === 'number' && typeof value.token === 'string') return value as LockRecord;
+    if (typeof value.pid === 'number' && typeof value.started === 'number' && typeof value.token === 'string')
+      return value as LockRecord;
   } catch {
     // fall through: not a lock this code wrote
   }
@@ -119,7 +126,13 @@ function isAlive(holder: LockRecord): boolean {
 
 async function breakStale(lockFile: string, stale: LockRecord): Promise<void> {
   const breakFile = `${lockFile}.break`;
-  const breaker: LockRecord = { pid: process.pid, started: ownStartTime(), host: hostname(), token: randomBytes(12).toString('hex'), at: Date.now() };
+  const breaker: LockRecord = {
+    pid: process.pid,
+    started: ownStartTime(),
+    host: hostname(),
+    token: randomBytes(12).toString('hex'),
+    at: Date.now(),
+  };
   if (!(await tryCreate(breakFile, breaker))) {
     await clearAbandonedBreakLock(breakFile);
     return; // someone else is breaking it; the caller re-reads and retries

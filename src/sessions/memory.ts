@@ -35,7 +35,11 @@ export function memorySessions(): SessionStore {
     async append(id, events) {
       const entry = entryOf(id, 'append');
       const batch = checkEventShapes(id, events);
-      checkSeqs(id, batch.map((event) => event.seq), entry.events.length);
+      checkSeqs(
+        id,
+        batch.map((event) => event.seq),
+        entry.events.length,
+      );
       for (const event of batch) entry.events.push(copyData(event));
     },
     async flush(id) {

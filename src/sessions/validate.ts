@@ -33,7 +33,6 @@ export const sessionEventSchema = z.looseObject({
   data: z.custom<Record<string, unknown>>((value) => isPlainObject(value), 'expected a plain object'),
 });
 
-
 /**
  * Validates a header: INVALID_DEPTH for a bad depth, otherwise `code` (INVALID_CONFIG for API input;
  * the JSONL loader re-labels it SESSION_CORRUPT with file/line).
@@ -103,4 +102,3 @@ export function checkSeqs(id: string, seqs: readonly number[], nextSeq: number):
 function summarize(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
 }
-

@@ -17,7 +17,8 @@ export async function completedTurns(core: SubagentCore, parent: AgentImpl): Pro
   const completed = events.slice(0, lastEnd + 1);
   const claimed = new Set<string>();
   for (const event of completed) {
-    if (event.type === 'turn/start' && Array.isArray(event.data.messageIds)) for (const id of event.data.messageIds) claimed.add(String(id));
+    if (event.type === 'turn/start' && Array.isArray(event.data.messageIds))
+      for (const id of event.data.messageIds) claimed.add(String(id));
   }
   return completed
     .filter((event) => !NOT_INHERITED.has(event.type))

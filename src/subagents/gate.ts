@@ -21,7 +21,9 @@ export function requireProvider(providers: Map<string, SubagentProvider>, name: 
   const provider = providers.get(name);
   if (!provider) {
     const known = [...providers.keys()].join(', ') || '(none)';
-    throw new BroodError('NO_PROVIDER', `no subagent provider named '${name}' is registered (registered: ${known})`, { details: { provider: name } });
+    throw new BroodError('NO_PROVIDER', `no subagent provider named '${name}' is registered (registered: ${known})`, {
+      details: { provider: name },
+    });
   }
   return provider;
 }
@@ -39,7 +41,11 @@ export function checkCapabilities(provider: SubagentProvider, request: Partial<S
 }
 
 /** The full gate in SPEC order; returns the provider that passed it. */
-export function gate(providers: Map<string, SubagentProvider>, name: string, request: Partial<SubagentStartRequest>): SubagentProvider {
+export function gate(
+  providers: Map<string, SubagentProvider>,
+  name: string,
+  request: Partial<SubagentStartRequest>,
+): SubagentProvider {
   const provider = requireProvider(providers, name);
   checkCapabilities(provider, request);
   checkMaxDepthDomain(request.maxDepth);
@@ -50,6 +56,8 @@ export function gate(providers: Map<string, SubagentProvider>, name: string, req
 export function checkMaxStepsDomain(maxSteps: unknown): void {
   if (maxSteps === undefined) return;
   if (typeof maxSteps !== 'number' || !Number.isSafeInteger(maxSteps) || maxSteps <= 0) {
-    throw new BroodError('INVALID_CONFIG', `maxSteps must be a positive safe integer, got ${describe(maxSteps)}`, { details: { maxSteps: describe(maxSteps) } });
+    throw new BroodError('INVALID_CONFIG', `maxSteps must be a positive safe integer, got ${describe(maxSteps)}`, {
+      details: { maxSteps: describe(maxSteps) },
+    });
   }
 }

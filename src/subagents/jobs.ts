@@ -41,13 +41,19 @@ export class Jobs implements JobTable {
     job.done = run.result
       .then(
         (result) => result,
-        (error: unknown): SubagentResult => ({ output: '', stopReason: 'error', diagnostic: errorMessage(error), usage: { inputTokens: 0, outputTokens: 0 } }),
+        (error: unknown): SubagentResult => ({
+          output: '',
+          stopReason: 'error',
+          diagnostic: errorMessage(error),
+          usage: { inputTokens: 0, outputTokens: 0 },
+        }),
       )
       .then(async (result) => {
         job.result = result;
         job.status = statusOf(result.stopReason);
         await run.dispose().catch(() => undefined);
-        if (this.ownerGone(job)) this.jobs.delete(job.id); // nobody can read it any more
+        if (this.ownerGone(job))
+          this.jobs.delete(job.id); // nobody can read it any more
         else this.notifyOwner(job);
       });
     return job;

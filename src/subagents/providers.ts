@@ -4,7 +4,14 @@
  */
 import type { ContinuablePrepareRequest, SubagentCapabilities, SubagentProvider } from './types.js';
 
-const EVERY_CAPABILITY: SubagentCapabilities = { persona: true, toolFilter: true, depthLimit: true, agentOptions: true, outputSchema: true, maxSteps: true };
+const EVERY_CAPABILITY: SubagentCapabilities = {
+  persona: true,
+  toolFilter: true,
+  depthLimit: true,
+  agentOptions: true,
+  outputSchema: true,
+  maxSteps: true,
+};
 
 /** A fresh child with every capability; continuable. */
 export function spawnProvider(options: { name?: string } = {}): SubagentProvider {
@@ -28,7 +35,9 @@ export function forkProvider(options: { name?: string; allowRouteChange?: boolea
     inheritsParentContext: true,
     start: async (request, ctx) => ctx.createChild({ request, seed: await ctx.completedTurns(request.parent) }),
     // The runtime passes its ProviderContext along with the continuable request (see ContinuablePrepareRequest).
-    prepareContinuable: async (request) => ({ seed: await (request as ContinuablePrepareRequest).context.completedTurns(request.parent) }),
+    prepareContinuable: async (request) => ({
+      seed: await (request as ContinuablePrepareRequest).context.completedTurns(request.parent),
+    }),
   };
 }
 

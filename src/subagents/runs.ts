@@ -23,7 +23,13 @@ export async function startOneShot(
   const runId = core.ids('run');
   core.events.emit('start', { runId, provider, id: child.id, parentId: parent.id, depth: child.depth });
   const { hub } = core.agentDeps;
-  publishSubagentStart(hub, parent, child.id, hub.backgroundSignals.has(request.signal) ? 'background' : 'foreground', provider);
+  publishSubagentStart(
+    hub,
+    parent,
+    child.id,
+    hub.backgroundSignals.has(request.signal) ? 'background' : 'foreground',
+    provider,
+  );
   const accepted = child.accept(request.prompt, 'parent', request.signal);
   const turnResult = child.inbox.result(accepted.id);
   const onAbort = (): void => child.abortMessage(accepted.id);
@@ -35,8 +41,15 @@ export async function startOneShot(
     .then((turn) => toSubagentResult(turn, request, structured))
     .then(
       (settled) => {
-        if (run && !core.detachedRuns.has(run) && parent.current?.turn === parentTurn) parent.addChildUsage(settled.usage);
-        core.events.emit('end', { runId, provider, id: child.id, stopReason: settled.stopReason, ...(settled.output ? { output: settled.output } : {}) });
+        if (run && !core.detachedRuns.has(run) && parent.current?.turn === parentTurn)
+          parent.addChildUsage(settled.usage);
+        core.events.emit('end', {
+          runId,
+          provider,
+          id: child.id,
+          stopReason: settled.stopReason,
+          ...(settled.output ? { output: settled.output } : {}),
+        });
         publishSubagentEnd(hub, parent, child.id, settled.stopReason, settled.usage);
         return settled;
       },
@@ -59,7 +72,11 @@ export async function startOneShot(
   return run;
 }
 
-function toSubagentResult(turn: TurnResult, request: SubagentStartRequest, structured: StructuredHolder | undefined): SubagentResult {
+function toSubagentResult(
+  turn: TurnResult,
+  request: SubagentStartRequest,
+  structured: StructuredHolder | undefined,
+): SubagentResult {
   const result: SubagentResult = { output: turn.output, stopReason: turn.stopReason, usage: turn.usage };
   if (turn.diagnostic !== undefined) result.diagnostic = turn.diagnostic;
   if (request.outputSchema === undefined || !structured) return result;
@@ -99,7 +116,13 @@ export function observeContinuable(core: SubagentCore, provider: string, child: 
     activationEnded: (last) => {
       deliverNotice(core, child, last);
       const stopReason = last?.stopReason ?? 'completed';
-      core.events.emit('end', { runId, provider, id: child.id, stopReason, ...(last?.output ? { output: last.output } : {}) });
+      core.events.emit('end', {
+        runId,
+        provider,
+        id: child.id,
+        stopReason,
+        ...(last?.output ? { output: last.output } : {}),
+      });
       publishSubagentEnd(core.agentDeps.hub, liveParent(core, child), child.id, stopReason, last?.usage);
     },
   });
@@ -113,5 +136,7 @@ function deliverNotice(core: SubagentCore, child: AgentImpl, last: TurnResult | 
   const parent = child.parentId === undefined ? undefined : core.agents.get(child.parentId);
   if (!parent || parent.isDisposed) return;
   const accepted = parent.accept(settlementNotice(child.id, last), 'subagent-settled', undefined);
-  accepted.durable.catch((error: unknown) => core.reportBackgroundError?.(`settlement notice for ${child.id}: ${errorMessage(error)}`));
+  accepted.durable.catch((error: unknown) =>
+    core.reportBackgroundError?.(`settlement notice for ${child.id}: ${errorMessage(error)}`),
+  );
 }

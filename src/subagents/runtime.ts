@@ -47,7 +47,9 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     this.assertOpen();
     validateProvider(provider);
     if (this.providers.has(provider.name)) {
-      throw new BroodError('DUPLICATE_PROVIDER', `a subagent provider named '${provider.name}' is already registered`, { details: { provider: provider.name } });
+      throw new BroodError('DUPLICATE_PROVIDER', `a subagent provider named '${provider.name}' is already registered`, {
+        details: { provider: provider.name },
+      });
     }
     this.providers.set(provider.name, provider);
     try {
@@ -61,7 +63,9 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
       if (this.providers.get(provider.name) !== provider) return;
       this.providers.delete(provider.name);
       for (const hook of this.hooks) contain(() => hook.removed(provider));
-      void Promise.resolve().then(() => provider.dispose?.()).catch(() => undefined);
+      void Promise.resolve()
+        .then(() => provider.dispose?.())
+        .catch(() => undefined);
       this.core.events.emit('provider-removed', { name: provider.name });
     });
   }
@@ -112,15 +116,34 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     validateStartRequest(request, false);
     const provider = gate(this.providers, spec.provider, request);
     if (typeof provider.prepareContinuable !== 'function') {
-      throw new BroodError('UNSUPPORTED_CAPABILITY', `subagent provider '${provider.name}' does not support 'continuable' children`, { details: { provider: provider.name, capability: 'continuable' } });
+      throw new BroodError(
+        'UNSUPPORTED_CAPABILITY',
+        `subagent provider '${provider.name}' does not support 'continuable' children`,
+        { details: { provider: provider.name, capability: 'continuable' } },
+      );
     }
     const parent = this.core.parentOf(request.parent);
     const childId = this.core.ids('sub');
     const context = this.contextFor(provider.name);
-    const prepared = await provider.prepareContinuable({ childId, parent, signal: spec.signal, context } as Parameters<NonNullable<SubagentProvider['prepareContinuable']>>[0]);
+    const prepared = await provider.prepareContinuable({ childId, parent, signal: spec.signal, context } as Parameters<
+      NonNullable<SubagentProvider['prepareContinuable']>
+    >[0]);
     if (spec.signal.aborted) throw new BroodError('ABORTED', 'the continuable start was cancelled');
     const external = externalDriverOf(prepared);
-    const child = await publishChild(this.core, { request, provider: provider.name, mode: 'continuable', childId, ...(prepared?.seed ? { seed: prepared.seed } : {}), ...(prepared?.runner ? { runner: prepared.runner } : {}), ...(prepared?.setup ? { setup: prepared.setup } : {}), ...(external ? { [EXTERNAL_DRIVER]: external } : {}) }, undefined);
+    const child = await publishChild(
+      this.core,
+      {
+        request,
+        provider: provider.name,
+        mode: 'continuable',
+        childId,
+        ...(prepared?.seed ? { seed: prepared.seed } : {}),
+        ...(prepared?.runner ? { runner: prepared.runner } : {}),
+        ...(prepared?.setup ? { setup: prepared.setup } : {}),
+        ...(external ? { [EXTERNAL_DRIVER]: external } : {}),
+      },
+      undefined,
+    );
     observeContinuable(this.core, provider.name, child);
     const accepted = child.accept(request.prompt, 'parent', undefined);
     await accepted.durable;
@@ -155,14 +178,24 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     const name = typeof descriptor.provider === 'string' ? descriptor.provider : '';
     const restorer = externalRestorerOf(this.providers.get(name));
     if (!restorer) {
-      throw new BroodError('NOT_RESUMABLE', `subagent ${sessionId} ran on the out-of-process provider '${name}', which is not registered here`, { details: { childId: sessionId, provider: name } });
+      throw new BroodError(
+        'NOT_RESUMABLE',
+        `subagent ${sessionId} ran on the out-of-process provider '${name}', which is not registered here`,
+        { details: { childId: sessionId, provider: name } },
+      );
     }
     return restorer.restoreDriver(sessionId, descriptor);
   }
 
   /** Releases what providers hold outside this process (agent processes); part of brood.close(). */
   async disposeProviders(): Promise<void> {
-    await Promise.all([...this.providers.values()].map((provider) => Promise.resolve().then(() => provider.dispose?.()).catch(() => undefined)));
+    await Promise.all(
+      [...this.providers.values()].map((provider) =>
+        Promise.resolve()
+          .then(() => provider.dispose?.())
+          .catch(() => undefined),
+      ),
+    );
   }
 
   private contextFor(provider: string): ProviderContext {
@@ -175,7 +208,8 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
 
   private async createChild(provider: string, options: CreateChildOptions): Promise<SubagentRun> {
     validateStartRequest(options.request, true);
-    const structured: StructuredHolder | undefined = options.request.outputSchema === undefined ? undefined : { set: false };
+    const structured: StructuredHolder | undefined =
+      options.request.outputSchema === undefined ? undefined : { set: false };
     const child = await publishChild(this.core, { ...options, provider, mode: 'one-shot' }, structured);
     return startOneShot(this.core, provider, child, options.request, structured);
   }
@@ -183,7 +217,10 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
   /** Cold resume of a continuable child (after a restart): authorised against its stored header first. */
   private async restoreContinuable(parent: AgentImpl, childId: string): Promise<AgentImpl> {
     const { header, events } = await this.core.store.read(childId);
-    if (header.origin !== 'subagent' || !events.some((e) => e.type === 'subagent/descriptor' && e.data.mode === 'continuable')) {
+    if (
+      header.origin !== 'subagent' ||
+      !events.some((e) => e.type === 'subagent/descriptor' && e.data.mode === 'continuable')
+    ) {
       throw notResumable(childId);
     }
     if (header.parentSession !== parent.id) throw unauthorized(childId, parent.id);
@@ -197,11 +234,17 @@ function authorize(child: AgentImpl, parent: AgentImpl): void {
 }
 
 function notResumable(childId: string): BroodError {
-  return new BroodError('NOT_RESUMABLE', `'${childId}' is not a continuable subagent of this runtime`, { details: { childId } });
+  return new BroodError('NOT_RESUMABLE', `'${childId}' is not a continuable subagent of this runtime`, {
+    details: { childId },
+  });
 }
 
 function unauthorized(childId: string, callerId: string): BroodError {
-  return new BroodError('UNAUTHORIZED', `only the direct parent may message subagent ${childId} (caller: ${callerId})`, { details: { childId, callerId } });
+  return new BroodError(
+    'UNAUTHORIZED',
+    `only the direct parent may message subagent ${childId} (caller: ${callerId})`,
+    { details: { childId, callerId } },
+  );
 }
 
 function mountAll(hooks: MountHook[], provider: SubagentProvider): void {

@@ -28,7 +28,11 @@ export interface StructuredHolder {
   set: boolean;
 }
 
-export async function publishChild(core: SubagentCore, spec: ChildSpec, structured: StructuredHolder | undefined): Promise<AgentImpl> {
+export async function publishChild(
+  core: SubagentCore,
+  spec: ChildSpec,
+  structured: StructuredHolder | undefined,
+): Promise<AgentImpl> {
   const { request } = spec;
   const parent = core.parentOf(request.parent);
   const depth = childDepthFor(parent.depth, request.maxDepth);
@@ -52,12 +56,27 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec, structur
     ...(request.toolFilter === undefined ? {} : { toolFilter: request.toolFilter }),
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
     setup: (child) => {
-      if (request.outputSchema !== undefined && structured) installStructuredOutput(child, request.outputSchema, structured);
+      if (request.outputSchema !== undefined && structured)
+        installStructuredOutput(child, request.outputSchema, structured);
       spec.setup?.(child);
     },
-    session: { nextSeq: 0, history: seeded.history, ownStart: seeded.history.length, lastTurn: seeded.lastTurn, unclaimed: [], lastRequestRoute: undefined },
+    session: {
+      nextSeq: 0,
+      history: seeded.history,
+      ownStart: seeded.history.length,
+      lastTurn: seeded.lastTurn,
+      unclaimed: [],
+      lastRequestRoute: undefined,
+    },
   });
-  const header: SessionHeader = { id, createdAt: core.agentDeps.now(), parentSession: parent.id, origin: 'subagent', delegationDepth: depth, model: route };
+  const header: SessionHeader = {
+    id,
+    createdAt: core.agentDeps.now(),
+    parentSession: parent.id,
+    origin: 'subagent',
+    delegationDepth: depth,
+    model: route,
+  };
   if (seed.length > 0) header.seedLength = seed.length;
   try {
     await core.store.create(header);
@@ -66,7 +85,15 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec, structur
     rollback();
     throw error;
   }
-  agent.writer.append([...seed, descriptorEvent(spec, route, external ? { runner: 'external', ...external.descriptor } : runnerKind === 'inline' ? { runner: 'inline' } : {}), ...(parent.modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : [])]);
+  agent.writer.append([
+    ...seed,
+    descriptorEvent(
+      spec,
+      route,
+      external ? { runner: 'external', ...external.descriptor } : runnerKind === 'inline' ? { runner: 'inline' } : {},
+    ),
+    ...(parent.modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : []),
+  ]);
   core.agents.set(id, agent);
   return agent;
 }
@@ -85,7 +112,8 @@ function installStructuredOutput(child: AgentImpl, schema: Record<string, unknow
   child.tools.register(
     defineTool({
       name: 'structured_output',
-      description: 'Record your final answer as structured data matching the schema. The last valid call wins; then finish your turn.',
+      description:
+        'Record your final answer as structured data matching the schema. The last valid call wins; then finish your turn.',
       parameters: schema,
       execute: (args: unknown) => {
         holder.value = args;

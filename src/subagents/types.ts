@@ -67,7 +67,11 @@ export interface SubagentProvider {
   capabilities: SubagentCapabilities;
   inheritsParentContext: boolean;
   start(request: SubagentStartRequest, ctx: ProviderContext): Promise<SubagentRun>;
-  prepareContinuable?(request: { childId: string; parent: Agent; signal: AbortSignal }): Promise<ContinuablePreparation>;
+  prepareContinuable?(request: {
+    childId: string;
+    parent: Agent;
+    signal: AbortSignal;
+  }): Promise<ContinuablePreparation>;
   /** Releases what the provider holds outside the runtime (an agent process); called when its registration is disposed and by `brood.close()`. */
   dispose?(): Promise<void> | void;
 }

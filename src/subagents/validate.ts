@@ -9,15 +9,22 @@ export function validateProvider(provider: SubagentProvider): void {
   if (typeof name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(name)) {
     throw new BroodError('INVALID_CONFIG', 'a subagent provider needs a name matching ^[a-zA-Z0-9_-]{1,64}$');
   }
-  if (typeof provider.start !== 'function') throw new BroodError('INVALID_CONFIG', `subagent provider '${name}' has no start() function`);
+  if (typeof provider.start !== 'function')
+    throw new BroodError('INVALID_CONFIG', `subagent provider '${name}' has no start() function`);
   const capabilities = provider.capabilities as unknown as Record<string, unknown> | undefined;
   for (const capability of CAPABILITIES) {
     if (typeof capabilities?.[capability] !== 'boolean') {
-      throw new BroodError('INVALID_CONFIG', `subagent provider '${name}' must advertise capabilities.${capability} as a boolean`);
+      throw new BroodError(
+        'INVALID_CONFIG',
+        `subagent provider '${name}' must advertise capabilities.${capability} as a boolean`,
+      );
     }
   }
   if (capabilities?.maxSteps !== undefined && typeof capabilities.maxSteps !== 'boolean') {
-    throw new BroodError('INVALID_CONFIG', `subagent provider '${name}' must advertise capabilities.maxSteps as a boolean (or leave it out)`);
+    throw new BroodError(
+      'INVALID_CONFIG',
+      `subagent provider '${name}' must advertise capabilities.maxSteps as a boolean (or leave it out)`,
+    );
   }
   if (typeof provider.inheritsParentContext !== 'boolean') {
     throw new BroodError('INVALID_CONFIG', `subagent provider '${name}' must say whether it inheritsParentContext`);
@@ -29,17 +36,22 @@ export function validateContinuableSpec(spec: unknown): void {
   const bad = (what: string): never => {
     throw new BroodError('INVALID_CONFIG', `invalid startContinuable spec: ${what}`);
   };
-  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) bad('expected { provider, label, request, signal }');
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
+    bad('expected { provider, label, request, signal }');
   const { provider, label, request, signal } = spec as Record<string, unknown>;
   if (typeof provider !== 'string') bad('provider must be a provider name');
   if (typeof label !== 'string') bad('label must be a string');
-  if (typeof request !== 'object' || request === null || Array.isArray(request)) bad('request must be an object ({ parent, prompt, ... })');
+  if (typeof request !== 'object' || request === null || Array.isArray(request))
+    bad('request must be an object ({ parent, prompt, ... })');
   if (!(signal instanceof AbortSignal)) bad('signal must be an AbortSignal');
 }
 
 export function validateStartRequest(request: SubagentStartRequest, needsSignal: boolean): void {
-  if (typeof request !== 'object' || request === null) throw new BroodError('INVALID_ARGS', 'a start request must be an object');
+  if (typeof request !== 'object' || request === null)
+    throw new BroodError('INVALID_ARGS', 'a start request must be an object');
   if (typeof request.prompt !== 'string') throw new BroodError('INVALID_ARGS', 'a start request needs a string prompt');
-  if (needsSignal && !(request.signal instanceof AbortSignal)) throw new BroodError('INVALID_ARGS', 'a start request needs an AbortSignal');
-  if (request.label !== undefined && typeof request.label !== 'string') throw new BroodError('INVALID_ARGS', 'a start request label must be a string');
+  if (needsSignal && !(request.signal instanceof AbortSignal))
+    throw new BroodError('INVALID_ARGS', 'a start request needs an AbortSignal');
+  if (request.label !== undefined && typeof request.label !== 'string')
+    throw new BroodError('INVALID_ARGS', 'a start request label must be a string');
 }

@@ -20,7 +20,10 @@ const runCodeParameters: JsonSchemaObject = {
   type: 'object',
   properties: {
     description: { type: 'string', description: 'One short line saying what this code does.' },
-    code: { type: 'string', description: 'JavaScript: the body of an async function; `tools` and `console` are in scope.' },
+    code: {
+      type: 'string',
+      description: 'JavaScript: the body of an async function; `tools` and `console` are in scope.',
+    },
   },
   required: ['description', 'code'],
   additionalProperties: false,
@@ -136,7 +139,8 @@ function docComment(text: string, indent: string): string[] {
 
 function literal(value: unknown): string {
   if (value === null) return 'null';
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return JSON.stringify(value);
   return 'unknown';
 }
 

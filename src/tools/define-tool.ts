@@ -76,7 +76,9 @@ function validateDeclaration<A>(def: ToolDeclaration<A>): void {
   }
 }
 
-type Validator = { safeParse(value: unknown): { success: true; data: unknown } | { success: false; error: z.ZodError } };
+type Validator = {
+  safeParse(value: unknown): { success: true; data: unknown } | { success: false; error: z.ZodError };
+};
 
 function normaliseParameters(
   name: string,

@@ -60,7 +60,10 @@ export function parseArguments(name: string, raw: unknown): unknown {
   try {
     return JSON.parse(raw) as unknown;
   } catch (error) {
-    throw new BroodError('INVALID_ARGS', `Invalid arguments for tool "${name}": not valid JSON (${errorMessage(error)})`);
+    throw new BroodError(
+      'INVALID_ARGS',
+      `Invalid arguments for tool "${name}": not valid JSON (${errorMessage(error)})`,
+    );
   }
 }
 

@@ -7,7 +7,13 @@ import { BroodError } from '../errors.js';
 import { makeDisposer, type Disposer } from '../disposer.js';
 import type { Agent, CodeMode, ToolCallRequest, ToolFilter, ToolRegistry, ToolResult, ToolSchema } from '../types.js';
 import { RUN_CODE_SCHEMA, RUN_CODE_TOOL_NAME, compareCodeUnits, renderSdk } from './code-mode-sdk.js';
-import { classifyResolved, errorResult, executeResolved, type ConcurrencyClass, type ExecutionScope } from './execute.js';
+import {
+  classifyResolved,
+  errorResult,
+  executeResolved,
+  type ConcurrencyClass,
+  type ExecutionScope,
+} from './execute.js';
 import { Listeners, ToolLayer, callContained } from './layer.js';
 import { resolveAll, resolveOne, toView, type ResolvedTool, type ScopeInputs } from './resolver.js';
 import { createRestriction, type Restriction } from './restriction.js';
@@ -59,7 +65,12 @@ export function createToolSystem(options: { onChange?: () => void } = {}): ToolS
     callContained(options.onChange);
   };
 
-  const globalInputs = (): ScopeInputs => ({ globals: globals.tools, locals: undefined, restrictions: [], agent: undefined });
+  const globalInputs = (): ScopeInputs => ({
+    globals: globals.tools,
+    locals: undefined,
+    restrictions: [],
+    agent: undefined,
+  });
   const globalExecution: ExecutionScope = {
     lookup: (name) => resolveOne(globalInputs(), name),
     agent: () => undefined,
@@ -72,7 +83,10 @@ export function createToolSystem(options: { onChange?: () => void } = {}): ToolS
       return disposer;
     },
     restrict: () => {
-      throw new BroodError('SCOPE_REQUIRED', 'restrict() applies to an agent scope (agent.tools), not the global registry');
+      throw new BroodError(
+        'SCOPE_REQUIRED',
+        'restrict() applies to an agent scope (agent.tools), not the global registry',
+      );
     },
     view: () => toView(resolveAll(globalInputs())),
     execute: (call) => executeResolved(globalExecution, call),
@@ -209,6 +223,7 @@ function copyFilter(filter: ToolFilter): ToolFilter {
 }
 
 function checkEvent(event: string, fn: () => void): () => void {
-  if (event !== 'change') throw new BroodError('INVALID_CONFIG', `Unknown tool registry event "${event}" (only "change")`);
+  if (event !== 'change')
+    throw new BroodError('INVALID_CONFIG', `Unknown tool registry event "${event}" (only "change")`);
   return fn;
 }

@@ -113,7 +113,8 @@ export class Link<In extends Frame, Out extends Frame> {
     for (const raw of batch) {
       const frame = this.handlers.accept(raw);
       if (frame === undefined) this.handlers.invalid(raw);
-      else if (frame.k === 'rpc' && frame.a !== undefined && this.endpoints.has(frame.a)) this.endpoints.get(frame.a)!.deliver((frame as unknown as { m: unknown }).m);
+      else if (frame.k === 'rpc' && frame.a !== undefined && this.endpoints.has(frame.a))
+        this.endpoints.get(frame.a)!.deliver((frame as unknown as { m: unknown }).m);
       else this.handlers.frame(frame);
     }
   }

@@ -20,7 +20,8 @@ export class AdapterCache {
     let adapter = this.adapters.get(key);
     if (adapter === undefined) {
       const config = this.configs.get(provider);
-      if (!config) return Promise.reject(new BroodError('UNKNOWN_MODEL', `no model provider '${provider}' in this runtime`));
+      if (!config)
+        return Promise.reject(new BroodError('UNKNOWN_MODEL', `no model provider '${provider}' in this runtime`));
       adapter = loadAdapter(config);
       this.adapters.set(key, adapter);
       // A failed load is not cached: the next driver retries.

@@ -6,7 +6,16 @@ import * as Comlink from 'comlink';
 import { BroodError } from '../errors.js';
 import type { DriverEvent, DriverHost, ToolCallRequestWire, TurnReport } from '../driver/types.js';
 import type { ToolResult } from '../types.js';
-import { claimedMessage, concurrencyClass, driverView, nothing, toolResult, unwrapReply, type Reply, type WireType } from './protocol.js';
+import {
+  claimedMessage,
+  concurrencyClass,
+  driverView,
+  nothing,
+  toolResult,
+  unwrapReply,
+  type Reply,
+  type WireType,
+} from './protocol.js';
 
 /** The parent's gateway: every method answers with a Reply envelope (comlink would drop error codes). */
 export interface GatewayRemote {
@@ -48,7 +57,8 @@ export class GatewayClient {
     const remote = Comlink.wrap<GatewayRemote>(endpoint) as unknown as GatewayRemote;
     const host = driverHostOver(remote, (what, send, value) => this.guard(what, send, value));
     host.log = (events) => {
-      if (this.closedReason !== undefined) return Promise.reject(new BroodError('WORKER_CRASHED', `log: ${this.closedReason}`));
+      if (this.closedReason !== undefined)
+        return Promise.reject(new BroodError('WORKER_CRASHED', `log: ${this.closedReason}`));
       sendLog(events);
       return Promise.resolve();
     };
@@ -65,7 +75,8 @@ export class GatewayClient {
   }
 
   private guard<T>(what: string, send: () => Promise<unknown>, value: WireType<T>): Promise<T> {
-    if (this.closedReason !== undefined) return Promise.reject(new BroodError('WORKER_CRASHED', `${what}: ${this.closedReason}`));
+    if (this.closedReason !== undefined)
+      return Promise.reject(new BroodError('WORKER_CRASHED', `${what}: ${this.closedReason}`));
     return new Promise<T>((resolve, reject) => {
       this.pending.add(reject);
       send()

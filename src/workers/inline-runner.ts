@@ -25,7 +25,9 @@ export class InlineRunner implements DriverRunner {
     const done = (async (): Promise<ActivationEnd> => {
       try {
         const host = driverHostOver(gateway);
-        driver = new Driver(plan, host, await this.adapters.get(plan.route.provider), { runCode: codeRunner(plan, host) });
+        driver = new Driver(plan, host, await this.adapters.get(plan.route.provider), {
+          runCode: codeRunner(plan, host),
+        });
         if (cancelled !== null) driver.cancel(cancelled);
         await driver.runActivation();
         return { kind: 'finished' };

@@ -26,21 +26,29 @@ const isStr = (v: unknown): v is string => typeof v === 'string';
 const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-const optional = (check: Check): Check => (v) => v === undefined || check(v);
-const oneOf = (...values: readonly unknown[]): Check => (v) => values.includes(v);
+const optional =
+  (check: Check): Check =>
+  (v) =>
+    v === undefined || check(v);
+const oneOf =
+  (...values: readonly unknown[]): Check =>
+  (v) =>
+    values.includes(v);
 /** Index by index, like zod: a hole in a sparse array (which structured clone keeps) is `undefined`. */
-const arrayOf = (check: Check): Check => (v) => {
-  if (!Array.isArray(v)) return false;
-  for (let index = 0; index < v.length; index += 1) if (!check(v[index])) return false;
-  return true;
-};
+const arrayOf =
+  (check: Check): Check =>
+  (v) => {
+    if (!Array.isArray(v)) return false;
+    for (let index = 0; index < v.length; index += 1) if (!check(v[index])) return false;
+    return true;
+  };
 /** zod's record rule: a plain object (a null prototype, or an Object-like constructor). */
 function isRecord(v: unknown): v is Record<string, unknown> {
   if (!isObj(v)) return false;
   const ctor = (v as { constructor?: unknown }).constructor;
   if (ctor === undefined || typeof ctor !== 'function') return true;
   const proto = (ctor as { prototype?: unknown }).prototype;
-  return isObj(proto) && Object.prototype.hasOwnProperty.call(proto, 'isPrototypeOf');
+  return isObj(proto) && Object.hasOwn(proto, 'isPrototypeOf');
 }
 
 /** A wire message: its schema, its hand check, and a parser that tries the check first. */
@@ -66,7 +74,11 @@ export type Wire<T> = T extends SharedArrayBuffer
 
 function wire<S extends z.ZodType>(schema: S, check: Check): WireType<Wire<z.infer<S>>> {
   type T = Wire<z.infer<S>>;
-  return { schema: schema as unknown as z.ZodType<T>, check, parse: (raw, what) => (check(raw) ? (raw as T) : (parseMessage(schema, raw, what) as T)) };
+  return {
+    schema: schema as unknown as z.ZodType<T>,
+    check,
+    parse: (raw, what) => (check(raw) ? (raw as T) : (parseMessage(schema, raw, what) as T)),
+  };
 }
 
 // ——— payloads ———
@@ -74,9 +86,19 @@ export const errorEnvelopeSchema = obj({ code: z.string(), message: z.string(), 
 const isErrorEnvelope: Check = (v) => isObj(v) && isStr(v.code) && isStr(v.message) && optional(isRecord)(v.details);
 
 const count = z.number().nonnegative();
-export const usageSchema = obj({ inputTokens: count, outputTokens: count, cacheReadTokens: count.optional(), cacheWriteTokens: count.optional() });
+export const usageSchema = obj({
+  inputTokens: count,
+  outputTokens: count,
+  cacheReadTokens: count.optional(),
+  cacheWriteTokens: count.optional(),
+});
 const isCount: Check = (v) => isNum(v) && v >= 0;
-const isUsage: Check = (v) => isObj(v) && isCount(v.inputTokens) && isCount(v.outputTokens) && optional(isCount)(v.cacheReadTokens) && optional(isCount)(v.cacheWriteTokens);
+const isUsage: Check = (v) =>
+  isObj(v) &&
+  isCount(v.inputTokens) &&
+  isCount(v.outputTokens) &&
+  optional(isCount)(v.cacheReadTokens) &&
+  optional(isCount)(v.cacheWriteTokens);
 
 const STOP_REASONS = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps'] as const;
 export const stopReasonSchema = z.enum(STOP_REASONS);
@@ -94,62 +116,120 @@ export const toolResultSchema = obj({
 });
 export const toolResult = wire(
   toolResultSchema,
-  (v) => isObj(v) && isBool(v.isError) && isStr(v.content) && optional((e) => isObj(e) && optional(isStr)(e.code) && isStr(e.message))(v.error),
+  (v) =>
+    isObj(v) &&
+    isBool(v.isError) &&
+    isStr(v.content) &&
+    optional((e) => isObj(e) && optional(isStr)(e.code) && isStr(e.message))(v.error),
 );
 
 const PLANNED_CLASSES = ['parallel', 'exclusive', 'dynamic'] as const;
-export const driverViewSchema = obj({ system: z.string(), tools: z.array(toolSchemaSchema), classes: z.record(z.string(), z.enum(PLANNED_CLASSES)) });
+export const driverViewSchema = obj({
+  system: z.string(),
+  tools: z.array(toolSchemaSchema),
+  classes: z.record(z.string(), z.enum(PLANNED_CLASSES)),
+});
 const isDriverView: Check = (v) =>
-  isObj(v) && isStr(v.system) && arrayOf(isToolSchema)(v.tools) && isRecord(v.classes) && Object.values(v.classes).every(oneOf(...PLANNED_CLASSES));
+  isObj(v) &&
+  isStr(v.system) &&
+  arrayOf(isToolSchema)(v.tools) &&
+  isRecord(v.classes) &&
+  Object.values(v.classes).every(oneOf(...PLANNED_CLASSES));
 export const driverView = wire(driverViewSchema, isDriverView);
 
 const claimSchema = obj({ turn: safeInt.nonnegative(), messageId: z.string(), text: z.string(), aborted: z.boolean() });
-const isClaim: Check = (v) => isObj(v) && isInt(v.turn) && v.turn >= 0 && isStr(v.messageId) && isStr(v.text) && isBool(v.aborted);
+const isClaim: Check = (v) =>
+  isObj(v) && isInt(v.turn) && v.turn >= 0 && isStr(v.messageId) && isStr(v.text) && isBool(v.aborted);
 export const claimedMessageSchema = claimSchema.nullable();
 export const claimedMessage = wire(claimedMessageSchema, (v) => v === null || isClaim(v));
 
 export const toolCallSchema = obj({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() });
-const isToolCall: Check = (v) => isObj(v) && isStr(v.callId) && v.callId !== '' && isStr(v.name) && v.name !== '' && isStr(v.arguments);
+const isToolCall: Check = (v) =>
+  isObj(v) && isStr(v.callId) && v.callId !== '' && isStr(v.name) && v.name !== '' && isStr(v.arguments);
 export const toolCallRequestSchema = toolCallSchema.extend({ origin: z.enum(['model', 'code']).optional() });
-export const toolCallRequest = wire(toolCallRequestSchema, (v) => isToolCall(v) && optional(oneOf('model', 'code'))((v as { origin?: unknown }).origin));
+export const toolCallRequest = wire(
+  toolCallRequestSchema,
+  (v) => isToolCall(v) && optional(oneOf('model', 'code'))((v as { origin?: unknown }).origin),
+);
 
 export const driverEventSchema = obj({ type: z.string().min(1), data: jsonRecord });
 export const driverEventsSchema = z.array(driverEventSchema);
-export const driverEvents = wire(driverEventsSchema, arrayOf((v) => isObj(v) && isStr(v.type) && v.type !== '' && isRecord(v.data)));
-
-export const turnReportSchema = obj({ turn: safeInt.nonnegative(), output: z.string(), stopReason: stopReasonSchema, usage: usageSchema, diagnostic: z.string().optional() });
-export const turnReport = wire(
-  turnReportSchema,
-  (v) => isObj(v) && isInt(v.turn) && v.turn >= 0 && isStr(v.output) && oneOf(...STOP_REASONS)(v.stopReason) && isUsage(v.usage) && optional(isStr)(v.diagnostic),
+export const driverEvents = wire(
+  driverEventsSchema,
+  arrayOf((v) => isObj(v) && isStr(v.type) && v.type !== '' && isRecord(v.data)),
 );
 
-export const classifyArgs = wire(z.tuple([z.string(), z.string()]), (v) => Array.isArray(v) && v.length === 2 && isStr(v[0]) && isStr(v[1]));
+export const turnReportSchema = obj({
+  turn: safeInt.nonnegative(),
+  output: z.string(),
+  stopReason: stopReasonSchema,
+  usage: usageSchema,
+  diagnostic: z.string().optional(),
+});
+export const turnReport = wire(
+  turnReportSchema,
+  (v) =>
+    isObj(v) &&
+    isInt(v.turn) &&
+    v.turn >= 0 &&
+    isStr(v.output) &&
+    oneOf(...STOP_REASONS)(v.stopReason) &&
+    isUsage(v.usage) &&
+    optional(isStr)(v.diagnostic),
+);
+
+export const classifyArgs = wire(
+  z.tuple([z.string(), z.string()]),
+  (v) => Array.isArray(v) && v.length === 2 && isStr(v[0]) && isStr(v[1]),
+);
 
 // ——— the plan (sent once per activation, after setup) ———
 const routeSchema = obj(modelRouteShape);
-const isRoute: Check = (v) => isObj(v) && isStr(v.provider) && isStr(v.model) && optional(isStr)(v.reasoningEffort) && optional((n) => isInt(n) && n > 0)(v.maxTokens);
+const isRoute: Check = (v) =>
+  isObj(v) &&
+  isStr(v.provider) &&
+  isStr(v.model) &&
+  optional(isStr)(v.reasoningEffort) &&
+  optional((n) => isInt(n) && n > 0)(v.maxTokens);
 
 /** Provider reasoning blocks replayed with an assistant message (src/models/reasoning.ts, loose here like every wire object). */
 const reasoningSchema = z.array(
-  z.union([obj({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }), obj({ type: z.literal('redacted_thinking'), data: z.string() })]),
+  z.union([
+    obj({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
+    obj({ type: z.literal('redacted_thinking'), data: z.string() }),
+  ]),
 );
 const isReasoningBlock: Check = (v) =>
-  isObj(v) && ((v.type === 'thinking' && isStr(v.thinking) && isStr(v.signature)) || (v.type === 'redacted_thinking' && isStr(v.data)));
+  isObj(v) &&
+  ((v.type === 'thinking' && isStr(v.thinking) && isStr(v.signature)) ||
+    (v.type === 'redacted_thinking' && isStr(v.data)));
 
 const chatMessageSchema = z.discriminatedUnion('role', [
   obj({ role: z.literal('user'), text: z.string() }),
-  obj({ role: z.literal('assistant'), text: z.string(), toolCalls: z.array(toolCallSchema), reasoning: reasoningSchema.optional() }),
+  obj({
+    role: z.literal('assistant'),
+    text: z.string(),
+    toolCalls: z.array(toolCallSchema),
+    reasoning: reasoningSchema.optional(),
+  }),
   obj({ role: z.literal('tool'), callId: z.string(), name: z.string(), content: z.string(), isError: z.boolean() }),
 ]);
 function isChatMessage(v: unknown): boolean {
   if (!isObj(v)) return false;
   if (v.role === 'user') return isStr(v.text);
-  if (v.role === 'assistant') return isStr(v.text) && arrayOf(isToolCall)(v.toolCalls) && optional(arrayOf(isReasoningBlock))(v.reasoning);
+  if (v.role === 'assistant')
+    return isStr(v.text) && arrayOf(isToolCall)(v.toolCalls) && optional(arrayOf(isReasoningBlock))(v.reasoning);
   return v.role === 'tool' && isStr(v.callId) && isStr(v.name) && isStr(v.content) && isBool(v.isError);
 }
 
-const resumeTurnSchema = obj({ turn: safeInt, messageId: z.string(), startedCallIds: z.array(z.string()), lastFinish: z.string().optional() });
-const isResumeTurn: Check = (v) => isObj(v) && isInt(v.turn) && isStr(v.messageId) && arrayOf(isStr)(v.startedCallIds) && optional(isStr)(v.lastFinish);
+const resumeTurnSchema = obj({
+  turn: safeInt,
+  messageId: z.string(),
+  startedCallIds: z.array(z.string()),
+  lastFinish: z.string().optional(),
+});
+const isResumeTurn: Check = (v) =>
+  isObj(v) && isInt(v.turn) && isStr(v.messageId) && arrayOf(isStr)(v.startedCallIds) && optional(isStr)(v.lastFinish);
 const isSab = (v: unknown): boolean => v instanceof SharedArrayBuffer;
 
 export const driverPlanSchema = obj({
@@ -171,16 +251,32 @@ export const driverPlanSchema = obj({
 export const driverPlan = wire(
   driverPlanSchema,
   (v) =>
-    isObj(v) && isStr(v.agentId) && isRoute(v.route) && (v.view === null || isDriverView(v.view)) && arrayOf(isChatMessage)(v.history) &&
-    isInt(v.ownStart) && v.ownStart >= 0 && isInt(v.maxParallelToolCalls) && v.maxParallelToolCalls > 0 &&
-    optional((n) => isInt(n) && n > 0)(v.maxSteps) && optional(isSab)(v.eventsFlag) &&
-    oneOf('native', 'code', 'both')(v.codeMode) && isNum(v.codeBusyTimeoutMs) && v.codeBusyTimeoutMs > 0 &&
-    isNum(v.codeWallTimeoutMs) && v.codeWallTimeoutMs > 0 && arrayOf(isSab)(v.versions) &&
-    optional(isClaim)(v.firstMessage) && optional(isResumeTurn)(v.resumeTurn),
+    isObj(v) &&
+    isStr(v.agentId) &&
+    isRoute(v.route) &&
+    (v.view === null || isDriverView(v.view)) &&
+    arrayOf(isChatMessage)(v.history) &&
+    isInt(v.ownStart) &&
+    v.ownStart >= 0 &&
+    isInt(v.maxParallelToolCalls) &&
+    v.maxParallelToolCalls > 0 &&
+    optional((n) => isInt(n) && n > 0)(v.maxSteps) &&
+    optional(isSab)(v.eventsFlag) &&
+    oneOf('native', 'code', 'both')(v.codeMode) &&
+    isNum(v.codeBusyTimeoutMs) &&
+    v.codeBusyTimeoutMs > 0 &&
+    isNum(v.codeWallTimeoutMs) &&
+    v.codeWallTimeoutMs > 0 &&
+    arrayOf(isSab)(v.versions) &&
+    optional(isClaim)(v.firstMessage) &&
+    optional(isResumeTurn)(v.resumeTurn),
 );
 
 /** How an activation ended, as its driver host reports it: it never throws for driver-level failures. */
-export const activationOutcomeSchema = z.discriminatedUnion('ok', [obj({ ok: z.literal(true) }), obj({ ok: z.literal(false), error: errorEnvelopeSchema })]);
+export const activationOutcomeSchema = z.discriminatedUnion('ok', [
+  obj({ ok: z.literal(true) }),
+  obj({ ok: z.literal(false), error: errorEnvelopeSchema }),
+]);
 export type ActivationOutcome = Wire<z.infer<typeof activationOutcomeSchema>>;
 const isOutcome: Check = (v) => isObj(v) && (v.ok === true || (v.ok === false && isErrorEnvelope(v.error)));
 export const activationOutcome = wire(activationOutcomeSchema, isOutcome);
@@ -252,7 +348,11 @@ export function unwrapReply<T>(raw: unknown, value: WireType<T>, what: string): 
 }
 
 /** A reply whose value is ignored (one-way calls answered for ordering only). */
-export const nothing: WireType<undefined> = { schema: z.unknown().transform(() => undefined), check: () => true, parse: () => undefined };
+export const nothing: WireType<undefined> = {
+  schema: z.unknown().transform(() => undefined),
+  check: () => true,
+  parse: () => undefined,
+};
 
 /** Parses a message from the other side; failures are INTERNAL protocol errors naming the message. */
 export function parseMessage<T>(schema: z.ZodType<T>, raw: unknown, what: string): T {

@@ -43,7 +43,11 @@ export class DeathJudge {
     const culprit = planned?.culprit ?? this.board.running(dead.threadId);
     if (dead.quarantined || culprit === dead.token) {
       this.suspicion.delete(dead.agentId);
-      return { kind: 'failed', stopReason: planned?.stopReason ?? 'error', diagnostic: planned?.reason ?? `its worker thread died: ${cause}` };
+      return {
+        kind: 'failed',
+        stopReason: planned?.stopReason ?? 'error',
+        diagnostic: planned?.reason ?? `its worker thread died: ${cause}`,
+      };
     }
     if (culprit === 0) this.suspicion.set(dead.agentId, (this.suspicion.get(dead.agentId) ?? 0) + 1);
     return { kind: 'recover' };

@@ -72,7 +72,10 @@ export class ThreadGroup {
 
   async destroy(): Promise<PlacedActivation[]> {
     this.closing = true;
-    const stranded = [...this.waiting.map(({ entry }) => entry), ...[...this.links.values()].flatMap((thread) => [...thread.live.values()])];
+    const stranded = [
+      ...this.waiting.map(({ entry }) => entry),
+      ...[...this.links.values()].flatMap((thread) => [...thread.live.values()]),
+    ];
     this.waiting = [];
     for (const thread of this.links.values()) thread.close();
     this.links.clear();
@@ -88,16 +91,21 @@ export class ThreadGroup {
   /** Least live activations wins: drivers are alike, so counts balance CPU across threads. */
   private leastLoaded(): ThreadLink | undefined {
     let best: ThreadLink | undefined;
-    for (const thread of this.links.values()) if (!thread.closed && (best === undefined || thread.load < best.load)) best = thread;
+    for (const thread of this.links.values())
+      if (!thread.closed && (best === undefined || thread.load < best.load)) best = thread;
     return best;
   }
 
   private onHello(message: unknown): void {
-    const hello = (message as Record<string, unknown> | null)?.[LINK_HELLO] as { threadId?: unknown; port?: unknown } | undefined;
+    const hello = (message as Record<string, unknown> | null)?.[LINK_HELLO] as
+      | { threadId?: unknown; port?: unknown }
+      | undefined;
     if (!hello || typeof hello.threadId !== 'number' || !(hello.port instanceof MessagePort)) return;
     if (this.closing) return hello.port.close();
     const worker = this.pool.threads.find((candidate) => candidate.threadId === hello.threadId);
-    const thread = new ThreadLink(hello.threadId, worker, portCarrier(hello.port), this.options.board, (closed) => this.linkClosed(closed, undefined));
+    const thread = new ThreadLink(hello.threadId, worker, portCarrier(hello.port), this.options.board, (closed) =>
+      this.linkClosed(closed, undefined),
+    );
     this.links.set(thread.threadId, thread);
     if (worker) this.watchExit(worker, thread);
     const waiting = this.waiting;

@@ -54,7 +54,8 @@ export class ThreadHost {
     } catch (error) {
       message = (error as Error).message;
     }
-    if (!this.running.has(a)) this.link.send({ k: 'end', a, outcome: { ok: false, error: { code: 'INTERNAL', message } } });
+    if (!this.running.has(a))
+      this.link.send({ k: 'end', a, outcome: { ok: false, error: { code: 'INTERNAL', message } } });
   }
 
   private cancel(a: number, turn: number | undefined): void {
@@ -65,7 +66,11 @@ export class ThreadHost {
   }
 
   private start(a: number, plan: DriverPlan): void {
-    const gateway = new GatewayClient(this.link.endpoint(a), (events) => this.link.send({ k: 'log', a, events }), () => this.link.sent());
+    const gateway = new GatewayClient(
+      this.link.endpoint(a),
+      (events) => this.link.send({ k: 'log', a, events }),
+      () => this.link.sent(),
+    );
     const entry: Running = { gateway };
     this.running.set(a, entry);
     const run = async (): Promise<void> => {
@@ -91,4 +96,3 @@ export class ThreadHost {
     for (const entry of this.running.values()) entry.gateway.fail(reason);
   }
 }
-

@@ -94,8 +94,12 @@ export function outcomeEnd(raw: unknown): { end: ActivationEnd; ok: boolean } {
   try {
     outcome = activationOutcome.parse(raw, 'end');
   } catch {
-    return { ok: false, end: { kind: 'failed', stopReason: 'error', diagnostic: 'a driver host reported a malformed outcome' } };
+    return {
+      ok: false,
+      end: { kind: 'failed', stopReason: 'error', diagnostic: 'a driver host reported a malformed outcome' },
+    };
   }
-  if (!outcome.ok) return { ok: false, end: { kind: 'failed', stopReason: 'error', diagnostic: outcome.error.message } };
+  if (!outcome.ok)
+    return { ok: false, end: { kind: 'failed', stopReason: 'error', diagnostic: outcome.error.message } };
   return { ok: true, end: { kind: 'finished' } };
 }

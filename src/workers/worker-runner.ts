@@ -96,7 +96,8 @@ export class WorkerRunner implements DriverRunner {
   async close(): Promise<void> {
     this.stopWatchdog();
     const stranded = await this.shared.destroy();
-    for (const entry of stranded) entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: 'the runtime closed' });
+    for (const entry of stranded)
+      entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: 'the runtime closed' });
   }
 
   private createGroup(threads: number, kind: 'shared' | 'quarantine'): ThreadGroup {
@@ -121,7 +122,9 @@ export class WorkerRunner implements DriverRunner {
    */
   private onPoolError(kind: 'shared' | 'quarantine', error: unknown): void {
     const where = kind === 'quarantine' ? 'a quarantine worker thread' : 'a pool worker thread';
-    this.options.onDiagnostic?.(`${where} died while running no driver task (${describeDeath(error)}); it was replaced`);
+    this.options.onDiagnostic?.(
+      `${where} died while running no driver task (${describeDeath(error)}); it was replaced`,
+    );
   }
 
   private placed(entry: LiveActivation, thread: ThreadLink): void {
@@ -152,13 +155,21 @@ export class WorkerRunner implements DriverRunner {
   private threadDied(thread: ThreadLink, cause: unknown): void {
     const reason = describeDeath(cause);
     for (const entry of [...thread.live.values()] as LiveActivation[]) {
-      entry.settle(this.judge.judge({ token: entry.token, agentId: entry.agentId, threadId: thread.threadId, quarantined: entry.quarantined }, reason));
+      entry.settle(
+        this.judge.judge(
+          { token: entry.token, agentId: entry.agentId, threadId: thread.threadId, quarantined: entry.quarantined },
+          reason,
+        ),
+      );
     }
     this.judge.plannedKills.delete(thread.threadId);
   }
 
   /** Terminates one thread on purpose; its exit is then judged like any death. */
-  private recycle(thread: ThreadLink, kill: { culprit: number; reason: string; stopReason: 'error' | 'aborted' }): void {
+  private recycle(
+    thread: ThreadLink,
+    kill: { culprit: number; reason: string; stopReason: 'error' | 'aborted' },
+  ): void {
     if (this.judge.plannedKills.has(thread.threadId) || !thread.worker) return;
     this.judge.plannedKills.set(thread.threadId, kill);
     void thread.worker.terminate();
@@ -207,9 +218,15 @@ function describeDeath(error: unknown): string {
  * src/), the entry is taken from the build in dist/. A path, not a URL: piscina require()s it directly.
  */
 export function locateWorkerEntry(): string {
-  const candidates = [new URL(`./workers/${WORKER_ENTRY}`, import.meta.url), new URL(`../../dist/workers/${WORKER_ENTRY}`, import.meta.url)];
+  const candidates = [
+    new URL(`./workers/${WORKER_ENTRY}`, import.meta.url),
+    new URL(`../../dist/workers/${WORKER_ENTRY}`, import.meta.url),
+  ];
   for (const candidate of candidates) {
     if (candidate.protocol === 'file:' && existsSync(fileURLToPath(candidate))) return fileURLToPath(candidate);
   }
-  throw new BroodError('INVALID_CONFIG', `cannot find the built worker entry (dist/workers/${WORKER_ENTRY}); run \`npm run build\` first`);
+  throw new BroodError(
+    'INVALID_CONFIG',
+    `cannot find the built worker entry (dist/workers/${WORKER_ENTRY}); run \`npm run build\` first`,
+  );
 }

@@ -24,7 +24,13 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'brood-acp-nested-'));
   endpoint = await startScriptedEndpoint([
     { match: 'Hang please', steps: [{ hang: true }] },
-    { match: 'Use helper', steps: [{ toolCalls: [{ name: 'helper', arguments: { description: 'grandchild', prompt: 'grandchild task' } }] }, { text: 'child done: {{results}}' }] },
+    {
+      match: 'Use helper',
+      steps: [
+        { toolCalls: [{ name: 'helper', arguments: { description: 'grandchild', prompt: 'grandchild task' } }] },
+        { text: 'child done: {{results}}' },
+      ],
+    },
     { match: 'How many', steps: [{ text: 'turns so far: {{turns}}' }] },
   ]);
   const config = join(dir, 'child.json');
@@ -50,14 +56,31 @@ afterEach(async () => {
   h = undefined;
 });
 
-const lead = (prompt: string) => ({ match: prompt, turns: [{ toolCalls: [{ name: 'subagent', arguments: { description: 'ask the other brood', prompt } }] }, { text: 'Lead got: {{results}}' }] });
+const lead = (prompt: string) => ({
+  match: prompt,
+  turns: [
+    { toolCalls: [{ name: 'subagent', arguments: { description: 'ask the other brood', prompt } }] },
+    { text: 'Lead got: {{results}}' },
+  ],
+});
 
 describe('acpProvider → brood acp', () => {
   it('delegation through subagentTool: the child brood answers, its own delegation shows up as tool calls in the recorded child session', async () => {
     const scripts = [
       lead('Summarize the notes'),
       lead('Use helper'),
-      { match: 'Two at once', turns: [{ toolCalls: ['How many one', 'How many two'].map((prompt) => ({ name: 'subagent', arguments: { description: prompt, prompt } })) }, { text: '{{results}}' }] },
+      {
+        match: 'Two at once',
+        turns: [
+          {
+            toolCalls: ['How many one', 'How many two'].map((prompt) => ({
+              name: 'subagent',
+              arguments: { description: prompt, prompt },
+            })),
+          },
+          { text: '{{results}}' },
+        ],
+      },
     ];
     h = await acpHarness(provider, { models: [scriptedModels({ id: 'scripted', scripts })] });
     h.brood.use(subagentTool({ provider: 'acp', maxDepth: 'provider-managed', enableRunInBackground: false }));
@@ -71,7 +94,9 @@ describe('acpProvider → brood acp', () => {
     expect(nested.output).toBe('Lead got: child done: model heard: grandchild task');
     const [nestedChild] = (await h.brood.sessions.list()).filter((s) => s.parentSession === second.id);
     if (!nestedChild) throw new Error('no ACP child recorded');
-    const names = (await eventsOf(h.brood, nestedChild.id)).filter((e) => e.type === 'tool/call').map((e) => String(e.data.name));
+    const names = (await eventsOf(h.brood, nestedChild.id))
+      .filter((e) => e.type === 'tool/call')
+      .map((e) => String(e.data.name));
     expect(names[0]).toBe('helper');
     expect(names[1]).toMatch(/^subagent sub_\S+ \(spawn, foreground\)$/);
     expect(nestedChild.delegationDepth).toBe(1);
@@ -88,8 +113,14 @@ describe('acpProvider → brood acp', () => {
   it('a continuable child is one brood session: messaged twice; after its process is killed, the session is loaded into a new one', async () => {
     h = await acpHarness(provider);
     h.brood.use(messageTools());
-    const { childId } = await h.brood.subagents.startContinuable({ provider: 'acp', label: 'counter', request: { parent: h.lead, prompt: 'How many first' }, signal: signal() });
-    const answers = async () => (await eventsOf(h!.brood, childId)).filter((e) => e.type === 'assistant/message').map((e) => String(e.data.text));
+    const { childId } = await h.brood.subagents.startContinuable({
+      provider: 'acp',
+      label: 'counter',
+      request: { parent: h.lead, prompt: 'How many first' },
+      signal: signal(),
+    });
+    const answers = async () =>
+      (await eventsOf(h!.brood, childId)).filter((e) => e.type === 'assistant/message').map((e) => String(e.data.text));
     await until(async () => (await answers()).length === 1);
     await h.brood.subagents.followup(h.lead, childId, 'How many second', { signal: signal() });
     await until(async () => (await answers()).length === 2);
@@ -104,7 +135,11 @@ describe('acpProvider → brood acp', () => {
   it('cancel mid-prompt ends the child aborted; a kill mid-prompt ends it PROVIDER_FAILED; the runtime and the next start are fine', async () => {
     h = await acpHarness(provider, { pool: { threads: 1, cancelGraceMs: 30_000 } });
     const controller = new AbortController();
-    const cancelled = await h.brood.subagents.start('acp', { parent: h.lead, prompt: 'Hang please', signal: controller.signal });
+    const cancelled = await h.brood.subagents.start('acp', {
+      parent: h.lead,
+      prompt: 'Hang please',
+      signal: controller.signal,
+    });
     await until(() => endpoint.hanging() > 0);
     controller.abort();
     expect((await cancelled.result).stopReason).toBe('aborted');

@@ -29,20 +29,40 @@ async function midPrompt(scenario: string, seen: number): Promise<void> {
   await until(async () => (await readdir(marks)).filter((name) => name.startsWith(`${scenario}-`)).length > seen);
 }
 
-const start = (prompt: string, abort = signal()) => h!.brood.subagents.start('acp', { parent: h!.lead, prompt, signal: abort });
+const start = (prompt: string, abort = signal()) =>
+  h!.brood.subagents.start('acp', { parent: h!.lead, prompt, signal: abort });
 
 describe('acpProvider: the child session records what the agent reports', () => {
   it('prompts with the task text; header, turn, text and usage are recorded like any child', async () => {
     h = await acpHarness(fixtureOptions());
     const run = await start('hello there');
     const result = await run.result;
-    expect(result).toMatchObject({ stopReason: 'completed', output: 'echo: hello there', usage: { inputTokens: 11, outputTokens: 7 } });
+    expect(result).toMatchObject({
+      stopReason: 'completed',
+      output: 'echo: hello there',
+      usage: { inputTokens: 11, outputTokens: 7 },
+    });
     const { header, events } = await h.brood.sessions.read(run.id);
     expect(header).toMatchObject({ parentSession: h.lead.id, origin: 'subagent', delegationDepth: 1 });
-    expect(events.map((e) => e.type)).toEqual(['subagent/descriptor', 'user/message', 'turn/start', 'assistant/message', 'turn/end']);
-    expect(events[0]!.data).toMatchObject({ provider: 'acp', mode: 'one-shot', runner: 'external', acp: { agent: { name: 'fixture-agent', version: '1.0.0' } } });
+    expect(events.map((e) => e.type)).toEqual([
+      'subagent/descriptor',
+      'user/message',
+      'turn/start',
+      'assistant/message',
+      'turn/end',
+    ]);
+    expect(events[0]!.data).toMatchObject({
+      provider: 'acp',
+      mode: 'one-shot',
+      runner: 'external',
+      acp: { agent: { name: 'fixture-agent', version: '1.0.0' } },
+    });
     expect(events[1]!.data).toMatchObject({ text: 'hello there', source: 'parent' });
-    expect(events[3]!.data).toMatchObject({ text: 'echo: hello there', finish: 'stop', usage: { inputTokens: 11, outputTokens: 7 } });
+    expect(events[3]!.data).toMatchObject({
+      text: 'echo: hello there',
+      finish: 'stop',
+      usage: { inputTokens: 11, outputTokens: 7 },
+    });
     expect(events[4]!.data).toMatchObject({ reason: 'completed' });
     await run.dispose();
   });
@@ -50,8 +70,14 @@ describe('acpProvider: the child session records what the agent reports', () => 
   it('tool calls become tool/call + tool/result (failed ones errored, unfinished ones closed); thoughts and plans are kept', async () => {
     h = await acpHarness(fixtureOptions());
     const tools = await start('tools');
-    expect(await tools.result).toMatchObject({ stopReason: 'completed', output: 'Done with tools.', usage: { inputTokens: 0, outputTokens: 0 } });
-    const events = (await eventsOf(h.brood, tools.id)).filter((e) => e.type.startsWith('tool/') || e.type === 'assistant/message');
+    expect(await tools.result).toMatchObject({
+      stopReason: 'completed',
+      output: 'Done with tools.',
+      usage: { inputTokens: 0, outputTokens: 0 },
+    });
+    const events = (await eventsOf(h.brood, tools.id)).filter(
+      (e) => e.type.startsWith('tool/') || e.type === 'assistant/message',
+    );
     expect(events.map((e) => [e.type, e.data.callId ?? e.data.text])).toEqual([
       ['assistant/message', 'Reading the file.'],
       ['tool/call', 'call-1'],
@@ -67,7 +93,10 @@ describe('acpProvider: the child session records what the agent reports', () => 
     expect(events[1]!.data).toMatchObject({ name: 'Read notes.txt', arguments: '{"path":"notes.txt"}', kind: 'read' });
     expect(events[2]!.data).toMatchObject({ isError: false, content: 'the notes' });
     expect(events[5]!.data).toMatchObject({ isError: true, content: '{"exitCode":1}' });
-    expect(events[8]!.data).toMatchObject({ isError: true, content: 'Error: the agent reported no outcome for this tool call' });
+    expect(events[8]!.data).toMatchObject({
+      isError: true,
+      content: 'Error: the agent reported no outcome for this tool call',
+    });
 
     const think = await start('think');
     expect((await think.result).output).toBe('thought it through');
@@ -80,7 +109,11 @@ describe('acpProvider: the child session records what the agent reports', () => 
 
   it('maps stop reasons: max_tokens, refusal, max_turn_requests (max-steps), cancelled', async () => {
     h = await acpHarness(fixtureOptions());
-    const results = await Promise.all(['stop:max_tokens', 'stop:refusal', 'stop:max_turn_requests', 'stop:cancelled'].map(async (p) => (await start(p)).result));
+    const results = await Promise.all(
+      ['stop:max_tokens', 'stop:refusal', 'stop:max_turn_requests', 'stop:cancelled'].map(
+        async (p) => (await start(p)).result,
+      ),
+    );
     expect(results.map((r) => r.stopReason)).toEqual(['max-tokens', 'refusal', 'max-steps', 'aborted']);
     expect(results[0]!.output).toBe('stopping with max_tokens');
     expect(results[2]!.diagnostic).toMatch(/max_turn_requests/);
@@ -100,7 +133,9 @@ describe('acpProvider: host events', () => {
     await until(() => seen.some((e) => e.type === 'subagent-end'));
     controller.abort();
     await collected;
-    const child = seen.filter((e) => e.agentId === run.id).map((e) => (e.type === 'text-delta' ? `delta:${e.delta}` : e.type));
+    const child = seen
+      .filter((e) => e.agentId === run.id)
+      .map((e) => (e.type === 'text-delta' ? `delta:${e.delta}` : e.type));
     expect(child).toEqual(['turn-start', 'delta:echo: ', 'delta:hello there', 'assistant-message', 'turn-end']);
     const lead = seen.filter((e) => e.agentId === h!.lead.id).map((e) => e.type);
     expect(lead).toEqual(['subagent-start', 'subagent-end']);
@@ -137,7 +172,9 @@ describe('acpProvider: one agent process, sessions multiplexed on it', () => {
     unregister();
     await until(() => !alive(otherPid));
     expect(alive(pid)).toBe(true); // the first provider's process is its own
-    expect(await rejectionCode(h.brood.subagents.start('acp2', { parent: h.lead, prompt: 'x', signal: signal() }))).toBe('NO_PROVIDER');
+    expect(
+      await rejectionCode(h.brood.subagents.start('acp2', { parent: h.lead, prompt: 'x', signal: signal() })),
+    ).toBe('NO_PROVIDER');
     await (provider as { dispose(): Promise<void> }).dispose();
     expect(alive(pid)).toBe(false);
   });
@@ -146,7 +183,9 @@ describe('acpProvider: one agent process, sessions multiplexed on it', () => {
 describe('acpProvider: cancellation', () => {
   it('abort sends session/cancel; the agent answers cancelled; the run ends aborted and the process keeps serving', async () => {
     // A grace no loaded machine runs out of: this test is about the agent answering, not the kill.
-    h = await acpHarness(fixtureOptions({ env: { FIXTURE_MARKS: marks } }), { pool: { threads: 1, cancelGraceMs: 30_000 } });
+    h = await acpHarness(fixtureOptions({ env: { FIXTURE_MARKS: marks } }), {
+      pool: { threads: 1, cancelGraceMs: 30_000 },
+    });
     const controller = new AbortController();
     const seen = (await readdir(marks)).filter((n) => n.startsWith('hang-')).length;
     const run = await start('hang', controller.signal);
@@ -164,7 +203,9 @@ describe('acpProvider: cancellation', () => {
   });
 
   it('an agent ignoring session/cancel past the grace is killed: that child aborted, siblings PROVIDER_FAILED, next start on a new process', async () => {
-    h = await acpHarness(fixtureOptions({ env: { FIXTURE_MARKS: marks } }), { pool: { threads: 1, cancelGraceMs: 200 } });
+    h = await acpHarness(fixtureOptions({ env: { FIXTURE_MARKS: marks } }), {
+      pool: { threads: 1, cancelGraceMs: 200 },
+    });
     const controller = new AbortController();
     const seenHang = (await readdir(marks)).filter((n) => n.startsWith('hang-')).length;
     const seenIgnore = (await readdir(marks)).filter((n) => n.startsWith('ignore-cancel-')).length;
@@ -188,12 +229,16 @@ describe('acpProvider: cancellation', () => {
 
 describe('acpProvider: the agent process failing', () => {
   it('an exit mid-prompt ends the child error with PROVIDER_FAILED, exit code and last stderr lines; other providers and the next start are fine', async () => {
-    h = await acpHarness(fixtureOptions({ env: { FIXTURE_STDERR: 'fixture: booted' } }), { providers: [(await import('../../src/index.js')).spawnProvider()] });
+    h = await acpHarness(fixtureOptions({ env: { FIXTURE_STDERR: 'fixture: booted' } }), {
+      providers: [(await import('../../src/index.js')).spawnProvider()],
+    });
     const crashing = await start('exit');
     const local = await h.brood.subagents.start('spawn', { parent: h.lead, prompt: 'local work', signal: signal() });
     const result = await crashing.result;
     expect(result.stopReason).toBe('error');
-    expect(result.diagnostic).toMatch(/^PROVIDER_FAILED: ACP agent 'acp' \(pid \d+\) exited with code 3; last stderr lines:\n {2}fixture: booted\n {2}fixture: something went wrong\n {2}fixture: exiting with 3$/);
+    expect(result.diagnostic).toMatch(
+      /^PROVIDER_FAILED: ACP agent 'acp' \(pid \d+\) exited with code 3; last stderr lines:\n {2}fixture: booted\n {2}fixture: something went wrong\n {2}fixture: exiting with 3$/,
+    );
     expect((await local.result).stopReason).toBe('completed');
     const next = await start('count');
     expect((await next.result).output).toMatch(/^prompt #1 /);
@@ -218,11 +263,17 @@ describe('acpProvider: the agent process failing', () => {
     await h.close();
     h = await acpHarness(fixtureOptions({ env: { FIXTURE_PROTOCOL_VERSION: '99' } }));
     const wrongVersion = await start('x').catch((error: unknown) => error as Error & { code: string });
-    expect(wrongVersion).toMatchObject({ code: 'PROVIDER_FAILED', message: expect.stringMatching(/protocol version 99; brood speaks 1/) });
+    expect(wrongVersion).toMatchObject({
+      code: 'PROVIDER_FAILED',
+      message: expect.stringMatching(/protocol version 99; brood speaks 1/),
+    });
     await h.close();
     h = await acpHarness(fixtureOptions({ timeoutMs: 150, env: { FIXTURE_INIT_DELAY_MS: '60000' } }));
     const silent = await start('x').catch((error: unknown) => error as Error & { code: string });
-    expect(silent).toMatchObject({ code: 'PROVIDER_FAILED', message: expect.stringMatching(/did not answer initialize within 150 ms/) });
+    expect(silent).toMatchObject({
+      code: 'PROVIDER_FAILED',
+      message: expect.stringMatching(/did not answer initialize within 150 ms/),
+    });
     expect((await h.brood.sessions.list()).map((s) => s.id)).toEqual([h.lead.id]);
   });
 

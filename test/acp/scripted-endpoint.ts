@@ -8,7 +8,11 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type EndpointStep = { text: string; delayMs?: number } | { toolCalls: { name: string; arguments: Record<string, unknown> }[] } | { hang: true } | { status: number };
+export type EndpointStep =
+  | { text: string; delayMs?: number }
+  | { toolCalls: { name: string; arguments: Record<string, unknown> }[] }
+  | { hang: true }
+  | { status: number };
 export interface EndpointRule {
   match: string;
   steps: EndpointStep[];
@@ -39,7 +43,9 @@ export async function startScriptedEndpoint(rules: EndpointRule[]): Promise<Scri
       prompts.push(lastUserText(body));
       const step = stepFor(body, rules);
       if ('status' in step) {
-        res.writeHead(step.status, { 'content-type': 'application/json' }).end('{"error":{"message":"scripted endpoint failure"}}');
+        res
+          .writeHead(step.status, { 'content-type': 'application/json' })
+          .end('{"error":{"message":"scripted endpoint failure"}}');
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -88,21 +94,37 @@ function stepFor(body: Body, rules: EndpointRule[]): EndpointStep {
   return rule?.steps[position] ?? { text: `model heard: ${prompt}` };
 }
 
-function chunks(step: { text: string } | { toolCalls: { name: string; arguments: Record<string, unknown> }[] }, body: Body): unknown[] {
+function chunks(
+  step: { text: string } | { toolCalls: { name: string; arguments: Record<string, unknown> }[] },
+  body: Body,
+): unknown[] {
   const usage = { choices: [], usage: { prompt_tokens: 30, completion_tokens: 5 } };
   if ('toolCalls' in step) {
-    const calls = step.toolCalls.map((call, index) => ({ index, id: `call_${body.messages.length}_${index}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }));
+    const calls = step.toolCalls.map((call, index) => ({
+      index,
+      id: `call_${body.messages.length}_${index}`,
+      type: 'function',
+      function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+    }));
     return [choice({ tool_calls: calls }), choice({}, 'tool_calls'), usage];
   }
   const text = fill(step.text, body);
   const cut = Math.ceil(text.length / 2);
-  return [choice({ role: 'assistant', content: text.slice(0, cut) }), choice({ content: text.slice(cut) }), choice({}, 'stop'), usage];
+  return [
+    choice({ role: 'assistant', content: text.slice(0, cut) }),
+    choice({ content: text.slice(cut) }),
+    choice({}, 'stop'),
+    usage,
+  ];
 }
 
 /** `{{results}}`: the tool results after the last assistant message; `{{turns}}`: user messages so far. */
 function fill(text: string, body: Body): string {
   const lastAssistant = body.messages.map((m) => m.role).lastIndexOf('assistant');
-  const results = body.messages.slice(lastAssistant + 1).filter((m) => m.role === 'tool').map((m) => m.content ?? '');
+  const results = body.messages
+    .slice(lastAssistant + 1)
+    .filter((m) => m.role === 'tool')
+    .map((m) => m.content ?? '');
   const turns = body.messages.filter((m) => m.role === 'user').length;
   return text.replace('{{results}}', results.join(' | ')).replace('{{turns}}', String(turns));
 }

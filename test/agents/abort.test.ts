@@ -19,7 +19,12 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     const calls = Array.from({ length: 5 }, (_, i) => ({ name: 'gate', arguments: { i } }));
     brood = makeBrood(runner, {
       maxParallelToolCalls: 2,
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'work', turns: [{ toolCalls: calls }, { text: 'never reached' }] }] })],
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [{ match: 'work', turns: [{ toolCalls: calls }, { text: 'never reached' }] }],
+        }),
+      ],
     });
     const started: number[] = [];
     const bothStarted = deferred();
@@ -78,7 +83,12 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     const tap = tapStore();
     brood = makeBrood(runner, {
       sessions: tap.store,
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'slow', latencyMs: 300, turns: [{ text: 'first answer' }, { text: 'second answer' }] }] })],
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [{ match: 'slow', latencyMs: 300, turns: [{ text: 'first answer' }, { text: 'second answer' }] }],
+        }),
+      ],
     });
     const agent = await brood.createAgent({ model: route });
     const first = agent.run('slow one');
@@ -100,7 +110,14 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
 
   it('a queued message whose run signal aborts before its turn ends aborted without a model request', async () => {
     brood = makeBrood(runner, {
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'block', turns: [{ toolCalls: [{ name: 'block', arguments: {} }] }, { text: 'unblocked' }] }] })],
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [
+            { match: 'block', turns: [{ toolCalls: [{ name: 'block', arguments: {} }] }, { text: 'unblocked' }] },
+          ],
+        }),
+      ],
     });
     const entered = deferred();
     const release = deferred();

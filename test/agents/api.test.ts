@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createBrood, defineTool, scriptedModels } from '../../src/index.js';
 import type { Agent, Brood, CreateAgentOptions } from '../../src/index.js';
-import { RUNNERS, deferred, eventsOf, makeBrood, ofType, route, tapStore, } from './helpers.js';
+import { RUNNERS, deferred, eventsOf, makeBrood, ofType, route, tapStore } from './helpers.js';
 import { expectCode } from '../support/codes.js';
 
 let brood: Brood | undefined;
@@ -16,7 +16,10 @@ afterEach(async () => {
 });
 
 const models = [
-  scriptedModels({ id: 'scripted', scripts: [{ match: 'hold', turns: [{ toolCalls: [{ name: 'hold', arguments: {} }] }, { text: 'held' }] }] }),
+  scriptedModels({
+    id: 'scripted',
+    scripts: [{ match: 'hold', turns: [{ toolCalls: [{ name: 'hold', arguments: {} }] }, { text: 'held' }] }],
+  }),
   scriptedModels({ id: 'thinking', models: [{ id: 'deep', efforts: ['low', 'high'], defaultEffort: 'low' }] }),
 ];
 
@@ -99,7 +102,11 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     await expectCode(agent.send('hi'), 'DISPOSED');
     await expectCode(brood.createAgent({ model: route }), 'DISPOSED');
     await expectCode(brood.resumeAgent(agent.id), 'DISPOSED');
-    expectCode(() => brood!.use({ name: 'p', install: () => Object.assign(() => undefined, { [Symbol.dispose]: () => undefined }) }), 'DISPOSED');
+    expectCode(
+      () =>
+        brood!.use({ name: 'p', install: () => Object.assign(() => undefined, { [Symbol.dispose]: () => undefined }) }),
+      'DISPOSED',
+    );
     await brood.close(); // idempotent
   });
 
@@ -108,12 +115,16 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     brood.tools.register(defineTool({ name: 'known', description: 'x', parameters: z.object({}), execute: () => 'x' }));
     const existing = await brood.createAgent({ id: 'taken', model: route });
     const before = await brood.sessions.list();
-    const attempt = (options: Partial<CreateAgentOptions>) => brood!.createAgent({ id: 'fresh', model: route, ...options } as CreateAgentOptions);
+    const attempt = (options: Partial<CreateAgentOptions>) =>
+      brood!.createAgent({ id: 'fresh', model: route, ...options } as CreateAgentOptions);
 
     await expectCode(brood.createAgent({ id: 'taken', model: route }), 'INVALID_CONFIG');
     await expectCode(attempt({ model: { provider: 'nope', model: 'scripted' } }), 'UNKNOWN_MODEL');
     await expectCode(attempt({ model: { provider: 'scripted', model: 'nope' } }), 'UNKNOWN_MODEL');
-    await expectCode(attempt({ model: { provider: 'thinking', model: 'deep', reasoningEffort: 'extreme' } }), 'INVALID_EFFORT');
+    await expectCode(
+      attempt({ model: { provider: 'thinking', model: 'deep', reasoningEffort: 'extreme' } }),
+      'INVALID_EFFORT',
+    );
     await expectCode(attempt({ depth: -1 }), 'INVALID_DEPTH');
     await expectCode(attempt({ depth: 1.5 }), 'INVALID_DEPTH');
     await expectCode(attempt({ toolFilter: { allow: ['missing'] } }), 'INVALID_TOOL_FILTER');
@@ -134,7 +145,11 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     // The omitted effort becomes the model's default and is logged.
     const thinker = await brood.createAgent({ model: { provider: 'thinking', model: 'deep' } });
     await thinker.run('think');
-    expect(ofType(await eventsOf(brood, thinker.id), 'model/request')[0]?.data).toMatchObject({ provider: 'thinking', model: 'deep', reasoningEffort: 'low' });
+    expect(ofType(await eventsOf(brood, thinker.id), 'model/request')[0]?.data).toMatchObject({
+      provider: 'thinking',
+      model: 'deep',
+      reasoningEffort: 'low',
+    });
   });
 
   it('resumeAgent: unknown id → NOT_RESUMABLE, a live agent → that same object', async () => {

@@ -23,7 +23,10 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
         scriptedModels({
           id: 'scripted',
           scripts: [
-            { match: 'node', turns: [{ toolCalls: [{ name: 'spawn_children', arguments: {} }] }, { text: '{{results}}' }] },
+            {
+              match: 'node',
+              turns: [{ toolCalls: [{ name: 'spawn_children', arguments: {} }] }, { text: '{{results}}' }],
+            },
             { match: 'leaf', turns: [{ text: 'leaf' }] },
           ],
         }),
@@ -57,11 +60,16 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
           // The deepest inner nodes hold their turns open until every inner driver is waiting at once.
           if (waiting === INNER) allInnerWaiting.resolve();
           if (level === FANOUT.length - 1) await allInnerWaiting.promise;
-          const results = await Promise.all(children.map((child) => child.run(childIsNode ? 'node below' : 'leaf below')));
+          const results = await Promise.all(
+            children.map((child) => child.run(childIsNode ? 'node below' : 'leaf below')),
+          );
           waiting -= 1;
           await Promise.all(children.map((child) => child.dispose()));
           const completed = results.filter((r) => r.stopReason === 'completed').length;
-          const leaves = results.reduce((sum, r) => sum + (childIsNode ? Number(r.output) : r.output === 'leaf' ? 1 : 0), 0);
+          const leaves = results.reduce(
+            (sum, r) => sum + (childIsNode ? Number(r.output) : r.output === 'leaf' ? 1 : 0),
+            0,
+          );
           return completed === count ? String(leaves) : `only ${completed} of ${count} completed`;
         },
       }),

@@ -32,7 +32,13 @@ const models = [
       // The crashed agent: turn 1 asked for `mark` and died before the result; later messages each mark once.
       {
         match: 'crash',
-        turns: [{ toolCalls: [{ name: 'mark', arguments: {} }] }, { toolCalls: [{ name: 'mark', arguments: {} }] }, { text: 'after two' }, { toolCalls: [{ name: 'mark', arguments: {} }] }, { text: 'after three' }],
+        turns: [
+          { toolCalls: [{ name: 'mark', arguments: {} }] },
+          { toolCalls: [{ name: 'mark', arguments: {} }] },
+          { text: 'after two' },
+          { toolCalls: [{ name: 'mark', arguments: {} }] },
+          { text: 'after three' },
+        ],
       },
     ],
   }),
@@ -72,13 +78,21 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     const id = 'crashed-agent';
     const crashed = fileSessions(dir);
     await crashed.create({ id, createdAt: Date.now(), delegationDepth: 2, model: route });
-    const ev = (type: string, data: Record<string, unknown>): Omit<SessionEvent, 'seq'> => ({ time: Date.now(), type, data });
+    const ev = (type: string, data: Record<string, unknown>): Omit<SessionEvent, 'seq'> => ({
+      time: Date.now(),
+      type,
+      data,
+    });
     const written = [
       ev('agent/descriptor', { model: route, codeMode: 'native' }),
       ev('user/message', { id: 'm1', text: 'crash test one', source: 'user' }),
       ev('turn/start', { turn: 1, messageIds: ['m1'] }),
       ev('model/request', { provider: 'scripted', model: 'scripted', system: '', tools: ['mark'], threadId: 1 }),
-      ev('assistant/message', { text: '', toolCalls: [{ callId: 'call_0_0', name: 'mark', arguments: '{}' }], finish: 'tool-calls' }),
+      ev('assistant/message', {
+        text: '',
+        toolCalls: [{ callId: 'call_0_0', name: 'mark', arguments: '{}' }],
+        finish: 'tool-calls',
+      }),
       ev('tool/call', { callId: 'call_0_0', name: 'mark', arguments: '{}' }),
       // crash here: m1's turn never ended; m2 and m3 were accepted but never claimed
       ev('user/message', { id: 'm2', text: 'two', source: 'user' }),
@@ -119,7 +133,11 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     ]);
     // The interrupted call_0_0 was not run again; m2 and m3 each ran their one call.
     expect(marks).toEqual(['call_1_0', 'call_3_0']);
-    expect(ofType(events, 'assistant/message').map((e) => e.data.text).filter(Boolean)).toEqual(['after two', 'after three']);
+    expect(
+      ofType(events, 'assistant/message')
+        .map((e) => e.data.text)
+        .filter(Boolean),
+    ).toEqual(['after two', 'after three']);
     expect(ofType(events, 'user/message')).toHaveLength(3); // nothing re-accepted
 
     // Resuming again (a new runtime) finds nothing left to run.

@@ -17,9 +17,16 @@ afterEach(async () => {
 describe.each(RUNNERS)("runner: '%s'", (runner) => {
   it('1,000 sequential short agents leave the same active resources as the first one', async () => {
     brood = makeBrood(runner, {
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'short', turns: [{ toolCalls: [{ name: 'noop', arguments: {} }] }, { text: 'bye' }] }] })],
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [{ match: 'short', turns: [{ toolCalls: [{ name: 'noop', arguments: {} }] }, { text: 'bye' }] }],
+        }),
+      ],
     });
-    brood.tools.register(defineTool({ name: 'noop', description: 'does nothing', parameters: z.object({}), execute: () => 'ok' }));
+    brood.tools.register(
+      defineTool({ name: 'noop', description: 'does nothing', parameters: z.object({}), execute: () => 'ok' }),
+    );
     const b = brood;
     const once = async (): Promise<void> => {
       const agent = await b.createAgent({ model: route });
@@ -37,9 +44,10 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
 
     // Exact equality is the goal; the one tolerance is the test runner's own timer, which may fire
     // (and vanish) while the loop runs. Anything brood leaked would make a count grow.
-    for (const [kind, count] of Object.entries(after)) expect({ kind, count }).toEqual({ kind, count: Math.min(count, baseline[kind] ?? 0) });
+    for (const [kind, count] of Object.entries(after))
+      expect({ kind, count }).toEqual({ kind, count: Math.min(count, baseline[kind] ?? 0) });
     const vanished = Object.keys(baseline).filter((kind) => (after[kind] ?? 0) < (baseline[kind] ?? 0));
     expect(vanished.every((kind) => kind === 'Timeout')).toBe(true);
     expect(await brood.sessions.list()).toHaveLength(1_000);
-    });
+  });
 });

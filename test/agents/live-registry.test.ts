@@ -33,7 +33,17 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
       models: [
         scriptedModels({
           id: 'scripted',
-          scripts: [{ match: 'live', turns: [{ text: 'one' }, { text: 'two' }, { toolCalls: [{ name: 'late', arguments: {} }] }, { text: '{{results}}' }] }],
+          scripts: [
+            {
+              match: 'live',
+              turns: [
+                { text: 'one' },
+                { text: 'two' },
+                { toolCalls: [{ name: 'late', arguments: {} }] },
+                { text: '{{results}}' },
+              ],
+            },
+          ],
         }),
       ],
     });
@@ -57,12 +67,21 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     expect(forged.stopReason).toBe('completed');
   });
 
-  it('a tool registered by a running turn reaches that turn\'s next model request', async () => {
+  it("a tool registered by a running turn reaches that turn's next model request", async () => {
     brood = makeBrood(runner, {
       models: [
         scriptedModels({
           id: 'scripted',
-          scripts: [{ match: 'grow', turns: [{ toolCalls: [{ name: 'install', arguments: {} }] }, { toolCalls: [{ name: 'fresh', arguments: {} }] }, { text: '{{results}}' }] }],
+          scripts: [
+            {
+              match: 'grow',
+              turns: [
+                { toolCalls: [{ name: 'install', arguments: {} }] },
+                { toolCalls: [{ name: 'fresh', arguments: {} }] },
+                { text: '{{results}}' },
+              ],
+            },
+          ],
         }),
       ],
     });
@@ -90,11 +109,22 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
   it('toolFilter shapes the first request and a persona appears in model/request.system', async () => {
     brood = makeBrood(runner, {
       persona: 'Deployment persona.',
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'filtered', turns: [{ toolCalls: [{ name: 'gamma', arguments: {} }] }, { text: 'done' }] }] })],
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [
+            { match: 'filtered', turns: [{ toolCalls: [{ name: 'gamma', arguments: {} }] }, { text: 'done' }] },
+          ],
+        }),
+      ],
     });
     const runs: string[] = [];
     for (const name of ['alpha', 'beta', 'gamma']) brood.tools.register(countingTool(name, runs));
-    const agent = await brood.createAgent({ model: route, toolFilter: { allow: ['alpha', 'gamma'], deny: ['gamma'] }, persona: 'You are agent {{agent_id}} at depth {{depth}}.' });
+    const agent = await brood.createAgent({
+      model: route,
+      toolFilter: { allow: ['alpha', 'gamma'], deny: ['gamma'] },
+      persona: 'You are agent {{agent_id}} at depth {{depth}}.',
+    });
     await agent.run('filtered run');
 
     const events = await eventsOf(brood, agent.id);
@@ -108,6 +138,9 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     // An agent without its own persona gets the deployment's.
     const plain = await brood.createAgent({ model: route });
     await plain.run('filtered too');
-    expect(ofType(await eventsOf(brood, plain.id), 'model/request')[0]?.data).toMatchObject({ system: 'Deployment persona.', tools: ['alpha', 'beta', 'gamma'] });
+    expect(ofType(await eventsOf(brood, plain.id), 'model/request')[0]?.data).toMatchObject({
+      system: 'Deployment persona.',
+      tools: ['alpha', 'beta', 'gamma'],
+    });
   });
 });

@@ -60,7 +60,12 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     const calls = Array.from({ length: 8 }, (_, i) => ({ name: 'slow', arguments: args(i) }));
     brood = makeBrood(runner, {
       maxParallelToolCalls: 3,
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'fan', turns: [{ toolCalls: calls }, { text: '{{results}}' }] }] })],
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [{ match: 'fan', turns: [{ toolCalls: calls }, { text: '{{results}}' }] }],
+        }),
+      ],
     });
     const probe = new ConcurrencyProbe();
     const releaser = new ReverseReleaser(8, 3);
@@ -105,7 +110,9 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     ];
     brood = makeBrood(runner, {
       maxParallelToolCalls: 3,
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'mix', turns: [{ toolCalls: turn }, { text: 'ok' }] }] })],
+      models: [
+        scriptedModels({ id: 'scripted', scripts: [{ match: 'mix', turns: [{ toolCalls: turn }, { text: 'ok' }] }] }),
+      ],
     });
     const probe = new ConcurrencyProbe();
     let runningWhenExclusiveStarted = -1;
@@ -163,7 +170,12 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
       { name: 'maybe', arguments: args(4, { safe: true }) },
     ];
     brood = makeBrood(runner, {
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'classify', turns: [{ toolCalls: turn }, { text: 'ok' }] }] })],
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [{ match: 'classify', turns: [{ toolCalls: turn }, { text: 'ok' }] }],
+        }),
+      ],
     });
     const probe = new ConcurrencyProbe();
     const classified: number[] = [];

@@ -28,10 +28,32 @@ const truncating: ModelProviderConfig = {
 const scripts = scriptedModels({
   id: 'scripted',
   scripts: [
-    { match: 'capped', turns: [{ toolCalls: [{ name: 'count', arguments: {} }] }, { finish: 'max-tokens', text: 'cut off here' }, { text: 'next turn fine' }] },
+    {
+      match: 'capped',
+      turns: [
+        { toolCalls: [{ name: 'count', arguments: {} }] },
+        { finish: 'max-tokens', text: 'cut off here' },
+        { text: 'next turn fine' },
+      ],
+    },
     { match: 'refuse', turns: [{ finish: 'refusal', text: 'I will not' }] },
-    { match: 'fail', turns: [{ toolCalls: [{ name: 'count', arguments: {} }], text: 'working on it' }, { finish: 'error' }] },
-    { match: 'sum', turns: [{ toolCalls: [{ name: 'count', arguments: {} }] }, { toolCalls: [{ name: 'count', arguments: {} }, { name: 'count', arguments: {} }] }, { text: 'summed' }] },
+    {
+      match: 'fail',
+      turns: [{ toolCalls: [{ name: 'count', arguments: {} }], text: 'working on it' }, { finish: 'error' }],
+    },
+    {
+      match: 'sum',
+      turns: [
+        { toolCalls: [{ name: 'count', arguments: {} }] },
+        {
+          toolCalls: [
+            { name: 'count', arguments: {} },
+            { name: 'count', arguments: {} },
+          ],
+        },
+        { text: 'summed' },
+      ],
+    },
   ],
 });
 
@@ -125,7 +147,10 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     brood = makeBrood(runner, { models: [scriptedModels({ id: 'strict', fallback: 'error' })] });
     const agent = await brood.createAgent({ model: { provider: 'strict', model: 'scripted' } });
     const result = await agent.run('no script for this');
-    expect(result).toMatchObject({ stopReason: 'error', diagnostic: "no script matched the prompt and fallback is 'error'" });
+    expect(result).toMatchObject({
+      stopReason: 'error',
+      diagnostic: "no script matched the prompt and fallback is 'error'",
+    });
   });
 
   it("usage is summed over all of a turn's requests", async () => {
@@ -135,7 +160,9 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     expect(result).toMatchObject({ stopReason: 'completed', output: 'summed' });
     expect(counted).toHaveLength(3);
 
-    const perRequest = ofType(await eventsOf(brood, agent.id), 'assistant/message').map((e) => e.data.usage as { inputTokens: number; outputTokens: number });
+    const perRequest = ofType(await eventsOf(brood, agent.id), 'assistant/message').map(
+      (e) => e.data.usage as { inputTokens: number; outputTokens: number },
+    );
     expect(perRequest).toHaveLength(3);
     for (const usage of perRequest) expect(usage.inputTokens).toBeGreaterThan(0);
     expect(result.usage).toEqual({

@@ -14,7 +14,14 @@ afterEach(async () => {
 describe("runner: 'worker'", () => {
   it('drives the agent on a pool thread while tool bodies run on the main thread', async () => {
     brood = makeBrood('worker', {
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'where', turns: [{ toolCalls: [{ name: 'where', arguments: {} }] }, { text: '{{results}}' }] }] })],
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [
+            { match: 'where', turns: [{ toolCalls: [{ name: 'where', arguments: {} }] }, { text: '{{results}}' }] },
+          ],
+        }),
+      ],
     });
     const observed: { main: boolean; thread: number }[] = [];
     brood.tools.register(

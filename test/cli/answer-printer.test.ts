@@ -13,10 +13,25 @@ describe('AnswerPrinter', () => {
       { ...at, agentId: 'lead', type: 'text-delta', turn: 1, delta: 'Looking ' },
       { ...at, agentId: 'child', type: 'text-delta', turn: 1, delta: 'not me' },
       { ...at, agentId: 'lead', type: 'text-delta', turn: 1, delta: 'it up.' },
-      { ...at, agentId: 'lead', type: 'assistant-message', turn: 1, text: 'Looking it up.', toolCalls: [{ id: 'c', name: 't' }], finish: 'tool-calls' },
+      {
+        ...at,
+        agentId: 'lead',
+        type: 'assistant-message',
+        turn: 1,
+        text: 'Looking it up.',
+        toolCalls: [{ id: 'c', name: 't' }],
+        finish: 'tool-calls',
+      },
       { ...at, agentId: 'lead', type: 'text-delta', turn: 1, delta: 'Done.' },
       { ...at, agentId: 'lead', type: 'assistant-message', turn: 1, text: 'Done.', toolCalls: [], finish: 'stop' },
-      { ...at, agentId: 'lead', type: 'turn-end', turn: 1, stopReason: 'completed', usage: { inputTokens: 1, outputTokens: 1 } },
+      {
+        ...at,
+        agentId: 'lead',
+        type: 'turn-end',
+        turn: 1,
+        stopReason: 'completed',
+        usage: { inputTokens: 1, outputTokens: 1 },
+      },
     ];
     for (const event of events.slice(0, 3)) printer.onEvent(event);
     expect(written).toEqual(['Looking ', 'it up.']); // streamed before the message was complete

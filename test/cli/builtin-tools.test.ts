@@ -33,9 +33,12 @@ describe('loopbackURL', () => {
   it.each(['http://localhost:8080/x', 'http://127.0.0.1/', 'https://[::1]:3000/'])('accepts %s', (url) => {
     expect(loopbackURL(url).href).toBeTruthy();
   });
-  it.each(['http://example.com/', 'http://127.0.0.2/', 'file:///etc/passwd', 'http://localhost.evil.com/', 'nonsense'])('refuses %s', (url) => {
-    expect(() => loopbackURL(url)).toThrow();
-  });
+  it.each(['http://example.com/', 'http://127.0.0.2/', 'file:///etc/passwd', 'http://localhost.evil.com/', 'nonsense'])(
+    'refuses %s',
+    (url) => {
+      expect(() => loopbackURL(url)).toThrow();
+    },
+  );
 });
 
 describe('tools', () => {

@@ -24,7 +24,9 @@ afterAll(async () => {
 /** Headers straight from the JSONL files, independent of the CLI's own reader. */
 async function headers(): Promise<{ id: string; parentSession?: string; delegationDepth: number }[]> {
   const files = (await readdir(sessionsDir)).filter((f) => f.endsWith('.jsonl'));
-  return Promise.all(files.map(async (f) => JSON.parse((await readFile(join(sessionsDir, f), 'utf8')).split('\n')[0]!)));
+  return Promise.all(
+    files.map(async (f) => JSON.parse((await readFile(join(sessionsDir, f), 'utf8')).split('\n')[0]!)),
+  );
 }
 
 function expectOneLine(result: Spawned, pattern: RegExp): void {
@@ -62,13 +64,17 @@ describe('brood inspect', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`${sessionsDir}: 6 sessions, 1 tree`);
     expect(result.stdout).toMatch(/^agent\s+label\s+depth\s+mode\s+stop\s+turns\s+tokens in\/out\s+duration$/m);
-    expect(result.stdout).toMatch(/│  └─ sub_\S+\s+verify outliers\s+2\s+one-shot\s+completed\s+1\s+\d+\/\d+\s+\d/);
+    expect(result.stdout).toMatch(/│ {2}└─ sub_\S+\s+verify outliers\s+2\s+one-shot\s+completed\s+1\s+\d+\/\d+\s+\d/);
     expect(result.stdout).toMatch(/^agent_\S+\s+Research brief.*\s0\s+top-level\s+completed×\d+/m);
   });
 
   it('--json gives one record per agent with usage', async () => {
     const result = await runCli(['inspect', sessionsDir, '--json']);
-    const nodes = JSON.parse(result.stdout) as { depth: number; usage: { inputTokens: number }; stopReasons: string[] }[];
+    const nodes = JSON.parse(result.stdout) as {
+      depth: number;
+      usage: { inputTokens: number };
+      stopReasons: string[];
+    }[];
     expect(nodes).toHaveLength(6);
     for (const node of nodes) {
       expect(node.usage.inputTokens).toBeGreaterThan(0);
@@ -78,7 +84,16 @@ describe('brood inspect', () => {
 });
 
 describe('brood trace', () => {
-  type Event = { ph: string; name: string; cat?: string; pid: number; tid: number; ts?: number; dur?: number; args?: { name?: string } };
+  type Event = {
+    ph: string;
+    name: string;
+    cat?: string;
+    pid: number;
+    tid: number;
+    ts?: number;
+    dur?: number;
+    args?: { name?: string };
+  };
 
   it('emits Chrome trace events: one named track per agent, nested X spans for turns, requests and tool calls', async () => {
     const root = (await headers()).find((h) => h.parentSession === undefined)!;
@@ -185,9 +200,15 @@ describe('brood run --config', () => {
   });
 
   it('read_file is confined to the root: an escaping path comes back as a tool error', async () => {
-    const escaping = await startLoopbackModel({ toolCall: { name: 'read_file', arguments: { path: '../../etc/passwd' } }, answer: (tool) => `tool said: ${tool}` });
+    const escaping = await startLoopbackModel({
+      toolCall: { name: 'read_file', arguments: { path: '../../etc/passwd' } },
+      answer: (tool) => `tool said: ${tool}`,
+    });
     try {
-      const file = await writeConfig(config({ models: [{ id: 'loop', baseURL: escaping.baseURL, models: ['loop-model'] }] }), 'escape.json');
+      const file = await writeConfig(
+        config({ models: [{ id: 'loop', baseURL: escaping.baseURL, models: ['loop-model'] }] }),
+        'escape.json',
+      );
       const result = await runCli(['run', '--config', file]);
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^tool said: Error: .*(outside the allowed root|no such file)/);
@@ -206,7 +227,10 @@ describe('brood run --config', () => {
   it('an endpoint that keeps failing ends the agent with error: exit 1 and one line', async () => {
     const failing = await startLoopbackModel({ status: 500, answer: () => '' });
     try {
-      const file = await writeConfig(config({ models: [{ id: 'loop', baseURL: failing.baseURL, models: ['loop-model'] }] }), 'failing.json');
+      const file = await writeConfig(
+        config({ models: [{ id: 'loop', baseURL: failing.baseURL, models: ['loop-model'] }] }),
+        'failing.json',
+      );
       const result = await runCli(['run', '--config', file]);
       expect(result.code).toBe(1);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
@@ -221,13 +245,31 @@ describe('brood run --config', () => {
     ['invalid JSON', '{ "models": [', /is not valid JSON/],
     ['unknown built-in tool', { tools: ['rm_rf'] }, /tools\[0\]: /],
     ['unknown key', { colour: 'blue' }, /\(root\): .*colour/],
-    ['agent provider not configured', { agent: { model: { provider: 'nope', model: 'm' } } }, /agent\.model\.provider: 'nope' is not one of/],
-    ['unset key variable', { models: [{ id: 'loop', baseURL: 'http://127.0.0.1:1/v1', apiKeyEnv: 'BROOD_TEST_UNSET_KEY', models: ['m'] }] }, /environment variable BROOD_TEST_UNSET_KEY is not set/],
-    ['bad delegation instance', { delegation: [{ provider: 'spawn', maxDepth: -1 }] }, /delegation\[0\]: .*maxDepth.*\[INVALID_CONFIG\]/],
+    [
+      'agent provider not configured',
+      { agent: { model: { provider: 'nope', model: 'm' } } },
+      /agent\.model\.provider: 'nope' is not one of/,
+    ],
+    [
+      'unset key variable',
+      { models: [{ id: 'loop', baseURL: 'http://127.0.0.1:1/v1', apiKeyEnv: 'BROOD_TEST_UNSET_KEY', models: ['m'] }] },
+      /environment variable BROOD_TEST_UNSET_KEY is not set/,
+    ],
+    [
+      'bad delegation instance',
+      { delegation: [{ provider: 'spawn', maxDepth: -1 }] },
+      /delegation\[0\]: .*maxDepth.*\[INVALID_CONFIG\]/,
+    ],
     ['no prompt', { prompt: undefined }, /prompt: required/],
   ])('bad config (%s) → exit 2, one line', async (_name, value, pattern) => {
-    const file = value === null ? join(workspace, 'missing.json') : await writeConfig(typeof value === 'string' ? value : config(value), 'bad.json');
-    expectOneLine(await runCli(['run', '--config', file], { env: { LOOP_KEY: 'k', BROOD_TEST_UNSET_KEY: undefined } }), pattern);
+    const file =
+      value === null
+        ? join(workspace, 'missing.json')
+        : await writeConfig(typeof value === 'string' ? value : config(value), 'bad.json');
+    expectOneLine(
+      await runCli(['run', '--config', file], { env: { LOOP_KEY: 'k', BROOD_TEST_UNSET_KEY: undefined } }),
+      pattern,
+    );
   });
 });
 
@@ -240,7 +282,9 @@ describe('help and version', () => {
   });
 
   it('brood --version prints the package version', async () => {
-    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     const result = await runCli(['--version']);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`${version}\n`);
@@ -251,8 +295,20 @@ describe('brood trace: metadata and flows', () => {
   it('metadata events carry cat; each child gets a flow from a parent tool slice to its own first slice', async () => {
     const all = await headers();
     const root = all.find((h) => h.parentSession === undefined)!;
-    type Event = { ph: string; name: string; cat?: string; pid: number; tid: number; ts?: number; dur?: number; id?: number; bp?: string };
-    const { traceEvents } = JSON.parse((await runCli(['trace', sessionsDir, root.id])).stdout) as { traceEvents: Event[] };
+    type Event = {
+      ph: string;
+      name: string;
+      cat?: string;
+      pid: number;
+      tid: number;
+      ts?: number;
+      dur?: number;
+      id?: number;
+      bp?: string;
+    };
+    const { traceEvents } = JSON.parse((await runCli(['trace', sessionsDir, root.id])).stdout) as {
+      traceEvents: Event[];
+    };
     expect(traceEvents.filter((e) => e.ph === 'M').every((e) => e.cat === '__metadata')).toBe(true);
     const starts = traceEvents.filter((e) => e.ph === 's');
     const finishes = traceEvents.filter((e) => e.ph === 'f');
@@ -263,7 +319,9 @@ describe('brood trace: metadata and flows', () => {
       expect(end.bp).toBe('e');
       expect(end.tid).not.toBe(start.tid);
       // The arrow leaves from inside a tool slice on the parent's track and lands on a slice start.
-      expect(spans.some((s) => s.cat === 'tool' && s.tid === start.tid && s.ts! <= start.ts! && start.ts! <= s.ts! + s.dur!)).toBe(true);
+      expect(
+        spans.some((s) => s.cat === 'tool' && s.tid === start.tid && s.ts! <= start.ts! && start.ts! <= s.ts! + s.dur!),
+      ).toBe(true);
       expect(spans.some((s) => s.tid === end.tid && s.ts === end.ts)).toBe(true);
     }
   });

@@ -37,7 +37,9 @@ export async function startLoopbackModel(options: LoopbackOptions): Promise<Loop
       const body = JSON.parse(raw) as ChatBody;
       requests.push({ headers: req.headers, body });
       if (options.status !== undefined || req.url !== '/v1/chat/completions') {
-        res.writeHead(options.status ?? 404, { 'content-type': 'application/json' }).end('{"error":{"message":"loopback failure"}}');
+        res
+          .writeHead(options.status ?? 404, { 'content-type': 'application/json' })
+          .end('{"error":{"message":"loopback failure"}}');
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -61,7 +63,8 @@ function replyChunks(body: ChatBody, options: LoopbackOptions): unknown[] {
   if (options.toolCall && offered && lastTool === undefined) {
     const args = JSON.stringify(options.toolCall.arguments);
     const half = Math.floor(args.length / 2);
-    const call = (fn: Record<string, string>, extra: Record<string, unknown> = {}) => choice({ tool_calls: [{ index: 0, ...extra, function: fn }] });
+    const call = (fn: Record<string, string>, extra: Record<string, unknown> = {}) =>
+      choice({ tool_calls: [{ index: 0, ...extra, function: fn }] });
     return [
       call({ name: options.toolCall.name, arguments: args.slice(0, half) }, { id: 'call_loop_1', type: 'function' }),
       call({ arguments: args.slice(half) }),
@@ -71,9 +74,18 @@ function replyChunks(body: ChatBody, options: LoopbackOptions): unknown[] {
   }
   const text = options.answer(lastTool?.content ?? undefined);
   const cut = Math.ceil(text.length / 2);
-  return [choice({ role: 'assistant', content: text.slice(0, cut) }), choice({ content: text.slice(cut) }), choice({}, 'stop'), usage];
+  return [
+    choice({ role: 'assistant', content: text.slice(0, cut) }),
+    choice({ content: text.slice(cut) }),
+    choice({}, 'stop'),
+    usage,
+  ];
 }
 
 function choice(delta: Record<string, unknown>, finish: string | null = null): unknown {
-  return { id: 'chatcmpl-loop', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] };
+  return {
+    id: 'chatcmpl-loop',
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
 }

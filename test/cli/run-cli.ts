@@ -17,10 +17,15 @@ export interface Spawned {
 }
 
 /** Async on purpose: a loopback server in this process must keep answering while the child runs. */
-export function runNode(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {}): Promise<Spawned> {
+export function runNode(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {},
+): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     // An `undefined` override removes the variable (spawn would pass the string "undefined").
-    const env = Object.fromEntries(Object.entries({ ...process.env, ...options.env }).filter(([, v]) => v !== undefined));
+    const env = Object.fromEntries(
+      Object.entries({ ...process.env, ...options.env }).filter(([, v]) => v !== undefined),
+    );
     const child = spawn(process.execPath, args, {
       cwd: options.cwd ?? ROOT,
       env,
@@ -39,4 +44,5 @@ export function runNode(args: string[], options: { env?: Record<string, string |
   });
 }
 
-export const runCli = (args: string[], options?: Parameters<typeof runNode>[1]): Promise<Spawned> => runNode([CLI, ...args], options);
+export const runCli = (args: string[], options?: Parameters<typeof runNode>[1]): Promise<Spawned> =>
+  runNode([CLI, ...args], options);

@@ -6,10 +6,21 @@ import { TreeState } from '../../src/cli/tree-state.js';
 import { renderTree, summaryLines } from '../../src/cli/tree-view.js';
 
 const measure = (text: string): number => stringWidth(text);
-const base = (agentId: string, parentId: string | undefined, depth: number, time: number) => ({ agentId, parentId, depth, time });
+const base = (agentId: string, parentId: string | undefined, depth: number, time: number) => ({
+  agentId,
+  parentId,
+  depth,
+  time,
+});
 const usage = (n: number) => ({ inputTokens: n, outputTokens: n });
 
-const LABELS = ['調査: 先行設計の比較', 'analyse 📊 benchmark numbers in depth', 'vérifier les mesures aberrantes', '🚀🚀 launch review', 'collect citations for every claim in the brief'];
+const LABELS = [
+  '調査: 先行設計の比較',
+  'analyse 📊 benchmark numbers in depth',
+  'vérifier les mesures aberrantes',
+  '🚀🚀 launch review',
+  'collect citations for every claim in the brief',
+];
 
 /** A lead with 40 children (every third still running) and one grandchild under each of the first five. */
 function bigTree(): { state: TreeState; lead: string } {
@@ -21,20 +32,56 @@ function bigTree(): { state: TreeState; lead: string } {
   apply({ ...base(lead, undefined, 0, 1000), type: 'turn-start', turn: 1, messageIds: ['m1'] });
   for (let i = 0; i < 40; i += 1) {
     const child = `sub_${String(i).padStart(2, '0')}`;
-    apply({ ...base(lead, undefined, 0, 1001 + i), type: 'subagent-start', childId: child, mode: 'foreground', provider: 'spawn' });
+    apply({
+      ...base(lead, undefined, 0, 1001 + i),
+      type: 'subagent-start',
+      childId: child,
+      mode: 'foreground',
+      provider: 'spawn',
+    });
     state.setLabel(child, LABELS[i % LABELS.length]!);
     apply({ ...base(child, lead, 1, 1001 + i), type: 'turn-start', turn: 1, messageIds: [`c${i}`] });
     if (i < 5) {
       const grandchild = `sub_g${i}`;
-      apply({ ...base(child, lead, 1, 1100 + i), type: 'subagent-start', childId: grandchild, mode: 'foreground', provider: 'spawn' });
+      apply({
+        ...base(child, lead, 1, 1100 + i),
+        type: 'subagent-start',
+        childId: grandchild,
+        mode: 'foreground',
+        provider: 'spawn',
+      });
       state.setLabel(grandchild, `grandchild ${i} ✅ 検証`);
       apply({ ...base(grandchild, child, 2, 1100 + i), type: 'turn-start', turn: 1, messageIds: [`g${i}`] });
-      apply({ ...base(grandchild, child, 2, 1200 + i), type: 'turn-end', turn: 1, stopReason: 'completed', usage: usage(10) });
-      apply({ ...base(child, lead, 1, 1201 + i), type: 'subagent-end', childId: grandchild, stopReason: 'completed', usage: usage(10) });
+      apply({
+        ...base(grandchild, child, 2, 1200 + i),
+        type: 'turn-end',
+        turn: 1,
+        stopReason: 'completed',
+        usage: usage(10),
+      });
+      apply({
+        ...base(child, lead, 1, 1201 + i),
+        type: 'subagent-end',
+        childId: grandchild,
+        stopReason: 'completed',
+        usage: usage(10),
+      });
     }
     if (i % 3 !== 0) {
-      apply({ ...base(child, lead, 1, 1300 + i), type: 'turn-end', turn: 1, stopReason: 'completed', usage: usage(i < 5 ? 25 : 15) });
-      apply({ ...base(lead, undefined, 0, 1301 + i), type: 'subagent-end', childId: child, stopReason: 'completed', usage: usage(i < 5 ? 25 : 15) });
+      apply({
+        ...base(child, lead, 1, 1300 + i),
+        type: 'turn-end',
+        turn: 1,
+        stopReason: 'completed',
+        usage: usage(i < 5 ? 25 : 15),
+      });
+      apply({
+        ...base(lead, undefined, 0, 1301 + i),
+        type: 'subagent-end',
+        childId: child,
+        stopReason: 'completed',
+        usage: usage(i < 5 ? 25 : 15),
+      });
     }
   }
   return { state, lead };
@@ -92,7 +139,9 @@ describe('renderTree', () => {
     const frame = renderTree(state, { now: 5000, live: false, columns: 200, rows: Number.POSITIVE_INFINITY, measure });
     const summary = summaryLines(state, 4000, measure, 200);
     for (const node of state.nodes.values()) {
-      const row = frame.find((line) => line.includes(` ${node.id} `) || line.startsWith(`${node.id} `) || line.includes(`─ ${node.id} `))!;
+      const row = frame.find(
+        (line) => line.includes(` ${node.id} `) || line.startsWith(`${node.id} `) || line.includes(`─ ${node.id} `),
+      )!;
       const summaryRow = summary.find((line) => line.startsWith(`${node.id} `))!;
       expect(row).toContain(`${node.inputTokens}/${node.outputTokens}`);
       expect(summaryRow).toMatch(new RegExp(`\\s${node.inputTokens}\\s+${node.outputTokens}\\s`));

@@ -26,7 +26,12 @@ function setup(codeMode: Mode | undefined) {
     ...(codeMode === undefined ? {} : { codeMode }),
   });
   const tool = (name: string, description: string) =>
-    defineTool({ name, description, parameters: { type: 'object', properties: { q: { type: 'string' } } }, execute: () => name });
+    defineTool({
+      name,
+      description,
+      parameters: { type: 'object', properties: { q: { type: 'string' } } },
+      execute: () => name,
+    });
   // Registered out of order: the SDK and view() sort by name.
   brood.tools.register(tool('zeta', 'last tool'));
   brood.tools.register(tool('alpha', 'first tool'));
@@ -88,7 +93,9 @@ describe("deployment codeMode 'code'", () => {
     expect(second.data.system).toBe(first.data.system);
     expect(agent.tools.sdk()).toBe(agent.tools.sdk());
     const before = sdkSection(agent);
-    b.tools.register(defineTool({ name: 'middle', description: 'added later', parameters: { type: 'object' }, execute: () => 'm' }));
+    b.tools.register(
+      defineTool({ name: 'middle', description: 'added later', parameters: { type: 'object' }, execute: () => 'm' }),
+    );
     expect(declared(sdkSection(agent)!)).toEqual(['alpha', 'middle', 'zeta']);
     expect(sdkSection(agent)).not.toBe(before);
     const third = await requestOf(b, agent, 'three');
@@ -129,7 +136,11 @@ describe("deployment codeMode 'both' and 'native'", () => {
       await b.close();
       brood = undefined;
     }
-    expect(views).toEqual([['alpha', 'zeta'], ['alpha', 'zeta'], ['alpha', 'zeta']]);
+    expect(views).toEqual([
+      ['alpha', 'zeta'],
+      ['alpha', 'zeta'],
+      ['alpha', 'zeta'],
+    ]);
   });
 });
 
@@ -161,7 +172,11 @@ describe('children', () => {
     ] as const) {
       const { brood: b } = setup(deployment);
       const parent = await b.createAgent({ model: route, codeMode: parentMode });
-      const run = await b.subagents.start('spawn', { parent, prompt: 'child task', signal: new AbortController().signal });
+      const run = await b.subagents.start('spawn', {
+        parent,
+        prompt: 'child task',
+        signal: new AbortController().signal,
+      });
       expect((await run.result).stopReason).toBe('completed');
       await run.dispose();
       const requests = eventsOfType((await b.sessions.read(run.id)).events, 'model/request');

@@ -22,7 +22,13 @@ afterEach(async () => {
 
 /** A script whose first step calls run_code with `code`, then answers with the tool results. */
 function codeScript(match: string, code: string): Scripts[number] {
-  return { match, turns: [{ toolCalls: [{ name: 'run_code', arguments: { description: match, code } }] }, { text: 'after: {{results}}' }] };
+  return {
+    match,
+    turns: [
+      { toolCalls: [{ name: 'run_code', arguments: { description: match, code } }] },
+      { text: 'after: {{results}}' },
+    ],
+  };
 }
 
 interface Setup {
@@ -125,11 +131,19 @@ describe('run_code programs', () => {
       'console.log(typeof looked, looked.n, typeof greeting, greeting);',
       'return { looked, greeting };',
     ].join('\n');
-    const { brood: b, counter, contexts } = setup([codeScript('two tools', code), codeScript('a string', "console.log('x'); return 'plain text';")]);
+    const {
+      brood: b,
+      counter,
+      contexts,
+    } = setup([codeScript('two tools', code), codeScript('a string', "console.log('x'); return 'plain text';")]);
     const agent = await agentOf(b);
     const turn = await agent.run('two tools please');
     expect(turn.stopReason).toBe('completed');
-    const expected = ['start 1 { a: 1 }', 'object 42 string hello bob', JSON.stringify({ looked: { n: 42, tags: ['a', 'b'] }, greeting: 'hello bob' })].join('\n');
+    const expected = [
+      'start 1 { a: 1 }',
+      'object 42 string hello bob',
+      JSON.stringify({ looked: { n: 42, tags: ['a', 'b'] }, greeting: 'hello bob' }),
+    ].join('\n');
     expect(turn.output).toBe(`after: ${expected}`);
 
     const { events, results } = await resultsOf(b, agent.id);
@@ -169,7 +183,8 @@ describe('run_code programs', () => {
   });
 
   it('a tool error can be caught inside the program', async () => {
-    const code = "try { await tools.secret({}); } catch (e) { console.log('caught', e instanceof Error); } return 'ok';";
+    const code =
+      "try { await tools.secret({}); } catch (e) { console.log('caught', e instanceof Error); } return 'ok';";
     const { brood: b } = setup([codeScript('catch', code)]);
     const agent = await agentOf(b);
     await agent.run('catch it');
@@ -189,14 +204,22 @@ describe('run_code programs', () => {
 
   it('invalid run_code arguments → INVALID_ARGS', async () => {
     const { brood: b } = setup([
-      { match: 'missing', turns: [{ toolCalls: [{ name: 'run_code', arguments: { description: 'no code' } }] }, { text: 'x' }] },
-      { match: 'malformed', turns: [{ toolCalls: [{ name: 'run_code', arguments: '{"description": "d", "code": ' }] }, { text: 'x' }] },
+      {
+        match: 'missing',
+        turns: [{ toolCalls: [{ name: 'run_code', arguments: { description: 'no code' } }] }, { text: 'x' }],
+      },
+      {
+        match: 'malformed',
+        turns: [{ toolCalls: [{ name: 'run_code', arguments: '{"description": "d", "code": ' }] }, { text: 'x' }],
+      },
     ]);
     for (const prompt of ['missing code', 'malformed json']) {
       const agent = await agentOf(b);
       expect((await agent.run(prompt)).stopReason).toBe('completed');
       const { results } = await resultsOf(b, agent.id);
-      expect(results).toEqual([expect.objectContaining({ name: 'run_code', isError: true, errorCode: 'INVALID_ARGS' })]);
+      expect(results).toEqual([
+        expect.objectContaining({ name: 'run_code', isError: true, errorCode: 'INVALID_ARGS' }),
+      ]);
     }
   });
 });
@@ -204,7 +227,10 @@ describe('run_code programs', () => {
 describe('run_code limits', () => {
   for (const [label, spin] of [
     ['a synchronous busy loop', "console.log('spinning'); while (true) {}"],
-    ['a busy loop after an await', "console.log('spinning'); await tools.greet({ who: 'x' }); console.log('now spin'); while (true) {}"],
+    [
+      'a busy loop after an await',
+      "console.log('spinning'); await tools.greet({ who: 'x' }); console.log('now spin'); while (true) {}",
+    ],
   ] as const) {
     it(`${label} is stopped by codeBusyTimeoutMs: errored result with the logs, the agent and the host keep working`, async () => {
       const script = codeScript('spin', spin);
@@ -230,7 +256,9 @@ describe('run_code limits', () => {
   }
 
   it('codeWallTimeoutMs bounds the total time, even while a tool call is in flight', async () => {
-    const { brood: b, release } = setup([codeScript('wall', "console.log('waiting'); await tools.wait({}); console.log('never');")]);
+    const { brood: b, release } = setup([
+      codeScript('wall', "console.log('waiting'); await tools.wait({}); console.log('never');"),
+    ]);
     const agent = await agentOf(b);
     const started = Date.now();
     const turn = await agent.run('wall clock');
@@ -246,7 +274,9 @@ describe('run_code limits', () => {
 
 describe('run_code reachability', () => {
   it("under 'code' a direct model call to another tool fails UNKNOWN_TOOL pointing to run_code; the body never runs", async () => {
-    const { brood: b, counter } = setup([{ match: 'direct', turns: [{ toolCalls: [{ name: 'greet', arguments: { who: 'x' } }] }, { text: 'x' }] }]);
+    const { brood: b, counter } = setup([
+      { match: 'direct', turns: [{ toolCalls: [{ name: 'greet', arguments: { who: 'x' } }] }, { text: 'x' }] },
+    ]);
     const agent = await agentOf(b);
     expect((await agent.run('direct call')).stopReason).toBe('completed');
     const { results } = await resultsOf(b, agent.id);
@@ -254,7 +284,10 @@ describe('run_code reachability', () => {
     expect(results[0]!.content).toContain('run_code');
     expect(counter.of(agent.id)).toEqual({});
     // Host calls are not affected by Code Mode.
-    expect(await agent.tools.execute({ name: 'greet', arguments: { who: 'host' } })).toMatchObject({ isError: false, content: 'hello host' });
+    expect(await agent.tools.execute({ name: 'greet', arguments: { who: 'host' } })).toMatchObject({
+      isError: false,
+      content: 'hello host',
+    });
   });
 
   it("agent.tools.execute({ name: 'run_code' }) → UNKNOWN_TOOL under every mode", async () => {
@@ -263,14 +296,19 @@ describe('run_code reachability', () => {
       const agent = await agentOf(b);
       const result = await agent.tools.execute({ name: 'run_code', arguments: { description: 'd', code: 'return 1' } });
       expect(result).toMatchObject({ isError: true, error: { code: 'UNKNOWN_TOOL' } });
-      expect((await b.tools.execute({ name: 'run_code', arguments: { description: 'd', code: 'return 1' } })).error?.code).toBe('UNKNOWN_TOOL');
+      expect(
+        (await b.tools.execute({ name: 'run_code', arguments: { description: 'd', code: 'return 1' } })).error?.code,
+      ).toBe('UNKNOWN_TOOL');
       await b.close();
       brood = undefined;
     }
   });
 
   it("run_code called by the model under 'native' → UNKNOWN_TOOL and nothing runs", async () => {
-    const { brood: b, counter } = setup([codeScript('native', "await tools.greet({ who: 'x' }); return 'ran';")], 'native');
+    const { brood: b, counter } = setup(
+      [codeScript('native', "await tools.greet({ who: 'x' }); return 'ran';")],
+      'native',
+    );
     const agent = await agentOf(b);
     expect((await agent.run('native run_code')).stopReason).toBe('completed');
     const { results } = await resultsOf(b, agent.id);
@@ -285,7 +323,14 @@ describe('run_code reachability', () => {
           match: 'mixed',
           turns: [
             { toolCalls: [{ name: 'greet', arguments: { who: 'direct' } }] },
-            { toolCalls: [{ name: 'run_code', arguments: { description: 'd', code: "return await tools.greet({ who: 'code' });" } }] },
+            {
+              toolCalls: [
+                {
+                  name: 'run_code',
+                  arguments: { description: 'd', code: "return await tools.greet({ who: 'code' });" },
+                },
+              ],
+            },
             { text: 'x' },
           ],
         },

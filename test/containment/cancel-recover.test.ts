@@ -41,7 +41,9 @@ it('a hang that ignores agent.cancel() is stopped by force after cancelGraceMs: 
   expect(ended.stopReason).toBe('aborted');
   expect(ended.diagnostic).toMatch(/force/);
   const events = await expectWellFormed(brood.sessions, agent.id);
-  expect(eventsOfType(events, 'turn/end').map((e) => e.data)).toEqual([{ turn: 1, reason: 'aborted', diagnostic: ended.diagnostic }]);
+  expect(eventsOfType(events, 'turn/end').map((e) => e.data)).toEqual([
+    { turn: 1, reason: 'aborted', diagnostic: ended.diagnostic },
+  ]);
   // The host and the pool are fine; the stopped agent serves its next turn.
   expect(await bystander.run('hello')).toMatchObject({ stopReason: 'completed', output: 'hello' });
   expect(await agent.run('again')).toMatchObject({ stopReason: 'completed', output: 'back spin forever' });
@@ -128,13 +130,19 @@ it('co-hosted recovery re-attaches a running tool call by call id: it runs and i
 it("createBrood refuses fault turns under runner 'inline' (INVALID_CONFIG)", () => {
   let thrown: unknown;
   try {
-    createBrood({ runner: 'inline', models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'x', turns: [{ fault: 'exit' }] }] })] });
+    createBrood({
+      runner: 'inline',
+      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'x', turns: [{ fault: 'exit' }] }] })],
+    });
   } catch (error) {
     thrown = error;
   }
   expect((thrown as { code?: unknown } | undefined)?.code).toBe('INVALID_CONFIG');
   // The same scripts are fine for the worker runner.
-  const ok = createBrood({ runner: 'worker', models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'x', turns: [{ fault: 'exit' }] }] })] });
+  const ok = createBrood({
+    runner: 'worker',
+    models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'x', turns: [{ fault: 'exit' }] }] })],
+  });
   return ok.close();
 });
 
@@ -142,7 +150,11 @@ it('an inlineProvider child that reaches a fault turn ends error without running
   const { brood, tap } = setup([{ match: 'crashy', turns: [{ fault: 'throw' }] }]);
   brood.subagents.register(inlineProvider());
   const parent = await brood.createAgent({ model: route });
-  const run = await brood.subagents.start('inline', { parent, prompt: 'crashy child', signal: new AbortController().signal });
+  const run = await brood.subagents.start('inline', {
+    parent,
+    prompt: 'crashy child',
+    signal: new AbortController().signal,
+  });
   const result = await run.result;
   expect(result.stopReason).toBe('error');
   expect(typeof result.diagnostic).toBe('string');

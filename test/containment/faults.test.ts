@@ -38,7 +38,12 @@ function setup(fault: Fault) {
             latencyMs: 30,
             turns: [
               { toolCalls: [{ name: 'slow', arguments: { v: 1 } }] },
-              { toolCalls: [{ name: 'slow', arguments: { v: 2 } }, { name: 'slow', arguments: { v: 3 } }] },
+              {
+                toolCalls: [
+                  { name: 'slow', arguments: { v: 2 } },
+                  { name: 'slow', arguments: { v: 3 } },
+                ],
+              },
               { text: 'done {{prompt}}: {{results}}' },
             ],
           },
@@ -47,7 +52,12 @@ function setup(fault: Fault) {
     ],
     // An out-of-memory thread is also silent while it allocates: give the heap limit time to win the
     // race against the hang watchdog, so the diagnostic names the real cause.
-    pool: { threads: 2, hangTimeoutMs: fault === 'oom' ? 8000 : HANG_TIMEOUT_MS, cancelGraceMs: 300, resourceLimits: { maxOldGenerationSizeMb: 64 } },
+    pool: {
+      threads: 2,
+      hangTimeoutMs: fault === 'oom' ? 8000 : HANG_TIMEOUT_MS,
+      cancelGraceMs: 300,
+      resourceLimits: { maxOldGenerationSizeMb: 64 },
+    },
     codeBusyTimeoutMs: 300,
   });
   brood.tools.register(defineTool(countingSlowTool(counter, 40, (agentId, v) => `${agentId}#${v}`)));

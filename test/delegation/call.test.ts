@@ -21,15 +21,22 @@ describe('parseCall', () => {
     expect(parseCall(config(), base, false).background).toBe(false);
     expect(parseCall(config(), { ...base, run_in_background: true }, false).background).toBe(true);
     expect(parseCall(config({ backgroundMode: 'continuable' }), base, false).background).toBe(true);
-    expect(parseCall(config({ backgroundMode: 'continuable' }), { ...base, run_in_background: false }, false).background).toBe(false);
+    expect(
+      parseCall(config({ backgroundMode: 'continuable' }), { ...base, run_in_background: false }, false).background,
+    ).toBe(false);
   });
 
   it('background disabled: forced true is an INVALID_ARGS rejection with the SPEC text, false is the foreground', () => {
     const off = config({ enableRunInBackground: false });
     const error = argsError(() => parseCall(off, { ...base, run_in_background: true }, false));
-    expect(error).toMatchObject({ code: 'INVALID_ARGS', message: 'run_in_background is disabled for this tool instance' });
+    expect(error).toMatchObject({
+      code: 'INVALID_ARGS',
+      message: 'run_in_background is disabled for this tool instance',
+    });
     expect(parseCall(off, { ...base, run_in_background: false }, false).background).toBe(false);
-    expect(parseCall(config({ enableRunInBackground: false, backgroundMode: 'continuable' }), base, false).background).toBe(false);
+    expect(
+      parseCall(config({ enableRunInBackground: false, backgroundMode: 'continuable' }), base, false).background,
+    ).toBe(false);
   });
 
   it('requires a non-empty description and a prompt', () => {
@@ -48,11 +55,18 @@ describe('parseCall', () => {
   });
 
   it('selection: both provider and model, or only reasoning_effort, or nothing', () => {
-    expect(parseCall(config(), { ...base, provider: 'p', model: 'm' }, true).selection).toEqual({ provider: 'p', model: 'm' });
-    expect(parseCall(config(), { ...base, reasoning_effort: 'low' }, true).selection).toEqual({ reasoningEffort: 'low' });
+    expect(parseCall(config(), { ...base, provider: 'p', model: 'm' }, true).selection).toEqual({
+      provider: 'p',
+      model: 'm',
+    });
+    expect(parseCall(config(), { ...base, reasoning_effort: 'low' }, true).selection).toEqual({
+      reasoningEffort: 'low',
+    });
     expect(parseCall(config(), base, true).selection).toBeUndefined();
     expect(argsError(() => parseCall(config(), { ...base, provider: 'p' }, true)).code).toBe('INVALID_ARGS');
-    expect(argsError(() => parseCall(config(), { ...base, model: 'm', reasoning_effort: 'low' }, true)).code).toBe('INVALID_ARGS');
+    expect(argsError(() => parseCall(config(), { ...base, model: 'm', reasoning_effort: 'low' }, true)).code).toBe(
+      'INVALID_ARGS',
+    );
   });
 });
 
@@ -63,13 +77,25 @@ describe('childAgentOptions', () => {
     expect(childAgentOptions(configured, undefined)).toEqual(configured);
   });
   it('a new route drops the configured effort but keeps maxTokens', () => {
-    expect(childAgentOptions(configured, { provider: 'b', model: 'b1' })).toEqual({ provider: 'b', model: 'b1', maxTokens: 100 });
-    expect(childAgentOptions(configured, { provider: 'b', model: 'b1', reasoningEffort: 'low' })).toEqual({ provider: 'b', model: 'b1', reasoningEffort: 'low', maxTokens: 100 });
+    expect(childAgentOptions(configured, { provider: 'b', model: 'b1' })).toEqual({
+      provider: 'b',
+      model: 'b1',
+      maxTokens: 100,
+    });
+    expect(childAgentOptions(configured, { provider: 'b', model: 'b1', reasoningEffort: 'low' })).toEqual({
+      provider: 'b',
+      model: 'b1',
+      reasoningEffort: 'low',
+      maxTokens: 100,
+    });
     expect(childAgentOptions(configured, { provider: 'a', model: 'a1' })).toEqual(configured);
     expect(childAgentOptions(undefined, { provider: 'b', model: 'b1' })).toEqual({ provider: 'b', model: 'b1' });
   });
   it('effort only: overrides the configured effort on the configured route', () => {
-    expect(childAgentOptions(configured, { reasoningEffort: 'low' })).toEqual({ ...configured, reasoningEffort: 'low' });
+    expect(childAgentOptions(configured, { reasoningEffort: 'low' })).toEqual({
+      ...configured,
+      reasoningEffort: 'low',
+    });
     expect(childAgentOptions(undefined, { reasoningEffort: 'low' })).toEqual({ reasoningEffort: 'low' });
   });
 });
@@ -81,7 +107,13 @@ describe('buildRequest', () => {
     expect(request).toEqual({ parent, prompt: base.prompt, label: base.description, maxDepth: 3 });
     const full = config({ persona: '', toolFilter: { deny: ['x'] }, agentOptions: { maxTokens: 9 }, maxDepth: 0 });
     expect(buildRequest(full, parent, { ...base, selection: undefined })).toEqual({
-      parent, prompt: base.prompt, label: base.description, persona: '', toolFilter: { deny: ['x'] }, maxDepth: 0, agentOptions: { maxTokens: 9 },
+      parent,
+      prompt: base.prompt,
+      label: base.description,
+      persona: '',
+      toolFilter: { deny: ['x'] },
+      maxDepth: 0,
+      agentOptions: { maxTokens: 9 },
     });
   });
   it("'provider-managed' sends no cap, and each request gets its own filter copy", () => {

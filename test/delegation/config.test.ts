@@ -33,8 +33,13 @@ describe('subagentTool config', () => {
   it('keeps given values, copies arrays, and accepts maxDepth 0 and provider-managed', () => {
     const allow = ['read'];
     const config = parseSubagentToolConfig({
-      provider: 'fork', toolName: 'subagent_fork', backgroundMode: 'continuable', maxDepth: 0,
-      toolFilter: { allow }, agentOptions: { provider: 'p', model: 'm', maxTokens: 5 }, persona: '',
+      provider: 'fork',
+      toolName: 'subagent_fork',
+      backgroundMode: 'continuable',
+      maxDepth: 0,
+      toolFilter: { allow },
+      agentOptions: { provider: 'p', model: 'm', maxTokens: 5 },
+      persona: '',
     });
     allow.push('write');
     expect(config.toolFilter).toEqual({ allow: ['read'] });
@@ -42,7 +47,9 @@ describe('subagentTool config', () => {
     expect(config.agentOptions).toEqual({ provider: 'p', model: 'm', maxTokens: 5 });
     expect(config.persona).toBe('');
     expect(config.maxDepth).toBe(0);
-    expect(parseSubagentToolConfig({ provider: 'acp', maxDepth: 'provider-managed' }).maxDepth).toBe('provider-managed');
+    expect(parseSubagentToolConfig({ provider: 'acp', maxDepth: 'provider-managed' }).maxDepth).toBe(
+      'provider-managed',
+    );
     expect(parseSubagentToolConfig({ provider: 'x', toolFilter: { deny: [] } }).toolFilter).toEqual({ deny: [] });
     expect(parseSubagentToolConfig({ provider: 'x', toolFilter: { allow: [] } }).toolFilter).toEqual({ allow: [] });
   });
@@ -61,15 +68,31 @@ describe('subagentTool config', () => {
     ['maxDepth -0', { provider: 'spawn', maxDepth: -0 }, /maxDepth/],
     ['maxDepth unsafe', { provider: 'spawn', maxDepth: 2 ** 53 }, /maxDepth/],
     ['maxDepth null', { provider: 'spawn', maxDepth: null }, /maxDepth/],
-    ['both model-selection switches', { provider: 'spawn', enableModelSelection: true, modelSelectionSettings: true }, /enableModelSelection.*modelSelectionSettings/],
+    [
+      'both model-selection switches',
+      { provider: 'spawn', enableModelSelection: true, modelSelectionSettings: true },
+      /enableModelSelection.*modelSelectionSettings/,
+    ],
     ['unknown key', { provider: 'spawn', tool_name: 'x' }, /tool_name/],
     ['toolName with a space', { provider: 'spawn', toolName: 'sub agent' }, /toolName/],
     ['toolName empty', { provider: 'spawn', toolName: '' }, /toolName/],
     ['toolName too long', { provider: 'spawn', toolName: 'a'.repeat(65) }, /toolName/],
     ['agentOptions.maxTokens zero', { provider: 'spawn', agentOptions: { maxTokens: 0 } }, /agentOptions\.maxTokens/],
-    ['agentOptions.maxTokens fraction', { provider: 'spawn', agentOptions: { maxTokens: 1.5 } }, /agentOptions\.maxTokens/],
-    ['agentOptions.maxTokens unsafe', { provider: 'spawn', agentOptions: { maxTokens: 2 ** 53 } }, /agentOptions\.maxTokens/],
-    ['agentOptions.maxTokens string', { provider: 'spawn', agentOptions: { maxTokens: '5' } }, /agentOptions\.maxTokens/],
+    [
+      'agentOptions.maxTokens fraction',
+      { provider: 'spawn', agentOptions: { maxTokens: 1.5 } },
+      /agentOptions\.maxTokens/,
+    ],
+    [
+      'agentOptions.maxTokens unsafe',
+      { provider: 'spawn', agentOptions: { maxTokens: 2 ** 53 } },
+      /agentOptions\.maxTokens/,
+    ],
+    [
+      'agentOptions.maxTokens string',
+      { provider: 'spawn', agentOptions: { maxTokens: '5' } },
+      /agentOptions\.maxTokens/,
+    ],
     ['agentOptions unknown key', { provider: 'spawn', agentOptions: { effort: 'high' } }, /effort/],
     ['backgroundMode unknown', { provider: 'spawn', backgroundMode: 'detached' }, /backgroundMode/],
     ['enableRunInBackground not boolean', { provider: 'spawn', enableRunInBackground: 'yes' }, /enableRunInBackground/],

@@ -13,7 +13,10 @@ afterEach(async () => {
 
 const usage = { inputTokens: 1, outputTokens: 1 };
 
-function fakeProvider(makeRun: (request: SubagentStartRequest) => SubagentRun, seen: SubagentStartRequest[] = []): SubagentProvider {
+function fakeProvider(
+  makeRun: (request: SubagentStartRequest) => SubagentRun,
+  seen: SubagentStartRequest[] = [],
+): SubagentProvider {
   return {
     name: 'fake',
     capabilities: { persona: true, toolFilter: true, depthLimit: true, agentOptions: true, outputSchema: false },
@@ -42,7 +45,9 @@ async function setup(makeRun: (request: SubagentStartRequest) => SubagentRun, co
 
 describe('foreground edge cases', () => {
   it('always awaits dispose, and keeps both failures when collection and disposal fail', async () => {
-    const { exec } = await setup(() => run(Promise.reject(new Error('store broke')), () => Promise.reject(new Error('dispose broke'))));
+    const { exec } = await setup(() =>
+      run(Promise.reject(new Error('store broke')), () => Promise.reject(new Error('dispose broke'))),
+    );
     const result = await exec();
     expect(result.isError).toBe(true);
     expect(result.content).toContain('store broke');
@@ -50,7 +55,9 @@ describe('foreground edge cases', () => {
   });
 
   it('a failed disposal after a completed result is an error', async () => {
-    const { exec } = await setup(() => run(Promise.resolve({ output: 'fine', stopReason: 'completed', usage }), () => Promise.reject(new Error('leak'))));
+    const { exec } = await setup(() =>
+      run(Promise.resolve({ output: 'fine', stopReason: 'completed', usage }), () => Promise.reject(new Error('leak'))),
+    );
     const result = await exec();
     expect(result).toMatchObject({ isError: true, content: 'Error: subagent completed but disposing it failed: leak' });
   });
@@ -68,18 +75,32 @@ describe('foreground edge cases', () => {
   });
 
   it('renders the diagnostic and partial output of a failed run', async () => {
-    const { exec } = await setup(() => run(Promise.resolve({ output: 'par', stopReason: 'error', diagnostic: 'HTTP 503', usage })));
-    expect((await exec()).content).toBe('Error: subagent run failed\nDiagnostic: HTTP 503\nPartial output before the run ended:\npar');
+    const { exec } = await setup(() =>
+      run(Promise.resolve({ output: 'par', stopReason: 'error', diagnostic: 'HTTP 503', usage })),
+    );
+    expect((await exec()).content).toBe(
+      'Error: subagent run failed\nDiagnostic: HTTP 503\nPartial output before the run ended:\npar',
+    );
   });
 
   it('copies persona, toolFilter, maxDepth and agentOptions into every start request', async () => {
     const { exec, seen } = await setup(() => run(Promise.resolve({ output: 'ok', stopReason: 'completed', usage })), {
-      persona: 'You are terse.', toolFilter: { allow: [] }, maxDepth: 2, agentOptions: { maxTokens: 64 },
+      persona: 'You are terse.',
+      toolFilter: { allow: [] },
+      maxDepth: 2,
+      agentOptions: { maxTokens: 64 },
     });
     await exec();
     await exec();
     expect(seen).toHaveLength(2);
-    expect(seen[0]).toMatchObject({ prompt: 'task', label: 'label', persona: 'You are terse.', toolFilter: { allow: [] }, maxDepth: 2, agentOptions: { maxTokens: 64 } });
+    expect(seen[0]).toMatchObject({
+      prompt: 'task',
+      label: 'label',
+      persona: 'You are terse.',
+      toolFilter: { allow: [] },
+      maxDepth: 2,
+      agentOptions: { maxTokens: 64 },
+    });
     expect(seen[0]?.toolFilter).not.toBe(seen[1]?.toolFilter);
     expect(seen[0]?.signal).toBeInstanceOf(AbortSignal);
   });
@@ -87,7 +108,9 @@ describe('foreground edge cases', () => {
 
 describe('background edge cases', () => {
   it('a failed job reports its stop reason and diagnostic in the status line', async () => {
-    const { parent, exec } = await setup(() => run(Promise.resolve({ output: 'part', stopReason: 'error', diagnostic: 'worker died', usage })));
+    const { parent, exec } = await setup(() =>
+      run(Promise.resolve({ output: 'part', stopReason: 'error', diagnostic: 'worker died', usage })),
+    );
     brood!.use(jobTools());
     expect((await exec({ run_in_background: true })).content).toBe('started background subagent job job_1');
     const out = await parent.tools.execute({ name: 'job_output', arguments: { job_id: 'job_1', wait: true } });
@@ -98,10 +121,18 @@ describe('background edge cases', () => {
     let childSignal: AbortSignal | undefined;
     const { parent } = await setup((request) => {
       childSignal = request.signal;
-      return run(new Promise<SubagentResult>((resolve) => setTimeout(() => resolve({ output: 'kept', stopReason: 'completed', usage }), 50)));
+      return run(
+        new Promise<SubagentResult>((resolve) =>
+          setTimeout(() => resolve({ output: 'kept', stopReason: 'completed', usage }), 50),
+        ),
+      );
     });
     const controller = new AbortController();
-    const started = await parent.tools.execute({ name: 'subagent', arguments: { description: 'l', prompt: 't', run_in_background: true }, signal: controller.signal });
+    const started = await parent.tools.execute({
+      name: 'subagent',
+      arguments: { description: 'l', prompt: 't', run_in_background: true },
+      signal: controller.signal,
+    });
     expect(started.content).toBe('started background subagent job job_1');
     controller.abort();
     expect(childSignal?.aborted).toBe(false);

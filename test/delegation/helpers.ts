@@ -31,7 +31,8 @@ export async function waitForEvents(
   for (;;) {
     const found = (await eventsOf(brood, id)).filter(match);
     if (found.length >= count) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} matching events in ${id} (have ${found.length})`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${count} matching events in ${id} (have ${found.length})`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -39,7 +40,11 @@ export async function waitForEvents(
 /** A custom provider with chosen capabilities, built on spawn's start. */
 export function customProvider(
   name: string,
-  overrides: { caps?: Partial<SubagentProvider['capabilities']>; inheritsParentContext?: boolean; continuable?: boolean } = {},
+  overrides: {
+    caps?: Partial<SubagentProvider['capabilities']>;
+    inheritsParentContext?: boolean;
+    continuable?: boolean;
+  } = {},
 ): SubagentProvider {
   const base = spawnProvider({ name });
   const provider: SubagentProvider = {

@@ -18,19 +18,37 @@ const models = () => [
       {
         match: 'pick a model',
         turns: [
-          { toolCalls: [{ name: 'subagent', arguments: { description: 'think hard', prompt: 'deep thought', provider: 'other', model: 'thinker', reasoning_effort: 'high' } }] },
+          {
+            toolCalls: [
+              {
+                name: 'subagent',
+                arguments: {
+                  description: 'think hard',
+                  prompt: 'deep thought',
+                  provider: 'other',
+                  model: 'thinker',
+                  reasoning_effort: 'high',
+                },
+              },
+            ],
+          },
           { text: '{{results}}' },
         ],
       },
     ],
   }),
-  scriptedModels({ id: 'other', name: 'Other Models', models: ['big', { id: 'thinker', efforts: ['low', 'high'], defaultEffort: 'low' }] }),
+  scriptedModels({
+    id: 'other',
+    name: 'Other Models',
+    models: ['big', { id: 'thinker', efforts: ['low', 'high'], defaultEffort: 'low' }],
+  }),
 ];
 
-const fieldsOf = (schema: { parameters: Record<string, unknown> } | undefined) => Object.keys((schema?.parameters.properties ?? {}) as object);
+const fieldsOf = (schema: { parameters: Record<string, unknown> } | undefined) =>
+  Object.keys((schema?.parameters.properties ?? {}) as object);
 
 describe('enableModelSelection', () => {
-  it("a child runs on the selected provider/model and its model/request shows it", async () => {
+  it('a child runs on the selected provider/model and its model/request shows it', async () => {
     brood = makeBrood({ models: models() });
     brood.use(subagentTool({ provider: 'spawn', enableModelSelection: true }));
     const parent = await brood.createAgent({ model: route });
@@ -47,19 +65,23 @@ describe('enableModelSelection', () => {
     brood = makeBrood({ models: models() });
     brood.use(subagentTool({ provider: 'spawn', enableModelSelection: true }));
     const parent = await brood.createAgent({ model: route });
-    const run = (extra: Record<string, unknown>) => parent.tools.execute({ name: 'subagent', arguments: { description: 'd', prompt: 'p', ...extra } });
+    const run = (extra: Record<string, unknown>) =>
+      parent.tools.execute({ name: 'subagent', arguments: { description: 'd', prompt: 'p', ...extra } });
     expect((await run({ provider: 'other', model: 'missing' })).error?.code).toBe('UNKNOWN_MODEL');
-    expect((await run({ provider: 'other', model: 'thinker', reasoning_effort: 'max' })).error?.code).toBe('INVALID_EFFORT');
+    expect((await run({ provider: 'other', model: 'thinker', reasoning_effort: 'max' })).error?.code).toBe(
+      'INVALID_EFFORT',
+    );
     expect((await run({ provider: 'other' })).error?.code).toBe('INVALID_ARGS');
     expect((await brood.sessions.list()).filter((h) => h.origin === 'subagent')).toHaveLength(0);
     expect((await run({ provider: 'other', model: 'big' })).isError).toBe(false);
   });
 
-  it('list_subagent_models lists providers, models, and one model\'s efforts', async () => {
+  it("list_subagent_models lists providers, models, and one model's efforts", async () => {
     brood = makeBrood({ models: models() });
     brood.use(subagentTool({ provider: 'spawn', enableModelSelection: true }));
     const parent = await brood.createAgent({ model: route });
-    const list = (args: Record<string, unknown>) => parent.tools.execute({ name: 'list_subagent_models', arguments: args });
+    const list = (args: Record<string, unknown>) =>
+      parent.tools.execute({ name: 'list_subagent_models', arguments: args });
     expect((await list({})).content).toBe('scripted — scripted\nother — Other Models');
     expect((await list({ provider: 'other' })).content).toBe('big\nthinker');
     expect((await list({ provider: 'other', model: 'thinker' })).content).toBe('efforts: low, high\ndefault: low');
@@ -73,14 +95,24 @@ describe('enableModelSelection', () => {
     const agent = await brood.createAgent({ model: route });
     const first = JSON.stringify(agent.tools.view().schemas);
     expect(JSON.stringify(agent.tools.view().schemas)).toBe(first);
-    expect(fieldsOf(agent.tools.view().schemas.find((s) => s.name === 'subagent'))).toEqual(['description', 'prompt', 'run_in_background', 'provider', 'model', 'reasoning_effort']);
+    expect(fieldsOf(agent.tools.view().schemas.find((s) => s.name === 'subagent'))).toEqual([
+      'description',
+      'prompt',
+      'run_in_background',
+      'provider',
+      'model',
+      'reasoning_effort',
+    ]);
   });
 });
 
 describe('modelSelectionSettings', () => {
-  it("only agents whose session decision is enabled see the fields and list_subagent_models", async () => {
+  it('only agents whose session decision is enabled see the fields and list_subagent_models', async () => {
     let enabled = true;
-    brood = makeBrood({ models: models(), preferences: { get: (key) => (key === 'subagent-model-selection.enabled' ? enabled : undefined) } });
+    brood = makeBrood({
+      models: models(),
+      preferences: { get: (key) => (key === 'subagent-model-selection.enabled' ? enabled : undefined) },
+    });
     brood.use(subagentTool({ provider: 'spawn', modelSelectionSettings: true }));
     const chosen = await brood.createAgent({ model: route });
     enabled = false;
@@ -90,9 +122,15 @@ describe('modelSelectionSettings', () => {
     expect(chosen.tools.view().names).toContain('list_subagent_models');
     expect(fieldsOf(subagentSchema(plain))).toEqual(['description', 'prompt', 'run_in_background']);
     expect(plain.tools.view().names).not.toContain('list_subagent_models');
-    const forced = await plain.tools.execute({ name: 'subagent', arguments: { description: 'd', prompt: 'p', provider: 'other', model: 'big' } });
+    const forced = await plain.tools.execute({
+      name: 'subagent',
+      arguments: { description: 'd', prompt: 'p', provider: 'other', model: 'big' },
+    });
     expect(forced.error?.code).toBe('INVALID_ARGS');
-    const picked = await chosen.tools.execute({ name: 'subagent', arguments: { description: 'd', prompt: 'p', provider: 'other', model: 'big' } });
+    const picked = await chosen.tools.execute({
+      name: 'subagent',
+      arguments: { description: 'd', prompt: 'p', provider: 'other', model: 'big' },
+    });
     expect(picked.isError).toBe(false);
   });
 });

@@ -54,7 +54,9 @@ describe('mounting with the provider', () => {
   it('a host tool that took the name after use() fails the mount with INVALID_CONFIG and rolls the provider back', () => {
     brood = makeBrood({ providers: [] });
     brood.use(subagentTool({ provider: 'custom', toolName: 'delegate', enableRunInBackground: false }));
-    brood.tools.register(defineTool({ name: 'delegate', description: 'd', parameters: { type: 'object' }, execute: () => 'x' }));
+    brood.tools.register(
+      defineTool({ name: 'delegate', description: 'd', parameters: { type: 'object' }, execute: () => 'x' }),
+    );
     expect(thrown(() => brood!.subagents.register(customProvider('custom')))?.code).toBe('INVALID_CONFIG');
     expect(brood.subagents.list()).toEqual([]);
   });
@@ -63,24 +65,49 @@ describe('mounting with the provider', () => {
     ['maxDepth → depthLimit', { provider: 'x' }, { depthLimit: false }, /depthLimit/],
     ['persona → persona', { provider: 'x', persona: 'p' }, { persona: false }, /persona/],
     ['toolFilter → toolFilter', { provider: 'x', toolFilter: { deny: [] } }, { toolFilter: false }, /toolFilter/],
-    ['agentOptions → agentOptions', { provider: 'x', agentOptions: { maxTokens: 5 } }, { agentOptions: false }, /agentOptions/],
-    ['model selection → agentOptions', { provider: 'x', enableModelSelection: true }, { agentOptions: false }, /agentOptions/],
-    ['settings selection → agentOptions', { provider: 'x', modelSelectionSettings: true }, { agentOptions: false }, /agentOptions/],
+    [
+      'agentOptions → agentOptions',
+      { provider: 'x', agentOptions: { maxTokens: 5 } },
+      { agentOptions: false },
+      /agentOptions/,
+    ],
+    [
+      'model selection → agentOptions',
+      { provider: 'x', enableModelSelection: true },
+      { agentOptions: false },
+      /agentOptions/,
+    ],
+    [
+      'settings selection → agentOptions',
+      { provider: 'x', modelSelectionSettings: true },
+      { agentOptions: false },
+      /agentOptions/,
+    ],
     ["'provider-managed' with depthLimit", { provider: 'x', maxDepth: 'provider-managed' }, {}, /provider-managed/],
-  ])('use() fails with INVALID_CONFIG when the provider lacks a needed capability: %s', (_label, config, caps, message) => {
-    brood = makeBrood({ providers: [customProvider('x', { caps })] });
-    const error = thrown(() => brood!.use(subagentTool(config)));
-    expect(error?.code).toBe('INVALID_CONFIG');
-    expect(error?.message).toMatch(message);
-    expect(names(brood)).toEqual([]);
-    // Nothing left behind: the same name can be used by a valid instance.
-    brood.use(subagentTool({ provider: 'x', maxDepth: caps.depthLimit === false ? 'provider-managed' : 3 }));
-    expect(names(brood)).toContain('subagent');
-  });
+  ])(
+    'use() fails with INVALID_CONFIG when the provider lacks a needed capability: %s',
+    (_label, config, caps, message) => {
+      brood = makeBrood({ providers: [customProvider('x', { caps })] });
+      const error = thrown(() => brood!.use(subagentTool(config)));
+      expect(error?.code).toBe('INVALID_CONFIG');
+      expect(error?.message).toMatch(message);
+      expect(names(brood)).toEqual([]);
+      // Nothing left behind: the same name can be used by a valid instance.
+      brood.use(subagentTool({ provider: 'x', maxDepth: caps.depthLimit === false ? 'provider-managed' : 3 }));
+      expect(names(brood)).toContain('subagent');
+    },
+  );
 
   it("continuable needs prepareContinuable; 'provider-managed' mounts on a provider without depthLimit", () => {
-    brood = makeBrood({ providers: [customProvider('oneshot', { continuable: false }), customProvider('remote', { caps: { depthLimit: false } })] });
-    expect(thrown(() => brood!.use(subagentTool({ provider: 'oneshot', backgroundMode: 'continuable' })))?.code).toBe('INVALID_CONFIG');
+    brood = makeBrood({
+      providers: [
+        customProvider('oneshot', { continuable: false }),
+        customProvider('remote', { caps: { depthLimit: false } }),
+      ],
+    });
+    expect(thrown(() => brood!.use(subagentTool({ provider: 'oneshot', backgroundMode: 'continuable' })))?.code).toBe(
+      'INVALID_CONFIG',
+    );
     expect(names(brood)).toEqual([]);
     brood.use(subagentTool({ provider: 'remote', toolName: 'remote', maxDepth: 'provider-managed' }));
     expect(names(brood)).toContain('remote');
@@ -98,9 +125,15 @@ describe('reservations and shared installs', () => {
 
   it('rejects a toolName that is already a registered tool, and the shared tool names', () => {
     brood = makeBrood();
-    brood.tools.register(defineTool({ name: 'taken', description: 'd', parameters: { type: 'object' }, execute: () => 'x' }));
-    expect(thrown(() => brood!.use(subagentTool({ provider: 'spawn', toolName: 'taken' })))?.code).toBe('INVALID_CONFIG');
-    expect(thrown(() => brood!.use(subagentTool({ provider: 'spawn', toolName: 'job_output' })))?.code).toBe('INVALID_CONFIG');
+    brood.tools.register(
+      defineTool({ name: 'taken', description: 'd', parameters: { type: 'object' }, execute: () => 'x' }),
+    );
+    expect(thrown(() => brood!.use(subagentTool({ provider: 'spawn', toolName: 'taken' })))?.code).toBe(
+      'INVALID_CONFIG',
+    );
+    expect(thrown(() => brood!.use(subagentTool({ provider: 'spawn', toolName: 'job_output' })))?.code).toBe(
+      'INVALID_CONFIG',
+    );
     expect(names(brood)).toEqual(['taken']);
   });
 
@@ -108,7 +141,9 @@ describe('reservations and shared installs', () => {
     brood = makeBrood();
     brood.use(subagentTool({ provider: 'spawn', enableModelSelection: true }));
     expect(names(brood)).toContain('list_subagent_models');
-    const error = thrown(() => brood!.use(subagentTool({ provider: 'spawn', toolName: 'second', modelSelectionSettings: true })));
+    const error = thrown(() =>
+      brood!.use(subagentTool({ provider: 'spawn', toolName: 'second', modelSelectionSettings: true })),
+    );
     expect(error?.code).toBe('INVALID_CONFIG');
     expect(error?.message).toMatch(/list_subagent_models/);
     expect(names(brood)).not.toContain('second');

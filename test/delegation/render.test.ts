@@ -14,7 +14,12 @@ import { clampWait } from '../../src/delegation/job-tools.js';
 import type { SubagentResult } from '../../src/subagents/types.js';
 
 const usage = { inputTokens: 0, outputTokens: 0 };
-const result = (extra: Partial<SubagentResult>): SubagentResult => ({ output: '', stopReason: 'completed', usage, ...extra });
+const result = (extra: Partial<SubagentResult>): SubagentResult => ({
+  output: '',
+  stopReason: 'completed',
+  usage,
+  ...extra,
+});
 
 describe('foreground failure rendering', () => {
   it.each([
@@ -59,26 +64,37 @@ describe('job rendering', () => {
     expect(statusLine('completed', result({ output: 'x' }))).toBe('[status: completed]');
     expect(statusLine('killed', result({ stopReason: 'aborted' }))).toBe('[status: killed]');
     expect(statusLine('failed', result({ stopReason: 'max-tokens' }))).toBe('[status: failed, max-tokens]');
-    expect(statusLine('failed', result({ stopReason: 'error', diagnostic: 'boom' }))).toBe('[status: failed, error; diagnostic: boom]');
+    expect(statusLine('failed', result({ stopReason: 'error', diagnostic: 'boom' }))).toBe(
+      '[status: failed, error; diagnostic: boom]',
+    );
   });
 
   it('job_output text: (no new output) while running, (no output) when empty, stable when finished', () => {
     expect(jobOutputText({ status: 'running', result: undefined })).toBe('(no new output)\n[status: running]');
     expect(jobOutputText({ status: 'stopping', result: undefined })).toBe('(no new output)\n[status: stopping]');
-    expect(jobOutputText({ status: 'completed', result: result({ output: 'done' }) })).toBe('done\n[status: completed]');
+    expect(jobOutputText({ status: 'completed', result: result({ output: 'done' }) })).toBe(
+      'done\n[status: completed]',
+    );
     expect(jobOutputText({ status: 'completed', result: result({}) })).toBe('(no output)\n[status: completed]');
-    expect(jobOutputText({ status: 'failed', result: result({ stopReason: 'refusal' }) })).toBe('(no output)\n[status: failed, refusal]');
+    expect(jobOutputText({ status: 'failed', result: result({ stopReason: 'refusal' }) })).toBe(
+      '(no output)\n[status: failed, refusal]',
+    );
   });
 
   it('job_list and job_kill texts', () => {
     expect(jobListText([])).toBe('(no background jobs)');
-    expect(jobListText([{ id: 'job_1', status: 'running', label: 'scan repo' }, { id: 'job_2', status: 'failed', label: 'x' }])).toBe(
-      'job_1 [subagent] running — scan repo\njob_2 [subagent] failed — x',
+    expect(
+      jobListText([
+        { id: 'job_1', status: 'running', label: 'scan repo' },
+        { id: 'job_2', status: 'failed', label: 'x' },
+      ]),
+    ).toBe('job_1 [subagent] running — scan repo\njob_2 [subagent] failed — x');
+    expect(jobKillText({ id: 'job_1', status: 'stopping', result: undefined }, true)).toBe(
+      'requested cancellation of job job_1',
     );
-    expect(jobKillText({ id: 'job_1', status: 'stopping', result: undefined }, true)).toBe('requested cancellation of job job_1');
-    expect(jobKillText({ id: 'job_1', status: 'failed', result: result({ stopReason: 'error', diagnostic: 'd' }) }, false)).toBe(
-      'job job_1 had already finished [status: failed, error; diagnostic: d]',
-    );
+    expect(
+      jobKillText({ id: 'job_1', status: 'failed', result: result({ stopReason: 'error', diagnostic: 'd' }) }, false),
+    ).toBe('job job_1 had already finished [status: failed, error; diagnostic: d]');
   });
 
   it('wait defaults to 30 s and is clamped to 600 s', () => {

@@ -35,8 +35,18 @@ describe('delegation tool wording', () => {
     const plain = toolParameters(config(), fresh, false);
     expect(plain.required).toEqual(['description', 'prompt']);
     expect(props(plain)).toEqual(['description', 'prompt', 'run_in_background']);
-    expect(props(toolParameters(config({ enableRunInBackground: false }), fresh, false))).toEqual(['description', 'prompt']);
-    expect(props(toolParameters(config(), fresh, true))).toEqual(['description', 'prompt', 'run_in_background', 'provider', 'model', 'reasoning_effort']);
+    expect(props(toolParameters(config({ enableRunInBackground: false }), fresh, false))).toEqual([
+      'description',
+      'prompt',
+    ]);
+    expect(props(toolParameters(config(), fresh, true))).toEqual([
+      'description',
+      'prompt',
+      'run_in_background',
+      'provider',
+      'model',
+      'reasoning_effort',
+    ]);
     expect(describeTool(config(), fresh, true)).toMatch(/list_subagent_models/);
     expect(describeTool(config({ enableRunInBackground: false }), fresh, false)).not.toMatch(/run_in_background/);
   });
@@ -53,7 +63,9 @@ describe('delegation tool wording', () => {
     const variants = [config(), config({ backgroundMode: 'continuable' }), config({ enableModelSelection: true })];
     for (const c of variants) {
       for (const facts of [fresh, fork]) {
-        expect(JSON.stringify(toolWording(c, facts, true))).toBe(JSON.stringify(toolWording(config({ ...c }), { ...facts }, true)));
+        expect(JSON.stringify(toolWording(c, facts, true))).toBe(
+          JSON.stringify(toolWording(config({ ...c }), { ...facts }, true)),
+        );
       }
     }
     expect(continuableSectionText('subagent')).toBe(continuableSectionText('subagent'));

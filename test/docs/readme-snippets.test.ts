@@ -35,7 +35,8 @@ function snippets(markdown: string): { line: number; code: string }[] {
 
 function withContext(code: string): string {
   const declared = (name: string): boolean =>
-    new RegExp(`\\b(const|let|var|function)\\s+${name}\\b`).test(code) || new RegExp(`\\bimport\\b[^;]*?\\b${name}\\b[^;]*?\\bfrom\\b`).test(code);
+    new RegExp(`\\b(const|let|var|function)\\s+${name}\\b`).test(code) ||
+    new RegExp(`\\bimport\\b[^;]*?\\b${name}\\b[^;]*?\\bfrom\\b`).test(code);
   const preamble = Object.entries(CONTEXT)
     .filter(([name]) => new RegExp(`\\b${name}\\b`).test(code) && !declared(name))
     .map(([, declaration]) => declaration);
@@ -68,7 +69,9 @@ describe('README.md', () => {
         paths: { brood: [join(ROOT, 'dist/index.d.ts')], zod: [join(ROOT, 'node_modules/zod')] },
       });
       const problems = ts.getPreEmitDiagnostics(program).map((d) => {
-        const where = d.file ? `${d.file.fileName.split('/').at(-1)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line}` : '';
+        const where = d.file
+          ? `${d.file.fileName.split('/').at(-1)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line}`
+          : '';
         return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
       });
       expect(problems).toEqual([]);

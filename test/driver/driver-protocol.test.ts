@@ -39,8 +39,15 @@ class FakeParent {
   readonly events: DriverEvent[] = [];
   readonly reports: TurnReport[] = [];
   readonly executed: string[] = [];
-  view: DriverView = { system: 'sys v1', tools: [{ name: 'echo', description: 'echo', parameters: { type: 'object' } }], classes: { echo: 'parallel' } };
-  tool: (call: { callId: string; name: string; arguments: string }) => Promise<ToolResult> = async (call) => ({ isError: false, content: `echo ${call.arguments}` });
+  view: DriverView = {
+    system: 'sys v1',
+    tools: [{ name: 'echo', description: 'echo', parameters: { type: 'object' } }],
+    classes: { echo: 'parallel' },
+  };
+  tool: (call: { callId: string; name: string; arguments: string }) => Promise<ToolResult> = async (call) => ({
+    isError: false,
+    content: `echo ${call.arguments}`,
+  });
   private turn = 0;
   /** Replacement gateway methods (set before connect), e.g. to send malformed replies. */
   overrides: Partial<Record<keyof GatewayRemote, (...args: never[]) => unknown>> = {};
@@ -73,8 +80,17 @@ class FakeParent {
   }
 }
 
-function plainLink<In extends ParentFrame | HostFrame>(port: MessagePort, frame: (frame: In) => void, closed: () => void = () => undefined) {
-  return new Link<In, ParentFrame | HostFrame>(portCarrier(port), { accept: (raw) => raw as In, frame, invalid: () => undefined, closed });
+function plainLink<In extends ParentFrame | HostFrame>(
+  port: MessagePort,
+  frame: (frame: In) => void,
+  closed: () => void = () => undefined,
+) {
+  return new Link<In, ParentFrame | HostFrame>(portCarrier(port), {
+    accept: (raw) => raw as In,
+    frame,
+    invalid: () => undefined,
+    closed,
+  });
 }
 
 /** Wires a parent and a driver across a real MessageChannel and two links (the worker path, minus the thread). */
@@ -87,7 +103,11 @@ function connect(parent: FakeParent, adapter: ModelAdapter, plan: Partial<Driver
   });
   serveGateway(parentLink.endpoint(1), gateway);
   let client!: GatewayClient;
-  const driverLink = plainLink<HostFrame>(port2, () => undefined, () => client.fail("the parent closed this thread's link"));
+  const driverLink = plainLink<HostFrame>(
+    port2,
+    () => undefined,
+    () => client.fail("the parent closed this thread's link"),
+  );
   client = new GatewayClient(driverLink.endpoint(1), (events) => driverLink.send({ k: 'log', a: 1, events }));
   const version = new VersionCell();
   const fullPlan: DriverPlan = {
@@ -157,12 +177,17 @@ describe('Driver over a MessageChannel', () => {
       'assistant/message',
     ]);
     expect(parent.events.filter((e) => e.type === 'tool/result').map((e) => e.data.callId)).toEqual(['c1', 'c2']);
-    expect(parent.events.filter((e) => e.type === 'model/request').map((e) => e.data.system)).toEqual(['sys v1', 'sys v2']);
+    expect(parent.events.filter((e) => e.type === 'model/request').map((e) => e.data.system)).toEqual([
+      'sys v1',
+      'sys v2',
+    ]);
     expect(adapter.seen[1]?.messages.slice(-2)).toEqual<ChatMessage[]>([
       { role: 'tool', callId: 'c1', name: 'echo', content: 'r:c1', isError: false },
       { role: 'tool', callId: 'c2', name: 'echo', content: 'r:c2', isError: false },
     ]);
-    expect(parent.reports).toEqual([{ turn: 1, output: 'done', stopReason: 'completed', usage: { inputTokens: 20, outputTokens: 4 } }]);
+    expect(parent.reports).toEqual([
+      { turn: 1, output: 'done', stopReason: 'completed', usage: { inputTokens: 20, outputTokens: 4 } },
+    ]);
   });
 
   it('a claimed message that was aborted while queued ends aborted without a model request', async () => {
@@ -178,7 +203,8 @@ describe('Driver over a MessageChannel', () => {
   it('error codes survive the crossing: a refused tool call commits its code', async () => {
     const parent = new FakeParent();
     parent.inbox.push('go');
-    parent.overrides.executeTool = () => Promise.resolve({ ok: false, error: { code: 'UNKNOWN_TOOL', message: 'no such tool' } });
+    parent.overrides.executeTool = () =>
+      Promise.resolve({ ok: false, error: { code: 'UNKNOWN_TOOL', message: 'no such tool' } });
     const { driver } = connect(parent, replay([{ text: '', toolCalls: [call('c1')], finish: 'tool-calls' }]));
     await driver.runActivation();
     const [result] = parent.events.filter((e) => e.type === 'tool/result');
@@ -202,7 +228,10 @@ describe('Driver over a MessageChannel', () => {
     parent.overrides.executeTool = () => Promise.resolve({ ok: true, value: { isError: 'no', content: 7 } });
     const { driver } = connect(parent, replay([{ text: '', toolCalls: [call('c1')], finish: 'tool-calls' }]));
     await driver.runActivation();
-    expect(parent.events.find((e) => e.type === 'tool/result')?.data).toMatchObject({ isError: true, errorCode: 'INTERNAL' });
+    expect(parent.events.find((e) => e.type === 'tool/result')?.data).toMatchObject({
+      isError: true,
+      errorCode: 'INTERNAL',
+    });
     expect(parent.reports.map((r) => r.stopReason)).toEqual(['completed']);
   });
 
@@ -214,7 +243,10 @@ describe('Driver over a MessageChannel', () => {
       entered.resolve();
       return new Promise<never>(() => {}); // the parent never answers
     };
-    const { driver, client, parentPort } = connect(parent, replay([{ text: '', toolCalls: [call('c1')], finish: 'tool-calls' }]));
+    const { driver, client, parentPort } = connect(
+      parent,
+      replay([{ text: '', toolCalls: [call('c1')], finish: 'tool-calls' }]),
+    );
     const activation = driver.runActivation();
     await entered.promise;
     const direct = client.host.executeTool(call('c9'));
@@ -231,7 +263,10 @@ describe('Driver over a MessageChannel', () => {
 function hostAndLink(models: Parameters<typeof scriptedModels>[0][] = []) {
   const { port1, port2 } = new MessageChannel();
   ports.push(port1, port2);
-  new ThreadHost(portCarrier(port2), models.map((config) => scriptedModels(config)));
+  new ThreadHost(
+    portCarrier(port2),
+    models.map((config) => scriptedModels(config)),
+  );
   const thread = new ThreadLink(1, undefined, portCarrier(port1), createBoard(), () => undefined);
   const run = (token: number, plan: unknown, gateway: GatewayRemote) =>
     new Promise<unknown>((resolve) => {
@@ -267,7 +302,9 @@ describe('ThreadHost (the pool thread side of a link, run in-process)', () => {
       if (events.some((e) => e.type === 'model/request')) requested.resolve();
       return replyOf(() => undefined);
     };
-    const { thread, run } = hostAndLink([{ id: 'fake', scripts: [{ match: 'slow', latencyMs: 10_000, turns: [{ text: 'late' }] }] }]);
+    const { thread, run } = hostAndLink([
+      { id: 'fake', scripts: [{ match: 'slow', latencyMs: 10_000, turns: [{ text: 'late' }] }] },
+    ]);
     const plan = {
       agentId: 'a1',
       route: { provider: 'fake', model: 'scripted' },
@@ -287,7 +324,9 @@ describe('ThreadHost (the pool thread side of a link, run in-process)', () => {
     thread.cancel(3, 1);
 
     expect(await outcome).toEqual({ ok: true });
-    expect(parent.reports).toEqual([{ turn: 1, output: '', stopReason: 'aborted', usage: { inputTokens: 0, outputTokens: 0 } }]);
+    expect(parent.reports).toEqual([
+      { turn: 1, output: '', stopReason: 'aborted', usage: { inputTokens: 0, outputTokens: 0 } },
+    ]);
     expect(parent.events.map((e) => e.type)).toEqual(['model/request']);
   });
 });

@@ -5,7 +5,10 @@ import type { Brood, BroodEvent } from '../../src/index.js';
 import { runtimeOf } from '../../src/runtime/plugin-host.js';
 
 const route = { provider: 'scripted', model: 'scripted' } as const;
-const call = (prompt: string, extra: Record<string, unknown> = {}) => ({ name: 'subagent', arguments: { description: `task ${prompt}`, prompt, ...extra } });
+const call = (prompt: string, extra: Record<string, unknown> = {}) => ({
+  name: 'subagent',
+  arguments: { description: `task ${prompt}`, prompt, ...extra },
+});
 
 let brood: Brood | undefined;
 afterEach(async () => {
@@ -22,8 +25,18 @@ function treeBrood(runner: 'worker' | 'inline' = 'worker'): Brood {
       scriptedModels({
         id: 'scripted',
         scripts: [
-          { match: 'lead task', turns: [{ text: 'Splitting the work now.', toolCalls: [call('alpha work'), call('beta work')] }, { text: 'All done: {{results}}' }] },
-          { match: 'alpha work', latencyMs: 30, turns: [{ toolCalls: [call('gamma work')] }, { text: 'alpha says {{results}}' }] },
+          {
+            match: 'lead task',
+            turns: [
+              { text: 'Splitting the work now.', toolCalls: [call('alpha work'), call('beta work')] },
+              { text: 'All done: {{results}}' },
+            ],
+          },
+          {
+            match: 'alpha work',
+            latencyMs: 30,
+            turns: [{ toolCalls: [call('gamma work')] }, { text: 'alpha says {{results}}' }],
+          },
           { match: 'beta work', latencyMs: 10, turns: [{ text: 'beta finished its part quickly' }] },
           { match: 'gamma work', latencyMs: 10, turns: [{ text: 'gamma reporting from depth two' }] },
         ],
@@ -35,7 +48,10 @@ function treeBrood(runner: 'worker' | 'inline' = 'worker'): Brood {
 }
 
 /** Reads a stream into an array until `stop` says so (checked after each event). */
-async function collect(stream: AsyncIterable<BroodEvent>, stop: (events: BroodEvent[]) => boolean): Promise<BroodEvent[]> {
+async function collect(
+  stream: AsyncIterable<BroodEvent>,
+  stop: (events: BroodEvent[]) => boolean,
+): Promise<BroodEvent[]> {
   const events: BroodEvent[] = [];
   for await (const event of stream) {
     events.push(event);
@@ -44,7 +60,8 @@ async function collect(stream: AsyncIterable<BroodEvent>, stop: (events: BroodEv
   return events;
 }
 
-const leadEnded = (leadId: string) => (events: BroodEvent[]) => events.some((e) => e.type === 'turn-end' && e.agentId === leadId);
+const leadEnded = (leadId: string) => (events: BroodEvent[]) =>
+  events.some((e) => e.type === 'turn-end' && e.agentId === leadId);
 
 function checkAgentOrder(events: BroodEvent[], agentId: string): void {
   const own = events.filter((e) => e.agentId === agentId && e.type !== 'subagent-start' && e.type !== 'subagent-end');
@@ -72,7 +89,9 @@ describe('brood.events(): a 3-level tree with parallel children', () => {
     const events = await collect(stream, leadEnded(lead.id));
     expect((await result).stopReason).toBe('completed');
 
-    const starts = events.filter((e): e is Extract<BroodEvent, { type: 'subagent-start' }> => e.type === 'subagent-start');
+    const starts = events.filter(
+      (e): e is Extract<BroodEvent, { type: 'subagent-start' }> => e.type === 'subagent-start',
+    );
     expect(starts).toHaveLength(3);
     const agents = new Set(events.map((e) => e.agentId));
     expect(agents.size).toBe(4);
@@ -110,12 +129,33 @@ describe('brood.events(): a 3-level tree with parallel children', () => {
     const leadEvents = events.filter((e) => e.agentId === lead.id);
     const firstMessage = leadEvents.find((e) => e.type === 'assistant-message')!;
     const deltas = leadEvents.slice(0, leadEvents.indexOf(firstMessage)).filter((e) => e.type === 'text-delta');
-    expect(deltas.map((e) => (e.type === 'text-delta' ? e.delta : ''))).toEqual(['Splitting ', 'the ', 'work ', 'now.']);
-    expect(firstMessage).toMatchObject({ turn: 1, text: 'Splitting the work now.', finish: 'tool-calls', toolCalls: [{ id: 'call_0_0', name: 'subagent' }, { id: 'call_0_1', name: 'subagent' }] });
+    expect(deltas.map((e) => (e.type === 'text-delta' ? e.delta : ''))).toEqual([
+      'Splitting ',
+      'the ',
+      'work ',
+      'now.',
+    ]);
+    expect(firstMessage).toMatchObject({
+      turn: 1,
+      text: 'Splitting the work now.',
+      finish: 'tool-calls',
+      toolCalls: [
+        { id: 'call_0_0', name: 'subagent' },
+        { id: 'call_0_1', name: 'subagent' },
+      ],
+    });
     const toolStart = leadEvents.find((e) => e.type === 'tool-start');
-    expect(toolStart).toMatchObject({ turn: 1, callId: 'call_0_0', name: 'subagent', args: { description: 'task alpha work', prompt: 'alpha work' } });
+    expect(toolStart).toMatchObject({
+      turn: 1,
+      callId: 'call_0_0',
+      name: 'subagent',
+      args: { description: 'task alpha work', prompt: 'alpha work' },
+    });
     const toolEnds = leadEvents.filter((e) => e.type === 'tool-end');
-    expect(toolEnds.map((e) => e.type === 'tool-end' && [e.callId, e.isError])).toEqual([['call_0_0', false], ['call_0_1', false]]);
+    expect(toolEnds.map((e) => e.type === 'tool-end' && [e.callId, e.isError])).toEqual([
+      ['call_0_0', false],
+      ['call_0_1', false],
+    ]);
     const turnEnd = leadEvents.at(-1)!;
     expect(turnEnd).toMatchObject({ type: 'turn-end', turn: 1, stopReason: 'completed' });
     // The turn's usage includes its foreground children's, as in the TurnResult.
@@ -153,7 +193,14 @@ describe('brood.events(): a 3-level tree with parallel children', () => {
         scriptedModels({
           id: 'scripted',
           scripts: [
-            { match: 'bg lead', turns: [{ toolCalls: [call('bg child', { run_in_background: true })] }, { toolCalls: [{ name: 'job_output', arguments: { job_id: 'job_1', wait: true } }] }, { text: 'ok' }] },
+            {
+              match: 'bg lead',
+              turns: [
+                { toolCalls: [call('bg child', { run_in_background: true })] },
+                { toolCalls: [{ name: 'job_output', arguments: { job_id: 'job_1', wait: true } }] },
+                { text: 'ok' },
+              ],
+            },
             { match: 'bg child', turns: [{ text: 'background answer' }] },
           ],
         }),
@@ -208,7 +255,13 @@ describe('subscription lifetime', () => {
     await lead.run('plain echo');
     await lead.dispose();
     const events = await collect(own, () => false);
-    expect(events.map((e) => e.type)).toEqual(['turn-start', 'text-delta', 'text-delta', 'assistant-message', 'turn-end']);
+    expect(events.map((e) => e.type)).toEqual([
+      'turn-start',
+      'text-delta',
+      'text-delta',
+      'assistant-message',
+      'turn-end',
+    ]);
     await brood.close();
     const everything = await collect(all, () => false);
     expect(everything.at(-1)?.type).toBe('turn-end');
@@ -239,7 +292,12 @@ describe('back-pressure: a consumer that never reads', () => {
   it('keeps at most buffer events, coalesces deltas, drops the oldest and reports one lagged event', async () => {
     brood = createBrood({
       pool: { threads: 1 },
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'long', turns: [{ text: Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ') }] }] })],
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [{ match: 'long', turns: [{ text: Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ') }] }],
+        }),
+      ],
     });
     const stream = brood.events({ buffer: 4 });
     const lead = await brood.createAgent({ model: route });
@@ -277,7 +335,11 @@ describe('cost without subscribers', () => {
     const stream = agent.events();
     expect((await agent.run('second')).output).toBe('one two three');
     const events = await collect(stream, (seen) => seen.some((e) => e.type === 'turn-end'));
-    expect(events.filter((e) => e.type === 'text-delta').map((e) => (e.type === 'text-delta' ? e.delta : ''))).toEqual(['one ', 'two ', 'three']);
+    expect(events.filter((e) => e.type === 'text-delta').map((e) => (e.type === 'text-delta' ? e.delta : ''))).toEqual([
+      'one ',
+      'two ',
+      'three',
+    ]);
     // Unsubscribed again (the loop broke): back to no callback.
     expect((await agent.run('third')).output).toBe('no callback');
   });

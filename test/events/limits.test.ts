@@ -1,13 +1,25 @@
 /** SPEC §15 step limits, typed structured output and signals on send/createAgent/resumeAgent. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createBrood, defineTool, scriptedModels, subagentTool, type Brood, type SubagentProvider } from '../../src/index.js';
+import {
+  createBrood,
+  defineTool,
+  scriptedModels,
+  subagentTool,
+  type Brood,
+  type SubagentProvider,
+} from '../../src/index.js';
 import { runtimeOf } from '../../src/runtime/plugin-host.js';
 import { expectCode } from '../support/codes.js';
 
 const route = { provider: 'scripted', model: 'scripted' } as const;
 const loopForever = { toolCalls: [{ name: 'noop', arguments: {} }] };
-const noop = defineTool({ name: 'noop', description: 'does nothing', parameters: z.object({}), execute: () => 'nothing' });
+const noop = defineTool({
+  name: 'noop',
+  description: 'does nothing',
+  parameters: z.object({}),
+  execute: () => 'nothing',
+});
 
 let brood: Brood | undefined;
 afterEach(async () => {
@@ -24,7 +36,13 @@ function loopingBrood(options: { maxSteps?: number } = {}): Brood {
         id: 'scripted',
         scripts: [
           { match: 'loop', turns: Array.from({ length: 20 }, () => loopForever) },
-          { match: 'delegate', turns: [{ toolCalls: [{ name: 'subagent', arguments: { description: 'loop child', prompt: 'loop please' } }] }, { text: '{{results}}' }] },
+          {
+            match: 'delegate',
+            turns: [
+              { toolCalls: [{ name: 'subagent', arguments: { description: 'loop child', prompt: 'loop please' } }] },
+              { text: '{{results}}' },
+            ],
+          },
         ],
       }),
     ],
@@ -69,7 +87,10 @@ describe('maxSteps', () => {
   it('anything but a positive safe integer is INVALID_CONFIG, at createBrood, createAgent and subagentTool', async () => {
     for (const bad of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 1, '3']) {
       await expectCode(() => createBrood({ runner: 'inline', maxSteps: bad as number }), 'INVALID_CONFIG');
-      await expectCode(() => subagentTool({ provider: 'spawn', maxSteps: bad as number }).install(createBrood({ runner: 'inline' })), 'INVALID_CONFIG');
+      await expectCode(
+        () => subagentTool({ provider: 'spawn', maxSteps: bad as number }).install(createBrood({ runner: 'inline' })),
+        'INVALID_CONFIG',
+      );
     }
     brood = createBrood({ runner: 'inline' });
     await expectCode(brood.createAgent({ model: route, maxSteps: 0 }), 'INVALID_CONFIG');
@@ -84,7 +105,9 @@ describe('maxSteps', () => {
     const parentEvents = (await brood.sessions.read(lead.id)).events;
     const toolResult = parentEvents.find((e) => e.type === 'tool/result');
     expect(toolResult?.data.isError).toBe(true);
-    expect(String(toolResult?.data.content)).toMatch(/^Error: subagent run hit its step limit\nDiagnostic: the turn reached its step limit/);
+    expect(String(toolResult?.data.content)).toMatch(
+      /^Error: subagent run hit its step limit\nDiagnostic: the turn reached its step limit/,
+    );
     const child = (await brood.sessions.list()).find((h) => h.parentSession === lead.id)!;
     const childEvents = (await brood.sessions.read(child.id)).events;
     expect(childEvents.find((e) => e.type === 'subagent/descriptor')?.data.maxSteps).toBe(2);
@@ -96,7 +119,11 @@ describe('maxSteps', () => {
     expect(brood.subagents.get('spawn')?.capabilities.maxSteps).toBe(true);
     expect(brood.subagents.get('fork')?.capabilities.maxSteps).toBe(true);
     const spawn = brood.subagents.get('spawn')!;
-    const limited: SubagentProvider = { ...spawn, name: 'limited', capabilities: { persona: true, toolFilter: true, depthLimit: true, agentOptions: true, outputSchema: true } };
+    const limited: SubagentProvider = {
+      ...spawn,
+      name: 'limited',
+      capabilities: { persona: true, toolFilter: true, depthLimit: true, agentOptions: true, outputSchema: true },
+    };
     brood.use(subagentTool({ provider: 'limited', toolName: 'limited_sub', maxSteps: 5 }));
     await expectCode(() => brood!.subagents.register(limited), 'INVALID_CONFIG');
     expect(brood.subagents.list()).not.toContain('limited');
@@ -104,13 +131,19 @@ describe('maxSteps', () => {
     const parent = await brood.createAgent({ model: route });
     brood.use(subagentTool({ provider: 'plain', toolName: 'plain_sub' }));
     brood.subagents.register({ ...limited, name: 'plain' });
-    await expectCode(brood.subagents.start('plain', { parent, prompt: 'x', signal: new AbortController().signal, maxSteps: 2 }), 'UNSUPPORTED_CAPABILITY');
+    await expectCode(
+      brood.subagents.start('plain', { parent, prompt: 'x', signal: new AbortController().signal, maxSteps: 2 }),
+      'UNSUPPORTED_CAPABILITY',
+    );
   });
 });
 
 describe('typed structured output on run()', () => {
   function structuredBrood(turns: unknown[]): Brood {
-    return createBrood({ pool: { threads: 1 }, models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'answer', turns: turns as never }] })] });
+    return createBrood({
+      pool: { threads: 1 },
+      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'answer', turns: turns as never }] })],
+    });
   }
 
   it('zod: the validated value comes back typed; invalid arguments are an errored tool result the model can retry', async () => {
@@ -120,7 +153,9 @@ describe('typed structured output on run()', () => {
       { text: 'Recorded.' },
     ]);
     const agent = await brood.createAgent({ model: route });
-    const result = await agent.run('answer please', { outputSchema: z.object({ city: z.string(), population: z.number() }) });
+    const result = await agent.run('answer please', {
+      outputSchema: z.object({ city: z.string(), population: z.number() }),
+    });
     expect(result.stopReason).toBe('completed');
     const population: number | undefined = result.structured?.population;
     expect(population).toBe(709_000);
@@ -140,7 +175,9 @@ describe('typed structured output on run()', () => {
   it('JSON Schema works too; a turn that ends without a valid call ends error with a diagnostic', async () => {
     brood = structuredBrood([{ text: 'I will not use the tool.' }]);
     const agent = await brood.createAgent({ model: route });
-    const result = await agent.run('answer', { outputSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } });
+    const result = await agent.run('answer', {
+      outputSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+    });
     expect(result.stopReason).toBe('error');
     expect(result.diagnostic).toMatch(/without a valid structured_output call/);
     expect(result.structured).toBeUndefined();

@@ -4,8 +4,20 @@ import { EventStream } from '../../src/events/stream.js';
 import type { BroodEvent } from '../../src/index.js';
 
 const base = { parentId: undefined, depth: 0, time: 1 };
-const delta = (agentId: string, text: string, turn = 1): BroodEvent => ({ ...base, agentId, type: 'text-delta', turn, delta: text });
-const start = (agentId: string, turn: number): BroodEvent => ({ ...base, agentId, type: 'turn-start', turn, messageIds: [] });
+const delta = (agentId: string, text: string, turn = 1): BroodEvent => ({
+  ...base,
+  agentId,
+  type: 'text-delta',
+  turn,
+  delta: text,
+});
+const start = (agentId: string, turn: number): BroodEvent => ({
+  ...base,
+  agentId,
+  type: 'turn-start',
+  turn,
+  messageIds: [],
+});
 
 function drain(stream: EventStream): Promise<BroodEvent[]> {
   stream.end();
@@ -16,7 +28,13 @@ function drain(stream: EventStream): Promise<BroodEvent[]> {
   })();
 }
 
-const make = (buffer: number) => new EventStream(buffer, 'root', () => 42, () => undefined);
+const make = (buffer: number) =>
+  new EventStream(
+    buffer,
+    'root',
+    () => 42,
+    () => undefined,
+  );
 
 describe('EventStream', () => {
   it('below the buffer nothing is merged: each delta stays one event', async () => {
@@ -32,7 +50,10 @@ describe('EventStream', () => {
     expect(stream.size).toBeLessThanOrEqual(3);
     const events = await drain(stream);
     expect(events[0]?.type).toBe('turn-start');
-    const text = events.filter((e) => e.type === 'text-delta').map((e) => (e.type === 'text-delta' ? e.delta : '')).join('');
+    const text = events
+      .filter((e) => e.type === 'text-delta')
+      .map((e) => (e.type === 'text-delta' ? e.delta : ''))
+      .join('');
     expect(text).toBe(Array.from({ length: 100 }, (_, i) => `${i},`).join(''));
   });
 
@@ -44,7 +65,10 @@ describe('EventStream', () => {
     const events = await drain(stream);
     // Nothing could coalesce: the oldest was dropped and reported.
     expect(events[0]).toEqual({ type: 'lagged', agentId: 'root', parentId: undefined, depth: 0, time: 42, dropped: 1 });
-    expect(events.slice(1).map((e) => (e.type === 'text-delta' ? `${e.agentId}:${e.delta}` : e.type))).toEqual(['y:y1', 'x:x2']);
+    expect(events.slice(1).map((e) => (e.type === 'text-delta' ? `${e.agentId}:${e.delta}` : e.type))).toEqual([
+      'y:y1',
+      'x:x2',
+    ]);
   });
 
   it('a reader that never reads holds at most buffer events however many arrive; one lagged counts every drop', async () => {
@@ -53,7 +77,9 @@ describe('EventStream', () => {
     expect(stream.size).toBe(50);
     const events = await drain(stream);
     expect(events[0]).toMatchObject({ type: 'lagged', dropped: 10_000 - 50 });
-    expect(events.slice(1).map((e) => (e.type === 'turn-start' ? e.turn : -1))).toEqual(Array.from({ length: 50 }, (_, i) => 10_000 - 50 + i));
+    expect(events.slice(1).map((e) => (e.type === 'turn-start' ? e.turn : -1))).toEqual(
+      Array.from({ length: 50 }, (_, i) => 10_000 - 50 + i),
+    );
   });
 
   it('events shared with other subscribers are never mutated by coalescing', () => {
@@ -66,7 +92,12 @@ describe('EventStream', () => {
 
   it('return() unsubscribes once, and later pushes are ignored', async () => {
     let closes = 0;
-    const stream = new EventStream(5, 'root', () => 0, () => closes++);
+    const stream = new EventStream(
+      5,
+      'root',
+      () => 0,
+      () => closes++,
+    );
     stream.push(start('x', 1));
     await stream.return();
     stream.push(start('x', 2));

@@ -30,7 +30,9 @@ describe('examples', () => {
     expect(lines).toContain('· subagent "trains"');
     // Every child run starts after its delegation call and ends before the lead's final answer.
     expect(lines.indexOf('· subagent "trains"')).toBeLessThan(lines.indexOf('▶ foreground child started'));
-    expect(lines.lastIndexOf('■ child completed (7 tokens out)')).toBeLessThan(lines.findIndex((line) => line.startsWith('Plan: ')));
+    expect(lines.lastIndexOf('■ child completed (7 tokens out)')).toBeLessThan(
+      lines.findIndex((line) => line.startsWith('Plan: ')),
+    );
     expect(result.stdout).toContain('Plan: found Find trains in Lyon\nfound Find museums in Lyon\n');
     expect(lines.at(-2)).toBe('lead completed');
   });
@@ -56,15 +58,25 @@ describe('examples', () => {
       config.models[0].baseURL = model.baseURL;
       await writeFile(join(workspace, 'config.json'), JSON.stringify(config));
       await writeFile(join(workspace, 'README.md'), 'A tiny project.');
-      const result = await runCli(['run', '--config', join(workspace, 'config.json')], { env: { OPENAI_API_KEY: 'sk-example' } });
+      const result = await runCli(['run', '--config', join(workspace, 'config.json')], {
+        env: { OPENAI_API_KEY: 'sk-example' },
+      });
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
       expect(result.stdout).toBe('Summary: A tiny project.\n');
       const first = model.requests[0]!;
       expect(first.headers.authorization).toBe('Bearer sk-example');
       expect(first.body.model).toBe('gpt-4o-mini');
-      expect(first.body.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('careful research assistant') });
-      expect(first.body.tools?.map((t) => t.function.name).sort()).toEqual(['http_get', 'list_dir', 'read_file', 'subagent']);
+      expect(first.body.messages[0]).toMatchObject({
+        role: 'system',
+        content: expect.stringContaining('careful research assistant'),
+      });
+      expect(first.body.tools?.map((t) => t.function.name).sort()).toEqual([
+        'http_get',
+        'list_dir',
+        'read_file',
+        'subagent',
+      ]);
     } finally {
       await model.close();
       await rm(workspace, { recursive: true, force: true });

@@ -15,7 +15,8 @@ afterEach(async () => {
 });
 
 const never = new Promise<never>(() => undefined);
-const threadsOf = (events: SessionEvent[]) => events.filter((event) => event.type === 'model/request').map((event) => event.data.threadId);
+const threadsOf = (events: SessionEvent[]) =>
+  events.filter((event) => event.type === 'model/request').map((event) => event.data.threadId);
 
 let providerStarted: () => void = () => undefined;
 const neverProvider: SubagentProvider = {
@@ -30,16 +31,33 @@ const neverProvider: SubagentProvider = {
 
 it.each([
   ['a tool that ignores its signal', 'stuck', 'stuck (call call_0_0)'],
-  ["a provider whose result never settles", 'subagent', 'subagent (call call_0_0)'],
+  ['a provider whose result never settles', 'subagent', 'subagent (call call_0_0)'],
 ])('%s: the turn ends aborted naming the held call; the thread is not recycled', async (_case, tool, named) => {
   let started!: () => void;
   const running = new Promise<void>((resolve) => (started = resolve));
   brood = createBrood({
     pool: { threads: 1, cancelGraceMs: 150 },
     providers: [neverProvider],
-    models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'hold', turns: [{ toolCalls: [{ name: tool, arguments: { description: 'd', prompt: 'p' } }] }, { text: 'after' }] }] })],
+    models: [
+      scriptedModels({
+        id: 'scripted',
+        scripts: [
+          {
+            match: 'hold',
+            turns: [{ toolCalls: [{ name: tool, arguments: { description: 'd', prompt: 'p' } }] }, { text: 'after' }],
+          },
+        ],
+      }),
+    ],
   });
-  brood.tools.register(defineTool({ name: 'stuck', description: 'never settles', parameters: { type: 'object', properties: {} }, execute: () => (started(), never) }));
+  brood.tools.register(
+    defineTool({
+      name: 'stuck',
+      description: 'never settles',
+      parameters: { type: 'object', properties: {} },
+      execute: () => (started(), never),
+    }),
+  );
   brood.use(subagentTool({ provider: 'never' }));
   providerStarted = started;
   const agent = await brood.createAgent({ model: route });

@@ -13,7 +13,17 @@ import type { Brood } from '../../src/index.js';
 import { locateWorkerEntry } from '../../src/workers/worker-runner.js';
 import { thrownError } from './helpers.js';
 
-const strayModels = [{ kind: 'module', id: 'stray', name: 'stray', models: [{ id: 'm', efforts: [] }], acceptsUnlistedModels: false, moduleUrl: new URL('./fixtures/stray-fault-adapter.mjs', import.meta.url).href, options: {} }];
+const strayModels = [
+  {
+    kind: 'module',
+    id: 'stray',
+    name: 'stray',
+    models: [{ id: 'm', efforts: [] }],
+    acceptsUnlistedModels: false,
+    moduleUrl: new URL('./fixtures/stray-fault-adapter.mjs', import.meta.url).href,
+    options: {},
+  },
+];
 const route = { provider: 'stray', model: 'm' };
 
 let brood: Brood | undefined;
@@ -25,27 +35,30 @@ afterEach(async () => {
   dir = undefined;
 });
 
-it.each(['throw', 'oom'] as const)('a thread that dies between tasks (%s) is a diagnostic; the runtime keeps running and closes', async (kind) => {
-  dir = mkdtempSync(join(tmpdir(), 'brood-stray-'));
-  const flag = join(dir, 'fire');
-  let reported!: (message: string) => void;
-  const diagnostic = new Promise<string>((resolve) => (reported = resolve));
-  brood = createBrood({
-    models: strayModels as never,
-    pool: { threads: 1, resourceLimits: { maxOldGenerationSizeMb: 48 } },
-    onDiagnostic: (message) => reported(message),
-  });
-  const agent = await brood.createAgent({ model: route });
-  expect(await agent.run(`stray ${kind} ${flag}`)).toMatchObject({ stopReason: 'completed' });
-  await agent.whenIdle();
-  writeFileSync(flag, ''); // the thread now runs no task; its stray timer fires
-  const message = await diagnostic;
-  expect(message).toContain('died while running no driver task');
-  if (kind === 'oom') expect(message).toContain('out of memory');
-  // piscina replaced the thread: the same agent runs again, and the runtime closes normally.
-  expect(await agent.run('again')).toMatchObject({ stopReason: 'completed', output: 'answered: again' });
-  await brood.close();
-});
+it.each(['throw', 'oom'] as const)(
+  'a thread that dies between tasks (%s) is a diagnostic; the runtime keeps running and closes',
+  async (kind) => {
+    dir = mkdtempSync(join(tmpdir(), 'brood-stray-'));
+    const flag = join(dir, 'fire');
+    let reported!: (message: string) => void;
+    const diagnostic = new Promise<string>((resolve) => (reported = resolve));
+    brood = createBrood({
+      models: strayModels as never,
+      pool: { threads: 1, resourceLimits: { maxOldGenerationSizeMb: 48 } },
+      onDiagnostic: (message) => reported(message),
+    });
+    const agent = await brood.createAgent({ model: route });
+    expect(await agent.run(`stray ${kind} ${flag}`)).toMatchObject({ stopReason: 'completed' });
+    await agent.whenIdle();
+    writeFileSync(flag, ''); // the thread now runs no task; its stray timer fires
+    const message = await diagnostic;
+    expect(message).toContain('died while running no driver task');
+    if (kind === 'oom') expect(message).toContain('out of memory');
+    // piscina replaced the thread: the same agent runs again, and the runtime closes normally.
+    expect(await agent.run('again')).toMatchObject({ stopReason: 'completed', output: 'answered: again' });
+    await brood.close();
+  },
+);
 
 it('a throwing onDiagnostic callback is contained', async () => {
   dir = mkdtempSync(join(tmpdir(), 'brood-stray-'));
@@ -80,12 +93,15 @@ it('the worker entry piscina loads is CommonJS: it loads even with require(esm) 
   expect(child.status).toBe(0);
 });
 
-it.each([1, 8, 31])('pool.resourceLimits.maxOldGenerationSizeMb %i is refused with INVALID_CONFIG naming the minimum', (mb) => {
-  const error = thrownError(() => createBrood({ pool: { resourceLimits: { maxOldGenerationSizeMb: mb } } }));
-  expect(error.code).toBe('INVALID_CONFIG');
-  expect(error.details?.keys).toEqual(['pool.resourceLimits.maxOldGenerationSizeMb']);
-  expect(error.message).toContain('at least 32');
-});
+it.each([1, 8, 31])(
+  'pool.resourceLimits.maxOldGenerationSizeMb %i is refused with INVALID_CONFIG naming the minimum',
+  (mb) => {
+    const error = thrownError(() => createBrood({ pool: { resourceLimits: { maxOldGenerationSizeMb: mb } } }));
+    expect(error.code).toBe('INVALID_CONFIG');
+    expect(error.details?.keys).toEqual(['pool.resourceLimits.maxOldGenerationSizeMb']);
+    expect(error.message).toContain('at least 32');
+  },
+);
 
 it('the documented minimum heap (32 MB) boots a thread that runs a turn', async () => {
   brood = createBrood({ pool: { threads: 1, resourceLimits: { maxOldGenerationSizeMb: 32 } } });

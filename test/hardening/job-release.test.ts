@@ -23,7 +23,12 @@ async function runJobs(owner: Agent, count: number): Promise<void> {
   const done: Promise<void>[] = [];
   for (let i = 0; i < count; i++) {
     const controller = new AbortController();
-    const run = await brood!.subagents.start('spawn', { parent: owner, prompt: `job ${i}`, signal: controller.signal, label: `job ${i}` });
+    const run = await brood!.subagents.start('spawn', {
+      parent: owner,
+      prompt: `job ${i}`,
+      signal: controller.signal,
+      label: `job ${i}`,
+    });
     done.push(jobs.create(owner, run, `job ${i}`, controller).done);
   }
   await Promise.all(done);
@@ -34,7 +39,15 @@ it(`${CHILDREN} finished background children of two disposed owners leave the he
   brood = createBrood({
     runner: 'inline',
     sessions: new CountingStore(),
-    models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'job', turns: [{ text: `{{prompt}} ${'o'.repeat(OUTPUT)}` }] }, { match: 'owner', turns: [] }] })],
+    models: [
+      scriptedModels({
+        id: 'scripted',
+        scripts: [
+          { match: 'job', turns: [{ text: `{{prompt}} ${'o'.repeat(OUTPUT)}` }] },
+          { match: 'owner', turns: [] },
+        ],
+      }),
+    ],
   });
   const warm = await brood.createAgent({ model: route });
   await runJobs(warm, 20);
@@ -46,7 +59,9 @@ it(`${CHILDREN} finished background children of two disposed owners leave the he
   await Promise.all(owners.map((owner) => owner.dispose()));
   const after = heapUsed();
   const MB = 1024 * 1024;
-  console.log(`job release: baseline ${(baseline / MB).toFixed(1)} MB, with ${CHILDREN} finished jobs ${(held / MB).toFixed(1)} MB, owners disposed ${(after / MB).toFixed(1)} MB`);
+  console.log(
+    `job release: baseline ${(baseline / MB).toFixed(1)} MB, with ${CHILDREN} finished jobs ${(held / MB).toFixed(1)} MB, owners disposed ${(after / MB).toFixed(1)} MB`,
+  );
   expect(held - baseline).toBeGreaterThan((CHILDREN * OUTPUT) / 2); // the outputs were really held while readable
   expect(after - baseline).toBeLessThan(5 * MB);
   expect((pluginHost(brood).jobs as unknown as { size: number }).size).toBe(0);

@@ -37,13 +37,19 @@ describe('millisecond options above 2^31-1 (which Node timers turn into 1 ms) ar
   });
 
   it('the largest timer delay itself is accepted', async () => {
-    brood = createBrood({ runner: 'inline', codeWallTimeoutMs: 2 ** 31 - 1, pool: { cancelGraceMs: 2 ** 31 - 1, idleTimeoutMs: 2 ** 31 - 1, hangTimeoutMs: 2 ** 31 - 1 } });
+    brood = createBrood({
+      runner: 'inline',
+      codeWallTimeoutMs: 2 ** 31 - 1,
+      pool: { cancelGraceMs: 2 ** 31 - 1, idleTimeoutMs: 2 ** 31 - 1, hangTimeoutMs: 2 ** 31 - 1 },
+    });
     expect(await (await brood.createAgent({ model: route })).run('ok')).toMatchObject({ stopReason: 'completed' });
   });
 
   it('scripted latencyMs / cpuMs too', () => {
     for (const field of ['latencyMs', 'cpuMs']) {
-      const error = thrownError(() => scriptedModels({ id: 's', scripts: [{ match: 'x', turns: [], [field]: TOO_LONG }] }));
+      const error = thrownError(() =>
+        scriptedModels({ id: 's', scripts: [{ match: 'x', turns: [], [field]: TOO_LONG }] }),
+      );
       expect(error.code).toBe('INVALID_CONFIG');
     }
   });
@@ -54,11 +60,28 @@ describe('model call ids and run_code sub-call ids do not share a namespace', ()
     const ran: string[] = [];
     brood = createBrood({
       codeMode: 'both',
-      models: [{ kind: 'module', id: 'ids', name: 'ids', models: [{ id: 'm', efforts: [] }], acceptsUnlistedModels: false, moduleUrl: new URL('./fixtures/chosen-ids-adapter.mjs', import.meta.url).href, options: {} }] as never,
+      models: [
+        {
+          kind: 'module',
+          id: 'ids',
+          name: 'ids',
+          models: [{ id: 'm', efforts: [] }],
+          acceptsUnlistedModels: false,
+          moduleUrl: new URL('./fixtures/chosen-ids-adapter.mjs', import.meta.url).href,
+          options: {},
+        },
+      ] as never,
       pool: { threads: 1 },
     });
     for (const name of ['alpha', 'beta']) {
-      brood.tools.register(defineTool({ name, description: name, parameters: { type: 'object', properties: {} }, execute: (_args, ctx) => (ran.push(`${name}@${ctx.callId}`), name) }));
+      brood.tools.register(
+        defineTool({
+          name,
+          description: name,
+          parameters: { type: 'object', properties: {} },
+          execute: (_args, ctx) => (ran.push(`${name}@${ctx.callId}`), name),
+        }),
+      );
     }
     const agent = await brood.createAgent({ model: { provider: 'ids', model: 'm' } });
     const result = await agent.run('go');
@@ -69,23 +92,75 @@ describe('model call ids and run_code sub-call ids do not share a namespace', ()
 
 describe('error formatting never throws', () => {
   const hostile = {
-    'a throwing message getter': () => Object.defineProperty(new Error('x'), 'message', { get: () => { throw new Error('getter'); } }),
-    'a throwing toString and toJSON': () => ({ toString: () => { throw new Error('toString'); }, toJSON: () => { throw new Error('toJSON'); } }),
-    'a throwing code getter': () => Object.defineProperty(new Error('coded'), 'code', { get: () => { throw new Error('code'); } }),
-    'a revoked proxy': () => { const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); return proxy; },
+    'a throwing message getter': () =>
+      Object.defineProperty(new Error('x'), 'message', {
+        get: () => {
+          throw new Error('getter');
+        },
+      }),
+    'a throwing toString and toJSON': () => ({
+      toString: () => {
+        throw new Error('toString');
+      },
+      toJSON: () => {
+        throw new Error('toJSON');
+      },
+    }),
+    'a throwing code getter': () =>
+      Object.defineProperty(new Error('coded'), 'code', {
+        get: () => {
+          throw new Error('code');
+        },
+      }),
+    'a revoked proxy': () => {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return proxy;
+    },
   };
-  it.each(Object.keys(hostile))('tools.execute() resolves an errored result for a tool that throws %s', async (kind) => {
-    brood = createBrood({ runner: 'inline' });
-    brood.tools.register(defineTool({ name: 'bad', description: 'bad', parameters: { type: 'object', properties: {} }, execute: () => { throw hostile[kind as keyof typeof hostile](); } }));
-    const result = await brood.tools.execute({ name: 'bad', arguments: '{}' });
-    expect(result.isError).toBe(true);
-    expect(typeof result.content).toBe('string');
-    expect(typeof result.error?.message).toBe('string');
-  });
+  it.each(Object.keys(hostile))(
+    'tools.execute() resolves an errored result for a tool that throws %s',
+    async (kind) => {
+      brood = createBrood({ runner: 'inline' });
+      brood.tools.register(
+        defineTool({
+          name: 'bad',
+          description: 'bad',
+          parameters: { type: 'object', properties: {} },
+          execute: () => {
+            throw hostile[kind as keyof typeof hostile]();
+          },
+        }),
+      );
+      const result = await brood.tools.execute({ name: 'bad', arguments: '{}' });
+      expect(result.isError).toBe(true);
+      expect(typeof result.content).toBe('string');
+      expect(typeof result.error?.message).toBe('string');
+    },
+  );
 
   it('on the model path the turn completes and the model sees an errored tool result (no "Unserializable return value")', async () => {
-    brood = createBrood({ models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'go', turns: [{ toolCalls: [{ name: 'bad', arguments: {} }] }, { text: 'saw {{results}}' }] }] })], pool: { threads: 1 } });
-    brood.tools.register(defineTool({ name: 'bad', description: 'bad', parameters: { type: 'object', properties: {} }, execute: () => { throw hostile['a throwing message getter'](); } }));
+    brood = createBrood({
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [
+            { match: 'go', turns: [{ toolCalls: [{ name: 'bad', arguments: {} }] }, { text: 'saw {{results}}' }] },
+          ],
+        }),
+      ],
+      pool: { threads: 1 },
+    });
+    brood.tools.register(
+      defineTool({
+        name: 'bad',
+        description: 'bad',
+        parameters: { type: 'object', properties: {} },
+        execute: () => {
+          throw hostile['a throwing message getter']();
+        },
+      }),
+    );
     const agent = await brood.createAgent({ model: route });
     const result = await agent.run('go');
     expect(result.stopReason).toBe('completed');
@@ -102,19 +177,25 @@ describe('entry points refuse bad input with INVALID_CONFIG', () => {
     expect(error.message).toContain('expected an options object');
   });
 
-  it.each([undefined, null, 42, {}, { provider: 'spawn', label: 'x', request: {} }])('subagents.startContinuable(%j)', async (spec) => {
-    brood = createBrood({ runner: 'inline' });
-    expect((await rejectedError(() => brood!.subagents.startContinuable(spec as never))).code).toBe('INVALID_CONFIG');
-  });
+  it.each([undefined, null, 42, {}, { provider: 'spawn', label: 'x', request: {} }])(
+    'subagents.startContinuable(%j)',
+    async (spec) => {
+      brood = createBrood({ runner: 'inline' });
+      expect((await rejectedError(() => brood!.subagents.startContinuable(spec as never))).code).toBe('INVALID_CONFIG');
+    },
+  );
 
-  it.each(['memory', 'file'])('resumeAgent of an id that cannot name a session is INVALID_CONFIG (%s sessions)', async (kind) => {
-    dir = mkdtempSync(join(tmpdir(), 'brood-ids-'));
-    brood = createBrood({ runner: 'inline', sessions: kind === 'file' ? fileSessions(dir) : memorySessions() });
-    for (const id of ['../x', '..', '.', '', 'a/b', 'x'.repeat(129)]) {
-      expect((await rejectedError(() => brood!.resumeAgent(id))).code).toBe('INVALID_CONFIG');
-    }
-    expect((await rejectedError(() => brood!.resumeAgent('unknown'))).code).toBe('NOT_RESUMABLE');
-  });
+  it.each(['memory', 'file'])(
+    'resumeAgent of an id that cannot name a session is INVALID_CONFIG (%s sessions)',
+    async (kind) => {
+      dir = mkdtempSync(join(tmpdir(), 'brood-ids-'));
+      brood = createBrood({ runner: 'inline', sessions: kind === 'file' ? fileSessions(dir) : memorySessions() });
+      for (const id of ['../x', '..', '.', '', 'a/b', 'x'.repeat(129)]) {
+        expect((await rejectedError(() => brood!.resumeAgent(id))).code).toBe('INVALID_CONFIG');
+      }
+      expect((await rejectedError(() => brood!.resumeAgent('unknown'))).code).toBe('NOT_RESUMABLE');
+    },
+  );
 
   it.each(['memory', 'file'])('createAgent({ id: ".." }) is INVALID_CONFIG (%s sessions)', async (kind) => {
     dir = mkdtempSync(join(tmpdir(), 'brood-ids-'));

@@ -36,18 +36,21 @@ function runtime(store: SessionStore = fileSessions(dir)): Brood {
 }
 
 describe('appends the loader would refuse are refused at append time', () => {
-  it.each([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])('time %s → INVALID_CONFIG, nothing written, the session still loads', async (time) => {
-    for (const store of [fileSessions(dir), memorySessions()]) {
-      await store.create(header('t'));
-      await store.append('t', [{ seq: 0, time: 1, type: 'x', data: {} }]);
-      const error = await rejectedError(() => store.append('t', [{ seq: 1, time, type: 'x', data: {} }]));
-      expect(error.code).toBe('INVALID_CONFIG');
-      await store.append('t', [{ seq: 1, time: 2, type: 'x', data: {} }]);
-      expect((await store.read('t')).events.map((event) => event.time)).toEqual([1, 2]);
-      await (store as { close?: () => Promise<void> }).close?.();
-    }
-    expect((await fileSessions(dir).read('t')).events).toHaveLength(2);
-  });
+  it.each([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])(
+    'time %s → INVALID_CONFIG, nothing written, the session still loads',
+    async (time) => {
+      for (const store of [fileSessions(dir), memorySessions()]) {
+        await store.create(header('t'));
+        await store.append('t', [{ seq: 0, time: 1, type: 'x', data: {} }]);
+        const error = await rejectedError(() => store.append('t', [{ seq: 1, time, type: 'x', data: {} }]));
+        expect(error.code).toBe('INVALID_CONFIG');
+        await store.append('t', [{ seq: 1, time: 2, type: 'x', data: {} }]);
+        expect((await store.read('t')).events.map((event) => event.time)).toEqual([1, 2]);
+        await (store as { close?: () => Promise<void> }).close?.();
+      }
+      expect((await fileSessions(dir).read('t')).events).toHaveLength(2);
+    },
+  );
 });
 
 describe('readers never write', () => {
@@ -111,7 +114,9 @@ describe('one writer per session', () => {
     const resumed = await second.resumeAgent('shared');
     expect(await resumed.run('two')).toMatchObject({ stopReason: 'completed' });
     await second.close();
-    expect((await fileSessions(dir).read('shared')).events.filter((event) => event.type === 'turn/end')).toHaveLength(2);
+    expect((await fileSessions(dir).read('shared')).events.filter((event) => event.type === 'turn/end')).toHaveLength(
+      2,
+    );
   });
 
   it('two resumes of one closed session by two runtimes: exactly one wins; the session stays loadable', async () => {
@@ -123,7 +128,11 @@ describe('one writer per session', () => {
     expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
     const loser = results.find((result) => result.status === 'rejected') as PromiseRejectedResult;
     expect((loser.reason as { code?: string }).code).toBe('SESSION_LOCKED');
-    const winner = (results.find((result) => result.status === 'fulfilled') as PromiseFulfilledResult<Awaited<ReturnType<Brood['resumeAgent']>>>).value;
+    const winner = (
+      results.find((result) => result.status === 'fulfilled') as PromiseFulfilledResult<
+        Awaited<ReturnType<Brood['resumeAgent']>>
+      >
+    ).value;
     await winner.run('second');
     await Promise.all([a.close(), b.close()]);
     expect((await fileSessions(dir).read('s')).events.filter((event) => event.type === 'turn/end')).toHaveLength(2);
@@ -177,11 +186,15 @@ describe('one writer per session', () => {
     await setup.create(header('race'));
     await setup.close();
     const dead = spawnSync(process.execPath, ['-e', '0']).pid as number;
-    writeFileSync(join(dir, 'race.jsonl.lock'), JSON.stringify({ pid: dead, started: 1, host: (await import('node:os')).hostname(), token: 'stale', at: 1 }));
+    writeFileSync(
+      join(dir, 'race.jsonl.lock'),
+      JSON.stringify({ pid: dead, started: 1, host: (await import('node:os')).hostname(), token: 'stale', at: 1 }),
+    );
     const stores = Array.from({ length: 8 }, () => fileSessions(dir));
     const results = await Promise.allSettled(stores.map((store) => store.acquire('race')));
     expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
-    for (const result of results) if (result.status === 'rejected') expect((result.reason as { code?: string }).code).toBe('SESSION_LOCKED');
+    for (const result of results)
+      if (result.status === 'rejected') expect((result.reason as { code?: string }).code).toBe('SESSION_LOCKED');
     await Promise.all(stores.map((store) => store.close()));
     expect(readdirSync(dir)).toEqual(['race.jsonl']); // released on close; no temp or break files left
   });
@@ -190,7 +203,9 @@ describe('one writer per session', () => {
     const a = fileSessions(dir);
     await a.create(header('d'));
     const b = fileSessions(dir);
-    expect((await rejectedError(() => b.append('d', [{ seq: 0, time: 1, type: 'x', data: {} }]))).code).toBe('SESSION_LOCKED');
+    expect((await rejectedError(() => b.append('d', [{ seq: 0, time: 1, type: 'x', data: {} }]))).code).toBe(
+      'SESSION_LOCKED',
+    );
     await a.close();
     await b.append('d', [{ seq: 0, time: 1, type: 'x', data: {} }]);
     await b.close();

@@ -6,7 +6,9 @@ import { existsSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import config from '../../vitest.config.js';
 
-interface Project { test: { name: string; include: string[]; exclude?: string[]; retry?: number } }
+interface Project {
+  test: { name: string; include: string[]; exclude?: string[]; retry?: number };
+}
 
 it('only the named real-time-limit suites are retried, and they exist', () => {
   const projects = (config as { test: { retry?: number; projects: Project[] } }).test.projects;

@@ -43,9 +43,12 @@ describe('brood run with mcpServers', () => {
     return file;
   }
 
-  it('the agent calls the filesystem server\'s tool and the CLI exits 0', async () => {
+  it("the agent calls the filesystem server's tool and the CLI exits 0", async () => {
     // `.` is the config file's directory: stdio servers start there.
-    const file = await writeConfig(config({ fs: { command: process.execPath, args: [FILESYSTEM_SCRIPT, '.'] } }), 'mcp.json');
+    const file = await writeConfig(
+      config({ fs: { command: process.execPath, args: [FILESYSTEM_SCRIPT, '.'] } }),
+      'mcp.json',
+    );
     const result = await runCli(['run', '--config', file]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -56,16 +59,28 @@ describe('brood run with mcpServers', () => {
   });
 
   it('an invalid server name exits 2 with one line; a server that cannot start exits 1 naming it', async () => {
-    const badName = await runCli(['run', '--config', await writeConfig(config({ 'bad name': { command: process.execPath } }), 'bad-name.json')]);
+    const badName = await runCli([
+      'run',
+      '--config',
+      await writeConfig(config({ 'bad name': { command: process.execPath } }), 'bad-name.json'),
+    ]);
     expect(badName.code).toBe(2);
     expect(badName.stderr.trim().split('\n')).toHaveLength(1);
     expect(badName.stderr).toMatch(/mcpServers\.bad name: .*\[INVALID_CONFIG\]/);
 
-    const badShape = await runCli(['run', '--config', await writeConfig(config({ fs: { command: 'x', url: 'http://127.0.0.1:1/' } }), 'bad-shape.json')]);
+    const badShape = await runCli([
+      'run',
+      '--config',
+      await writeConfig(config({ fs: { command: 'x', url: 'http://127.0.0.1:1/' } }), 'bad-shape.json'),
+    ]);
     expect(badShape.code).toBe(2);
     expect(badShape.stderr).toMatch(/mcpServers\.fs/);
 
-    const missing = await runCli(['run', '--config', await writeConfig(config({ ghost: { command: '/nonexistent/mcp-server' } }), 'ghost.json')]);
+    const missing = await runCli([
+      'run',
+      '--config',
+      await writeConfig(config({ ghost: { command: '/nonexistent/mcp-server' } }), 'ghost.json'),
+    ]);
     expect(missing.code).toBe(1);
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
     expect(missing.stderr).toMatch(/mcpServers\.ghost: MCP server "ghost".*ENOENT.*\[MCP_UNAVAILABLE\]/);

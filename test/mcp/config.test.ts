@@ -48,7 +48,8 @@ describe('tool names', () => {
     expect(name).toMatch(/^mcp__s__y+_[0-9a-f]{8}$/);
     expect(mcpToolName('s', long)).toBe(name); // stable
     expect(mcpToolName('s', other)).not.toBe(name); // distinct past the cut
-    for (const n of [name, mcpToolName('s', 'ü'.repeat(80)), mcpToolName('a'.repeat(40), 'tool')]) expect(n).toMatch(TOOL_NAME_PATTERN);
+    for (const n of [name, mcpToolName('s', 'ü'.repeat(80)), mcpToolName('a'.repeat(40), 'tool')])
+      expect(n).toMatch(TOOL_NAME_PATTERN);
   });
 });
 
@@ -102,14 +103,20 @@ describe('MCP_UNAVAILABLE at use()', () => {
   it('a process that exits during the handshake reports its exit code and last stderr lines', async () => {
     const brood = makeBrood();
     const script = 'process.stderr.write("first line\\nconfig missing: API_KEY\\n"); process.exit(3)';
-    const error = await rejection(brood.use(mcpTools({ name: 'dies', command: process.execPath, args: ['-e', script] })));
+    const error = await rejection(
+      brood.use(mcpTools({ name: 'dies', command: process.execPath, args: ['-e', script] })),
+    );
     expect(error.code).toBe('MCP_UNAVAILABLE');
     expect(error.message).toMatch(/"dies".*exited with code 3.*config missing: API_KEY/);
   });
 
   it('a process that never answers the handshake within timeoutMs is ended; nothing is registered or left running', async () => {
     const brood = makeBrood();
-    const silent = { name: 'silent', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000) // silent-mcp'] };
+    const silent = {
+      name: 'silent',
+      command: process.execPath,
+      args: ['-e', 'setInterval(() => {}, 1000) // silent-mcp'],
+    };
     const error = await rejection(brood.use(mcpTools(silent, { timeoutMs: 500 })));
     expect(error.code).toBe('MCP_UNAVAILABLE');
     expect(error.message).toMatch(/"silent".*did not answer the handshake within 500 ms/);
@@ -137,7 +144,7 @@ describe('list changes while opening', () => {
 });
 
 describe('scope', () => {
-  it('an agent scope registers the tools in that agent\'s own layer only', async () => {
+  it("an agent scope registers the tools in that agent's own layer only", async () => {
     const brood = makeBrood();
     const owner = await brood.createAgent({ model: route });
     const bystander = await brood.createAgent({ model: route });
@@ -155,7 +162,11 @@ describe('scope', () => {
 describe('brood.use() with synchronous and asynchronous plugins', () => {
   it('a synchronous plugin still returns its disposer synchronously and throws synchronously', () => {
     const brood = makeBrood();
-    const sync: BroodPlugin = { name: 'sync', install: () => brood.tools.register({ name: 'plain', description: 'd', parameters: {}, parse: (a) => a, execute: () => 'ok' }) };
+    const sync: BroodPlugin = {
+      name: 'sync',
+      install: () =>
+        brood.tools.register({ name: 'plain', description: 'd', parameters: {}, parse: (a) => a, execute: () => 'ok' }),
+    };
     const dispose = brood.use(sync);
     expect(typeof dispose).toBe('function');
     expect(brood.tools.view().names).toEqual(['plain']);
@@ -176,11 +187,20 @@ describe('brood.use() with synchronous and asynchronous plugins', () => {
     const plugin: BroodPlugin<Promise<Disposer>> = {
       name: 'async',
       install: async () => {
-        const off = brood.tools.register({ name: 'later', description: 'd', parameters: {}, parse: (a) => a, execute: () => 'ok' });
-        return Object.assign(() => {
-          calls.push('disposed');
-          off();
-        }, { [Symbol.dispose]: () => undefined }) as Disposer;
+        const off = brood.tools.register({
+          name: 'later',
+          description: 'd',
+          parameters: {},
+          parse: (a) => a,
+          execute: () => 'ok',
+        });
+        return Object.assign(
+          () => {
+            calls.push('disposed');
+            off();
+          },
+          { [Symbol.dispose]: () => undefined },
+        ) as Disposer;
       },
     };
     const pending = brood.use(plugin);

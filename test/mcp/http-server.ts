@@ -23,13 +23,20 @@ type Waiter = (value: string) => void;
 
 export class TestMcpHttpServer {
   tools: FixtureTool[] = [
-    { name: 'echo', description: 'echoes text', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+    {
+      name: 'echo',
+      description: 'echoes text',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    },
     { name: 'slow', description: 'answers only when cancelled', inputSchema: { type: 'object', properties: {} } },
     { name: 'broken', description: 'fails at the protocol level', inputSchema: { type: 'object', properties: {} } },
   ];
   /** Request headers of each initialize request. */
   readonly initHeaders: IncomingMessage['headers'][] = [];
-  private readonly sessions = new Map<string, { server: Server; transport: StreamableHTTPServerTransport | SSEServerTransport }>();
+  private readonly sessions = new Map<
+    string,
+    { server: Server; transport: StreamableHTTPServerTransport | SSEServerTransport }
+  >();
   private readonly waiters = new Map<string, Waiter[]>();
   /** Events nobody waited for yet, so a test can ask after the fact. */
   private readonly backlog = new Map<string, string[]>();
@@ -104,7 +111,10 @@ export class TestMcpHttpServer {
   }
 
   private makeServer(): Server {
-    const server = new Server({ name: `test-${this.instance}`, version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    const server = new Server(
+      { name: `test-${this.instance}`, version: '1.0.0' },
+      { capabilities: { tools: { listChanged: true } } },
+    );
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const name = request.params.name;
@@ -127,7 +137,9 @@ export class TestMcpHttpServer {
     if (typeof sessionId === 'string') {
       const session = this.sessions.get(sessionId);
       if (session === undefined) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
         return;
       }
       if (req.method === 'GET') this.emit('stream-open', sessionId);
@@ -146,7 +158,8 @@ export class TestMcpHttpServer {
     });
     // Set before connect(): the SDK chains its own close handling after this one.
     transport.onclose = () => {
-      if (transport.sessionId !== undefined && this.sessions.get(transport.sessionId)?.transport === transport) this.sessions.delete(transport.sessionId);
+      if (transport.sessionId !== undefined && this.sessions.get(transport.sessionId)?.transport === transport)
+        this.sessions.delete(transport.sessionId);
     };
     await server.connect(transport);
     await transport.handleRequest(req, res);

@@ -23,11 +23,19 @@ afterEach(async () => {
 
 function makeBrood(scripts: Scripts = []): { brood: Brood; tap: ReturnType<typeof tapStore> } {
   const tap = tapStore(memorySessions());
-  brood = createBrood({ pool: { threads: 2 }, sessions: tap.store, models: [scriptedModels({ id: 'scripted', scripts })] });
+  brood = createBrood({
+    pool: { threads: 2 },
+    sessions: tap.store,
+    models: [scriptedModels({ id: 'scripted', scripts })],
+  });
   return { brood, tap };
 }
 
-async function startServer(instance: string, port = 0, mode: 'streamable' | 'legacySse' = 'streamable'): Promise<TestMcpHttpServer> {
+async function startServer(
+  instance: string,
+  port = 0,
+  mode: 'streamable' | 'legacySse' = 'streamable',
+): Promise<TestMcpHttpServer> {
   const server = new TestMcpHttpServer(instance, mode);
   await server.start(port);
   servers.push(server);
@@ -62,18 +70,27 @@ describe('Streamable HTTP', () => {
         ],
       },
     ]);
-    await brood.use(mcpTools({ name: 'remote', url: server.url, headers: { 'x-brood-test': 'yes' } }, { include: ['echo', 'added'] }));
+    await brood.use(
+      mcpTools({ name: 'remote', url: server.url, headers: { 'x-brood-test': 'yes' } }, { include: ['echo', 'added'] }),
+    );
     expect(server.initHeaders[0]?.['x-brood-test']).toBe('yes');
     await server.next('stream-open'); // the server can now reach the idle client
     const agent = await brood.createAgent({ model: route });
     await agent.run('live one');
     await agent.whenIdle();
 
-    server.tools.push({ name: 'added', description: 'added later', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } });
+    server.tools.push({
+      name: 'added',
+      description: 'added later',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+    });
     server.tools[0] = { ...server.tools[0]!, description: 'echoes text, now documented better' };
     const updated = registryWhere(brood, () => {
       const view = brood.tools.view();
-      return view.has('mcp__remote__added') && view.schemas.some((s) => s.description === 'echoes text, now documented better');
+      return (
+        view.has('mcp__remote__added') &&
+        view.schemas.some((s) => s.description === 'echoes text, now documented better')
+      );
     });
     await server.listChanged();
     await updated;
@@ -113,12 +130,16 @@ describe('Streamable HTTP', () => {
     expect(broken).toMatchObject({ isError: true, error: { code: 'MCP_ERROR' } });
     expect(broken.content).toContain('the broken tool broke');
     // The connection is fine afterwards.
-    expect((await brood.tools.execute({ name: 'mcp__remote__echo', arguments: { text: 'ok' } })).content).toBe('a:echo:ok');
+    expect((await brood.tools.execute({ name: 'mcp__remote__echo', arguments: { text: 'ok' } })).content).toBe(
+      'a:echo:ok',
+    );
   });
 
   it('cancelling the turn sends MCP cancellation for the in-flight call', async () => {
     const server = await startServer('a');
-    const { brood } = makeBrood([{ match: 'wait', turns: [{ toolCalls: [{ name: 'mcp__remote__slow', arguments: {} }] }, { text: 'never' }] }]);
+    const { brood } = makeBrood([
+      { match: 'wait', turns: [{ toolCalls: [{ name: 'mcp__remote__slow', arguments: {} }] }, { text: 'never' }] },
+    ]);
     await brood.use(mcpTools({ name: 'remote', url: server.url }));
     const agent = await brood.createAgent({ model: route });
     const started = server.next('call:slow');
@@ -135,7 +156,9 @@ describe('Streamable HTTP', () => {
     const status = new StatusLog();
     const { brood } = makeBrood();
     await brood.use(mcpTools({ name: 'remote', url: first.url }, { onStatus: status.onStatus }));
-    expect((await brood.tools.execute({ name: 'mcp__remote__echo', arguments: { text: '1' } })).content).toBe('a:echo:1');
+    expect((await brood.tools.execute({ name: 'mcp__remote__echo', arguments: { text: '1' } })).content).toBe(
+      'a:echo:1',
+    );
     const port = first.port;
     await first.stop();
     const gone = await brood.tools.execute({ name: 'mcp__remote__echo', arguments: { text: '2' } });
@@ -149,7 +172,9 @@ describe('Streamable HTTP', () => {
     servers.push(second);
     await back;
     expect(brood.tools.view().has('mcp__remote__extra')).toBe(true);
-    expect((await brood.tools.execute({ name: 'mcp__remote__echo', arguments: { text: '3' } })).content).toBe('b:echo:3');
+    expect((await brood.tools.execute({ name: 'mcp__remote__echo', arguments: { text: '3' } })).content).toBe(
+      'b:echo:3',
+    );
   });
 
   it('a server that no longer knows the session (404, as after a restart) is re-initialized and the call succeeds', async () => {
@@ -176,7 +201,9 @@ describe('Streamable HTTP', () => {
     expect(names).toContain('mcp__remote__dotted_name_v2');
     const short = names.find((name) => name.startsWith('mcp__remote__report_'));
     expect(short).toHaveLength(64);
-    expect((await brood.tools.execute({ name: 'mcp__remote__dotted_name_v2', arguments: {} })).content).toBe('a:dotted.name v2:');
+    expect((await brood.tools.execute({ name: 'mcp__remote__dotted_name_v2', arguments: {} })).content).toBe(
+      'a:dotted.name v2:',
+    );
     expect((await brood.tools.execute({ name: short!, arguments: {} })).content).toBe(`a:${long}:`);
 
     server.tools = [
@@ -202,12 +229,16 @@ describe('Streamable HTTP', () => {
     const server = await startServer('old', 0, 'legacySse');
     const { brood } = makeBrood();
     await brood.use(mcpTools({ name: 'legacy', url: server.url }));
-    expect((await brood.tools.execute({ name: 'mcp__legacy__echo', arguments: { text: 'sse' } })).content).toBe('old:echo:sse');
+    expect((await brood.tools.execute({ name: 'mcp__legacy__echo', arguments: { text: 'sse' } })).content).toBe(
+      'old:echo:sse',
+    );
   });
 
   it('a server that cannot be reached fails use() with MCP_UNAVAILABLE naming the server and the failure, registering nothing', async () => {
     const { brood } = makeBrood();
-    const refused = await brood.use(mcpTools({ name: 'nobody', url: `http://127.0.0.1:${await closedPort()}/mcp` })).catch((error: unknown) => error);
+    const refused = await brood
+      .use(mcpTools({ name: 'nobody', url: `http://127.0.0.1:${await closedPort()}/mcp` }))
+      .catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: 'MCP_UNAVAILABLE' });
     expect(String((refused as Error).message)).toMatch(/"nobody".*ECONNREFUSED/);
     const failing = await failingServer();

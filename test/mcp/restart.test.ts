@@ -11,7 +11,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, defineTool, mcpTools, memorySessions, scriptedModels } from '../../src/index.js';
 import type { Brood } from '../../src/index.js';
 import { tapStore } from '../support/tap-store.js';
-import { FIXTURE_SCRIPT, StatusLog, announcements, childProcesses, fixture, isAlive, route, toolResults } from './helpers.js';
+import {
+  FIXTURE_SCRIPT,
+  StatusLog,
+  announcements,
+  childProcesses,
+  fixture,
+  isAlive,
+  route,
+  toolResults,
+} from './helpers.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
 
@@ -24,7 +33,11 @@ afterEach(async () => {
 });
 
 function makeBrood(scripts: Scripts = []): Brood {
-  brood = createBrood({ pool: { threads: 2 }, sessions: tapStore(memorySessions()).store, models: [scriptedModels({ id: 'scripted', scripts })] });
+  brood = createBrood({
+    pool: { threads: 2 },
+    sessions: tapStore(memorySessions()).store,
+    models: [scriptedModels({ id: 'scripted', scripts })],
+  });
   return brood;
 }
 
@@ -44,10 +57,21 @@ describe('stdio server crash and restart', () => {
     const brood = makeBrood([
       {
         match: 'crash',
-        turns: [{ toolCalls: [{ name: 'mcp__fixture__hang', arguments: {} }] }, { toolCalls: [{ name: 'local', arguments: {} }] }, { text: 'still here' }],
+        turns: [
+          { toolCalls: [{ name: 'mcp__fixture__hang', arguments: {} }] },
+          { toolCalls: [{ name: 'local', arguments: {} }] },
+          { text: 'still here' },
+        ],
       },
     ]);
-    brood.tools.register(defineTool({ name: 'local', description: 'a plain tool', parameters: { type: 'object', properties: {} }, execute: () => 'local ok' }));
+    brood.tools.register(
+      defineTool({
+        name: 'local',
+        description: 'a plain tool',
+        parameters: { type: 'object', properties: {} },
+        execute: () => 'local ok',
+      }),
+    );
     await brood.use(mcpTools(fixture({ FIXTURE_ANNOUNCE_URL: announce.url }), { onStatus: status.onStatus }));
     const [firstPid] = await childProcesses(FIXTURE_SCRIPT);
     const agent = await brood.createAgent({ model: route });
@@ -83,7 +107,10 @@ describe('stdio server crash and restart', () => {
     const retrying = status.next((s) => s.state === 'down' && s.retryInMs === 1_000);
     process.kill(pid!, 'SIGKILL');
     const down = await retrying; // the first restart attempt (after 0.5 s) failed
-    expect(down).toMatchObject({ state: 'down', error: expect.stringMatching(/exited with code 2.*refusing to start/) });
+    expect(down).toMatchObject({
+      state: 'down',
+      error: expect.stringMatching(/exited with code 2.*refusing to start/),
+    });
 
     expect(brood.tools.view().has('mcp__fixture__ping')).toBe(true);
     const refused = await brood.tools.execute(ping);
@@ -107,7 +134,14 @@ describe('stdio server crash and restart', () => {
     process.kill(pid!, 'SIGKILL');
     await gaveUp;
     // The loss, then one status per failed attempt: 0.5 s doubling (this takes 15.5 s).
-    expect(status.seen.map((s) => (s.state === 'down' ? s.retryInMs : 'up'))).toEqual([500, 1_000, 2_000, 4_000, 8_000, undefined]);
+    expect(status.seen.map((s) => (s.state === 'down' ? s.retryInMs : 'up'))).toEqual([
+      500,
+      1_000,
+      2_000,
+      4_000,
+      8_000,
+      undefined,
+    ]);
     expect(await childProcesses(FIXTURE_SCRIPT)).toEqual([]);
 
     // Still down: a call makes exactly one attempt and fails.

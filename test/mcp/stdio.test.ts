@@ -11,7 +11,18 @@ import { createBrood, mcpTools, memorySessions, scriptedModels } from '../../src
 import type { Brood, BroodOptions } from '../../src/index.js';
 import { runtimeOf } from '../../src/runtime/plugin-host.js';
 import { tapStore } from '../support/tap-store.js';
-import { EVERYTHING_SCRIPT, FILESYSTEM_SCRIPT, childProcesses, everything, filesystem, isAlive, processHandles, requestedTools, route, toolResults } from './helpers.js';
+import {
+  EVERYTHING_SCRIPT,
+  FILESYSTEM_SCRIPT,
+  childProcesses,
+  everything,
+  filesystem,
+  isAlive,
+  processHandles,
+  requestedTools,
+  route,
+  toolResults,
+} from './helpers.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
 
@@ -23,9 +34,17 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-function makeBrood(scripts: Scripts = [], options: BroodOptions = {}): { brood: Brood; tap: ReturnType<typeof tapStore> } {
+function makeBrood(
+  scripts: Scripts = [],
+  options: BroodOptions = {},
+): { brood: Brood; tap: ReturnType<typeof tapStore> } {
   const tap = tapStore(memorySessions());
-  brood = createBrood({ pool: { threads: 2 }, sessions: tap.store, models: [scriptedModels({ id: 'scripted', scripts })], ...options });
+  brood = createBrood({
+    pool: { threads: 2 },
+    sessions: tap.store,
+    models: [scriptedModels({ id: 'scripted', scripts })],
+    ...options,
+  });
   return { brood, tap };
 }
 
@@ -45,7 +64,11 @@ describe('server-everything over stdio', () => {
     expect(view.names.every((name) => name.startsWith('mcp__everything__'))).toBe(true);
     const echo = view.schemas.find((schema) => schema.name === 'mcp__everything__echo');
     expect(echo?.description).toMatch(/echo/i);
-    expect(echo?.parameters).toEqual({ type: 'object', properties: { message: { type: 'string', description: 'Message to echo' } }, required: ['message'] });
+    expect(echo?.parameters).toEqual({
+      type: 'object',
+      properties: { message: { type: 'string', description: 'Message to echo' } },
+      required: ['message'],
+    });
     await dispose();
     expect(brood.tools.view().names).toEqual([]);
   });
@@ -55,7 +78,12 @@ describe('server-everything over stdio', () => {
       {
         match: 'call',
         turns: [
-          { toolCalls: [{ name: 'mcp__everything__echo', arguments: { message: 'hello mcp' } }, { name: 'mcp__everything__get-tiny-image', arguments: {} }] },
+          {
+            toolCalls: [
+              { name: 'mcp__everything__echo', arguments: { message: 'hello mcp' } },
+              { name: 'mcp__everything__get-tiny-image', arguments: {} },
+            ],
+          },
           { text: 'got: {{results}}' },
         ],
       },
@@ -86,21 +114,32 @@ describe('server-everything over stdio', () => {
 
   it('include / exclude pick tools by server name or brood name; a duplicate server name fails DUPLICATE_TOOL and leaves no extra process', async () => {
     const { brood } = makeBrood([], { runner: 'inline' }); // no agent: no pool threads needed
-    await brood.use(mcpTools(everything(), { include: ['echo', 'mcp__everything__get-sum', 'get-env'], exclude: ['get-env'] }));
+    await brood.use(
+      mcpTools(everything(), { include: ['echo', 'mcp__everything__get-sum', 'get-env'], exclude: ['get-env'] }),
+    );
     expect(brood.tools.view().names).toEqual(['mcp__everything__echo', 'mcp__everything__get-sum']);
     expect(await childProcesses(EVERYTHING_SCRIPT)).toHaveLength(1);
     const again = brood.use(mcpTools(everything(), { include: ['echo'] }));
     await expect(again).rejects.toMatchObject({ code: 'DUPLICATE_TOOL' });
     expect(brood.tools.view().names).toEqual(['mcp__everything__echo', 'mcp__everything__get-sum']);
     expect(await childProcesses(EVERYTHING_SCRIPT)).toHaveLength(1);
-    expect((await brood.tools.execute({ name: 'mcp__everything__echo', arguments: { message: 'still' } })).content).toBe('Echo: still');
+    expect(
+      (await brood.tools.execute({ name: 'mcp__everything__echo', arguments: { message: 'still' } })).content,
+    ).toBe('Echo: still');
   });
 
   it('readOnlyHint makes a tool concurrency-safe only when the host opts in', async () => {
     const { brood } = makeBrood([], { runner: 'inline' }); // no agent: no pool threads needed
     await brood.use(mcpTools(everything('plain'), { include: ['echo', 'toggle-simulated-logging'] }));
-    await brood.use(mcpTools(everything('trusted'), { include: ['echo', 'toggle-simulated-logging'], concurrencySafe: true }));
-    await brood.use(mcpTools(everything('listed'), { include: ['echo', 'toggle-simulated-logging'], concurrencySafe: ['toggle-simulated-logging'] }));
+    await brood.use(
+      mcpTools(everything('trusted'), { include: ['echo', 'toggle-simulated-logging'], concurrencySafe: true }),
+    );
+    await brood.use(
+      mcpTools(everything('listed'), {
+        include: ['echo', 'toggle-simulated-logging'],
+        concurrencySafe: ['toggle-simulated-logging'],
+      }),
+    );
     const scope = runtimeOf(brood).tools.createScope(() => undefined);
     const classOf = (name: string) => scope.classify(name, name.endsWith('echo') ? { message: 'x' } : {});
     expect(classOf('mcp__plain__echo')).toBe('exclusive');
@@ -116,7 +155,12 @@ describe('server-everything over stdio', () => {
       {
         match: 'child',
         turns: [
-          { toolCalls: [{ name: 'mcp__everything__get-sum', arguments: { a: 1, b: 2 } }, { name: 'mcp__everything__echo', arguments: { message: 'from child' } }] },
+          {
+            toolCalls: [
+              { name: 'mcp__everything__get-sum', arguments: { a: 1, b: 2 } },
+              { name: 'mcp__everything__echo', arguments: { message: 'from child' } },
+            ],
+          },
           { text: 'child: {{results}}' },
         ],
       },
@@ -145,7 +189,18 @@ describe('server-everything over stdio', () => {
 
   it('Code Mode calls an MCP tool from run_code through the same resolver', async () => {
     const code = 'const a = await tools.mcp__everything__echo({ message: "in code" }); return a;';
-    const { brood } = makeBrood([{ match: 'code', turns: [{ toolCalls: [{ name: 'run_code', arguments: { description: 'echo', code } }] }, { text: '{{results}}' }] }], { codeMode: 'code' });
+    const { brood } = makeBrood(
+      [
+        {
+          match: 'code',
+          turns: [
+            { toolCalls: [{ name: 'run_code', arguments: { description: 'echo', code } }] },
+            { text: '{{results}}' },
+          ],
+        },
+      ],
+      { codeMode: 'code' },
+    );
     await brood.use(mcpTools(everything(), { include: ['echo'] }));
     expect(brood.tools.sdk()).toContain('mcp__everything__echo');
     const agent = await brood.createAgent({ model: route });

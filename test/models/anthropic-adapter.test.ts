@@ -38,7 +38,12 @@ describe('streaming', () => {
   it('streams text with deltas; usage counts cache reads and writes into inputTokens', async () => {
     server.push(
       sseFrames([
-        messageStart({ input_tokens: 10, output_tokens: 1, cache_read_input_tokens: 100, cache_creation_input_tokens: 20 }),
+        messageStart({
+          input_tokens: 10,
+          output_tokens: 1,
+          cache_read_input_tokens: 100,
+          cache_creation_input_tokens: 20,
+        }),
         ping(),
         textStart(0),
         textDelta(0, 'Hel'),
@@ -49,12 +54,24 @@ describe('streaming', () => {
       ]),
     );
     const deltas: string[] = [];
-    const response = await (await adapter({ apiKey: 'sk-ant' })).request(makeRequest([user('hi')], { route: route(), onTextDelta: (d) => deltas.push(d) }));
-    expect(response).toEqual({ text: 'Hello', toolCalls: [], finish: 'stop', usage: { inputTokens: 130, outputTokens: 7, cacheReadTokens: 100, cacheWriteTokens: 20 } });
+    const response = await (await adapter({ apiKey: 'sk-ant' })).request(
+      makeRequest([user('hi')], { route: route(), onTextDelta: (d) => deltas.push(d) }),
+    );
+    expect(response).toEqual({
+      text: 'Hello',
+      toolCalls: [],
+      finish: 'stop',
+      usage: { inputTokens: 130, outputTokens: 7, cacheReadTokens: 100, cacheWriteTokens: 20 },
+    });
     expect(deltas).toEqual(['Hel', 'lo']);
     const seen = server.seen[0]!;
     expect(seen).toMatchObject({ method: 'POST', url: '/v1/messages' });
-    expect(seen.headers).toMatchObject({ 'x-api-key': 'sk-ant', 'anthropic-version': '2023-06-01', 'user-agent': `brood/${broodVersion()}`, accept: 'text/event-stream' });
+    expect(seen.headers).toMatchObject({
+      'x-api-key': 'sk-ant',
+      'anthropic-version': '2023-06-01',
+      'user-agent': `brood/${broodVersion()}`,
+      accept: 'text/event-stream',
+    });
     expect(seen.headers.authorization).toBeUndefined();
   });
 
@@ -95,7 +112,8 @@ describe('streaming', () => {
   });
 
   it('maps stop_reason: end_turn/stop_sequence → stop, max_tokens → max-tokens, refusal → refusal', async () => {
-    for (const reason of ['end_turn', 'stop_sequence', 'max_tokens', 'refusal']) server.push(sseFrames(textStream('t', reason)));
+    for (const reason of ['end_turn', 'stop_sequence', 'max_tokens', 'refusal'])
+      server.push(sseFrames(textStream('t', reason)));
     const a = await adapter();
     const finishes = [];
     for (let i = 0; i < 4; i++) finishes.push((await a.request(makeRequest([user('q')], { route: route() }))).finish);
@@ -119,7 +137,9 @@ describe('non-streaming (stream: false)', () => {
       ),
     );
     const deltas: string[] = [];
-    const response = await (await adapter({ stream: false })).request(makeRequest([user('q')], { route: route(), onTextDelta: (d) => deltas.push(d) }));
+    const response = await (await adapter({ stream: false })).request(
+      makeRequest([user('q')], { route: route(), onTextDelta: (d) => deltas.push(d) }),
+    );
     expect(response).toEqual({
       text: 'two calls',
       finish: 'tool-calls',
@@ -136,7 +156,10 @@ describe('non-streaming (stream: false)', () => {
 
   it('a JSON message answering a streaming request is accepted', async () => {
     server.push(json(message([{ type: 'text', text: 'plain json' }], 'end_turn')));
-    expect(await (await adapter()).request(makeRequest([user('q')], { route: route() }))).toMatchObject({ text: 'plain json', finish: 'stop' });
+    expect(await (await adapter()).request(makeRequest([user('q')], { route: route() }))).toMatchObject({
+      text: 'plain json',
+      finish: 'stop',
+    });
   });
 });
 
@@ -155,14 +178,22 @@ describe('request body', () => {
       assistant(''), // a failed request's placeholder
       user('again'),
     ];
-    const tools = [{ name: 'search', description: 'find', parameters: { type: 'object', properties: { q: { type: 'number' } } } }];
+    const tools = [
+      { name: 'search', description: 'find', parameters: { type: 'object', properties: { q: { type: 'number' } } } },
+    ];
     await (await adapter()).request(makeRequest(messages, { system: 'be brief', tools, route: route() }));
     expect(server.seen[0]!.body).toEqual({
       model: 'claude',
       max_tokens: 4096,
       stream: true,
       system: 'be brief',
-      tools: [{ name: 'search', description: 'find', input_schema: { type: 'object', properties: { q: { type: 'number' } } } }],
+      tools: [
+        {
+          name: 'search',
+          description: 'find',
+          input_schema: { type: 'object', properties: { q: { type: 'number' } } },
+        },
+      ],
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'q' }] },
         {
@@ -206,7 +237,17 @@ describe('request body', () => {
       headers: { 'anthropic-beta': 'x-2025', 'x-gateway': 'g' },
       extraBody: { top_k: 5 },
       anthropicVersion: '2099-01-01',
-      models: ['claude', { id: 'named', toolChoice: { name: 'search' }, parallelToolCalls: true, stop: ['A', 'B'], headers: { 'x-gateway': 'named' } }, { id: 'quiet', toolChoice: 'none' }],
+      models: [
+        'claude',
+        {
+          id: 'named',
+          toolChoice: { name: 'search' },
+          parallelToolCalls: true,
+          stop: ['A', 'B'],
+          headers: { 'x-gateway': 'named' },
+        },
+        { id: 'quiet', toolChoice: 'none' },
+      ],
     });
     const tools = [{ name: 'search', description: 'find', parameters: { type: 'object' } }];
     for (let i = 0; i < 4; i++) server.push(sseFrames(textStream('ok')));
@@ -223,15 +264,26 @@ describe('request body', () => {
       output_config: { format: { type: 'json_schema', schema } },
       top_k: 5,
     });
-    expect(server.seen[0]!.headers).toMatchObject({ 'anthropic-beta': 'x-2025', 'x-gateway': 'g', 'anthropic-version': '2099-01-01' });
-    expect(named).toMatchObject({ tool_choice: { type: 'tool', name: 'search' }, stop_sequences: ['A', 'B'], temperature: 0.5 });
+    expect(server.seen[0]!.headers).toMatchObject({
+      'anthropic-beta': 'x-2025',
+      'x-gateway': 'g',
+      'anthropic-version': '2099-01-01',
+    });
+    expect(named).toMatchObject({
+      tool_choice: { type: 'tool', name: 'search' },
+      stop_sequences: ['A', 'B'],
+      temperature: 0.5,
+    });
     expect(server.seen[1]!.headers).toMatchObject({ 'anthropic-beta': 'x-2025', 'x-gateway': 'named' });
     expect(quiet).toMatchObject({ tool_choice: { type: 'none' } });
     expect('tool_choice' in toolless!).toBe(false);
   });
 
   it('rejects options the Messages API does not have with INVALID_CONFIG', () => {
-    const bad = (extra: Record<string, unknown>) => codeOf(() => anthropicCompatible({ id: 'an', baseURL: 'http://x', models: [], ...extra } as AnthropicCompatibleOptions));
+    const bad = (extra: Record<string, unknown>) =>
+      codeOf(() =>
+        anthropicCompatible({ id: 'an', baseURL: 'http://x', models: [], ...extra } as AnthropicCompatibleOptions),
+      );
     expect(bad({ seed: 1 })).toBe('INVALID_CONFIG');
     expect(bad({ models: [{ id: 'm', seed: 1 }] })).toBe('INVALID_CONFIG');
     expect(bad({ maxTokensField: 'max_tokens' })).toBe('INVALID_CONFIG');
@@ -265,7 +317,11 @@ describe('reasoning effort → extended thinking', () => {
     expect(server.seen[0]!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 16384 });
     expect(first.reasoning).toEqual([{ type: 'thinking', thinking: 'let me think', signature: 'sig-123' }]);
     expect(first.toolCalls).toEqual([{ callId: 'toolu_t', name: 'search', arguments: '{"q":"x"}' }]);
-    const history = [user('q'), { role: 'assistant' as const, text: '', toolCalls: first.toolCalls, reasoning: first.reasoning! }, tool('toolu_t', 'found', 'search')];
+    const history = [
+      user('q'),
+      { role: 'assistant' as const, text: '', toolCalls: first.toolCalls, reasoning: first.reasoning! },
+      tool('toolu_t', 'found', 'search'),
+    ];
     await a.request(makeRequest(history, { route: route({ reasoningEffort: 'high' }) }));
     const sent = server.seen[1]!.body as { thinking: unknown; messages: { content: unknown[] }[] };
     expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: 16384 });
@@ -277,7 +333,11 @@ describe('reasoning effort → extended thinking', () => {
   it('leaves thinking off when answering tool calls whose thinking block was not kept, and for effort none', async () => {
     server.push(sseFrames(textStream('a')), sseFrames(textStream('b')));
     const a = await adapter();
-    const history = [user('q'), assistant('', [{ callId: 'c', name: 'search', arguments: '{}' }]), tool('c', 'r', 'search')];
+    const history = [
+      user('q'),
+      assistant('', [{ callId: 'c', name: 'search', arguments: '{}' }]),
+      tool('c', 'r', 'search'),
+    ];
     await a.request(makeRequest(history, { route: route({ reasoningEffort: 'low' }) }));
     await a.request(makeRequest([user('q')], { route: route({ reasoningEffort: 'none' }) }));
     expect(server.seen.map((s) => 'thinking' in s.body)).toEqual([false, false]);
@@ -290,8 +350,12 @@ describe('reasoning effort → extended thinking', () => {
     expect(server.seen[0]!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 5000 });
     const unknown = await a.request(makeRequest([user('q')], { route: route({ reasoningEffort: 'ultra' }) }));
     expect(unknown.finish).toBe('error');
-    expect(unknown.diagnostic).toMatch(/^reasoning effort 'ultra' has no thinking budget \(known: minimal, low, medium, high, xhigh, max, deep, none\)$/);
-    const small = await a.request(makeRequest([user('q')], { route: route({ reasoningEffort: 'low', maxTokens: 1000 }) }));
+    expect(unknown.diagnostic).toMatch(
+      /^reasoning effort 'ultra' has no thinking budget \(known: minimal, low, medium, high, xhigh, max, deep, none\)$/,
+    );
+    const small = await a.request(
+      makeRequest([user('q')], { route: route({ reasoningEffort: 'low', maxTokens: 1000 }) }),
+    );
     expect(small.finish).toBe('error');
     expect(small.diagnostic).toMatch(/max_tokens 1000 leaves no room for extended thinking/);
     expect(server.seen).toHaveLength(1);

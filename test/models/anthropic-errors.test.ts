@@ -19,9 +19,12 @@ const apiError = (type: string, message: string) => JSON.stringify({ type: 'erro
 const jsonHeaders = { 'content-type': 'application/json' };
 
 async function adapter(extra: Partial<AnthropicCompatibleOptions> = {}): Promise<ModelAdapter> {
-  return loadAdapter(anthropicCompatible({ id: 'an', baseURL: server.base, models: ['claude'], retry: fast, ...extra }));
+  return loadAdapter(
+    anthropicCompatible({ id: 'an', baseURL: server.base, models: ['claude'], retry: fast, ...extra }),
+  );
 }
-const ask = (a: ModelAdapter, extra: Parameters<typeof makeRequest>[1] = {}) => a.request(makeRequest([user('q')], { route: { provider: 'an', model: 'claude' }, ...extra }));
+const ask = (a: ModelAdapter, extra: Parameters<typeof makeRequest>[1] = {}) =>
+  a.request(makeRequest([user('q')], { route: { provider: 'an', model: 'claude' }, ...extra }));
 
 describe('HTTP errors', () => {
   it('4xx JSON error bodies: not retried, the message is kept', async () => {
@@ -30,13 +33,20 @@ describe('HTTP errors', () => {
       status(401, apiError('authentication_error', 'invalid x-api-key'), jsonHeaders),
     );
     const a = await adapter();
-    expect(await ask(a)).toMatchObject({ finish: 'error', diagnostic: 'HTTP 400 Bad Request: max_tokens: Field required' });
+    expect(await ask(a)).toMatchObject({
+      finish: 'error',
+      diagnostic: 'HTTP 400 Bad Request: max_tokens: Field required',
+    });
     expect((await ask(a)).diagnostic).toBe('HTTP 401 Unauthorized: invalid x-api-key');
     expect(server.seen).toHaveLength(2);
   });
 
   it('5xx (and 529 overloaded) then success; exhausted retries report the last status', async () => {
-    server.push(status(529, apiError('overloaded_error', 'Overloaded'), jsonHeaders), status(500, ''), sseFrames(textStream('ok')));
+    server.push(
+      status(529, apiError('overloaded_error', 'Overloaded'), jsonHeaders),
+      status(500, ''),
+      sseFrames(textStream('ok')),
+    );
     expect(await ask(await adapter())).toMatchObject({ finish: 'stop', text: 'ok' });
     expect(server.seen).toHaveLength(3);
     server.reset();
@@ -46,18 +56,35 @@ describe('HTTP errors', () => {
 
   it('429 with retry-after is honoured; one longer than maxRetryAfterMs is reported', async () => {
     const slowBackoff = { retries: 2, baseDelayMs: 600_000, maxDelayMs: 600_000 };
-    server.push(status(429, apiError('rate_limit_error', 'slow'), { ...jsonHeaders, 'retry-after': '0.01' }), sseFrames(textStream('ok')));
+    server.push(
+      status(429, apiError('rate_limit_error', 'slow'), { ...jsonHeaders, 'retry-after': '0.01' }),
+      sseFrames(textStream('ok')),
+    );
     expect(await ask(await adapter({ retry: slowBackoff }))).toMatchObject({ finish: 'stop', text: 'ok' });
     server.reset();
-    server.push(status(429, apiError('rate_limit_error', 'Number of requests has exceeded your rate limit'), { ...jsonHeaders, 'retry-after': '20' }));
+    server.push(
+      status(429, apiError('rate_limit_error', 'Number of requests has exceeded your rate limit'), {
+        ...jsonHeaders,
+        'retry-after': '20',
+      }),
+    );
     const response = await ask(await adapter({ retry: { maxRetryAfterMs: 1000 } }));
-    expect(response.diagnostic).toMatch(/^HTTP 429 Too Many Requests: Number of requests has exceeded your rate limit; the server asked to retry after 20 s/);
+    expect(response.diagnostic).toMatch(
+      /^HTTP 429 Too Many Requests: Number of requests has exceeded your rate limit; the server asked to retry after 20 s/,
+    );
     expect(server.seen).toHaveLength(1);
   });
 
   it('connection refused: retried, then reported with the cause', async () => {
     const port = await refusedPort();
-    const a = await loadAdapter(anthropicCompatible({ id: 'an', baseURL: `http://127.0.0.1:${port}`, models: [], retry: { retries: 1, baseDelayMs: 1 } }));
+    const a = await loadAdapter(
+      anthropicCompatible({
+        id: 'an',
+        baseURL: `http://127.0.0.1:${port}`,
+        models: [],
+        retry: { retries: 1, baseDelayMs: 1 },
+      }),
+    );
     expect((await ask(a)).diagnostic).toMatch(/^network error: .*ECONNREFUSED.*\(after 2 attempts\)$/);
   });
 });
@@ -73,7 +100,12 @@ describe('broken bodies', () => {
 
   it('malformed event, a stream cut off before message_stop, an error event mid-stream', async () => {
     server.push(
-      sseFrames([messageStart(), textStart(0), textDelta(0, 'a'), { event: 'content_block_delta', data: '{"type":"content_block_delta",' }]),
+      sseFrames([
+        messageStart(),
+        textStart(0),
+        textDelta(0, 'a'),
+        { event: 'content_block_delta', data: '{"type":"content_block_delta",' },
+      ]),
       sseFrames([messageStart(), textStart(0), textDelta(0, 'cut')]),
       sseFrames([messageStart(), textStart(0), textDelta(0, 'x'), errorEvent('Overloaded')]),
       sseFrames([messageStart(), textDelta(5, 'orphan')]),
@@ -82,8 +114,16 @@ describe('broken bodies', () => {
     const bad = await ask(a);
     expect(bad).toMatchObject({ finish: 'error', text: 'a' });
     expect(bad.diagnostic).toMatch(/^malformed stream: invalid JSON event/);
-    expect(await ask(a)).toMatchObject({ finish: 'error', text: 'cut', diagnostic: 'malformed stream: ended before message_stop' });
-    expect(await ask(a)).toMatchObject({ finish: 'error', text: 'x', diagnostic: 'server error in stream: Overloaded' });
+    expect(await ask(a)).toMatchObject({
+      finish: 'error',
+      text: 'cut',
+      diagnostic: 'malformed stream: ended before message_stop',
+    });
+    expect(await ask(a)).toMatchObject({
+      finish: 'error',
+      text: 'x',
+      diagnostic: 'server error in stream: Overloaded',
+    });
     expect((await ask(a)).diagnostic).toBe('malformed stream: delta for unknown content block 5');
   });
 
@@ -95,7 +135,9 @@ describe('broken bodies', () => {
       json({ type: 'message', role: 'assistant' }),
     );
     const a = await adapter();
-    expect((await ask(a)).diagnostic).toBe(`unexpected content-type 'text/html' (HTTP 200); expected JSON or an event stream: "<html>proxy login</html>"`);
+    expect((await ask(a)).diagnostic).toBe(
+      `unexpected content-type 'text/html' (HTTP 200); expected JSON or an event stream: "<html>proxy login</html>"`,
+    );
     expect((await ask(a)).diagnostic).toMatch(/^malformed response: invalid JSON body/);
     expect((await ask(a)).diagnostic).toBe('server error: internal');
     expect((await ask(a)).diagnostic).toBe('malformed response: message without a content array');

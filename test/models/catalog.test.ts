@@ -7,10 +7,23 @@ import { expectCode } from '../support/codes.js';
 const scripted = scriptedModels({
   id: 'sc',
   name: 'Scripted',
-  models: ['plain', { id: 'thinker', efforts: ['low', 'high'], defaultEffort: 'low' }, { id: 'choosy', efforts: ['a', 'b'] }],
+  models: [
+    'plain',
+    { id: 'thinker', efforts: ['low', 'high'], defaultEffort: 'low' },
+    { id: 'choosy', efforts: ['a', 'b'] },
+  ],
 });
-const open = openAICompatible({ id: 'oa', baseURL: 'http://127.0.0.1:1/v1', models: [{ id: 'gpt', efforts: ['low'], defaultEffort: 'low' }] });
-const closed = openAICompatible({ id: 'closed', baseURL: 'http://127.0.0.1:1', models: [{ id: 'only' }], acceptsUnlistedModels: false });
+const open = openAICompatible({
+  id: 'oa',
+  baseURL: 'http://127.0.0.1:1/v1',
+  models: [{ id: 'gpt', efforts: ['low'], defaultEffort: 'low' }],
+});
+const closed = openAICompatible({
+  id: 'closed',
+  baseURL: 'http://127.0.0.1:1',
+  models: [{ id: 'only' }],
+  acceptsUnlistedModels: false,
+});
 const catalog = createModelCatalog([scripted, open, closed]);
 
 describe('createModelCatalog', () => {
@@ -33,7 +46,11 @@ describe('createModelCatalog', () => {
   it('resolves happy paths and fills the default effort', () => {
     expect(catalog.resolve({ provider: 'sc', model: 'plain' })).toEqual({ provider: 'sc', model: 'plain' });
     expect('reasoningEffort' in catalog.resolve({ provider: 'sc', model: 'plain' })).toBe(false);
-    expect(catalog.resolve({ provider: 'sc', model: 'thinker' })).toEqual({ provider: 'sc', model: 'thinker', reasoningEffort: 'low' });
+    expect(catalog.resolve({ provider: 'sc', model: 'thinker' })).toEqual({
+      provider: 'sc',
+      model: 'thinker',
+      reasoningEffort: 'low',
+    });
     expect(catalog.resolve({ provider: 'sc', model: 'thinker', reasoningEffort: 'high', maxTokens: 100 })).toEqual({
       provider: 'sc',
       model: 'thinker',
@@ -93,8 +110,16 @@ describe('resolveChildRoute', () => {
     ['model change drops effort and cap', { model: 'plain' }, { provider: 'sc', model: 'plain' }],
     ['provider change drops effort and cap', { provider: 'oa', model: 'gpt' }, { provider: 'oa', model: 'gpt' }],
     ['provider-only change drops too', { provider: 'oa' }, { provider: 'oa', model: 'thinker' }],
-    ['model change keeps explicit effort', { model: 'choosy', reasoningEffort: 'a' }, { provider: 'sc', model: 'choosy', reasoningEffort: 'a' }],
-    ['model change keeps explicit cap', { model: 'plain', maxTokens: 9 }, { provider: 'sc', model: 'plain', maxTokens: 9 }],
+    [
+      'model change keeps explicit effort',
+      { model: 'choosy', reasoningEffort: 'a' },
+      { provider: 'sc', model: 'choosy', reasoningEffort: 'a' },
+    ],
+    [
+      'model change keeps explicit cap',
+      { model: 'plain', maxTokens: 9 },
+      { provider: 'sc', model: 'plain', maxTokens: 9 },
+    ],
     [
       'undefined fields do not override',
       { model: undefined, reasoningEffort: undefined, maxTokens: undefined },
@@ -111,7 +136,10 @@ describe('resolveChildRoute', () => {
     const route = resolveChildRoute({ model: 'thinker' }, { provider: 'oa', model: 'gpt', reasoningEffort: 'low' });
     expect(route).toEqual({ provider: 'oa', model: 'thinker' });
     expect(codeOf(() => catalog.resolve(route))).toBe(undefined); // unlisted on oa: accepted
-    const switched = resolveChildRoute({ provider: 'sc' }, { provider: 'oa', model: 'thinker', reasoningEffort: 'zzz' });
+    const switched = resolveChildRoute(
+      { provider: 'sc' },
+      { provider: 'oa', model: 'thinker', reasoningEffort: 'zzz' },
+    );
     expect(catalog.resolve(switched)).toEqual({ provider: 'sc', model: 'thinker', reasoningEffort: 'low' });
   });
 
@@ -127,7 +155,13 @@ describe('resolveChildRoute', () => {
 describe('config factories', () => {
   it('scriptedModels normalises and defaults', () => {
     const config = scriptedModels({ id: 'x' });
-    expect(config).toMatchObject({ kind: 'scripted', id: 'x', name: 'x', acceptsUnlistedModels: false, models: [{ id: 'scripted', efforts: [] }] });
+    expect(config).toMatchObject({
+      kind: 'scripted',
+      id: 'x',
+      name: 'x',
+      acceptsUnlistedModels: false,
+      models: [{ id: 'scripted', efforts: [] }],
+    });
     expect(config.options).toEqual({ scripts: [], fallback: 'echo' });
     expect(structuredClone(config)).toEqual(config);
   });
@@ -160,7 +194,10 @@ describe('config factories', () => {
       options: { baseURL: 'http://127.0.0.1:1/v1', maxTokensField: 'max_tokens' },
     });
     expectCode(() => openAICompatible({ id: 'x', baseURL: 'not a url', models: [] }), 'INVALID_CONFIG');
-    expectCode(() => openAICompatible({ id: 'x', baseURL: 'http://h', models: [], maxTokensField: 'cap' as never }), 'INVALID_CONFIG');
+    expectCode(
+      () => openAICompatible({ id: 'x', baseURL: 'http://h', models: [], maxTokensField: 'cap' as never }),
+      'INVALID_CONFIG',
+    );
     expectCode(() => openAICompatible({ id: 'x', baseURL: 'http://h' } as never), 'INVALID_CONFIG');
   });
 });

@@ -29,8 +29,16 @@ afterAll(async () => {
 });
 
 const tools = [
-  { name: 'search', description: 'find things', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } },
-  { name: 'read', description: 'read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  {
+    name: 'search',
+    description: 'find things',
+    parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+  },
+  {
+    name: 'read',
+    description: 'read a file',
+    parameters: { type: 'object', properties: { path: { type: 'string' } } },
+  },
 ];
 const conversation = [
   user('find cats'),
@@ -47,7 +55,11 @@ const conversation = [
 ];
 const requests = (provider: string, model: string): ModelRequest[] => [
   makeRequest([user('hi')], { route: { provider, model } }),
-  makeRequest(conversation, { system: 'be brief', tools, route: { provider, model, reasoningEffort: 'high', maxTokens: 20000 } }),
+  makeRequest(conversation, {
+    system: 'be brief',
+    tools,
+    route: { provider, model, reasoningEffort: 'high', maxTokens: 20000 },
+  }),
   makeRequest(conversation, { system: 'be brief', tools, route: { provider, model: `${model}-plain` } }),
 ];
 
@@ -62,12 +74,17 @@ async function openAIBodies(): Promise<unknown[]> {
       stop: ['END'],
       toolChoice: 'required',
       parallelToolCalls: false,
-      responseFormat: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
+      responseFormat: {
+        type: 'json_schema',
+        json_schema: { name: 'answer', schema: { type: 'object' }, strict: true },
+      },
       models: ['gpt-4o', { id: 'gpt-4o-plain', stream: false, toolChoice: { name: 'search' }, maxTokens: 300 }],
       maxTokensField: 'max_completion_tokens',
     }),
   );
-  server.fallback(sseFrames([{ data: { choices: [{ index: 0, delta: { content: 'ok' }, finish_reason: 'stop' }] } }, '[DONE]']));
+  server.fallback(
+    sseFrames([{ data: { choices: [{ index: 0, delta: { content: 'ok' }, finish_reason: 'stop' }] } }, '[DONE]']),
+  );
   for (const request of requests('oa', 'gpt-4o')) expect((await adapter.request(request)).finish).toBe('stop');
   return server.seen.splice(0).map((s) => s.body);
 }
@@ -86,11 +103,27 @@ async function anthropicBodies(): Promise<unknown[]> {
       models: ['claude-x', { id: 'claude-x-plain', stream: false, toolChoice: { name: 'search' }, maxTokens: 300 }],
     }),
   );
-  server.fallback((req, res, seen) => (seen.body.stream === false ? json(message([{ type: 'text', text: 'ok' }], 'end_turn')) : sseFrames(textStream('ok')))(req, res, seen));
+  server.fallback((req, res, seen) =>
+    (seen.body.stream === false
+      ? json(message([{ type: 'text', text: 'ok' }], 'end_turn'))
+      : sseFrames(textStream('ok')))(req, res, seen),
+  );
   for (const request of requests('an', 'claude-x')) expect((await adapter.request(request)).finish).toBe('stop');
   // Thinking blocks kept from a previous answer are sent back verbatim.
   const withThinking = makeRequest(
-    [user('q'), { role: 'assistant', text: '', toolCalls: [{ callId: 't1', name: 'search', arguments: '{"q":"x"}' }], reasoning: [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }, { type: 'redacted_thinking', data: 'opaque' }] }, tool('t1', 'r', 'search')],
+    [
+      user('q'),
+      {
+        role: 'assistant',
+        text: '',
+        toolCalls: [{ callId: 't1', name: 'search', arguments: '{"q":"x"}' }],
+        reasoning: [
+          { type: 'thinking', thinking: 'hmm', signature: 'sig' },
+          { type: 'redacted_thinking', data: 'opaque' },
+        ],
+      },
+      tool('t1', 'r', 'search'),
+    ],
     { tools, route: { provider: 'an', model: 'claude-x', reasoningEffort: 'medium', maxTokens: 10000 } },
   );
   expect((await adapter.request(withThinking)).finish).toBe('stop');
@@ -108,15 +141,23 @@ function typeErrors(files: string[]): string[][] {
     moduleResolution: ts.ModuleResolutionKind.Bundler,
     types: [],
   });
-  return files.map((file) => ts.getPreEmitDiagnostics(program, program.getSourceFile(file)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')));
+  return files.map((file) =>
+    ts
+      .getPreEmitDiagnostics(program, program.getSourceFile(file))
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+  );
 }
 
 function source(bodies: { openai: unknown[]; anthropic: unknown[] }): string {
   const lines = [
     "import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';",
     "import type { MessageCreateParams } from '@anthropic-ai/sdk/resources/messages';",
-    ...bodies.openai.map((b, i) => `export const openai${i}: ChatCompletionCreateParams = ${JSON.stringify(b, null, 2)};`),
-    ...bodies.anthropic.map((b, i) => `export const anthropic${i}: MessageCreateParams = ${JSON.stringify(b, null, 2)};`),
+    ...bodies.openai.map(
+      (b, i) => `export const openai${i}: ChatCompletionCreateParams = ${JSON.stringify(b, null, 2)};`,
+    ),
+    ...bodies.anthropic.map(
+      (b, i) => `export const anthropic${i}: MessageCreateParams = ${JSON.stringify(b, null, 2)};`,
+    ),
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -126,8 +167,16 @@ it('every request body the adapters send type-checks against the official SDK re
   expect(bodies.openai).toHaveLength(3);
   expect(bodies.anthropic).toHaveLength(4);
   // The bodies exercise the interesting fields (so the check covers them), then the check itself.
-  expect(bodies.openai[1]).toMatchObject({ reasoning_effort: 'high', max_completion_tokens: 20000, tool_choice: 'required', stream_options: { include_usage: true } });
-  expect(bodies.anthropic[1]).toMatchObject({ thinking: { type: 'enabled' }, tool_choice: { type: 'any', disable_parallel_tool_use: true } });
+  expect(bodies.openai[1]).toMatchObject({
+    reasoning_effort: 'high',
+    max_completion_tokens: 20000,
+    tool_choice: 'required',
+    stream_options: { include_usage: true },
+  });
+  expect(bodies.anthropic[1]).toMatchObject({
+    thinking: { type: 'enabled' },
+    tool_choice: { type: 'any', disable_parallel_tool_use: true },
+  });
   expect((bodies.anthropic[3] as { thinking?: unknown }).thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
 
   const good = join(dir, 'bodies.ts');
@@ -137,7 +186,10 @@ it('every request body the adapters send type-checks against the official SDK re
   const wrong = join(dir, 'wrong.ts');
   const broken = {
     openai: [{ ...(bodies.openai[0] as object), max_output_tokens: 5 }],
-    anthropic: [{ ...(bodies.anthropic[0] as object), seed: 1 }, { ...(bodies.anthropic[0] as object), tool_choice: { type: 'required' } }],
+    anthropic: [
+      { ...(bodies.anthropic[0] as object), seed: 1 },
+      { ...(bodies.anthropic[0] as object), tool_choice: { type: 'required' } },
+    ],
   };
   await writeFile(wrong, source(broken));
   const [goodErrors, wrongErrors] = typeErrors([good, wrong]);

@@ -33,9 +33,18 @@ export async function rejectionCode(promise: Promise<unknown>): Promise<string |
 }
 
 export const user = (text: string): ChatMessage => ({ role: 'user', text });
-export const assistant = (text: string, toolCalls: { callId: string; name: string; arguments: string }[] = []): ChatMessage => ({
+export const assistant = (
+  text: string,
+  toolCalls: { callId: string; name: string; arguments: string }[] = [],
+): ChatMessage => ({
   role: 'assistant',
   text,
   toolCalls,
 });
-export const tool = (callId: string, content: string, name = 't'): ChatMessage => ({ role: 'tool', callId, name, content, isError: false });
+export const tool = (callId: string, content: string, name = 't'): ChatMessage => ({
+  role: 'tool',
+  callId,
+  name,
+  content,
+  isError: false,
+});

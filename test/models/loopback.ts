@@ -34,7 +34,12 @@ export async function startLoopback(): Promise<Loopback> {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
     req.on('end', () => {
-      const entry: Seen = { url: req.url ?? '', method: req.method ?? '', headers: req.headers, body: raw === '' ? {} : (JSON.parse(raw) as Record<string, unknown>) };
+      const entry: Seen = {
+        url: req.url ?? '',
+        method: req.method ?? '',
+        headers: req.headers,
+        body: raw === '' ? {} : (JSON.parse(raw) as Record<string, unknown>),
+      };
       seen.push(entry);
       const handler = queue.shift() ?? otherwise;
       if (handler === undefined) return void res.writeHead(599).end('no handler');
@@ -70,7 +75,10 @@ export async function refusedPort(): Promise<number> {
 }
 
 /** SSE frames: strings are sent as raw data, objects as JSON; `event` names the frame (Anthropic style). */
-export function sseFrames(frames: (string | { event?: string; data: unknown })[], opts: { end?: boolean } = {}): Handler {
+export function sseFrames(
+  frames: (string | { event?: string; data: unknown })[],
+  opts: { end?: boolean } = {},
+): Handler {
   return (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     for (const frame of frames) res.write(frameText(frame));
@@ -85,7 +93,8 @@ export function frameText(frame: string | { event?: string; data: unknown }): st
 }
 
 export function json(body: unknown, code = 200, headers: Record<string, string> = {}): Handler {
-  return (_req, res) => res.writeHead(code, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+  return (_req, res) =>
+    res.writeHead(code, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 }
 
 export function status(code: number, body: string, headers: Record<string, string> = {}): Handler {
@@ -103,7 +112,10 @@ export function dropAfter(frames: (string | { event?: string; data: unknown })[]
 }
 
 /** Writes the first frame, then waits for the client to go away; resolves when the server saw the close. */
-export function holdOpen(first: string | { event?: string; data: unknown }): { handler: Handler; closed: Promise<void> } {
+export function holdOpen(first: string | { event?: string; data: unknown }): {
+  handler: Handler;
+  closed: Promise<void>;
+} {
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
   return {

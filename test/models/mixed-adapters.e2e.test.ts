@@ -13,7 +13,18 @@ import { subagentTool } from '../../src/delegation/index.js';
 import { anthropicCompatible, moduleAdapter, openAICompatible } from '../../src/models/index.js';
 import { assertBuilt } from '../cli/run-cli.js';
 import { eventsOf, makeBrood, ofType } from '../delegation/helpers.js';
-import { blockStop, jsonDelta, messageDelta, messageStart, messageStop, signatureDelta, textStream, thinkingDelta, thinkingStart, toolStart } from './anthropic-wire.js';
+import {
+  blockStop,
+  jsonDelta,
+  messageDelta,
+  messageStart,
+  messageStop,
+  signatureDelta,
+  textStream,
+  thinkingDelta,
+  thinkingStart,
+  toolStart,
+} from './anthropic-wire.js';
 import { sseFrames, startLoopback, type Handler, type Loopback } from './loopback.js';
 
 let openai: Loopback;
@@ -36,11 +47,33 @@ afterEach(async () => {
 const chatText = (text: string, usage: [number, number]) =>
   sseFrames([
     { data: { choices: [{ index: 0, delta: { content: text }, finish_reason: 'stop' }] } },
-    { data: { choices: [], usage: { prompt_tokens: usage[0], completion_tokens: usage[1], total_tokens: usage[0] + usage[1] } } },
+    {
+      data: {
+        choices: [],
+        usage: { prompt_tokens: usage[0], completion_tokens: usage[1], total_tokens: usage[0] + usage[1] },
+      },
+    },
     '[DONE]',
   ]);
 const chatToolCall = (name: string, args: unknown) =>
-  sseFrames([{ data: { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_lead', type: 'function', function: { name, arguments: JSON.stringify(args) } }] }, finish_reason: 'tool_calls' }] } }, '[DONE]']);
+  sseFrames([
+    {
+      data: {
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [
+                { index: 0, id: 'call_lead', type: 'function', function: { name, arguments: JSON.stringify(args) } },
+              ],
+            },
+            finish_reason: 'tool_calls',
+          },
+        ],
+      },
+    },
+    '[DONE]',
+  ]);
 
 /** The lead (model gpt-lead) delegates once, then reports; the grandchild (gpt-sdk, via the SDK) just answers. */
 const openaiServer: Handler = (req, res, seen) => {
@@ -48,7 +81,12 @@ const openaiServer: Handler = (req, res, seen) => {
   const last = messages[messages.length - 1]!;
   if (seen.body.model === 'gpt-sdk') return chatText('the SDK grandchild says hi', [3, 4])(req, res, seen);
   if (last.role === 'tool') return chatText(`lead got: ${last.content}`, [10, 5])(req, res, seen);
-  return chatToolCall('subagent', { description: 'ask claude', prompt: 'relay the grandchild', provider: 'an', model: 'claude-x' })(req, res, seen);
+  return chatToolCall('subagent', {
+    description: 'ask claude',
+    prompt: 'relay the grandchild',
+    provider: 'an',
+    model: 'claude-x',
+  })(req, res, seen);
 };
 
 /** The child delegates to the SDK provider, then relays the result. */
@@ -74,7 +112,13 @@ it('a lead on openAICompatible, a child on anthropicCompatible and a grandchild 
   brood = makeBrood({
     models: [
       openAICompatible({ id: 'oa', baseURL: `${openai.base}/v1`, models: ['gpt-lead'], retry: { retries: 0 } }),
-      anthropicCompatible({ id: 'an', baseURL: anthropic.base, apiKey: 'sk-ant-test', models: ['claude-x'], retry: { retries: 0 } }),
+      anthropicCompatible({
+        id: 'an',
+        baseURL: anthropic.base,
+        apiKey: 'sk-ant-test',
+        models: ['claude-x'],
+        retry: { retries: 0 },
+      }),
       moduleAdapter({
         id: 'sdk',
         models: ['gpt-sdk'],
@@ -101,7 +145,9 @@ it('a lead on openAICompatible, a child on anthropicCompatible and a grandchild 
   expect(result.usage.cacheReadTokens).toBe(40);
   expect(result.usage.cacheWriteTokens).toBe(2);
   expect(result.usage.inputTokens).toBeGreaterThanOrEqual(10 + 49 + 3);
-  const childEnd = events.find((e): e is Extract<BroodEvent, { type: 'subagent-end' }> => e.type === 'subagent-end' && e.agentId === lead.id);
+  const childEnd = events.find(
+    (e): e is Extract<BroodEvent, { type: 'subagent-end' }> => e.type === 'subagent-end' && e.agentId === lead.id,
+  );
   expect(childEnd?.usage).toMatchObject({ cacheReadTokens: 40, cacheWriteTokens: 2 });
 
   const sessions = await brood.sessions.list();
@@ -115,11 +161,22 @@ it('a lead on openAICompatible, a child on anthropicCompatible and a grandchild 
   const claude = anthropic.seen[0]!;
   expect(claude.url).toBe('/v1/messages');
   expect(claude.headers['x-api-key']).toBe('sk-ant-test');
-  expect(claude.body).toMatchObject({ model: 'claude-x', max_tokens: 4096, stream: true, messages: [{ role: 'user', content: [{ type: 'text', text: 'relay the grandchild' }] }] });
-  expect((claude.body.tools as { input_schema?: unknown }[]).every((t) => typeof t.input_schema === 'object')).toBe(true);
+  expect(claude.body).toMatchObject({
+    model: 'claude-x',
+    max_tokens: 4096,
+    stream: true,
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'relay the grandchild' }] }],
+  });
+  expect((claude.body.tools as { input_schema?: unknown }[]).every((t) => typeof t.input_schema === 'object')).toBe(
+    true,
+  );
   const sdkRequest = openai.seen.find((s) => s.body.model === 'gpt-sdk')!;
   expect(sdkRequest.headers['user-agent']).toMatch(/^OpenAI\/JS /);
-  expect(openai.seen.filter((s) => s.body.model === 'gpt-lead').every((s) => String(s.headers['user-agent']).startsWith('brood/'))).toBe(true);
+  expect(
+    openai.seen
+      .filter((s) => s.body.model === 'gpt-lead')
+      .every((s) => String(s.headers['user-agent']).startsWith('brood/')),
+  ).toBe(true);
 }, 60_000);
 
 it('extended thinking inside a tool loop: the thinking block is kept by the driver and sent back (workers)', async () => {
@@ -139,12 +196,29 @@ it('extended thinking inside a tool loop: the thinking block is kept by the driv
       messageStop(),
     ])(req, res, seen);
   });
-  brood = makeBrood({ models: [anthropicCompatible({ id: 'an', baseURL: anthropic.base, models: [{ id: 'claude-t', efforts: ['low', 'high'], maxTokens: 8000 }] })] });
-  brood.tools.register(defineTool({ name: 'weather', description: 'weather in a city', parameters: z.object({ city: z.string() }), execute: ({ city }) => `sunny in ${city}` }));
+  brood = makeBrood({
+    models: [
+      anthropicCompatible({
+        id: 'an',
+        baseURL: anthropic.base,
+        models: [{ id: 'claude-t', efforts: ['low', 'high'], maxTokens: 8000 }],
+      }),
+    ],
+  });
+  brood.tools.register(
+    defineTool({
+      name: 'weather',
+      description: 'weather in a city',
+      parameters: z.object({ city: z.string() }),
+      execute: ({ city }) => `sunny in ${city}`,
+    }),
+  );
   const agent = await brood.createAgent({ model: { provider: 'an', model: 'claude-t', reasoningEffort: 'low' } });
   const result = await agent.run('weather in Graz?');
   expect(result).toMatchObject({ stopReason: 'completed', output: '72 degrees' });
-  const [first, second] = anthropic.seen.map((s) => s.body as { thinking?: unknown; messages: { role: string; content: Record<string, unknown>[] }[] });
+  const [first, second] = anthropic.seen.map(
+    (s) => s.body as { thinking?: unknown; messages: { role: string; content: Record<string, unknown>[] }[] },
+  );
   expect(first!.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
   expect(second!.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
   expect(second!.messages[1]).toEqual({
@@ -154,8 +228,13 @@ it('extended thinking inside a tool loop: the thinking block is kept by the driv
       { type: 'tool_use', id: 'toolu_w', name: 'weather', input: { city: 'Graz' } },
     ],
   });
-  expect(second!.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_w', content: expect.stringContaining('sunny in Graz') }] });
+  expect(second!.messages[2]).toEqual({
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: 'toolu_w', content: expect.stringContaining('sunny in Graz') }],
+  });
   // The block is logged with the assistant message, so a resumed session can send it back too.
   const [logged] = ofType(await eventsOf(brood, agent.id), 'assistant/message');
-  expect(logged?.data.reasoning).toEqual([{ type: 'thinking', thinking: 'I should check the weather.', signature: 'EqQBCgIYAhIM' }]);
+  expect(logged?.data.reasoning).toEqual([
+    { type: 'thinking', thinking: 'I should check the weather.', signature: 'EqQBCgIYAhIM' },
+  ]);
 }, 60_000);

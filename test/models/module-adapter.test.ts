@@ -10,12 +10,20 @@ const example = new URL('../../examples/openai-sdk-adapter.mjs', import.meta.url
 
 describe('moduleAdapter()', () => {
   it('builds the documented provider config (URL objects become hrefs; plain string model ids)', () => {
-    const config = moduleAdapter({ id: 'mine', models: ['a', { id: 'b', efforts: ['low'], defaultEffort: 'low', maxTokens: 9 }], options: { region: 'eu' }, moduleUrl: example });
+    const config = moduleAdapter({
+      id: 'mine',
+      models: ['a', { id: 'b', efforts: ['low'], defaultEffort: 'low', maxTokens: 9 }],
+      options: { region: 'eu' },
+      moduleUrl: example,
+    });
     expect(config).toEqual({
       kind: 'module',
       id: 'mine',
       name: 'mine',
-      models: [{ id: 'a', efforts: [] }, { id: 'b', efforts: ['low'], defaultEffort: 'low', maxTokens: 9 }],
+      models: [
+        { id: 'a', efforts: [] },
+        { id: 'b', efforts: ['low'], defaultEffort: 'low', maxTokens: 9 },
+      ],
       acceptsUnlistedModels: false,
       options: { region: 'eu' },
       moduleUrl: example.href,
@@ -24,7 +32,8 @@ describe('moduleAdapter()', () => {
 
   it('rejects bad input with INVALID_CONFIG', () => {
     const base: ModuleAdapterOptions = { id: 'm', models: [], moduleUrl: example.href };
-    const bad = (extra: Record<string, unknown>) => codeOf(() => moduleAdapter({ ...base, ...extra } as ModuleAdapterOptions));
+    const bad = (extra: Record<string, unknown>) =>
+      codeOf(() => moduleAdapter({ ...base, ...extra } as ModuleAdapterOptions));
     expect(bad({ moduleUrl: './relative.mjs' })).toBe('INVALID_CONFIG');
     expect(bad({ moduleUrl: undefined })).toBe('INVALID_CONFIG');
     expect(bad({ options: { fn: () => 1 } })).toBe('INVALID_CONFIG');
@@ -40,18 +49,31 @@ describe('examples/openai-sdk-adapter.mjs', () => {
   beforeAll(async () => {
     assertBuilt(); // the example imports the built package by name
     server = await startLoopback();
-    adapter = await loadAdapter(moduleAdapter({ id: 'sdk', models: ['gpt'], options: { baseURL: `${server.base}/v1`, maxRetries: 0 }, moduleUrl: example }));
+    adapter = await loadAdapter(
+      moduleAdapter({
+        id: 'sdk',
+        models: ['gpt'],
+        options: { baseURL: `${server.base}/v1`, maxRetries: 0 },
+        moduleUrl: example,
+      }),
+    );
   });
   afterAll(() => server.close());
   afterEach(() => server.reset());
-  const delta = (d: Record<string, unknown>, finish: string | null = null) => ({ data: { choices: [{ index: 0, delta: d, finish_reason: finish }] } });
+  const delta = (d: Record<string, unknown>, finish: string | null = null) => ({
+    data: { choices: [{ index: 0, delta: d, finish_reason: finish }] },
+  });
 
   it('streams text and parallel tool calls through the official client', async () => {
     server.push(
       sseFrames([
         delta({ content: 'checking' }),
-        delta({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'search', arguments: '{"q":' } }] }),
-        delta({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'read', arguments: '{}' } }] }),
+        delta({
+          tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'search', arguments: '{"q":' } }],
+        }),
+        delta({
+          tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'read', arguments: '{}' } }],
+        }),
         delta({ tool_calls: [{ index: 0, function: { arguments: '"x"}' } }] }),
         delta({}, 'tool_calls'),
         { data: { choices: [], usage: { prompt_tokens: 11, completion_tokens: 4, total_tokens: 15 } } },
@@ -60,7 +82,14 @@ describe('examples/openai-sdk-adapter.mjs', () => {
     );
     const deltas: string[] = [];
     const tools = [{ name: 'search', description: 'find', parameters: { type: 'object' } }];
-    const response = await adapter.request(makeRequest([user('q')], { system: 'sys', tools, route: { provider: 'sdk', model: 'gpt' }, onTextDelta: (d) => deltas.push(d) }));
+    const response = await adapter.request(
+      makeRequest([user('q')], {
+        system: 'sys',
+        tools,
+        route: { provider: 'sdk', model: 'gpt' },
+        onTextDelta: (d) => deltas.push(d),
+      }),
+    );
     expect(response).toEqual({
       text: 'checking',
       finish: 'tool-calls',
@@ -71,11 +100,25 @@ describe('examples/openai-sdk-adapter.mjs', () => {
       ],
     });
     expect(deltas).toEqual(['checking']);
-    expect(server.seen[0]).toMatchObject({ url: '/v1/chat/completions', body: { model: 'gpt', stream: true, messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'q' }] } });
+    expect(server.seen[0]).toMatchObject({
+      url: '/v1/chat/completions',
+      body: {
+        model: 'gpt',
+        stream: true,
+        messages: [
+          { role: 'system', content: 'sys' },
+          { role: 'user', content: 'q' },
+        ],
+      },
+    });
   });
 
   it('an HTTP error resolves finish error with the SDK message; abort rejects ABORTED', async () => {
-    server.push(status(400, JSON.stringify({ error: { message: 'unknown model', type: 'invalid_request_error' } }), { 'content-type': 'application/json' }));
+    server.push(
+      status(400, JSON.stringify({ error: { message: 'unknown model', type: 'invalid_request_error' } }), {
+        'content-type': 'application/json',
+      }),
+    );
     const failed = await adapter.request(makeRequest([user('q')], { route: { provider: 'sdk', model: 'gpt' } }));
     expect(failed.finish).toBe('error');
     expect(failed.diagnostic).toMatch(/400.*unknown model/);
@@ -83,7 +126,13 @@ describe('examples/openai-sdk-adapter.mjs', () => {
     const held = holdOpen(delta({ content: 'first' }));
     server.push(held.handler);
     const controller = new AbortController();
-    const pending = adapter.request(makeRequest([user('q')], { route: { provider: 'sdk', model: 'gpt' }, signal: controller.signal, onTextDelta: () => controller.abort() }));
+    const pending = adapter.request(
+      makeRequest([user('q')], {
+        route: { provider: 'sdk', model: 'gpt' },
+        signal: controller.signal,
+        onTextDelta: () => controller.abort(),
+      }),
+    );
     // The example throws the built package's BroodError (a different class object than src's): compare codes.
     await expect(pending).rejects.toMatchObject({ name: 'BroodError', code: 'ABORTED' });
     await held.closed;

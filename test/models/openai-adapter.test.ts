@@ -13,9 +13,19 @@ beforeAll(async () => {
 afterAll(() => server.close());
 afterEach(() => server.reset());
 
-const delta = (d: Record<string, unknown>, finish: string | null = null) => ({ data: { choices: [{ index: 0, delta: d, finish_reason: finish }] } });
+const delta = (d: Record<string, unknown>, finish: string | null = null) => ({
+  data: { choices: [{ index: 0, delta: d, finish_reason: finish }] },
+});
 const usageChunk = (p: number, c: number, cached?: number) => ({
-  data: { choices: [], usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c, ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached } }) } },
+  data: {
+    choices: [],
+    usage: {
+      prompt_tokens: p,
+      completion_tokens: c,
+      total_tokens: p + c,
+      ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached } }),
+    },
+  },
 });
 const DONE = '[DONE]';
 const completion = (message: Record<string, unknown>, finish: string, usage?: Record<string, unknown>) => ({
@@ -31,10 +41,24 @@ async function adapter(extra: Partial<OpenAICompatibleOptions> = {}): Promise<Mo
 
 describe('streaming', () => {
   it('streams plain text, reports usage (cached tokens included) and deltas', async () => {
-    server.push(sseFrames([delta({ role: 'assistant', content: '' }), delta({ content: 'Hel' }), delta({ content: 'lo' }), delta({}, 'stop'), usageChunk(12, 3, 8), DONE]));
+    server.push(
+      sseFrames([
+        delta({ role: 'assistant', content: '' }),
+        delta({ content: 'Hel' }),
+        delta({ content: 'lo' }),
+        delta({}, 'stop'),
+        usageChunk(12, 3, 8),
+        DONE,
+      ]),
+    );
     const deltas: string[] = [];
     const response = await (await adapter()).request(makeRequest([user('hi')], { onTextDelta: (d) => deltas.push(d) }));
-    expect(response).toEqual({ text: 'Hello', toolCalls: [], finish: 'stop', usage: { inputTokens: 12, outputTokens: 3, cacheReadTokens: 8 } });
+    expect(response).toEqual({
+      text: 'Hello',
+      toolCalls: [],
+      finish: 'stop',
+      usage: { inputTokens: 12, outputTokens: 3, cacheReadTokens: 8 },
+    });
     expect(deltas).toEqual(['Hel', 'lo']);
     expect(server.seen[0]).toMatchObject({ method: 'POST', url: '/v1/chat/completions' });
   });
@@ -43,9 +67,13 @@ describe('streaming', () => {
     server.push(
       sseFrames([
         delta({ content: 'let me' }),
-        delta({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'search', arguments: '' } }] }),
+        delta({
+          tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'search', arguments: '' } }],
+        }),
         delta({ tool_calls: [{ index: 0, function: { arguments: '{"q":' } }] }),
-        delta({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'read', arguments: '{"pa' } }] }),
+        delta({
+          tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'read', arguments: '{"pa' } }],
+        }),
         delta({ tool_calls: [{ index: 0, function: { arguments: '"cats"}' } }] }),
         delta({ tool_calls: [{ index: 1, function: { arguments: 'th":"/x"}' } }] }),
         delta({}, 'tool_calls'),
@@ -66,7 +94,11 @@ describe('streaming', () => {
 
   it('reports tool-calls when calls were streamed even if finish_reason says stop; maps length and content_filter', async () => {
     server.push(
-      sseFrames([delta({ tool_calls: [{ index: 0, id: 'c', function: { name: 't', arguments: '{}' } }] }), delta({}, 'stop'), DONE]),
+      sseFrames([
+        delta({ tool_calls: [{ index: 0, id: 'c', function: { name: 't', arguments: '{}' } }] }),
+        delta({}, 'stop'),
+        DONE,
+      ]),
       sseFrames([delta({ content: 'trunc' }, 'length'), DONE]),
       sseFrames([delta({}, 'content_filter'), DONE]),
       sseFrames([delta({ refusal: 'I can' }), delta({ refusal: 'not.' }), delta({}, 'stop'), DONE]),
@@ -79,7 +111,10 @@ describe('streaming', () => {
   });
 
   it('completion is decided by protocol markers: [DONE] alone, or finish_reason without [DONE]', async () => {
-    server.push(sseFrames([delta({ content: 'all ' }), delta({ content: 'there' }), DONE]), sseFrames([delta({ content: 'ok' }, 'stop')]));
+    server.push(
+      sseFrames([delta({ content: 'all ' }), delta({ content: 'there' }), DONE]),
+      sseFrames([delta({ content: 'ok' }, 'stop')]),
+    );
     const a = await adapter();
     expect(await a.request(makeRequest([user('q')]))).toMatchObject({ text: 'all there', finish: 'stop' });
     expect(await a.request(makeRequest([user('q')]))).toMatchObject({ text: 'ok', finish: 'stop' });
@@ -142,15 +177,31 @@ describe('non-streaming (stream: false)', () => {
   it('a JSON text completion calls onTextDelta once with the whole text', async () => {
     server.push(json(completion({ content: 'whole answer' }, 'stop', { prompt_tokens: 3, completion_tokens: 2 })));
     const deltas: string[] = [];
-    const response = await (await adapter({ stream: false })).request(makeRequest([user('q')], { onTextDelta: (d) => deltas.push(d) }));
-    expect(response).toEqual({ text: 'whole answer', toolCalls: [], finish: 'stop', usage: { inputTokens: 3, outputTokens: 2 } });
+    const response = await (await adapter({ stream: false })).request(
+      makeRequest([user('q')], { onTextDelta: (d) => deltas.push(d) }),
+    );
+    expect(response).toEqual({
+      text: 'whole answer',
+      toolCalls: [],
+      finish: 'stop',
+      usage: { inputTokens: 3, outputTokens: 2 },
+    });
     expect(deltas).toEqual(['whole answer']);
   });
 
   it('parses by content-type, not by what was asked: JSON answering a stream request, SSE answering a JSON request', async () => {
-    server.push(json(completion({ content: 'json anyway' }, 'stop')), sseFrames([delta({ content: 'sse anyway' }, 'stop'), DONE]));
-    expect(await (await adapter()).request(makeRequest([user('q')]))).toMatchObject({ text: 'json anyway', finish: 'stop' });
-    expect(await (await adapter({ stream: false })).request(makeRequest([user('q')]))).toMatchObject({ text: 'sse anyway', finish: 'stop' });
+    server.push(
+      json(completion({ content: 'json anyway' }, 'stop')),
+      sseFrames([delta({ content: 'sse anyway' }, 'stop'), DONE]),
+    );
+    expect(await (await adapter()).request(makeRequest([user('q')]))).toMatchObject({
+      text: 'json anyway',
+      finish: 'stop',
+    });
+    expect(await (await adapter({ stream: false })).request(makeRequest([user('q')]))).toMatchObject({
+      text: 'sse anyway',
+      finish: 'stop',
+    });
   });
 
   it('a per-model stream setting overrides the provider one', async () => {
@@ -164,10 +215,16 @@ describe('non-streaming (stream: false)', () => {
 
 describe('request body and options', () => {
   it('sends the documented body and headers', async () => {
-    server.push(sseFrames([delta({ content: 'ok' }, 'stop'), DONE]), sseFrames([delta({ content: 'ok' }, 'stop'), DONE]));
+    server.push(
+      sseFrames([delta({ content: 'ok' }, 'stop'), DONE]),
+      sseFrames([delta({ content: 'ok' }, 'stop'), DONE]),
+    );
     const messages = [
       user('q'),
-      assistant('', [{ callId: 'c1', name: 'search', arguments: '{"q":1}' }, { callId: 'c2', name: 'read', arguments: 'raw' }]),
+      assistant('', [
+        { callId: 'c1', name: 'search', arguments: '{"q":1}' },
+        { callId: 'c2', name: 'read', arguments: 'raw' },
+      ]),
       tool('c1', 'r1', 'search'),
       tool('c2', 'r2', 'read'),
       assistant('thinking', [{ callId: 'c3', name: 'search', arguments: '{}' }]),
@@ -184,7 +241,12 @@ describe('request body and options', () => {
       stream_options: { include_usage: true },
       reasoning_effort: 'high',
       max_tokens: 77,
-      tools: [{ type: 'function', function: { name: 'search', description: 'find', parameters: { type: 'object', properties: {} } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'search', description: 'find', parameters: { type: 'object', properties: {} } },
+        },
+      ],
       messages: [
         { role: 'system', content: 'be brief' },
         { role: 'user', content: 'q' },
@@ -198,7 +260,11 @@ describe('request body and options', () => {
         },
         { role: 'tool', tool_call_id: 'c1', content: 'r1' },
         { role: 'tool', tool_call_id: 'c2', content: 'r2' },
-        { role: 'assistant', content: 'thinking', tool_calls: [{ id: 'c3', type: 'function', function: { name: 'search', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: 'thinking',
+          tool_calls: [{ id: 'c3', type: 'function', function: { name: 'search', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'c3', content: 'r3' },
         { role: 'assistant', content: 'done' },
         { role: 'user', content: 'again' },
@@ -210,10 +276,13 @@ describe('request body and options', () => {
     expect(headers['user-agent']).toBe(`brood/${broodVersion()}`);
     expect(broodVersion()).toMatch(/^\d+\.\d+\.\d+/);
 
-    await (await adapter({ maxTokensField: 'max_completion_tokens' })).request(makeRequest([user('q')], { route: { provider: 'oa', model: 'gpt', maxTokens: 5 } }));
+    await (await adapter({ maxTokensField: 'max_completion_tokens' })).request(
+      makeRequest([user('q')], { route: { provider: 'oa', model: 'gpt', maxTokens: 5 } }),
+    );
     const second = server.seen[1]!.body;
     expect(second.max_completion_tokens).toBe(5);
-    for (const key of ['max_tokens', 'tools', 'reasoning_effort', 'tool_choice', 'parallel_tool_calls', 'temperature']) expect(key in second).toBe(false);
+    for (const key of ['max_tokens', 'tools', 'reasoning_effort', 'tool_choice', 'parallel_tool_calls', 'temperature'])
+      expect(key in second).toBe(false);
     expect(second.messages).toEqual([{ role: 'user', content: 'q' }]);
     expect(server.seen[1]!.headers.authorization).toBeUndefined();
   });
@@ -230,16 +299,44 @@ describe('request body and options', () => {
       responseFormat,
       headers: { 'OpenAI-Organization': 'org-1', 'x-gateway-key': 'gw' },
       extraBody: { top_k: 40, temperature: 0.3 },
-      models: ['gpt', { id: 'pinned', temperature: 1.1, toolChoice: { name: 'search' }, headers: { 'x-gateway-key': 'gw-pinned' }, extraBody: { min_p: 0.1 } }],
+      models: [
+        'gpt',
+        {
+          id: 'pinned',
+          temperature: 1.1,
+          toolChoice: { name: 'search' },
+          headers: { 'x-gateway-key': 'gw-pinned' },
+          extraBody: { min_p: 0.1 },
+        },
+      ],
     });
     const tools = [{ name: 'search', description: 'find', parameters: { type: 'object' } }];
-    server.push(sseFrames([delta({}, 'stop'), DONE]), sseFrames([delta({}, 'stop'), DONE]), sseFrames([delta({}, 'stop'), DONE]));
+    server.push(
+      sseFrames([delta({}, 'stop'), DONE]),
+      sseFrames([delta({}, 'stop'), DONE]),
+      sseFrames([delta({}, 'stop'), DONE]),
+    );
     await a.request(makeRequest([user('q')], { tools, route: { provider: 'oa', model: 'gpt' } }));
     await a.request(makeRequest([user('q')], { tools, route: { provider: 'oa', model: 'pinned' } }));
     await a.request(makeRequest([user('q')], { route: { provider: 'oa', model: 'gpt' } }));
-    expect(server.seen[0]!.body).toMatchObject({ temperature: 0.3, top_p: 0.9, seed: 7, stop: ['END'], tool_choice: 'required', parallel_tool_calls: false, response_format: responseFormat, top_k: 40 });
+    expect(server.seen[0]!.body).toMatchObject({
+      temperature: 0.3,
+      top_p: 0.9,
+      seed: 7,
+      stop: ['END'],
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+      response_format: responseFormat,
+      top_k: 40,
+    });
     expect(server.seen[0]!.headers).toMatchObject({ 'openai-organization': 'org-1', 'x-gateway-key': 'gw' });
-    expect(server.seen[1]!.body).toMatchObject({ temperature: 0.3, tool_choice: { type: 'function', function: { name: 'search' } }, top_k: 40, min_p: 0.1, seed: 7 });
+    expect(server.seen[1]!.body).toMatchObject({
+      temperature: 0.3,
+      tool_choice: { type: 'function', function: { name: 'search' } },
+      top_k: 40,
+      min_p: 0.1,
+      seed: 7,
+    });
     expect(server.seen[1]!.headers).toMatchObject({ 'openai-organization': 'org-1', 'x-gateway-key': 'gw-pinned' });
     // Without tools, tool_choice and parallel_tool_calls are not sent (OpenAI refuses them).
     expect('tool_choice' in server.seen[2]!.body).toBe(false);
@@ -260,7 +357,9 @@ describe('request body and options', () => {
     try {
       server.push(sseFrames([delta({}, 'stop'), DONE]), sseFrames([delta({}, 'stop'), DONE]));
       await (await adapter({ apiKeyEnv: name })).request(makeRequest([user('q')]));
-      await (await adapter({ apiKeyEnv: name, headers: { Authorization: 'Basic abc' } })).request(makeRequest([user('q')]));
+      await (await adapter({ apiKeyEnv: name, headers: { Authorization: 'Basic abc' } })).request(
+        makeRequest([user('q')]),
+      );
       expect(server.seen.map((s) => s.headers.authorization)).toEqual(['Bearer sk-env', 'Basic abc']);
     } finally {
       delete process.env[name];
@@ -268,9 +367,19 @@ describe('request body and options', () => {
   });
 
   it('accepts plain string model ids and rejects bad options with INVALID_CONFIG naming the key', () => {
-    const config = openAICompatible({ id: 'oa', baseURL: 'http://x/v1', models: ['gpt-4o', { id: 'o3', efforts: ['low'] }] });
-    expect(config.models).toEqual([{ id: 'gpt-4o', efforts: [] }, { id: 'o3', efforts: ['low'] }]);
-    const bad = (extra: Record<string, unknown>) => codeOf(() => openAICompatible({ id: 'oa', baseURL: 'http://x/v1', models: [], ...extra } as OpenAICompatibleOptions));
+    const config = openAICompatible({
+      id: 'oa',
+      baseURL: 'http://x/v1',
+      models: ['gpt-4o', { id: 'o3', efforts: ['low'] }],
+    });
+    expect(config.models).toEqual([
+      { id: 'gpt-4o', efforts: [] },
+      { id: 'o3', efforts: ['low'] },
+    ]);
+    const bad = (extra: Record<string, unknown>) =>
+      codeOf(() =>
+        openAICompatible({ id: 'oa', baseURL: 'http://x/v1', models: [], ...extra } as OpenAICompatibleOptions),
+      );
     expect(bad({ temperature: 'hot' })).toBe('INVALID_CONFIG');
     expect(bad({ toolChoice: 'always' })).toBe('INVALID_CONFIG');
     expect(bad({ headers: { 'bad header': 'x' } })).toBe('INVALID_CONFIG');
@@ -287,7 +396,14 @@ describe('request body and options', () => {
   });
 
   it('keeps working with a config built before these options existed (defaults apply in the worker)', async () => {
-    const legacy = { kind: 'openai-compatible' as const, id: 'old', name: 'old', models: [], acceptsUnlistedModels: true, options: { baseURL: `${server.base}/v1`, maxTokensField: 'max_tokens' } };
+    const legacy = {
+      kind: 'openai-compatible' as const,
+      id: 'old',
+      name: 'old',
+      models: [],
+      acceptsUnlistedModels: true,
+      options: { baseURL: `${server.base}/v1`, maxTokensField: 'max_tokens' },
+    };
     server.push(sseFrames([delta({ content: 'fine' }, 'stop'), DONE]));
     expect((await (await loadAdapter(legacy)).request(makeRequest([user('q')]))).text).toBe('fine');
   });

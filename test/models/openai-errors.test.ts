@@ -14,20 +14,28 @@ beforeAll(async () => {
 afterAll(() => server.close());
 afterEach(() => server.reset());
 
-const delta = (d: Record<string, unknown>, finish: string | null = null) => ({ data: { choices: [{ index: 0, delta: d, finish_reason: finish }] } });
+const delta = (d: Record<string, unknown>, finish: string | null = null) => ({
+  data: { choices: [{ index: 0, delta: d, finish_reason: finish }] },
+});
 const ok = () => sseFrames([delta({ content: 'ok' }, 'stop'), '[DONE]']);
 const fast = { retries: 2, baseDelayMs: 1, maxDelayMs: 5 };
 
 async function adapter(extra: Partial<OpenAICompatibleOptions> = {}): Promise<ModelAdapter> {
-  return loadAdapter(openAICompatible({ id: 'oa', baseURL: `${server.base}/v1`, models: ['gpt'], retry: fast, ...extra }));
+  return loadAdapter(
+    openAICompatible({ id: 'oa', baseURL: `${server.base}/v1`, models: ['gpt'], retry: fast, ...extra }),
+  );
 }
 const ask = async (a: ModelAdapter) => a.request(makeRequest([user('q')]));
 
 describe('HTTP errors', () => {
   it('4xx: not retried; the diagnostic keeps the most useful server text', async () => {
     server.push(
-      status(400, JSON.stringify({ error: { message: 'model xyz does not exist', type: 'invalid_request_error' } }), { 'content-type': 'application/json' }),
-      status(404, JSON.stringify({ error: 'Not Found', message: 'Cannot POST /v1/chat/completions' }), { 'content-type': 'application/json' }),
+      status(400, JSON.stringify({ error: { message: 'model xyz does not exist', type: 'invalid_request_error' } }), {
+        'content-type': 'application/json',
+      }),
+      status(404, JSON.stringify({ error: 'Not Found', message: 'Cannot POST /v1/chat/completions' }), {
+        'content-type': 'application/json',
+      }),
       status(401, JSON.stringify({ error: 'invalid api key' })),
       status(404, '<html><body>nope</body></html>', { 'content-type': 'text/html' }),
     );
@@ -62,7 +70,11 @@ describe('HTTP errors', () => {
   it('429 with retry-after: the server-given delay is used instead of the backoff', async () => {
     // A backoff this long would time the test out: finishing proves retry-after (10 ms) was used.
     const slowBackoff = { retries: 2, baseDelayMs: 600_000, maxDelayMs: 600_000 };
-    server.push(status(429, '{"error":{"message":"slow down"}}', { 'retry-after': '0.01' }), status(429, '', { 'retry-after-ms': '5' }), ok());
+    server.push(
+      status(429, '{"error":{"message":"slow down"}}', { 'retry-after': '0.01' }),
+      status(429, '', { 'retry-after-ms': '5' }),
+      ok(),
+    );
     expect(await ask(await adapter({ retry: slowBackoff }))).toMatchObject({ finish: 'stop', text: 'ok' });
     expect(server.seen).toHaveLength(3);
   });
@@ -71,14 +83,23 @@ describe('HTTP errors', () => {
     server.push(status(429, '{"error":{"message":"rate limited"}}', { 'retry-after': '20' }), ok());
     const response = await ask(await adapter({ retry: { maxRetryAfterMs: 5000 } }));
     expect(response.finish).toBe('error');
-    expect(response.diagnostic).toMatch(/^HTTP 429 Too Many Requests: rate limited; the server asked to retry after 20 s/);
+    expect(response.diagnostic).toMatch(
+      /^HTTP 429 Too Many Requests: rate limited; the server asked to retry after 20 s/,
+    );
     expect(server.seen).toHaveLength(1);
     expect(RETRY_DEFAULTS).toEqual({ retries: 2, baseDelayMs: 500, maxDelayMs: 8000, maxRetryAfterMs: 60_000 });
   });
 
   it('connection refused: retried, then reported with the cause', async () => {
     const port = await refusedPort();
-    const a = await loadAdapter(openAICompatible({ id: 'x', baseURL: `http://127.0.0.1:${port}/v1`, models: [], retry: { retries: 1, baseDelayMs: 1 } }));
+    const a = await loadAdapter(
+      openAICompatible({
+        id: 'x',
+        baseURL: `http://127.0.0.1:${port}/v1`,
+        models: [],
+        retry: { retries: 1, baseDelayMs: 1 },
+      }),
+    );
     const response = await ask(a);
     expect(response.finish).toBe('error');
     expect(response.diagnostic).toMatch(/^network error: .*ECONNREFUSED.*\(after 2 attempts\)$/);
@@ -107,7 +128,11 @@ describe('broken bodies', () => {
     expect(bad).toMatchObject({ finish: 'error', text: 'a' });
     expect(bad.diagnostic).toMatch(/^malformed stream: invalid JSON chunk/);
     const truncated = await ask(a);
-    expect(truncated).toMatchObject({ finish: 'error', text: 'partial', diagnostic: 'malformed stream: ended before completion' });
+    expect(truncated).toMatchObject({
+      finish: 'error',
+      text: 'partial',
+      diagnostic: 'malformed stream: ended before completion',
+    });
     expect((await ask(a)).diagnostic).toBe('server error in stream: overloaded mid-stream');
     expect(server.seen).toHaveLength(3);
   });
@@ -120,7 +145,9 @@ describe('broken bodies', () => {
       json({ error: { message: 'quota exceeded' } }),
     );
     const a = await adapter();
-    expect((await ask(a)).diagnostic).toBe(`unexpected content-type 'text/html; charset=utf-8' (HTTP 200); expected JSON or an event stream: "<html>captive portal</html>"`);
+    expect((await ask(a)).diagnostic).toBe(
+      `unexpected content-type 'text/html; charset=utf-8' (HTTP 200); expected JSON or an event stream: "<html>captive portal</html>"`,
+    );
     expect((await ask(a)).diagnostic).toMatch(/^malformed response: invalid JSON body/);
     expect((await ask(a)).diagnostic).toBe('malformed response: no choices in the completion');
     expect((await ask(a)).diagnostic).toBe('server error: quota exceeded');

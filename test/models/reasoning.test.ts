@@ -7,10 +7,18 @@ import { sumUsage } from '../../src/models/usage.js';
 const thinking = { type: 'thinking', thinking: 'hmm', signature: 'sig' } as const;
 
 it('the driver keeps reasoning blocks and cache counters of a valid response, and refuses malformed ones', () => {
-  const raw = { text: '', toolCalls: [{ callId: 'c', name: 't', arguments: '{}' }], finish: 'tool-calls', usage: { inputTokens: 9, outputTokens: 1, cacheReadTokens: 8 }, reasoning: [thinking] };
+  const raw = {
+    text: '',
+    toolCalls: [{ callId: 'c', name: 't', arguments: '{}' }],
+    finish: 'tool-calls',
+    usage: { inputTokens: 9, outputTokens: 1, cacheReadTokens: 8 },
+    reasoning: [thinking],
+  };
   expect(checkModelResponse(raw)).toEqual({ ok: true, response: raw });
   expect(checkModelResponse({ ...raw, reasoning: [{ type: 'thinking', thinking: 1 }] }).ok).toBe(false);
-  expect(checkModelResponse({ ...raw, usage: { inputTokens: 1, outputTokens: 1, cacheWriteTokens: -1 } }).ok).toBe(false);
+  expect(checkModelResponse({ ...raw, usage: { inputTokens: 1, outputTokens: 1, cacheWriteTokens: -1 } }).ok).toBe(
+    false,
+  );
 });
 
 it('a resumed session rebuilds assistant messages with their reasoning; garbage in the log is dropped', () => {
@@ -30,8 +38,17 @@ it('a resumed session rebuilds assistant messages with their reasoning; garbage 
 });
 
 it('usage sums keep cache counters absent until some part reports them', () => {
-  expect(sumUsage({ inputTokens: 1, outputTokens: 2 }, { inputTokens: 3, outputTokens: 4 })).toEqual({ inputTokens: 4, outputTokens: 6 });
-  expect(sumUsage({ inputTokens: 1, outputTokens: 0, cacheReadTokens: 5 }, { inputTokens: 1, outputTokens: 0, cacheWriteTokens: 2 }, { inputTokens: 1, outputTokens: 0, cacheReadTokens: 1 })).toEqual({
+  expect(sumUsage({ inputTokens: 1, outputTokens: 2 }, { inputTokens: 3, outputTokens: 4 })).toEqual({
+    inputTokens: 4,
+    outputTokens: 6,
+  });
+  expect(
+    sumUsage(
+      { inputTokens: 1, outputTokens: 0, cacheReadTokens: 5 },
+      { inputTokens: 1, outputTokens: 0, cacheWriteTokens: 2 },
+      { inputTokens: 1, outputTokens: 0, cacheReadTokens: 1 },
+    ),
+  ).toEqual({
     inputTokens: 3,
     outputTokens: 0,
     cacheReadTokens: 6,

@@ -12,7 +12,13 @@ function adapterFor(options: Omit<ScriptedOptions, 'id'>) {
 const research = {
   match: 'research',
   turns: [
-    { toolCalls: [{ name: 'search', arguments: { q: 'x' } }, { name: 'read', arguments: '{"broken' }], text: 'looking' },
+    {
+      toolCalls: [
+        { name: 'search', arguments: { q: 'x' } },
+        { name: 'read', arguments: '{"broken' },
+      ],
+      text: 'looking',
+    },
     { text: 'found: {{results}} for {{prompt}}' },
   ],
 };
@@ -42,7 +48,12 @@ describe('scripted adapter', () => {
 
   it('answers {{results}} past the end of the script', async () => {
     const adapter = adapterFor({ scripts: [{ match: 'go', turns: [{ toolCalls: [{ name: 't', arguments: {} }] }] }] });
-    const history = [user('go'), assistant('', [{ callId: 'call_0_0', name: 't', arguments: '{}' }]), tool('call_0_0', 'A'), tool('x', 'B')];
+    const history = [
+      user('go'),
+      assistant('', [{ callId: 'call_0_0', name: 't', arguments: '{}' }]),
+      tool('call_0_0', 'A'),
+      tool('x', 'B'),
+    ];
     expect(await adapter.request(makeRequest(history))).toMatchObject({ finish: 'stop', text: 'A\nB' });
     const later = [...history, assistant('A\nB'), user('more')];
     // Results are only those after the last assistant message: none here.
@@ -73,7 +84,9 @@ describe('scripted adapter', () => {
     const seed = [user('parent task'), assistant('parent answer'), user('parent again'), assistant('x')];
     const child = makeRequest([...seed, user('child task')], { ownStart: seed.length });
     expect((await adapter.request(child)).text).toBe('child first');
-    const childLater = makeRequest([...seed, user('child task'), assistant('child first'), user('next')], { ownStart: seed.length });
+    const childLater = makeRequest([...seed, user('child task'), assistant('child first'), user('next')], {
+      ownStart: seed.length,
+    });
     expect((await adapter.request(childLater)).text).toBe('child second: child task');
   });
 
@@ -109,8 +122,15 @@ describe('scripted adapter', () => {
   });
 
   it('computes usage per SPEC arithmetic', async () => {
-    const adapter = adapterFor({ scripts: [{ match: 'u', turns: [{ toolCalls: [{ name: 't', arguments: 'abc' }], text: 'hello' }] }] });
-    const messages = [user('u1234'), assistant('xy', [{ callId: 'c', name: 't', arguments: '{"a":1}' }]), tool('c', 'result'), user('q')];
+    const adapter = adapterFor({
+      scripts: [{ match: 'u', turns: [{ toolCalls: [{ name: 't', arguments: 'abc' }], text: 'hello' }] }],
+    });
+    const messages = [
+      user('u1234'),
+      assistant('xy', [{ callId: 'c', name: 't', arguments: '{"a":1}' }]),
+      tool('c', 'result'),
+      user('q'),
+    ];
     const response = await adapter.request(makeRequest(messages.slice(0, 1), { system: 'sys' }));
     // input: 'sys' (3) + 'u1234' (5) = 8 -> 2; output: 'hello' (5) + 'abc' (3) = 8 -> 2
     expect(response.usage).toEqual({ inputTokens: 2, outputTokens: 2 });
@@ -130,7 +150,12 @@ describe('scripted adapter', () => {
   });
 
   it('waits latencyMs and rejects ABORTED promptly on abort', async () => {
-    const adapter = adapterFor({ scripts: [{ match: 'slow', turns: [{ text: 'done' }], latencyMs: 60 }, { match: 'glacial', turns: [{ text: 'x' }], latencyMs: 60_000 }] });
+    const adapter = adapterFor({
+      scripts: [
+        { match: 'slow', turns: [{ text: 'done' }], latencyMs: 60 },
+        { match: 'glacial', turns: [{ text: 'x' }], latencyMs: 60_000 },
+      ],
+    });
     const started = performance.now();
     expect((await adapter.request(makeRequest([user('slow')]))).text).toBe('done');
     expect(performance.now() - started).toBeGreaterThanOrEqual(55);

@@ -27,7 +27,13 @@ afterAll(async () => {
 });
 
 function runInWorker(prompt: string): Promise<{ exitCode: number; messages: unknown[] }> {
-  const config = scriptedModels({ id: 'f', scripts: [{ match: 'die', turns: [{ fault: 'exit' }] }, { match: 'ok', turns: [{ text: 'fine' }] }] });
+  const config = scriptedModels({
+    id: 'f',
+    scripts: [
+      { match: 'die', turns: [{ fault: 'exit' }] },
+      { match: 'ok', turns: [{ text: 'fine' }] },
+    ],
+  });
   const source = `
     import { parentPort, workerData } from 'node:worker_threads';
     const { createScriptedAdapter } = await import(workerData.adapterUrl);

@@ -1,4 +1,3 @@
-
 import type { ToolView } from '../../src/types.js';
 
 export function toolView(names: string[]): ToolView {

@@ -390,7 +390,7 @@ describe('variables', () => {
     prompt.register({ name: 'uses', text: 'value: {{maybe}}' });
     const error = expectCode(() => system.createScope(scopeOptions()).assemble(), 'TEMPLATE_ERROR');
     expect(error.details).toMatchObject({ section: 'uses', variable: 'maybe' });
-    expect(error.details?.['knownVariables']).toEqual(['agent_id', 'depth', 'maybe', 'model', 'provider']);
+    expect(error.details?.knownVariables).toEqual(['agent_id', 'depth', 'maybe', 'model', 'provider']);
   });
 
   it('an unknown variable is TEMPLATE_ERROR; a removed variable becomes unknown', () => {

@@ -45,15 +45,15 @@ describe('renderTemplate', () => {
     'rejects malformed reference in %j',
     (text) => {
       const error = expectCode(() => render(`before ${text} after`), 'TEMPLATE_ERROR');
-      expect(error.details?.['section']).toBe('greeting');
-      expect(error.details?.['knownVariables']).toEqual([...where.knownVariables].sort());
+      expect(error.details?.section).toBe('greeting');
+      expect(error.details?.knownVariables).toEqual([...where.knownVariables].sort());
     },
   );
 
   it('rejects an unknown variable, naming the section and listing known variables', () => {
     const error = expectCode(() => render('hi {{nope}}'), 'TEMPLATE_ERROR');
     expect(error.details).toMatchObject({ section: 'greeting', variable: 'nope' });
-    expect(error.details?.['knownVariables']).toEqual(['a_1', 'empty', 'missing', 'name', 'x']);
+    expect(error.details?.knownVariables).toEqual(['a_1', 'empty', 'missing', 'name', 'x']);
     expect(error.message).toContain('greeting');
     expect(error.message).toContain('a_1');
   });

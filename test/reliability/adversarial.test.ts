@@ -23,11 +23,35 @@ const big = 'x'.repeat(MB);
 /** The child's attempts in step 1 (after the removal in step 0), with the code each must get. */
 const STEP1: { call: { name: string; arguments: unknown }; code: string }[] = [
   { call: { name: 'ephemeral', arguments: {} }, code: 'UNKNOWN_TOOL' },
-  { call: { name: 'subagent_shallow', arguments: { description: 'too deep', prompt: 'grandchild' } }, code: 'DEPTH_EXCEEDED' },
-  { call: { name: 'subagent', arguments: { description: 'bad model', prompt: 'grandchild', provider: 'scripted', model: 'gpt-imaginary' } }, code: 'UNKNOWN_MODEL' },
-  { call: { name: 'subagent', arguments: { description: 'bad provider', prompt: 'grandchild', provider: 'nobody', model: 'scripted' } }, code: 'UNKNOWN_MODEL' },
-  { call: { name: 'subagent', arguments: { description: 'bad effort', prompt: 'grandchild', reasoning_effort: 'ludicrous' } }, code: 'INVALID_EFFORT' },
-  { call: { name: 'subagent', arguments: { description: 'half a pair', prompt: 'grandchild', provider: 'scripted' } }, code: 'INVALID_ARGS' },
+  {
+    call: { name: 'subagent_shallow', arguments: { description: 'too deep', prompt: 'grandchild' } },
+    code: 'DEPTH_EXCEEDED',
+  },
+  {
+    call: {
+      name: 'subagent',
+      arguments: { description: 'bad model', prompt: 'grandchild', provider: 'scripted', model: 'gpt-imaginary' },
+    },
+    code: 'UNKNOWN_MODEL',
+  },
+  {
+    call: {
+      name: 'subagent',
+      arguments: { description: 'bad provider', prompt: 'grandchild', provider: 'nobody', model: 'scripted' },
+    },
+    code: 'UNKNOWN_MODEL',
+  },
+  {
+    call: {
+      name: 'subagent',
+      arguments: { description: 'bad effort', prompt: 'grandchild', reasoning_effort: 'ludicrous' },
+    },
+    code: 'INVALID_EFFORT',
+  },
+  {
+    call: { name: 'subagent', arguments: { description: 'half a pair', prompt: 'grandchild', provider: 'scripted' } },
+    code: 'INVALID_ARGS',
+  },
   { call: { name: 'subagent', arguments: `{"description": "torn", "prompt": "grandchild"` }, code: 'INVALID_ARGS' },
   { call: { name: 'subagent', arguments: `{"description": "huge", "prompt": "${big}` }, code: 'INVALID_ARGS' },
   { call: { name: 'echo', arguments: { text: big } }, code: 'INVALID_ARGS' },
@@ -45,7 +69,13 @@ it('every forbidden attempt is an errored tool result with its code, and nothing
         id: 'scripted',
         models: [{ id: 'scripted', efforts: ['low', 'high'], defaultEffort: 'low' }],
         scripts: [
-          { match: 'delegate', turns: [{ toolCalls: [{ name: 'subagent', arguments: { description: 'adversary', prompt: 'adversary' } }] }, { text: 'parent saw: {{results}}' }] },
+          {
+            match: 'delegate',
+            turns: [
+              { toolCalls: [{ name: 'subagent', arguments: { description: 'adversary', prompt: 'adversary' } }] },
+              { text: 'parent saw: {{results}}' },
+            ],
+          },
           {
             match: 'adversary',
             turns: [
@@ -66,8 +96,12 @@ it('every forbidden attempt is an errored tool result with its code, and nothing
     ],
   });
   const lifecycle = recordLifecycle(brood);
-  brood.use(subagentTool({ provider: 'spawn', enableModelSelection: true, maxDepth: 2, toolFilter: { deny: ['secret'] } }));
-  brood.use(subagentTool({ provider: 'spawn', toolName: 'subagent_shallow', maxDepth: 1, enableRunInBackground: false }));
+  brood.use(
+    subagentTool({ provider: 'spawn', enableModelSelection: true, maxDepth: 2, toolFilter: { deny: ['secret'] } }),
+  );
+  brood.use(
+    subagentTool({ provider: 'spawn', toolName: 'subagent_shallow', maxDepth: 1, enableRunInBackground: false }),
+  );
   const counted = (name: string, parameters: z.ZodType<unknown> = z.object({}).strict()) =>
     defineTool({
       name,
@@ -107,14 +141,22 @@ it('every forbidden attempt is an errored tool result with its code, and nothing
   expect((await brood.sessions.list()).map((h) => h.id).sort()).toEqual([parent.id, child.id].sort());
 
   const results = ofType(events, 'tool/result').map((e) => e.data);
-  expect(results.map((r) => r.name)).toEqual(['secret', 'hallucinated_tool', 'run_code', 'remove_ephemeral', ...STEP1.map((s) => s.call.name)]);
+  expect(results.map((r) => r.name)).toEqual([
+    'secret',
+    'hallucinated_tool',
+    'run_code',
+    'remove_ephemeral',
+    ...STEP1.map((s) => s.call.name),
+  ]);
   expect(results.slice(0, 3).map((r) => [r.isError, r.errorCode])).toEqual([
     [true, 'UNKNOWN_TOOL'],
     [true, 'UNKNOWN_TOOL'],
     [true, 'UNKNOWN_TOOL'],
   ]);
   expect(results[3]).toMatchObject({ isError: false, content: 'removed' });
-  expect(results.slice(4).map((r) => [r.name, r.isError, r.errorCode])).toEqual(STEP1.map((s) => [s.call.name, true, s.code]));
+  expect(results.slice(4).map((r) => [r.name, r.isError, r.errorCode])).toEqual(
+    STEP1.map((s) => [s.call.name, true, s.code]),
+  );
   for (const r of results.filter((r) => r.isError)) expect(String(r.content)).toMatch(/^Error: /);
 
   // The filter and the removal are visible in what the model was shown, request by request.

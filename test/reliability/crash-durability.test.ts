@@ -49,7 +49,9 @@ function killPoint(seed: number, max: number): number {
 /** Runs the fixture and SIGKILLs it right after its `killAfter`-th progress line. */
 function runFixture(dir: string, killAfter: number): Promise<{ lines: string[]; killed: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FIXTURE, dir, join(dir, 'effects.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [FIXTURE, dir, join(dir, 'effects.log')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const lines: string[] = [];
     let buffer = '';
     let stderr = '';
@@ -77,7 +79,9 @@ function runFixture(dir: string, killAfter: number): Promise<{ lines: string[]; 
 
 function unclaimedIds(events: SessionEvent[]): string[] {
   const claimed = new Set(ofType(events, 'turn/start').flatMap((e) => e.data.messageIds as string[]));
-  return ofType(events, 'user/message').map((e) => String(e.data.id)).filter((id) => !claimed.has(id));
+  return ofType(events, 'user/message')
+    .map((e) => String(e.data.id))
+    .filter((id) => !claimed.has(id));
 }
 
 /** A resumed one-shot child is released after its run: it counts as idle. */
@@ -145,7 +149,9 @@ async function recoverAndCheck(dir: string): Promise<{ sessions: number; followu
     for (const header of new Set([continuable[0], continuable.at(-1)])) {
       if (header?.parentSession === undefined) continue;
       const parent = await resume(header.parentSession);
-      const messageId = await brood.subagents.followup(parent, header.id, 'followup after crash', { signal: new AbortController().signal });
+      const messageId = await brood.subagents.followup(parent, header.id, 'followup after crash', {
+        signal: new AbortController().signal,
+      });
       followups += 1;
       await allIdle([await resume(header.id), parent]);
       const after = (await store.read(header.id)).events;
@@ -198,14 +204,18 @@ it(`survives SIGKILL at ${SEEDS} seeded points of a delegation tree on fileSessi
     const checked = await recoverAndCheck(dir);
     if (run.killed) summary.push({ seed, killAt, ...checked });
   };
-  await Promise.all(Array.from({ length: PARALLEL }, async () => {
-    while (kills < SEEDS && nextSeed <= maxSeeds) await work(nextSeed++);
-  }));
+  await Promise.all(
+    Array.from({ length: PARALLEL }, async () => {
+      while (kills < SEEDS && nextSeed <= maxSeeds) await work(nextSeed++);
+    }),
+  );
   expect(kills, `only ${kills} of ${nextSeed - 1} runs were killed before finishing`).toBeGreaterThanOrEqual(SEEDS);
   // The kill points really were spread: some early, some late; continuable children were exercised.
   const points = summary.map((s) => s.killAt);
   expect(Math.min(...points)).toBeLessThan(fullRunLines / 3);
   expect(Math.max(...points)).toBeGreaterThan((2 * fullRunLines) / 3);
   expect(summary.some((s) => s.followups > 0)).toBe(true);
-  console.log(`crash durability: ${summary.length} kills over ${fullRunLines} progress lines, ${summary.reduce((n, s) => n + s.sessions, 0)} sessions recovered, ${summary.reduce((n, s) => n + s.followups, 0)} followups`);
+  console.log(
+    `crash durability: ${summary.length} kills over ${fullRunLines} progress lines, ${summary.reduce((n, s) => n + s.sessions, 0)} sessions recovered, ${summary.reduce((n, s) => n + s.followups, 0)} followups`,
+  );
 }, 120_000);

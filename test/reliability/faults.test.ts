@@ -83,7 +83,12 @@ const SCENARIOS: Scenario[] = [
     check(events, counter, childId) {
       const results = ofType(events, 'tool/result');
       expect(results).toHaveLength(1);
-      expect(results[0]!.data).toMatchObject({ callId: 'call_0_0', name: 'explode', isError: true, content: 'Error: kaboom' });
+      expect(results[0]!.data).toMatchObject({
+        callId: 'call_0_0',
+        name: 'explode',
+        isError: true,
+        content: 'Error: kaboom',
+      });
       expect(counter.of(childId)).toEqual({ call_0_0: 1 });
     },
   },
@@ -171,7 +176,9 @@ function setup(scenario: Scenario) {
   const hang = scenario.prompt === 'fault hang';
   const parentTurns: ScriptedTurn[] = [
     { toolCalls: calls },
-    ...(hang ? [{ toolCalls: [{ name: 'job_output', arguments: { job_id: HANG_JOB, wait: true, timeout_ms: 20_000 } }] }] : []),
+    ...(hang
+      ? [{ toolCalls: [{ name: 'job_output', arguments: { job_id: HANG_JOB, wait: true, timeout_ms: 20_000 } }] }]
+      : []),
     { text: 'parent done' },
   ];
   const b = createBrood({
@@ -187,19 +194,36 @@ function setup(scenario: Scenario) {
         id: 'scripted',
         scripts: [
           { match: 'delegate', turns: parentTurns },
-          { match: 'explode please', turns: [{ toolCalls: [{ name: 'explode', arguments: {} }] }, { text: 'survived: {{results}}' }] },
-          ...(['throw', 'exit', 'oom', 'hang'] as const).map((fault) => ({ match: `fault ${fault}`, turns: [{ fault }] })),
+          {
+            match: 'explode please',
+            turns: [{ toolCalls: [{ name: 'explode', arguments: {} }] }, { text: 'survived: {{results}}' }],
+          },
+          ...(['throw', 'exit', 'oom', 'hang'] as const).map((fault) => ({
+            match: `fault ${fault}`,
+            turns: [{ fault }],
+          })),
           {
             match: 'spin in code',
             turns: [
-              { toolCalls: [{ name: 'run_code', arguments: { description: 'spin', code: 'console.log("before the spin"); for (;;) {}' } }] },
+              {
+                toolCalls: [
+                  {
+                    name: 'run_code',
+                    arguments: { description: 'spin', code: 'console.log("before the spin"); for (;;) {}' },
+                  },
+                ],
+              },
               { text: 'after: {{results}}' },
             ],
           },
           {
             match: 'worker',
             latencyMs: 20,
-            turns: [{ toolCalls: [slow(1)] }, { toolCalls: [slow(2), slow(3)] }, { text: 'done {{prompt}}: {{results}}' }],
+            turns: [
+              { toolCalls: [slow(1)] },
+              { toolCalls: [slow(2), slow(3)] },
+              { text: 'done {{prompt}}: {{results}}' },
+            ],
           },
         ],
       }),
@@ -299,7 +323,11 @@ describe.each(SCENARIOS)('16 siblings, one faulted by $name', (scenario) => {
 });
 
 it('the thread-killing faults are told apart by their diagnostics', () => {
-  const kinds = ["fault 'throw' (uncaught error in the worker)", "fault 'exit' (process.exit in the worker)", "fault 'oom' (heap exhaustion at maxOldGenerationSizeMb 64)"];
+  const kinds = [
+    "fault 'throw' (uncaught error in the worker)",
+    "fault 'exit' (process.exit in the worker)",
+    "fault 'oom' (heap exhaustion at maxOldGenerationSizeMb 64)",
+  ];
   const seen = kinds.map((k) => diagnostics.get(k));
   expect(seen.every((d) => typeof d === 'string')).toBe(true);
   expect(new Set(seen).size).toBe(kinds.length);

@@ -10,8 +10,20 @@ export const route = { provider: 'scripted', model: 'scripted' } as const;
 export { tapStore, type TappedStore } from '../support/tap-store.js';
 export { ExecutionCounter } from '../support/execution-counter.js';
 
-export interface LifecycleStart { runId: string; provider: string; id: string; parentId: string; depth: number }
-export interface LifecycleEnd { runId: string; provider: string; id: string; stopReason: string; output?: string }
+export interface LifecycleStart {
+  runId: string;
+  provider: string;
+  id: string;
+  parentId: string;
+  depth: number;
+}
+export interface LifecycleEnd {
+  runId: string;
+  provider: string;
+  id: string;
+  stopReason: string;
+  output?: string;
+}
 
 /** Records subagent lifecycle events of a runtime. */
 export function recordLifecycle(brood: Brood): { starts: LifecycleStart[]; ends: LifecycleEnd[] } {

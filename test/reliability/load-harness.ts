@@ -71,14 +71,20 @@ export async function loadRig(parentCount: number): Promise<LoadRig> {
   });
   let ended = 0;
   brood.subagents.on('end', () => (ended += 1));
-  const parents = await Promise.all(Array.from({ length: parentCount }, (_u, i) => brood.createAgent({ id: `load-parent-${i}`, model: route })));
+  const parents = await Promise.all(
+    Array.from({ length: parentCount }, (_u, i) => brood.createAgent({ id: `load-parent-${i}`, model: route })),
+  );
   return {
     brood,
     store,
     parents,
     ends: () => ended,
     async delegate(parent, n) {
-      const run = await brood.subagents.start('spawn', { parent, prompt: `short ${n}`, signal: new AbortController().signal });
+      const run = await brood.subagents.start('spawn', {
+        parent,
+        prompt: `short ${n}`,
+        signal: new AbortController().signal,
+      });
       const result = await run.result;
       await run.dispose();
       if (result.stopReason !== 'completed' || result.output !== `ok short ${n}`) {
@@ -124,7 +130,9 @@ export async function runLoad(rig: LoadRig, sequential: number, concurrent: numb
   const heapAfter = heapUsed();
 
   start = performance.now();
-  await Promise.all(Array.from({ length: concurrent }, (_u, i) => rig.delegate(parents[i % parents.length]!, sequential + i)));
+  await Promise.all(
+    Array.from({ length: concurrent }, (_u, i) => rig.delegate(parents[i % parents.length]!, sequential + i)),
+  );
   const concMs = performance.now() - start;
   await Promise.all(parents.map((p) => p.whenIdle()));
   const afterConcurrent = await activeResources();

@@ -30,7 +30,13 @@ describe.each(factories)('SessionStore contract: $name', ({ make }) => {
   afterEach(async () => cleanup());
 
   it('creates, appends, flushes and reads back header and events', async () => {
-    const h = header('s1', { parentSession: 'p0', origin: 'subagent', delegationDepth: 2, seedLength: 0, model: { provider: 'x', model: 'y', reasoningEffort: 'high', maxTokens: 100 } });
+    const h = header('s1', {
+      parentSession: 'p0',
+      origin: 'subagent',
+      delegationDepth: 2,
+      seedLength: 0,
+      model: { provider: 'x', model: 'y', reasoningEffort: 'high', maxTokens: 100 },
+    });
     await store.create(h);
     await store.append('s1', events(0, 3));
     await store.append('s1', events(3, 2));
@@ -47,7 +53,11 @@ describe.each(factories)('SessionStore contract: $name', ({ make }) => {
 
   it('keeps events in call order even when appends are not awaited', async () => {
     await store.create(header('order'));
-    await Promise.all([store.append('order', events(0, 2)), store.append('order', events(2, 1)), store.append('order', events(3, 4))]);
+    await Promise.all([
+      store.append('order', events(0, 2)),
+      store.append('order', events(2, 1)),
+      store.append('order', events(3, 4)),
+    ]);
     expect((await store.read('order')).events.map((e) => e.seq)).toEqual([0, 1, 2, 3, 4, 5, 6]);
   });
 
@@ -76,16 +86,22 @@ describe.each(factories)('SessionStore contract: $name', ({ make }) => {
     expect(evs).toHaveLength(1);
   });
 
-  it.each([-1, 1.5, Number.NaN, '2', 2 ** 53, undefined, null])('rejects delegationDepth %s with INVALID_DEPTH', async (depth) => {
-    await expectCode(store.create({ ...header('bad'), delegationDepth: depth as number }), 'INVALID_DEPTH');
-    await expectCode(store.read('bad'), 'NOT_RESUMABLE');
-    expect(await store.list()).toEqual([]);
-  });
+  it.each([-1, 1.5, Number.NaN, '2', 2 ** 53, undefined, null])(
+    'rejects delegationDepth %s with INVALID_DEPTH',
+    async (depth) => {
+      await expectCode(store.create({ ...header('bad'), delegationDepth: depth as number }), 'INVALID_DEPTH');
+      await expectCode(store.read('bad'), 'NOT_RESUMABLE');
+      expect(await store.list()).toEqual([]);
+    },
+  );
 
   it('rejects other header problems with INVALID_CONFIG', async () => {
     await expectCode(store.create({ ...header('h'), id: '' }), 'INVALID_CONFIG');
     await expectCode(store.create({ ...header('h'), createdAt: 'now' as unknown as number }), 'INVALID_CONFIG');
-    await expectCode(store.create({ ...header('h'), model: { provider: 'p' } as unknown as { provider: string; model: string } }), 'INVALID_CONFIG');
+    await expectCode(
+      store.create({ ...header('h'), model: { provider: 'p' } as unknown as { provider: string; model: string } }),
+      'INVALID_CONFIG',
+    );
     await expectCode(store.create({ ...header('h'), origin: 'user' as 'subagent' }), 'INVALID_CONFIG');
     await expectCode(store.create({ ...header('h'), seedLength: -1 }), 'INVALID_CONFIG');
     await expectCode(store.create(null as unknown as ReturnType<typeof header>), 'INVALID_CONFIG');

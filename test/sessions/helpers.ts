@@ -4,11 +4,22 @@ import { join } from 'node:path';
 import type { SessionEvent, SessionHeader } from '../../src/types.js';
 
 export function header(id: string, extra: Partial<SessionHeader> = {}): SessionHeader {
-  return { id, createdAt: 1_700_000_000_000, delegationDepth: 0, model: { provider: 'scripted', model: 'm1' }, ...extra };
+  return {
+    id,
+    createdAt: 1_700_000_000_000,
+    delegationDepth: 0,
+    model: { provider: 'scripted', model: 'm1' },
+    ...extra,
+  };
 }
 
 export function events(from: number, count: number, type = 'user/message'): SessionEvent[] {
-  return Array.from({ length: count }, (_, i) => ({ seq: from + i, time: 1000 + from + i, type, data: { n: from + i, text: `msg ${from + i}` } }));
+  return Array.from({ length: count }, (_, i) => ({
+    seq: from + i,
+    time: 1000 + from + i,
+    type,
+    data: { n: from + i, text: `msg ${from + i}` },
+  }));
 }
 
 /** A fresh directory per test; `cleanup` removes it. */

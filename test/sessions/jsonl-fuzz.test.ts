@@ -20,23 +20,39 @@ beforeAll(async () => {
 afterAll(async () => cleanup());
 
 function fileText(id: string, evs: SessionEvent[]): Buffer {
-  return Buffer.from([header(id), ...evs].map((value) => JSON.stringify(value) + '\n').join(''));
+  return Buffer.from([header(id), ...evs].map((value) => `${JSON.stringify(value)}\n`).join(''));
 }
 
-const eventsArb = fc.array(fc.tuple(fc.string({ maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 8 })), { maxLength: 8 }).map((pairs) =>
-  pairs.map(([type, text], seq): SessionEvent => ({ seq, time: seq * 10, type: `t/${type}`, data: { text, nested: { seq } } })),
-);
+const eventsArb = fc
+  .array(fc.tuple(fc.string({ maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 8 })), { maxLength: 8 })
+  .map((pairs) =>
+    pairs.map(
+      ([type, text], seq): SessionEvent => ({
+        seq,
+        time: seq * 10,
+        type: `t/${type}`,
+        data: { text, nested: { seq } },
+      }),
+    ),
+  );
 
 // A control byte is invalid anywhere in JSON (inside or outside strings), so garbage that starts with
 // one can never turn the line it lands in into different-but-valid data; the rest is arbitrary bytes.
 const poison = fc.integer({ min: 0, max: 0x1f }).filter((b) => b !== 0x09 && b !== 0x0a && b !== 0x0d);
-const garbageArb = fc.tuple(poison, fc.uint8Array({ maxLength: 40 })).map(([first, rest]) => Uint8Array.from([first, ...rest]));
+const garbageArb = fc
+  .tuple(poison, fc.uint8Array({ maxLength: 40 }))
+  .map(([first, rest]) => Uint8Array.from([first, ...rest]));
 
 type Damage = { cut?: number; garbage?: { at: number; bytes: Uint8Array } };
-const damageArb: fc.Arbitrary<Damage> = fc.record(
-  { cut: fc.double({ min: 0, max: 1, noNaN: true }), garbage: fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), bytes: garbageArb }) },
-  { requiredKeys: [] },
-).map((d) => d as Damage);
+const damageArb: fc.Arbitrary<Damage> = fc
+  .record(
+    {
+      cut: fc.double({ min: 0, max: 1, noNaN: true }),
+      garbage: fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), bytes: garbageArb }),
+    },
+    { requiredKeys: [] },
+  )
+  .map((d) => d as Damage);
 
 function damage(bytes: Buffer, d: Damage): Buffer {
   let out = bytes;

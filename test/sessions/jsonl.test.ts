@@ -75,13 +75,16 @@ describe('fileSessions format and persistence', () => {
     expect(s.dir).toBe(nested);
   });
 
-  it.each(['../evil', '.', '..', 'a/b', 'a\\b', '', 'x'.repeat(129), 'sp ace'])('rejects unsafe id %j with INVALID_CONFIG', async (id) => {
-    const s = store();
-    await expectCode(s.create(header(id)), 'INVALID_CONFIG');
-    await expectCode(s.read(id), 'INVALID_CONFIG');
-    await expectCode(s.append(id, events(0, 1)), 'INVALID_CONFIG');
-    expect(await readdir(dir)).toEqual([]);
-  });
+  it.each(['../evil', '.', '..', 'a/b', 'a\\b', '', 'x'.repeat(129), 'sp ace'])(
+    'rejects unsafe id %j with INVALID_CONFIG',
+    async (id) => {
+      const s = store();
+      await expectCode(s.create(header(id)), 'INVALID_CONFIG');
+      await expectCode(s.read(id), 'INVALID_CONFIG');
+      await expectCode(s.append(id, events(0, 1)), 'INVALID_CONFIG');
+      expect(await readdir(dir)).toEqual([]);
+    },
+  );
 
   it('ignores files that are not sessions', async () => {
     await written('real', 1);
@@ -128,7 +131,8 @@ describe('fileSessions concurrency and handles', () => {
   });
 
   it('serves more sessions than the handle cap (200 sessions, cap 64) without exceeding it', async () => {
-    const fdCount = async (): Promise<number | undefined> => (existsSync('/proc/self/fd') ? (await readdir('/proc/self/fd')).length : undefined);
+    const fdCount = async (): Promise<number | undefined> =>
+      existsSync('/proc/self/fd') ? (await readdir('/proc/self/fd')).length : undefined;
     const before = await fdCount();
     const s = store({ maxOpenFiles: 64 });
     const ids = Array.from({ length: 200 }, (_, i) => `s${i}`);
@@ -200,7 +204,11 @@ describe('fileSessions repair and corruption', () => {
     ['a valid but schema-failing last line', (lines: string[]) => void (lines[3] = '{"seq":2}'), 4],
     ['a seq gap', (lines: string[]) => void lines.splice(2, 1), 3],
     ['seq not starting at 0', (lines: string[]) => void lines.splice(1, 1), 2],
-    ['a header failing the schema', (lines: string[]) => void (lines[0] = '{"id":"c","createdAt":"x","delegationDepth":0,"model":{}}'), 1],
+    [
+      'a header failing the schema',
+      (lines: string[]) => void (lines[0] = '{"id":"c","createdAt":"x","delegationDepth":0,"model":{}}'),
+      1,
+    ],
     ['a header naming another id', (lines: string[]) => void (lines[0] = JSON.stringify(header('other'))), 1],
     ['an unparseable header followed by events', (lines: string[]) => void (lines[0] = '{"id":'), 1],
   ])('reports %s as SESSION_CORRUPT with the line', async (_name, edit, line) => {
@@ -236,7 +244,10 @@ describe('fileSessions repair and corruption', () => {
 
   it('rejects a stored delegationDepth of -1 with INVALID_DEPTH on read and list', async () => {
     const file = join(dir, 'd.jsonl');
-    await writeFile(file, `${JSON.stringify({ ...header('d'), delegationDepth: -1 })}\n${JSON.stringify(events(0, 1)[0])}\n`);
+    await writeFile(
+      file,
+      `${JSON.stringify({ ...header('d'), delegationDepth: -1 })}\n${JSON.stringify(events(0, 1)[0])}\n`,
+    );
     const error = await expectCode(store().read('d'), 'INVALID_DEPTH');
     expect(error.details).toMatchObject({ file, line: 1 });
     await expectCode(store().list(), 'INVALID_DEPTH');

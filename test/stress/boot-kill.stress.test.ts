@@ -18,7 +18,9 @@ it(`${ITERATIONS} runtimes killed while their threads boot: no abort, every clos
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])));
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on('exit', (c, s) => resolve([c, s])),
+  );
   console.log(stdout.trim());
   expect(stderr).not.toContain('FATAL ERROR');
   expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });

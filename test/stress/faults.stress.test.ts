@@ -19,7 +19,10 @@ it.each([1, 2, 3, 4, 5])('round %i: 64 siblings, three thread-killing faults at 
   const counter = new ExecutionCounter();
   const calls = Array.from({ length: SIBLINGS }, (_u, i) => ({
     name: 'subagent',
-    arguments: { description: `s${i}`, prompt: i in FAULTS ? `fault ${FAULTS[i as keyof typeof FAULTS]}` : `worker ${i}` },
+    arguments: {
+      description: `s${i}`,
+      prompt: i in FAULTS ? `fault ${FAULTS[i as keyof typeof FAULTS]}` : `worker ${i}`,
+    },
   }));
   brood = createBrood({
     maxParallelToolCalls: SIBLINGS,
@@ -30,7 +33,11 @@ it.each([1, 2, 3, 4, 5])('round %i: 64 siblings, three thread-killing faults at 
         scripts: [
           { match: 'delegate', turns: [{ toolCalls: calls }, { text: 'parent done' }] },
           ...(['throw', 'exit', 'oom'] as const).map((fault) => ({ match: `fault ${fault}`, turns: [{ fault }] })),
-          { match: 'worker', latencyMs: 10, turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { text: 'done {{prompt}}' }] },
+          {
+            match: 'worker',
+            latencyMs: 10,
+            turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { text: 'done {{prompt}}' }],
+          },
         ],
       }),
     ],

@@ -31,17 +31,58 @@ function runtime(): Brood {
       scriptedModels({
         id: 'scripted',
         scripts: [
-          { match: 'tools', latencyMs: 5, turns: [{ toolCalls: [{ name: 'work', arguments: {} }, { name: 'work', arguments: {} }] }, { text: 'tools done' }] },
-          { match: 'delegate', turns: [{ toolCalls: [{ name: 'subagent', arguments: { description: 'c', prompt: 'tools child' } }, { name: 'subagent', arguments: { description: 'f', prompt: 'fault exit child' } }] }, { text: 'delegated' }] },
-          ...(['exit', 'throw', 'oom', 'hang'] as const).map((fault) => ({ match: `fault ${fault}`, turns: [{ fault }] })),
+          {
+            match: 'tools',
+            latencyMs: 5,
+            turns: [
+              {
+                toolCalls: [
+                  { name: 'work', arguments: {} },
+                  { name: 'work', arguments: {} },
+                ],
+              },
+              { text: 'tools done' },
+            ],
+          },
+          {
+            match: 'delegate',
+            turns: [
+              {
+                toolCalls: [
+                  { name: 'subagent', arguments: { description: 'c', prompt: 'tools child' } },
+                  { name: 'subagent', arguments: { description: 'f', prompt: 'fault exit child' } },
+                ],
+              },
+              { text: 'delegated' },
+            ],
+          },
+          ...(['exit', 'throw', 'oom', 'hang'] as const).map((fault) => ({
+            match: `fault ${fault}`,
+            turns: [{ fault }],
+          })),
           { match: 'stubborn', turns: [{ toolCalls: [{ name: 'stubborn', arguments: {} }] }, { text: 'never' }] },
         ],
       }),
     ],
   });
   brood.use(subagentTool({ provider: 'spawn' }));
-  brood.tools.register(defineTool({ name: 'work', description: 'w', parameters: { type: 'object', properties: {} }, concurrencySafe: true, execute: async () => (await sleep(5), 'ok') }));
-  brood.tools.register(defineTool({ name: 'stubborn', description: 's', parameters: { type: 'object', properties: {} }, execute: () => new Promise(() => undefined) }));
+  brood.tools.register(
+    defineTool({
+      name: 'work',
+      description: 'w',
+      parameters: { type: 'object', properties: {} },
+      concurrencySafe: true,
+      execute: async () => (await sleep(5), 'ok'),
+    }),
+  );
+  brood.tools.register(
+    defineTool({
+      name: 'stubborn',
+      description: 's',
+      parameters: { type: 'object', properties: {} },
+      execute: () => new Promise(() => undefined),
+    }),
+  );
   return brood;
 }
 
@@ -63,22 +104,28 @@ async function round(): Promise<number> {
   return agents.length;
 }
 
-it(`soak for ${Math.round(SOAK_MS / 1000)} s: faults, cancels and closes; host alive, every session loadable and resumable`, async () => {
-  const started = Date.now();
-  let rounds = 0;
-  let agents = 0;
-  while (Date.now() - started < SOAK_MS) {
-    agents += await round();
-    rounds += 1;
-  }
-  const reader = fileSessions(dir);
-  const files = readdirSync(dir).filter((name) => name.endsWith('.jsonl'));
-  for (const file of files) await reader.read(file.slice(0, -'.jsonl'.length));
-  expect(readdirSync(dir).filter((name) => name.endsWith('.lock'))).toEqual([]);
-  const headers = await reader.list();
-  const last = runtime();
-  for (const header of headers.filter((h) => h.origin === undefined).slice(-20)) await last.resumeAgent(header.id);
-  await last.close();
-  console.log(`soak: ${rounds} rounds, ${agents} top-level agents, ${files.length} sessions, all loadable (${Math.round((Date.now() - started) / 1000)} s)`);
-  expect(files.length).toBeGreaterThanOrEqual(agents);
-}, 11 * 60_000);
+it(
+  `soak for ${Math.round(SOAK_MS / 1000)} s: faults, cancels and closes; host alive, every session loadable and resumable`,
+  async () => {
+    const started = Date.now();
+    let rounds = 0;
+    let agents = 0;
+    while (Date.now() - started < SOAK_MS) {
+      agents += await round();
+      rounds += 1;
+    }
+    const reader = fileSessions(dir);
+    const files = readdirSync(dir).filter((name) => name.endsWith('.jsonl'));
+    for (const file of files) await reader.read(file.slice(0, -'.jsonl'.length));
+    expect(readdirSync(dir).filter((name) => name.endsWith('.lock'))).toEqual([]);
+    const headers = await reader.list();
+    const last = runtime();
+    for (const header of headers.filter((h) => h.origin === undefined).slice(-20)) await last.resumeAgent(header.id);
+    await last.close();
+    console.log(
+      `soak: ${rounds} rounds, ${agents} top-level agents, ${files.length} sessions, all loadable (${Math.round((Date.now() - started) / 1000)} s)`,
+    );
+    expect(files.length).toBeGreaterThanOrEqual(agents);
+  },
+  11 * 60_000,
+);

@@ -5,14 +5,30 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineTool, fileSessions, scriptedModels } from '../../src/index.js';
 import type { Agent, SessionEvent } from '../../src/index.js';
-import { closeAfterEach, harness, isNotice, nth, ofType, route, startChild, type Harness, type Script } from './helpers.js';
+import {
+  closeAfterEach,
+  harness,
+  isNotice,
+  nth,
+  ofType,
+  route,
+  startChild,
+  type Harness,
+  type Script,
+} from './helpers.js';
 import { expectCode } from '../support/codes.js';
 
 const { open, dirs } = closeAfterEach();
 
 const SCRIPTS: Script[] = [
-  { match: 'parent', turns: [{ text: 'parent idle' }, { text: 'parent woken' }, { text: 'parent woken 2' }, { text: 'parent woken 3' }] },
-  { match: 'cont task', turns: [{ text: 'child first' }, { text: 'child second' }, { text: 'child third' }, { text: 'child fourth' }] },
+  {
+    match: 'parent',
+    turns: [{ text: 'parent idle' }, { text: 'parent woken' }, { text: 'parent woken 2' }, { text: 'parent woken 3' }],
+  },
+  {
+    match: 'cont task',
+    turns: [{ text: 'child first' }, { text: 'child second' }, { text: 'child third' }, { text: 'child fourth' }],
+  },
   { match: 'cont slow', latencyMs: 60_000, turns: [{ text: 'never' }] },
   { match: 'one shot', turns: [{ text: 'one-shot done' }] },
 ];
@@ -27,7 +43,12 @@ async function setup(): Promise<{ h: Harness; parent: Agent }> {
 
 const noticeText = (event: SessionEvent): string => String(event.data.text);
 const startCont = (h: Harness, parent: Agent, prompt: string, extra: Record<string, unknown> = {}) =>
-  h.brood.subagents.startContinuable({ provider: 'spawn', label: 'worker', signal: new AbortController().signal, request: { parent, prompt, ...extra } });
+  h.brood.subagents.startContinuable({
+    provider: 'spawn',
+    label: 'worker',
+    signal: new AbortController().signal,
+    request: { parent, prompt, ...extra },
+  });
 
 describe('continuable children', () => {
   it('startContinuable: accepted message durable on return; one settlement notice wakes the idle parent', async () => {
@@ -40,7 +61,9 @@ describe('continuable children', () => {
     expect(header).toMatchObject({ parentSession: parent.id, origin: 'subagent', delegationDepth: 1 });
 
     const notice = await nth(h, parent.id, 'user/message', 1, isNotice);
-    expect(noticeText(notice)).toBe(`Background subagent ${childId} finished and will do no further work unless you send it more.\nIts closing message:\nchild first`);
+    expect(noticeText(notice)).toBe(
+      `Background subagent ${childId} finished and will do no further work unless you send it more.\nIts closing message:\nchild first`,
+    );
     // The idle parent was woken and its script answered.
     const woken = await h.tap.waitFor(parent.id, 'turn/end', (e) => e.data.turn === 2);
     expect(woken.data.reason).toBe('completed');
@@ -49,7 +72,9 @@ describe('continuable children', () => {
     expect(ofType(parentEvents, 'turn/start').at(-1)?.data.messageIds).toEqual([notice.data.id]);
     expect(ofType(parentEvents, 'user/message').filter(isNotice)).toHaveLength(1);
     expect(h.starts).toMatchObject([{ id: childId, parentId: parent.id, depth: 1, provider: 'spawn' }]);
-    expect(h.ends).toMatchObject([{ id: childId, stopReason: 'completed', output: 'child first', runId: h.starts[0]!.runId }]);
+    expect(h.ends).toMatchObject([
+      { id: childId, stopReason: 'completed', output: 'child first', runId: h.starts[0]!.runId },
+    ]);
     const descriptor = ofType(await h.events(childId), 'subagent/descriptor')[0];
     expect(descriptor?.data).toMatchObject({ provider: 'spawn', mode: 'continuable', label: 'worker' });
   });
@@ -67,14 +92,24 @@ describe('continuable children', () => {
     ]);
     await h.tap.waitFor(childId, 'turn/end', (e) => e.data.turn === 3);
     const childEvents = await h.events(childId);
-    expect(ofType(childEvents, 'turn/start').map((e) => e.data.messageIds)).toEqual([[childMessages[0]!.data.id], [a], [b]]);
-    expect(ofType(childEvents, 'assistant/message').map((e) => e.data.text)).toEqual(['child first', 'child second', 'child third']);
+    expect(ofType(childEvents, 'turn/start').map((e) => e.data.messageIds)).toEqual([
+      [childMessages[0]!.data.id],
+      [a],
+      [b],
+    ]);
+    expect(ofType(childEvents, 'assistant/message').map((e) => e.data.text)).toEqual([
+      'child first',
+      'child second',
+      'child third',
+    ]);
     // One session, every activation its own runId; one notice per activation, each after its end.
     expect(new Set((await h.headers()).map((x) => x.id))).toEqual(new Set([parent.id, childId]));
     await nth(h, parent.id, 'user/message', h.starts.length, isNotice);
     const c = await h.brood.subagents.followup(parent, childId, 'more three', { signal: new AbortController().signal });
     const last = await nth(h, parent.id, 'user/message', h.starts.length, isNotice);
-    expect(noticeText(last)).toBe(`Background subagent ${childId} finished and will do no further work unless you send it more.\nIts closing message:\nchild fourth`);
+    expect(noticeText(last)).toBe(
+      `Background subagent ${childId} finished and will do no further work unless you send it more.\nIts closing message:\nchild fourth`,
+    );
     expect(ofType(await h.events(childId), 'turn/start').at(-1)?.data.messageIds).toEqual([c]);
     expect(h.starts.length).toBeGreaterThanOrEqual(3);
     expect(h.ends).toHaveLength(h.starts.length);
@@ -111,7 +146,9 @@ describe('continuable children', () => {
     await h.tap.waitFor(childId, 'model/request');
     h.brood.subagents.interrupt(childId, parent);
     const notice = await nth(h, parent.id, 'user/message', 1, isNotice);
-    expect(noticeText(notice).startsWith(`Background subagent ${childId} was stopped before it finished.\n`)).toBe(true);
+    expect(noticeText(notice).startsWith(`Background subagent ${childId} was stopped before it finished.\n`)).toBe(
+      true,
+    );
     expect((await h.endOf(childId)).stopReason).toBe('aborted');
     expect(ofType(await h.events(childId), 'turn/end').map((e) => e.data.reason)).toEqual(['aborted']);
   });
@@ -128,15 +165,33 @@ describe('continuable children', () => {
             id: 'scripted',
             models: ['scripted', { id: 'm2', efforts: ['low', 'high'], defaultEffort: 'low' }],
             scripts: [
-              { match: 'parent', turns: [{ text: 'p1' }, { text: 'p2' }, { text: 'p3' }, { text: 'p4' }, { text: 'p5' }] },
-              { match: 'cont task', turns: [{ text: 'first' }, { toolCalls: [{ name: 'visible', arguments: {} }] }, { text: 'second {{results}}' }, { text: 'third' }] },
+              {
+                match: 'parent',
+                turns: [{ text: 'p1' }, { text: 'p2' }, { text: 'p3' }, { text: 'p4' }, { text: 'p5' }],
+              },
+              {
+                match: 'cont task',
+                turns: [
+                  { text: 'first' },
+                  { toolCalls: [{ name: 'visible', arguments: {} }] },
+                  { text: 'second {{results}}' },
+                  { text: 'third' },
+                ],
+              },
             ],
           }),
         ],
       });
       const runs: string[] = [];
       for (const name of ['visible', 'hidden']) {
-        h.brood.tools.register(defineTool({ name, description: name, parameters: { type: 'object', properties: {} }, execute: () => (runs.push(name), `${name} ran`) }));
+        h.brood.tools.register(
+          defineTool({
+            name,
+            description: name,
+            parameters: { type: 'object', properties: {} },
+            execute: () => (runs.push(name), `${name} ran`),
+          }),
+        );
       }
       return { h, runs };
     };
@@ -157,13 +212,23 @@ describe('continuable children', () => {
     const file = join(dir, `${childId}.jsonl`);
     const lines = (await readFile(file, 'utf8')).trim().split('\n');
     const lastSeq = (JSON.parse(lines.at(-1)!) as SessionEvent).seq;
-    await appendFile(file, JSON.stringify({ seq: lastSeq + 1, time: Date.now(), type: 'user/message', data: { id: 'msg_pending', text: 'pending work', source: 'parent' } }) + '\n');
+    await appendFile(
+      file,
+      `${JSON.stringify({
+        seq: lastSeq + 1,
+        time: Date.now(),
+        type: 'user/message',
+        data: { id: 'msg_pending', text: 'pending work', source: 'parent' },
+      })}\n`,
+    );
 
     const second = build();
     open.push(second.h);
     const resumed = await second.h.brood.resumeAgent(parent.id);
     expect(resumed.depth).toBe(2);
-    const followId = await second.h.brood.subagents.followup(resumed, childId, 'after restart', { signal: new AbortController().signal });
+    const followId = await second.h.brood.subagents.followup(resumed, childId, 'after restart', {
+      signal: new AbortController().signal,
+    });
     await second.h.tap.waitFor(childId, 'turn/end', (e) => e.data.turn === 3);
     const { header, events } = await second.h.brood.sessions.read(childId);
     expect(header.delegationDepth).toBe(3);
@@ -173,16 +238,36 @@ describe('continuable children', () => {
     const requests = ofType(events, 'model/request').map((e) => e.data);
     expect(requests.length).toBeGreaterThanOrEqual(4);
     for (const request of requests) {
-      expect(request).toMatchObject({ provider: 'scripted', model: 'm2', reasoningEffort: 'high', system: 'CHILD PERSONA depth 3', tools: ['visible'] });
+      expect(request).toMatchObject({
+        provider: 'scripted',
+        model: 'm2',
+        reasoningEffort: 'high',
+        system: 'CHILD PERSONA depth 3',
+        tools: ['visible'],
+      });
     }
     expect(firstRequest).toMatchObject({ system: 'CHILD PERSONA depth 3', tools: ['visible'], model: 'm2' });
     expect(second.runs).toEqual(['visible']);
-    expect(ofType(events, 'assistant/message').map((e) => e.data.text)).toEqual(['first', '', 'second visible ran', 'third']);
+    expect(ofType(events, 'assistant/message').map((e) => e.data.text)).toEqual([
+      'first',
+      '',
+      'second visible ran',
+      'third',
+    ]);
     // The resumed child settles back to its resumed parent.
-    const notice = await nth(second.h, parent.id, 'user/message', 1, (e) => isNotice(e) && String(e.data.text).includes('third'));
+    const notice = await nth(
+      second.h,
+      parent.id,
+      'user/message',
+      1,
+      (e) => isNotice(e) && String(e.data.text).includes('third'),
+    );
     expect(noticeText(notice).startsWith(`Background subagent ${childId} finished`)).toBe(true);
     // A child of a resumed parent cannot be driven by a stranger either.
     const stranger = await second.h.brood.createAgent({ model: route });
-    await expectCode(second.h.brood.subagents.followup(stranger, childId, 'x', { signal: new AbortController().signal }), 'UNAUTHORIZED');
+    await expectCode(
+      second.h.brood.subagents.followup(stranger, childId, 'x', { signal: new AbortController().signal }),
+      'UNAUTHORIZED',
+    );
   });
 });

@@ -33,10 +33,9 @@ describe('delegation depth', () => {
     expect((error as BroodError).message).toBe('subagent depth 1 exceeds maxDepth 0');
     expect(await h.headers()).toEqual(before);
     expect(h.starts).toEqual([]);
-
   });
 
-  it('records delegationDepth = parent + 1, parentSession and origin; a nested start from the child\'s turn fails at the cap', async () => {
+  it("records delegationDepth = parent + 1, parentSession and origin; a nested start from the child's turn fails at the cap", async () => {
     const h = track(
       harness({
         scripts: [
@@ -52,7 +51,12 @@ describe('delegation depth', () => {
         description: 'starts a grandchild with maxDepth 1',
         parameters: { type: 'object', properties: {} },
         execute: async (_args, ctx) => {
-          const run = await h.brood.subagents.start('spawn', { parent: ctx.agent!, prompt: 'grand', signal: ctx.signal, maxDepth: 1 });
+          const run = await h.brood.subagents.start('spawn', {
+            parent: ctx.agent!,
+            prompt: 'grand',
+            signal: ctx.signal,
+            maxDepth: 1,
+          });
           return (await run.result).output;
         },
       }),

@@ -10,7 +10,13 @@ afterEach(async () => {
   h = undefined;
 });
 
-const NONE: SubagentCapabilities = { persona: false, toolFilter: false, depthLimit: false, agentOptions: false, outputSchema: false };
+const NONE: SubagentCapabilities = {
+  persona: false,
+  toolFilter: false,
+  depthLimit: false,
+  agentOptions: false,
+  outputSchema: false,
+};
 
 /**
  * An out-of-process style provider: it never uses ctx.createChild, returns its own SubagentRun, and
@@ -25,9 +31,26 @@ function remoteProvider(name: string, capabilities: Partial<SubagentCapabilities
     async start(request) {
       calls.push(request);
       if (request.maxDepth !== undefined && request.maxDepth < 1) {
-        return { id: `${name}-refused`, result: Promise.resolve({ output: '', stopReason: 'error', diagnostic: 'remote depth cap', usage: { inputTokens: 0, outputTokens: 0 } }), dispose: async () => {} };
+        return {
+          id: `${name}-refused`,
+          result: Promise.resolve({
+            output: '',
+            stopReason: 'error',
+            diagnostic: 'remote depth cap',
+            usage: { inputTokens: 0, outputTokens: 0 },
+          }),
+          dispose: async () => {},
+        };
       }
-      return { id: `${name}-${calls.length}`, result: Promise.resolve({ output: `remote: ${request.prompt}`, stopReason: 'completed', usage: { inputTokens: 1, outputTokens: 2 } }), dispose: async () => {} };
+      return {
+        id: `${name}-${calls.length}`,
+        result: Promise.resolve({
+          output: `remote: ${request.prompt}`,
+          stopReason: 'completed',
+          usage: { inputTokens: 1, outputTokens: 2 },
+        }),
+        dispose: async () => {},
+      };
     },
   };
   return { provider, calls };
@@ -58,7 +81,8 @@ describe('the start() gate', () => {
     parent = await h.brood.createAgent({ model: route });
     return h.brood.sessions.list();
   };
-  const req = (extra: Record<string, unknown>): SubagentStartRequest => ({ parent, prompt: 'child', signal: new AbortController().signal, ...extra }) as SubagentStartRequest;
+  const req = (extra: Record<string, unknown>): SubagentStartRequest =>
+    ({ parent, prompt: 'child', signal: new AbortController().signal, ...extra }) as SubagentStartRequest;
 
   it('an all-false provider runs a bare request and its own SubagentRun comes back', async () => {
     await setup();
@@ -75,7 +99,13 @@ describe('the start() gate', () => {
     const { provider, calls } = remoteProvider('remote');
     h!.brood.subagents.register(provider);
     const order = ['outputSchema', 'maxDepth', 'toolFilter', 'persona', 'agentOptions'] as const;
-    const flag = { outputSchema: 'outputSchema', maxDepth: 'depthLimit', toolFilter: 'toolFilter', persona: 'persona', agentOptions: 'agentOptions' } as const;
+    const flag = {
+      outputSchema: 'outputSchema',
+      maxDepth: 'depthLimit',
+      toolFilter: 'toolFilter',
+      persona: 'persona',
+      agentOptions: 'agentOptions',
+    } as const;
     for (let i = 0; i < order.length; i++) {
       const fields = Object.fromEntries(order.slice(i).map((key) => [key, ALL_FIELDS[key]]));
       const error = await rejection(h!.brood.subagents.start('remote', req(fields)));
@@ -85,7 +115,14 @@ describe('the start() gate', () => {
       expect(error.message).toContain(flag[order[i]!]);
     }
     // The same through startContinuable.
-    const cont = await rejection(h!.brood.subagents.startContinuable({ provider: 'remote', label: 'l', signal: new AbortController().signal, request: { parent, prompt: 'child', persona: 'x', agentOptions: {} } }));
+    const cont = await rejection(
+      h!.brood.subagents.startContinuable({
+        provider: 'remote',
+        label: 'l',
+        signal: new AbortController().signal,
+        request: { parent, prompt: 'child', persona: 'x', agentOptions: {} },
+      }),
+    );
     expect(cont.code).toBe('UNSUPPORTED_CAPABILITY');
     expect(cont.details?.capability).toBe('persona');
     expect(calls).toHaveLength(0);
@@ -125,11 +162,20 @@ describe('the start() gate', () => {
     const before = await setup();
     const all = { ...ALL_FIELDS, maxDepth: -1 };
     expect((await rejection(h!.brood.subagents.start('nope', req(all)))).code).toBe('NO_PROVIDER');
-    const cont = await rejection(h!.brood.subagents.startContinuable({ provider: 'nope', label: 'l', signal: new AbortController().signal, request: { parent, prompt: 'c', maxDepth: NaN } }));
+    const cont = await rejection(
+      h!.brood.subagents.startContinuable({
+        provider: 'nope',
+        label: 'l',
+        signal: new AbortController().signal,
+        request: { parent, prompt: 'c', maxDepth: NaN },
+      }),
+    );
     expect(cont.code).toBe('NO_PROVIDER');
     // A capability failure comes before the maxDepth domain check.
     h!.brood.subagents.register(remoteProvider('remote').provider);
-    expect((await rejection(h!.brood.subagents.start('remote', req({ maxDepth: -1 })))).code).toBe('UNSUPPORTED_CAPABILITY');
+    expect((await rejection(h!.brood.subagents.start('remote', req({ maxDepth: -1 })))).code).toBe(
+      'UNSUPPORTED_CAPABILITY',
+    );
     expect(h!.starts).toHaveLength(0);
     expect(await h!.brood.sessions.list()).toEqual(before);
   });
@@ -144,7 +190,14 @@ describe('the start() gate', () => {
         const error = await rejection(h!.brood.subagents.start(name, req({ maxDepth })));
         expect([name, String(maxDepth), error.code]).toEqual([name, String(maxDepth), 'INVALID_MAX_DEPTH']);
       }
-      const cont = await rejection(h!.brood.subagents.startContinuable({ provider: 'spawn', label: 'l', signal: new AbortController().signal, request: { parent, prompt: 'c', maxDepth: maxDepth as number } }));
+      const cont = await rejection(
+        h!.brood.subagents.startContinuable({
+          provider: 'spawn',
+          label: 'l',
+          signal: new AbortController().signal,
+          request: { parent, prompt: 'c', maxDepth: maxDepth as number },
+        }),
+      );
       expect(cont.code).toBe('INVALID_MAX_DEPTH');
     }
     expect(calls).toHaveLength(0);
@@ -161,7 +214,14 @@ describe('the start() gate', () => {
   it('a provider without prepareContinuable → UNSUPPORTED_CAPABILITY naming continuable', async () => {
     const before = await setup();
     h!.brood.subagents.register(remoteProvider('remote').provider);
-    const error = await rejection(h!.brood.subagents.startContinuable({ provider: 'remote', label: 'l', signal: new AbortController().signal, request: { parent, prompt: 'c' } }));
+    const error = await rejection(
+      h!.brood.subagents.startContinuable({
+        provider: 'remote',
+        label: 'l',
+        signal: new AbortController().signal,
+        request: { parent, prompt: 'c' },
+      }),
+    );
     expect([error.code, error.details?.capability]).toEqual(['UNSUPPORTED_CAPABILITY', 'continuable']);
     expect(await h!.brood.sessions.list()).toEqual(before);
     expect(h!.starts).toHaveLength(0);

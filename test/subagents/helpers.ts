@@ -6,7 +6,16 @@ import { rm } from 'node:fs/promises';
 import { threadId as mainThreadId } from 'node:worker_threads';
 import { afterEach } from 'vitest';
 import { createBrood, memorySessions, scriptedModels } from '../../src/index.js';
-import type { Agent, Brood, BroodOptions, SessionEvent, SessionHeader, SessionStore, SubagentEndEvent, SubagentStartEvent } from '../../src/index.js';
+import type {
+  Agent,
+  Brood,
+  BroodOptions,
+  SessionEvent,
+  SessionHeader,
+  SessionStore,
+  SubagentEndEvent,
+  SubagentStartEvent,
+} from '../../src/index.js';
 import { runtimeOf } from '../../src/runtime/plugin-host.js';
 import { deferred, tapStore, type Deferred, type TappedStore } from '../agents/helpers.js';
 
@@ -91,17 +100,30 @@ export function turnEnded(h: Harness, id: string, turn: number): Promise<Session
 export async function allRequests(h: Harness): Promise<{ id: string; data: SessionEvent['data'] }[]> {
   const out: { id: string; data: SessionEvent['data'] }[] = [];
   for (const header of await h.headers()) {
-    for (const event of ofType(await h.events(header.id), 'model/request')) out.push({ id: header.id, data: event.data });
+    for (const event of ofType(await h.events(header.id), 'model/request'))
+      out.push({ id: header.id, data: event.data });
   }
   return out;
 }
 
-export async function startChild(h: Harness, parent: Agent, prompt: string, extra: Record<string, unknown> = {}, provider = 'spawn') {
+export async function startChild(
+  h: Harness,
+  parent: Agent,
+  prompt: string,
+  extra: Record<string, unknown> = {},
+  provider = 'spawn',
+) {
   return h.brood.subagents.start(provider, { parent, prompt, signal: new AbortController().signal, ...extra });
 }
 
 /** Resolves with the n-th (1-based) event of `id` of this type that matches. */
-export function nth(h: Harness, id: string, type: string, n: number, match: (event: SessionEvent) => boolean = () => true): Promise<SessionEvent> {
+export function nth(
+  h: Harness,
+  id: string,
+  type: string,
+  n: number,
+  match: (event: SessionEvent) => boolean = () => true,
+): Promise<SessionEvent> {
   let count = 0;
   return h.tap.waitFor(id, type, (event) => match(event) && ++count === n);
 }

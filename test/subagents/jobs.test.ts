@@ -11,7 +11,10 @@ afterEach(async () => {
 });
 
 const SCRIPTS: Script[] = [
-  { match: 'owner', turns: [{ text: 'owner idle' }, { text: 'owner woken' }, { text: 'owner woken 2' }, { text: 'owner woken 3' }] },
+  {
+    match: 'owner',
+    turns: [{ text: 'owner idle' }, { text: 'owner woken' }, { text: 'owner woken 2' }, { text: 'owner woken 3' }],
+  },
   { match: 'job ok', turns: [{ text: 'job output' }] },
   { match: 'job slow', latencyMs: 60_000, turns: [{ text: 'never' }] },
   { match: 'job fail', turns: [{ finish: 'error' }] },
@@ -23,7 +26,12 @@ const noticeFor = (id: string, label: string, status: string): string =>
 
 async function startJob(owner: Agent, prompt: string, label: string) {
   const controller = new AbortController();
-  const run: SubagentRun = await h!.brood.subagents.start('spawn', { parent: owner, prompt, signal: controller.signal, label });
+  const run: SubagentRun = await h!.brood.subagents.start('spawn', {
+    parent: owner,
+    prompt,
+    signal: controller.signal,
+    label,
+  });
   return { run, job: pluginHost(h!.brood).jobs.create(owner, run, label, controller) };
 }
 
@@ -54,9 +62,15 @@ describe('background jobs', () => {
     expect(jobs.kill(owner, slow.job.id)).toBe(false);
 
     await nth(h, owner.id, 'user/message', 3, isJobNotice);
-    const notices = ofType(await h.events(owner.id), 'user/message').filter(isJobNotice).map((e) => String(e.data.text));
+    const notices = ofType(await h.events(owner.id), 'user/message')
+      .filter(isJobNotice)
+      .map((e) => String(e.data.text));
     expect([...notices].sort()).toEqual(
-      [noticeFor(ok.job.id, 'ok-label', 'completed'), noticeFor(slow.job.id, 'slow-label', 'killed'), noticeFor(fail.job.id, 'fail-label', 'failed')].sort(),
+      [
+        noticeFor(ok.job.id, 'ok-label', 'completed'),
+        noticeFor(slow.job.id, 'slow-label', 'killed'),
+        noticeFor(fail.job.id, 'fail-label', 'failed'),
+      ].sort(),
     );
     // The idle owner was woken by a notice and its script answered.
     const woken = await h.tap.waitFor(owner.id, 'turn/end', (e) => e.data.turn === 2);
@@ -82,7 +96,12 @@ describe('background jobs', () => {
   });
 
   it("a job started inside the owner's turn is detached: its usage is not rolled into that turn", async () => {
-    h = harness({ scripts: [{ match: 'owner go', turns: [{ toolCalls: [{ name: 'bg', arguments: {} }] }, { text: 'owner done' }] }, ...SCRIPTS] });
+    h = harness({
+      scripts: [
+        { match: 'owner go', turns: [{ toolCalls: [{ name: 'bg', arguments: {} }] }, { text: 'owner done' }] },
+        ...SCRIPTS,
+      ],
+    });
     const { defineTool } = await import('../../src/index.js');
     let childId = '';
     h.brood.tools.register(
@@ -101,14 +120,20 @@ describe('background jobs', () => {
     const owner = await h.brood.createAgent({ model: route });
     const turn = await owner.run('owner go');
     const turnEvents = (await h.events(owner.id)).filter((e) => e.type === 'assistant/message').slice(0, 2);
-    const own = turnEvents.reduce((n, e) => n + ((e.data.usage as { inputTokens: number } | undefined)?.inputTokens ?? 0), 0);
-    const child = ofType(await h.events(childId), 'assistant/message').reduce((n, e) => n + ((e.data.usage as { inputTokens: number } | undefined)?.inputTokens ?? 0), 0);
+    const own = turnEvents.reduce(
+      (n, e) => n + ((e.data.usage as { inputTokens: number } | undefined)?.inputTokens ?? 0),
+      0,
+    );
+    const child = ofType(await h.events(childId), 'assistant/message').reduce(
+      (n, e) => n + ((e.data.usage as { inputTokens: number } | undefined)?.inputTokens ?? 0),
+      0,
+    );
     expect(child).toBeGreaterThan(0);
     expect(turn.output).toBe('owner done');
     expect(turn.usage.inputTokens).toBe(own);
   });
 
-  it('disposing the owner cancels its running jobs (and not other owners\' jobs)', async () => {
+  it("disposing the owner cancels its running jobs (and not other owners' jobs)", async () => {
     h = harness({ scripts: SCRIPTS });
     const owner = await h.brood.createAgent({ model: route });
     const other = await h.brood.createAgent({ model: route });

@@ -24,7 +24,7 @@ function tool(name: string, runs: string[], body?: () => Promise<void>): ToolDef
 }
 
 describe('child persona', () => {
-  it('omitted inherits the deployment persona; the parent\'s own persona never reaches it', async () => {
+  it("omitted inherits the deployment persona; the parent's own persona never reaches it", async () => {
     h = harness({ persona: 'DEPLOY PERSONA for {{agent_id}}', scripts: [{ match: 'child', turns: [{ text: 'ok' }] }] });
     const parent = await h.brood.createAgent({ model: route, persona: 'PARENT PERSONA' });
     const run = await startChild(h, parent, 'child');
@@ -46,12 +46,17 @@ describe('child persona', () => {
   it('siblings started together each see only their own persona, templated, from the first request', async () => {
     h = harness({ persona: 'DEPLOY PERSONA', scripts: [{ match: 'child', turns: [{ text: 'ok' }] }] });
     const parent = await h.brood.createAgent({ model: route, persona: 'PARENT PERSONA' });
-    const runs = await Promise.all(['A', 'B', 'C'].map((name) => startChild(h!, parent, `child ${name}`, { persona: `SIBLING ${name} at depth {{depth}}` })));
+    const runs = await Promise.all(
+      ['A', 'B', 'C'].map((name) =>
+        startChild(h!, parent, `child ${name}`, { persona: `SIBLING ${name} at depth {{depth}}` }),
+      ),
+    );
     await Promise.all(runs.map((run) => run.result));
     const systems = await Promise.all(runs.map(async (run) => (await firstRequest(h!, run.id)).system));
     expect(systems).toEqual(['SIBLING A at depth 1', 'SIBLING B at depth 1', 'SIBLING C at depth 1']);
     for (const run of runs) {
-      for (const request of ofType(await h.events(run.id), 'model/request')) expect(request.data.system).not.toContain('PERSONA');
+      for (const request of ofType(await h.events(run.id), 'model/request'))
+        expect(request.data.system).not.toContain('PERSONA');
     }
     await Promise.all(runs.map((run) => run.dispose()));
     // The parent's view is untouched by its children's personas.
@@ -82,7 +87,9 @@ describe('child persona', () => {
   });
 
   it('the filter is copied: mutating the request array after start changes nothing', async () => {
-    h = harness({ scripts: [{ match: 'child', turns: [{ toolCalls: [{ name: 'gate', arguments: {} }] }, { text: 'done' }] }] });
+    h = harness({
+      scripts: [{ match: 'child', turns: [{ toolCalls: [{ name: 'gate', arguments: {} }] }, { text: 'done' }] }],
+    });
     const gate = deferred();
     const runs: string[] = [];
     h.brood.tools.register(tool('gate', runs, () => gate.promise));
@@ -101,7 +108,21 @@ describe('child persona', () => {
 });
 
 describe('live filters on a running child', () => {
-  const scripts = [{ match: 'live', turns: [{ toolCalls: [{ name: 'gate', arguments: {} }] }, { toolCalls: [{ name: 'late', arguments: {} }, { name: 'hidden', arguments: {} }] }, { text: '{{results}}' }] }];
+  const scripts = [
+    {
+      match: 'live',
+      turns: [
+        { toolCalls: [{ name: 'gate', arguments: {} }] },
+        {
+          toolCalls: [
+            { name: 'late', arguments: {} },
+            { name: 'hidden', arguments: {} },
+          ],
+        },
+        { text: '{{results}}' },
+      ],
+    },
+  ];
 
   for (const [label, filter, presented, lateRuns] of [
     ['deny-only admits a global registered mid-run', { deny: ['hidden'] }, ['gate', 'late'], true],

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnProvider } from '../../src/index.js';
 import type { Brood, SubagentProvider } from '../../src/index.js';
-import { harness, route, startChild, } from './helpers.js';
+import { harness, route, startChild } from './helpers.js';
 import { expectCode } from '../support/codes.js';
 
 let brood: Brood | undefined;
@@ -16,7 +16,15 @@ function outOfProcess(name: string): SubagentProvider {
     name,
     capabilities: { persona: false, toolFilter: false, depthLimit: false, agentOptions: false, outputSchema: false },
     inheritsParentContext: false,
-    start: async () => ({ id: `${name}-run`, result: Promise.resolve({ output: 'remote', stopReason: 'completed', usage: { inputTokens: 0, outputTokens: 0 } }), dispose: async () => {} }),
+    start: async () => ({
+      id: `${name}-run`,
+      result: Promise.resolve({
+        output: 'remote',
+        stopReason: 'completed',
+        usage: { inputTokens: 0, outputTokens: 0 },
+      }),
+      dispose: async () => {},
+    }),
   };
 }
 
@@ -114,4 +122,3 @@ describe('subagent provider registry', () => {
     expect(h.order).toEqual([`start:${run.id}`, `end:${run.id}:completed`]);
   });
 });
-

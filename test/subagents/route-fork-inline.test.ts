@@ -5,7 +5,17 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineTool, fileSessions, forkProvider, inlineProvider, scriptedModels } from '../../src/index.js';
 import type { BroodOptions, SessionStore } from '../../src/index.js';
-import { closeAfterEach, firstRequest, harness, mainThreadId, ofType, route, startChild, type Harness, type Script } from './helpers.js';
+import {
+  closeAfterEach,
+  firstRequest,
+  harness,
+  mainThreadId,
+  ofType,
+  route,
+  startChild,
+  type Harness,
+  type Script,
+} from './helpers.js';
 import { expectCode } from '../support/codes.js';
 
 const { open, dirs } = closeAfterEach();
@@ -26,7 +36,11 @@ function twoProviders(inner?: SessionStore): Harness {
         ],
         scripts: SCRIPTS,
       }),
-      scriptedModels({ id: 'p2', models: [{ id: 'x1', efforts: ['fast', 'slow'], defaultEffort: 'slow' }], scripts: SCRIPTS }),
+      scriptedModels({
+        id: 'p2',
+        models: [{ id: 'x1', efforts: ['fast', 'slow'], defaultEffort: 'slow' }],
+        scripts: SCRIPTS,
+      }),
     ],
     ...(inner ? { inner } : {}),
   };
@@ -35,22 +49,41 @@ function twoProviders(inner?: SessionStore): Harness {
   return h;
 }
 
-const routeOf = (data: Record<string, unknown>) => ({ provider: data.provider, model: data.model, reasoningEffort: data.reasoningEffort, maxTokens: data.maxTokens });
+const routeOf = (data: Record<string, unknown>) => ({
+  provider: data.provider,
+  model: data.model,
+  reasoningEffort: data.reasoningEffort,
+  maxTokens: data.maxTokens,
+});
 
 describe('child route', () => {
   it('agentOptions fields win; otherwise inherited; a model change drops inherited effort and maxTokens', async () => {
     const h = twoProviders();
-    const parent = await h.brood.createAgent({ model: { provider: 'p1', model: 'm1', reasoningEffort: 'high', maxTokens: 500 } });
+    const parent = await h.brood.createAgent({
+      model: { provider: 'p1', model: 'm1', reasoningEffort: 'high', maxTokens: 500 },
+    });
     await parent.run('parent hello');
     const cases: [Record<string, unknown> | undefined, Record<string, unknown>][] = [
       [undefined, { provider: 'p1', model: 'm1', reasoningEffort: 'high', maxTokens: 500 }],
       [{ reasoningEffort: 'low' }, { provider: 'p1', model: 'm1', reasoningEffort: 'low', maxTokens: 500 }],
       [{ maxTokens: 77 }, { provider: 'p1', model: 'm1', reasoningEffort: 'high', maxTokens: 77 }],
       [{ model: 'm2' }, { provider: 'p1', model: 'm2', reasoningEffort: 'low', maxTokens: undefined }],
-      [{ model: 'm2', maxTokens: 77 }, { provider: 'p1', model: 'm2', reasoningEffort: 'low', maxTokens: 77 }],
-      [{ model: 'm2', reasoningEffort: 'high' }, { provider: 'p1', model: 'm2', reasoningEffort: 'high', maxTokens: undefined }],
-      [{ provider: 'p2', model: 'x1' }, { provider: 'p2', model: 'x1', reasoningEffort: 'slow', maxTokens: undefined }],
-      [{ provider: 'p2', model: 'x1', reasoningEffort: 'fast', maxTokens: 9 }, { provider: 'p2', model: 'x1', reasoningEffort: 'fast', maxTokens: 9 }],
+      [
+        { model: 'm2', maxTokens: 77 },
+        { provider: 'p1', model: 'm2', reasoningEffort: 'low', maxTokens: 77 },
+      ],
+      [
+        { model: 'm2', reasoningEffort: 'high' },
+        { provider: 'p1', model: 'm2', reasoningEffort: 'high', maxTokens: undefined },
+      ],
+      [
+        { provider: 'p2', model: 'x1' },
+        { provider: 'p2', model: 'x1', reasoningEffort: 'slow', maxTokens: undefined },
+      ],
+      [
+        { provider: 'p2', model: 'x1', reasoningEffort: 'fast', maxTokens: 9 },
+        { provider: 'p2', model: 'x1', reasoningEffort: 'fast', maxTokens: 9 },
+      ],
     ];
     for (const [agentOptions, expected] of cases) {
       const run = await startChild(h, parent, 'child', agentOptions ? { agentOptions } : {});
@@ -58,12 +91,17 @@ describe('child route', () => {
       const request = await firstRequest(h, run.id);
       expect([agentOptions, routeOf(request)]).toEqual([agentOptions, expected]);
       const header = (await h.headers()).find((x) => x.id === run.id);
-      expect(header?.model).toMatchObject(Object.fromEntries(Object.entries(expected).filter(([, v]) => v !== undefined)));
+      expect(header?.model).toMatchObject(
+        Object.fromEntries(Object.entries(expected).filter(([, v]) => v !== undefined)),
+      );
       await run.dispose();
     }
     // A model change keeping an effort the new model does not list is a catalog error before the child exists.
     const before = await h.headers();
-    await expectCode(startChild(h, parent, 'child', { agentOptions: { provider: 'p2', model: 'x1', reasoningEffort: 'high' } }), 'INVALID_EFFORT');
+    await expectCode(
+      startChild(h, parent, 'child', { agentOptions: { provider: 'p2', model: 'x1', reasoningEffort: 'high' } }),
+      'INVALID_EFFORT',
+    );
     expect(await h.headers()).toEqual(before);
   });
 
@@ -77,12 +115,22 @@ describe('child route', () => {
     open.splice(open.indexOf(first), 1);
 
     const second = twoProviders(fileSessions(dir));
-    const resumed = await second.brood.resumeAgent(parent.id, { model: { provider: 'p2', model: 'x1', reasoningEffort: 'fast' } });
+    const resumed = await second.brood.resumeAgent(parent.id, {
+      model: { provider: 'p2', model: 'x1', reasoningEffort: 'fast' },
+    });
     await resumed.run('parent again');
     const run = await startChild(second, resumed, 'child');
     await run.result;
-    expect(routeOf(await firstRequest(second, run.id))).toEqual({ provider: 'p2', model: 'x1', reasoningEffort: 'fast', maxTokens: undefined });
-    expect((await second.headers()).find((x) => x.id === parent.id)?.model).toMatchObject({ provider: 'p1', model: 'm1' });
+    expect(routeOf(await firstRequest(second, run.id))).toEqual({
+      provider: 'p2',
+      model: 'x1',
+      reasoningEffort: 'fast',
+      maxTokens: undefined,
+    });
+    expect((await second.headers()).find((x) => x.id === parent.id)?.model).toMatchObject({
+      provider: 'p1',
+      model: 'm1',
+    });
     await run.dispose();
   });
 });
@@ -92,7 +140,14 @@ describe('forkProvider', () => {
     const h = harness({
       scripts: [
         { match: 'fork task', turns: [{ text: 'fork reply' }] },
-        { match: 'parent one', turns: [{ text: 'first answer' }, { toolCalls: [{ name: 'fork_now', arguments: {} }] }, { text: 'parent saw: {{results}}' }] },
+        {
+          match: 'parent one',
+          turns: [
+            { text: 'first answer' },
+            { toolCalls: [{ name: 'fork_now', arguments: {} }] },
+            { text: 'parent saw: {{results}}' },
+          ],
+        },
       ],
     });
     open.push(h);
@@ -103,7 +158,11 @@ describe('forkProvider', () => {
         description: 'forks from inside a turn',
         parameters: { type: 'object', properties: {} },
         execute: async (_args, ctx) => {
-          const run = await h.brood.subagents.start('fork', { parent: ctx.agent!, prompt: 'fork task', signal: ctx.signal });
+          const run = await h.brood.subagents.start('fork', {
+            parent: ctx.agent!,
+            prompt: 'fork task',
+            signal: ctx.signal,
+          });
           childId = run.id;
           const result = await run.result;
           await run.dispose();
@@ -120,9 +179,16 @@ describe('forkProvider', () => {
     const firstTurnEnd = parentEvents.findIndex((e) => e.type === 'turn/end');
     const expectedSeed = parentEvents.slice(0, firstTurnEnd + 1).filter((e) => e.type !== 'agent/descriptor');
     const { header, events } = await h.brood.sessions.read(childId);
-    expect(header).toMatchObject({ parentSession: parent.id, origin: 'subagent', delegationDepth: 1, seedLength: expectedSeed.length });
+    expect(header).toMatchObject({
+      parentSession: parent.id,
+      origin: 'subagent',
+      delegationDepth: 1,
+      seedLength: expectedSeed.length,
+    });
     // The seed is turn 1 only: the turn in progress (whose message is 'parent two') is not inherited.
-    expect(events.slice(0, expectedSeed.length).map((e) => [e.type, e.data])).toEqual(expectedSeed.map((e) => [e.type, e.data]));
+    expect(events.slice(0, expectedSeed.length).map((e) => [e.type, e.data])).toEqual(
+      expectedSeed.map((e) => [e.type, e.data]),
+    );
     expect(events.slice(0, expectedSeed.length).some((e) => JSON.stringify(e.data).includes('parent two'))).toBe(false);
     expect(events[expectedSeed.length]?.type).toBe('subagent/descriptor');
     expect(events[expectedSeed.length]?.data).toMatchObject({ provider: 'fork', mode: 'one-shot' });
@@ -136,7 +202,9 @@ describe('forkProvider', () => {
     await parent.run('parent hello');
     const before = await h.headers();
     let error: { code?: string; details?: Record<string, unknown> } = {};
-    await startChild(h, parent, 'child', { agentOptions: { model: 'm2' } }, 'fork').catch((e: typeof error) => (error = e));
+    await startChild(h, parent, 'child', { agentOptions: { model: 'm2' } }, 'fork').catch(
+      (e: typeof error) => (error = e),
+    );
     expect([error.code, error.details?.capability]).toEqual(['UNSUPPORTED_CAPABILITY', 'agentOptions']);
     expect(await h.headers()).toEqual(before);
     expect(h.brood.subagents.get('fork')?.capabilities.agentOptions).toBe(false);
@@ -156,7 +224,14 @@ describe('inlineProvider', () => {
     const h = harness({ scripts: SCRIPTS });
     open.push(h);
     h.brood.subagents.register(inlineProvider());
-    expect(h.brood.subagents.get('inline')?.capabilities).toEqual({ persona: true, toolFilter: true, depthLimit: true, agentOptions: true, outputSchema: true, maxSteps: true });
+    expect(h.brood.subagents.get('inline')?.capabilities).toEqual({
+      persona: true,
+      toolFilter: true,
+      depthLimit: true,
+      agentOptions: true,
+      outputSchema: true,
+      maxSteps: true,
+    });
     const parent = await h.brood.createAgent({ model: route });
     await parent.run('parent hello');
     const inline = await startChild(h, parent, 'child', {}, 'inline');

@@ -16,7 +16,10 @@ const CHILD_SCRIPTS: Script[] = [
   { match: 'child refusal', turns: [{ finish: 'refusal', text: 'no' }] },
   { match: 'child error', turns: [{ finish: 'error' }] },
   { match: 'child slow', latencyMs: 60_000, turns: [{ text: 'too late' }] },
-  { match: 'child tools', turns: [{ toolCalls: [{ name: 'echo', arguments: { v: 'x' } }] }, { text: 'tools done {{results}}' }] },
+  {
+    match: 'child tools',
+    turns: [{ toolCalls: [{ name: 'echo', arguments: { v: 'x' } }] }, { text: 'tools done {{results}}' }],
+  },
 ];
 
 /** A global delegation tool: every call starts a foreground spawn child of the calling agent. */
@@ -28,7 +31,12 @@ function withDelegate(harnessed: Harness, extra: Record<string, unknown> = {}): 
       parameters: { type: 'object', properties: { prompt: { type: 'string' } }, required: ['prompt'] },
       concurrencySafe: true,
       execute: async ({ prompt }: { prompt: string }, ctx) => {
-        const run = await harnessed.brood.subagents.start('spawn', { parent: ctx.agent!, prompt, signal: ctx.signal, ...extra });
+        const run = await harnessed.brood.subagents.start('spawn', {
+          parent: ctx.agent!,
+          prompt,
+          signal: ctx.signal,
+          ...extra,
+        });
         try {
           const result = await run.result;
           if (result.stopReason !== 'completed') throw new Error(`child ${result.stopReason}`);
@@ -40,7 +48,13 @@ function withDelegate(harnessed: Harness, extra: Record<string, unknown> = {}): 
     }),
   );
   harnessed.brood.tools.register(
-    defineTool({ name: 'echo', description: 'echo', parameters: { type: 'object', properties: { v: { type: 'string' } } }, concurrencySafe: true, execute: ({ v }: { v?: string }) => `echo ${v}` }),
+    defineTool({
+      name: 'echo',
+      description: 'echo',
+      parameters: { type: 'object', properties: { v: { type: 'string' } } },
+      concurrencySafe: true,
+      execute: ({ v }: { v?: string }) => `echo ${v}`,
+    }),
   );
 }
 
@@ -71,7 +85,8 @@ describe('one-shot runs', () => {
       });
       expect(result.stopReason).toBe(expected);
       if (expected === 'completed') expect(result.output).toBe('all good');
-      if (expected === 'error') expect(typeof result.diagnostic === 'string' || result.diagnostic === undefined).toBe(true);
+      if (expected === 'error')
+        expect(typeof result.diagnostic === 'string' || result.diagnostic === undefined).toBe(true);
       // dispose is idempotent.
       await run.dispose();
       await run.dispose();
@@ -100,7 +115,23 @@ describe('one-shot runs', () => {
   });
 
   it("cancelling the parent's turn cancels its foreground children", async () => {
-    h = harness({ scripts: [...CHILD_SCRIPTS, { match: 'parent go', turns: [{ toolCalls: [{ name: 'delegate', arguments: { prompt: 'child slow' } }, { name: 'delegate', arguments: { prompt: 'child slow 2' } }] }, { text: 'unreachable' }] }] });
+    h = harness({
+      scripts: [
+        ...CHILD_SCRIPTS,
+        {
+          match: 'parent go',
+          turns: [
+            {
+              toolCalls: [
+                { name: 'delegate', arguments: { prompt: 'child slow' } },
+                { name: 'delegate', arguments: { prompt: 'child slow 2' } },
+              ],
+            },
+            { text: 'unreachable' },
+          ],
+        },
+      ],
+    });
     withDelegate(h);
     const parent = await h.brood.createAgent({ model: route });
     const bothRunning = deferred<string[]>();
@@ -125,7 +156,15 @@ describe('one-shot runs', () => {
   });
 
   it('agent.cancel() on the parent also cancels a foreground child', async () => {
-    h = harness({ scripts: [...CHILD_SCRIPTS, { match: 'parent go', turns: [{ toolCalls: [{ name: 'delegate', arguments: { prompt: 'child slow' } }] }, { text: 'x' }] }] });
+    h = harness({
+      scripts: [
+        ...CHILD_SCRIPTS,
+        {
+          match: 'parent go',
+          turns: [{ toolCalls: [{ name: 'delegate', arguments: { prompt: 'child slow' } }] }, { text: 'x' }],
+        },
+      ],
+    });
     withDelegate(h);
     const parent = await h.brood.createAgent({ model: route });
     const started = deferred<string>();
@@ -142,7 +181,18 @@ describe('one-shot runs', () => {
     h = harness({
       scripts: [
         ...CHILD_SCRIPTS,
-        { match: 'parent go', turns: [{ toolCalls: [{ name: 'delegate', arguments: { prompt: 'child tools' } }, { name: 'delegate', arguments: { prompt: 'child completed' } }] }, { text: 'parent done: {{results}}' }] },
+        {
+          match: 'parent go',
+          turns: [
+            {
+              toolCalls: [
+                { name: 'delegate', arguments: { prompt: 'child tools' } },
+                { name: 'delegate', arguments: { prompt: 'child completed' } },
+              ],
+            },
+            { text: 'parent done: {{results}}' },
+          ],
+        },
       ],
     });
     withDelegate(h);
@@ -153,7 +203,10 @@ describe('one-shot runs', () => {
       ofType(await h!.events(id), 'assistant/message').reduce(
         (sum, e) => {
           const usage = e.data.usage as { inputTokens: number; outputTokens: number } | undefined;
-          return { inputTokens: sum.inputTokens + (usage?.inputTokens ?? 0), outputTokens: sum.outputTokens + (usage?.outputTokens ?? 0) };
+          return {
+            inputTokens: sum.inputTokens + (usage?.inputTokens ?? 0),
+            outputTokens: sum.outputTokens + (usage?.outputTokens ?? 0),
+          };
         },
         { inputTokens: 0, outputTokens: 0 },
       );
@@ -170,15 +223,37 @@ describe('one-shot runs', () => {
     // A later turn of the parent starts from zero again (no double counting).
     const again = await parent.run('child completed');
     const ownAll = await usageOf(parent.id);
-    expect(again.usage).toEqual({ inputTokens: ownAll.inputTokens - own.inputTokens, outputTokens: ownAll.outputTokens - own.outputTokens });
+    expect(again.usage).toEqual({
+      inputTokens: ownAll.inputTokens - own.inputTokens,
+      outputTokens: ownAll.outputTokens - own.outputTokens,
+    });
   });
 
   it('outputSchema: the last valid structured_output call is the structured value; none valid → error', async () => {
-    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: { answer: { type: 'string' } },
+      required: ['answer'],
+      additionalProperties: false,
+    };
     h = harness({
       scripts: [
-        { match: 'child struct', turns: [{ toolCalls: [{ name: 'structured_output', arguments: { answer: 'first' } }] }, { toolCalls: [{ name: 'structured_output', arguments: { answer: 'second' } }] }, { toolCalls: [{ name: 'structured_output', arguments: { answer: 7 } }] }, { text: 'finished' }] },
-        { match: 'child bad', turns: [{ toolCalls: [{ name: 'structured_output', arguments: { wrong: true } }] }, { text: 'finished anyway' }] },
+        {
+          match: 'child struct',
+          turns: [
+            { toolCalls: [{ name: 'structured_output', arguments: { answer: 'first' } }] },
+            { toolCalls: [{ name: 'structured_output', arguments: { answer: 'second' } }] },
+            { toolCalls: [{ name: 'structured_output', arguments: { answer: 7 } }] },
+            { text: 'finished' },
+          ],
+        },
+        {
+          match: 'child bad',
+          turns: [
+            { toolCalls: [{ name: 'structured_output', arguments: { wrong: true } }] },
+            { text: 'finished anyway' },
+          ],
+        },
         { match: 'child none', turns: [{ text: 'no structure' }] },
       ],
     });
@@ -186,7 +261,11 @@ describe('one-shot runs', () => {
     const good = await startChild(h, parent, 'child struct', { outputSchema: schema });
     const goodResult = await good.result;
     expect(goodResult).toMatchObject({ stopReason: 'completed', structured: { answer: 'second' }, output: 'finished' });
-    const results = ofType(await h.events(good.id), 'tool/result').map((e) => [e.data.isError, e.data.content, e.data.errorCode ?? null]);
+    const results = ofType(await h.events(good.id), 'tool/result').map((e) => [
+      e.data.isError,
+      e.data.content,
+      e.data.errorCode ?? null,
+    ]);
     expect(results[0]).toEqual([false, 'ok', null]);
     expect(results[2]?.[2]).toBe('INVALID_ARGS');
     expect((await h.tap.waitFor(good.id, 'model/request')).data.tools).toEqual(['structured_output']);

@@ -38,7 +38,14 @@ function throwingSetupProvider(name: string): SubagentProvider {
       ctx.createChild({
         request,
         setup: (child) => {
-          child.tools.register(defineTool({ name: 'private_tool', description: 'x', parameters: { type: 'object', properties: {} }, execute: () => 'x' }));
+          child.tools.register(
+            defineTool({
+              name: 'private_tool',
+              description: 'x',
+              parameters: { type: 'object', properties: {} },
+              execute: () => 'x',
+            }),
+          );
           throw new Error('provider hook exploded');
         },
       }),
@@ -65,7 +72,14 @@ describe('unpublished setup rolls back every failure', () => {
         }),
       ],
     });
-    h.brood.tools.register(defineTool({ name: 'known', description: 'k', parameters: { type: 'object', properties: {} }, execute: () => 'k' }));
+    h.brood.tools.register(
+      defineTool({
+        name: 'known',
+        description: 'k',
+        parameters: { type: 'object', properties: {} },
+        execute: () => 'k',
+      }),
+    );
     h.brood.subagents.register(throwingSetupProvider('hooked'));
     parent = await h.brood.createAgent({ model: route });
     expect((await parent.run('parent one')).output).toBe('parent one');
@@ -95,9 +109,19 @@ describe('unpublished setup rolls back every failure', () => {
         let error: unknown;
         try {
           if (mode === 'one-shot') {
-            await h!.brood.subagents.start(provider ?? 'spawn', { parent, prompt: 'child', signal: new AbortController().signal, ...fields() });
+            await h!.brood.subagents.start(provider ?? 'spawn', {
+              parent,
+              prompt: 'child',
+              signal: new AbortController().signal,
+              ...fields(),
+            });
           } else {
-            await h!.brood.subagents.startContinuable({ provider: provider ?? 'spawn', label: 'c', signal: new AbortController().signal, request: { parent, prompt: 'child', ...fields() } });
+            await h!.brood.subagents.startContinuable({
+              provider: provider ?? 'spawn',
+              label: 'c',
+              signal: new AbortController().signal,
+              request: { parent, prompt: 'child', ...fields() },
+            });
           }
         } catch (e) {
           error = e;
@@ -119,7 +143,11 @@ describe('unpublished setup rolls back every failure', () => {
         // A private registration of the failed child never leaked into the global layer.
         expect(h!.brood.tools.view().names).toEqual(['known']);
         // And a later valid start still works.
-        const run = await h!.brood.subagents.start('spawn', { parent, prompt: 'child', signal: new AbortController().signal });
+        const run = await h!.brood.subagents.start('spawn', {
+          parent,
+          prompt: 'child',
+          signal: new AbortController().signal,
+        });
         expect((await run.result).output).toBe('child done');
         await run.dispose();
       });
@@ -129,7 +157,10 @@ describe('unpublished setup rolls back every failure', () => {
   it('a rejected start from inside a parent turn is an errored tool result and the turn completes', async () => {
     h = harness({
       scripts: [
-        { match: 'parent', turns: [{ toolCalls: [{ name: 'delegate', arguments: {} }] }, { text: 'after: {{results}}' }] },
+        {
+          match: 'parent',
+          turns: [{ toolCalls: [{ name: 'delegate', arguments: {} }] }, { text: 'after: {{results}}' }],
+        },
         { match: 'child', turns: [{ text: 'never' }] },
       ],
     });
@@ -139,7 +170,12 @@ describe('unpublished setup rolls back every failure', () => {
         description: 'd',
         parameters: { type: 'object', properties: {} },
         execute: async (_args, ctx) => {
-          const run = await h!.brood.subagents.start('spawn', { parent: ctx.agent!, prompt: 'child', signal: ctx.signal, persona: '{{nope}}' });
+          const run = await h!.brood.subagents.start('spawn', {
+            parent: ctx.agent!,
+            prompt: 'child',
+            signal: ctx.signal,
+            persona: '{{nope}}',
+          });
           return (await run.result).output;
         },
       }),

@@ -7,7 +7,10 @@ import type { BroodError, BroodErrorCode } from '../../src/errors.js';
  */
 export function expectCode(subject: () => unknown, code: BroodErrorCode): BroodError;
 export function expectCode(subject: PromiseLike<unknown>, code: BroodErrorCode): Promise<BroodError>;
-export function expectCode(subject: (() => unknown) | PromiseLike<unknown>, code: BroodErrorCode): BroodError | Promise<BroodError> {
+export function expectCode(
+  subject: (() => unknown) | PromiseLike<unknown>,
+  code: BroodErrorCode,
+): BroodError | Promise<BroodError> {
   if (typeof subject === 'function') {
     let thrown: unknown;
     try {

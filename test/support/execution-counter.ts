@@ -26,7 +26,11 @@ export class ExecutionCounter {
  * The definition of a slow, concurrency-safe tool that counts its executions (for exactly-once checks
  * under faults): `slow({ v })` waits `ms`, then answers `render(agentId, v)`.
  */
-export function countingSlowTool(counter: ExecutionCounter, ms: number, render: (agentId: string | undefined, v: number) => string) {
+export function countingSlowTool(
+  counter: ExecutionCounter,
+  ms: number,
+  render: (agentId: string | undefined, v: number) => string,
+) {
   return {
     name: 'slow',
     description: 'takes a little while',

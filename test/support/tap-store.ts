@@ -50,8 +50,10 @@ export function tapStore(inner: ClosableStore = memorySessions()): TappedStore {
     list: () => inner.list(),
     ...(inner.close ? { close: () => inner.close!() } : {}),
   };
-  const matcher = (type: string, match: (event: SessionEvent) => boolean) => (event: SessionEvent): boolean =>
-    event.type === type && match(event);
+  const matcher =
+    (type: string, match: (event: SessionEvent) => boolean) =>
+    (event: SessionEvent): boolean =>
+      event.type === type && match(event);
   return {
     store,
     log: (id) => [...logOf(id)],

@@ -47,16 +47,30 @@ describe('executeFromModel()', () => {
     expect(direct.error?.code).toBe('UNKNOWN_TOOL');
     expect(direct.error?.message).toContain('run_code');
     expect(runs).toEqual([]);
-    expect(await scope.registry.execute({ name: 'read', arguments: {} })).toMatchObject({ isError: false, content: 'read' });
+    expect(await scope.registry.execute({ name: 'read', arguments: {} })).toMatchObject({
+      isError: false,
+      content: 'read',
+    });
   });
 
   it("under 'native' and 'both' it executes like registry.execute, with the given callId", async () => {
     const { scope, system } = setup();
     let callId = '';
-    system.global.register(defineTool({ name: 'id', description: 'd', parameters: {}, execute: (_a, ctx) => { callId = ctx.callId; } }));
+    system.global.register(
+      defineTool({
+        name: 'id',
+        description: 'd',
+        parameters: {},
+        execute: (_a, ctx) => {
+          callId = ctx.callId;
+        },
+      }),
+    );
     for (const mode of ['native', 'both'] as const) {
       expect((await scope.executeFromModel({ name: 'read', arguments: '{}', callId: 'c' }, mode)).content).toBe('read');
-      expect((await scope.executeFromModel({ name: 'ghost', arguments: {}, callId: 'c' }, mode)).error?.code).toBe('UNKNOWN_TOOL');
+      expect((await scope.executeFromModel({ name: 'ghost', arguments: {}, callId: 'c' }, mode)).error?.code).toBe(
+        'UNKNOWN_TOOL',
+      );
     }
     await scope.executeFromModel({ name: 'id', arguments: {}, callId: 'call_model_1' }, 'native');
     expect(callId).toBe('call_model_1');
@@ -65,7 +79,10 @@ describe('executeFromModel()', () => {
   it('run_code is never executed by the resolver', async () => {
     const { scope } = setup();
     for (const mode of ['native', 'code', 'both'] as const) {
-      const result = await scope.executeFromModel({ name: 'run_code', arguments: { description: 'd', code: '' }, callId: 'c' }, mode);
+      const result = await scope.executeFromModel(
+        { name: 'run_code', arguments: { description: 'd', code: '' }, callId: 'c' },
+        mode,
+      );
       expect(result.error?.code).toBe('UNKNOWN_TOOL');
     }
     expect((await scope.registry.execute({ name: 'run_code', arguments: {} })).error?.code).toBe('UNKNOWN_TOOL');
@@ -89,8 +106,12 @@ describe('sdk()', () => {
         execute: () => [],
       }),
     );
-    system.global.register(defineTool({ name: 'Alpha', description: 'Uses */ in text', parameters: {}, execute: () => 1 }));
-    system.global.register(defineTool({ name: 'my-tool', description: 'Dash name', parameters: z.object({}), execute: () => 1 }));
+    system.global.register(
+      defineTool({ name: 'Alpha', description: 'Uses */ in text', parameters: {}, execute: () => 1 }),
+    );
+    system.global.register(
+      defineTool({ name: 'my-tool', description: 'Dash name', parameters: z.object({}), execute: () => 1 }),
+    );
     return system;
   }
 
@@ -128,8 +149,13 @@ describe('sdk()', () => {
 
   it('uses the forAgent presentation', () => {
     const system = createToolSystem();
-    const forAgent = vi.fn(() => ({ description: 'agent view', parameters: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] } }));
-    system.global.register(defineTool({ name: 't', description: 'global view', parameters: {}, execute: () => 1, forAgent }));
+    const forAgent = vi.fn(() => ({
+      description: 'agent view',
+      parameters: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] },
+    }));
+    system.global.register(
+      defineTool({ name: 't', description: 'global view', parameters: {}, execute: () => 1, forAgent }),
+    );
     const sdk = system.createScope(() => fakeAgent()).registry.sdk();
     expect(sdk).toContain('/** agent view */');
     expect(sdk).toContain('x: string;');

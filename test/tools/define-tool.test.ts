@@ -8,7 +8,11 @@ const base = { description: 'd', execute: () => 'ok' };
 
 describe('defineTool', () => {
   it('converts a zod schema to JSON Schema without $schema and returns a frozen definition', () => {
-    const tool = defineTool({ ...base, name: 'add', parameters: z.object({ a: z.number(), b: z.number().optional() }) });
+    const tool = defineTool({
+      ...base,
+      name: 'add',
+      parameters: z.object({ a: z.number(), b: z.number().optional() }),
+    });
     expect(tool.parameters).not.toHaveProperty('$schema');
     expect(tool.parameters).toMatchObject({ type: 'object', properties: { a: { type: 'number' } }, required: ['a'] });
     expect(Object.isFrozen(tool)).toBe(true);
@@ -33,7 +37,11 @@ describe('defineTool', () => {
   });
 
   it('INVALID_ARGS names the tool and the failing path', () => {
-    const tool = defineTool({ ...base, name: 'deep', parameters: z.object({ items: z.array(z.object({ id: z.string() })) }) });
+    const tool = defineTool({
+      ...base,
+      name: 'deep',
+      parameters: z.object({ items: z.array(z.object({ id: z.string() })) }),
+    });
     let error: unknown;
     try {
       tool.parse({ items: [{ id: 'a' }, { id: 3 }] });
@@ -46,9 +54,12 @@ describe('defineTool', () => {
     expect((error as BroodError).message).toContain('items[1].id');
   });
 
-  it.each(['', 'has space', 'a'.repeat(65), 'dot.name', 'ünicode'])('rejects tool name %j with INVALID_CONFIG', (name) => {
-    expectCode(() => defineTool({ ...base, name, parameters: {} }), 'INVALID_CONFIG');
-  });
+  it.each(['', 'has space', 'a'.repeat(65), 'dot.name', 'ünicode'])(
+    'rejects tool name %j with INVALID_CONFIG',
+    (name) => {
+      expectCode(() => defineTool({ ...base, name, parameters: {} }), 'INVALID_CONFIG');
+    },
+  );
 
   it.each(['a', 'A-b_9', 'x'.repeat(64)])('accepts tool name %j', (name) => {
     expect(defineTool({ ...base, name, parameters: {} }).name).toBe(name);

@@ -32,14 +32,38 @@ describe('execution results', () => {
 
   it('awaits async bodies', async () => {
     const { system } = setup();
-    system.global.register(defineTool({ name: 't', description: 'd', parameters: {}, execute: async () => ({ ok: true }) }));
-    expect(await system.global.execute({ name: 't', arguments: {} })).toEqual({ isError: false, content: '{"ok":true}', value: { ok: true } });
+    system.global.register(
+      defineTool({ name: 't', description: 'd', parameters: {}, execute: async () => ({ ok: true }) }),
+    );
+    expect(await system.global.execute({ name: 't', arguments: {} })).toEqual({
+      isError: false,
+      content: '{"ok":true}',
+      value: { ok: true },
+    });
   });
 
   it('a thrown BroodError keeps its code; a plain error has no code', async () => {
     const { system } = setup();
-    system.global.register(defineTool({ name: 'coded', description: 'd', parameters: {}, execute: () => { throw new BroodError('DEPTH_EXCEEDED', 'too deep'); } }));
-    system.global.register(defineTool({ name: 'plain', description: 'd', parameters: {}, execute: async () => { throw new Error('boom'); } }));
+    system.global.register(
+      defineTool({
+        name: 'coded',
+        description: 'd',
+        parameters: {},
+        execute: () => {
+          throw new BroodError('DEPTH_EXCEEDED', 'too deep');
+        },
+      }),
+    );
+    system.global.register(
+      defineTool({
+        name: 'plain',
+        description: 'd',
+        parameters: {},
+        execute: async () => {
+          throw new Error('boom');
+        },
+      }),
+    );
     expect(await system.global.execute({ name: 'coded', arguments: {} })).toEqual({
       isError: true,
       content: 'Error: too deep',
@@ -62,7 +86,12 @@ describe('execution results', () => {
 });
 
 describe('argument validation', () => {
-  const zodTool = defineTool({ name: 'z', description: 'd', parameters: z.object({ n: z.number() }), execute: (a) => a.n * 2 });
+  const zodTool = defineTool({
+    name: 'z',
+    description: 'd',
+    parameters: z.object({ n: z.number() }),
+    execute: (a) => a.n * 2,
+  });
   const jsonTool = defineTool({
     name: 'j',
     description: 'd',
@@ -73,7 +102,10 @@ describe('argument validation', () => {
   it('string arguments are parsed as JSON', async () => {
     const { system } = setup();
     system.global.register(zodTool);
-    expect(await system.global.execute({ name: 'z', arguments: '{"n":4}' })).toMatchObject({ isError: false, content: '8' });
+    expect(await system.global.execute({ name: 'z', arguments: '{"n":4}' })).toMatchObject({
+      isError: false,
+      content: '8',
+    });
   });
 
   it.each<[string, unknown]>([
@@ -83,7 +115,9 @@ describe('argument validation', () => {
   ])('%s -> INVALID_ARGS, body never runs', async (_label, args) => {
     const { system } = setup();
     const body = vi.fn();
-    system.global.register(defineTool({ name: 'z', description: 'd', parameters: z.object({ n: z.number() }), execute: body }));
+    system.global.register(
+      defineTool({ name: 'z', description: 'd', parameters: z.object({ n: z.number() }), execute: body }),
+    );
     const result = await system.global.execute({ name: 'z', arguments: args });
     expect(result.error?.code).toBe('INVALID_ARGS');
     expect(result.isError).toBe(true);
@@ -102,7 +136,12 @@ describe('argument validation', () => {
   it('the body receives parsed (zod-transformed) arguments', async () => {
     const { system } = setup();
     system.global.register(
-      defineTool({ name: 't', description: 'd', parameters: z.object({ s: z.string().transform((s) => s.length) }), execute: (a) => a.s }),
+      defineTool({
+        name: 't',
+        description: 'd',
+        parameters: z.object({ s: z.string().transform((s) => s.length) }),
+        execute: (a) => a.s,
+      }),
     );
     expect(await system.global.execute({ name: 't', arguments: { s: 'abc' } })).toMatchObject({ value: 3 });
   });
@@ -123,10 +162,30 @@ describe('abort and context', () => {
   it('aborted while running: success becomes ABORTED, a failure stays a failure', async () => {
     const { system } = setup();
     const controller = new AbortController();
-    system.global.register(defineTool({ name: 'ok', description: 'd', parameters: {}, execute: async () => { controller.abort(); return 'done'; } }));
-    expect((await system.global.execute({ name: 'ok', arguments: {}, signal: controller.signal })).error?.code).toBe('ABORTED');
+    system.global.register(
+      defineTool({
+        name: 'ok',
+        description: 'd',
+        parameters: {},
+        execute: async () => {
+          controller.abort();
+          return 'done';
+        },
+      }),
+    );
+    expect((await system.global.execute({ name: 'ok', arguments: {}, signal: controller.signal })).error?.code).toBe(
+      'ABORTED',
+    );
     const second = new AbortController();
-    const bad = defineTool({ name: 'bad2', description: 'd', parameters: {}, execute: () => { second.abort(); throw new Error('failed'); } });
+    const bad = defineTool({
+      name: 'bad2',
+      description: 'd',
+      parameters: {},
+      execute: () => {
+        second.abort();
+        throw new Error('failed');
+      },
+    });
     system.global.register(bad);
     expect(await system.global.execute({ name: 'bad2', arguments: {}, signal: second.signal })).toEqual({
       isError: true,
@@ -138,7 +197,16 @@ describe('abort and context', () => {
   it('context: callId given or generated, agent per scope, a never-aborting signal by default', async () => {
     const { system, scope, agent } = setup();
     const contexts: ToolContext[] = [];
-    system.global.register(defineTool({ name: 'ctx', description: 'd', parameters: {}, execute: (_a, ctx) => { contexts.push(ctx); } }));
+    system.global.register(
+      defineTool({
+        name: 'ctx',
+        description: 'd',
+        parameters: {},
+        execute: (_a, ctx) => {
+          contexts.push(ctx);
+        },
+      }),
+    );
     await scope.registry.execute({ name: 'ctx', arguments: {}, callId: 'call_given' });
     await system.global.execute({ name: 'ctx', arguments: {} });
     expect(contexts[0]).toMatchObject({ callId: 'call_given', agent });
@@ -152,7 +220,16 @@ describe('abort and context', () => {
     let current = fakeAgent('early');
     const scope = system.createScope(() => current);
     let seen: string | undefined;
-    system.global.register(defineTool({ name: 'who', description: 'd', parameters: {}, execute: (_a, ctx) => { seen = ctx.agent?.id; } }));
+    system.global.register(
+      defineTool({
+        name: 'who',
+        description: 'd',
+        parameters: {},
+        execute: (_a, ctx) => {
+          seen = ctx.agent?.id;
+        },
+      }),
+    );
     current = fakeAgent('late');
     await scope.registry.execute({ name: 'who', arguments: {} });
     expect(seen).toBe('late');
@@ -173,17 +250,41 @@ describe('concurrency classification', () => {
   it('parallel only for concurrencySafe true or a predicate returning exactly true', () => {
     const { scope, system } = setup();
     const params = z.object({ path: z.string() });
-    system.global.register(defineTool({ name: 'safe', description: 'd', parameters: params, execute: () => 1, concurrencySafe: true }));
-    system.global.register(defineTool({ name: 'unsafe', description: 'd', parameters: params, execute: () => 1, concurrencySafe: false }));
+    system.global.register(
+      defineTool({ name: 'safe', description: 'd', parameters: params, execute: () => 1, concurrencySafe: true }),
+    );
+    system.global.register(
+      defineTool({ name: 'unsafe', description: 'd', parameters: params, execute: () => 1, concurrencySafe: false }),
+    );
     system.global.register(defineTool({ name: 'default', description: 'd', parameters: params, execute: () => 1 }));
     system.global.register(
-      defineTool({ name: 'pred', description: 'd', parameters: params, execute: () => 1, concurrencySafe: (a) => a.path.startsWith('/tmp') }),
+      defineTool({
+        name: 'pred',
+        description: 'd',
+        parameters: params,
+        execute: () => 1,
+        concurrencySafe: (a) => a.path.startsWith('/tmp'),
+      }),
     );
     system.global.register(
-      defineTool({ name: 'truthy', description: 'd', parameters: params, execute: () => 1, concurrencySafe: (() => 1) as never }),
+      defineTool({
+        name: 'truthy',
+        description: 'd',
+        parameters: params,
+        execute: () => 1,
+        concurrencySafe: (() => 1) as never,
+      }),
     );
     system.global.register(
-      defineTool({ name: 'throws', description: 'd', parameters: params, execute: () => 1, concurrencySafe: () => { throw new Error('x'); } }),
+      defineTool({
+        name: 'throws',
+        description: 'd',
+        parameters: params,
+        execute: () => 1,
+        concurrencySafe: () => {
+          throw new Error('x');
+        },
+      }),
     );
     const args = { path: '/tmp/a' };
     expect(scope.classify('safe', args)).toBe('parallel');

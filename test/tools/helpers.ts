@@ -8,7 +8,11 @@ export function fakeAgent(id = 'agent-1'): Agent {
 }
 
 /** A no-arg tool that records each run, so tests can prove a body never ran. */
-export function probeTool(name: string, runs: string[] = [], extra: Partial<Parameters<typeof defineTool>[0]> = {}): ToolDefinition {
+export function probeTool(
+  name: string,
+  runs: string[] = [],
+  extra: Partial<Parameters<typeof defineTool>[0]> = {},
+): ToolDefinition {
   return defineTool({
     name,
     description: `probe ${name}`,

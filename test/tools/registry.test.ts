@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { BroodError } from '../../src/errors.js';
+import type { BroodError } from '../../src/errors.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { createToolSystem } from '../../src/tools/system.js';
 import type { Agent, ToolDefinition, ToolFilter } from '../../src/types.js';
-import { fakeAgent, probeTool, } from './helpers.js';
+import { fakeAgent, probeTool } from './helpers.js';
 import { expectCode } from '../support/codes.js';
 
 function setup(globalNames: string[] = ['read', 'write', 'search']) {
@@ -34,7 +34,10 @@ describe('registration', () => {
     expectCode(() => scope.registry.register(probeTool('local')), 'DUPLICATE_TOOL');
     const shadow = defineTool({ name: 'read', description: 'shadow', parameters: {}, execute: () => 'shadowed' });
     scope.registry.register(shadow);
-    expect(scope.resolve().find((t) => t.name === 'read')).toMatchObject({ layer: 'agent', schema: { description: 'shadow' } });
+    expect(scope.resolve().find((t) => t.name === 'read')).toMatchObject({
+      layer: 'agent',
+      schema: { description: 'shadow' },
+    });
     expect(await scope.registry.execute({ name: 'read', arguments: {} })).toMatchObject({ content: 'shadowed' });
     expect(runs).toEqual([]);
     // The shadow is for this agent only.
@@ -205,9 +208,19 @@ describe('forAgent presentation', () => {
   it('is applied after filtering and a throwing forAgent hides the tool', () => {
     const system = createToolSystem();
     const spy = vi.fn(() => ({}));
-    system.global.register(defineTool({ name: 'f', description: 'd', parameters: {}, execute: () => 1, forAgent: spy }));
     system.global.register(
-      defineTool({ name: 'boom', description: 'd', parameters: {}, execute: () => 1, forAgent: () => { throw new Error('x'); } }),
+      defineTool({ name: 'f', description: 'd', parameters: {}, execute: () => 1, forAgent: spy }),
+    );
+    system.global.register(
+      defineTool({
+        name: 'boom',
+        description: 'd',
+        parameters: {},
+        execute: () => 1,
+        forAgent: () => {
+          throw new Error('x');
+        },
+      }),
     );
     const scope = system.createScope(() => fakeAgent());
     scope.registry.restrict({ deny: ['f'] });

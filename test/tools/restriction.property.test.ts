@@ -63,7 +63,9 @@ describe('restriction algebra (property)', () => {
             const expected = expectedView(globals.keys(), localNames, filters);
             expect(scope.registry.view().names).toEqual(expected);
             expect(scope.resolve().map((t) => t.name)).toEqual(expected);
-            expect(system.global.view().names).toEqual([...globals.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+            expect(system.global.view().names).toEqual(
+              [...globals.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+            );
             for (const name of POOL) {
               runs.length = 0;
               const result = await scope.registry.execute({ name, arguments: {} });
@@ -130,19 +132,23 @@ describe('restriction algebra (property)', () => {
 
   it('removing a global tool removes it from every scope view', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(poolName, { minLength: 1 }), fc.array(fc.option(filterArb, { nil: undefined }), { minLength: 1, maxLength: 4 }), (globalNames, scopeFilters) => {
-        const system = createToolSystem();
-        const disposers = globalNames.map((name) => system.global.register(recorder('global', name, [])));
-        const scopes = scopeFilters.map((filter) => {
-          const scope = system.createScope(() => undefined);
-          if (filter !== undefined) scope.installFilter(filter, { validate: false });
-          return scope;
-        });
-        disposers[0]?.();
-        const removed = globalNames[0] as string;
-        for (const scope of scopes) expect(scope.registry.view().has(removed)).toBe(false);
-        expect(system.global.view().has(removed)).toBe(false);
-      }),
+      fc.property(
+        fc.uniqueArray(poolName, { minLength: 1 }),
+        fc.array(fc.option(filterArb, { nil: undefined }), { minLength: 1, maxLength: 4 }),
+        (globalNames, scopeFilters) => {
+          const system = createToolSystem();
+          const disposers = globalNames.map((name) => system.global.register(recorder('global', name, [])));
+          const scopes = scopeFilters.map((filter) => {
+            const scope = system.createScope(() => undefined);
+            if (filter !== undefined) scope.installFilter(filter, { validate: false });
+            return scope;
+          });
+          disposers[0]?.();
+          const removed = globalNames[0] as string;
+          for (const scope of scopes) expect(scope.registry.view().has(removed)).toBe(false);
+          expect(system.global.view().has(removed)).toBe(false);
+        },
+      ),
     );
   });
 });

@@ -9,7 +9,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ClaimedMessage, DriverEvent, DriverPlan, DriverView, ToolCallRequestWire, TurnReport } from '../../src/driver/types.js';
+import type {
+  ClaimedMessage,
+  DriverEvent,
+  DriverPlan,
+  DriverView,
+  ToolCallRequestWire,
+  TurnReport,
+} from '../../src/driver/types.js';
 import type { ToolResult } from '../../src/types.js';
 import {
   activationOutcome,
@@ -45,7 +52,8 @@ const nonEmpty = fc.string({ minLength: 1, maxLength: 8 });
 const nat = fc.nat({ max: 1000 });
 const record = fc.dictionary(str, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 });
 const sab = fc.constant(null).map(() => new SharedArrayBuffer(4));
-const optionalKeys = <T extends Record<string, fc.Arbitrary<unknown>>>(required: (keyof T & string)[], shape: T) => fc.record(shape, { requiredKeys: required });
+const optionalKeys = <T extends Record<string, fc.Arbitrary<unknown>>>(required: (keyof T & string)[], shape: T) =>
+  fc.record(shape, { requiredKeys: required });
 
 const toolCall = fc.record({ callId: nonEmpty, name: nonEmpty, arguments: str });
 const view = fc.record({
@@ -60,15 +68,37 @@ const chatMessage = fc.oneof(
     role: fc.constant('assistant'),
     text: str,
     toolCalls: fc.array(toolCall, { maxLength: 2 }),
-    reasoning: fc.array(fc.oneof(fc.record({ type: fc.constant('thinking'), thinking: str, signature: str }), fc.record({ type: fc.constant('redacted_thinking'), data: str })), { maxLength: 2 }),
+    reasoning: fc.array(
+      fc.oneof(
+        fc.record({ type: fc.constant('thinking'), thinking: str, signature: str }),
+        fc.record({ type: fc.constant('redacted_thinking'), data: str }),
+      ),
+      { maxLength: 2 },
+    ),
   }),
   fc.record({ role: fc.constant('tool'), callId: str, name: str, content: str, isError: fc.boolean() }),
 );
 const plan = optionalKeys(
-  ['agentId', 'route', 'view', 'history', 'ownStart', 'maxParallelToolCalls', 'codeMode', 'codeBusyTimeoutMs', 'codeWallTimeoutMs', 'versions'],
+  [
+    'agentId',
+    'route',
+    'view',
+    'history',
+    'ownStart',
+    'maxParallelToolCalls',
+    'codeMode',
+    'codeBusyTimeoutMs',
+    'codeWallTimeoutMs',
+    'versions',
+  ],
   {
     agentId: str,
-    route: optionalKeys(['provider', 'model'], { provider: str, model: str, reasoningEffort: str, maxTokens: fc.integer({ min: 1, max: 1e6 }) }),
+    route: optionalKeys(['provider', 'model'], {
+      provider: str,
+      model: str,
+      reasoningEffort: str,
+      maxTokens: fc.integer({ min: 1, max: 1e6 }),
+    }),
     view: fc.option(view, { nil: null }),
     history: fc.array(chatMessage, { maxLength: 3 }),
     ownStart: nat,
@@ -80,7 +110,12 @@ const plan = optionalKeys(
     codeWallTimeoutMs: fc.integer({ min: 1, max: 1e6 }),
     versions: fc.array(sab, { maxLength: 2 }),
     firstMessage: claim,
-    resumeTurn: optionalKeys(['turn', 'messageId', 'startedCallIds'], { turn: fc.integer(), messageId: str, startedCallIds: fc.array(str, { maxLength: 2 }), lastFinish: str }),
+    resumeTurn: optionalKeys(['turn', 'messageId', 'startedCallIds'], {
+      turn: fc.integer(),
+      messageId: str,
+      startedCallIds: fc.array(str, { maxLength: 2 }),
+      lastFinish: str,
+    }),
   },
 );
 const events = fc.array(fc.record({ type: nonEmpty, data: record }), { maxLength: 3 });
@@ -89,39 +124,98 @@ const outcome = fc.oneof(fc.record({ ok: fc.constant(true) }), fc.record({ ok: f
 const token = fc.integer({ min: 1, max: 2 ** 31 });
 
 const MESSAGES: [string, WireType<unknown>, fc.Arbitrary<unknown>][] = [
-  ['toolCallRequest', toolCallRequest, optionalKeys(['callId', 'name', 'arguments'], { callId: nonEmpty, name: nonEmpty, arguments: str, origin: fc.constantFrom('model', 'code') })],
-  ['toolResult', toolResult, optionalKeys(['isError', 'content'], { isError: fc.boolean(), content: str, value: fc.jsonValue({ maxDepth: 2 }), error: optionalKeys(['message'], { code: str, message: str }) })],
+  [
+    'toolCallRequest',
+    toolCallRequest,
+    optionalKeys(['callId', 'name', 'arguments'], {
+      callId: nonEmpty,
+      name: nonEmpty,
+      arguments: str,
+      origin: fc.constantFrom('model', 'code'),
+    }),
+  ],
+  [
+    'toolResult',
+    toolResult,
+    optionalKeys(['isError', 'content'], {
+      isError: fc.boolean(),
+      content: str,
+      value: fc.jsonValue({ maxDepth: 2 }),
+      error: optionalKeys(['message'], { code: str, message: str }),
+    }),
+  ],
   ['driverEvents', driverEvents, events],
   ['driverView', driverView, view],
   ['claimedMessage', claimedMessage, fc.option(claim, { nil: null })],
-  ['turnReport', turnReport, optionalKeys(['turn', 'output', 'stopReason', 'usage'], {
-    turn: nat,
-    output: str,
-    stopReason: fc.constantFrom('completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps'),
-    usage: optionalKeys(['inputTokens', 'outputTokens'], { inputTokens: fc.double({ min: 0, max: 1e9, noNaN: true }), outputTokens: nat, cacheReadTokens: nat, cacheWriteTokens: nat }),
-    diagnostic: str,
-  })],
+  [
+    'turnReport',
+    turnReport,
+    optionalKeys(['turn', 'output', 'stopReason', 'usage'], {
+      turn: nat,
+      output: str,
+      stopReason: fc.constantFrom('completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps'),
+      usage: optionalKeys(['inputTokens', 'outputTokens'], {
+        inputTokens: fc.double({ min: 0, max: 1e9, noNaN: true }),
+        outputTokens: nat,
+        cacheReadTokens: nat,
+        cacheWriteTokens: nat,
+      }),
+      diagnostic: str,
+    }),
+  ],
   ['classifyArgs', classifyArgs, fc.tuple(str, str)],
   ['concurrencyClass', concurrencyClass, fc.constantFrom('parallel', 'exclusive')],
   ['driverPlan', driverPlan, plan],
   ['activationOutcome', activationOutcome, outcome],
-  ['hostFrame', hostFrame, fc.oneof(
-    fc.record({ k: fc.constant('init'), board: sab }),
-    fc.record({ k: fc.constant('start'), a: token, plan }),
-    fc.record({ k: fc.constant('rpc'), a: token, m: fc.jsonValue({ maxDepth: 2 }) }),
-    optionalKeys(['k', 'a'], { k: fc.constant('cancel'), a: token, turn: fc.integer() }),
-  )],
-  ['parentFrame', parentFrame, fc.oneof(
-    fc.record({ k: fc.constant('rpc'), a: token, m: fc.jsonValue({ maxDepth: 2 }) }),
-    fc.record({ k: fc.constant('log'), a: token, events }),
-    fc.record({ k: fc.constant('end'), a: token, outcome }),
-  )],
+  [
+    'hostFrame',
+    hostFrame,
+    fc.oneof(
+      fc.record({ k: fc.constant('init'), board: sab }),
+      fc.record({ k: fc.constant('start'), a: token, plan }),
+      fc.record({ k: fc.constant('rpc'), a: token, m: fc.jsonValue({ maxDepth: 2 }) }),
+      optionalKeys(['k', 'a'], { k: fc.constant('cancel'), a: token, turn: fc.integer() }),
+    ),
+  ],
+  [
+    'parentFrame',
+    parentFrame,
+    fc.oneof(
+      fc.record({ k: fc.constant('rpc'), a: token, m: fc.jsonValue({ maxDepth: 2 }) }),
+      fc.record({ k: fc.constant('log'), a: token, events }),
+      fc.record({ k: fc.constant('end'), a: token, outcome }),
+    ),
+  ],
 ];
 
 // ——— mutations: one change somewhere inside a valid message ———
 const oddValues = fc.oneof(
-  fc.anything({ maxDepth: 2, withNullPrototype: true, withMap: true, withSet: true, withDate: true, withTypedArray: true, withBigInt: true }),
-  fc.constantFrom<unknown>(NaN, Infinity, -Infinity, -1, 0.5, -0, 2 ** 53, '', null, undefined, [], {}, 'exclusive', 'max-steps', true),
+  fc.anything({
+    maxDepth: 2,
+    withNullPrototype: true,
+    withMap: true,
+    withSet: true,
+    withDate: true,
+    withTypedArray: true,
+    withBigInt: true,
+  }),
+  fc.constantFrom<unknown>(
+    NaN,
+    Infinity,
+    -Infinity,
+    -1,
+    0.5,
+    -0,
+    2 ** 53,
+    '',
+    null,
+    undefined,
+    [],
+    {},
+    'exclusive',
+    'max-steps',
+    true,
+  ),
 );
 interface Mutation {
   path: number[];
@@ -129,9 +223,15 @@ interface Mutation {
   key: string;
   value: unknown;
 }
-const mutation = fc.record({ path: fc.array(fc.nat(), { maxLength: 5 }), op: fc.constantFrom<Mutation['op']>('delete', 'replace', 'extra'), key: str, value: oddValues });
+const mutation = fc.record({
+  path: fc.array(fc.nat(), { maxLength: 5 }),
+  op: fc.constantFrom<Mutation['op']>('delete', 'replace', 'extra'),
+  key: str,
+  value: oddValues,
+});
 
-const isContainer = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !(value instanceof SharedArrayBuffer);
+const isContainer = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !(value instanceof SharedArrayBuffer);
 
 /** Applies `m` to a deep copy of `value`, descending along `m.path` as far as containers go. */
 function mutate(value: unknown, m: Mutation): unknown {
@@ -161,7 +261,9 @@ function sameData(a: unknown, b: unknown): boolean {
   if (a === b || (Number.isNaN(a) && Number.isNaN(b))) return true;
   if (!isContainer(a) || !isContainer(b) || Array.isArray(a) !== Array.isArray(b)) return isDeepStrictEqual(a, b);
   const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && sameData(a[key], b[key]));
+  return (
+    keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameData(a[key], b[key]))
+  );
 }
 
 function verdicts(wire: WireType<unknown>, input: unknown): { fast: boolean; zod: boolean; sameOutput: boolean } {
@@ -207,7 +309,10 @@ describe.each(MESSAGES)('%s: hand check ≡ zod schema', (_name, wire, valid) =>
       fc.property(valid, mutation, (input, m) => {
         const mutated = mutate(input, m);
         if (wire.check(mutated)) expect(wire.parse(mutated, 'probe')).toBe(mutated);
-        else expect(() => wire.parse(mutated, 'probe')).toThrow(expect.objectContaining({ code: 'INTERNAL', message: expect.stringContaining('malformed probe message') }));
+        else
+          expect(() => wire.parse(mutated, 'probe')).toThrow(
+            expect.objectContaining({ code: 'INTERNAL', message: expect.stringContaining('malformed probe message') }),
+          );
       }),
       { numRuns: 200 },
     );

@@ -50,7 +50,12 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
     .onRequest('initialize', () => ({
       // brood speaks version 1; a client asking for another decides whether it can talk to us.
       protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: true, sessionCapabilities: { close: {} }, promptCapabilities: { image: false, audio: false, embeddedContext: true }, mcpCapabilities: { http: true, sse: true } },
+      agentCapabilities: {
+        loadSession: true,
+        sessionCapabilities: { close: {} },
+        promptCapabilities: { image: false, audio: false, embeddedContext: true },
+        mcpCapabilities: { http: true, sse: true },
+      },
       agentInfo: { name: 'brood', version: broodVersion() },
       authMethods: [],
     }))
@@ -58,21 +63,32 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
       const agent = await options.createAgent().catch((error: unknown) => {
         throw failure(acp, error);
       });
-      sessions.set(agent.id, { agent, mcp: await mountFor(acp, brood, agent, params.mcpServers, log, true), cancel: undefined });
+      sessions.set(agent.id, {
+        agent,
+        mcp: await mountFor(acp, brood, agent, params.mcpServers, log, true),
+        cancel: undefined,
+      });
       return { sessionId: agent.id };
     })
     .onRequest('session/load', async ({ params, client }) => {
       const live = sessions.get(params.sessionId);
       const agent = live?.agent ?? (await brood.resumeAgent(params.sessionId).catch(() => undefined));
       if (!agent) throw acp.RequestError.resourceNotFound(params.sessionId);
-      if (!live) sessions.set(agent.id, { agent, mcp: await mountFor(acp, brood, agent, params.mcpServers, log, false), cancel: undefined });
+      if (!live)
+        sessions.set(agent.id, {
+          agent,
+          mcp: await mountFor(acp, brood, agent, params.mcpServers, log, false),
+          cancel: undefined,
+        });
       const { events } = await brood.sessions.read(agent.id);
-      for (const update of replayUpdates(agent.id, events)) await client.notify('session/update', { sessionId: agent.id, update });
+      for (const update of replayUpdates(agent.id, events))
+        await client.notify('session/update', { sessionId: agent.id, update });
       return {};
     })
     .onRequest('session/prompt', async ({ params, client }) => {
       const served = session(params.sessionId);
-      if (served.cancel) throw acp.RequestError.invalidRequest(undefined, `session ${params.sessionId} is already running a prompt`);
+      if (served.cancel)
+        throw acp.RequestError.invalidRequest(undefined, `session ${params.sessionId} is already running a prompt`);
       return runPrompt(acp, brood, served, params, client);
     })
     .onNotification('session/cancel', ({ params }) => sessions.get(params.sessionId)?.cancel?.())
@@ -84,13 +100,23 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
       return {};
     });
 
-  const stream = acp.ndJsonStream(Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>, Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>);
+  const stream = acp.ndJsonStream(
+    Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>,
+    Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>,
+  );
   const connection = app.connect(stream);
   await connection.closed;
 }
 
 /** Mounts the session's MCP servers; a failure disposes a freshly created agent and fails the request. */
-async function mountFor(acp: typeof import('@agentclientprotocol/sdk'), brood: Brood, agent: Agent, servers: Acp.McpServer[], log: (line: string) => void, created: boolean): Promise<Unmount[]> {
+async function mountFor(
+  acp: typeof import('@agentclientprotocol/sdk'),
+  brood: Brood,
+  agent: Agent,
+  servers: Acp.McpServer[],
+  log: (line: string) => void,
+  created: boolean,
+): Promise<Unmount[]> {
   try {
     return await mountClientMcpServers(brood, agent, servers);
   } catch (error) {
@@ -102,7 +128,10 @@ async function mountFor(acp: typeof import('@agentclientprotocol/sdk'), brood: B
 
 function failure(acp: typeof import('@agentclientprotocol/sdk'), error: unknown): Error {
   const code = (error as { code?: unknown }).code;
-  return acp.RequestError.internalError({ diagnostic: errorMessage(error), ...(typeof code === 'string' ? { code } : {}) }, errorMessage(error));
+  return acp.RequestError.internalError(
+    { diagnostic: errorMessage(error), ...(typeof code === 'string' ? { code } : {}) },
+    errorMessage(error),
+  );
 }
 
 /**
@@ -110,7 +139,13 @@ function failure(acp: typeof import('@agentclientprotocol/sdk'), error: unknown)
  * answer. A turn the agent started on its own just before (a child's settlement notice) streams as
  * part of this prompt: ACP has no other place for it.
  */
-async function runPrompt(acp: typeof import('@agentclientprotocol/sdk'), brood: Brood, served: ServedSession, params: Acp.PromptRequest, client: Acp.AgentContext): Promise<Acp.PromptResponse> {
+async function runPrompt(
+  acp: typeof import('@agentclientprotocol/sdk'),
+  brood: Brood,
+  served: ServedSession,
+  params: Acp.PromptRequest,
+  client: Acp.AgentContext,
+): Promise<Acp.PromptResponse> {
   const { agent } = served;
   const controller = new AbortController();
   served.cancel = () => controller.abort();
@@ -136,8 +171,16 @@ async function runPrompt(acp: typeof import('@agentclientprotocol/sdk'), brood: 
     stopAt = lastTurnEnd((await brood.sessions.read(agent.id)).events);
     if (lastEnded >= stopAt) unsubscribe.abort();
     await pump;
-    if (result.stopReason === 'error') throw acp.RequestError.internalError({ diagnostic: result.diagnostic ?? 'the turn failed' }, result.diagnostic ?? 'the turn failed');
-    const usage = { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, totalTokens: result.usage.inputTokens + result.usage.outputTokens };
+    if (result.stopReason === 'error')
+      throw acp.RequestError.internalError(
+        { diagnostic: result.diagnostic ?? 'the turn failed' },
+        result.diagnostic ?? 'the turn failed',
+      );
+    const usage = {
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+      totalTokens: result.usage.inputTokens + result.usage.outputTokens,
+    };
     return { stopReason: ACP_STOP_REASONS[result.stopReason], usage } as Acp.PromptResponse;
   } finally {
     served.cancel = undefined;
@@ -159,7 +202,10 @@ function promptText(blocks: Acp.ContentBlock[]): string {
   return blocks
     .map((block) => {
       if (block.type === 'text') return block.text;
-      if (block.type === 'resource') return 'text' in block.resource ? `\n<resource uri="${block.resource.uri}">\n${block.resource.text}\n</resource>\n` : `[resource ${block.resource.uri}]`;
+      if (block.type === 'resource')
+        return 'text' in block.resource
+          ? `\n<resource uri="${block.resource.uri}">\n${block.resource.text}\n</resource>\n`
+          : `[resource ${block.resource.uri}]`;
       if (block.type === 'resource_link') return `[${block.name}](${block.uri})`;
       return `[${block.type} content not supported]`;
     })

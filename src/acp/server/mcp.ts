@@ -32,15 +32,20 @@ export async function unmountAll(unmounts: Unmount[]): Promise<void> {
 
 function pluginServer(server: Acp.McpServer, index: number): McpServer {
   const name = serverName(server.name, index);
-  const pairs = (list: { name: string; value: string }[] | undefined): Record<string, string> => Object.fromEntries((list ?? []).map(({ name: key, value }) => [key, value]));
+  const pairs = (list: { name: string; value: string }[] | undefined): Record<string, string> =>
+    Object.fromEntries((list ?? []).map(({ name: key, value }) => [key, value]));
   // http and sse both reach the plugin's HTTP transport (Streamable HTTP, falling back to SSE).
-  if ('type' in server && (server.type === 'http' || server.type === 'sse')) return { name, url: server.url, headers: pairs(server.headers) };
+  if ('type' in server && (server.type === 'http' || server.type === 'sse'))
+    return { name, url: server.url, headers: pairs(server.headers) };
   const stdio = server as Acp.McpServerStdio;
   return { name, command: stdio.command, args: stdio.args, env: pairs(stdio.env) };
 }
 
 /** `[A-Za-z0-9_-]{1,40}` without `__` (the plugin's rule); an unusable name becomes `mcp<index>`. */
 function serverName(raw: string, index: number): string {
-  const fitted = raw.replace(/[^A-Za-z0-9_-]/g, '_').replace(/_{2,}/g, '_').slice(0, 40);
+  const fitted = raw
+    .replace(/[^A-Za-z0-9_-]/g, '_')
+    .replace(/_{2,}/g, '_')
+    .slice(0, 40);
   return /[A-Za-z0-9]/.test(fitted) ? fitted : `mcp${index}`;
 }

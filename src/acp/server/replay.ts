@@ -21,7 +21,14 @@ export function replayUpdates(agentId: string, events: SessionEvent[]): Acp.Sess
       const text = String(data.text ?? '');
       if (text !== '') updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
     } else if (type === 'tool/call') {
-      updates.push({ sessionUpdate: 'tool_call', toolCallId: toolCallId(agentId, data.callId), title: String(data.name), kind: 'other', status: 'in_progress', rawInput: parsed(data.arguments) });
+      updates.push({
+        sessionUpdate: 'tool_call',
+        toolCallId: toolCallId(agentId, data.callId),
+        title: String(data.name),
+        kind: 'other',
+        status: 'in_progress',
+        rawInput: parsed(data.arguments),
+      });
     } else if (type === 'tool/result') {
       updates.push({
         sessionUpdate: 'tool_call_update',

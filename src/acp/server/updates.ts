@@ -26,18 +26,55 @@ export class UpdateMapper {
         return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.delta } }];
       case 'assistant-message': {
         const wasStreamed = this.streamed.delete(event.agentId);
-        if (own) return wasStreamed || event.text === '' ? [] : [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.text } }];
-        return event.text === '' ? [] : [{ sessionUpdate: 'tool_call_update', toolCallId: event.agentId, content: [text(event.text)] }];
+        if (own)
+          return wasStreamed || event.text === ''
+            ? []
+            : [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.text } }];
+        return event.text === ''
+          ? []
+          : [{ sessionUpdate: 'tool_call_update', toolCallId: event.agentId, content: [text(event.text)] }];
       }
       case 'tool-start':
-        return [{ sessionUpdate: 'tool_call', toolCallId: toolCallId(event.agentId, event.callId), title: own ? event.name : `${this.label(event.agentId)}: ${event.name}`, kind: 'other', status: 'in_progress', rawInput: event.args }];
+        return [
+          {
+            sessionUpdate: 'tool_call',
+            toolCallId: toolCallId(event.agentId, event.callId),
+            title: own ? event.name : `${this.label(event.agentId)}: ${event.name}`,
+            kind: 'other',
+            status: 'in_progress',
+            rawInput: event.args,
+          },
+        ];
       case 'tool-end':
-        return [{ sessionUpdate: 'tool_call_update', toolCallId: toolCallId(event.agentId, event.callId), status: event.isError ? 'failed' : 'completed', content: [text(event.content)] }];
+        return [
+          {
+            sessionUpdate: 'tool_call_update',
+            toolCallId: toolCallId(event.agentId, event.callId),
+            status: event.isError ? 'failed' : 'completed',
+            content: [text(event.content)],
+          },
+        ];
       case 'subagent-start':
         this.labels.set(event.childId, `subagent ${event.childId}`);
-        return [{ sessionUpdate: 'tool_call', toolCallId: event.childId, title: `subagent ${event.childId} (${event.provider}, ${event.mode})`, kind: 'think', status: 'in_progress', rawInput: { childId: event.childId, provider: event.provider, mode: event.mode } }];
+        return [
+          {
+            sessionUpdate: 'tool_call',
+            toolCallId: event.childId,
+            title: `subagent ${event.childId} (${event.provider}, ${event.mode})`,
+            kind: 'think',
+            status: 'in_progress',
+            rawInput: { childId: event.childId, provider: event.provider, mode: event.mode },
+          },
+        ];
       case 'subagent-end':
-        return [{ sessionUpdate: 'tool_call_update', toolCallId: event.childId, status: event.stopReason === 'completed' ? 'completed' : 'failed', rawOutput: { stopReason: event.stopReason, usage: event.usage } }];
+        return [
+          {
+            sessionUpdate: 'tool_call_update',
+            toolCallId: event.childId,
+            status: event.stopReason === 'completed' ? 'completed' : 'failed',
+            rawOutput: { stopReason: event.stopReason, usage: event.usage },
+          },
+        ];
       default:
         return [];
     }
