@@ -31,6 +31,7 @@ import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
 import { SessionWriter } from './session-writer.js';
 import { structuredTurn, type StructuredTurn } from './structured-turn.js';
+import { abortedBefore, disposedError, signalOf } from './signals.js';
 import { TurnLedger, type CurrentTurn } from './turns.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
@@ -383,20 +384,4 @@ export class AgentImpl implements GatewayAgent {
   get maxSteps(): number {
     return this.init.maxSteps;
   }
-}
-
-function disposedError(id: string): BroodError {
-  return new BroodError('DISPOSED', `agent ${id} is disposed`);
-}
-
-function abortedBefore(what: string): BroodError {
-  return new BroodError('ABORTED', `aborted before ${what}`);
-}
-
-/** `{ signal }` options are checked at the call (a non-signal would otherwise fail much later). */
-export function signalOf(opts: { signal?: AbortSignal } | undefined): AbortSignal | undefined {
-  const signal = opts?.signal;
-  if (signal !== undefined && !(signal instanceof AbortSignal))
-    throw new BroodError('INVALID_ARGS', 'signal must be an AbortSignal');
-  return signal;
 }

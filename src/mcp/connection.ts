@@ -17,6 +17,14 @@ import { BroodError, errorMessage } from '../errors.js';
 import { describeServer, isStdioServer, type McpHttpServer, type McpServer, type McpServerStatus } from './config.js';
 import type { McpCallResult } from './render.js';
 import { StdioProcessTransport } from './stdio-transport.js';
+import {
+  isTimeout,
+  isConnectionClosed,
+  isSessionExpired,
+  isClientErrorStatus,
+  isNetworkFailure,
+  describeFailure,
+} from './failures.js';
 
 export interface McpToolInfo {
   name: string;
@@ -372,38 +380,4 @@ async function endHttpSession(transport: StreamableHTTPClientTransport): Promise
 
 function requestInit(server: McpHttpServer): { requestInit?: RequestInit } {
   return server.headers === undefined ? {} : { requestInit: { headers: server.headers } };
-}
-
-function isTimeout(error: unknown): boolean {
-  return error instanceof McpError && error.code === ErrorCode.RequestTimeout;
-}
-
-function isConnectionClosed(error: unknown): boolean {
-  return error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
-}
-
-function isSessionExpired(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && error.code === 404;
-}
-
-function isClientErrorStatus(error: unknown): boolean {
-  return (
-    error instanceof StreamableHTTPError &&
-    typeof error.code === 'number' &&
-    error.code >= 400 &&
-    error.code < 500 &&
-    error.code !== 401
-  );
-}
-
-/** fetch() rejects with a TypeError when nothing answers (connection refused, reset, DNS). */
-function isNetworkFailure(error: unknown): boolean {
-  return error instanceof TypeError || (error instanceof Error && error.name === 'SseError');
-}
-
-function describeFailure(error: unknown): string {
-  if (error instanceof StreamableHTTPError) return `HTTP ${String(error.code)}: ${error.message}`;
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  const code = typeof cause?.code === 'string' ? ` (${cause.code})` : '';
-  return `${errorMessage(error)}${code}`;
 }
