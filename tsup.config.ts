@@ -47,4 +47,20 @@ export default defineConfig([
     noExternal: [/^(?!piscina$)/],
     external: ['piscina'],
   },
+  {
+    // The run_code sandbox thread entry (src/driver/sandbox-pool.ts starts it): CommonJS for the same
+    // reason as the pool entry. The QuickJS engine stays external: it locates its .wasm file next to
+    // its own module, and it is loaded with import() only once the thread runs.
+    entry: { 'workers/sandbox': 'workers/sandbox.ts' },
+    format: ['cjs'],
+    outExtension: () => ({ js: '.cjs' }),
+    target: 'node20',
+    platform: 'node',
+    sourcemap: true,
+    clean: false,
+    splitting: false,
+    shims: false,
+    noExternal: [/^(?!quickjs-emscripten$)/],
+    external: ['quickjs-emscripten'],
+  },
 ]);

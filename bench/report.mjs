@@ -160,6 +160,9 @@ worker ${fmt(dt.byRunner?.worker?.marginalOverheadPerLevelMs)} ms, inline ${fmt(
 ${dt.error ? `\nError: ${dt.error}\n` : ''}
 ${table(['runner', 'depth', 'agents', 'ideal ms', 'makespan ms', 'overhead/level ms'], dtRows)}
 
+## Code Mode (run_code sandbox)
+
+${codeModeSection(r.codeMode)}
 ## Parked continuables
 
 ${
@@ -171,6 +174,29 @@ parent), each finished its first turn and went idle. After GC: **${fmt(pk.rssPer
 garbage from the ${pk.children} activations (\`gc()\` only collects the main isolate) and heap pages V8 keeps after collection, so the
 main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.`
 }
+`;
+}
+
+function codeModeSection(cm) {
+  if (!cm) return 'Not run.\n';
+  if (cm.error) return `Error: ${cm.error}\n`;
+  const row = (name, what, s) => [name, what, s.calls, fmt(s.p50Us), fmt(s.p99Us), fmt(s.meanUs)];
+  return `One pool thread, \`codeMode: 'both'\`, a trivial tool whose body stamps \`performance.now()\` in the parent; each sequence is one
+assistant message. Gap = time between two consecutive tool bodies.
+
+${table(
+  ['sequence', 'gap measures', 'calls', 'p50 µs', 'p99 µs', 'mean µs'],
+  [
+    row('native', 'one native tool round trip', cm.native),
+    row('in one program', 'one `await tools.noop()` from inside run_code', cm.program),
+    row('one call per program', 'program end + next run_code start (warm) + one call', cm.programs),
+  ],
+)}
+
+Per tool call from inside a program: **${fmt(cm.program.p50Us)} µs** p50, ${fmt(cm.perCallRatio, 2)}× a native call. Warm engine start
+(next program on a warm sandbox thread: result, dispatch, fresh realm, first call, minus one in-program call): **≈ ${fmt(cm.warmStartUs)} µs**.
+Cold start (first run_code of a fresh runtime: sandbox thread start + QuickJS load), median of ${cm.rounds}: **+${fmt(cm.coldExtraMs)} ms**
+(turn ${fmt(cm.coldTurnMs)} ms against ${fmt(cm.warmTurnMs)} ms warm).
 `;
 }
 

@@ -9,6 +9,7 @@ import { runToolRpc } from './tool-rpc.mjs';
 import { runDeepTree } from './deep-tree.mjs';
 import { runParkedContinuables } from './parked-continuables.mjs';
 import { runWatchHook } from './watch-hook.mjs';
+import { runCodeMode } from './code-mode.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
 import { writeReport } from './report.mjs';
@@ -48,6 +49,7 @@ const toolRpc = await attempt(() => runToolRpc({ quick, log }));
 const deepTree = await attempt(() => runDeepTree({ quick, log }));
 const parked = await attempt(() => runParkedContinuables({ quick, log }));
 const watchHook = await attempt(() => runWatchHook({ quick, log }));
+const codeMode = await attempt(() => runCodeMode({ quick, log }));
 
 for (const [text, count] of warnings) notes.push(`process warning ×${count}: ${text}`);
 const results = {
@@ -69,6 +71,7 @@ const results = {
   deepTree,
   parked,
   watchHook,
+  codeMode,
   notes,
 };
 results.targets = evaluateTargets(results);

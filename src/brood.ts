@@ -5,6 +5,7 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import { broodOptionsSchema, parseConfig, type ParsedBroodOptions } from './config.js';
 import { makeDisposer, type Disposer } from './disposer.js';
+import type { CodeResourceLimits } from './driver/code-limits.js';
 import { BroodError } from './errors.js';
 import { guardDisposed } from './guard.js';
 import type { IdGenerator } from './ids.js';
@@ -48,6 +49,8 @@ export interface BroodOptions {
   };
   codeBusyTimeoutMs?: number;
   codeWallTimeoutMs?: number;
+  /** run_code engine limits: heap, stack, output and tool calls per program (see README, Code Mode). */
+  codeResourceLimits?: CodeResourceLimits;
   providers?: SubagentProvider[];
   runner?: 'worker' | 'inline';
   preferences?: { get(key: string): unknown };

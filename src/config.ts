@@ -1,6 +1,7 @@
 /** createBrood's options: validated synchronously at the trust boundary (SPEC §3, INVALID_CONFIG). */
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
+import { codeResourceLimitsSchema } from './driver/code-limits-schema.js';
 import { modelRouteShape } from './models/route.js';
 import { BroodError } from './errors.js';
 import { hasFaultTurns } from './models/scripted.js';
@@ -71,6 +72,7 @@ export const broodOptionsSchema = z
       .optional(),
     codeBusyTimeoutMs: timerMs(1).int().optional(),
     codeWallTimeoutMs: timerMs(1).int().optional(),
+    codeResourceLimits: codeResourceLimitsSchema.optional(),
     providers: z
       .array(z.custom<object>((value) => typeof value === 'object' && value !== null, 'a SubagentProvider'))
       .optional(),

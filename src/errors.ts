@@ -30,6 +30,7 @@ export const ERROR_CODES = [
   'MCP_UNAVAILABLE',
   'MCP_ERROR',
   'PROVIDER_FAILED',
+  'CODE_LIMIT',
   'INTERNAL',
 ] as const;
 

@@ -18,6 +18,7 @@ export type {
   TurnEndEvent,
   TurnStartEvent,
 } from './types.js';
+export type { CodeResourceLimits } from './driver/code-limits.js';
 export { BroodError, ERROR_CODES } from './errors.js';
 export type { BroodErrorCode } from './errors.js';
 export { defineTool } from './tools/define-tool.js';

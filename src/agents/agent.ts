@@ -269,6 +269,7 @@ export class AgentImpl implements GatewayAgent {
       codeMode: this.codeMode,
       codeBusyTimeoutMs: limits.codeBusyTimeoutMs,
       codeWallTimeoutMs: limits.codeWallTimeoutMs,
+      codeLimits: limits.codeLimits,
       versions: [this.deps.globalVersion.buffer, this.ownVersion.buffer],
     };
   }

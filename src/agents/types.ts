@@ -7,12 +7,14 @@ import type { AgentToolScope } from '../tools/system.js';
 import type { PromptScope } from '../prompt/system.js';
 import type { ChatMessage } from '../models/types.js';
 import type { CodeMode, ModelRoute, SessionStore } from '../types.js';
+import type { ResolvedCodeLimits } from '../driver/code-limits.js';
 
 export interface AgentRuntimeLimits {
   maxParallelToolCalls: number;
   codeMode: CodeMode;
   codeBusyTimeoutMs: number;
   codeWallTimeoutMs: number;
+  codeLimits: ResolvedCodeLimits;
   cancelGraceMs: number;
   /** Model requests per turn for agents that set none (createBrood maxSteps, default 100). */
   maxSteps: number;

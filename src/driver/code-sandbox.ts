@@ -1,32 +1,34 @@
 /**
- * run_code (SPEC §4 rule 8): model-written JavaScript in a fresh, disposable thread started by the
- * driver's own thread, so it never blocks the driver or the host. It is terminated when it runs
- * `codeBusyTimeoutMs` without a tool call in flight (a spin after an await included, which a
- * node:vm timeout cannot stop) or `codeWallTimeoutMs` in total; hitting a limit is an errored
- * result that keeps the logs, not a driver fault.
+ * run_code (SPEC §4 rule 8, as amended by issue 13): model-written JavaScript runs in a QuickJS
+ * engine compiled to WebAssembly, on a sandbox thread of its own (sandbox-pool.ts), so it reaches
+ * only `tools`, `console` and the ECMAScript built-ins, and a busy program never stalls the
+ * driver's thread. Sub-calls go to the parent resolver as the same agent with ids
+ * `<callId>:code:<n>`. The sandbox thread enforces every limit itself; this side keeps two
+ * backstops that end the thread when the engine is stuck in code that does not poll its
+ * interrupt handler (a deep JSON.stringify, for instance). A limit is an errored result that keeps
+ * the logs, never a driver fault.
  */
-import { Worker } from 'node:worker_threads';
+import { AsyncResource } from 'node:async_hooks';
 import { z } from 'zod';
 import type { ToolCallRecord } from '../models/types.js';
 import type { ToolResult } from '../types.js';
-import { SANDBOX_SOURCE } from './code-sandbox-source.js';
+import { errorMessage } from '../errors.js';
+import { limitMessage } from './code-limits.js';
+import type { SandboxPool, SandboxThread, ThreadListener } from './sandbox-pool.js';
+import type { FromSandbox, LimitName, ProgramEnd } from './sandbox-protocol.js';
 import type { DriverHost, DriverPlan } from './types.js';
 
 const runCodeArgs = z.object({ description: z.string(), code: z.string() });
 
-const sandboxMessage = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('log'), line: z.string() }),
-  z.object({ type: z.literal('call'), id: z.number(), name: z.string(), args: z.unknown() }),
-  z.object({ type: z.literal('done'), text: z.string().optional() }),
-  z.object({ type: z.literal('error'), message: z.string() }),
-]);
+/** How long past a limit the engine may stay unresponsive before its thread is ended. */
+const BACKSTOP_GRACE_MS = 2_000;
+/** After a cancellation, how long a program may take to let go of its thread before it is ended. */
+const STOP_GRACE_MS = 1_000;
 
 export type CodeRunner = (call: ToolCallRecord, signal: AbortSignal) => Promise<ToolResult>;
+type CodePlan = Pick<DriverPlan, 'codeBusyTimeoutMs' | 'codeWallTimeoutMs' | 'codeLimits'>;
 
-export function codeRunner(
-  plan: Pick<DriverPlan, 'codeBusyTimeoutMs' | 'codeWallTimeoutMs'>,
-  host: DriverHost,
-): CodeRunner {
+export function codeRunner(plan: CodePlan, host: DriverHost, pool: SandboxPool): CodeRunner {
   return (call, signal) => {
     let args: z.infer<typeof runCodeArgs>;
     try {
@@ -36,112 +38,147 @@ export function codeRunner(
         failure('INVALID_ARGS', 'run_code needs { description: string, code: string } as JSON arguments', []),
       );
     }
-    return new Sandbox(call.callId, args.code, plan, host, signal).result;
+    return new CodeRun(call.callId, args.code, plan, host, signal, pool).result;
   };
 }
 
-class Sandbox {
+class CodeRun implements ThreadListener {
   readonly result: Promise<ToolResult>;
   private readonly logs: string[] = [];
-  private readonly worker: Worker;
-  private inFlight = 0;
+  private thread: SandboxThread | undefined;
   private subCalls = 0;
-  private busyTimer: NodeJS.Timeout | undefined;
-  private wallTimer: NodeJS.Timeout | undefined;
   private settle!: (result: ToolResult) => void;
   private settled = false;
+  private wallBackstop: NodeJS.Timeout | undefined;
+  private busyBackstop: NodeJS.Timeout | undefined;
+  /** Bound to the activation that runs this program, whichever context the thread's events arrive in. */
+  private readonly scope = new AsyncResource('brood.run-code');
 
   constructor(
     private readonly callId: string,
     code: string,
-    private readonly limits: Pick<DriverPlan, 'codeBusyTimeoutMs' | 'codeWallTimeoutMs'>,
+    private readonly plan: CodePlan,
     private readonly host: DriverHost,
     private readonly signal: AbortSignal,
+    private readonly pool: SandboxPool,
   ) {
     this.result = new Promise((resolve) => (this.settle = resolve));
-    this.worker = new Worker(SANDBOX_SOURCE, { eval: true, workerData: { code }, stdout: true, stderr: true });
-    this.worker.on('message', (raw: unknown) => this.onMessage(raw));
-    this.worker.on('error', (error) =>
-      this.finish(failure(undefined, `run_code crashed: ${error.message}`, this.logs)),
-    );
-    this.worker.on('exit', (code) =>
-      this.finish(failure(undefined, `run_code exited unexpectedly (code ${code})`, this.logs)),
-    );
-    this.wallTimer = setTimeout(
-      () => this.limitHit(`run_code exceeded its wall-clock limit of ${limits.codeWallTimeoutMs} ms`),
-      limits.codeWallTimeoutMs,
-    );
-    // The busy limit measures the program running, not thread start-up: on a loaded host starting the
-    // thread can take longer than a small codeBusyTimeoutMs, and the program was then killed before
-    // its first line ran (found by test/reliability/faults.test.ts). The wall limit still counts it.
-    this.worker.once('online', () => {
-      if (!this.settled && this.inFlight === 0) this.armBusyTimer();
-    });
+    if (signal.aborted) {
+      this.finish(failure('ABORTED', 'run_code was cancelled', this.logs));
+      return;
+    }
     signal.addEventListener('abort', this.onAbort, { once: true });
+    void this.start(code);
   }
 
-  private readonly onAbort = (): void => this.finish(failure('ABORTED', 'run_code was cancelled', this.logs));
+  private async start(code: string): Promise<void> {
+    let thread: SandboxThread;
+    try {
+      thread = await this.pool.acquire({
+        memoryMb: this.plan.codeLimits.memoryMb,
+        stackKb: this.plan.codeLimits.stackKb,
+      });
+    } catch (error) {
+      this.finish(failure(undefined, errorMessage(error), this.logs));
+      return;
+    }
+    if (this.settled) {
+      this.pool.release(thread);
+      return;
+    }
+    this.thread = thread;
+    thread.attach(this);
+    const { codeBusyTimeoutMs: busyMs, codeWallTimeoutMs: wallMs, codeLimits } = this.plan;
+    thread.post({
+      type: 'run',
+      code,
+      limits: { busyMs, wallMs, maxOutputBytes: codeLimits.maxOutputBytes, maxToolCalls: codeLimits.maxToolCalls },
+    });
+    this.wallBackstop = setTimeout(() => this.backstop('wall'), wallMs + BACKSTOP_GRACE_MS);
+    const every = Math.min(1_000, Math.max(50, busyMs / 2));
+    this.busyBackstop = setInterval(() => this.checkBusy(), every);
+  }
 
-  private onMessage(raw: unknown): void {
-    const parsed = sandboxMessage.safeParse(raw);
-    if (!parsed.success || this.settled) return;
-    const message = parsed.data;
-    if (message.type === 'log') this.logs.push(message.line);
+  readonly message = (message: FromSandbox): void => this.scope.runInAsyncScope(() => this.onMessage(message));
+
+  readonly gone = (reason: string): void =>
+    this.scope.runInAsyncScope(() => {
+      this.thread = undefined;
+      this.finish(failure(undefined, reason, this.logs));
+    });
+
+  private onMessage(message: FromSandbox): void {
+    if (message.type === 'end') this.ended(message);
+    else if (this.settled) return;
+    else if (message.type === 'log') this.logs.push(message.line);
     else if (message.type === 'call') void this.forward(message.id, message.name, message.args);
-    else if (message.type === 'done') this.finish(success(this.logs, message.text));
-    else this.finish(failure(undefined, message.message, this.logs));
+  }
+
+  /** The program let go of its thread (also after a cancellation settled the result already). */
+  private ended(end: ProgramEnd): void {
+    const thread = this.thread;
+    this.thread = undefined;
+    if (thread) {
+      if (end.reusable) this.pool.release(thread);
+      else this.pool.retire(thread);
+    }
+    if (this.settled) return;
+    if (end.ok) this.finish(success(this.logs, end.text));
+    else if (end.aborted) this.finish(failure('ABORTED', end.message ?? 'run_code was cancelled', this.logs));
+    else this.finish(failure(end.limit ? 'CODE_LIMIT' : undefined, end.message ?? 'run_code failed', this.logs));
   }
 
   /** A sub-call goes to the parent resolver as the same agent, host-style (not collapsed by Code Mode). */
-  private async forward(id: number, name: string, args: unknown): Promise<void> {
-    this.inFlight += 1;
-    this.disarmBusyTimer();
+  private async forward(id: number, name: string, args: string): Promise<void> {
     const callId = `${this.callId}:code:${++this.subCalls}`;
-    let reply: { id: number; ok: boolean; value?: unknown; message?: string };
+    let reply: { id: number; ok: true; json: string } | { id: number; ok: false; message: string };
     try {
-      const result = await this.host.executeTool({
-        callId,
-        name,
-        arguments: JSON.stringify(args ?? {}),
-        origin: 'code',
-      });
+      const result = await this.host.executeTool({ callId, name, arguments: args, origin: 'code' });
       reply = result.isError
         ? { id, ok: false, message: result.error?.message ?? result.content }
-        : { id, ok: true, value: result.value !== undefined ? result.value : result.content };
+        : { id, ok: true, json: JSON.stringify(result.value !== undefined ? result.value : result.content) ?? 'null' };
     } catch (error) {
-      reply = { id, ok: false, message: error instanceof Error ? error.message : String(error) };
+      reply = { id, ok: false, message: errorMessage(error) };
     }
-    this.inFlight -= 1;
-    if (this.settled) return;
-    this.worker.postMessage(reply);
-    if (this.inFlight === 0) this.armBusyTimer();
+    this.thread?.post({ type: 'reply', ...reply });
   }
 
-  private armBusyTimer(): void {
-    this.disarmBusyTimer();
-    const limit = this.limits.codeBusyTimeoutMs;
-    this.busyTimer = setTimeout(
-      () => this.limitHit(`run_code ran ${limit} ms without awaiting a tool call (codeBusyTimeoutMs)`),
-      limit,
-    );
+  private checkBusy(): void {
+    const since = this.thread?.engineRunningSince() ?? 0;
+    if (since > 0 && Date.now() - since > this.plan.codeBusyTimeoutMs + BACKSTOP_GRACE_MS) this.backstop('busy');
   }
 
-  private disarmBusyTimer(): void {
-    if (this.busyTimer) clearTimeout(this.busyTimer);
-    this.busyTimer = undefined;
+  /** The engine did not stop at a limit it was past: end its thread. */
+  private backstop(limit: LimitName): void {
+    const thread = this.thread;
+    this.thread = undefined;
+    if (thread) this.pool.retire(thread);
+    const message = limitMessage(limit, { busyMs: this.plan.codeBusyTimeoutMs, wallMs: this.plan.codeWallTimeoutMs });
+    this.finish(failure('CODE_LIMIT', message, this.logs));
   }
 
-  private limitHit(message: string): void {
-    this.finish(failure(undefined, message, this.logs));
-  }
+  private readonly onAbort = (): void => {
+    const thread = this.thread;
+    this.finish(failure('ABORTED', 'run_code was cancelled', this.logs));
+    if (thread === undefined) return;
+    // The thread goes back to the pool once the program let go of it (its `end`), or is ended.
+    thread.requestStop();
+    thread.post({ type: 'stop' });
+    const ended = setTimeout(() => {
+      if (this.thread === thread) {
+        this.thread = undefined;
+        this.pool.retire(thread);
+      }
+    }, STOP_GRACE_MS);
+    ended.unref();
+  };
 
   private finish(result: ToolResult): void {
     if (this.settled) return;
     this.settled = true;
-    this.disarmBusyTimer();
-    if (this.wallTimer) clearTimeout(this.wallTimer);
+    if (this.wallBackstop) clearTimeout(this.wallBackstop);
+    if (this.busyBackstop) clearInterval(this.busyBackstop);
     this.signal.removeEventListener('abort', this.onAbort);
-    void this.worker.terminate();
     this.settle(result);
   }
 }

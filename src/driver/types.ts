@@ -6,6 +6,7 @@
  */
 import type { ChatMessage } from '../models/types.js';
 import type { ConcurrencyClass } from '../tools/execute.js';
+import type { ResolvedCodeLimits } from './code-limits.js';
 import type { CodeMode, ModelRoute, StopReason, ToolResult, ToolSchema, Usage } from '../types.js';
 
 export type { ConcurrencyClass };
@@ -36,6 +37,7 @@ export interface DriverPlan {
   codeMode: CodeMode;
   codeBusyTimeoutMs: number;
   codeWallTimeoutMs: number;
+  codeLimits: ResolvedCodeLimits;
   /**
    * Int32 version cells the parent bumps on every registry/prompt change that may affect this agent:
    * one shared by the whole runtime (global layers) and one of the agent's own (its layers).

@@ -19,6 +19,7 @@ import { describe } from '../describe.js';
 import { EventHub } from '../events/hub.js';
 import { DEFAULTS } from '../defaults.js';
 import { diagnosticSink, type DiagnosticSink } from './diagnostics.js';
+import { resolveCodeLimits } from '../driver/code-limits.js';
 import { VersionCell } from '../driver/versions.js';
 import { BroodError } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
@@ -118,6 +119,7 @@ export class Runtime implements SubagentCore {
         codeMode: this.codeMode,
         codeBusyTimeoutMs: options.codeBusyTimeoutMs ?? DEFAULTS.codeBusyTimeoutMs,
         codeWallTimeoutMs: options.codeWallTimeoutMs ?? DEFAULTS.codeWallTimeoutMs,
+        codeLimits: resolveCodeLimits(options.codeResourceLimits),
         cancelGraceMs: options.pool?.cancelGraceMs ?? DEFAULTS.cancelGraceMs,
         maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
       },

@@ -3,6 +3,7 @@
  * minus the thread: replies still go through the protocol's validation so behaviour is identical.
  */
 import { codeRunner } from '../driver/code-sandbox.js';
+import { SandboxPool } from '../driver/sandbox-pool.js';
 import { Driver } from '../driver/loop.js';
 import type { DriverPlan } from '../driver/types.js';
 import { errorMessage } from '../errors.js';
@@ -14,6 +15,7 @@ import type { Activation, ActivationEnd, DriverRunner } from './runner.js';
 export class InlineRunner implements DriverRunner {
   readonly kind = 'inline' as const;
   private readonly adapters: AdapterCache;
+  private readonly sandboxes = new SandboxPool();
 
   constructor(models: readonly ModelProviderConfig[]) {
     this.adapters = new AdapterCache(models);
@@ -26,7 +28,7 @@ export class InlineRunner implements DriverRunner {
       try {
         const host = driverHostOver(gateway);
         driver = new Driver(plan, host, await this.adapters.get(plan.route.provider), {
-          runCode: codeRunner(plan, host),
+          runCode: codeRunner(plan, host, this.sandboxes),
         });
         if (cancelled !== null) driver.cancel(cancelled);
         await driver.runActivation();
@@ -48,5 +50,6 @@ export class InlineRunner implements DriverRunner {
 
   async close(): Promise<void> {
     this.adapters.clear();
+    this.sandboxes.close();
   }
 }

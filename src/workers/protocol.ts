@@ -184,6 +184,19 @@ export const classifyArgs = wire(
 );
 
 // ——— the plan (sent once per activation, after setup) ———
+const codeLimitsSchema = obj({
+  memoryMb: safeInt.positive(),
+  stackKb: safeInt.positive(),
+  maxOutputBytes: safeInt.positive(),
+  maxToolCalls: safeInt.positive(),
+});
+const isPositiveInt = (n: unknown): boolean => isInt(n) && n > 0;
+const isCodeLimits: Check = (v) =>
+  isObj(v) &&
+  isPositiveInt(v.memoryMb) &&
+  isPositiveInt(v.stackKb) &&
+  isPositiveInt(v.maxOutputBytes) &&
+  isPositiveInt(v.maxToolCalls);
 const routeSchema = obj(modelRouteShape);
 const isRoute: Check = (v) =>
   isObj(v) &&
@@ -244,6 +257,7 @@ export const driverPlanSchema = obj({
   codeMode: z.enum(['native', 'code', 'both']),
   codeBusyTimeoutMs: z.number().positive(),
   codeWallTimeoutMs: z.number().positive(),
+  codeLimits: codeLimitsSchema,
   versions: z.array(z.instanceof(SharedArrayBuffer)),
   firstMessage: claimSchema.optional(),
   resumeTurn: resumeTurnSchema.optional(),
@@ -267,6 +281,7 @@ export const driverPlan = wire(
     v.codeBusyTimeoutMs > 0 &&
     isNum(v.codeWallTimeoutMs) &&
     v.codeWallTimeoutMs > 0 &&
+    isCodeLimits(v.codeLimits) &&
     arrayOf(isSab)(v.versions) &&
     optional(isClaim)(v.firstMessage) &&
     optional(isResumeTurn)(v.resumeTurn),

@@ -4,6 +4,7 @@
  * activation's end after all of that activation's other frames.
  */
 import { codeRunner } from '../driver/code-sandbox.js';
+import { SandboxPool } from '../driver/sandbox-pool.js';
 import { Driver } from '../driver/loop.js';
 import type { DriverPlan } from '../driver/types.js';
 import { encodeError } from '../errors.js';
@@ -25,6 +26,8 @@ export class ThreadHost {
   private readonly link: Link<HostFrame, ParentFrame>;
   private readonly adapters: AdapterCache;
   private readonly running = new Map<number, Running>();
+  /** run_code sandbox threads of this pool thread, shared by its drivers (a program holds one at a time). */
+  private readonly sandboxes = new SandboxPool();
   private board: SharedArrayBuffer | undefined;
 
   constructor(carrier: Carrier, models: readonly ModelProviderConfig[]) {
@@ -75,7 +78,9 @@ export class ThreadHost {
     this.running.set(a, entry);
     const run = async (): Promise<void> => {
       const adapter = await this.adapters.get(plan.route.provider);
-      entry.driver = new Driver(plan, gateway.host, adapter, { runCode: codeRunner(plan, gateway.host) });
+      entry.driver = new Driver(plan, gateway.host, adapter, {
+        runCode: codeRunner(plan, gateway.host, this.sandboxes),
+      });
       if (entry.cancelled) entry.driver.cancel(entry.cancelled.turn);
       await entry.driver.runActivation();
     };

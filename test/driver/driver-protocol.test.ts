@@ -4,6 +4,7 @@
  * the protocol: replies are validated (malformed → INTERNAL), error codes survive the crossing, and a
  * closed link rejects pending calls with WORKER_CRASHED instead of leaving them hanging.
  */
+import { CODE_LIMIT_DEFAULTS } from '../../src/driver/code-limits.js';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Driver } from '../../src/driver/loop.js';
@@ -120,6 +121,7 @@ function connect(parent: FakeParent, adapter: ModelAdapter, plan: Partial<Driver
     codeMode: 'native',
     codeBusyTimeoutMs: 5_000,
     codeWallTimeoutMs: 300_000,
+    codeLimits: CODE_LIMIT_DEFAULTS,
     versions: [version.buffer],
     ...plan,
   };
@@ -315,6 +317,7 @@ describe('ThreadHost (the pool thread side of a link, run in-process)', () => {
       codeMode: 'native',
       codeBusyTimeoutMs: 5_000,
       codeWallTimeoutMs: 300_000,
+      codeLimits: CODE_LIMIT_DEFAULTS,
       versions: [new VersionCell().buffer],
     };
     const outcome = run(3, plan, parent.gateway());

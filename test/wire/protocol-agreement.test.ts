@@ -89,6 +89,7 @@ const plan = optionalKeys(
     'codeMode',
     'codeBusyTimeoutMs',
     'codeWallTimeoutMs',
+    'codeLimits',
     'versions',
   ],
   {
@@ -108,6 +109,12 @@ const plan = optionalKeys(
     codeMode: fc.constantFrom('native', 'code', 'both'),
     codeBusyTimeoutMs: fc.double({ min: 0.5, max: 1e6, noNaN: true }),
     codeWallTimeoutMs: fc.integer({ min: 1, max: 1e6 }),
+    codeLimits: fc.record({
+      memoryMb: fc.integer({ min: 1, max: 1024 }),
+      stackKb: fc.integer({ min: 1, max: 4096 }),
+      maxOutputBytes: fc.integer({ min: 1, max: 1e8 }),
+      maxToolCalls: fc.integer({ min: 1, max: 1e5 }),
+    }),
     versions: fc.array(sab, { maxLength: 2 }),
     firstMessage: claim,
     resumeTurn: optionalKeys(['turn', 'messageId', 'startedCallIds'], {
