@@ -62,9 +62,11 @@ class ReplayModel {
         ];
     return { usage: new sdk.Usage({ requests: 1 }), output, responseId: `replay_${position}` };
   }
-  // eslint-disable-next-line require-yield
-  async *getStreamedResponse() {
-    throw new Error('the benchmark uses non-streamed runs');
+  /** An async iterable whose first step fails: the benchmark only makes non-streamed runs. */
+  getStreamedResponse() {
+    return {
+      [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('the benchmark uses non-streamed runs')) }),
+    };
   }
 }
 

@@ -11,7 +11,14 @@ function remoteService() {
     run(prompt, signal) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => resolve(`remote answer to "${prompt}"`), 100);
-        signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('cancelled'))), { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            reject(new Error('cancelled'));
+          },
+          { once: true },
+        );
       });
     },
   };

@@ -72,9 +72,9 @@ export function makespanSvg(fanout, meta) {
     `<text x="${width / 2}" y="18" text-anchor="middle" font-size="14" font-weight="bold">Fan-out makespan vs N (K=3 requests per child, L=${fanout.L} ms)</text>`,
     `<text x="${width / 2}" y="34" text-anchor="middle" fill="#555">${esc(`Node ${meta.node}, ${meta.cpus} CPUs, ${meta.date.slice(0, 10)}${meta.quick ? ', --quick' : ''}`)}</text>`,
   ];
-  groups.forEach((g, i) =>
-    parts.push(panel(g.rows, `P=${g.p}, C=${g.cpuMs} ms`, (i % 2) * W, 40 + Math.floor(i / 2) * H)),
-  );
+  groups.forEach((g, i) => {
+    parts.push(panel(g.rows, `P=${g.p}, C=${g.cpuMs} ms`, (i % 2) * W, 40 + Math.floor(i / 2) * H));
+  });
   const ly = height - 16;
   let lx = 20;
   for (const s of SERIES) {

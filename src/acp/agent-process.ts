@@ -189,7 +189,10 @@ export class AgentProcess {
     this.child.once('exit', (code, signal) => {
       const finish = (): void => this.fail(this.exitMessage(code, signal));
       const timer = setTimeout(finish, PIPE_DRAIN_MS);
-      this.child.once('close', () => (clearTimeout(timer), finish()));
+      this.child.once('close', () => {
+        clearTimeout(timer);
+        finish();
+      });
     });
   }
 

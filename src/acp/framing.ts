@@ -58,10 +58,16 @@ export function frameStdio(stdout: Readable, stdin: Writable, onFault: (reason: 
   });
   const accept = (line: string, controller: ReadableStreamDefaultController<object>): void => {
     const message = parseLine(line);
-    if (typeof message === 'string') return fault(message);
+    if (typeof message === 'string') {
+      fault(message);
+      return;
+    }
     if (message.method === undefined) {
       const id = message.id as Id;
-      if (!pending.delete(id)) return fault(`a response to unknown request id ${JSON.stringify(message.id)}`);
+      if (!pending.delete(id)) {
+        fault(`a response to unknown request id ${JSON.stringify(message.id)}`);
+        return;
+      }
     }
     controller.enqueue(message);
   };

@@ -27,7 +27,10 @@ export function restoreAgent(core: RuntimeCore, sessionId: string, options: Rest
   const live = core.agents.get(sessionId);
   if (live) return Promise.resolve(live);
   let inFlight = restoring.get(core);
-  if (inFlight === undefined) restoring.set(core, (inFlight = new Map()));
+  if (inFlight === undefined) {
+    inFlight = new Map();
+    restoring.set(core, inFlight);
+  }
   const pending = inFlight.get(sessionId);
   if (pending) return pending;
   const table = inFlight;

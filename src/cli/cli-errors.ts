@@ -22,12 +22,12 @@ export type FlagValues = Record<string, string | boolean | (string | boolean)[] 
  * `parseArgs` in strict mode, with its errors turned into UsageErrors that name the command.
  * `names` lists the positional arguments the command takes, exactly.
  */
-export function parseFlags(
+export function parseFlags<const Names extends readonly string[]>(
   command: string,
   args: string[],
   options: Options,
-  names: string[],
-): { values: FlagValues; positionals: string[] } {
+  names: Names,
+): { values: FlagValues; positionals: { [K in keyof Names]: string } } {
   let parsed: { values: FlagValues; positionals: string[] };
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
@@ -42,7 +42,8 @@ export function parseFlags(
       `brood ${command}: expected ${want}, got ${parsed.positionals.length} argument(s) (see brood --help)`,
     );
   }
-  return parsed;
+  // Checked just above: exactly one positional per name.
+  return parsed as { values: FlagValues; positionals: { [K in keyof Names]: string } };
 }
 
 /** A string flag's value; parseArgs already rejected a missing value for `type: 'string'`. */

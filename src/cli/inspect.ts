@@ -18,7 +18,7 @@ export const INSPECT_HELP = [
 
 export async function inspectCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags('inspect', args, { json: { type: 'boolean' } }, ['dir']);
-  const dir = positionals[0]!;
+  const [dir] = positionals;
   const { tree } = await loadSessionDir('inspect', dir);
   const ordered = tree.ordered();
   if (values.json === true) {

@@ -17,7 +17,7 @@ export async function loadDisplayWidth(): Promise<Measure> {
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /** Whitespace runs flattened to one space, then cut to `width` columns with an ellipsis. */
-export function fit(text: string, width: number, measure: Measure): string {
+export function fitWidth(text: string, width: number, measure: Measure): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   if (measure(flat) <= width) return flat;
   if (width <= 0) return '';

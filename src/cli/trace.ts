@@ -53,7 +53,7 @@ const PID = 1;
 
 export async function traceCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags('trace', args, { out: { type: 'string' } }, ['dir', 'id']);
-  const [dir, id] = positionals as [string, string];
+  const [dir, id] = positionals;
   const { tree, events } = await loadSessionDir('trace', dir);
   const agents = tree.subtree(id);
   if (agents === undefined) throw new UsageError(`brood trace: no session ${id} in ${dir}`);
@@ -256,14 +256,14 @@ export function assignLanes(spans: Span[]): Span[][] {
   const laneEnds: number[] = [-Infinity];
   const tools = spans.filter((s) => s.cat === 'tool').sort((a, b) => a.start - b.start || a.end - b.end);
   for (const tool of tools) {
-    let lane = laneEnds.findIndex((end) => end <= tool.start);
-    if (lane < 0) {
-      lane = lanes.length;
-      lanes.push([]);
-      laneEnds.push(-Infinity);
+    const free = laneEnds.findIndex((end) => end <= tool.start);
+    if (free < 0) {
+      lanes.push([tool]);
+      laneEnds.push(tool.end);
+    } else {
+      lanes[free]?.push(tool);
+      laneEnds[free] = tool.end;
     }
-    lanes[lane]!.push(tool);
-    laneEnds[lane] = tool.end;
   }
   return lanes;
 }

@@ -99,7 +99,9 @@ export class TreeState {
       out.push({ node, prefix: indent + branch });
       const kids = sortByCreation(children.get(node.id) ?? []);
       const childIndent = indent + (branch === '' ? '' : branch === '└─ ' ? '   ' : '│  ');
-      kids.forEach((kid, i) => visit(kid, childIndent, i === kids.length - 1 ? '└─ ' : '├─ '));
+      kids.forEach((kid, i) => {
+        visit(kid, childIndent, i === kids.length - 1 ? '└─ ' : '├─ ');
+      });
     };
     for (const root of sortByCreation(children.get(undefined) ?? [])) visit(root, '', '');
     return out;
@@ -256,7 +258,7 @@ export function elapsedOf(node: AgentNode, now: number, live: boolean): number {
 /** `completed×3` for repeated reasons, else the reasons in order: what `inspect` prints. */
 export function summarizeReasons(reasons: string[]): string {
   if (reasons.length === 0) return '(no turns)';
-  if (reasons.every((r) => r === reasons[0]))
-    return reasons.length === 1 ? reasons[0]! : `${reasons[0]}×${reasons.length}`;
+  const [first] = reasons;
+  if (reasons.every((r) => r === first)) return reasons.length === 1 ? `${first}` : `${first}×${reasons.length}`;
   return reasons.join(',');
 }

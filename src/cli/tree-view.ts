@@ -4,7 +4,7 @@
  * progress records otherwise (so logs and CI output stay readable and diffable).
  */
 import { formatCount, formatMs, formatTokens } from './format.js';
-import { alignedTable, clip, fit, type Measure } from './text-width.js';
+import { alignedTable, clip, fitWidth, type Measure } from './text-width.js';
 import { elapsedOf, stateOf, summarizeReasons, type AgentNode, type TreeState } from './tree-state.js';
 
 const MIN_LABEL = 8;
@@ -79,7 +79,7 @@ function fitLabels(rows: string[][], maxWidth: number, measure: Measure, labelCo
   const room = Math.min(MAX_LABEL, maxWidth - others - gaps);
   if (room < MIN_LABEL) return rows.map((row) => row.filter((_, col) => col !== labelColumn));
   return rows.map((row, index) =>
-    row.map((cell, col) => (col === labelColumn && index > 0 ? fit(cell, room, measure) : cell)),
+    row.map((cell, col) => (col === labelColumn && index > 0 ? fitWidth(cell, room, measure) : cell)),
   );
 }
 
@@ -192,7 +192,7 @@ export class LiveTreeView {
       const at = formatMs(now - this.startedAt).padStart(7);
       const tokens = formatTokens(node.inputTokens, node.outputTokens);
       this.out.write(
-        `[${at}] ${node.id} "${fit(node.label, 34, this.measure)}" depth ${node.depth} ${state} turns ${node.turns} tokens ${tokens}\n`,
+        `[${at}] ${node.id} "${fitWidth(node.label, 34, this.measure)}" depth ${node.depth} ${state} turns ${node.turns} tokens ${tokens}\n`,
       );
     }
   }

@@ -124,7 +124,9 @@ function decodeTyped(node: unknown[], refs: Refs, depth: number): unknown {
       items.map((item) => decode(item, refs, depth + 1)),
     );
   const typed = remember(refs, node[1], new Ctor(items.length));
-  items.forEach((item, index) => (typed[index] = decode(item, refs, depth + 1)));
+  items.forEach((item, index) => {
+    typed[index] = decode(item, refs, depth + 1);
+  });
   return typed;
 }
 

@@ -332,8 +332,8 @@ const FINAL_FINISHES: Record<string, TurnReport['stopReason'] | undefined> = {
 /** Model requests already made in the turn a recovery continues (assistant messages since its user message). */
 function requestsSinceUserMessage(history: readonly ChatMessage[]): number {
   let count = 0;
-  for (let index = history.length - 1; index >= 0 && history[index]!.role !== 'user'; index -= 1) {
-    if (history[index]!.role === 'assistant') count += 1;
+  for (let index = history.length - 1; index >= 0 && history[index]?.role !== 'user'; index -= 1) {
+    if (history[index]?.role === 'assistant') count += 1;
   }
   return count;
 }

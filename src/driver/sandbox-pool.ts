@@ -137,8 +137,7 @@ export class SandboxPool {
   async acquire(spec: EngineSpec): Promise<SandboxThread> {
     const key = `${spec.memoryMb}:${spec.stackKb}`;
     const parked = this.idle.get(key);
-    while (parked !== undefined && parked.length > 0) {
-      const thread = parked.pop()!;
+    for (let thread = parked?.pop(); thread !== undefined; thread = parked?.pop()) {
       if (thread.isAlive) return thread;
     }
     const thread = rootScope.runInAsyncScope(() => new SandboxThread(key, spec, (gone) => this.forget(gone)));
@@ -173,7 +172,7 @@ export class SandboxPool {
     this.all.delete(thread);
     const parked = this.idle.get(thread.key);
     const index = parked?.indexOf(thread) ?? -1;
-    if (index >= 0) parked!.splice(index, 1);
+    if (index >= 0) parked?.splice(index, 1);
   }
 }
 

@@ -11,8 +11,9 @@
  * Array.prototype), which only garbles its own output. The boundary is the four host callbacks,
  * which accept strings only and check every one (quickjs-program.ts). The intrinsics are captured
  * first so that an ordinary program that shadows or patches them still gets faithful logs.
+ * A plain template literal: an escape written here is decoded by this file (write `\\n` for `\n` in the sandbox).
  */
-export const SANDBOX_PRELUDE = String.raw`(function (hostCall, hostLog, hostDone, hostFail) {
+export const SANDBOX_PRELUDE = `(function (hostCall, hostLog, hostDone, hostFail) {
   'use strict';
   const stringify = JSON.stringify;
   const parse = JSON.parse;

@@ -33,14 +33,13 @@ export async function runToolCalls(
   let nextToCommit = 0;
 
   const commitReady = (): void => {
-    while (nextToCommit < calls.length && results[nextToCommit] !== undefined) {
-      hooks.commit(calls[nextToCommit]!, results[nextToCommit]!);
+    for (let result = results[nextToCommit]; result !== undefined; result = results[nextToCommit]) {
+      hooks.commit(calls[nextToCommit] as ToolCallRecord, result);
       nextToCommit += 1;
     }
   };
 
-  const start = (index: number): Promise<void> => {
-    const call = calls[index]!;
+  const start = (call: ToolCallRecord, index: number): Promise<void> => {
     hooks.started(call);
     const settled = hooks
       .execute(call)
@@ -57,18 +56,18 @@ export async function runToolCalls(
     return settled;
   };
 
-  for (let index = 0; index < calls.length; index += 1) {
+  for (const [index, call] of calls.entries()) {
     if (signal.aborted) break;
-    const cls = await hooks.classify(calls[index]!).catch((): ConcurrencyClass => 'exclusive');
+    const cls = await hooks.classify(call).catch((): ConcurrencyClass => 'exclusive');
     if (cls === 'exclusive') {
       await Promise.all(inFlight);
       if (signal.aborted) break;
-      await start(index);
+      await start(call, index);
       continue;
     }
     while (inFlight.size >= limit) await Promise.race(inFlight);
     if (signal.aborted) break;
-    void start(index);
+    void start(call, index);
   }
   await Promise.all(inFlight);
   for (let index = 0; index < calls.length; index += 1) {

@@ -141,9 +141,9 @@ function thinkingFor(
 
 function answersToolCallsWithoutReasoning(messages: ChatMessage[]): boolean {
   for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i]!;
-    if (message.role === 'user') return false;
-    if (message.role === 'assistant') return message.toolCalls.length > 0 && (message.reasoning?.length ?? 0) === 0;
+    const message = messages[i];
+    if (message?.role === 'user') return false;
+    if (message?.role === 'assistant') return message.toolCalls.length > 0 && (message.reasoning?.length ?? 0) === 0;
   }
   return false;
 }

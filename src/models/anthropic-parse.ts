@@ -70,7 +70,9 @@ export function readMessage(json: unknown, onTextDelta: TextSink): ModelResponse
   }
   if (!Array.isArray(message.content)) return failure('malformed response: message without a content array');
   const state = emptyState();
-  message.content.forEach((block: unknown, index) => openBlock(state, index, block, onTextDelta));
+  message.content.forEach((block: unknown, index) => {
+    openBlock(state, index, block, onTextDelta);
+  });
   if (typeof message.stop_reason === 'string') state.stopReason = message.stop_reason;
   applyUsage(state, message.usage);
   return finishResponse(state);

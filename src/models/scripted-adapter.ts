@@ -166,8 +166,7 @@ function runFault(fault: Fault): ModelResponse | Promise<ModelResponse> {
   }
   switch (fault) {
     case 'exit':
-      process.exit(1);
-    // falls through (process.exit never returns)
+      return process.exit(1);
     case 'throw':
       // Outside any promise chain, so it surfaces as an uncaught exception of the worker, not a rejection.
       setImmediate(() => {

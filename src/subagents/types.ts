@@ -125,7 +125,7 @@ export interface SubagentRuntime {
   startContinuable(spec: ContinuableSpec): Promise<{ childId: string; messageId: string }>;
   followup(parent: Agent, childId: string, message: string, opts: { signal: AbortSignal }): Promise<string>;
   interrupt(childId: string, by: Agent): void;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: SPEC §3 declares the listener as (info: any) => void; callers narrow it.
   on(event: SubagentEventName, fn: (info: any) => void): Disposer;
 }
 

@@ -109,12 +109,15 @@ export class Link<In extends Frame, Out extends Frame> {
   }
 
   private receive(batch: unknown): void {
-    if (!Array.isArray(batch)) return this.handlers.invalid(batch);
+    if (!Array.isArray(batch)) {
+      this.handlers.invalid(batch);
+      return;
+    }
     for (const raw of batch) {
       const frame = this.handlers.accept(raw);
       if (frame === undefined) this.handlers.invalid(raw);
       else if (frame.k === 'rpc' && frame.a !== undefined && this.endpoints.has(frame.a))
-        this.endpoints.get(frame.a)!.deliver((frame as unknown as { m: unknown }).m);
+        this.endpoints.get(frame.a)?.deliver((frame as unknown as { m: unknown }).m);
       else this.handlers.frame(frame);
     }
   }

@@ -52,7 +52,10 @@ export class ThreadGroup {
 
   place(entry: PlacedActivation, plan: DriverPlan): void {
     const thread = this.leastLoaded();
-    if (thread) return this.start(thread, entry, plan);
+    if (thread) {
+      this.start(thread, entry, plan);
+      return;
+    }
     this.waiting.push({ entry, plan });
     this.wake();
   }
@@ -101,7 +104,10 @@ export class ThreadGroup {
       | { threadId?: unknown; port?: unknown }
       | undefined;
     if (!hello || typeof hello.threadId !== 'number' || !(hello.port instanceof MessagePort)) return;
-    if (this.closing) return hello.port.close();
+    if (this.closing) {
+      hello.port.close();
+      return;
+    }
     const worker = this.pool.threads.find((candidate) => candidate.threadId === hello.threadId);
     const thread = new ThreadLink(hello.threadId, worker, portCarrier(hello.port), this.options.board, (closed) =>
       this.linkClosed(closed, undefined),

@@ -172,7 +172,7 @@ describe('brood acp: an ACP agent on stdio', () => {
           n.update.sessionUpdate === 'tool_call_update' &&
           (n.update as acp.ToolCallUpdate).toolCallId === calls[0]!.toolCallId,
       );
-      expect((helperEnd?.update as acp.ToolCallUpdate).status).toBe('completed');
+      expect((helperEnd?.update as acp.ToolCallUpdate | undefined)?.status).toBe('completed');
       expect(kinds.at(-1)).toBe('agent_message_chunk');
       expect(texts(client.updates, 'agent_message_chunk').join('')).toBe('lead done: model heard: child task');
 

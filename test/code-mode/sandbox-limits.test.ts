@@ -98,8 +98,14 @@ describe('run_code engine limits', () => {
     const slow = sandboxHarness({ spin: 'while (true) {}', sibling: SIBLING }, { codeBusyTimeoutMs: 4_000 });
     try {
       const order: string[] = [];
-      const spinning = slow.run('spin').then((r) => (order.push('spin'), r));
-      const sibling = slow.run('sibling').then((r) => (order.push('sibling'), r));
+      const spinning = slow.run('spin').then((r) => {
+        order.push('spin');
+        return r;
+      });
+      const sibling = slow.run('sibling').then((r) => {
+        order.push('sibling');
+        return r;
+      });
       const [spin, done] = await Promise.all([spinning, sibling]);
       expect(done).toMatchObject({ isError: false, content: 'sibling 12\nsibling ok' });
       expect(spin.errorCode).toBe('CODE_LIMIT');

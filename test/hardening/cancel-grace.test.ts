@@ -55,7 +55,10 @@ it.each([
       name: 'stuck',
       description: 'never settles',
       parameters: { type: 'object', properties: {} },
-      execute: () => (started(), never),
+      execute: () => {
+        started();
+        return never;
+      },
     }),
   );
   brood.use(subagentTool({ provider: 'never' }));

@@ -79,7 +79,10 @@ describe('model call ids and run_code sub-call ids do not share a namespace', ()
           name,
           description: name,
           parameters: { type: 'object', properties: {} },
-          execute: (_args, ctx) => (ran.push(`${name}@${ctx.callId}`), name),
+          execute: (_args, ctx) => {
+            ran.push(`${name}@${ctx.callId}`);
+            return name;
+          },
         }),
       );
     }

@@ -104,7 +104,10 @@ export class TestMcpHttpServer {
 
   private emit(event: string, detail: string): void {
     const waiter = this.waiters.get(event)?.shift();
-    if (waiter !== undefined) return waiter(detail);
+    if (waiter !== undefined) {
+      waiter(detail);
+      return;
+    }
     const queue = this.backlog.get(event) ?? [];
     queue.push(detail);
     this.backlog.set(event, queue);

@@ -52,7 +52,9 @@ export async function startLoopback(): Promise<Loopback> {
     base,
     seen,
     push: (...handlers) => void queue.push(...handlers),
-    fallback: (fn) => void (otherwise = fn),
+    fallback: (fn) => {
+      otherwise = fn;
+    },
     reset: () => {
       queue = [];
       otherwise = undefined;

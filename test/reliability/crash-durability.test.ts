@@ -58,8 +58,7 @@ function runFixture(dir: string, killAfter: number): Promise<{ lines: string[]; 
     let killed = false;
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
+      for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
         lines.push(buffer.slice(0, newline));
         buffer = buffer.slice(newline + 1);
         if (!killed && lines.length >= killAfter) {

@@ -15,7 +15,13 @@ const factories: Factory[] = [
     make: async () => {
       const { dir, cleanup } = await tempDir();
       const store: FileSessionStore = fileSessions(dir);
-      return { store, cleanup: async () => (await store.close(), await cleanup()) };
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          await cleanup();
+        },
+      };
     },
   },
 ];

@@ -200,17 +200,43 @@ describe('fileSessions repair and corruption', () => {
   });
 
   it.each([
-    ['an event failing the schema', (lines: string[]) => void (lines[2] = '{"seq":1,"time":1}'), 3],
-    ['a valid but schema-failing last line', (lines: string[]) => void (lines[3] = '{"seq":2}'), 4],
+    [
+      'an event failing the schema',
+      (lines: string[]) => {
+        lines[2] = '{"seq":1,"time":1}';
+      },
+      3,
+    ],
+    [
+      'a valid but schema-failing last line',
+      (lines: string[]) => {
+        lines[3] = '{"seq":2}';
+      },
+      4,
+    ],
     ['a seq gap', (lines: string[]) => void lines.splice(2, 1), 3],
     ['seq not starting at 0', (lines: string[]) => void lines.splice(1, 1), 2],
     [
       'a header failing the schema',
-      (lines: string[]) => void (lines[0] = '{"id":"c","createdAt":"x","delegationDepth":0,"model":{}}'),
+      (lines: string[]) => {
+        lines[0] = '{"id":"c","createdAt":"x","delegationDepth":0,"model":{}}';
+      },
       1,
     ],
-    ['a header naming another id', (lines: string[]) => void (lines[0] = JSON.stringify(header('other'))), 1],
-    ['an unparseable header followed by events', (lines: string[]) => void (lines[0] = '{"id":'), 1],
+    [
+      'a header naming another id',
+      (lines: string[]) => {
+        lines[0] = JSON.stringify(header('other'));
+      },
+      1,
+    ],
+    [
+      'an unparseable header followed by events',
+      (lines: string[]) => {
+        lines[0] = '{"id":';
+      },
+      1,
+    ],
   ])('reports %s as SESSION_CORRUPT with the line', async (_name, edit, line) => {
     const file = await written('c', 3);
     const lines = (await readFile(file, 'utf8')).split('\n');

@@ -72,7 +72,10 @@ function runtime(): Brood {
       description: 'w',
       parameters: { type: 'object', properties: {} },
       concurrencySafe: true,
-      execute: async () => (await sleep(5), 'ok'),
+      execute: async () => {
+        await sleep(5);
+        return 'ok';
+      },
     }),
   );
   brood.tools.register(

@@ -189,7 +189,10 @@ describe('continuable children', () => {
             name,
             description: name,
             parameters: { type: 'object', properties: {} },
-            execute: () => (runs.push(name), `${name} ran`),
+            execute: () => {
+              runs.push(name);
+              return `${name} ran`;
+            },
           }),
         );
       }

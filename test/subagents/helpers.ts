@@ -57,7 +57,10 @@ export function harness(options: BroodOptions & { scripts?: Script[]; inner?: Se
   const endWaiters = new Map<string, Deferred<SubagentEndEvent>>();
   const waiterFor = (id: string): Deferred<SubagentEndEvent> => {
     let waiter = endWaiters.get(id);
-    if (!waiter) endWaiters.set(id, (waiter = deferred<SubagentEndEvent>()));
+    if (!waiter) {
+      waiter = deferred<SubagentEndEvent>();
+      endWaiters.set(id, waiter);
+    }
     return waiter;
   };
   brood.subagents.on('start', (info: SubagentStartEvent) => {

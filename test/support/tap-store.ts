@@ -29,7 +29,10 @@ export function tapStore(inner: ClosableStore = memorySessions()): TappedStore {
   const waiters = new Set<Waiter>();
   const logOf = (id: string): SessionEvent[] => {
     let log = logs.get(id);
-    if (!log) logs.set(id, (log = []));
+    if (!log) {
+      log = [];
+      logs.set(id, log);
+    }
     return log;
   };
   const store: ClosableStore = {

@@ -190,11 +190,9 @@ async function runPrompt(
 }
 
 function lastTurnEnd(events: SessionEvent[]): number {
-  for (let index = events.length - 1; index >= 0; index -= 1) {
-    const event = events[index]!;
-    if (event.type === 'turn/end') return Number(event.data.turn);
-  }
-  return -1;
+  let last = -1;
+  for (const event of events) if (event.type === 'turn/end') last = Number(event.data.turn);
+  return last;
 }
 
 /** The prompt's content as one message: text as is, embedded text resources and links inline. */
