@@ -163,6 +163,9 @@ ${table(['runner', 'depth', 'agents', 'ideal ms', 'makespan ms', 'overhead/level
 ## Code Mode (run_code sandbox)
 
 ${codeModeSection(r.codeMode)}
+## Event stream
+
+${eventsSection(r.eventsCost)}
 ## Parked continuables
 
 ${
@@ -174,6 +177,16 @@ parent), each finished its first turn and went idle. After GC: **${fmt(pk.rssPer
 garbage from the ${pk.children} activations (\`gc()\` only collects the main isolate) and heap pages V8 keeps after collection, so the
 main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.`
 }
+`;
+}
+
+function eventsSection(ev) {
+  if (!ev) return 'Not run.\n';
+  if (ev.error) return `Error: ${ev.error}\n`;
+  return `Latency-only fan-out N=${ev.n} P=${ev.p} on one warm worker runtime, ${ev.rounds} interleaved rounds: no subscriber
+**${fmt(ev.offMs, 1)} ms**, with a \`brood.events()\` subscriber draining every event (${fmt(ev.eventsPerChild, 1)} events per child, text
+deltas included) **${fmt(ev.onMs, 1)} ms** (${fmt(ev.onOverOff, 3)}×). With no subscriber nothing is produced or posted across threads
+(test/events), so the fan-out table above is the no-subscriber figure.
 `;
 }
 

@@ -10,6 +10,7 @@ import { runDeepTree } from './deep-tree.mjs';
 import { runParkedContinuables } from './parked-continuables.mjs';
 import { runWatchHook } from './watch-hook.mjs';
 import { runCodeMode } from './code-mode.mjs';
+import { runEventsCost } from './events-cost.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
 import { writeReport } from './report.mjs';
@@ -50,6 +51,7 @@ const deepTree = await attempt(() => runDeepTree({ quick, log }));
 const parked = await attempt(() => runParkedContinuables({ quick, log }));
 const watchHook = await attempt(() => runWatchHook({ quick, log }));
 const codeMode = await attempt(() => runCodeMode({ quick, log }));
+const eventsCost = await attempt(() => runEventsCost({ quick, log }));
 
 for (const [text, count] of warnings) notes.push(`process warning ×${count}: ${text}`);
 const results = {
@@ -72,6 +74,7 @@ const results = {
   parked,
   watchHook,
   codeMode,
+  eventsCost,
   notes,
 };
 results.targets = evaluateTargets(results);
