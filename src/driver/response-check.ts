@@ -10,7 +10,7 @@ import type { ModelResponse } from '../models/types.js';
 
 const count = z.number().finite().nonnegative();
 
-const responseSchema = z.object({
+export const responseSchema = z.object({
   text: z.string(),
   toolCalls: z.array(z.object({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() })),
   finish: z.enum(['stop', 'tool-calls', 'max-tokens', 'refusal', 'error']),
@@ -28,18 +28,92 @@ const responseSchema = z.object({
 export function checkModelResponse(
   raw: unknown,
 ): { ok: true; response: ModelResponse } | { ok: false; reason: string } {
-  const parsed = responseSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? issue.path.map(String).join('.') : '(response)';
-    return {
-      ok: false,
-      reason: `the model adapter returned a malformed response: ${where}: ${issue?.message ?? 'invalid'}`,
-    };
-  }
+  // Every response of every request passes here: a hand check (test/driver/response-check.property)
+  // spares zod's allocations on the hot path; zod still words the reason when the check refuses.
+  const response = isValidResponse(raw) ? cleanResponse(raw) : parseResponse(raw);
+  if (typeof response === 'string') return { ok: false, reason: response };
   // Call ids key re-attachment after a recovery and commit order: two calls may not share one.
-  const ids = parsed.data.toolCalls.map((call) => call.callId);
+  const ids = response.toolCalls.map((call) => call.callId);
   if (new Set(ids).size !== ids.length)
     return { ok: false, reason: 'the model adapter returned a malformed response: duplicate tool call ids' };
-  return { ok: true, response: parsed.data as ModelResponse };
+  return { ok: true, response };
+}
+
+function parseResponse(raw: unknown): ModelResponse | string {
+  const parsed = responseSchema.safeParse(raw);
+  if (parsed.success) return parsed.data as ModelResponse;
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.length ? issue.path.map(String).join('.') : '(response)';
+  return `the model adapter returned a malformed response: ${where}: ${issue?.message ?? 'invalid'}`;
+}
+
+// ——— the hand check: mirrors responseSchema rule by rule ———
+type Raw = Record<string, unknown>;
+const FINISHES = new Set(['stop', 'tool-calls', 'max-tokens', 'refusal', 'error']);
+const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+const isNonEmpty = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
+
+function isToolCall(v: unknown): boolean {
+  return isObject(v) && isNonEmpty(v.callId) && isNonEmpty(v.name) && typeof v.arguments === 'string';
+}
+
+function isUsage(v: unknown): boolean {
+  return (
+    isObject(v) &&
+    isCount(v.inputTokens) &&
+    isCount(v.outputTokens) &&
+    (v.cacheReadTokens === undefined || isCount(v.cacheReadTokens)) &&
+    (v.cacheWriteTokens === undefined || isCount(v.cacheWriteTokens))
+  );
+}
+
+function isEvery(v: unknown, check: (item: unknown) => boolean): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let index = 0; index < v.length; index += 1) if (!check(v[index])) return false;
+  return true;
+}
+
+function isReasoningBlock(v: unknown): boolean {
+  if (!isObject(v)) return false;
+  if (v.type === 'thinking') return typeof v.thinking === 'string' && typeof v.signature === 'string';
+  return v.type === 'redacted_thinking' && typeof v.data === 'string';
+}
+
+function isValidResponse(v: unknown): v is Raw {
+  return (
+    isObject(v) &&
+    typeof v.text === 'string' &&
+    isEvery(v.toolCalls, isToolCall) &&
+    typeof v.finish === 'string' &&
+    FINISHES.has(v.finish) &&
+    isUsage(v.usage) &&
+    (v.diagnostic === undefined || typeof v.diagnostic === 'string') &&
+    (v.reasoning === undefined || isEvery(v.reasoning, isReasoningBlock))
+  );
+}
+
+/** What zod's parse returns for a valid response: known keys only, in new objects (adapters may reuse theirs). */
+function cleanResponse(v: Raw): ModelResponse {
+  const usage = v.usage as Raw;
+  const response: Raw = {
+    text: v.text,
+    toolCalls: (v.toolCalls as Raw[]).map(({ callId, name, arguments: args }) => ({ callId, name, arguments: args })),
+    finish: v.finish,
+    usage: {
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      ...(usage.cacheReadTokens === undefined ? {} : { cacheReadTokens: usage.cacheReadTokens }),
+      ...(usage.cacheWriteTokens === undefined ? {} : { cacheWriteTokens: usage.cacheWriteTokens }),
+    },
+  };
+  if (v.diagnostic !== undefined) response.diagnostic = v.diagnostic;
+  if (v.reasoning !== undefined) response.reasoning = (v.reasoning as Raw[]).map(cleanBlock);
+  return response as unknown as ModelResponse;
+}
+
+function cleanBlock(block: Raw): Raw {
+  return block.type === 'thinking'
+    ? { type: block.type, thinking: block.thinking, signature: block.signature }
+    : { type: block.type, data: block.data };
 }

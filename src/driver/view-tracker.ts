@@ -30,8 +30,10 @@ export class ViewTracker {
 
   changed(): boolean {
     if (this.stale) return true;
-    const now = this.read();
-    return now.some((value, index) => value !== this.seen[index]);
+    // Called before every request and tool start: compare in place, allocate nothing.
+    for (let index = 0; index < this.cells.length; index += 1)
+      if (Atomics.load(this.cells[index]!, 0) !== this.seen[index]) return true;
+    return false;
   }
 
   async current(): Promise<DriverView> {
