@@ -1,9 +1,24 @@
 import { readFileSync } from 'node:fs';
-import { defineConfig } from 'tsup';
+import { sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Options } from 'tsup';
+
+type Plugin = NonNullable<Options['esbuildPlugins']>[number];
 
 // brood's version for the `user-agent` header of the model adapters (src/models/version.ts).
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 const define = { __BROOD_VERSION__: JSON.stringify(version) };
+
+/** Thread bundles load zod's English locale only (see workers/zod-locales.ts). */
+const englishOnlyZod: Plugin = {
+  name: 'english-only-zod',
+  setup(build) {
+    const stub = fileURLToPath(new URL('./workers/zod-locales.ts', import.meta.url));
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${sep}zod${sep}`) ? { path: stub } : undefined,
+    );
+  },
+};
 
 // Library entries and the worker entry are built together; the worker is located at run time relative
 // to the built module (`new URL('./workers/driver.cjs', import.meta.url)`), so it must land in dist/workers.
@@ -46,6 +61,7 @@ export default defineConfig([
     define,
     noExternal: [/^(?!piscina$)/],
     external: ['piscina'],
+    esbuildPlugins: [englishOnlyZod],
   },
   {
     // The run_code sandbox thread entry (src/driver/sandbox-pool.ts starts it): CommonJS for the same
