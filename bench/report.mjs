@@ -85,7 +85,8 @@ Ratios > 1 are slower than the reference; "inline÷worker" and "peer÷worker" > 
 
 ${makespan}
 
-Cold first fan-out of each runtime (N=16, C=0, includes pool thread start and module loading; excluded from the table):
+Cold first fan-out of each runtime, from \`createBrood\` (N=16, C=0, includes pool thread start and module loading; excluded from the
+table; runtimes are created one at a time, inline first, so inline/8 also carries the process's first compilation of brood):
 ${Object.entries(f.coldFirstRunMs ?? {})
   .map(([k, v]) => `${k} ${fmt(v, 0)} ms`)
   .join(', ')}.
