@@ -31,8 +31,11 @@ export class ViewTracker {
   changed(): boolean {
     if (this.stale) return true;
     // Called before every request and tool start: compare in place, allocate nothing.
-    for (let index = 0; index < this.cells.length; index += 1)
-      if (Atomics.load(this.cells[index]!, 0) !== this.seen[index]) return true;
+    let index = 0;
+    for (const cell of this.cells) {
+      if (Atomics.load(cell, 0) !== this.seen[index]) return true;
+      index += 1;
+    }
     return false;
   }
 
