@@ -30,6 +30,7 @@ const LAYERS = [
       'src/models/',
       'src/depth.ts',
       'src/describe.ts',
+      'src/queue/config.ts',
     ],
   ],
   ['driver', ['src/driver/', 'src/sandbox/']],

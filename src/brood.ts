@@ -2,6 +2,7 @@
  * createBrood and the public `Brood` facade: validates options at the trust boundary and fronts one
  * private runtime engine (src/runtime/runtime.ts), like piscina's public class over its pool.
  */
+import type { RunnerChoice } from './queue/config.js';
 import type { ResourceLimits } from 'node:worker_threads';
 import { broodOptionsSchema, parseConfig, type ParsedBroodOptions } from './config.js';
 import { makeDisposer, type Disposer } from './disposer.js';
@@ -52,7 +53,8 @@ export interface BroodOptions {
   /** run_code engine limits: heap, stack, output and tool calls per program (see README, Code Mode). */
   codeResourceLimits?: CodeResourceLimits;
   providers?: SubagentProvider[];
-  runner?: 'worker' | 'inline';
+  /** Where drivers run: the worker pool (default), the main thread, or remote hosts (`queueRunner(...)`). */
+  runner?: RunnerChoice;
   preferences?: { get(key: string): unknown };
   /** Told about faults no call could be failed with (a pool thread that died between tasks). Default: a process warning. */
   onDiagnostic?: (message: string) => void;

@@ -6,6 +6,7 @@ import { modelRouteShape } from './models/route.js';
 import { BroodError } from './errors.js';
 import { hasFaultTurns } from './models/scripted.js';
 import type { ModelProviderConfig } from './models/types.js';
+import { inlineKeyError, inlineKeyProviders, isQueueRunnerConfig, type QueueRunnerConfig } from './queue/config.js';
 
 const positiveInt = z.number().int().positive();
 /** Model requests per turn: a positive safe integer (SPEC §15). */
@@ -76,7 +77,12 @@ export const broodOptionsSchema = z
     providers: z
       .array(z.custom<object>((value) => typeof value === 'object' && value !== null, 'a SubagentProvider'))
       .optional(),
-    runner: z.enum(['worker', 'inline']).optional(),
+    runner: z
+      .union([
+        z.enum(['worker', 'inline']),
+        z.custom<QueueRunnerConfig>(isQueueRunnerConfig, "'worker', 'inline' or a queueRunner(...)"),
+      ])
+      .optional(),
     preferences: z
       .custom<{ get(key: string): unknown }>(
         (value) =>
@@ -105,6 +111,9 @@ export const broodOptionsSchema = z
         message: "scripts with fault turns are refused when runner is 'inline' (a fault would take the host down)",
       });
     }
+    const inlineKeys = isQueueRunnerConfig(options.runner) ? inlineKeyProviders(options.models ?? []) : [];
+    if (inlineKeys.length > 0)
+      ctx.addIssue({ code: 'custom', path: ['models'], message: inlineKeyError(inlineKeys).message });
   });
 
 export type ParsedBroodOptions = z.infer<typeof broodOptionsSchema>;

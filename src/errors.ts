@@ -31,6 +31,7 @@ export const ERROR_CODES = [
   'MCP_ERROR',
   'PROVIDER_FAILED',
   'CODE_LIMIT',
+  'QUEUE_UNAVAILABLE',
   'INTERNAL',
 ] as const;
 

@@ -65,6 +65,8 @@ export type {
   SubagentStartEvent,
   SubagentStartRequest,
 } from './subagents/types.js';
+export { queueRunner } from './queue/config.js';
+export type { QueueRunnerConfig, QueueRunnerOptions, RunnerChoice } from './queue/config.js';
 export { mcpTools } from './mcp/plugin.js';
 export type { McpServer, McpStdioServer, McpHttpServer, McpToolsOptions, McpServerStatus } from './mcp/config.js';
 export type { AsyncDisposer } from './runtime/async-plugins.js';

@@ -73,7 +73,9 @@ async function rebuildAgent(core: RuntimeCore, sessionId: string, options: Resto
       ? { runner: core.inlineRunner }
       : descriptor.runner === 'external'
         ? { runner: core.externalRunner(sessionId, descriptor) }
-        : {}),
+        : descriptor.runner === 'queue'
+          ? { runner: core.restoredQueueRunner(descriptor) }
+          : {}),
     ...(typeof descriptor.persona === 'string' ? { persona: descriptor.persona } : {}),
     ...(isToolFilter(descriptor.toolFilter) ? { toolFilter: descriptor.toolFilter } : {}),
     session: {

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { acpCommand, ACP_HELP, ACP_USAGE } from './acp.js';
 import { demoCommand, DEMO_HELP, DEMO_USAGE } from './demo.js';
+import { hostCommand, HOST_HELP, HOST_USAGE } from './host.js';
 import { inspectCommand, INSPECT_HELP, INSPECT_USAGE } from './inspect.js';
 import { runCommand, RUN_HELP, RUN_USAGE } from './run.js';
 import { traceCommand, TRACE_HELP, TRACE_USAGE } from './trace.js';
@@ -17,6 +18,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   inspect: inspectCommand,
   trace: traceCommand,
   acp: acpCommand,
+  host: hostCommand,
 };
 
 /** `brood <command> --help`; a command without its own text answers with the overview. */
@@ -26,6 +28,7 @@ const COMMAND_HELP: Record<string, string> = {
   inspect: INSPECT_HELP,
   trace: TRACE_HELP,
   acp: ACP_HELP,
+  host: HOST_HELP,
 };
 
 const HELP = [
@@ -37,6 +40,7 @@ const HELP = [
   `  ${INSPECT_USAGE}`,
   `  ${TRACE_USAGE}`,
   `  ${ACP_USAGE}`,
+  `  ${HOST_USAGE}`,
   '  brood <command> --help',
   '  brood --version',
   '',
@@ -60,10 +64,12 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === undefined)
-    throw new UsageError('brood: missing command (demo, run, inspect, trace; see brood --help)');
+    throw new UsageError('brood: missing command (demo, run, inspect, trace, acp, host; see brood --help)');
   const handler = COMMANDS[command];
   if (handler === undefined)
-    throw new UsageError(`brood: unknown command '${command}' (demo, run, inspect, trace; see brood --help)`);
+    throw new UsageError(
+      `brood: unknown command '${command}' (demo, run, inspect, trace, acp, host; see brood --help)`,
+    );
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(`${COMMAND_HELP[command] ?? HELP}\n`);
     return 0;

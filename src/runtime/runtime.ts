@@ -38,6 +38,8 @@ import type { Agent, CodeMode, ModelRoute, SessionStore } from '../types.js';
 import { InlineRunner } from '../workers/inline-runner.js';
 import type { DriverRunner } from '../workers/runner.js';
 import { WorkerRunner } from '../workers/worker-runner.js';
+import { isQueueRunnerConfig, type QueueRunnerConfig } from '../queue/config.js';
+import { QueueRunner } from '../queue/queue-runner.js';
 
 export interface RuntimeParts {
   options: ParsedBroodOptions;
@@ -84,6 +86,9 @@ export class Runtime implements SubagentCore {
   private closing: Promise<void> | undefined;
   /** Asynchronous plugins (mcpTools): close() waits for installs under way and disposes them. */
   readonly asyncPlugins = new AsyncPlugins();
+  /** One runner per queueRunner config this runtime uses (createBrood's, spawnProvider's). */
+  private readonly queueRunners = new Map<QueueRunnerConfig, QueueRunner>();
+  private readonly modelConfigs: ModelProviderConfig[];
 
   constructor({ options, catalog, store, generateId, now }: RuntimeParts) {
     const globalVersion = new VersionCell();
@@ -101,15 +106,19 @@ export class Runtime implements SubagentCore {
       .providers()
       .map(({ id }) => catalog.config(id))
       .filter((config): config is ModelProviderConfig => config !== undefined);
+    this.modelConfigs = modelConfigs;
     this.inlineRunner = new InlineRunner(modelConfigs);
-    this.defaultRunnerKind = options.runner ?? 'worker';
+    // 'worker' stands for the runtime's own runner, whatever it is (the pool, or a queue).
+    this.defaultRunnerKind = options.runner === 'inline' ? 'inline' : 'worker';
     this.reportBackgroundError = diagnosticSink(options.onDiagnostic);
     this.agentDeps = {
       store,
       runner:
-        this.defaultRunnerKind === 'inline'
+        options.runner === 'inline'
           ? this.inlineRunner
-          : createWorkerRunner(options, modelConfigs, this.reportBackgroundError),
+          : isQueueRunnerConfig(options.runner)
+            ? this.queueRunner(options.runner)
+            : createWorkerRunner(options, modelConfigs, this.reportBackgroundError),
       ids: this.ids,
       now: now ?? preciseNow,
       globalVersion,
@@ -155,6 +164,20 @@ export class Runtime implements SubagentCore {
   }
 
   /** The driver of a restored child that an out-of-process provider ran. */
+  queueRunner(config: QueueRunnerConfig): DriverRunner {
+    let runner = this.queueRunners.get(config);
+    if (!runner) {
+      runner = new QueueRunner(config, { models: this.modelConfigs, onDiagnostic: this.reportBackgroundError });
+      this.queueRunners.set(config, runner);
+    }
+    return runner;
+  }
+
+  restoredQueueRunner(descriptor: Record<string, unknown>): DriverRunner {
+    const provider = typeof descriptor.provider === 'string' ? this.subagents.get(descriptor.provider) : undefined;
+    return isQueueRunnerConfig(provider?.runner) ? this.queueRunner(provider.runner) : this.agentDeps.runner;
+  }
+
   externalRunner(sessionId: string, descriptor: Record<string, unknown>): DriverRunner {
     return this.subagents.externalRunnerFor(sessionId, descriptor);
   }
@@ -244,6 +267,7 @@ export class Runtime implements SubagentCore {
   /** Releases the pool's threads now; used when createBrood fails after the runner started. */
   abandon(): void {
     void this.agentDeps.runner.close();
+    for (const runner of this.queueRunners.values()) void runner.close();
   }
 
   private forget(agentId: string): void {
@@ -256,7 +280,11 @@ export class Runtime implements SubagentCore {
     await this.subagents.disposeProviders();
     this.agentDeps.hub.close();
     await this.asyncPlugins.close();
-    await Promise.all([this.agentDeps.runner.close(), this.inlineRunner.close()]);
+    await Promise.all([
+      this.agentDeps.runner.close(),
+      this.inlineRunner.close(),
+      ...[...this.queueRunners.values()].map((runner) => runner.close()),
+    ]);
     const store = this.store as SessionStore & { close?: () => Promise<void> };
     await store.close?.();
   }

@@ -2,6 +2,7 @@
  * The built-in providers (SPEC §9). Each is plain data plus a start function on top of
  * ProviderContext.createChild, exactly what a third-party in-process provider would write.
  */
+import type { RunnerChoice } from '../queue/config.js';
 import type { ContinuablePrepareRequest, SubagentCapabilities, SubagentProvider } from './types.js';
 
 const EVERY_CAPABILITY: SubagentCapabilities = {
@@ -13,14 +14,19 @@ const EVERY_CAPABILITY: SubagentCapabilities = {
   maxSteps: true,
 };
 
-/** A fresh child with every capability; continuable. */
-export function spawnProvider(options: { name?: string } = {}): SubagentProvider {
+/**
+ * A fresh child with every capability; continuable. `runner` places only this provider's children
+ * (e.g. `queueRunner(...)`: on remote hosts, while the parent and other children stay local).
+ */
+export function spawnProvider(options: { name?: string; runner?: RunnerChoice } = {}): SubagentProvider {
+  const { runner } = options;
   return {
     name: options.name ?? 'spawn',
     capabilities: { ...EVERY_CAPABILITY },
     inheritsParentContext: false,
-    start: (request, ctx) => ctx.createChild({ request }),
-    prepareContinuable: async () => ({}),
+    ...(runner === undefined ? {} : { runner }),
+    start: (request, ctx) => ctx.createChild(runner === undefined ? { request } : { request, runner }),
+    prepareContinuable: async () => (runner === undefined ? {} : { runner }),
   };
 }
 

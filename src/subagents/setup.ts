@@ -13,6 +13,7 @@ import { defineTool } from '../tools/define-tool.js';
 import type { SessionHeader } from '../types.js';
 import { childDepthFor } from '../depth.js';
 import { externalDriverOf } from './external.js';
+import { isQueueRunnerConfig } from '../queue/config.js';
 import type { SubagentCore } from './core.js';
 import type { CreateChildOptions } from './types.js';
 
@@ -51,7 +52,13 @@ export async function publishChild(
     mode: spec.mode,
     modelSelectionEnabled: parent.modelSelectionEnabled,
     validateFilter: true,
-    ...(external ? { runner: external.runner } : runnerKind === 'inline' ? { runner: core.inlineRunner } : {}),
+    ...(external
+      ? { runner: external.runner }
+      : runnerKind === 'inline'
+        ? { runner: core.inlineRunner }
+        : isQueueRunnerConfig(runnerKind)
+          ? { runner: core.queueRunner(runnerKind) }
+          : {}),
     ...(request.persona === undefined ? {} : { persona: request.persona }),
     ...(request.toolFilter === undefined ? {} : { toolFilter: request.toolFilter }),
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
@@ -90,7 +97,13 @@ export async function publishChild(
     descriptorEvent(
       spec,
       route,
-      external ? { runner: 'external', ...external.descriptor } : runnerKind === 'inline' ? { runner: 'inline' } : {},
+      external
+        ? { runner: 'external', ...external.descriptor }
+        : runnerKind === 'inline'
+          ? { runner: 'inline' }
+          : isQueueRunnerConfig(runnerKind)
+            ? { runner: 'queue' }
+            : {},
     ),
     ...(parent.modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : []),
   ]);

@@ -1,4 +1,5 @@
 /** Subagent runtime types (SPEC §9). Public ones are re-exported from src/index.ts. */
+import type { RunnerChoice } from '../queue/config.js';
 import type { Disposer } from '../disposer.js';
 import type { Agent, JsonSchemaObject, ModelRoute, StopReason, ToolFilter, Usage } from '../types.js';
 
@@ -48,7 +49,7 @@ export interface CreateChildOptions {
   /** Events inherited from the parent's completed turns (fork). */
   seed?: unknown[];
   /** Where the child's driver runs; default: the runtime's runner. */
-  runner?: 'worker' | 'inline';
+  runner?: RunnerChoice;
   /** The provider's own private setup, run before publication; throwing → SETUP_FAILED. */
   setup?: (child: Agent) => void;
 }
@@ -66,6 +67,8 @@ export interface SubagentProvider {
   name: string;
   capabilities: SubagentCapabilities;
   inheritsParentContext: boolean;
+  /** Where this provider's children run when it says so (`spawnProvider({ runner })`); restored children go back there. */
+  runner?: RunnerChoice;
   start(request: SubagentStartRequest, ctx: ProviderContext): Promise<SubagentRun>;
   prepareContinuable?(request: {
     childId: string;
@@ -87,7 +90,7 @@ export interface ContinuablePrepareRequest {
 export interface ContinuablePreparation {
   seed?: unknown[];
   /** Where the child's driver runs (inlineProvider: 'inline'); default: the runtime's runner. */
-  runner?: 'worker' | 'inline';
+  runner?: RunnerChoice;
   /** The provider's private setup for the child, run before publication (throwing → SETUP_FAILED). */
   setup?: (child: Agent) => void;
 }

@@ -20,7 +20,7 @@ export interface Activation {
 }
 
 export interface DriverRunner {
-  readonly kind: 'worker' | 'inline' | 'external';
+  readonly kind: 'worker' | 'inline' | 'external' | 'queue';
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation;
   close(): Promise<void>;
 }

@@ -1,0 +1,71 @@
+/**
+ * `brood host --redis <url>`: a driver host for queueRunner parents (src/queue/host.ts). It prints one
+ * ready line on stderr once connected and taking work, and runs until SIGINT/SIGTERM, when it stops
+ * taking work and hands what it holds back to the parents. Redis unreachable at start: exit 1 with
+ * QUEUE_UNAVAILABLE.
+ */
+import { availableParallelism } from 'node:os';
+import { DEFAULT_PREFIX, DEFAULT_QUEUE } from '../queue/config.js';
+import { parseFlags, stringFlag, UsageError } from './cli-errors.js';
+
+export const HOST_USAGE = 'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>]';
+
+export const HOST_HELP = [
+  `Usage: ${HOST_USAGE}`,
+  '',
+  'Runs the drivers of queueRunner parents in this process (its own worker pool); every tool call goes',
+  'back to the parent. --queue defaults to brood, --threads to the CPU count, --concurrency (activations',
+  'held at once) to 64. Prints "brood host ready <queue> threads=<n> concurrency=<k>" on stderr when it',
+  'takes work; SIGINT/SIGTERM hand held activations back to their parents and exit.',
+].join('\n');
+
+const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export async function hostCommand(args: string[]): Promise<number> {
+  const { values } = parseFlags(
+    'host',
+    args,
+    {
+      redis: { type: 'string' },
+      queue: { type: 'string' },
+      prefix: { type: 'string' },
+      threads: { type: 'string' },
+      concurrency: { type: 'string' },
+    },
+    [],
+  );
+  const redis = stringFlag(values, 'redis');
+  if (redis === undefined || !/^rediss?:\/\//.test(redis))
+    throw new UsageError('brood host: --redis <redis://host:port> is required (see brood --help)');
+  const queue = nameFlag(values, 'queue', DEFAULT_QUEUE);
+  const prefix = nameFlag(values, 'prefix', DEFAULT_PREFIX);
+  const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), 1024);
+  const concurrency = countFlag(values, 'concurrency', 64, 100_000);
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const { BroodHost } = await import('../queue/host.js');
+  const host = new BroodHost({ redis, queue, prefix, threads, concurrency, log });
+  await host.start();
+  log(`brood host ready ${queue} threads=${threads} concurrency=${concurrency}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await host.stop();
+  return 0;
+}
+
+function nameFlag(values: Record<string, unknown>, name: string, fallback: string): string {
+  const value = stringFlag(values as never, name);
+  if (value === undefined) return fallback;
+  if (!NAME.test(value)) throw new UsageError(`brood host: --${name} must be letters, digits, _ . - (at most 64)`);
+  return value;
+}
+
+function countFlag(values: Record<string, unknown>, name: string, fallback: number, max: number): number {
+  const value = stringFlag(values as never, name);
+  if (value === undefined) return fallback;
+  const count = Number(value);
+  if (!Number.isSafeInteger(count) || count < 1 || count > max)
+    throw new UsageError(`brood host: --${name} must be an integer from 1 to ${max}`);
+  return count;
+}

@@ -1,0 +1,105 @@
+/**
+ * The frames of the Redis channel and the job a parent queues per activation. They wrap the worker
+ * boundary's own messages (src/workers/protocol.ts): gateway calls and their Reply envelopes, event
+ * batches, cancel, force stop and end. Payloads are checked where they are used (the gateway checks
+ * every call's arguments; the driver checks every reply), so these schemas check the framing.
+ *
+ * The version cells and the events flag a thread reads from shared memory cannot cross processes:
+ * the parent sends their values as `cells` frames and the host keeps local cells its threads read.
+ */
+import { z } from 'zod';
+import type { DriverPlan } from '../driver/types.js';
+import type { ModelProviderConfig } from '../models/types.js';
+import { driverPlan } from '../workers/protocol.js';
+
+const activation = z.number().int().positive();
+const int = z.number().int();
+
+export const GATEWAY_METHODS = ['claimNext', 'refreshView', 'classify', 'executeTool', 'endTurn'] as const;
+export type GatewayMethod = (typeof GATEWAY_METHODS)[number];
+
+export const activationEndSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('finished') }),
+  z.object({ kind: z.literal('failed'), stopReason: z.enum(['error', 'aborted']), diagnostic: z.string() }),
+  z.object({ kind: z.literal('recover') }),
+]);
+
+export const hostIdentitySchema = z.object({ name: z.string().max(256), pid: int.nonnegative() });
+export type HostIdentity = z.infer<typeof hostIdentitySchema>;
+
+/** Host → parent. */
+export const toParentSchema = z.discriminatedUnion('k', [
+  z.object({ k: z.literal('hello'), a: activation, host: hostIdentitySchema }),
+  z.object({
+    k: z.literal('call'),
+    a: activation,
+    id: int.positive(),
+    m: z.enum(GATEWAY_METHODS),
+    args: z.array(z.unknown()),
+  }),
+  z.object({ k: z.literal('log'), a: activation, events: z.unknown() }),
+  z.object({ k: z.literal('end'), a: activation, end: activationEndSchema }),
+  z.object({ k: z.literal('beat') }),
+]);
+export type ToParent = z.infer<typeof toParentSchema>;
+
+/** Parent → host. `gone`: the parent no longer runs this activation (a stale or duplicate host must stop). */
+export const toHostSchema = z.discriminatedUnion('k', [
+  z.object({ k: z.literal('reply'), a: activation, id: int.positive(), r: z.unknown() }),
+  z.object({ k: z.literal('cells'), a: activation, v: z.array(int) }),
+  z.object({ k: z.literal('cancel'), a: activation, turn: int.optional() }),
+  z.object({ k: z.literal('stop'), a: activation, reason: z.string() }),
+  z.object({ k: z.literal('gone'), a: activation }),
+  z.object({ k: z.literal('beat') }),
+]);
+export type ToHost = z.infer<typeof toHostSchema>;
+
+/** A plan without its shared-memory cells: `cells` holds their values, `eventsFlag` says whether cell 0 is it. */
+export type RemotePlan = Omit<DriverPlan, 'eventsFlag' | 'versions'> & { cells: number[]; eventsFlag: boolean };
+
+export const jobDataSchema = z.object({
+  parent: z.string().min(1).max(200),
+  a: activation,
+  timeoutMs: int.positive(),
+  models: z.array(z.looseObject({ id: z.string(), kind: z.string() })),
+  plan: z.looseObject({ cells: z.array(int), eventsFlag: z.boolean() }),
+});
+export interface JobData {
+  parent: string;
+  a: number;
+  timeoutMs: number;
+  models: ModelProviderConfig[];
+  plan: RemotePlan;
+}
+
+export function cellsOf(plan: DriverPlan): Int32Array[] {
+  const buffers = plan.eventsFlag ? [plan.eventsFlag, ...plan.versions] : plan.versions;
+  return buffers.map((buffer) => new Int32Array(buffer));
+}
+
+export function readCells(cells: readonly Int32Array[]): number[] {
+  return cells.map((cell) => Atomics.load(cell, 0));
+}
+
+export function toRemotePlan(plan: DriverPlan, cells: readonly Int32Array[]): RemotePlan {
+  const { eventsFlag, versions: _versions, ...rest } = plan;
+  return { ...rest, eventsFlag: eventsFlag !== undefined, cells: readCells(cells) };
+}
+
+/** The host's side: fresh local cells (its threads read them), the plan checked like any plan from a parent. */
+export function fromRemotePlan(remote: RemotePlan): { plan: DriverPlan; cells: Int32Array[] } {
+  const { cells: values, eventsFlag, ...rest } = remote;
+  const buffers = values.map((value) => {
+    const buffer = new SharedArrayBuffer(4);
+    Atomics.store(new Int32Array(buffer), 0, value);
+    return buffer;
+  });
+  const [flag, ...versions] = eventsFlag ? buffers : [undefined, ...buffers];
+  const candidate = { ...rest, versions, ...(flag ? { eventsFlag: flag } : {}) };
+  const plan = driverPlan.parse(candidate, 'plan') as DriverPlan;
+  return { plan, cells: buffers.map((buffer) => new Int32Array(buffer)) };
+}
+
+export function jobIdOf(parent: string, a: number): string {
+  return `${parent}-${a}`;
+}

@@ -1,0 +1,86 @@
+/**
+ * One activation on a host: the gateway the local worker pool serves to its driver, whose every call
+ * travels to the parent as a `call` frame and resolves with the parent's `reply`; event batches go
+ * one-way as `log` frames. Severed (the parent said `gone`, its channel went away, or the host hands
+ * the activation back), every pending and later call answers WORKER_CRASHED, so the driver stops at
+ * its next step without acting for the parent again.
+ */
+import type { GatewayRemote } from '../workers/gateway-client.js';
+import type { Reply } from '../workers/protocol.js';
+import type { Activation } from '../workers/runner.js';
+import type { GatewayMethod, ToParent } from './frames.js';
+
+/** How long a severed driver gets to stop by itself (its turn was cancelled) before it is stopped by force. */
+const SEVER_GRACE_MS = 2_000;
+
+export class HostActivation {
+  local: Activation | undefined;
+  private readonly calls = new Map<number, (reply: unknown) => void>();
+  private nextCall = 0;
+  private severedReason: string | undefined;
+
+  constructor(
+    readonly parent: string,
+    readonly a: number,
+    private readonly cells: Int32Array[],
+    private readonly send: (frame: ToParent) => void,
+  ) {}
+
+  get severed(): boolean {
+    return this.severedReason !== undefined;
+  }
+
+  readonly gateway: GatewayRemote = {
+    claimNext: () => this.call('claimNext', []),
+    refreshView: () => this.call('refreshView', []),
+    classify: (name, args) => this.call('classify', [name, args]),
+    executeTool: (call) => this.call('executeTool', [call]),
+    endTurn: (report) => this.call('endTurn', [report]),
+    log: (events) => {
+      if (!this.severed) this.send({ k: 'log', a: this.a, events });
+      return Promise.resolve({ ok: true, value: undefined });
+    },
+  };
+
+  reply(id: number, reply: unknown): void {
+    const resolve = this.calls.get(id);
+    this.calls.delete(id);
+    resolve?.(reply);
+  }
+
+  /** The parent's current cell values (view versions, events flag), for the driver's threads to read. */
+  setCells(values: readonly number[]): void {
+    if (values.length !== this.cells.length) return;
+    values.forEach((value, index) => Atomics.store(this.cells[index]!, 0, value));
+  }
+
+  sever(reason: string): void {
+    if (this.severed) return;
+    this.severedReason = reason;
+    const answer = this.severedReply();
+    for (const resolve of this.calls.values()) resolve(answer);
+    this.calls.clear();
+    const local = this.local;
+    if (!local) return;
+    local.cancel();
+    const timer = setTimeout(() => local.forceStop(`the activation was severed: ${reason}`), SEVER_GRACE_MS);
+    timer.unref();
+    void local.done.then(() => clearTimeout(timer));
+  }
+
+  private call(method: GatewayMethod, args: unknown[]): Promise<Reply<unknown>> {
+    if (this.severed) return Promise.resolve(this.severedReply());
+    return new Promise((resolve) => {
+      this.nextCall += 1;
+      this.calls.set(this.nextCall, resolve as (reply: unknown) => void);
+      this.send({ k: 'call', a: this.a, id: this.nextCall, m: method, args });
+    });
+  }
+
+  private severedReply(): Reply<unknown> {
+    return {
+      ok: false,
+      error: { code: 'WORKER_CRASHED', message: `this host no longer runs the activation: ${this.severedReason}` },
+    };
+  }
+}
