@@ -129,7 +129,8 @@ export class Channel {
     try {
       parsed = envelopeSchema.parse(JSON.parse(body));
     } catch (error) {
-      return this.handlers.malformed(`a malformed batch arrived on ${this.self}: ${errorMessage(error)}`);
+      this.handlers.malformed(`a malformed batch arrived on ${this.self}: ${errorMessage(error)}`);
+      return;
     }
     const expected = (this.seenSeq.get(parsed.from) ?? 0) + 1;
     this.seenSeq.set(parsed.from, parsed.seq);

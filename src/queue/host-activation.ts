@@ -51,7 +51,9 @@ export class HostActivation {
   /** The parent's current cell values (view versions, events flag), for the driver's threads to read. */
   setCells(values: readonly number[]): void {
     if (values.length !== this.cells.length) return;
-    values.forEach((value, index) => Atomics.store(this.cells[index]!, 0, value));
+    this.cells.forEach((cell, index) => {
+      Atomics.store(cell, 0, values[index] ?? 0);
+    });
   }
 
   sever(reason: string): void {

@@ -206,7 +206,10 @@ export class QueueRunner implements DriverRunner {
       if (frame.k !== 'end') this.send(from, { k: 'gone', a: frame.a });
       return;
     }
-    if (frame.k === 'end') return entry.settle(frame.end);
+    if (frame.k === 'end') {
+      entry.settle(frame.end);
+      return;
+    }
     if (frame.k === 'log') {
       void entry.gateway.log(withHost(frame.events, entry.host.identity) as DriverEvent[]);
       return;

@@ -60,7 +60,7 @@ describe.runIf(redisAvailable())('queue runner lifecycles', () => {
     hosts.push(host);
     expect(await result).toMatchObject({ stopReason: 'completed', output: 'hello back' });
     const [request] = (await brood.sessions.read(agent.id)).events.filter((event) => event.type === 'model/request');
-    expect((request?.data.host as { pid: number }).pid).toBe(host.child.pid);
+    expect(request?.data.host).toMatchObject({ pid: host.child.pid });
   });
 
   it('brood host exits 1 with QUEUE_UNAVAILABLE when Redis is unreachable', async () => {
