@@ -65,7 +65,9 @@ function copyData<T>(value: T): T {
   if (Array.isArray(value)) return value.map(copyData) as T;
   if (!isPlainObject(value)) return structuredClone(value);
   const copy: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value)) copy[key] = copyData(child);
+  const source = value as Record<string, unknown>;
+  // Object.keys, not Object.entries: one array per object instead of one per key as well.
+  for (const key of Object.keys(source)) copy[key] = copyData(source[key]);
   return copy as T;
 }
 
