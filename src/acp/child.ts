@@ -10,6 +10,7 @@ import type * as Acp from '@agentclientprotocol/sdk';
 import { BroodError, errorMessage } from '../errors.js';
 import { TEXT_DELTA_EVENT } from '../driver/loop.js';
 import type { ClaimedMessage, DriverHost, DriverPlan, TurnReport } from '../driver/types.js';
+import type { ModelFinish } from '../models/types.js';
 import { driverHostOver, type GatewayRemote } from '../workers/gateway-client.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../workers/runner.js';
 import type { StopReason, Usage } from '../types.js';
@@ -30,7 +31,7 @@ interface RunningTurn {
   cancel: () => void;
 }
 
-const STOP_REASONS: Record<Acp.StopReason, { stopReason: StopReason; finish: string; diagnostic?: string }> = {
+const STOP_REASONS: Record<Acp.StopReason, { stopReason: StopReason; finish: ModelFinish; diagnostic?: string }> = {
   end_turn: { stopReason: 'completed', finish: 'stop' },
   max_tokens: { stopReason: 'max-tokens', finish: 'max-tokens' },
   // The agent's own limit of model requests per turn: brood's step-limit stop reason.
@@ -129,20 +130,23 @@ export class AcpChild implements DriverRunner, SessionHandlers {
     const turn = this.turn;
     if (!turn) return { outcome: { outcome: 'cancelled' } }; // no turn asked for this: nobody to decide for
     const decision = await decidePermission(this.options.permissions, request, this.childId, turn.onCancel);
-    turn.transcript.note('acp/permission', {
-      toolCallId: request.toolCall.toolCallId,
-      ...(request.toolCall.title ? { title: request.toolCall.title } : {}),
-      options: request.options.map(({ optionId, kind }) => ({ optionId, kind })),
-      policy: typeof this.options.permissions === 'function' ? 'function' : this.options.permissions,
-      decision: decision.decision,
-      optionId: decision.optionId,
-      ...(decision.note ? { note: decision.note } : {}),
+    turn.transcript.note({
+      type: 'acp/permission',
+      data: {
+        toolCallId: request.toolCall.toolCallId,
+        ...(request.toolCall.title ? { title: request.toolCall.title } : {}),
+        options: request.options.map(({ optionId, kind }) => ({ optionId, kind })),
+        policy: typeof this.options.permissions === 'function' ? 'function' : this.options.permissions,
+        decision: decision.decision,
+        optionId: decision.optionId,
+        ...(decision.note ? { note: decision.note } : {}),
+      },
     });
     return permissionResponse(decision);
   }
 
   fs(event: FsEvent): void {
-    this.turn?.transcript.note('acp/fs', { ...event });
+    this.turn?.transcript.note({ type: 'acp/fs', data: { ...event } });
   }
 
   private async runTurn(host: DriverHost, claimed: ClaimedMessage): Promise<TurnReport> {
@@ -165,7 +169,7 @@ export class AcpChild implements DriverRunner, SessionHandlers {
       const response = await agent.prompt(this.sessionId, claimed.text);
       const mapped = STOP_REASONS[response.stopReason] ?? {
         stopReason: 'error' as const,
-        finish: 'error',
+        finish: 'error' as const,
         diagnostic: `the ACP agent answered an unknown stop reason ${JSON.stringify(response.stopReason)}`,
       };
       const usage = usageOf(response);

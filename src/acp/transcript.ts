@@ -6,7 +6,8 @@
  * this is its transcript as reported, no more.
  */
 import type * as Acp from '@agentclientprotocol/sdk';
-import type { DriverEvent } from '../driver/types.js';
+import type { ModelFinish } from '../models/types.js';
+import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
 import type { Usage } from '../types.js';
 
 const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -24,7 +25,7 @@ export class TurnTranscript {
   private readonly known = new Set<string>();
   private finished = false;
 
-  constructor(private readonly emit: (events: DriverEvent[]) => void) {}
+  constructor(private readonly emit: (events: DriverEmittedEvent[]) => void) {}
 
   /** Text the agent streamed in this turn (for hosts that show deltas). */
   onText: ((delta: string) => void) | undefined;
@@ -70,15 +71,15 @@ export class TurnTranscript {
   }
 
   /** A decision or fs call made for this session while the turn runs. */
-  note(type: string, data: Record<string, unknown>): void {
-    if (!this.finished) this.emit([{ type, data }]);
+  note(event: NewEventOf<'acp/permission'> | NewEventOf<'acp/fs'>): void {
+    if (!this.finished) this.emit([event]);
   }
 
   /** Closes the turn: calls left open get an errored result (the history stays well-formed), then the final message. */
-  finish(finish: string, usage: Usage = NO_USAGE): void {
+  finish(finish: ModelFinish, usage: Usage = NO_USAGE): void {
     if (this.finished) return;
     this.flushThought();
-    const events: DriverEvent[] = [];
+    const events: DriverEmittedEvent[] = [];
     for (const [callId, call] of this.open) {
       events.push({
         type: 'tool/result',
@@ -118,7 +119,7 @@ export class TurnTranscript {
     const call = { callId, name: name || 'tool', arguments: args };
     // The text streamed so far is the message that asked for this call.
     if (this.text.trim() !== '') this.output = this.text;
-    const events: DriverEvent[] = [assistant(this.text, [call], NO_USAGE, 'tool-calls')];
+    const events: DriverEmittedEvent[] = [assistant(this.text, [call], NO_USAGE, 'tool-calls')];
     this.text = '';
     events.push({ type: 'tool/call', data: { ...call, ...(kind ? { kind } : {}), ...(title ? { title } : {}) } });
     this.open.set(callId, { name: call.name });
@@ -152,8 +153,8 @@ function assistant(
   text: string,
   toolCalls: { callId: string; name: string; arguments: string }[],
   usage: Usage,
-  finish: string,
-): DriverEvent {
+  finish: ModelFinish,
+): NewEventOf<'assistant/message'> {
   return { type: 'assistant/message', data: { text, toolCalls, usage, finish } };
 }
 

@@ -5,7 +5,8 @@
  */
 import { BroodError, decodeError, errorMessage } from '../errors.js';
 import { errorResult } from '../tools/execute.js';
-import type { DriverEvent, DriverView, PlannedClass, TurnReport } from '../driver/types.js';
+import type { DriverView, PlannedClass, TurnReport } from '../driver/types.js';
+import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
 import type { Agent, CodeMode, ToolResult } from '../types.js';
 import type { GatewayRemote } from '../workers/gateway-client.js';
 import { classifyArgs, driverEvents, replyOf, toolCallRequest, turnReport } from '../workers/protocol.js';
@@ -135,7 +136,8 @@ function withJsonValue(result: ToolResult): ToolResult {
 }
 
 function logEvents(agent: GatewayAgent, raw: unknown): Promise<void> {
-  const events = driverEvents.parse(raw, 'log') as DriverEvent[];
+  // The wire checked the envelope; the data shapes are the driver's own (the same build wrote them).
+  const events = driverEvents.parse(raw, 'log') as DriverEmittedEvent[];
   if (!events.some(isDelta)) {
     for (const event of events) agent.turns.mirror(event);
     // The gateway runs each message's handler synchronously in arrival order, so seq order is log order.
@@ -143,7 +145,7 @@ function logEvents(agent: GatewayAgent, raw: unknown): Promise<void> {
   }
   // Streamed text is for subscribers only (never logged); it keeps its place among the logged events.
   let written = Promise.resolve();
-  let run: DriverEvent[] = [];
+  let run: DriverEmittedEvent[] = [];
   const writeRun = (): void => {
     if (run.length > 0) written = agent.writer.append(run);
     run = [];
@@ -161,13 +163,13 @@ function logEvents(agent: GatewayAgent, raw: unknown): Promise<void> {
   return written;
 }
 
-function isDelta(event: DriverEvent): boolean {
+function isDelta(event: DriverEmittedEvent): event is NewEventOf<'text/delta'> {
   return event.type === TEXT_DELTA_EVENT;
 }
 
-function publishDelta(agent: GatewayAgent, event: DriverEvent): void {
+function publishDelta(agent: GatewayAgent, event: NewEventOf<'text/delta'>): void {
   const { hub } = agent.deps;
   const { turn, delta } = event.data;
-  if (!hub.active || typeof delta !== 'string' || typeof turn !== 'number' || !hub.isPublished(agent)) return;
+  if (!hub.active || !hub.isPublished(agent)) return;
   hub.publish({ ...baseOf(agent, agent.deps.now()), type: 'text-delta', turn, delta });
 }

@@ -4,6 +4,12 @@
  */
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage, ToolCallRecord } from '../models/types.js';
+import {
+  type AgentDescriptorData,
+  knownEvent,
+  type SessionEventDataMap,
+  type SubagentDescriptorData,
+} from '../sessions/event-types.js';
 import type { ModelRoute, SessionEvent } from '../types.js';
 
 export interface AcceptedMessage {
@@ -18,7 +24,7 @@ export interface RebuiltSession {
   unclaimed: AcceptedMessage[];
   openTurn: number | undefined;
   lastRoute: ModelRoute | undefined;
-  descriptor: Record<string, unknown> | undefined;
+  descriptor: AgentDescriptorData | SubagentDescriptorData | undefined;
   modelSelectionEnabled: boolean;
 }
 
@@ -35,21 +41,22 @@ export function rebuildSession(events: SessionEvent[]): RebuiltSession {
     modelSelectionEnabled: false,
   };
   let unanswered: ToolCallRecord[] = [];
-  for (const event of events) {
-    const data = event.data;
-    switch (event.type) {
-      case 'user/message':
-        accepted.set(String(data.id), { id: String(data.id), text: String(data.text), source: String(data.source) });
+  for (const logged of events) {
+    const event = knownEvent(logged);
+    switch (event?.type) {
+      case 'user/message': {
+        const { id, text, source } = event.data;
+        accepted.set(id, { id, text, source });
         break;
+      }
       case 'turn/start': {
-        const ids = Array.isArray(data.messageIds) ? data.messageIds.map(String) : [];
-        for (const id of ids) {
+        for (const id of event.data.messageIds) {
           claimed.add(id);
           const message = accepted.get(id);
           if (message) result.history.push({ role: 'user', text: message.text });
         }
-        result.lastTurn = Number(data.turn);
-        result.openTurn = Number(data.turn);
+        result.lastTurn = event.data.turn;
+        result.openTurn = event.data.turn;
         break;
       }
       case 'turn/end':
@@ -58,27 +65,23 @@ export function rebuildSession(events: SessionEvent[]): RebuiltSession {
         result.openTurn = undefined;
         break;
       case 'model/request':
-        result.lastRoute = routeOfRequest(data);
+        result.lastRoute = routeOfRequest(event.data);
         break;
       case 'assistant/message': {
-        const toolCalls = (Array.isArray(data.toolCalls) ? data.toolCalls : []) as ToolCallRecord[];
-        result.history.push({ role: 'assistant', text: String(data.text ?? ''), toolCalls, ...reasoningField(data) });
+        const { text, toolCalls } = event.data;
+        result.history.push({ role: 'assistant', text, toolCalls, ...reasoningField(event.data) });
         unanswered = [...toolCalls];
         break;
       }
-      case 'tool/result':
-        result.history.push({
-          role: 'tool',
-          callId: String(data.callId),
-          name: String(data.name),
-          content: String(data.content),
-          isError: data.isError === true,
-        });
-        unanswered = unanswered.filter((call) => call.callId !== data.callId);
+      case 'tool/result': {
+        const { callId, name, content, isError } = event.data;
+        result.history.push({ role: 'tool', callId, name, content, isError });
+        unanswered = unanswered.filter((call) => call.callId !== callId);
         break;
+      }
       case 'agent/descriptor':
       case 'subagent/descriptor':
-        result.descriptor = data;
+        result.descriptor = event.data;
         break;
       case 'subagent/model-selection-enabled':
         result.modelSelectionEnabled = true;
@@ -103,9 +106,9 @@ function closeUnanswered(calls: ToolCallRecord[]): ChatMessage[] {
   }));
 }
 
-export function routeOfRequest(data: Record<string, unknown>): ModelRoute {
-  const route: ModelRoute = { provider: String(data.provider), model: String(data.model) };
-  if (typeof data.reasoningEffort === 'string') route.reasoningEffort = data.reasoningEffort;
-  if (typeof data.maxTokens === 'number') route.maxTokens = data.maxTokens;
+export function routeOfRequest(data: SessionEventDataMap['model/request']): ModelRoute {
+  const route: ModelRoute = { provider: data.provider, model: data.model };
+  if (data.reasoningEffort !== undefined) route.reasoningEffort = data.reasoningEffort;
+  if (data.maxTokens !== undefined) route.maxTokens = data.maxTokens;
   return route;
 }

@@ -12,6 +12,10 @@ import { rebuildSession } from './history.js';
 import type { RuntimeCore } from './runtime-core.js';
 import type { AgentInit } from './types.js';
 import type { CodeMode, ToolFilter } from '../types.js';
+import type { AgentDescriptorData, SubagentDescriptorData } from '../sessions/event-types.js';
+
+/** Either descriptor, every field optional (a top-level agent's has no provider, a child's no codeMode). */
+type DescriptorFields = Partial<AgentDescriptorData> & Partial<SubagentDescriptorData>;
 
 export interface RestoreOptions {
   model?: ModelRoute;
@@ -57,7 +61,8 @@ async function rebuildAgent(core: RuntimeCore, sessionId: string, options: Resto
   const runtimeDepth = options.depth === undefined ? 0 : validateDelegationDepth(options.depth);
   const depth = Math.max(header.delegationDepth, runtimeDepth);
   const route = core.catalog.resolve(options.model ?? rebuilt.lastRoute ?? header.model);
-  const descriptor = rebuilt.descriptor ?? {};
+  // Each field is still checked: a descriptor is the one event a host may have written by hand.
+  const descriptor: DescriptorFields = rebuilt.descriptor ?? {};
   const { agent, rollback } = composeAgent(core, {
     id: sessionId,
     depth,
@@ -113,7 +118,7 @@ export function seedMessages(events: SessionEvent[], seedLength: number | undefi
   return rebuildSession(events.slice(0, seedLength)).history.length;
 }
 
-function modeOf(header: SessionHeader, descriptor: Record<string, unknown>): AgentInit['mode'] {
+function modeOf(header: SessionHeader, descriptor: DescriptorFields): AgentInit['mode'] {
   if (header.origin !== 'subagent') return 'top';
   return descriptor.mode === 'continuable' ? 'continuable' : 'one-shot';
 }

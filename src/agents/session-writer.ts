@@ -4,12 +4,8 @@
  * flushes report it instead of silently losing events.
  */
 import type { LogMeta } from '../events/from-log.js';
+import type { ForeignEvent, NewSessionEvent } from '../sessions/event-types.js';
 import type { SessionEvent, SessionStore } from '../types.js';
-
-export interface NewEvent {
-  type: string;
-  data: Record<string, unknown>;
-}
 
 /** Sees every stamped batch synchronously, in log order (the host event stream derives from it). */
 export type LogObserver = (stamped: SessionEvent[], meta: LogMeta | undefined) => void;
@@ -30,7 +26,16 @@ export class SessionWriter {
     return this.nextSeq;
   }
 
-  append(events: NewEvent[], meta?: LogMeta): Promise<void> {
+  append(events: readonly NewSessionEvent[], meta?: LogMeta): Promise<void> {
+    return this.stamp(events, meta);
+  }
+
+  /** Events whose types brood may not know (a provider's seed): logged as they are. */
+  appendForeign(events: readonly ForeignEvent[]): Promise<void> {
+    return this.stamp(events, undefined);
+  }
+
+  private stamp(events: readonly ForeignEvent[], meta: LogMeta | undefined): Promise<void> {
     if (events.length === 0) return this.chain;
     const stamped: SessionEvent[] = events.map((event) => ({
       seq: this.nextSeq++,

@@ -5,10 +5,11 @@
  * write to turn state is one of the named transitions below.
  */
 import { setMaxListeners } from 'node:events';
-import type { DriverEvent, TurnReport } from '../driver/types.js';
+import type { TurnReport } from '../driver/types.js';
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';
+import type { DriverEmittedEvent } from '../sessions/event-types.js';
 import type { ModelRoute, ToolResult, TurnResult, Usage } from '../types.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox } from './inbox.js';
@@ -139,35 +140,24 @@ export class TurnLedger {
   }
 
   /** Mirrors one logged driver event into the history and the running turn's tallies. */
-  mirror(event: DriverEvent): void {
-    const { data } = event;
+  mirror(event: DriverEmittedEvent): void {
     const turn = this.running;
     if (event.type === 'model/request') {
-      this.requestRoute = routeOfRequest(data);
+      this.requestRoute = routeOfRequest(event.data);
     } else if (event.type === 'assistant/message') {
-      const text = String(data.text ?? '');
-      this.history.push({
-        role: 'assistant',
-        text,
-        toolCalls: (data.toolCalls ?? []) as never,
-        ...reasoningField(data),
-      });
+      const { text, toolCalls, usage, finish } = event.data;
+      this.history.push({ role: 'assistant', text, toolCalls, ...reasoningField(event.data) });
       if (turn) {
-        addUsage(turn.usage, data.usage as Partial<Usage> | undefined);
+        addUsage(turn.usage, usage);
         if (text.trim() !== '') turn.output = text;
-        turn.lastFinish = String(data.finish);
+        turn.lastFinish = finish;
       }
     } else if (event.type === 'tool/call') {
-      turn?.started.add(String(data.callId));
+      turn?.started.add(event.data.callId);
     } else if (event.type === 'tool/result') {
-      this.history.push({
-        role: 'tool',
-        callId: String(data.callId),
-        name: String(data.name),
-        content: String(data.content),
-        isError: data.isError === true,
-      });
-      turn?.calls.delete(callKey('model', String(data.callId)));
+      const { callId, name, content, isError } = event.data;
+      this.history.push({ role: 'tool', callId, name, content, isError });
+      turn?.calls.delete(callKey('model', callId));
     }
   }
 

@@ -5,6 +5,7 @@
  */
 import type { Brood } from '../index.js';
 import type { TreeState } from './tree-state.js';
+import { isEventOf } from '../sessions/event-types.js';
 
 /** Resolves when the stream ends (brood.close()). */
 export async function followTree(
@@ -24,8 +25,7 @@ async function labelChild(brood: Brood, state: TreeState, childId: string): Prom
     const { header, events } = await brood.sessions.read(childId);
     const node = state.nodes.get(childId);
     if (node !== undefined) node.createdAt = Math.min(node.createdAt, header.createdAt);
-    const descriptor = events.find((event) => event.type === 'subagent/descriptor');
-    const label = descriptor?.data.label;
+    const label = events.find((event) => isEventOf(event, 'subagent/descriptor'))?.data.label;
     if (typeof label === 'string') state.setLabel(childId, label);
   } catch {
     // The label is cosmetic: a child whose session cannot be read stays unlabelled.

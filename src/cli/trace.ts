@@ -13,6 +13,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import type { SessionEvent } from '../index.js';
+import { isPlainObject } from '../plain.js';
+import { knownEvent, parsedToolArguments, type SessionEventOf } from '../sessions/event-types.js';
 import { parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { truncate } from './format.js';
 import { loadSessionDir } from './session-dir.js';
@@ -165,53 +167,44 @@ function flowEvents(
 /** Turn, model-request and tool-call spans from one agent's events; open spans end at its last event. */
 export function spansOf(events: SessionEvent[]): Span[] {
   const spans: Span[] = [];
-  const openTurns = new Map<unknown, SessionEvent>();
-  const openTools = new Map<unknown, SessionEvent>();
-  let openRequest: SessionEvent | undefined;
-  for (const event of events) {
-    const data = event.data;
-    if (event.type === 'turn/start') openTurns.set(data.turn, event);
-    else if (event.type === 'turn/end') {
-      const start = openTurns.get(data.turn);
-      openTurns.delete(data.turn);
-      if (start)
-        spans.push(
-          span(`turn ${String(data.turn)}`, 'turn', start, event.time, {
-            reason: data.reason,
-            diagnostic: data.diagnostic,
-          }),
-        );
-    } else if (event.type === 'model/request') openRequest = event;
-    else if (event.type === 'assistant/message' && openRequest) {
-      const name = `model ${String(openRequest.data.provider)}/${String(openRequest.data.model)}`;
-      spans.push(
-        span(name, 'model', openRequest, event.time, {
-          finish: data.finish,
-          usage: data.usage,
-          threadId: openRequest.data.threadId,
+  const openTurns = new Map<number, SessionEventOf<'turn/start'>>();
+  const openTools = new Map<string, SessionEventOf<'tool/call'>>();
+  let openRequest: SessionEventOf<'model/request'> | undefined;
+  const close = <K, E>(open: Map<K, E>, key: K, made: (start: E) => Span): void => {
+    const start = open.get(key);
+    open.delete(key);
+    if (start) spans.push(made(start));
+  };
+  for (const logged of events) {
+    const event = knownEvent(logged);
+    if (event?.type === 'turn/start') openTurns.set(event.data.turn, event);
+    else if (event?.type === 'turn/end') {
+      const { turn, reason, diagnostic } = event.data;
+      close(openTurns, turn, (start) => span(`turn ${turn}`, 'turn', start, event.time, { reason, diagnostic }));
+    } else if (event?.type === 'model/request') openRequest = event;
+    else if (event?.type === 'assistant/message' && openRequest) {
+      const { provider, model, threadId } = openRequest.data;
+      const { finish, usage } = event.data;
+      spans.push(span(`model ${provider}/${model}`, 'model', openRequest, event.time, { finish, usage, threadId }));
+      openRequest = undefined;
+    } else if (event?.type === 'tool/call') openTools.set(event.data.callId, event);
+    else if (event?.type === 'tool/result') {
+      const { callId, name, isError, errorCode } = event.data;
+      close(openTools, callId, (start) =>
+        span(`tool ${name}`, 'tool', start, event.time, {
+          callId,
+          isError,
+          errorCode,
+          description: describedBy(start),
         }),
       );
-      openRequest = undefined;
-    } else if (event.type === 'tool/call') openTools.set(data.callId, event);
-    else if (event.type === 'tool/result') {
-      const start = openTools.get(data.callId);
-      openTools.delete(data.callId);
-      if (start)
-        spans.push(
-          span(`tool ${String(data.name)}`, 'tool', start, event.time, {
-            callId: data.callId,
-            isError: data.isError,
-            errorCode: data.errorCode,
-            description: describedBy(start),
-          }),
-        );
     }
   }
   const last = events.at(-1)?.time ?? 0;
   for (const start of openTurns.values())
-    spans.push(span(`turn ${String(start.data.turn)}`, 'turn', start, last, { reason: 'unfinished' }));
+    spans.push(span(`turn ${start.data.turn}`, 'turn', start, last, { reason: 'unfinished' }));
   for (const start of openTools.values())
-    spans.push(span(`tool ${String(start.data.name)}`, 'tool', start, last, { unfinished: true }));
+    spans.push(span(`tool ${start.data.name}`, 'tool', start, last, { unfinished: true }));
   if (openRequest) spans.push(span('model request', 'model', openRequest, last, { unfinished: true }));
   return spans;
 }
@@ -232,16 +225,19 @@ function delegatingSlice(spans: Span[], label: string, born: number): Span | und
 }
 
 /** A delegation call's `description` argument (what its child is labelled with). */
-function describedBy(call: SessionEvent): unknown {
-  try {
-    const args = JSON.parse(String(call.data.arguments)) as { description?: unknown };
-    return typeof args?.description === 'string' ? args.description : undefined;
-  } catch {
-    return undefined;
-  }
+function describedBy(call: SessionEventOf<'tool/call'>): string | undefined {
+  const args = parsedToolArguments(call.data.arguments);
+  if (!isPlainObject(args)) return undefined;
+  return typeof args.description === 'string' ? args.description : undefined;
 }
 
-function span(name: string, cat: Span['cat'], start: SessionEvent, end: number, args: Record<string, unknown>): Span {
+function span(
+  name: string,
+  cat: Span['cat'],
+  start: { time: number },
+  end: number,
+  args: Record<string, unknown>,
+): Span {
   const defined = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
   return { name, cat, start: start.time, end: Math.max(start.time, end), args: defined };
 }

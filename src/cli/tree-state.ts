@@ -5,6 +5,7 @@
  * "state", "turns", "tokens" and "elapsed" mean.
  */
 import type { BroodEvent, SessionEvent, SessionHeader, Usage } from '../index.js';
+import { knownEvent } from '../sessions/event-types.js';
 
 export interface AgentNode {
   id: string;
@@ -195,17 +196,17 @@ function sortByCreation(nodes: AgentNode[]): AgentNode[] {
   return [...nodes].sort((a, b) => a.createdAt - b.createdAt);
 }
 
-function applyEvent(node: AgentNode, event: SessionEvent): void {
-  const data = event.data;
-  node.lastEventAt = Math.max(node.lastEventAt, event.time);
-  switch (event.type) {
+function applyEvent(node: AgentNode, logged: SessionEvent): void {
+  node.lastEventAt = Math.max(node.lastEventAt, logged.time);
+  const event = knownEvent(logged);
+  switch (event?.type) {
     case 'subagent/descriptor':
-      if (typeof data.label === 'string') node.label = data.label;
-      if (data.mode === 'continuable') node.mode = 'continuable';
+      if (event.data.label !== undefined) node.label = event.data.label;
+      if (event.data.mode === 'continuable') node.mode = 'continuable';
       break;
     case 'user/message':
       // A top-level agent has no descriptor label; its first message says what it is for.
-      if (node.mode === 'top-level' && node.label === '' && typeof data.text === 'string') node.label = data.text;
+      if (node.mode === 'top-level' && node.label === '') node.label = event.data.text;
       break;
     case 'turn/start':
       node.turns++;
@@ -214,26 +215,20 @@ function applyEvent(node: AgentNode, event: SessionEvent): void {
     case 'turn/end':
       node.openTurn = false;
       node.pendingTools.clear();
-      node.stopReasons.push(String(data.reason));
-      if (typeof data.diagnostic === 'string') node.diagnostics.push(data.diagnostic);
+      node.stopReasons.push(event.data.reason);
+      if (event.data.diagnostic !== undefined) node.diagnostics.push(event.data.diagnostic);
       break;
     case 'assistant/message':
-      addUsage(node, data.usage);
+      node.inputTokens += event.data.usage.inputTokens;
+      node.outputTokens += event.data.usage.outputTokens;
       break;
     case 'tool/call':
-      node.pendingTools.add(String(data.callId));
+      node.pendingTools.add(event.data.callId);
       break;
     case 'tool/result':
-      node.pendingTools.delete(String(data.callId));
+      node.pendingTools.delete(event.data.callId);
       break;
   }
-}
-
-function addUsage(node: AgentNode, usage: unknown): void {
-  if (typeof usage !== 'object' || usage === null) return;
-  const { inputTokens, outputTokens } = usage as { inputTokens?: unknown; outputTokens?: unknown };
-  if (typeof inputTokens === 'number') node.inputTokens += inputTokens;
-  if (typeof outputTokens === 'number') node.outputTokens += outputTokens;
 }
 
 /**

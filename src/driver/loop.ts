@@ -6,7 +6,8 @@
 import { threadId } from 'node:worker_threads';
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
-import type { ChatMessage, ModelAdapter, ModelResponse, ToolCallRecord } from '../models/types.js';
+import type { ChatMessage, ModelAdapter, ModelFinish, ModelResponse, ToolCallRecord } from '../models/types.js';
+import type { DriverEventType, SessionEventDataMap } from '../sessions/event-types.js';
 import { addUsage } from '../models/usage.js';
 import type { ToolResult, Usage } from '../types.js';
 import { checkModelResponse } from './response-check.js';
@@ -24,7 +25,7 @@ import type {
 import { ViewTracker } from './view-tracker.js';
 
 /** Driver-to-parent event type for streamed text: forwarded to subscribers, never written to the log. */
-export const TEXT_DELTA_EVENT = 'text/delta';
+export const TEXT_DELTA_EVENT = 'text/delta' satisfies DriverEventType;
 
 /** How long streamed deltas may wait to share one message across the thread boundary. */
 const DELTA_BATCH_MS = 10;
@@ -222,7 +223,7 @@ export class Driver {
     );
   }
 
-  private recordAssistant(response: ModelResponse, finish: string): void {
+  private recordAssistant(response: ModelResponse, finish: ModelFinish): void {
     const reasoning = response.reasoning === undefined ? {} : { reasoning: response.reasoning };
     this.history.push({ role: 'assistant', text: response.text, toolCalls: response.toolCalls, ...reasoning });
     this.emit('assistant/message', {
@@ -293,7 +294,7 @@ export class Driver {
   }
 
   /** Events are batched per microtask into one log() call; the parent appends them in order. */
-  private emit(type: string, data: Record<string, unknown>): void {
+  private emit<T extends DriverEventType>(type: T, data: SessionEventDataMap[T]): void {
     this.pendingEvents.push({ type, data });
     if (this.flushScheduled) return;
     this.flushScheduled = true;

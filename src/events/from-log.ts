@@ -3,8 +3,8 @@
  * so host UIs, `inspect` and `trace` agree). Called with each batch the session writer stamps, only
  * while someone subscribes.
  */
-import type { ModelFinish, ToolCallRecord } from '../models/types.js';
-import type { BroodEvent, BroodEventBase, SessionEvent, StopReason, Usage } from '../types.js';
+import { knownEvent, parsedToolArguments } from '../sessions/event-types.js';
+import type { BroodEvent, BroodEventBase, SessionEvent, Usage } from '../types.js';
 
 export interface EventOrigin {
   readonly id: string;
@@ -27,68 +27,52 @@ export function baseOf(origin: Pick<EventOrigin, 'id' | 'parentId' | 'depth'>, t
 
 export function fromLogged(
   origin: EventOrigin,
-  event: SessionEvent,
+  logged: SessionEvent,
   meta: LogMeta | undefined,
 ): BroodEvent | undefined {
-  const { data } = event;
-  const base = baseOf(origin, event.time);
-  switch (event.type) {
+  const base = baseOf(origin, logged.time);
+  const event = knownEvent(logged);
+  switch (event?.type) {
     case 'turn/start':
-      return {
-        ...base,
-        type: 'turn-start',
-        turn: Number(data.turn),
-        messageIds: Array.isArray(data.messageIds) ? data.messageIds.map(String) : [],
-      };
-    case 'assistant/message':
+      return { ...base, type: 'turn-start', turn: event.data.turn, messageIds: [...event.data.messageIds] };
+    case 'assistant/message': {
+      const { text, toolCalls, finish } = event.data;
       return {
         ...base,
         type: 'assistant-message',
         turn: origin.lastTurn,
-        text: String(data.text ?? ''),
-        toolCalls: ((data.toolCalls ?? []) as ToolCallRecord[]).map((call) => ({ id: call.callId, name: call.name })),
-        finish: String(data.finish) as ModelFinish,
+        text,
+        toolCalls: toolCalls.map((call) => ({ id: call.callId, name: call.name })),
+        finish,
       };
-    case 'tool/call':
+    }
+    case 'tool/call': {
+      const { callId, name } = event.data;
       return {
         ...base,
         type: 'tool-start',
         turn: origin.lastTurn,
-        callId: String(data.callId),
-        name: String(data.name),
-        args: parsedArgs(data.arguments),
+        callId,
+        name,
+        args: parsedToolArguments(event.data.arguments),
       };
-    case 'tool/result':
-      return {
-        ...base,
-        type: 'tool-end',
-        turn: origin.lastTurn,
-        callId: String(data.callId),
-        name: String(data.name),
-        isError: data.isError === true,
-        content: String(data.content ?? ''),
-      };
+    }
+    case 'tool/result': {
+      const { callId, name, isError, content } = event.data;
+      return { ...base, type: 'tool-end', turn: origin.lastTurn, callId, name, isError, content };
+    }
     case 'turn/end': {
       const end: BroodEvent = {
         ...base,
         type: 'turn-end',
-        turn: Number(data.turn),
-        stopReason: data.reason as StopReason,
+        turn: event.data.turn,
+        stopReason: event.data.reason,
         usage: { ...(meta?.usage ?? NO_USAGE) },
       };
-      if (typeof data.diagnostic === 'string') end.diagnostic = data.diagnostic;
+      if (event.data.diagnostic !== undefined) end.diagnostic = event.data.diagnostic;
       return end;
     }
     default:
       return undefined;
-  }
-}
-
-function parsedArgs(raw: unknown): unknown {
-  if (typeof raw !== 'string') return raw;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
   }
 }

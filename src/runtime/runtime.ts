@@ -33,6 +33,7 @@ import { ContainedEvents } from '../subagents/events.js';
 import { SubagentRuntimeImpl } from '../subagents/runtime.js';
 import { AsyncPlugins } from './async-plugins.js';
 import type { SubagentEventName, SubagentRun } from '../subagents/types.js';
+import { modelSelectionEvents } from '../sessions/event-types.js';
 import { createToolSystem, type ToolSystem } from '../tools/system.js';
 import type { Agent, CodeMode, ModelRoute, SessionStore } from '../types.js';
 import { InlineRunner } from '../workers/inline-runner.js';
@@ -234,7 +235,7 @@ export class Runtime implements SubagentCore {
     };
     agent.writer.append([
       { type: 'agent/descriptor', data: descriptor },
-      ...(modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : []),
+      ...modelSelectionEvents(modelSelectionEnabled),
     ]);
     this.agents.set(id, agent);
     return agent;

@@ -3,9 +3,14 @@
  * progress, messages no completed turn claimed, and the parent's own descriptors are left out.
  */
 import type { AgentImpl } from '../agents/agent.js';
+import { isEventOf, type SessionEventType } from '../sessions/event-types.js';
 import type { SubagentCore } from './core.js';
 
-const NOT_INHERITED = new Set(['agent/descriptor', 'subagent/descriptor', 'subagent/model-selection-enabled']);
+const NOT_INHERITED = new Set<string>([
+  'agent/descriptor',
+  'subagent/descriptor',
+  'subagent/model-selection-enabled',
+] satisfies SessionEventType[]);
 
 export async function completedTurns(core: SubagentCore, parent: AgentImpl): Promise<unknown[]> {
   await parent.writer.flush();
@@ -17,11 +22,10 @@ export async function completedTurns(core: SubagentCore, parent: AgentImpl): Pro
   const completed = events.slice(0, lastEnd + 1);
   const claimed = new Set<string>();
   for (const event of completed) {
-    if (event.type === 'turn/start' && Array.isArray(event.data.messageIds))
-      for (const id of event.data.messageIds) claimed.add(String(id));
+    if (isEventOf(event, 'turn/start')) for (const id of event.data.messageIds) claimed.add(id);
   }
   return completed
     .filter((event) => !NOT_INHERITED.has(event.type))
-    .filter((event) => event.type !== 'user/message' || claimed.has(String(event.data.id)))
+    .filter((event) => !isEventOf(event, 'user/message') || claimed.has(event.data.id))
     .map((event) => ({ type: event.type, data: event.data }));
 }

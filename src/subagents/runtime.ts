@@ -7,6 +7,7 @@ import { BroodError } from '../errors.js';
 import type { AgentImpl } from '../agents/agent.js';
 import type { DriverRunner } from '../workers/runner.js';
 import type { Agent } from '../types.js';
+import { isEventOf } from '../sessions/event-types.js';
 import { completedTurns } from './completed-turns.js';
 import { EXTERNAL_DRIVER, externalDriverOf, externalRestorerOf } from './external.js';
 import type { SubagentCore } from './core.js';
@@ -219,7 +220,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     const { header, events } = await this.core.store.read(childId);
     if (
       header.origin !== 'subagent' ||
-      !events.some((e) => e.type === 'subagent/descriptor' && e.data.mode === 'continuable')
+      !events.some((e) => isEventOf(e, 'subagent/descriptor') && e.data.mode === 'continuable')
     ) {
       throw notResumable(childId);
     }

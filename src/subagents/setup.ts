@@ -7,8 +7,14 @@ import { BroodError } from '../errors.js';
 import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { rebuildSession } from '../agents/history.js';
-import type { NewEvent } from '../agents/session-writer.js';
 import { resolveChildRoute } from '../models/route.js';
+import { isPlainObject } from '../plain.js';
+import {
+  type ForeignEvent,
+  modelSelectionEvents,
+  type NewEventOf,
+  type SubagentDescriptorData,
+} from '../sessions/event-types.js';
 import { defineTool } from '../tools/define-tool.js';
 import type { SessionHeader } from '../types.js';
 import { childDepthFor } from '../depth.js';
@@ -92,8 +98,9 @@ export async function publishChild(
     rollback();
     throw error;
   }
+  // The seed first (a provider's events, logged as they are), then what brood knows about the child.
+  agent.writer.appendForeign(seed);
   agent.writer.append([
-    ...seed,
     descriptorEvent(
       spec,
       route,
@@ -105,15 +112,19 @@ export async function publishChild(
             ? { runner: 'queue' }
             : {},
     ),
-    ...(parent.modelSelectionEnabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : []),
+    ...modelSelectionEvents(parent.modelSelectionEnabled),
   ]);
   core.agents.set(id, agent);
   return agent;
 }
 
-function descriptorEvent(spec: ChildSpec, route: SessionHeader['model'], runner: Record<string, unknown>): NewEvent {
+function descriptorEvent(
+  spec: ChildSpec,
+  route: SessionHeader['model'],
+  runner: Pick<SubagentDescriptorData, 'runner'> & Record<string, unknown>,
+): NewEventOf<'subagent/descriptor'> {
   const { request } = spec;
-  const data: Record<string, unknown> = { provider: spec.provider, mode: spec.mode, model: route, ...runner };
+  const data: SubagentDescriptorData = { provider: spec.provider, mode: spec.mode, model: route, ...runner };
   if (request.label !== undefined) data.label = request.label;
   if (request.persona !== undefined) data.persona = request.persona;
   if (request.toolFilter !== undefined) data.toolFilter = request.toolFilter;
@@ -138,14 +149,13 @@ function installStructuredOutput(child: AgentImpl, schema: Record<string, unknow
 }
 
 /** Seeds come from providers (possibly third-party): each must look like a session event. */
-function validateSeed(seed: unknown[] | undefined): NewEvent[] {
+function validateSeed(seed: unknown[] | undefined): ForeignEvent[] {
   if (seed === undefined) return [];
   if (!Array.isArray(seed)) throw new BroodError('INVALID_CONFIG', 'a child seed must be an array of session events');
   return seed.map((event, index) => {
-    const candidate = event as { type?: unknown; data?: unknown };
-    if (typeof candidate?.type !== 'string' || typeof candidate.data !== 'object' || candidate.data === null) {
+    if (!isPlainObject(event) || typeof event.type !== 'string' || !isPlainObject(event.data)) {
       throw new BroodError('INVALID_CONFIG', `seed event ${index} is not a session event ({ type, data })`);
     }
-    return { type: candidate.type, data: candidate.data as Record<string, unknown> };
+    return { type: event.type, data: event.data };
   });
 }

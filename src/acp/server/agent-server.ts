@@ -8,6 +8,7 @@ import { Readable, Writable } from 'node:stream';
 import type * as Acp from '@agentclientprotocol/sdk';
 import type { Brood } from '../../brood.js';
 import { errorMessage } from '../../errors.js';
+import { isEventOf } from '../../sessions/event-types.js';
 import type { Agent, SessionEvent } from '../../types.js';
 import { loadSdk } from '../agent-process.js';
 import { broodVersion } from '../version.js';
@@ -191,7 +192,7 @@ async function runPrompt(
 
 function lastTurnEnd(events: SessionEvent[]): number {
   let last = -1;
-  for (const event of events) if (event.type === 'turn/end') last = Number(event.data.turn);
+  for (const event of events) if (isEventOf(event, 'turn/end')) last = event.data.turn;
   return last;
 }
 

@@ -4,37 +4,39 @@
  * to itself (job completions, child settlements) are part of the conversation and replayed too.
  */
 import type * as Acp from '@agentclientprotocol/sdk';
+import { knownEvent, parsedToolArguments } from '../../sessions/event-types.js';
 import type { SessionEvent } from '../../types.js';
 
 export function replayUpdates(agentId: string, events: SessionEvent[]): Acp.SessionUpdate[] {
   const accepted = new Map<string, string>();
   const updates: Acp.SessionUpdate[] = [];
-  for (const { type, data } of events) {
-    if (type === 'user/message') {
-      accepted.set(String(data.id), String(data.text ?? ''));
-    } else if (type === 'turn/start') {
-      for (const id of Array.isArray(data.messageIds) ? data.messageIds : []) {
-        const text = accepted.get(String(id));
+  for (const logged of events) {
+    const event = knownEvent(logged);
+    if (event?.type === 'user/message') {
+      accepted.set(event.data.id, event.data.text);
+    } else if (event?.type === 'turn/start') {
+      for (const id of event.data.messageIds) {
+        const text = accepted.get(id);
         if (text !== undefined) updates.push({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text } });
       }
-    } else if (type === 'assistant/message') {
-      const text = String(data.text ?? '');
+    } else if (event?.type === 'assistant/message') {
+      const { text } = event.data;
       if (text !== '') updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
-    } else if (type === 'tool/call') {
+    } else if (event?.type === 'tool/call') {
       updates.push({
         sessionUpdate: 'tool_call',
-        toolCallId: toolCallId(agentId, data.callId),
-        title: String(data.name),
+        toolCallId: toolCallId(agentId, event.data.callId),
+        title: event.data.name,
         kind: 'other',
         status: 'in_progress',
-        rawInput: parsed(data.arguments),
+        rawInput: parsedToolArguments(event.data.arguments),
       });
-    } else if (type === 'tool/result') {
+    } else if (event?.type === 'tool/result') {
       updates.push({
         sessionUpdate: 'tool_call_update',
-        toolCallId: toolCallId(agentId, data.callId),
-        status: data.isError === true ? 'failed' : 'completed',
-        content: [{ type: 'content', content: { type: 'text', text: String(data.content ?? '') } }],
+        toolCallId: toolCallId(agentId, event.data.callId),
+        status: event.data.isError ? 'failed' : 'completed',
+        content: [{ type: 'content', content: { type: 'text', text: event.data.content } }],
       });
     }
   }
@@ -42,15 +44,6 @@ export function replayUpdates(agentId: string, events: SessionEvent[]): Acp.Sess
 }
 
 /** Tool call ids are unique per agent session; prefixed with the agent so children's calls never collide. */
-export function toolCallId(agentId: string, callId: unknown): string {
-  return `${agentId}:${String(callId)}`;
-}
-
-export function parsed(raw: unknown): unknown {
-  if (typeof raw !== 'string') return raw;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
-  }
+export function toolCallId(agentId: string, callId: string): string {
+  return `${agentId}:${callId}`;
 }

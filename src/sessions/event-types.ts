@@ -1,0 +1,164 @@
+/**
+ * Every session event brood writes, by type: the one place their `data` shapes are written down. The
+ * driver's emits, the parent's mirror and appends, restore, the host event stream and the CLI all
+ * name their events through these types, so a field renamed here is renamed everywhere or fails to
+ * compile.
+ *
+ * The public `SessionEvent` (SPEC §6) stays `{ type: string; data: Record<string, unknown> }`: a
+ * store may hold events of types this version does not know. Readers narrow with `knownEvent`.
+ */
+import type { ModelFinish, ReasoningBlock, ToolCallRecord } from '../models/types.js';
+import type { CodeMode, ModelRoute, SessionEvent, StopReason, ToolFilter, Usage } from '../types.js';
+
+/** What a top-level agent's session starts with (resume restores these settings). */
+export type AgentDescriptorData = {
+  model: ModelRoute;
+  codeMode: CodeMode;
+  maxSteps?: number;
+  persona?: string;
+  toolFilter?: ToolFilter;
+};
+
+/** What a child's session starts with; an out-of-process provider adds its own fields (e.g. `acp`). */
+export type SubagentDescriptorData = {
+  provider: string;
+  mode: 'one-shot' | 'continuable';
+  model: ModelRoute;
+  runner?: 'inline' | 'external' | 'queue';
+  label?: string;
+  persona?: string;
+  toolFilter?: ToolFilter;
+  maxSteps?: number;
+  [providerField: string]: unknown;
+};
+
+export type SessionEventDataMap = {
+  'agent/descriptor': AgentDescriptorData;
+  'subagent/descriptor': SubagentDescriptorData;
+  'subagent/model-selection-enabled': Record<string, never>;
+  'user/message': { id: string; text: string; source: string };
+  'turn/start': { turn: number; messageIds: string[] };
+  'turn/end': { turn: number; reason: StopReason; diagnostic?: string };
+  'model/request': {
+    provider: string;
+    model: string;
+    reasoningEffort?: string;
+    maxTokens?: number;
+    system: string;
+    tools: string[];
+    threadId: number;
+    /** Set by the queue runner: the `brood host` process that ran the request. */
+    host?: { name: string; pid: number };
+  };
+  'assistant/message': {
+    text: string;
+    toolCalls: ToolCallRecord[];
+    usage: Usage;
+    finish: ModelFinish;
+    reasoning?: ReasoningBlock[];
+  };
+  'tool/call': { callId: string; name: string; arguments: string; kind?: string; title?: string };
+  'tool/result': { callId: string; name: string; isError: boolean; content: string; errorCode?: string };
+  /** Streamed text for subscribers: crosses the thread boundary with the driver's events, never logged. */
+  'text/delta': { turn: number; delta: string };
+  // What an out-of-process (ACP) child reports besides text and tool calls (src/acp/transcript.ts).
+  'acp/thought': { text: string };
+  'acp/plan': { entries: { content: string; priority: string; status: string }[] };
+  'acp/permission': {
+    toolCallId: string;
+    title?: string;
+    options: { optionId: string; kind: string }[];
+    policy: string;
+    decision: 'allow' | 'deny' | 'cancelled';
+    optionId: string | null;
+    note?: string;
+  };
+  'acp/fs': { op: 'read' | 'write'; path: string; ok: boolean; error?: string };
+};
+
+export type SessionEventType = keyof SessionEventDataMap;
+
+/** An event of type `T` as it is appended (the writer stamps `seq` and `time`). */
+export type NewEventOf<T extends SessionEventType> = { type: T; data: SessionEventDataMap[T] };
+
+/** Any event brood appends, discriminated on `type`. */
+export type NewSessionEvent = { [T in SessionEventType]: NewEventOf<T> }[SessionEventType];
+
+/** An event of type `T` as a store returns it. */
+export type SessionEventOf<T extends SessionEventType> = NewEventOf<T> & { seq: number; time: number };
+
+/** Any logged event of a known type, discriminated on `type`. */
+export type KnownSessionEvent = { [T in SessionEventType]: SessionEventOf<T> }[SessionEventType];
+
+/** The types a driver emits (everything else is written by the parent); an ACP child's driver adds `acp/*`. */
+export type DriverEventType =
+  | 'model/request'
+  | 'assistant/message'
+  | 'tool/call'
+  | 'tool/result'
+  | 'text/delta'
+  | 'acp/thought'
+  | 'acp/plan'
+  | 'acp/permission'
+  | 'acp/fs';
+export type DriverEmittedEvent = Extract<NewSessionEvent, { type: DriverEventType }>;
+
+/** An event whose type this version may not know (a provider's seed, a newer writer's event). */
+export interface ForeignEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** A tool call's arguments as a value: the parsed JSON, or the raw text when it is not valid JSON. */
+export function parsedToolArguments(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+/** The marker a child inherits when its parent may choose models (read back on restore). */
+export function modelSelectionEvents(enabled: boolean): NewEventOf<'subagent/model-selection-enabled'>[] {
+  return enabled ? [{ type: 'subagent/model-selection-enabled', data: {} }] : [];
+}
+
+const KNOWN_TYPES: Record<SessionEventType, true> = {
+  'agent/descriptor': true,
+  'subagent/descriptor': true,
+  'subagent/model-selection-enabled': true,
+  'user/message': true,
+  'turn/start': true,
+  'turn/end': true,
+  'model/request': true,
+  'assistant/message': true,
+  'tool/call': true,
+  'tool/result': true,
+  'text/delta': true,
+  'acp/thought': true,
+  'acp/plan': true,
+  'acp/permission': true,
+  'acp/fs': true,
+};
+
+export function isKnownType(type: string): type is SessionEventType {
+  return Object.hasOwn(KNOWN_TYPES, type);
+}
+
+/**
+ * The typed view of a logged event, or undefined for a type this version does not know. The data is
+ * brood's own writing (the store checked the envelope at append and at load), so it is not re-parsed.
+ */
+export function knownEvent(event: SessionEvent): KnownSessionEvent | undefined;
+export function knownEvent(event: ForeignEvent): NewSessionEvent | undefined;
+export function knownEvent(event: ForeignEvent): NewSessionEvent | undefined {
+  return isKnownType(event.type) ? (event as NewSessionEvent) : undefined;
+}
+
+/** `event` typed as type `T` when it is one. */
+export function isEventOf<T extends SessionEventType>(
+  event: SessionEvent,
+  type: T,
+): event is SessionEvent & SessionEventOf<T> {
+  return event.type === type;
+}
