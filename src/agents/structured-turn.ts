@@ -1,8 +1,9 @@
 /**
- * Typed structured output of a top-level turn (`agent.run(text, { outputSchema })`): for that one turn
- * the model is presented a `structured_output` tool (the mechanism children with an outputSchema use).
- * It is a turn tool, not a registration: it appears in the turn's requests and tool events, never in
- * `agent.tools.view()`, and it is gone when the turn ends.
+ * Typed structured output of one turn: a top-level `agent.run(text, { outputSchema })`, or a one-shot
+ * child started with an outputSchema (its prompt's turn). For that turn the model is presented a
+ * `structured_output` tool. It is a turn tool, not a registration: it appears in the turn's requests
+ * and tool events, never in `agent.tools.view()`, and it is gone when the turn ends. The last valid
+ * call wins; a turn that completes without one ends `error` with the `missing` diagnostic.
  */
 import { defineTool } from '../tools/define-tool.js';
 import { executeResolved } from '../tools/execute.js';
@@ -17,10 +18,18 @@ export interface StructuredTurn {
   execute(args: string, callId: string, agent: Agent): Promise<ToolResult>;
   readonly set: boolean;
   readonly value: unknown;
+  /** The diagnostic of a turn that completed without a valid call. */
+  readonly missing: string;
 }
 
+export const MISSING_TOP_LEVEL = `the turn ended without a valid ${STRUCTURED_OUTPUT_TOOL} call`;
+export const MISSING_CHILD = `the child finished without a valid ${STRUCTURED_OUTPUT_TOOL} call`;
+
 /** Throws INVALID_CONFIG (from defineTool) for a schema that is neither zod nor a JSON Schema object. */
-export function structuredTurn(outputSchema: z.ZodType | JsonSchemaObject): StructuredTurn {
+export function structuredTurn(
+  outputSchema: z.ZodType | JsonSchemaObject,
+  missing: string = MISSING_TOP_LEVEL,
+): StructuredTurn {
   let set = false;
   let value: unknown;
   const tool = defineTool({
@@ -42,6 +51,7 @@ export function structuredTurn(outputSchema: z.ZodType | JsonSchemaObject): Stru
   };
   return {
     schema: resolved.schema,
+    missing,
     execute: (args, callId, agent) =>
       executeResolved(
         { lookup: (name) => (name === tool.name ? resolved : undefined), agent: () => agent },

@@ -14,7 +14,7 @@ import type { ModelRoute, ToolResult, TurnResult, Usage } from '../types.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox } from './inbox.js';
 import type { SessionWriter } from './session-writer.js';
-import { STRUCTURED_OUTPUT_TOOL, type StructuredTurn } from './structured-turn.js';
+import type { StructuredTurn } from './structured-turn.js';
 
 export interface CurrentTurn {
   readonly turn: number;
@@ -241,5 +241,5 @@ function structuredOutcome(
       ? { stopReason: report.stopReason }
       : { stopReason: report.stopReason, diagnostic: report.diagnostic };
   }
-  return { stopReason: 'error', diagnostic: `the turn ended without a valid ${STRUCTURED_OUTPUT_TOOL} call` };
+  return { stopReason: 'error', diagnostic: structured.missing };
 }

@@ -4,11 +4,11 @@
  * one notice in the parent's inbox).
  */
 import type { AgentImpl } from '../agents/agent.js';
+import type { StructuredTurn } from '../agents/structured-turn.js';
 import { errorMessage } from '../errors.js';
 import type { TurnResult } from '../types.js';
 import { publishSubagentEnd, publishSubagentStart } from '../events/subagent-events.js';
 import type { SubagentCore } from './core.js';
-import type { StructuredHolder } from './setup.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from './types.js';
 
 export async function startOneShot(
@@ -16,7 +16,7 @@ export async function startOneShot(
   provider: string,
   child: AgentImpl,
   request: SubagentStartRequest,
-  structured: StructuredHolder | undefined,
+  structured: StructuredTurn | undefined,
 ): Promise<SubagentRun> {
   const parent = core.parentOf(request.parent);
   const parentTurn = parent.current?.turn;
@@ -30,7 +30,7 @@ export async function startOneShot(
     hub.backgroundSignals.has(request.signal) ? 'background' : 'foreground',
     provider,
   );
-  const accepted = child.accept(request.prompt, 'parent', request.signal);
+  const accepted = child.accept(request.prompt, 'parent', request.signal, structured);
   const turnResult = child.inbox.result(accepted.id);
   const onAbort = (): void => child.abortMessage(accepted.id);
   request.signal.addEventListener('abort', onAbort, { once: true });
@@ -38,7 +38,7 @@ export async function startOneShot(
   // A job may adopt this run before it settles; only a run nobody detached rolls up into the parent's turn.
   let run: SubagentRun | undefined;
   const result = turnResult
-    .then((turn) => toSubagentResult(turn, request, structured))
+    .then(toSubagentResult)
     .then(
       (settled) => {
         if (run && !core.detachedRuns.has(run) && parent.current?.turn === parentTurn)
@@ -72,20 +72,11 @@ export async function startOneShot(
   return run;
 }
 
-function toSubagentResult(
-  turn: TurnResult,
-  request: SubagentStartRequest,
-  structured: StructuredHolder | undefined,
-): SubagentResult {
+/** The prompt's turn is the run: its structured output (the last valid call) and verdict are the turn's. */
+function toSubagentResult(turn: TurnResult): SubagentResult {
   const result: SubagentResult = { output: turn.output, stopReason: turn.stopReason, usage: turn.usage };
   if (turn.diagnostic !== undefined) result.diagnostic = turn.diagnostic;
-  if (request.outputSchema === undefined || !structured) return result;
-  if (structured.set) {
-    result.structured = structured.value;
-  } else if (turn.stopReason === 'completed') {
-    result.stopReason = 'error';
-    result.diagnostic = 'the child finished without a valid structured_output call';
-  }
+  if ('structured' in turn) result.structured = turn.structured;
   return result;
 }
 

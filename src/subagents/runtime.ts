@@ -5,6 +5,7 @@
 import { makeDisposer, type Disposer } from '../disposer.js';
 import { BroodError } from '../errors.js';
 import type { AgentImpl } from '../agents/agent.js';
+import { MISSING_CHILD, structuredTurn } from '../agents/structured-turn.js';
 import type { DriverRunner } from '../workers/runner.js';
 import type { Agent } from '../types.js';
 import { isEventOf } from '../sessions/event-types.js';
@@ -14,7 +15,7 @@ import type { SubagentCore } from './core.js';
 import { gate } from './gate.js';
 import { Jobs } from './jobs.js';
 import { observeContinuable, startOneShot } from './runs.js';
-import { publishChild, type StructuredHolder } from './setup.js';
+import { publishChild } from './setup.js';
 import type {
   ContinuableSpec,
   CreateChildOptions,
@@ -131,20 +132,16 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     >[0]);
     if (spec.signal.aborted) throw new BroodError('ABORTED', 'the continuable start was cancelled');
     const external = externalDriverOf(prepared);
-    const child = await publishChild(
-      this.core,
-      {
-        request,
-        provider: provider.name,
-        mode: 'continuable',
-        childId,
-        ...(prepared?.seed ? { seed: prepared.seed } : {}),
-        ...(prepared?.runner ? { runner: prepared.runner } : {}),
-        ...(prepared?.setup ? { setup: prepared.setup } : {}),
-        ...(external ? { [EXTERNAL_DRIVER]: external } : {}),
-      },
-      undefined,
-    );
+    const child = await publishChild(this.core, {
+      request,
+      provider: provider.name,
+      mode: 'continuable',
+      childId,
+      ...(prepared?.seed ? { seed: prepared.seed } : {}),
+      ...(prepared?.runner ? { runner: prepared.runner } : {}),
+      ...(prepared?.setup ? { setup: prepared.setup } : {}),
+      ...(external ? { [EXTERNAL_DRIVER]: external } : {}),
+    });
     observeContinuable(this.core, provider.name, child);
     const accepted = child.accept(request.prompt, 'parent', undefined);
     await accepted.durable;
@@ -209,9 +206,10 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
 
   private async createChild(provider: string, options: CreateChildOptions): Promise<SubagentRun> {
     validateStartRequest(options.request, true);
-    const structured: StructuredHolder | undefined =
-      options.request.outputSchema === undefined ? undefined : { set: false };
-    const child = await publishChild(this.core, { ...options, provider, mode: 'one-shot' }, structured);
+    // Built before anything is created: a schema defineTool refuses (INVALID_CONFIG) leaves nothing behind.
+    const { outputSchema } = options.request;
+    const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema, MISSING_CHILD);
+    const child = await publishChild(this.core, { ...options, provider, mode: 'one-shot' });
     return startOneShot(this.core, provider, child, options.request, structured);
   }
 

@@ -1,5 +1,5 @@
 /**
- * Unpublished child setup (SPEC §9): depth, route, persona, restriction, structured output and the
+ * Unpublished child setup (SPEC §9): depth, route, persona, restriction and the
  * provider's own hook all happen privately; only when every step succeeded is the session committed,
  * the agent registered and the child published. A failure rolls back everything it did.
  */
@@ -15,7 +15,6 @@ import {
   type NewEventOf,
   type SubagentDescriptorData,
 } from '../sessions/event-types.js';
-import { defineTool } from '../tools/define-tool.js';
 import type { SessionHeader } from '../types.js';
 import { childDepthFor } from '../depth.js';
 import { externalDriverOf } from './external.js';
@@ -29,17 +28,7 @@ export interface ChildSpec extends CreateChildOptions {
   childId?: string;
 }
 
-/** Holds the last valid `structured_output` call of a child run with an outputSchema. */
-export interface StructuredHolder {
-  value?: unknown;
-  set: boolean;
-}
-
-export async function publishChild(
-  core: SubagentCore,
-  spec: ChildSpec,
-  structured: StructuredHolder | undefined,
-): Promise<AgentImpl> {
+export async function publishChild(core: SubagentCore, spec: ChildSpec): Promise<AgentImpl> {
   const { request } = spec;
   const parent = core.parentOf(request.parent);
   const depth = childDepthFor(parent.depth, request.maxDepth);
@@ -68,11 +57,7 @@ export async function publishChild(
     ...(request.persona === undefined ? {} : { persona: request.persona }),
     ...(request.toolFilter === undefined ? {} : { toolFilter: request.toolFilter }),
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
-    setup: (child) => {
-      if (request.outputSchema !== undefined && structured)
-        installStructuredOutput(child, request.outputSchema, structured);
-      spec.setup?.(child);
-    },
+    ...(spec.setup ? { setup: spec.setup } : {}),
     session: {
       nextSeq: 0,
       history: seeded.history,
@@ -130,22 +115,6 @@ function descriptorEvent(
   if (request.toolFilter !== undefined) data.toolFilter = request.toolFilter;
   if (request.maxSteps !== undefined) data.maxSteps = request.maxSteps;
   return { type: 'subagent/descriptor', data };
-}
-
-function installStructuredOutput(child: AgentImpl, schema: Record<string, unknown>, holder: StructuredHolder): void {
-  child.tools.register(
-    defineTool({
-      name: 'structured_output',
-      description:
-        'Record your final answer as structured data matching the schema. The last valid call wins; then finish your turn.',
-      parameters: schema,
-      execute: (args: unknown) => {
-        holder.value = args;
-        holder.set = true;
-        return 'ok';
-      },
-    }),
-  );
 }
 
 /** Seeds come from providers (possibly third-party): each must look like a session event. */

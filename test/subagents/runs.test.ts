@@ -274,11 +274,52 @@ describe('one-shot runs', () => {
       const run = await startChild(h, parent, prompt, { outputSchema: schema });
       const result = await run.result;
       expect([prompt, result.stopReason, result.structured]).toEqual([prompt, 'error', undefined]);
+      expect(result.diagnostic).toBe('the child finished without a valid structured_output call');
       expect((await h.endOf(run.id)).stopReason).toBe('error');
       await run.dispose();
     }
     await good.dispose();
     // structured_output is the child's own tool: never in the global or parent view.
     expect(h.brood.tools.view().names).toEqual([]);
+  });
+
+  it("outputSchema: structured_output is a turn tool of the child's prompt turn, never in the child's view()", async () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
+    h = harness({
+      scripts: [
+        {
+          match: 'child peeks',
+          turns: [
+            { toolCalls: [{ name: 'peek', arguments: {} }] },
+            { toolCalls: [{ name: 'structured_output', arguments: { answer: 'seen' } }] },
+            { text: 'done' },
+          ],
+        },
+      ],
+    });
+    const seenInView: string[][] = [];
+    h.brood.tools.register(
+      defineTool({
+        name: 'peek',
+        description: "records the calling agent's view",
+        parameters: { type: 'object' },
+        execute: (_args, ctx) => {
+          seenInView.push(ctx.agent?.tools.view().names ?? ['no agent']);
+          return 'peeked';
+        },
+      }),
+    );
+    const parent = await h.brood.createAgent({ model: route });
+    const run = await startChild(h, parent, 'child peeks', { outputSchema: schema });
+    expect(await run.result).toMatchObject({ stopReason: 'completed', structured: { answer: 'seen' } });
+    expect(seenInView).toEqual([['peek']]);
+    const events = await h.events(run.id);
+    expect(ofType(events, 'model/request').map((e) => e.data.tools)).toEqual([
+      ['peek', 'structured_output'],
+      ['peek', 'structured_output'],
+      ['peek', 'structured_output'],
+    ]);
+    expect(ofType(events, 'tool/call').map((e) => e.data.name)).toEqual(['peek', 'structured_output']);
+    await run.dispose();
   });
 });
