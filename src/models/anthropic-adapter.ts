@@ -1,92 +1,27 @@
-/** Anthropic Messages adapter: `POST {baseURL}/v1/messages`, streaming or not, retried only before a completion (issue 15). */
-import { throwIfAborted } from './abort.js';
+/** Anthropic Messages adapter: `POST {baseURL}/v1/messages` through the shared HTTP loop (issue 15). */
 import { readAnthropicOptions, type AnthropicAdapterOptions, type AnthropicRequestOptions } from './anthropic.js';
 import { readMessage, readMessageStream } from './anthropic-parse.js';
-import { apiKeyOf, bodyKind, postWithRetries, readJson, type BodyKind } from './http.js';
-import { failure } from './failure.js';
-import { effectiveOptions, type RequestOptions } from './request-options.js';
-import type {
-  ChatMessage,
-  ModelAdapter,
-  ModelInfo,
-  ModelProviderConfig,
-  ModelRequest,
-  ModelResponse,
-} from './types.js';
-import { userAgent } from './version.js';
+import { type BodyInput as HttpBodyInput, httpAdapter } from './http-adapter.js';
+import type { ChatMessage, ModelAdapter, ModelProviderConfig } from './types.js';
 
 /** `max_tokens` is mandatory in the Messages API: the route's, else the catalog model's, else this. */
 export const DEFAULT_MAX_TOKENS = 4096;
 const MIN_THINKING_BUDGET = 1024;
 
 export function createAnthropicAdapter(config: ModelProviderConfig): ModelAdapter {
-  const options = readAnthropicOptions(config);
-  const url = `${options.baseURL.replace(/\/+$/, '')}/v1/messages`;
-  const models = new Map(config.models.map((m) => [m.id, m]));
-  return { request: (request) => runRequest(url, options, models.get(request.route.model), request) };
-}
-
-async function runRequest(
-  url: string,
-  options: AnthropicAdapterOptions,
-  info: ModelInfo | undefined,
-  request: ModelRequest,
-): Promise<ModelResponse> {
-  throwIfAborted(request.signal);
-  const effective = effectiveOptions(
-    options.request as RequestOptions,
-    options.perModel[request.route.model] as RequestOptions | undefined,
-  ) as AnthropicRequestOptions;
-  const stream = effective.stream ?? true;
-  const body = buildMessagesBody({ options, effective, stream, info, request });
-  if ('diagnostic' in body) return failure(body.diagnostic);
-  const outcome = await postWithRetries({
-    url,
-    headers: headersFor(options, effective, stream),
-    body: JSON.stringify(body.body),
-    retry: options.retry,
-    signal: request.signal,
+  return httpAdapter(config, readAnthropicOptions(config), {
+    path: '/v1/messages',
+    headers: (options, key) => ({
+      'anthropic-version': options.anthropicVersion,
+      ...(key === undefined ? {} : { 'x-api-key': key }),
+    }),
+    body: buildMessagesBody,
+    readStream: readMessageStream,
+    readJson: readMessage,
   });
-  if (!outcome.ok) return failure(outcome.diagnostic);
-  return readAnswer(outcome.response, stream ? 'sse' : 'json', request);
 }
 
-async function readAnswer(response: Response, requested: BodyKind, request: ModelRequest): Promise<ModelResponse> {
-  const kind = await bodyKind(response, requested, request.signal);
-  if (typeof kind === 'object') return failure(kind.diagnostic);
-  if (kind === 'sse') {
-    if (response.body === null) return failure('malformed stream: empty response body');
-    return readMessageStream(response.body, request);
-  }
-  const read = await readJson(response, request.signal);
-  throwIfAborted(request.signal);
-  return read.ok ? readMessage(read.json, request.onTextDelta) : failure(read.diagnostic);
-}
-
-function headersFor(
-  options: AnthropicAdapterOptions,
-  effective: RequestOptions,
-  stream: boolean,
-): Record<string, string> {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: stream ? 'text/event-stream' : 'application/json',
-    'anthropic-version': options.anthropicVersion,
-    'user-agent': userAgent(),
-  };
-  const key = apiKeyOf(options);
-  if (key !== undefined) headers['x-api-key'] = key;
-  for (const [name, value] of Object.entries(effective.headers ?? {})) headers[name.toLowerCase()] = value;
-  return headers;
-}
-
-interface BodyInput {
-  options: AnthropicAdapterOptions;
-  effective: AnthropicRequestOptions;
-  stream: boolean;
-  info: ModelInfo | undefined;
-  request: ModelRequest;
-}
+type BodyInput = HttpBodyInput<AnthropicAdapterOptions, AnthropicRequestOptions>;
 
 export function buildMessagesBody(input: BodyInput): { body: Record<string, unknown> } | { diagnostic: string } {
   const { effective, stream, info, request } = input;
@@ -149,7 +84,7 @@ function answersToolCallsWithoutReasoning(messages: ChatMessage[]): boolean {
 }
 
 function wireToolChoice(
-  choice: RequestOptions['toolChoice'],
+  choice: AnthropicRequestOptions['toolChoice'],
   parallel: boolean | undefined,
 ): Record<string, unknown> | undefined {
   const base: Record<string, unknown> | undefined =

@@ -1,19 +1,13 @@
 /** Anthropic Messages API provider config factory (issue 15). */
 import { z } from 'zod';
+import type { HttpAdapterOptions } from './http-adapter.js';
 import {
-  httpURL,
-  modelEntrySchema,
-  perModelOptions,
-  pickRequestOptions,
-  requestOptionShape,
-  resolvedRetrySchema,
-  resolveRetry,
-  retrySchema,
-  toModelInfo,
-  type RequestOptions,
-  type ResolvedRetry,
-  type RetryOptions,
-} from './request-options.js';
+  httpConnectionShape,
+  httpProviderConfig,
+  type HttpProviderOptions,
+  httpProviderShape,
+} from './http-provider.js';
+import { modelEntrySchema, type RequestOptions, requestOptionShape, resolvedRetrySchema } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
 import { parseOptions } from './validate.js';
 
@@ -26,19 +20,12 @@ export type AnthropicModelEntry =
   | string
   | ({ id: string; efforts?: string[]; defaultEffort?: string; maxTokens?: number } & AnthropicRequestOptions);
 
-export interface AnthropicCompatibleOptions extends AnthropicRequestOptions {
-  id: string;
-  name?: string;
+export interface AnthropicCompatibleOptions extends AnthropicRequestOptions, HttpProviderOptions {
   /** The server root without `/v1` (as Anthropic's SDK takes it); requests go to `{baseURL}/v1/messages`. */
   baseURL: string;
   /** Sent as `x-api-key`. */
   apiKey?: string;
-  /** Name of an environment variable holding the key, read in the worker at request time. */
-  apiKeyEnv?: string;
   models: AnthropicModelEntry[];
-  /** Default true: endpoints often serve more models than are listed. */
-  acceptsUnlistedModels?: boolean;
-  retry?: RetryOptions;
   /** The `anthropic-version` header; default '2023-06-01', the version every compatible server speaks. */
   anthropicVersion?: string;
   /** Extended-thinking budget per reasoning effort, merged over the default table (README). */
@@ -56,15 +43,9 @@ export const DEFAULT_THINKING_BUDGETS: Readonly<Record<string, number>> = Object
 });
 
 /** What the adapter reads back out of `config.options`. */
-export interface AnthropicAdapterOptions {
-  baseURL: string;
-  apiKey?: string;
-  apiKeyEnv?: string;
+export interface AnthropicAdapterOptions extends HttpAdapterOptions<AnthropicRequestOptions> {
   anthropicVersion: string;
-  retry: ResolvedRetry;
   thinkingBudgets: Record<string, number>;
-  request: AnthropicRequestOptions;
-  perModel: Record<string, AnthropicRequestOptions>;
 }
 
 const { seed: _seed, ...sharedShape } = requestOptionShape;
@@ -78,22 +59,14 @@ const anthropicRequestSchema = z.strictObject(anthropicShape);
 const budgetsSchema = z.record(z.string().min(1), z.number().int().min(1024));
 
 const optionsSchema = z.strictObject({
-  id: z.string().min(1),
-  name: z.string().optional(),
-  baseURL: httpURL,
-  apiKey: z.string().optional(),
-  apiKeyEnv: z.string().min(1).optional(),
+  ...httpProviderShape,
   models: z.array(modelEntrySchema(anthropicShape)),
-  acceptsUnlistedModels: z.boolean().optional(),
-  retry: retrySchema.optional(),
   anthropicVersion: z.string().min(1).optional(),
   thinkingBudgets: budgetsSchema.optional(),
   ...anthropicShape,
 });
 const adapterOptionsSchema = z.object({
-  baseURL: httpURL,
-  apiKey: z.string().optional(),
-  apiKeyEnv: z.string().optional(),
+  ...httpConnectionShape,
   anthropicVersion: z.string().min(1),
   retry: resolvedRetrySchema,
   thinkingBudgets: budgetsSchema,
@@ -103,25 +76,10 @@ const adapterOptionsSchema = z.object({
 
 export function anthropicCompatible(options: AnthropicCompatibleOptions): ModelProviderConfig {
   const parsed = parseOptions('anthropicCompatible', optionsSchema, options);
-  const models = parsed.models as AnthropicModelEntry[];
-  const adapterOptions: AnthropicAdapterOptions = {
-    baseURL: parsed.baseURL,
+  return httpProviderConfig('anthropic-compatible', parsed, parsed.models as AnthropicModelEntry[], {
     anthropicVersion: parsed.anthropicVersion ?? '2023-06-01',
-    retry: resolveRetry(parsed.retry),
     thinkingBudgets: { ...DEFAULT_THINKING_BUDGETS, ...parsed.thinkingBudgets },
-    request: pickRequestOptions(parsed) as AnthropicRequestOptions,
-    perModel: perModelOptions(models) as Record<string, AnthropicRequestOptions>,
-  };
-  if (parsed.apiKey !== undefined) adapterOptions.apiKey = parsed.apiKey;
-  if (parsed.apiKeyEnv !== undefined) adapterOptions.apiKeyEnv = parsed.apiKeyEnv;
-  return {
-    kind: 'anthropic-compatible',
-    id: parsed.id,
-    name: parsed.name ?? parsed.id,
-    models: models.map(toModelInfo),
-    acceptsUnlistedModels: parsed.acceptsUnlistedModels ?? true,
-    options: { ...adapterOptions },
-  };
+  });
 }
 
 export function readAnthropicOptions(config: ModelProviderConfig): AnthropicAdapterOptions {

@@ -1,85 +1,27 @@
-/** Chat Completions adapter: one POST per request (streaming or not), retried only before a completion (SPEC §8, issue 15). */
-import { throwIfAborted } from './abort.js';
-import { apiKeyOf, bodyKind, postWithRetries, readJson, type BodyKind } from './http.js';
+/** Chat Completions adapter: `POST {baseURL}/chat/completions` through the shared HTTP loop (SPEC §8, issue 15). */
+import { type BodyInput, httpAdapter } from './http-adapter.js';
 import { readOpenAIOptions, type OpenAIAdapterOptions } from './openai.js';
-import { failure } from './failure.js';
 import { readChatCompletion, readChatStream } from './openai-parse.js';
-import { effectiveOptions, type RequestOptions } from './request-options.js';
-import type {
-  ChatMessage,
-  ModelAdapter,
-  ModelInfo,
-  ModelProviderConfig,
-  ModelRequest,
-  ModelResponse,
-} from './types.js';
-import { userAgent } from './version.js';
+import type { RequestOptions } from './request-options.js';
+import type { ChatMessage, ModelAdapter, ModelProviderConfig } from './types.js';
 
 export function createOpenAIAdapter(config: ModelProviderConfig): ModelAdapter {
-  const options = readOpenAIOptions(config);
-  const url = `${options.baseURL.replace(/\/+$/, '')}/chat/completions`;
-  const models = new Map(config.models.map((m) => [m.id, m]));
-  return { request: (request) => runRequest(url, options, models.get(request.route.model), request) };
-}
-
-async function runRequest(
-  url: string,
-  options: OpenAIAdapterOptions,
-  info: ModelInfo | undefined,
-  request: ModelRequest,
-): Promise<ModelResponse> {
-  throwIfAborted(request.signal);
-  const effective = effectiveOptions(options.request, options.perModel[request.route.model]);
-  const stream = effective.stream ?? true;
-  const outcome = await postWithRetries({
-    url,
-    headers: headersFor(options, effective, stream),
-    body: JSON.stringify(buildChatBody({ options, effective, stream, info, request })),
-    retry: options.retry,
-    signal: request.signal,
+  return httpAdapter(config, readOpenAIOptions(config), {
+    path: '/chat/completions',
+    headers: (_options, key): Record<string, string> => (key === undefined ? {} : { authorization: `Bearer ${key}` }),
+    body: (input) => ({ body: buildChatBody(input) }),
+    readStream: readChatStream,
+    readJson: readChatCompletion,
   });
-  if (!outcome.ok) return failure(outcome.diagnostic);
-  return readAnswer(outcome.response, stream ? 'sse' : 'json', request);
 }
 
-async function readAnswer(response: Response, requested: BodyKind, request: ModelRequest): Promise<ModelResponse> {
-  const kind = await bodyKind(response, requested, request.signal);
-  if (typeof kind === 'object') return failure(kind.diagnostic);
-  if (kind === 'sse') {
-    if (response.body === null) return failure('malformed stream: empty response body');
-    return readChatStream(response.body, request);
-  }
-  const read = await readJson(response, request.signal);
-  throwIfAborted(request.signal);
-  return read.ok ? readChatCompletion(read.json, request.onTextDelta) : failure(read.diagnostic);
-}
-
-/** Configured headers come last (lower-cased so they replace ours rather than being appended to them). */
-export function headersFor(
-  options: { apiKey?: string; apiKeyEnv?: string },
-  effective: RequestOptions,
-  stream: boolean,
-): Record<string, string> {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: stream ? 'text/event-stream' : 'application/json',
-    'user-agent': userAgent(),
-  };
-  const key = apiKeyOf(options);
-  if (key !== undefined) headers.authorization = `Bearer ${key}`;
-  for (const [name, value] of Object.entries(effective.headers ?? {})) headers[name.toLowerCase()] = value;
-  return headers;
-}
-
-interface BodyInput {
-  options: OpenAIAdapterOptions;
-  effective: RequestOptions;
-  stream: boolean;
-  info: ModelInfo | undefined;
-  request: ModelRequest;
-}
-
-export function buildChatBody({ options, effective, stream, info, request }: BodyInput): Record<string, unknown> {
+export function buildChatBody({
+  options,
+  effective,
+  stream,
+  info,
+  request,
+}: BodyInput<OpenAIAdapterOptions, RequestOptions>): Record<string, unknown> {
   const messages: unknown[] = request.system === '' ? [] : [{ role: 'system', content: request.system }];
   for (const message of request.messages) messages.push(wireMessage(message));
   const body: Record<string, unknown> = { model: request.route.model, messages };

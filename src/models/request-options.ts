@@ -148,9 +148,9 @@ export function resolveRetry(retry: RetryOptions | undefined): ResolvedRetry {
 }
 
 /** A model's options over the provider's; headers and extraBody merge key by key, the rest replace. */
-export function effectiveOptions(provider: RequestOptions, model: RequestOptions | undefined): RequestOptions {
+export function effectiveOptions<R extends RequestOptions>(provider: R, model: R | undefined): R {
   if (model === undefined) return provider;
-  const merged: RequestOptions = { ...provider, ...model };
+  const merged: R = { ...provider, ...model };
   if (provider.headers !== undefined || model.headers !== undefined)
     merged.headers = { ...provider.headers, ...model.headers };
   if (provider.extraBody !== undefined || model.extraBody !== undefined)

@@ -1,0 +1,98 @@
+/**
+ * The request loop both HTTP adapters share: one POST per request (streaming or not), retried only
+ * before a completion; the answer read by its content type (SSE or JSON). A protocol supplies only
+ * what differs: its path, its own headers, its body and its two parsers.
+ */
+import { throwIfAborted } from './abort.js';
+import { failure } from './failure.js';
+import { apiKeyOf, bodyKind, postWithRetries, readJson, type BodyKind } from './http.js';
+import { effectiveOptions, type RequestOptions, type ResolvedRetry } from './request-options.js';
+import type { ModelAdapter, ModelInfo, ModelProviderConfig, ModelRequest, ModelResponse } from './types.js';
+import { userAgent } from './version.js';
+
+/** What both adapters read back out of `config.options`. */
+export interface HttpAdapterOptions<R extends RequestOptions = RequestOptions> {
+  baseURL: string;
+  apiKey?: string;
+  apiKeyEnv?: string;
+  retry: ResolvedRetry;
+  /** Provider-wide request options. */
+  request: R;
+  /** Overrides by model id. */
+  perModel: Record<string, R>;
+}
+
+export interface BodyInput<O, R> {
+  options: O;
+  effective: R;
+  stream: boolean;
+  info: ModelInfo | undefined;
+  request: ModelRequest;
+}
+
+export interface HttpProtocol<R extends RequestOptions, O extends HttpAdapterOptions<R>> {
+  /** Appended to the base URL (trailing slashes trimmed). */
+  path: string;
+  /** The protocol's own headers: authentication with the key (when there is one) and any version header. */
+  headers(options: O, key: string | undefined): Record<string, string>;
+  /** The JSON body, or a diagnostic when the request cannot be expressed in this protocol. */
+  body(input: BodyInput<O, R>): { body: Record<string, unknown> } | { diagnostic: string };
+  readStream(body: ReadableStream<Uint8Array>, request: ModelRequest): Promise<ModelResponse>;
+  readJson(json: unknown, onTextDelta: ModelRequest['onTextDelta']): ModelResponse;
+}
+
+export function httpAdapter<R extends RequestOptions, O extends HttpAdapterOptions<R>>(
+  config: ModelProviderConfig,
+  options: O,
+  protocol: HttpProtocol<R, O>,
+): ModelAdapter {
+  const url = `${options.baseURL.replace(/\/+$/, '')}${protocol.path}`;
+  const models = new Map(config.models.map((m) => [m.id, m]));
+  return {
+    request: async (request) => {
+      throwIfAborted(request.signal);
+      const effective = effectiveOptions(options.request, options.perModel[request.route.model]);
+      const stream = effective.stream ?? true;
+      const body = protocol.body({ options, effective, stream, info: models.get(request.route.model), request });
+      if ('diagnostic' in body) return failure(body.diagnostic);
+      const outcome = await postWithRetries({
+        url,
+        headers: headersFor(protocol.headers(options, apiKeyOf(options)), effective, stream),
+        body: JSON.stringify(body.body),
+        retry: options.retry,
+        signal: request.signal,
+      });
+      if (!outcome.ok) return failure(outcome.diagnostic);
+      return readAnswer(protocol, outcome.response, stream ? 'sse' : 'json', request);
+    },
+  };
+}
+
+async function readAnswer<R extends RequestOptions, O extends HttpAdapterOptions<R>>(
+  protocol: HttpProtocol<R, O>,
+  response: Response,
+  requested: BodyKind,
+  request: ModelRequest,
+): Promise<ModelResponse> {
+  const kind = await bodyKind(response, requested, request.signal);
+  if (typeof kind === 'object') return failure(kind.diagnostic);
+  if (kind === 'sse') {
+    if (response.body === null) return failure('malformed stream: empty response body');
+    return protocol.readStream(response.body, request);
+  }
+  const read = await readJson(response, request.signal);
+  throwIfAborted(request.signal);
+  return read.ok ? protocol.readJson(read.json, request.onTextDelta) : failure(read.diagnostic);
+}
+
+/** Configured headers come last (lower-cased so they replace ours rather than being appended to them). */
+function headersFor(own: Record<string, string>, effective: RequestOptions, stream: boolean): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: stream ? 'text/event-stream' : 'application/json',
+    ...own,
+    'user-agent': userAgent(),
+  };
+  for (const [name, value] of Object.entries(effective.headers ?? {})) headers[name.toLowerCase()] = value;
+  return headers;
+}

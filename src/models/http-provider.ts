@@ -1,0 +1,78 @@
+/**
+ * What both HTTP provider factories (openAICompatible, anthropicCompatible) share: the provider-level
+ * option fields, the part of the adapter options they carry alike, and the provider config they build.
+ * A protocol adds its own fields and request-option shape.
+ */
+import { z } from 'zod';
+import type { HttpAdapterOptions } from './http-adapter.js';
+import {
+  httpURL,
+  type ModelEntry,
+  perModelOptions,
+  pickRequestOptions,
+  type RetryOptions,
+  resolveRetry,
+  retrySchema,
+  toModelInfo,
+} from './request-options.js';
+import type { ModelProviderConfig } from './types.js';
+
+/** The options every HTTP factory takes besides its models and request options. */
+export interface HttpProviderOptions {
+  id: string;
+  name?: string;
+  baseURL: string;
+  apiKey?: string;
+  /** Name of an environment variable holding the key, read in the worker at request time. */
+  apiKeyEnv?: string;
+  /** Default true: endpoints often serve more models than are listed. */
+  acceptsUnlistedModels?: boolean;
+  retry?: RetryOptions;
+}
+
+/** zod shape of HttpProviderOptions; spread into each factory's strict schema. */
+export const httpProviderShape = {
+  id: z.string().min(1),
+  name: z.string().optional(),
+  baseURL: httpURL,
+  apiKey: z.string().optional(),
+  apiKeyEnv: z.string().min(1).optional(),
+  acceptsUnlistedModels: z.boolean().optional(),
+  retry: retrySchema.optional(),
+};
+
+/** zod shape of the connection part of HttpAdapterOptions (re-read in the worker: configs can be hand-built). */
+export const httpConnectionShape = {
+  baseURL: httpURL,
+  apiKey: z.string().optional(),
+  apiKeyEnv: z.string().optional(),
+};
+
+/**
+ * The provider config of a parsed factory call: the shared adapter options (connection, retry,
+ * request options provider-wide and per model) plus the protocol's own `extra` ones.
+ */
+export function httpProviderConfig(
+  kind: 'openai-compatible' | 'anthropic-compatible',
+  parsed: HttpProviderOptions & Record<string, unknown>,
+  models: ModelEntry[],
+  extra: Record<string, unknown>,
+): ModelProviderConfig {
+  const adapterOptions: HttpAdapterOptions = {
+    baseURL: parsed.baseURL,
+    retry: resolveRetry(parsed.retry),
+    request: pickRequestOptions(parsed),
+    perModel: perModelOptions(models),
+  };
+  // Keep absent keys absent: the config is logged and structured-cloned, `undefined` noise helps no one.
+  if (parsed.apiKey !== undefined) adapterOptions.apiKey = parsed.apiKey;
+  if (parsed.apiKeyEnv !== undefined) adapterOptions.apiKeyEnv = parsed.apiKeyEnv;
+  return {
+    kind,
+    id: parsed.id,
+    name: parsed.name ?? parsed.id,
+    models: models.map(toModelInfo),
+    acceptsUnlistedModels: parsed.acceptsUnlistedModels ?? true,
+    options: { ...adapterOptions, ...extra },
+  };
+}
