@@ -4,18 +4,16 @@
  * ACP session is a top-level agent of it. stdout carries protocol only: logs go to stderr.
  */
 import { agentFromConfig, runtimeFromConfig } from './run.js';
-import { parseFlags, stringFlag, UsageError } from './cli-errors.js';
+import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { loadRunConfig } from './run-config.js';
 
 export const ACP_USAGE = 'brood acp --config <file.json>';
 
-export const ACP_HELP = [
-  `Usage: ${ACP_USAGE}`,
-  '',
+export const ACP_HELP = commandHelp(ACP_USAGE, [
   "Serves the Agent Client Protocol on stdio (for editors such as Zed, or another brood's acpProvider).",
   'The config is the `brood run` format; each ACP session is a top-level agent of it. stdout carries',
   'protocol only; logs go to stderr.',
-].join('\n');
+]);
 
 export async function acpCommand(args: string[]): Promise<number> {
   const { values } = parseFlags('acp', args, { config: { type: 'string' } }, []);

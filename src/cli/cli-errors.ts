@@ -51,3 +51,8 @@ export function stringFlag(values: FlagValues, name: string): string | undefined
   const value = values[name];
   return typeof value === 'string' ? value : undefined;
 }
+
+/** A subcommand's `--help`: its usage line, a blank line, then what it does. */
+export function commandHelp(usage: string, description: string[]): string {
+  return [`Usage: ${usage}`, '', ...description].join('\n');
+}

@@ -15,7 +15,7 @@ import {
   type Agent,
   type Brood,
 } from '../index.js';
-import { parseFlags, stringFlag } from './cli-errors.js';
+import { commandHelp, parseFlags, stringFlag } from './cli-errors.js';
 import { CONTINUABLE_TOOL, DEMO_PROMPT, DEMO_ROUTE, FOLLOW_UP, SEARCH_TOOL, demoModels } from './demo-script.js';
 import { formatMs } from './format.js';
 import { followTree } from './follow-tree.js';
@@ -24,14 +24,12 @@ import { TreeState } from './tree-state.js';
 import { LiveTreeView, renderTree, summaryLines, terminalSize } from './tree-view.js';
 
 export const DEMO_USAGE = 'brood demo [--dir <sessions dir>]   (default .brood/sessions)';
-export const DEMO_HELP = [
-  `Usage: ${DEMO_USAGE}`,
-  '',
+export const DEMO_HELP = commandHelp(DEMO_USAGE, [
   'Runs a scripted delegation tree (no API key, no network) on worker threads and shows it live:',
   'a lead fans out two foreground children (one delegates further), a background job and a',
   'continuable reviewer that later gets a follow-up. Sessions are written to the directory, so',
   '`brood inspect <dir>` and `brood trace <dir> <id>` work on the result.',
-].join('\n');
+]);
 
 export async function demoCommand(args: string[]): Promise<number> {
   const { values } = parseFlags('demo', args, { dir: { type: 'string' } }, []);

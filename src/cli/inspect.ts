@@ -2,19 +2,17 @@
  * `brood inspect <dir> [--json]`: the delegation tree stored in a fileSessions directory, with each
  * agent's label, depth, stop reasons, own token usage and duration.
  */
-import { parseFlags } from './cli-errors.js';
+import { commandHelp, parseFlags } from './cli-errors.js';
 import { formatMs, formatTokens, table, truncate } from './format.js';
 import { loadSessionDir } from './session-dir.js';
 import { summarizeReasons, type AgentNode } from './tree-state.js';
 
 export const INSPECT_USAGE = 'brood inspect <dir> [--json]';
-export const INSPECT_HELP = [
-  `Usage: ${INSPECT_USAGE}`,
-  '',
+export const INSPECT_HELP = commandHelp(INSPECT_USAGE, [
   'Prints the delegation trees stored in a fileSessions directory: each agent with its label, depth,',
   'mode, stop reasons, turns, own token usage and duration, then any diagnostics. --json prints the',
   'same rows as JSON.',
-].join('\n');
+]);
 
 export async function inspectCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags('inspect', args, { json: { type: 'boolean' } }, ['dir']);

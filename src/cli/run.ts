@@ -20,7 +20,7 @@ import {
   type SubagentToolConfig,
 } from '../index.js';
 import { builtinTools } from './builtin-tools.js';
-import { oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
+import { commandHelp, oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { loadRunConfig, type RunConfig } from './run-config.js';
 import { AnswerPrinter } from './answer-printer.js';
 import { followTree } from './follow-tree.js';
@@ -29,15 +29,13 @@ import { TreeState } from './tree-state.js';
 import { LiveTreeView } from './tree-view.js';
 
 export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>]';
-export const RUN_HELP = [
-  `Usage: ${RUN_USAGE}`,
-  '',
+export const RUN_HELP = commandHelp(RUN_USAGE, [
   'Runs one agent against the OpenAI-compatible providers of the config file and streams its answer',
   'to stdout. With a TTY on stderr, the live delegation tree is drawn there. The config names the',
   'providers (apiKeyEnv: the environment variable holding the key), the agent, the built-in tools',
   '(read_file, list_dir, http_get), delegation instances and an optional sessions directory.',
   'Ctrl-C cancels the turn. Exit codes: 0 completed, 1 the agent did not complete, 2 bad flags or config.',
-].join('\n');
+]);
 
 // Library rejections that mean "the configuration is wrong", as opposed to a failure while running.
 const CONFIG_CODES = new Set([

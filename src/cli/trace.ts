@@ -13,21 +13,19 @@
  */
 import { writeFile } from 'node:fs/promises';
 import type { SessionEvent } from '../index.js';
-import { isPlainObject } from '../plain.js';
+import { definedEntries, isPlainObject } from '../plain.js';
 import { knownEvent, parsedToolArguments, type SessionEventOf } from '../sessions/event-types.js';
-import { parseFlags, stringFlag, UsageError } from './cli-errors.js';
+import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { truncate } from './format.js';
 import { loadSessionDir } from './session-dir.js';
 import type { AgentNode } from './tree-state.js';
 
 export const TRACE_USAGE = 'brood trace <dir> <id> [--out <file>]';
-export const TRACE_HELP = [
-  `Usage: ${TRACE_USAGE}`,
-  '',
+export const TRACE_HELP = commandHelp(TRACE_USAGE, [
   'Writes a Chrome trace-event JSON of the delegation tree rooted at session <id> (stdout, or --out):',
   'one track per agent with its turns, model requests and tool calls, parallel tool lanes, and flow',
   'arrows from each delegation call to the child it started. Open it in https://ui.perfetto.dev.',
-].join('\n');
+]);
 
 export interface TraceEvent {
   name: string;
@@ -238,7 +236,7 @@ function span(
   end: number,
   args: Record<string, unknown>,
 ): Span {
-  const defined = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
+  const defined = definedEntries(args);
   return { name, cat, start: start.time, end: Math.max(start.time, end), args: defined };
 }
 

@@ -149,14 +149,10 @@ function newNode(id: string, parentId: string | undefined, depth: number, create
 function applyBroodEvent(state: TreeState, node: AgentNode, event: Exclude<BroodEvent, { type: 'lagged' }>): void {
   switch (event.type) {
     case 'turn-start':
-      node.turns++;
-      node.openTurn = true;
+      startTurn(node);
       break;
     case 'turn-end':
-      node.openTurn = false;
-      node.pendingTools.clear();
-      node.stopReasons.push(event.stopReason);
-      if (event.diagnostic !== undefined) node.diagnostics.push(event.diagnostic);
+      endTurn(node, event.stopReason, event.diagnostic);
       node.inputTokens += Math.max(0, event.usage.inputTokens - node.childUsage.inputTokens);
       node.outputTokens += Math.max(0, event.usage.outputTokens - node.childUsage.outputTokens);
       node.childUsage = { inputTokens: 0, outputTokens: 0 };
@@ -196,6 +192,18 @@ function sortByCreation(nodes: AgentNode[]): AgentNode[] {
   return [...nodes].sort((a, b) => a.createdAt - b.createdAt);
 }
 
+function startTurn(node: AgentNode): void {
+  node.turns++;
+  node.openTurn = true;
+}
+
+function endTurn(node: AgentNode, reason: string, diagnostic: string | undefined): void {
+  node.openTurn = false;
+  node.pendingTools.clear();
+  node.stopReasons.push(reason);
+  if (diagnostic !== undefined) node.diagnostics.push(diagnostic);
+}
+
 function applyEvent(node: AgentNode, logged: SessionEvent): void {
   node.lastEventAt = Math.max(node.lastEventAt, logged.time);
   const event = knownEvent(logged);
@@ -209,14 +217,10 @@ function applyEvent(node: AgentNode, logged: SessionEvent): void {
       if (node.mode === 'top-level' && node.label === '') node.label = event.data.text;
       break;
     case 'turn/start':
-      node.turns++;
-      node.openTurn = true;
+      startTurn(node);
       break;
     case 'turn/end':
-      node.openTurn = false;
-      node.pendingTools.clear();
-      node.stopReasons.push(event.data.reason);
-      if (event.data.diagnostic !== undefined) node.diagnostics.push(event.data.diagnostic);
+      endTurn(node, event.data.reason, event.data.diagnostic);
       break;
     case 'assistant/message':
       node.inputTokens += event.data.usage.inputTokens;

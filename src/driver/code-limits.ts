@@ -2,6 +2,7 @@
  * run_code resource limits (createBrood's `codeResourceLimits`): what each bounds, its default and
  * its accepted range, and the one wording of every limit's errored result.
  */
+import { withDefaults } from '../plain.js';
 import type { LimitName } from './sandbox-protocol.js';
 
 export interface CodeResourceLimits {
@@ -25,11 +26,7 @@ export const CODE_LIMIT_DEFAULTS: ResolvedCodeLimits = {
 };
 
 export function resolveCodeLimits(limits: CodeResourceLimits | undefined): ResolvedCodeLimits {
-  return { ...CODE_LIMIT_DEFAULTS, ...stripUndefined(limits ?? {}) };
-}
-
-function stripUndefined(limits: CodeResourceLimits): CodeResourceLimits {
-  return Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined));
+  return withDefaults(CODE_LIMIT_DEFAULTS, limits);
 }
 
 export interface LimitValues extends ResolvedCodeLimits {

@@ -6,6 +6,7 @@ import {
   httpProviderConfig,
   type HttpProviderOptions,
   httpProviderShape,
+  readAdapterOptions,
 } from './http-provider.js';
 import { modelEntrySchema, type RequestOptions, requestOptionShape, resolvedRetrySchema } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
@@ -83,9 +84,5 @@ export function anthropicCompatible(options: AnthropicCompatibleOptions): ModelP
 }
 
 export function readAnthropicOptions(config: ModelProviderConfig): AnthropicAdapterOptions {
-  return parseOptions(
-    `anthropic-compatible provider '${config.id}'`,
-    adapterOptionsSchema,
-    config.options,
-  ) as AnthropicAdapterOptions;
+  return readAdapterOptions<AnthropicAdapterOptions>(config, adapterOptionsSchema);
 }

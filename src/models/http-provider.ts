@@ -16,6 +16,7 @@ import {
   toModelInfo,
 } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
+import { parseOptions } from './validate.js';
 
 /** The options every HTTP factory takes besides its models and request options. */
 export interface HttpProviderOptions {
@@ -75,4 +76,9 @@ export function httpProviderConfig(
     acceptsUnlistedModels: parsed.acceptsUnlistedModels ?? true,
     options: { ...adapterOptions, ...extra },
   };
+}
+
+/** An adapter's options re-read in the worker (a config can be hand-built): INVALID_CONFIG naming the provider. */
+export function readAdapterOptions<O>(config: ModelProviderConfig, schema: z.ZodType): O {
+  return parseOptions(`${config.kind} provider '${config.id}'`, schema, config.options) as O;
 }

@@ -6,6 +6,7 @@ import {
   httpProviderConfig,
   type HttpProviderOptions,
   httpProviderShape,
+  readAdapterOptions,
 } from './http-provider.js';
 import {
   modelEntrySchema,
@@ -57,9 +58,5 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
 }
 
 export function readOpenAIOptions(config: ModelProviderConfig): OpenAIAdapterOptions {
-  return parseOptions(
-    `openai-compatible provider '${config.id}'`,
-    adapterOptionsSchema,
-    config.options,
-  ) as OpenAIAdapterOptions;
+  return readAdapterOptions<OpenAIAdapterOptions>(config, adapterOptionsSchema);
 }

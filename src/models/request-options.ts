@@ -4,6 +4,7 @@
  * into the worker, because configs can be hand-built.
  */
 import { z } from 'zod';
+import { withDefaults } from '../plain.js';
 import type { ModelInfo } from './types.js';
 
 export type ToolChoice = 'auto' | 'required' | 'none' | { name: string };
@@ -144,7 +145,7 @@ export function perModelOptions(entries: ModelEntry[]): Record<string, RequestOp
 }
 
 export function resolveRetry(retry: RetryOptions | undefined): ResolvedRetry {
-  return { ...RETRY_DEFAULTS, ...Object.fromEntries(Object.entries(retry ?? {}).filter(([, v]) => v !== undefined)) };
+  return withDefaults(RETRY_DEFAULTS, retry);
 }
 
 /** A model's options over the provider's; headers and extraBody merge key by key, the rest replace. */
