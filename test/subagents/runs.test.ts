@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool } from '../../src/index.js';
 import type { SubagentResult } from '../../src/index.js';
+import { expectCode } from '../support/codes.js';
 import { deferred, harness, ofType, route, startChild, type Harness, type Script } from './helpers.js';
 
 let h: Harness | undefined;
@@ -321,5 +322,15 @@ describe('one-shot runs', () => {
     ]);
     expect(ofType(events, 'tool/call').map((e) => e.data.name)).toEqual(['peek', 'structured_output']);
     await run.dispose();
+  });
+
+  it('outputSchema: a schema no tool can take is INVALID_CONFIG before anything is created', async () => {
+    h = harness();
+    const parent = await h.brood.createAgent({ model: route });
+    const before = await h.headers();
+    await expectCode(startChild(h, parent, 'never runs', { outputSchema: 'not a schema' }), 'INVALID_CONFIG');
+    expect(await h.headers()).toEqual(before);
+    expect(h.liveAgents()).toBe(1);
+    expect(h.starts).toEqual([]);
   });
 });
