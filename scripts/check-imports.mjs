@@ -34,10 +34,11 @@ const LAYERS = [
     ],
   ],
   ['driver', ['src/driver/', 'src/sandbox/']],
-  ['workers', ['src/workers/', 'src/wire/', 'workers/']],
+  // Transports sit beside the worker runner: the queue runner is another place drivers run.
+  ['workers', ['src/workers/', 'src/wire/', 'workers/', 'src/queue/']],
   ['agents', ['src/agents/', 'src/events/']],
   ['subagents', ['src/subagents/']],
-  ['runtime', ['src/runtime/', 'src/brood.ts', 'src/config.ts', 'src/queue/']],
+  ['runtime', ['src/runtime/', 'src/brood.ts', 'src/config.ts']],
   ['features', ['src/delegation/', 'src/mcp/', 'src/acp/']],
   ['index', ['src/index.ts', 'src/testing.ts']],
   ['cli', ['src/cli/']],
