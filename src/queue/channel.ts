@@ -133,6 +133,7 @@ export class Channel {
       return;
     }
     const expected = (this.seenSeq.get(parsed.from) ?? 0) + 1;
+    if (parsed.seq < expected) return; // a resent LPUSH that had reached Redis already
     this.seenSeq.set(parsed.from, parsed.seq);
     if (parsed.seq !== expected)
       this.handlers.broken(

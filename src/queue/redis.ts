@@ -21,8 +21,10 @@ export async function createClient(
     connectionName: options.name,
     maxRetriesPerRequest: options.bounded ? 3 : null,
     retryStrategy: (times) => Math.min(100 * times, 1000),
-    // A reply lost with a dying server is never resent: a resent LPUSH would deliver a frame twice.
-    autoResendUnfulfilledCommands: false,
+    // Commands in flight when a connection drops are resent after reconnecting (ioredis's default;
+    // without it they would never settle). A resent LPUSH may deliver a batch twice: receivers drop
+    // batches whose sequence number they have seen (channel.ts).
+    autoResendUnfulfilledCommands: true,
   };
   const client =
     typeof connection === 'string'
