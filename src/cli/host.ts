@@ -6,18 +6,16 @@
  */
 import { availableParallelism } from 'node:os';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE } from '../queue/config.js';
-import { parseFlags, stringFlag, UsageError } from './cli-errors.js';
+import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 
 export const HOST_USAGE = 'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>]';
 
-export const HOST_HELP = [
-  `Usage: ${HOST_USAGE}`,
-  '',
+export const HOST_HELP = commandHelp(HOST_USAGE, [
   'Runs the drivers of queueRunner parents in this process (its own worker pool); every tool call goes',
   'back to the parent. --queue defaults to brood, --threads to the CPU count, --concurrency (activations',
   'held at once) to 64. Prints "brood host ready <queue> threads=<n> concurrency=<k>" on stderr when it',
   'takes work; SIGINT/SIGTERM hand held activations back to their parents and exit.',
-].join('\n');
+]);
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
