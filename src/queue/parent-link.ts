@@ -54,6 +54,7 @@ export async function openParentLink(
     handlers,
   );
   let active = true;
+  let connecting: Promise<void> | undefined;
   const apply = (client: RedisClient): void => {
     const stream = (client as unknown as { stream?: { ref?(): void; unref?(): void } }).stream;
     if (active) stream?.ref?.();
@@ -65,7 +66,12 @@ export async function openParentLink(
     queue,
     channel,
     commands,
-    ready: () => whenReady(commands, DISPATCH_ATTEMPTS, where),
+    // One wait shared by every dispatch that arrives while connecting (200 of them, in a fan-out).
+    ready: () => {
+      if (commands.status === 'ready') return Promise.resolve();
+      connecting ??= whenReady(commands, DISPATCH_ATTEMPTS, where).finally(() => (connecting = undefined));
+      return connecting;
+    },
     setActive: (value) => {
       active = value;
       apply(commands);
