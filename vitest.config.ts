@@ -17,6 +17,12 @@ const REAL_TIME_LIMIT_SUITES = [
   'test/hardening/cancel-grace.test.ts',
 ];
 
+const QUEUE_BEHAVIOUR_SUITES = [
+  'test/queue/behaviour-runner.test.ts',
+  'test/delegation/*.e2e.test.ts',
+  'test/subagents/*.test.ts',
+];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -33,6 +39,17 @@ export default defineConfig({
         },
       },
       { extends: true, test: { name: 'real-time-limits', include: REAL_TIME_LIMIT_SUITES, retry: 1 } },
+      {
+        // The delegation and subagent behaviour suites again, every driver on `brood host` processes
+        // (queueRunner over a real Redis; test/queue/behaviour-setup.ts).
+        extends: true,
+        test: {
+          name: 'queue-behaviour',
+          include: QUEUE_BEHAVIOUR_SUITES,
+          globalSetup: ['test/queue/behaviour-setup.ts'],
+          retry: 0,
+        },
+      },
     ],
   },
 });

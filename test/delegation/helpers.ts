@@ -4,11 +4,12 @@ import type { Brood, BroodOptions } from '../../src/brood.js';
 import { spawnProvider } from '../../src/subagents/providers.js';
 import type { SubagentProvider } from '../../src/subagents/types.js';
 import type { SessionEvent } from '../../src/types.js';
+import { behaviourRunner } from '../support/runner-choice.js';
 
 export const route = { provider: 'scripted', model: 'scripted' } as const;
 
 export function makeBrood(options: BroodOptions = {}): Brood {
-  return createBrood({ runner: 'worker', pool: { threads: 2 }, ...options });
+  return createBrood({ runner: behaviourRunner(), pool: { threads: 2 }, ...options });
 }
 
 export async function eventsOf(brood: Brood, id: string): Promise<SessionEvent[]> {

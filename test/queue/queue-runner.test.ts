@@ -9,6 +9,7 @@ import { subagentTool } from '../../src/delegation/index.js';
 import { openAICompatible } from '../../src/models/openai.js';
 import { scriptedModels } from '../../src/models/scripted.js';
 import { queueRunner } from '../../src/queue/config.js';
+import { memorySessions } from '../../src/sessions/memory.js';
 import { spawnProvider } from '../../src/subagents/providers.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import type { SessionEvent } from '../../src/types.js';
@@ -258,5 +259,36 @@ describe.runIf(redisAvailable())('queueRunner with brood host processes', () => 
     expect(error.message).toContain('use apiKeyEnv');
     expectCode(() => queueRunner({ connection: 'http://nope' }), 'INVALID_CONFIG');
     expectCode(() => queueRunner({ connection: redis.url, activationTimeoutMs: 10 }), 'INVALID_CONFIG');
+  });
+
+  it('a continuable child of a remote provider resumed by another runtime goes back to the hosts', async () => {
+    const sessions = memorySessions();
+    const remote = queueRunner({ connection: redis.url });
+    const options = {
+      sessions,
+      pool: { threads: 1 },
+      models: [
+        scriptedModels({ id: 'scripted', scripts: [{ match: 'first', turns: [{ text: 'one' }, { text: 'two' }] }] }),
+      ],
+      providers: [spawnProvider({ name: 'remote', runner: remote })],
+    };
+    brood = createBrood(options);
+    const parent = await brood.createAgent({ model: route });
+    const { childId } = await brood.subagents.startContinuable({
+      provider: 'remote',
+      label: 'helper',
+      request: { parent, prompt: 'first' },
+      signal: new AbortController().signal,
+    });
+    const child = await brood.resumeAgent(childId);
+    await child.whenIdle();
+    await brood.close();
+    brood = createBrood(options);
+    const resumed = await brood.resumeAgent(childId);
+    expect((await resumed.run('again')).output).toBe('two');
+    const requests = await modelRequests(childId);
+    expect(requests).toHaveLength(2);
+    for (const request of requests)
+      expect(hosts.map((host) => host.child.pid)).toContain((request.data.host as { pid?: number } | undefined)?.pid);
   });
 });

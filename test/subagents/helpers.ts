@@ -18,6 +18,7 @@ import type {
 } from '../../src/index.js';
 import { runtimeOf } from '../../src/runtime/plugin-host.js';
 import { deferred, tapStore, type Deferred, type TappedStore } from '../agents/helpers.js';
+import { behaviourRunner } from '../support/runner-choice.js';
 
 export { deferred, rejectionCode, thrownCode } from '../agents/helpers.js';
 export type { Deferred } from '../agents/helpers.js';
@@ -46,6 +47,7 @@ export function harness(options: BroodOptions & { scripts?: Script[]; inner?: Se
   const { scripts, inner, ...rest } = options;
   const tap = tapStore(inner ?? memorySessions());
   const brood = createBrood({
+    runner: behaviourRunner(),
     pool: { threads: 2 },
     models: [scriptedModels({ id: 'scripted', scripts: scripts ?? [] })],
     sessions: tap.store,
