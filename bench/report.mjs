@@ -240,7 +240,34 @@ ${fanoutSection(r.fanout, m.peer)}
 ![makespan vs N](makespan.svg)
 
 ${otherSections(r)}
-${r.notes?.length ? `## Notes\n\n${r.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`;
+${r.queue ? queueSection(r.queue) : ''}${r.notes?.length ? `## Notes\n\n${r.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`;
+}
+
+function queueSection(q) {
+  if (q.error) return `## Scale-out (queue runner)\n\nError: ${q.error}\n\n`;
+  const rows = q.rows.map((x) => [
+    x.n,
+    x.p,
+    fmt(x.idealMs, 0),
+    fmt(x.floorMs, 0),
+    fmt(x.workerMs, 0),
+    fmt(x.queueMs, 0),
+    ratio(x.queueMs, x.floorMs),
+    ratio(x.workerMs, x.floorMs),
+    ratio(x.queueMs, x.workerMs),
+    fmt(x.perChildOverheadMs, 2),
+  ]);
+  return `## Scale-out (queue runner, \`--queue\`)
+
+The latency-only fan-out (C = 0, L = ${q.L} ms, K = 3) with the parent on the local pool and the children's drivers on ${q.hosts}
+local \`brood host\` processes (${q.hostThreads} thread(s) each) through a private Redis; every tool call goes back to the parent.
+Interleaved with the floor and the worker runner per repetition. Per-child overhead = (queue − floor) / N: makespan above the floor
+amortised over the children (P run at once), not a per-child latency. Target: queue/floor ≤ 1.5 at N=256. The hosts share this
+machine's cores with the parent and Redis, so this measures the protocol's cost, not scale-out gains.
+
+${table(['N', 'P', 'ideal', 'floor', 'worker', 'queue', 'queue/floor', 'worker/floor', 'queue÷worker', 'overhead ms/child'], rows)}
+
+`;
 }
 
 export async function writeReport(results, dir) {

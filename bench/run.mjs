@@ -11,6 +11,7 @@ import { runParkedContinuables } from './parked-continuables.mjs';
 import { runWatchHook } from './watch-hook.mjs';
 import { runCodeMode } from './code-mode.mjs';
 import { runEventsCost } from './events-cost.mjs';
+import { runQueueFanout } from './queue.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
 import { writeReport } from './report.mjs';
@@ -52,6 +53,8 @@ const parked = await attempt(() => runParkedContinuables({ quick, log }));
 const watchHook = await attempt(() => runWatchHook({ quick, log }));
 const codeMode = await attempt(() => runCodeMode({ quick, log }));
 const eventsCost = await attempt(() => runEventsCost({ quick, log }));
+// `--queue`: children's drivers on two local `brood host` processes through Redis (needs redis-server).
+const queue = args.includes('--queue') ? await attempt(() => runQueueFanout({ quick, log })) : undefined;
 
 for (const [text, count] of warnings) notes.push(`process warning ×${count}: ${text}`);
 const results = {
@@ -75,6 +78,7 @@ const results = {
   watchHook,
   codeMode,
   eventsCost,
+  ...(queue ? { queue } : {}),
   notes,
 };
 results.targets = evaluateTargets(results);

@@ -30,6 +30,7 @@ export class Channel {
   private readonly outgoing = new Map<string, unknown[]>();
   private readonly sentSeq = new Map<string, number>();
   private readonly seenSeq = new Map<string, number>();
+  private readonly expiresSet = new Map<string, number>();
   private scheduled = false;
   private closed = false;
   private reading: Promise<void> | undefined;
@@ -74,20 +75,16 @@ export class Channel {
       this.sentSeq.set(to, seq);
       const key = this.keyOf(to);
       const body = JSON.stringify({ from: this.self, seq, frames });
-      sends.push(
-        this.commands
-          .multi()
-          .lpush(key, body)
-          .pexpire(key, this.ttlMs)
-          .exec()
-          .then((results) => {
-            const failed = results?.find(([error]) => error !== null);
-            if (!results || failed) throw failed?.[0] ?? new Error('the transaction was discarded');
-          })
-          .catch((error: unknown) => {
-            if (!this.closed) this.handlers.broken(to, `a batch to ${to} was not delivered (${errorMessage(error)})`);
-          }),
-      );
+      const failed = (error: unknown): void => {
+        if (!this.closed) this.handlers.broken(to, `a batch to ${to} was not delivered (${errorMessage(error)})`);
+      };
+      sends.push(this.commands.lpush(key, body).then(() => undefined, failed));
+      // The list of an endpoint that went away expires; renewing that once a second is enough.
+      const now = Date.now();
+      if ((this.expiresSet.get(to) ?? 0) < now - 1_000) {
+        this.expiresSet.set(to, now);
+        void this.commands.pexpire(key, this.ttlMs).catch(() => undefined);
+      }
     }
     this.outgoing.clear();
     return Promise.all(sends).then(() => undefined);
@@ -111,7 +108,7 @@ export class Channel {
         const popped = await this.blocking.brpop(key, 0);
         if (popped === null) continue;
         bodies = [popped[1]];
-        // Whatever queued up behind it comes in the same round trip, oldest first.
+        // Whatever queued up behind it comes in the same round trip, oldest first (RPOP count: Redis 6.2).
         const more = await this.blocking.rpop(key, 256);
         if (more) bodies.push(...more);
       } catch {

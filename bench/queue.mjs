@@ -1,0 +1,103 @@
+// `npm run bench -- --queue`: latency-only fan-out (C = 0) with the children's drivers on two local
+// `brood host` processes (queueRunner over a private Redis), beside the floor and the worker runner,
+// interleaved per repetition like the main fan-out table. Per-child overhead is the makespan above
+// the floor, amortised over the N children (P = 64 run at once, so it is not a per-child latency).
+import * as brood from '../dist/index.js';
+import { floorFanout, burnerPool } from './floor.mjs';
+import { childTurns, idealMs, L, parentTurns, THREADS } from './lib/schedule.mjs';
+import { ROUTE, installDelegation, makeBrood, noopTool } from './lib/brood.mjs';
+import { startRedisAndHosts } from './lib/redis-hosts.mjs';
+import { instrumented, median, round } from './lib/stats.mjs';
+import { attempt, withDeadline } from './lib/run-guard.mjs';
+
+const { createBrood, queueRunner, scriptedModels, spawnProvider } = brood;
+const P = 64;
+const HOSTS = 2;
+const rootPrompt = (n) => `queue-root n=${n};`;
+
+function scripts(ns) {
+  return [
+    ...ns.map((n) => ({
+      match: rootPrompt(n),
+      latencyMs: L,
+      turns: parentTurns(n, 'subagent', (i) => ({ description: `child ${i}`, prompt: `queue-child #${i}` })),
+    })),
+    { match: 'queue-child ', latencyMs: L, turns: childTurns },
+  ];
+}
+
+async function fanOnce(runtime, n) {
+  const agent = await runtime.createAgent({ model: ROUTE });
+  try {
+    const result = await withDeadline(agent.run(rootPrompt(n)), 180_000, `queue fan-out n=${n}`);
+    if (result.stopReason !== 'completed') throw new Error(`parent ended ${result.stopReason}: ${result.diagnostic}`);
+  } finally {
+    await agent.dispose();
+  }
+}
+
+export async function runQueueFanout({ quick, log }) {
+  const ns = [16, 64, 256];
+  const hosts = await startRedisAndHosts({
+    hosts: HOSTS,
+    threads: Math.max(1, Math.floor(THREADS / HOSTS)),
+    queue: 'bench',
+  });
+  const pool = burnerPool(THREADS);
+  // The parent and its local pool as in the worker rows; only the children go to the hosts.
+  const queued = createBrood({
+    maxParallelToolCalls: P,
+    pool: { threads: THREADS },
+    models: [scriptedModels({ id: 'scripted', scripts: scripts(ns) })],
+    providers: [spawnProvider({ runner: queueRunner({ connection: hosts.url, queue: 'bench' }) })],
+  });
+  const worker = makeBrood({ runner: 'worker', scripts: scripts(ns), maxParallelToolCalls: P, threads: THREADS });
+  try {
+    for (const runtime of [queued, worker]) {
+      runtime.tools.register(noopTool());
+      installDelegation(runtime);
+      await fanOnce(runtime, 16); // warm-up: connections, host pools, JIT
+    }
+    const rows = [];
+    for (const n of [64, 256]) {
+      const reps = quick ? 1 : n >= 256 ? 2 : 3;
+      const samples = { floor: [], worker: [], queue: [] };
+      for (let i = 0; i < reps; i++) {
+        samples.floor.push((await instrumented(() => floorFanout(pool, { n, p: P, cpuMs: 0 }))).ms);
+        samples.worker.push((await instrumented(() => fanOnce(worker, n))).ms);
+        samples.queue.push((await instrumented(() => fanOnce(queued, n))).ms);
+      }
+      const mid = (key) => round(median(samples[key]), 1);
+      const row = {
+        n,
+        p: P,
+        cpuMs: 0,
+        idealMs: idealMs({ n, p: P, cpuMs: 0 }),
+        floorMs: mid('floor'),
+        workerMs: mid('worker'),
+        queueMs: mid('queue'),
+      };
+      row.queueOverFloor = round(row.queueMs / row.floorMs, 2);
+      row.queueOverWorker = round(row.queueMs / row.workerMs, 2);
+      row.perChildOverheadMs = round((row.queueMs - row.floorMs) / n, 2);
+      row.samplesMs = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, v.map((x) => round(x, 1))]));
+      log(
+        `queue fan-out N=${n} P=${P}: floor ${row.floorMs} worker ${row.workerMs} queue ${row.queueMs} (×${row.queueOverFloor} floor, ${row.perChildOverheadMs} ms/child)`,
+      );
+      rows.push(row);
+    }
+    return { hosts: HOSTS, hostThreads: Math.max(1, Math.floor(THREADS / HOSTS)), L, rows };
+  } finally {
+    await Promise.all([queued.close(), worker.close(), pool.close()]);
+    await hosts.close();
+  }
+}
+
+// Alone: `node bench/queue.mjs [--quick]` (the full suite runs it with `npm run bench -- --queue`).
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const t0 = performance.now();
+  const log = (line) => console.log(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
+  const result = await attempt(() => runQueueFanout({ quick: process.argv.includes('--quick'), log }));
+  console.log(JSON.stringify(result, null, 2));
+  process.exit(0);
+}
