@@ -61,16 +61,29 @@ export const jobDataSchema = z.object({
   parent: z.string().min(1).max(200),
   a: activation,
   timeoutMs: int.positive(),
-  models: z.array(z.looseObject({ id: z.string(), kind: z.string() })),
+  models: z.string().regex(/^[0-9a-f]{32}$/),
   plan: z.looseObject({ cells: z.array(int), eventsFlag: z.boolean() }),
 });
 export interface JobData {
   parent: string;
   a: number;
   timeoutMs: number;
-  models: ModelProviderConfig[];
+  /** The content hash of the runtime's model configs, stored once in Redis (modelsKey), not per job. */
+  models: string;
   plan: RemotePlan;
 }
+
+/** Model provider configs as a host reads them back from Redis (plain data; adapters re-check their options). */
+export const modelConfigsSchema = z.array(
+  z.looseObject({
+    id: z.string(),
+    kind: z.string(),
+    name: z.string(),
+    models: z.array(z.unknown()),
+    options: z.record(z.string(), z.unknown()),
+  }),
+);
+export type ModelConfigs = ModelProviderConfig[];
 
 export function cellsOf(plan: DriverPlan): Int32Array[] {
   const buffers = plan.eventsFlag ? [plan.eventsFlag, ...plan.versions] : plan.versions;

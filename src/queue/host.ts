@@ -13,9 +13,25 @@ import type { ModelProviderConfig } from '../models/types.js';
 import type { ActivationEnd } from '../workers/runner.js';
 import { WorkerRunner } from '../workers/worker-runner.js';
 import { Channel } from './channel.js';
-import { type JobData, fromRemotePlan, jobDataSchema, type ToHost, type ToParent, toHostSchema } from './frames.js';
+import {
+  fromRemotePlan,
+  type JobData,
+  jobDataSchema,
+  modelConfigsSchema,
+  type ToHost,
+  type ToParent,
+  toHostSchema,
+} from './frames.js';
 import { HostActivation } from './host-activation.js';
-import { channelKey, createClient, describeConnection, disconnect, type RedisClient, whenReady } from './redis.js';
+import {
+  channelKey,
+  modelsKey,
+  createClient,
+  describeConnection,
+  disconnect,
+  type RedisClient,
+  whenReady,
+} from './redis.js';
 
 export interface HostOptions {
   redis: string;
@@ -30,6 +46,7 @@ export interface HostOptions {
 /** BullMQ's lock on a job a host holds; the parent's own activation timeout decides about re-planning. */
 const LOCK_MS = 10_000;
 const CONNECT_ATTEMPTS = 3;
+const MODELS_MISSING = "the parent's model configs are not in Redis (any more)";
 
 interface ParentState {
   heard: number;
@@ -43,7 +60,7 @@ export class BroodHost {
   readonly identity = { name: hostname(), pid: process.pid };
   private readonly live = new Map<string, HostActivation>();
   private readonly parents = new Map<string, ParentState>();
-  private readonly runners = new Map<string, WorkerRunner>();
+  private readonly runners = new Map<string, Promise<WorkerRunner>>();
   private worker: Worker | undefined;
   private channel: Channel | undefined;
   private clients: RedisClient[] = [];
@@ -109,7 +126,14 @@ export class BroodHost {
     for (const activation of [...this.live.values()]) this.handBack(activation, 'the host is shutting down');
     await closing?.catch(() => undefined);
     await this.channel?.close();
-    await Promise.all([...this.runners.values()].map((runner) => runner.close()));
+    await Promise.all(
+      [...this.runners.values()].map((runner) =>
+        runner.then(
+          (r) => r.close(),
+          () => undefined,
+        ),
+      ),
+    );
     await Promise.all(this.clients.map((client) => disconnect(client)));
   }
 
@@ -133,7 +157,14 @@ export class BroodHost {
     parent.activations.add(activation);
     try {
       if (this.stopping) return this.handBack(activation, 'the host is shutting down');
-      activation.local = this.runnerFor(data.models).activate(local.plan, activation.gateway);
+      const runner = await this.runnerFor(data.models).catch((error: unknown) => error as Error);
+      if (activation.severed) return;
+      if (runner instanceof Error) {
+        // Configs a restarted Redis lost: the parent stores them again when it re-plans.
+        if (runner.message === MODELS_MISSING) return this.handBack(activation, runner.message);
+        return send({ k: 'end', a: data.a, end: { kind: 'failed', stopReason: 'error', diagnostic: runner.message } });
+      }
+      activation.local = runner.activate(local.plan, activation.gateway);
       const end = await activation.local.done;
       if (!activation.severed) send({ k: 'end', a: data.a, end });
     } finally {
@@ -148,18 +179,28 @@ export class BroodHost {
     activation.sever(reason);
   }
 
-  private runnerFor(models: ModelProviderConfig[]): WorkerRunner {
-    const key = JSON.stringify(models);
-    let runner = this.runners.get(key);
+  /** One local pool per set of model configs (per parent deployment), read from Redis by content hash once. */
+  private runnerFor(hash: string): Promise<WorkerRunner> {
+    let runner = this.runners.get(hash);
     if (!runner) {
-      runner = new WorkerRunner({
-        models,
-        threads: this.options.threads,
-        onDiagnostic: (line) => this.options.log(`brood host: ${line}`),
-      });
-      this.runners.set(key, runner);
+      runner = this.loadModels(hash).then(
+        (models) =>
+          new WorkerRunner({
+            models,
+            threads: this.options.threads,
+            onDiagnostic: (line) => this.options.log(`brood host: ${line}`),
+          }),
+      );
+      this.runners.set(hash, runner);
+      runner.catch(() => this.runners.delete(hash));
     }
     return runner;
+  }
+
+  private async loadModels(hash: string): Promise<ModelProviderConfig[]> {
+    const json = await this.clients[0]?.get(modelsKey(this.options.prefix, this.options.queue, hash));
+    if (json === null || json === undefined) throw new Error(MODELS_MISSING);
+    return modelConfigsSchema.parse(JSON.parse(json)) as unknown as ModelProviderConfig[];
   }
 
   private parentOf(parent: string, timeoutMs: number): ParentState {

@@ -9,7 +9,7 @@
  * are never reused within a runner and runner ids are random, so a stale host that comes back names
  * an activation this parent no longer runs: it is told `gone` and everything it sends is ignored.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { DriverEvent, DriverPlan } from '../driver/types.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
@@ -28,6 +28,10 @@ import {
   toRemotePlan,
 } from './frames.js';
 import { openParentLink, type ParentLink } from './parent-link.js';
+import { modelsKey } from './redis.js';
+
+/** How long the model configs stay in Redis without a dispatch renewing them. */
+const MODELS_TTL_MS = 3_600_000;
 
 interface RemoteActivation {
   a: number;
@@ -51,7 +55,11 @@ export class QueueRunner implements DriverRunner {
   readonly id = `p${randomUUID().replaceAll('-', '')}`;
   private readonly live = new Map<number, RemoteActivation>();
   private readonly heard = new Map<string, number>();
-  private readonly models: ModelProviderConfig[];
+  /** The configs a host may receive (none with an inline apiKey), stored once per content hash. */
+  private readonly modelsJson: string;
+  private readonly modelsHash: string;
+  private modelsStoredAt = 0;
+  private storingModels: Promise<void> | undefined;
   private linking: Promise<ParentLink> | undefined;
   private link: ParentLink | undefined;
   private nextA = 0;
@@ -65,7 +73,8 @@ export class QueueRunner implements DriverRunner {
     readonly config: QueueRunnerConfig,
     private readonly deps: QueueRunnerDeps,
   ) {
-    this.models = deps.models.filter((model) => model.options.apiKey === undefined);
+    this.modelsJson = JSON.stringify(deps.models.filter((model) => model.options.apiKey === undefined));
+    this.modelsHash = createHash('sha256').update(this.modelsJson).digest('hex').slice(0, 32);
   }
 
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
@@ -134,12 +143,13 @@ export class QueueRunner implements DriverRunner {
       parent: this.id,
       a: entry.a,
       timeoutMs: this.config.activationTimeoutMs,
-      models: this.models,
+      models: this.modelsHash,
       plan: toRemotePlan(plan, entry.cells),
     };
     try {
       const link = await this.connect();
       await link.ready();
+      await this.storeModels(link);
       if (this.live.get(entry.a) !== entry) return;
       await link.queue.add('activation', data, { jobId: entry.jobId, removeOnComplete: true, removeOnFail: true });
       entry.dispatchedAt = Date.now();
@@ -150,6 +160,24 @@ export class QueueRunner implements DriverRunner {
         diagnostic: `QUEUE_UNAVAILABLE: the activation could not be queued on '${this.config.queue}' (${errorMessage(error)})`,
       });
     }
+  }
+
+  /**
+   * Jobs name the configs by hash instead of carrying them (a scripted config can be tens of KB; a
+   * fan-out would ship it once per child). Renewed at most every few seconds, and after any recovery
+   * (a restarted Redis may have lost it; a host that misses it hands the activation back).
+   */
+  private storeModels(link: ParentLink): Promise<void> {
+    if (Date.now() - this.modelsStoredAt < 5_000) return Promise.resolve();
+    this.storingModels ??= link.commands
+      .set(modelsKey(this.config.prefix, this.config.queue, this.modelsHash), this.modelsJson, 'PX', MODELS_TTL_MS)
+      .then(() => {
+        this.modelsStoredAt = Date.now();
+      })
+      .finally(() => {
+        this.storingModels = undefined;
+      });
+    return this.storingModels;
   }
 
   private connect(): Promise<ParentLink> {
@@ -207,6 +235,7 @@ export class QueueRunner implements DriverRunner {
       return;
     }
     if (frame.k === 'end') {
+      if (frame.end.kind === 'recover') this.modelsStoredAt = 0;
       entry.settle(frame.end);
       return;
     }
@@ -240,6 +269,7 @@ export class QueueRunner implements DriverRunner {
 
   /** A host went silent or a batch to or from it was lost: its activations are re-planned elsewhere. */
   private hostLost(endpoint: string): void {
+    this.modelsStoredAt = 0;
     for (const entry of [...this.live.values()]) {
       if (entry.host?.endpoint !== endpoint) continue;
       this.send(endpoint, { k: 'gone', a: entry.a });
@@ -301,7 +331,10 @@ export class QueueRunner implements DriverRunner {
     for (const entry of waiting) {
       const state = await link.queue.getJobState(entry.jobId).catch(() => 'error');
       if (entry.host || this.live.get(entry.a) !== entry) continue;
-      if (state === 'unknown' || state === 'completed' || state === 'failed') entry.settle({ kind: 'recover' });
+      if (state === 'unknown' || state === 'completed' || state === 'failed') {
+        this.modelsStoredAt = 0;
+        entry.settle({ kind: 'recover' });
+      }
     }
   }
 }

@@ -84,6 +84,10 @@ export async function disconnect(client: RedisClient | undefined): Promise<void>
 }
 
 /** Key names: one BullMQ queue, one channel list per endpoint (a parent runner or a host). */
+export function modelsKey(prefix: string, queue: string, hash: string): string {
+  return `${prefix}:${queue}:models:${hash}`;
+}
+
 export function channelKey(prefix: string, queue: string, endpoint: string): string {
   return `${prefix}:${queue}:channel:${endpoint}`;
 }

@@ -139,7 +139,7 @@ describe.runIf(redisAvailable())('queueRunner faults', () => {
       // The killed host's children finished on the survivor (their model requests re-issued there).
       for (const id of run.children) {
         const requests = (await run.brood.sessions.read(id)).events.filter((event) => event.type === 'model/request');
-        expect((requests.at(-1)?.data.host as { pid: number }).pid).toBe(survivor.child.pid);
+        expect(requests.at(-1)?.data.host).toMatchObject({ pid: survivor.child.pid });
       }
     },
   );
