@@ -140,6 +140,41 @@ describe.runIf(redisAvailable())('queue runner lifecycles', () => {
     }
     expect(host.child.exitCode).toBeNull();
   });
+
+  it('a parent killed mid-activation: the host drops its activation after the timeout and serves the next parent', async () => {
+    // One slot: the next parent's job can only run once the dead parent's activation was dropped.
+    const host = await startHost(redis.url, ['--queue', 'crash', '--concurrency', '1']);
+    hosts.push(host);
+    const dir = mkdtempSync(join(tmpdir(), 'brood-crash-'));
+    const script = join(dir, 'parent.mjs');
+    writeFileSync(
+      script,
+      [
+        `import { createBrood, defineTool, queueRunner, scriptedModels } from ${JSON.stringify(DIST_INDEX)};`,
+        `const brood = createBrood({ runner: queueRunner({ connection: ${JSON.stringify(redis.url)}, queue: 'crash', activationTimeoutMs: 1000 }),`,
+        "  models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'block', turns: [{ toolCalls: [{ name: 'wait', arguments: {} }] }] }] })] });",
+        "brood.tools.register(defineTool({ name: 'wait', description: 'w', parameters: { type: 'object', properties: {} },",
+        "  execute: () => { process.stdout.write('in-tool'); return new Promise(() => {}); } }));",
+        "const agent = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });",
+        "await agent.run('block');",
+      ].join('\n'),
+    );
+    try {
+      const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      await new Promise<void>((resolve) =>
+        child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('in-tool') && resolve()),
+      );
+      child.kill('SIGKILL');
+      await exited;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    brood = createBrood({ models, runner: queueRunner({ connection: redis.url, queue: 'crash' }) });
+    const agent = await brood.createAgent({ model: route });
+    expect(await agent.run('hello')).toMatchObject({ stopReason: 'completed', output: 'hello back' });
+    expect(host.child.exitCode).toBeNull();
+  });
 });
 
 describe('lazy loading', () => {
