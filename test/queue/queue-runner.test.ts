@@ -291,4 +291,27 @@ describe.runIf(redisAvailable())('queueRunner with brood host processes', () => 
     for (const request of requests)
       expect(hosts.map((host) => host.child.pid)).toContain((request.data.host as { pid?: number } | undefined)?.pid);
   });
+
+  it('carries the event stream: the subscriber flag reaches the host, text deltas come back', async () => {
+    brood = createBrood({
+      runner: queueRunner({ connection: redis.url }),
+      models: [
+        scriptedModels({ id: 'scripted', scripts: [{ match: 'talk', turns: [{ text: 'words from a host' }] }] }),
+      ],
+    });
+    const stream = brood.events()[Symbol.asyncIterator]();
+    const agent = await brood.createAgent({ model: route });
+    void agent.run('talk');
+    const deltas: string[] = [];
+    for (;;) {
+      const { value, done } = await stream.next();
+      if (done) break;
+      if (value.agentId !== agent.id) continue;
+      if (value.type === 'text-delta') deltas.push(value.delta);
+      if (value.type === 'turn-end') break;
+    }
+    await stream.return?.();
+    expect(deltas.join('')).toBe('words from a host');
+    expect(deltas.length).toBeGreaterThan(1);
+  });
 });
