@@ -4,7 +4,6 @@
  * every accepted message runs exactly one turn. The activation timeout is short so recovery is quick;
  * nothing here asserts a duration.
  */
-import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Brood, createBrood } from '../../src/brood.js';
 import { subagentTool } from '../../src/delegation/index.js';
@@ -12,7 +11,14 @@ import { scriptedModels } from '../../src/models/scripted.js';
 import { queueRunner } from '../../src/queue/config.js';
 import { spawnProvider } from '../../src/subagents/providers.js';
 import { defineTool } from '../../src/tools/define-tool.js';
-import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
+import {
+  type HostProcess,
+  RedisServer,
+  redisAvailable,
+  startHost,
+  stopHost,
+  waitForQueuedJobs,
+} from './redis-harness.js';
 
 const route = { provider: 'scripted', model: 'scripted' } as const;
 
@@ -169,12 +175,7 @@ describe.runIf(redisAvailable())('queueRunner faults', () => {
     try {
       const agent = await brood.createAgent({ model: route });
       const result = agent.run('hello');
-      const probe = new Redis(redis.url);
-      try {
-        while ((await probe.llen('brood:brood:wait')) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-      } finally {
-        probe.disconnect();
-      }
+      await waitForQueuedJobs(redis.url, 'brood');
       await redis.stop('SIGKILL');
       await redis.boot();
       hosts = [await startHost(redis.url)];
@@ -197,12 +198,7 @@ describe.runIf(redisAvailable())('queueRunner faults', () => {
     await run.allRunning;
     stale.child.kill('SIGSTOP');
     // The survivor is full (N/2), so the stalled host's re-planned children wait in the queue.
-    const probe = new Redis(redis.url);
-    try {
-      while ((await probe.llen('brood:brood:wait')) < N / 2) await new Promise((resolve) => setTimeout(resolve, 20));
-    } finally {
-      probe.disconnect();
-    }
+    await waitForQueuedJobs(redis.url, 'brood', N / 2);
     stale.child.kill('SIGCONT');
     run.release();
     expect((await result).stopReason).toBe('completed');

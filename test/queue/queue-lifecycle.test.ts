@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Brood, createBrood } from '../../src/brood.js';
 import { subagentTool } from '../../src/delegation/index.js';
@@ -23,6 +22,7 @@ import {
   spawnHost,
   startHost,
   stopHost,
+  waitForQueuedJobs,
 } from './redis-harness.js';
 
 const route = { provider: 'scripted', model: 'scripted' } as const;
@@ -50,12 +50,7 @@ describe.runIf(redisAvailable())('queue runner lifecycles', () => {
     brood = createBrood({ models, runner: queueRunner({ connection: redis.url, queue: 'late' }) });
     const agent = await brood.createAgent({ model: route });
     const result = agent.run('hello');
-    const probe = new Redis(redis.url);
-    try {
-      while ((await probe.llen('brood:late:wait')) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-    } finally {
-      probe.disconnect();
-    }
+    await waitForQueuedJobs(redis.url, 'late');
     const host = await startHost(redis.url, ['--queue', 'late']);
     hosts.push(host);
     expect(await result).toMatchObject({ stopReason: 'completed', output: 'hello back' });

@@ -76,6 +76,17 @@ export class RedisServer {
   }
 }
 
+/** Waits until at least `count` jobs wait in BullMQ's queue `queue` (prefix `brood`). */
+export async function waitForQueuedJobs(url: string, queue: string, count = 1): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const probe = new Redis(url);
+  try {
+    while ((await probe.llen(`brood:${queue}:wait`)) < count) await new Promise((resolve) => setTimeout(resolve, 20));
+  } finally {
+    probe.disconnect();
+  }
+}
+
 export interface HostProcess {
   child: ChildProcess;
   stderr: () => string;
