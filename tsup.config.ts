@@ -20,6 +20,25 @@ const englishOnlyZod: Plugin = {
   },
 };
 
+/** A thread entry `workers/<name>.ts` as one self-contained CommonJS file; only `external` stays out. */
+function threadBundle(name: string, external: string): Options {
+  return {
+    entry: { [`workers/${name}`]: `workers/${name}.ts` },
+    format: ['cjs'],
+    outExtension: () => ({ js: '.cjs' }),
+    target: 'node20',
+    platform: 'node',
+    sourcemap: true,
+    clean: false,
+    splitting: false,
+    shims: false,
+    define,
+    noExternal: [new RegExp(`^(?!${external}$)`)],
+    external: [external],
+    esbuildPlugins: [englishOnlyZod],
+  };
+}
+
 // Library entries and the worker entry are built together; the worker is located at run time relative
 // to the built module (`new URL('./workers/driver.cjs', import.meta.url)`), so it must land in dist/workers.
 export default defineConfig([
@@ -41,42 +60,16 @@ export default defineConfig([
     shims: false,
     define,
   },
-  {
-    // The pool thread entry: ONE self-contained CommonJS file. Piscina loads its entry with require();
-    // on Node >= 20.19 requiring an ES module goes through require(esm), and a thread terminated while
-    // that synchronous ESM instantiation runs aborts the whole process (v8 FATAL in
-    // ModuleWrap::InstantiateSync). A CommonJS bundle never instantiates an ES module at load time, and
-    // it boots faster (one file, no module graph). Only piscina stays external: the entry must share
-    // piscina's own module instance to read the pool's workerData. Adapter modules of kind 'module'
-    // are still loaded with a real dynamic import() at task time, which is asynchronous and safe.
-    entry: { 'workers/driver': 'workers/driver.ts' },
-    format: ['cjs'],
-    outExtension: () => ({ js: '.cjs' }),
-    target: 'node20',
-    platform: 'node',
-    sourcemap: true,
-    clean: false,
-    splitting: false,
-    shims: false,
-    define,
-    noExternal: [/^(?!piscina$)/],
-    external: ['piscina'],
-    esbuildPlugins: [englishOnlyZod],
-  },
-  {
-    // The run_code sandbox thread entry (src/driver/sandbox-pool.ts starts it): CommonJS for the same
-    // reason as the pool entry. The QuickJS engine stays external: it locates its .wasm file next to
-    // its own module, and it is loaded with import() only once the thread runs.
-    entry: { 'workers/sandbox': 'workers/sandbox.ts' },
-    format: ['cjs'],
-    outExtension: () => ({ js: '.cjs' }),
-    target: 'node20',
-    platform: 'node',
-    sourcemap: true,
-    clean: false,
-    splitting: false,
-    shims: false,
-    noExternal: [/^(?!quickjs-emscripten$)/],
-    external: ['quickjs-emscripten'],
-  },
+  // The pool thread entry: ONE self-contained CommonJS file. Piscina loads its entry with require();
+  // on Node >= 20.19 requiring an ES module goes through require(esm), and a thread terminated while
+  // that synchronous ESM instantiation runs aborts the whole process (v8 FATAL in
+  // ModuleWrap::InstantiateSync). A CommonJS bundle never instantiates an ES module at load time, and
+  // it boots faster (one file, no module graph). Only piscina stays external: the entry must share
+  // piscina's own module instance to read the pool's workerData. Adapter modules of kind 'module'
+  // are still loaded with a real dynamic import() at task time, which is asynchronous and safe.
+  threadBundle('driver', 'piscina'),
+  // The run_code sandbox thread entry (src/driver/sandbox-pool.ts starts it): CommonJS for the same
+  // reason as the pool entry. The QuickJS engine stays external: it locates its .wasm file next to
+  // its own module, and it is loaded with import() only once the thread runs.
+  threadBundle('sandbox', 'quickjs-emscripten'),
 ]);
