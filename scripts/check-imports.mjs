@@ -19,6 +19,7 @@ const LAYERS = [
     [
       'src/defaults.ts',
       'src/plain.ts',
+      'src/hand-checks.ts',
       'src/ids.ts',
       'src/disposer.ts',
       'src/guard.ts',

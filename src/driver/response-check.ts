@@ -5,6 +5,7 @@
  * re-requested forever; a wrong shape threw inside the loop). Found by test/reliability/faults.test.ts.
  */
 import { z } from 'zod';
+import { arrayOf, isObj, isReasoningBlock, isStr, isToolCall, isUsage, optional } from '../hand-checks.js';
 import { reasoningBlocksSchema } from '../models/reasoning.js';
 import type { ModelResponse } from '../models/types.js';
 
@@ -47,49 +48,24 @@ function parseResponse(raw: unknown): ModelResponse | string {
   return `the model adapter returned a malformed response: ${where}: ${issue?.message ?? 'invalid'}`;
 }
 
-// ——— the hand check: mirrors responseSchema rule by rule ———
+// ——— the hand check: mirrors responseSchema rule by rule (the shared pieces in hand-checks.ts) ———
 type Raw = Record<string, unknown>;
 const FINISHES = new Set(['stop', 'tool-calls', 'max-tokens', 'refusal', 'error']);
-const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
-const isNonEmpty = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
-
-function isToolCall(v: unknown): boolean {
-  return isObject(v) && isNonEmpty(v.callId) && isNonEmpty(v.name) && typeof v.arguments === 'string';
-}
-
-function isUsage(v: unknown): boolean {
-  return (
-    isObject(v) &&
-    isCount(v.inputTokens) &&
-    isCount(v.outputTokens) &&
-    (v.cacheReadTokens === undefined || isCount(v.cacheReadTokens)) &&
-    (v.cacheWriteTokens === undefined || isCount(v.cacheWriteTokens))
-  );
-}
-
-function isEvery(v: unknown, check: (item: unknown) => boolean): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let index = 0; index < v.length; index += 1) if (!check(v[index])) return false;
-  return true;
-}
-
-function isReasoningBlock(v: unknown): boolean {
-  if (!isObject(v)) return false;
-  if (v.type === 'thinking') return typeof v.thinking === 'string' && typeof v.signature === 'string';
-  return v.type === 'redacted_thinking' && typeof v.data === 'string';
-}
+// Built once: this runs for every response.
+const isToolCalls = arrayOf(isToolCall);
+const isOptionalText = optional(isStr);
+const isOptionalReasoning = optional(arrayOf(isReasoningBlock));
 
 function isValidResponse(v: unknown): v is Raw {
   return (
-    isObject(v) &&
-    typeof v.text === 'string' &&
-    isEvery(v.toolCalls, isToolCall) &&
-    typeof v.finish === 'string' &&
+    isObj(v) &&
+    isStr(v.text) &&
+    isToolCalls(v.toolCalls) &&
+    isStr(v.finish) &&
     FINISHES.has(v.finish) &&
     isUsage(v.usage) &&
-    (v.diagnostic === undefined || typeof v.diagnostic === 'string') &&
-    (v.reasoning === undefined || isEvery(v.reasoning, isReasoningBlock))
+    isOptionalText(v.diagnostic) &&
+    isOptionalReasoning(v.reasoning)
   );
 }
 

@@ -13,43 +13,26 @@
  */
 import { z } from 'zod';
 import { BroodError, decodeError, encodeError } from '../errors.js';
+import {
+  arrayOf,
+  type Check,
+  isBool,
+  isInt,
+  isNum,
+  isObj,
+  isReasoningBlock,
+  isRecord,
+  isStr,
+  isToolCall,
+  isUsage,
+  oneOf,
+  optional,
+} from '../hand-checks.js';
 import { modelRouteShape } from '../models/route.js';
 
 const obj = z.looseObject;
 const jsonRecord = z.record(z.string(), z.unknown());
 const safeInt = z.number().int();
-
-// ——— hand checks: each mirrors zod's rule for the schema it stands beside ———
-type Check = (value: unknown) => boolean;
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isStr = (v: unknown): v is string => typeof v === 'string';
-const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
-const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
-const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-const optional =
-  (check: Check): Check =>
-  (v) =>
-    v === undefined || check(v);
-const oneOf =
-  (...values: readonly unknown[]): Check =>
-  (v) =>
-    values.includes(v);
-/** Index by index, like zod: a hole in a sparse array (which structured clone keeps) is `undefined`. */
-const arrayOf =
-  (check: Check): Check =>
-  (v) => {
-    if (!Array.isArray(v)) return false;
-    for (let index = 0; index < v.length; index += 1) if (!check(v[index])) return false;
-    return true;
-  };
-/** zod's record rule: a plain object (a null prototype, or an Object-like constructor). */
-function isRecord(v: unknown): v is Record<string, unknown> {
-  if (!isObj(v)) return false;
-  const ctor = (v as { constructor?: unknown }).constructor;
-  if (ctor === undefined || typeof ctor !== 'function') return true;
-  const proto = (ctor as { prototype?: unknown }).prototype;
-  return isObj(proto) && Object.hasOwn(proto, 'isPrototypeOf');
-}
 
 /** A wire message: its schema, its hand check, and a parser that tries the check first. */
 export interface WireType<T> {
@@ -92,13 +75,6 @@ export const usageSchema = obj({
   cacheReadTokens: count.optional(),
   cacheWriteTokens: count.optional(),
 });
-const isCount: Check = (v) => isNum(v) && v >= 0;
-const isUsage: Check = (v) =>
-  isObj(v) &&
-  isCount(v.inputTokens) &&
-  isCount(v.outputTokens) &&
-  optional(isCount)(v.cacheReadTokens) &&
-  optional(isCount)(v.cacheWriteTokens);
 
 const STOP_REASONS = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps'] as const;
 export const stopReasonSchema = z.enum(STOP_REASONS);
@@ -144,8 +120,6 @@ export const claimedMessageSchema = claimSchema.nullable();
 export const claimedMessage = wire(claimedMessageSchema, (v) => v === null || isClaim(v));
 
 export const toolCallSchema = obj({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() });
-const isToolCall: Check = (v) =>
-  isObj(v) && isStr(v.callId) && v.callId !== '' && isStr(v.name) && v.name !== '' && isStr(v.arguments);
 export const toolCallRequestSchema = toolCallSchema.extend({ origin: z.enum(['model', 'code']).optional() });
 export const toolCallRequest = wire(
   toolCallRequestSchema,
@@ -212,10 +186,6 @@ const reasoningSchema = z.array(
     obj({ type: z.literal('redacted_thinking'), data: z.string() }),
   ]),
 );
-const isReasoningBlock: Check = (v) =>
-  isObj(v) &&
-  ((v.type === 'thinking' && isStr(v.thinking) && isStr(v.signature)) ||
-    (v.type === 'redacted_thinking' && isStr(v.data)));
 
 const chatMessageSchema = z.discriminatedUnion('role', [
   obj({ role: z.literal('user'), text: z.string() }),
