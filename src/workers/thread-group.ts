@@ -32,6 +32,8 @@ export class ThreadGroup {
   private readonly links = new Map<number, ThreadLink>();
   private waiting: { entry: PlacedActivation; plan: DriverPlan }[] = [];
   private closing = false;
+  /** Errors of threads that died carrying activations: those activations' ends report them. */
+  private readonly attributed = new WeakSet<object>();
 
   constructor(private readonly options: ThreadGroupOptions) {
     this.pool = new Piscina({
@@ -47,7 +49,7 @@ export class ThreadGroup {
       loadBalancer: (_task) => null,
     });
     this.pool.on('message', (message: unknown) => this.onHello(message));
-    this.pool.on('error', (error: unknown) => options.diagnostic(error));
+    this.pool.on('error', (error: unknown) => this.poolError(error));
   }
 
   place(entry: PlacedActivation, plan: DriverPlan): void {
@@ -119,9 +121,25 @@ export class ThreadGroup {
     for (const { entry, plan } of waiting) this.place(entry, plan);
   }
 
+  /**
+   * Piscina emits 'error' for every thread that dies with an error (activations are not its tasks),
+   * from its own listener on the worker, before ours. Only a death no activation answers for (an
+   * adapter's stray timer on an idle thread, a thread dying at boot) becomes a diagnostic; the worker
+   * listener below has said which it was by the next turn of the loop.
+   */
+  private poolError(error: unknown): void {
+    setImmediate(() => {
+      if (typeof error === 'object' && error !== null && this.attributed.has(error)) return;
+      this.options.diagnostic(error);
+    });
+  }
+
   private watchExit(worker: Worker, thread: ThreadLink): void {
     let cause: unknown;
-    worker.once('error', (error) => (cause = error));
+    worker.once('error', (error) => {
+      cause = error;
+      if (thread.load > 0 && typeof error === 'object' && error !== null) this.attributed.add(error);
+    });
     worker.once('exit', (code) => this.linkClosed(thread, cause ?? new Error(`worker exited with code: ${code}`)));
   }
 

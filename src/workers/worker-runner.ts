@@ -115,10 +115,10 @@ export class WorkerRunner implements DriverRunner {
   }
 
   /**
-   * Piscina emits 'error' on the pool when a thread dies while its link carries no activation (a
-   * stray timer of an adapter throwing after its turn, an idle thread hitting resourceLimits).
-   * Unheard, that event is an uncaught exception that kills the host. Nobody fails: piscina has
-   * already removed the thread and starts a replacement; the runtime only reports it.
+   * A thread died while its link carried no activation (a stray timer of an adapter throwing after its
+   * turn, an idle thread hitting resourceLimits; thread-group.ts filters piscina's 'error' events to
+   * these). Unheard, piscina's event is an uncaught exception that kills the host. Nobody fails:
+   * piscina has already removed the thread and starts a replacement; the runtime only reports it.
    */
   private onPoolError(kind: 'shared' | 'quarantine', error: unknown): void {
     const where = kind === 'quarantine' ? 'a quarantine worker thread' : 'a pool worker thread';

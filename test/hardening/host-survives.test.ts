@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { createBrood } from '../../src/index.js';
+import { createBrood, scriptedModels } from '../../src/index.js';
 import type { Brood } from '../../src/index.js';
 import { locateWorkerEntry } from '../../src/workers/worker-runner.js';
 import { thrownError } from './helpers.js';
@@ -82,6 +82,20 @@ it('a throwing onDiagnostic callback is contained', async () => {
   await seen;
   expect(calls).toBe(1);
   expect(await agent.run('again')).toMatchObject({ stopReason: 'completed' });
+});
+
+it('a thread a driver kills is that driver\'s failure, not also a "no driver task" diagnostic', async () => {
+  const diagnostics: string[] = [];
+  brood = createBrood({
+    pool: { threads: 1 },
+    onDiagnostic: (message) => diagnostics.push(message),
+    models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'faulty', turns: [{ fault: 'throw' }] }] })],
+  });
+  const agent = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
+  expect(await agent.run('faulty')).toMatchObject({ stopReason: 'error' });
+  // The replacement thread runs the next turn; by then any report of the death has been made.
+  expect(await agent.run('after')).toMatchObject({ stopReason: 'completed' });
+  expect(diagnostics).toEqual([]);
 });
 
 it('the worker entry piscina loads is CommonJS: it loads even with require(esm) disabled', () => {
