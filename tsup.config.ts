@@ -36,6 +36,11 @@ function threadBundle(name: string, external: string): Options {
     noExternal: [new RegExp(`^(?!${external}$)`)],
     external: [external],
     esbuildPlugins: [englishOnlyZod],
+    esbuildOptions(options) {
+      // Modules bundled here and into the ES chunks read `__filename` first where it exists
+      // (src/driver/sandbox-pool.ts); their `import.meta` fallback is for the ES build only.
+      options.logOverride = { ...options.logOverride, 'empty-import-meta': 'silent' };
+    },
   };
 }
 
