@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +9,9 @@ type Plugin = NonNullable<Options['esbuildPlugins']>[number];
 // brood's version for the `user-agent` header of the model adapters (src/models/version.ts).
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 const define = { __BROOD_VERSION__: JSON.stringify(version) };
+// Names this build's pool-thread code cache (src/workers/code-cache.ts): a cache is read only by the
+// build that wrote it. The pool entry and the driver bundle are always built together, in this run.
+const buildId = randomBytes(6).toString('hex');
 
 /** Thread bundles load zod's English locale only (see workers/zod-locales.ts). */
 const englishOnlyZod: Plugin = {
@@ -21,7 +25,7 @@ const englishOnlyZod: Plugin = {
 };
 
 /** A thread entry `workers/<name>.ts` as one self-contained CommonJS file; only `external` stays out. */
-function threadBundle(name: string, external: string): Options {
+function threadBundle(name: string, external: string, extraDefine: Record<string, string> = {}): Options {
   return {
     entry: { [`workers/${name}`]: `workers/${name}.ts` },
     format: ['cjs'],
@@ -32,7 +36,7 @@ function threadBundle(name: string, external: string): Options {
     clean: false,
     splitting: false,
     shims: false,
-    define,
+    define: { ...define, ...extraDefine },
     noExternal: [new RegExp(`^(?!${external}$)`)],
     external: [external],
     esbuildPlugins: [englishOnlyZod],
@@ -73,6 +77,8 @@ export default defineConfig([
   // piscina's own module instance to read the pool's workerData. Adapter modules of kind 'module'
   // are still loaded with a real dynamic import() at task time, which is asynchronous and safe.
   threadBundle('driver', 'piscina'),
+  // What piscina loads: the driver bundle above, through a V8 code cache (workers/pool-entry.ts).
+  threadBundle('pool-entry', 'piscina', { __BROOD_BUILD_ID__: JSON.stringify(buildId) }),
   // The run_code sandbox thread entry (src/driver/sandbox-pool.ts starts it): CommonJS for the same
   // reason as the pool entry. The QuickJS engine stays external: it locates its .wasm file next to
   // its own module, and it is loaded with import() only once the thread runs.

@@ -8,6 +8,9 @@ import { burnerPool, floorFanout } from './floor.mjs';
 import { peerFanout } from './peer.mjs';
 import { instrumented, median, round } from './lib/stats.mjs';
 import { withDeadline, attempt } from './lib/run-guard.mjs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const rootPrompt = (n, cpuMs) => `fanout-root n=${n} c=${cpuMs};`;
 
@@ -67,19 +70,26 @@ export async function runFanout({ quick, peer, log }) {
   // Inline runtimes go first, so process-wide costs (the parent's module compilation and JIT) land
   // on inline/8 and the worker figures show what a fresh runtime's pool costs.
   const coldMs = {};
+  const coldNoCacheMs = {};
+  const cold = async (runner, p) => {
+    const t0 = performance.now();
+    const brood = makeBrood({ runner, scripts, maxParallelToolCalls: p, threads: THREADS });
+    brood.tools.register(noopTool());
+    delegation = installDelegation(brood);
+    await broodFanout(brood, { n: 16, cpuMs: 0 });
+    return { brood, ms: round(performance.now() - t0, 1) };
+  };
+  const cacheDir = freshCodeCacheDir();
   for (const runner of ['inline', 'worker'])
     for (const p of [8, 64]) {
       const key = `${runner}/${p}`;
-      const t0 = performance.now();
-      const brood = makeBrood({ runner, scripts, maxParallelToolCalls: p, threads: THREADS });
-      brood.tools.register(noopTool());
-      delegation = installDelegation(brood);
+      if (runner === 'worker' && p === 8) coldNoCacheMs[key] = await firstRunOnThisMachine(cold, cacheDir, p);
+      const { brood, ms } = await cold(runner, p);
       broods[key] = brood;
-      await broodFanout(brood, { n: 16, cpuMs: 0 });
-      coldMs[key] = round(performance.now() - t0, 1);
+      coldMs[key] = ms;
       if (!quick) await broodFanout(brood, { n: 16, cpuMs: CHILD_CPU });
     }
-  log(`cold first fan-out (N=16, C=0): ${JSON.stringify(coldMs)}`);
+  log(`cold first fan-out (N=16, C=0): ${JSON.stringify(coldMs)}; worker/8 without a code cache ${coldNoCacheMs['worker/8']} ms`);
   const pool = burnerPool(THREADS);
   await floorFanout(pool, { n: 16, p: 8, cpuMs: CHILD_CPU });
   if (peer.available) await peerFanout({ n: 16, p: 8, cpuMs: CHILD_CPU });
@@ -102,5 +112,42 @@ export async function runFanout({ quick, peer, log }) {
   }
   await pool.close();
   await Promise.all(Object.values(broods).map((b) => b.close()));
-  return { threads: THREADS, delegation, L, K: 3, C: CHILD_CPU, coldFirstRunMs: coldMs, rows };
+  return {
+    threads: THREADS,
+    delegation,
+    L,
+    K: 3,
+    C: CHILD_CPU,
+    coldFirstRunMs: coldMs,
+    coldFirstRunNoCacheMs: coldNoCacheMs,
+    rows,
+  };
+}
+
+/**
+ * The bench's own empty code-cache directory (BROOD_CODE_CACHE, read by pool threads when they start),
+ * so "first run on this machine" and "with the cache" are both measured rather than inherited from
+ * whatever ran before.
+ */
+function freshCodeCacheDir() {
+  const dir = mkdtempSync(join(tmpdir(), 'brood-bench-code-cache-'));
+  process.env.BROOD_CODE_CACHE = dir;
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * A worker runtime's first fan-out with an empty code cache (what the very first run after
+ * installing or upgrading brood pays); its threads then write the cache, and the runtimes measured
+ * after it boot from it, as every later run on the machine does.
+ */
+async function firstRunOnThisMachine(cold, cacheDir, p) {
+  const { brood, ms } = await cold('worker', p);
+  const deadline = performance.now() + 10_000;
+  while (readdirSync(cacheDir).filter((name) => name.endsWith('.cache')).length === 0) {
+    if (performance.now() > deadline) throw new Error('pool threads wrote no code cache within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await brood.close();
+  return ms;
 }

@@ -89,7 +89,8 @@ Cold first fan-out of each runtime, from \`createBrood\` (N=16, C=0, includes po
 table; runtimes are created one at a time, inline first, so inline/8 also carries the process's first compilation of brood):
 ${Object.entries(f.coldFirstRunMs ?? {})
   .map(([k, v]) => `${k} ${fmt(v, 0)} ms`)
-  .join(', ')}.
+  .join(', ')}. Worker runtimes boot their threads from the V8 code cache (README, Design), primed in this run by one more worker/8
+runtime measured first with an empty cache, as the first run after installing brood is: ${fmt(f.coldFirstRunNoCacheMs?.['worker/8'], 0)} ms.
 
 Parent (main-thread) event-loop delay, ms, from \`monitorEventLoopDelay\` during the median run (resolution 1 ms, so ~1.1 ms is
 the idle floor), and peak RSS growth sampled every 25 ms against a baseline taken (after GC) at the start of each run:

@@ -8,11 +8,20 @@ import { portCarrier } from '../src/wire/port-carrier.js';
 import { LINK_HELLO } from '../src/workers/protocol.js';
 import { ThreadHost } from '../src/workers/thread-host.js';
 
+let host: ThreadHost | undefined;
 if (parentPort) {
   const { port1, port2 } = new MessageChannel();
   const models = (workerData as { models?: ModelProviderConfig[] } | undefined)?.models ?? [];
-  new ThreadHost(portCarrier(port1), models);
+  host = new ThreadHost(portCarrier(port1), models);
   parentPort.postMessage({ [LINK_HELLO]: { threadId, port: port2 } }, [port2]);
+}
+
+/** The entry hands in its `import()` for custom adapter modules (see src/models/adapters.ts). */
+export { useModuleImporter } from '../src/models/adapters.js';
+
+/** Calls `warm` once, when this thread has run activations and is idle (the code cache is written then). */
+export function whenWarm(warm: () => void): void {
+  host?.onceWarm(warm);
 }
 
 /** Piscina requires a task function; brood never posts tasks (activations travel on the link). */

@@ -5,6 +5,19 @@ import { createOpenAIAdapter } from './openai-adapter.js';
 import { createScriptedAdapter } from './scripted-adapter.js';
 import type { ModelAdapter, ModelProviderConfig } from './types.js';
 
+type ModuleImporter = (url: string) => Promise<unknown>;
+
+let importModule: ModuleImporter = (url) => import(url);
+
+/**
+ * Who performs the dynamic `import()` of custom adapter modules. A pool thread's bundle runs from a
+ * code cache (vm.Script), where V8's `import()` has no loader behind it on Node 20; the thread's entry
+ * (a normal CommonJS module) hands its own `import` in here.
+ */
+export function useModuleImporter(importer: ModuleImporter): void {
+  importModule = importer;
+}
+
 export async function loadAdapter(config: ModelProviderConfig): Promise<ModelAdapter> {
   switch (config.kind) {
     case 'scripted':
@@ -30,7 +43,7 @@ async function loadModuleAdapter(config: ModelProviderConfig): Promise<ModelAdap
   }
   let mod: { createAdapter?: unknown };
   try {
-    mod = (await import(config.moduleUrl)) as { createAdapter?: unknown };
+    mod = (await importModule(config.moduleUrl)) as { createAdapter?: unknown };
   } catch (error) {
     throw new BroodError('INVALID_CONFIG', `cannot load adapter module ${config.moduleUrl}: ${errorMessage(error)}`, {
       cause: error,

@@ -15,6 +15,11 @@ import { GatewayClient } from './gateway-client.js';
 import { hostFrame, type ActivationOutcome, type HostFrame, type ParentFrame } from './protocol.js';
 import { runWatched } from './thread-watch.js';
 
+/** How long a thread stays idle after an activation ends before it counts as warm. */
+const WARM_IDLE_MS = 500;
+/** A thread that is never idle counts as warm after this many activations. */
+const WARM_AFTER_ENDS = 64;
+
 interface Running {
   gateway: GatewayClient;
   driver?: Driver;
@@ -29,6 +34,7 @@ export class ThreadHost {
   /** run_code sandbox threads of this pool thread, shared by its drivers (a program holds one at a time). */
   private readonly sandboxes = new SandboxPool();
   private board: SharedArrayBuffer | undefined;
+  private warm: { callback?: () => void; ended: number; timer?: NodeJS.Timeout } = { ended: 0 };
 
   constructor(carrier: Carrier, models: readonly ModelProviderConfig[]) {
     this.adapters = new AdapterCache(models);
@@ -39,6 +45,14 @@ export class ThreadHost {
       invalid: (raw) => this.onInvalid(raw),
       closed: () => this.failAll("the parent closed this thread's link"),
     });
+  }
+
+  /**
+   * Calls `callback` once this thread has ended an activation and stayed idle for a moment (or has
+   * ended many while never idle): by then the driver's hot functions are compiled.
+   */
+  onceWarm(callback: () => void): void {
+    this.warm.callback = callback;
   }
 
   private onFrame(frame: HostFrame): void {
@@ -95,6 +109,18 @@ export class ThreadHost {
     this.running.delete(a);
     this.link.send({ k: 'end', a, outcome });
     this.link.drop(a);
+    this.warm.ended++;
+    if (this.warm.callback && !this.warm.timer)
+      this.warm.timer = setTimeout(() => this.checkWarm(), WARM_IDLE_MS).unref();
+  }
+
+  private checkWarm(): void {
+    this.warm.timer = undefined;
+    const callback = this.warm.callback;
+    if (!callback) return;
+    if (this.running.size > 0 && this.warm.ended < WARM_AFTER_ENDS) return; // the next end re-arms it
+    this.warm.callback = undefined;
+    callback();
   }
 
   private failAll(reason: string): void {

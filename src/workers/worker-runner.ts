@@ -31,7 +31,8 @@ export interface WorkerRunnerOptions {
   onDiagnostic?: (message: string) => void;
 }
 
-export const WORKER_ENTRY = 'driver.cjs';
+/** What piscina loads: a small entry that loads the driver bundle through a code cache (workers/pool-entry.ts). */
+export const WORKER_ENTRY = 'pool-entry.cjs';
 
 interface LiveActivation extends PlacedActivation {
   group: ThreadGroup;
