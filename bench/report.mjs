@@ -138,10 +138,12 @@ ${sl.error ? `\nError: ${sl.error}\n` : ''}
 One driver makes M calls to a trivial tool in a single assistant message. The tool is not concurrency-safe, so the driver runs the
 calls strictly in sequence and call i+1 is requested only after call i's result reached the driver. Round trip = (tool body i+1 starts)
 − (tool body i returned), stamped in the parent: result → driver → class check and execute request → parent, session writes included,
-no model request in between. calls/s = M over the whole sequence.
+no model request in between. calls/s = M over the whole sequence. The message runs ${rpc.worker?.rounds ?? 1} times on one runtime and the
+last round is the figure (a warm runtime, as in the fan-out table); the first round, which carries thread start and the JIT tiering
+up the call path, is shown beside it.
 
 ${table(
-  ['runner', 'calls', 'p50 µs', 'p99 µs', 'mean µs', 'calls/s'],
+  ['runner', 'calls', 'p50 µs', 'p99 µs', 'mean µs', 'calls/s', 'first round p50 / p99 µs'],
   ['worker', 'inline']
     .filter((k) => rpc[k])
     .map((k) => [
@@ -151,6 +153,7 @@ ${table(
       fmt(rpc[k].p99Us),
       fmt(rpc[k].meanUs),
       fmt(rpc[k].callsPerSec, 0),
+      rpc[k].firstRun ? `${fmt(rpc[k].firstRun.p50Us)} / ${fmt(rpc[k].firstRun.p99Us)}` : '—',
     ]),
 )}
 ${rpc.error ? `\nError: ${rpc.error}\n` : ''}
