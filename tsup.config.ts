@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Options } from 'tsup';
@@ -24,6 +25,25 @@ const englishOnlyZod: Plugin = {
   },
 };
 
+/**
+ * comlink names each call with four random 53-bit numbers printed in hex (`generateUUID`); in a pool
+ * thread that was ~10 % of the CPU of a tool round trip. An id only has to be unique among one
+ * endpoint's pending calls, so the thread bundles count instead. The build fails if comlink's source
+ * no longer has the function (an upgrade must look at this again).
+ */
+const countedComlinkIds: Plugin = {
+  name: 'counted-comlink-ids',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]comlink[\\/]dist[\\/].*comlink\.m?js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const uuid = /function generateUUID\(\) \{[^}]*\}/;
+      if (!uuid.test(source)) throw new Error(`comlink's generateUUID() not found in ${args.path}`);
+      const counted = 'let callCount = 0;\nfunction generateUUID() {\n  return (++callCount).toString(36);\n}';
+      return { contents: source.replace(uuid, counted), loader: 'js' };
+    });
+  },
+};
+
 /** A thread entry `workers/<name>.ts` as one self-contained CommonJS file; only `external` stays out. */
 function threadBundle(name: string, external: string, extraDefine: Record<string, string> = {}): Options {
   return {
@@ -39,7 +59,7 @@ function threadBundle(name: string, external: string, extraDefine: Record<string
     define: { ...define, ...extraDefine },
     noExternal: [new RegExp(`^(?!${external}$)`)],
     external: [external],
-    esbuildPlugins: [englishOnlyZod],
+    esbuildPlugins: [englishOnlyZod, countedComlinkIds],
     esbuildOptions(options) {
       // Modules bundled here and into the ES chunks read `__filename` first where it exists
       // (src/driver/sandbox-pool.ts); their `import.meta` fallback is for the ES build only.
