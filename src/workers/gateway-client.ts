@@ -54,8 +54,10 @@ export class GatewayClient {
   private closedReason: string | undefined;
 
   constructor(endpoint: Comlink.Endpoint, sendLog: (events: DriverEvent[]) => void, sent?: () => Promise<void>) {
-    const remote = Comlink.wrap<GatewayRemote>(endpoint) as unknown as GatewayRemote;
-    const host = driverHostOver(remote, (what, send, value) => this.guard(what, send, value));
+    const host = driverHostOver(
+      methodsOf(Comlink.wrap<GatewayRemote>(endpoint) as unknown as GatewayRemote),
+      (what, send, value) => this.guard(what, send, value),
+    );
     host.log = (events) => {
       if (this.closedReason !== undefined)
         return Promise.reject(new BroodError('WORKER_CRASHED', `log: ${this.closedReason}`));
@@ -85,4 +87,20 @@ export class GatewayClient {
         .finally(() => this.pending.delete(reject));
     });
   }
+}
+
+/**
+ * Each method's comlink proxy, taken once. Reading `remote.executeTool` creates a new proxy and
+ * registers it with comlink's FinalizationRegistry, which per call was allocation and GC work on the
+ * thread for nothing; comlink's apply ignores `this`, so the taken proxies are called as they are.
+ */
+function methodsOf(remote: GatewayRemote): GatewayRemote {
+  return {
+    claimNext: remote.claimNext,
+    refreshView: remote.refreshView,
+    classify: remote.classify,
+    executeTool: remote.executeTool,
+    log: remote.log,
+    endTurn: remote.endTurn,
+  };
 }
