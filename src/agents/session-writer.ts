@@ -12,7 +12,11 @@ export type LogObserver = (stamped: SessionEvent[], meta: LogMeta | undefined) =
 
 export class SessionWriter {
   observe: LogObserver | undefined;
-  private chain: Promise<void> = Promise.resolve();
+  /** The latest store write handed out (settles after every earlier one). */
+  private tail: Promise<void> = Promise.resolve();
+  /** The write that will carry `queued` events; undefined once it has taken them. */
+  private next: Promise<void> | undefined;
+  private queued: SessionEvent[] = [];
   private failure: unknown;
 
   constructor(
@@ -35,8 +39,14 @@ export class SessionWriter {
     return this.stamp(events, undefined);
   }
 
+  /**
+   * Stamps now; the store gets the events in order, in as few writes as possible: everything appended
+   * while a write is in flight leaves together in the next one (a fan-out appends many small batches
+   * per child, and a promise chain link per append was a large share of the parent's allocation).
+   * The returned promise settles when the write carrying these events has.
+   */
   private stamp(events: readonly ForeignEvent[], meta: LogMeta | undefined): Promise<void> {
-    if (events.length === 0) return this.chain;
+    if (events.length === 0) return this.next ?? this.tail;
     const stamped: SessionEvent[] = events.map((event) => ({
       seq: this.nextSeq++,
       time: this.now(),
@@ -44,23 +54,33 @@ export class SessionWriter {
       data: event.data,
     }));
     this.observe?.(stamped, meta);
-    this.chain = this.chain.then(async () => {
-      if (this.failure !== undefined) throw this.failure;
-      try {
-        await this.store.append(this.sessionId, stamped);
-      } catch (error) {
-        this.failure = error;
-        throw error;
-      }
-    });
-    // The caller may not await; the failure is kept and re-thrown by the next flush.
-    this.chain.catch(() => undefined);
-    return this.chain;
+    for (const event of stamped) this.queued.push(event);
+    if (this.next === undefined) {
+      const write = (): Promise<void> => this.write();
+      this.next = this.tail.then(write, write);
+      this.tail = this.next;
+      // The caller may not await; the failure is kept and re-thrown by the next flush.
+      this.tail.catch(() => undefined);
+    }
+    return this.next;
+  }
+
+  private async write(): Promise<void> {
+    const batch = this.queued;
+    this.queued = [];
+    this.next = undefined;
+    if (this.failure !== undefined) throw this.failure;
+    try {
+      await this.store.append(this.sessionId, batch);
+    } catch (error) {
+      this.failure = error;
+      throw error;
+    }
   }
 
   /** Durable on return (fileSessions: fsync). */
   async flush(): Promise<void> {
-    await this.chain;
+    await this.tail.catch(() => undefined);
     if (this.failure !== undefined) throw this.failure;
     await this.store.flush(this.sessionId);
   }

@@ -90,17 +90,21 @@ export class GatewayClient {
 }
 
 /**
- * Each method's comlink proxy, taken once. Reading `remote.executeTool` creates a new proxy and
- * registers it with comlink's FinalizationRegistry, which per call was allocation and GC work on the
- * thread for nothing; comlink's apply ignores `this`, so the taken proxies are called as they are.
+ * Each method's comlink proxy, taken on first use and kept. Reading `remote.executeTool` creates a new
+ * proxy and registers it with comlink's FinalizationRegistry, which per call was allocation and GC
+ * work on the thread for nothing; taking all six up front would cost more than a short activation's
+ * few calls. comlink's apply ignores `this`, so a taken proxy is called as it is.
  */
 function methodsOf(remote: GatewayRemote): GatewayRemote {
+  const taken: Partial<GatewayRemote> = {};
+  const take = <K extends keyof GatewayRemote>(name: K): GatewayRemote[K] =>
+    (taken[name] ??= remote[name]) as GatewayRemote[K];
   return {
-    claimNext: remote.claimNext,
-    refreshView: remote.refreshView,
-    classify: remote.classify,
-    executeTool: remote.executeTool,
-    log: remote.log,
-    endTurn: remote.endTurn,
+    claimNext: () => take('claimNext')(),
+    refreshView: () => take('refreshView')(),
+    classify: (name, args) => take('classify')(name, args),
+    executeTool: (call) => take('executeTool')(call),
+    log: (events) => take('log')(events),
+    endTurn: (report) => take('endTurn')(report),
   };
 }
