@@ -89,7 +89,9 @@ export async function runFanout({ quick, peer, log }) {
       coldMs[key] = ms;
       if (!quick) await broodFanout(brood, { n: 16, cpuMs: CHILD_CPU });
     }
-  log(`cold first fan-out (N=16, C=0): ${JSON.stringify(coldMs)}; worker/8 without a code cache ${coldNoCacheMs['worker/8']} ms`);
+  log(
+    `cold first fan-out (N=16, C=0): ${JSON.stringify(coldMs)}; worker/8 without a code cache ${coldNoCacheMs['worker/8']} ms`,
+  );
   const pool = burnerPool(THREADS);
   await floorFanout(pool, { n: 16, p: 8, cpuMs: CHILD_CPU });
   if (peer.available) await peerFanout({ n: 16, p: 8, cpuMs: CHILD_CPU });

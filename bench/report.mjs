@@ -89,7 +89,9 @@ Cold first fan-out of each runtime, from \`createBrood\` (N=16, C=0, includes po
 table; runtimes are created one at a time, inline first, so inline/8 also carries the process's first compilation of brood):
 ${Object.entries(f.coldFirstRunMs ?? {})
   .map(([k, v]) => `${k} ${fmt(v, 0)} ms`)
-  .join(', ')}. Worker runtimes boot their threads from the V8 code cache (README, Design), primed in this run by one more worker/8
+  .join(
+    ', ',
+  )}. Worker runtimes boot their threads from the V8 code cache (README, Design), primed in this run by one more worker/8
 runtime measured first with an empty cache, as the first run after installing brood is: ${fmt(f.coldFirstRunNoCacheMs?.['worker/8'], 0)} ms.
 
 Parent (main-thread) event-loop delay, ms, from \`monitorEventLoopDelay\` during the median run (resolution 1 ms, so ~1.1 ms is
@@ -177,7 +179,9 @@ ${
   pk.error
     ? `Error: ${pk.error}`
     : `${pk.children} continuable children started from inside a parent tool call (so settlement notices queue instead of waking the
-parent), each finished its first turn and went idle. After GC: **${fmt(pk.rssPerChildKb)} KB RSS per child**
+parent), each finished its first turn and went idle. The baseline is taken after GC on a warm runtime that already holds
+${pk.parkedBeforeBaseline ?? 0} parked children, so the figure is what one more parked child costs; parking those first ones grew RSS by
+${fmt(pk.warmupRssGrowthMb)} MB (${fmt(pk.firstRssPerChildKb)} KB each), mostly each pool thread's V8 heap growing to full size once (its live heap stays ~8 MB). After GC: **${fmt(pk.rssPerChildKb)} KB RSS per child**
 (${fmt(pk.rssGrowthMb)} MB total), ${fmt(pk.heapPerChildKb)} KB of main-thread JS heap per child. RSS also holds worker-thread heap
 garbage from the ${pk.children} activations (\`gc()\` only collects the main isolate) and heap pages V8 keeps after collection, so the
 main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.`
