@@ -97,8 +97,10 @@ export class GatewayClient {
  */
 function methodsOf(remote: GatewayRemote): GatewayRemote {
   const taken: Partial<GatewayRemote> = {};
-  const take = <K extends keyof GatewayRemote>(name: K): GatewayRemote[K] =>
-    (taken[name] ??= remote[name]) as GatewayRemote[K];
+  const take = <K extends keyof GatewayRemote>(name: K): GatewayRemote[K] => {
+    taken[name] ??= remote[name];
+    return taken[name] as GatewayRemote[K];
+  };
   return {
     claimNext: () => take('claimNext')(),
     refreshView: () => take('refreshView')(),
