@@ -43,7 +43,12 @@ export interface HostOptions {
   log(line: string): void;
 }
 
-/** BullMQ's lock on a job a host holds; the parent's own activation timeout decides about re-planning. */
+/**
+ * BullMQ's lock on a job a host holds. It decides nothing about recovery: each parent re-plans an
+ * activation whose host has been silent for its own `activationTimeoutMs`, before or after the
+ * host's hello (queue-runner.ts), so parents with different timeouts can share hosts. A dead host's
+ * job is only cleaned up by BullMQ once this lock lapses (maxStalledCount 0: failed, not re-run).
+ */
 const LOCK_MS = 10_000;
 const CONNECT_ATTEMPTS = 3;
 const MODELS_MISSING = "the parent's model configs are not in Redis (any more)";

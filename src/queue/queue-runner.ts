@@ -312,7 +312,8 @@ export class QueueRunner implements DriverRunner {
       this.lastBeat = now;
       for (const host of hosts) this.send(host, { k: 'beat' });
     }
-    if (now - this.lastQueuedCheck >= timeout) {
+    // Checked every quarter timeout, so a lost job is re-planned within 1.25 timeouts of being queued or taken.
+    if (now - this.lastQueuedCheck >= timeout / 4) {
       this.lastQueuedCheck = now;
       void this.checkQueued(now - timeout);
     }
@@ -320,7 +321,10 @@ export class QueueRunner implements DriverRunner {
 
   /**
    * A queued job that no host holds any more (Redis restarted without it, or its host died before
-   * its hello arrived and BullMQ failed it as stalled) would wait forever: it is re-planned.
+   * its hello arrived and BullMQ failed it as stalled) would wait forever, and so would one a host
+   * took and then went silent on before its hello (a host stopped, wedged or partitioned right after
+   * taking it: BullMQ keeps it active while that host's lock lives). Both are re-planned; a hello that
+   * comes later names an activation that no longer exists and is told `gone`.
    */
   private async checkQueued(before: number): Promise<void> {
     const link = this.link;
@@ -329,9 +333,11 @@ export class QueueRunner implements DriverRunner {
       (entry) => !entry.host && entry.dispatchedAt !== undefined && entry.dispatchedAt < before,
     );
     for (const entry of waiting) {
-      const state = await link.queue.getJobState(entry.jobId).catch(() => 'error');
+      const job = await link.queue.getJob(entry.jobId).catch(() => null);
+      const state = job ? await job.getState().catch(() => 'error') : 'unknown';
       if (entry.host || this.live.get(entry.a) !== entry) continue;
-      if (state === 'unknown' || state === 'completed' || state === 'failed') {
+      const takenAndSilent = state === 'active' && (job?.processedOn ?? Number.POSITIVE_INFINITY) < before;
+      if (state === 'unknown' || state === 'completed' || state === 'failed' || takenAndSilent) {
         this.modelsStoredAt = 0;
         entry.settle({ kind: 'recover' });
       }

@@ -188,6 +188,43 @@ describe.runIf(redisAvailable())('queueRunner faults', () => {
     }
   });
 
+  it('a host that takes a job and goes silent before its hello: the activation is re-planned and runs once on a healthy host', async () => {
+    const [{ Worker }, { Redis }] = await Promise.all([import('bullmq'), import('ioredis')]);
+    let taken!: () => void;
+    const tookIt = new Promise<void>((resolve) => (taken = resolve));
+    // Takes the job and never answers, while its BullMQ lock keeps being renewed: a wedged host.
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const wedged = new Worker(
+      'brood',
+      async () => {
+        taken();
+        await new Promise(() => undefined);
+      },
+      { connection, prefix: 'brood' },
+    );
+    const brood = createBrood({
+      onDiagnostic: () => undefined,
+      runner: queueRunner({ connection: redis.url, activationTimeoutMs: 1_000 }),
+      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'hello', turns: [{ text: 'hello back' }] }] })],
+    });
+    try {
+      const agent = await brood.createAgent({ model: route });
+      const result = agent.run('hello');
+      await tookIt;
+      hosts = [await startHost(redis.url)];
+      expect(await result).toMatchObject({ stopReason: 'completed', output: 'hello back' });
+      const events = (await brood.sessions.read(agent.id)).events;
+      expect(events.filter((event) => event.type === 'user/message')).toHaveLength(1);
+      const requests = events.filter((event) => event.type === 'model/request');
+      expect(requests).toHaveLength(1);
+      expect(requests[0]?.data.host).toMatchObject({ pid: hosts[0]?.child.pid });
+    } finally {
+      await brood.close();
+      await wedged.close(true);
+      connection.disconnect();
+    }
+  });
+
   it('a stalled host (SIGSTOP) is replaced; when it comes back it cannot act for activations the parent moved on', async () => {
     const N = 8;
     hosts = await Promise.all([0, 1].map(() => startHost(redis.url, ['--concurrency', String(N / 2)])));
