@@ -11,7 +11,7 @@ const table = (head, rows) =>
     '\n',
   );
 
-function fanoutSection(f, peer) {
+function fanoutSection(f, peer, steady) {
   const makespan = table(
     [
       'N',
@@ -94,6 +94,7 @@ ${Object.entries(f.coldFirstRunMs ?? {})
   )}. Worker runtimes boot their threads from the V8 code cache (README, Design), primed in this run by one more worker/8
 runtime measured first with an empty cache, as the first run after installing brood is: ${fmt(f.coldFirstRunNoCacheMs?.['worker/8'], 0)} ms.
 
+${steadySection(steady)}
 Parent (main-thread) event-loop delay, ms, from \`monitorEventLoopDelay\` during the median run (resolution 1 ms, so ~1.1 ms is
 the idle floor), and peak RSS growth sampled every 25 ms against a baseline taken (after GC) at the start of each run:
 
@@ -244,7 +245,7 @@ All models are scripted (no network). Total time ${fmt(m.totalMs / 1000, 0)} s. 
 
 ${targets}
 
-${fanoutSection(r.fanout, m.peer)}
+${fanoutSection(r.fanout, m.peer, r.steadyState)}
 ![makespan vs N](makespan.svg)
 
 ${otherSections(r)}
@@ -283,4 +284,15 @@ export async function writeReport(results, dir) {
   await writeFile(new URL('latest.json', dir), `${JSON.stringify(results, null, 2)}\n`);
   await writeFile(new URL('latest.md', dir), markdown(results));
   await writeFile(new URL('makespan.svg', dir), `${makespanSvg(results.fanout, results.meta)}\n`);
+}
+
+function steadySection(st) {
+  if (!st) return '';
+  if (st.error) return `Steady state: error: ${st.error}\n`;
+  return `Steady state (not a SPEC row): the latency-only N=${st.n} P=${st.p} fan-out on fresh runtimes after ${st.warmRuns} untimed runs each, median
+of ${st.reps}: floor ${fmt(st.floorMs, 0)} ms, worker ${fmt(st.workerMs, 0)} ms (**${fmt(st.workerOverFloor, 2)}× floor**), inline ${fmt(st.inlineMs, 0)} ms
+(${fmt(st.inlineOverFloor, 2)}×). Each pool thread is its own V8 isolate and JIT-compiles the driver separately; TurboFan keeps recompiling
+hot driver functions (deoptimizing on new object shapes) for the first ~2,500 children of a runtime, so the table's "warm" rows,
+which have run each fan-out once or twice, still carry part of that compile work on the same two cores.
+`;
 }

@@ -7,6 +7,7 @@ import { runFanout } from './fanout.mjs';
 import { runStartLatency } from './start-latency.mjs';
 import { runToolRpc } from './tool-rpc.mjs';
 import { runDeepTree } from './deep-tree.mjs';
+import { runSteadyState } from './steady-state.mjs';
 import { runParkedContinuables } from './parked-continuables.mjs';
 import { runWatchHook } from './watch-hook.mjs';
 import { runCodeMode } from './code-mode.mjs';
@@ -46,6 +47,7 @@ log(
 );
 
 const fanout = await runFanout({ quick, peer, log });
+const steadyState = await attempt(() => runSteadyState({ quick, log }));
 const startLatency = await attempt(() => runStartLatency({ quick, log }));
 const toolRpc = await attempt(() => runToolRpc({ quick, log }));
 const deepTree = await attempt(() => runDeepTree({ quick, log }));
@@ -71,6 +73,7 @@ const results = {
     peer,
   },
   fanout,
+  steadyState,
   startLatency,
   toolRpc,
   deepTree,
