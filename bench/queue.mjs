@@ -2,6 +2,7 @@
 // `brood host` processes (queueRunner over a private Redis), beside the floor and the worker runner,
 // interleaved per repetition like the main fan-out table. Per-child overhead is the makespan above
 // the floor, amortised over the N children (P = 64 run at once, so it is not a per-child latency).
+import { readFileSync } from 'node:fs';
 import * as brood from '../dist/index.js';
 import { floorFanout, burnerPool } from './floor.mjs';
 import { childTurns, idealMs, L, parentTurns, THREADS } from './lib/schedule.mjs';
@@ -11,6 +12,32 @@ import { instrumented, median, round } from './lib/stats.mjs';
 import { attempt, withDeadline } from './lib/run-guard.mjs';
 
 const { createBrood, queueRunner, scriptedModels, spawnProvider } = brood;
+
+/** CPU ms a process has used so far, all its threads (Linux /proc; utime + stime in 10 ms ticks). */
+function processCpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU used by the parent, the hosts and Redis during `run` (what the two cores had to give). */
+async function withCpu(hosts, run) {
+  const pids = { parent: process.pid, hosts: hosts.pids, redis: hosts.redisPid };
+  const read = () => ({
+    parent: processCpuMs(pids.parent),
+    hosts: pids.hosts.reduce((sum, pid) => sum + processCpuMs(pid), 0),
+    redis: processCpuMs(pids.redis),
+  });
+  const before = read();
+  const measured = await run();
+  const after = read();
+  const cpu = Object.fromEntries(Object.keys(before).map((k) => [k, after[k] - before[k]]));
+  cpu.total = cpu.parent + cpu.hosts + cpu.redis;
+  return { ...measured, cpu };
+}
 const P = 64;
 const HOSTS = 2;
 const rootPrompt = (n) => `queue-root n=${n};`;
@@ -62,10 +89,13 @@ export async function runQueueFanout({ quick, log }) {
     for (const n of [64, 256]) {
       const reps = quick ? 1 : n >= 256 ? 2 : 3;
       const samples = { floor: [], worker: [], queue: [] };
+      const cpu = [];
       for (let i = 0; i < reps; i++) {
         samples.floor.push((await instrumented(() => floorFanout(pool, { n, p: P, cpuMs: 0 }))).ms);
         samples.worker.push((await instrumented(() => fanOnce(worker, n))).ms);
-        samples.queue.push((await instrumented(() => fanOnce(queued, n))).ms);
+        const queuedRun = await withCpu(hosts, () => instrumented(() => fanOnce(queued, n)));
+        samples.queue.push(queuedRun.ms);
+        cpu.push(queuedRun.cpu);
       }
       const mid = (key) => round(median(samples[key]), 1);
       const row = {
@@ -80,9 +110,14 @@ export async function runQueueFanout({ quick, log }) {
       row.queueOverFloor = round(row.queueMs / row.floorMs, 2);
       row.queueOverWorker = round(row.queueMs / row.workerMs, 2);
       row.perChildOverheadMs = round((row.queueMs - row.floorMs) / n, 2);
+      // CPU of one queued run (median by total): with every process on these cores, the run cannot
+      // take less wall time than total / cores.
+      const mine = cpu.sort((a, b) => a.total - b.total)[Math.floor(cpu.length / 2)];
+      row.queueCpuMs = mine;
+      row.cpuBoundMinimumMs = round(mine.total / THREADS, 0);
       row.samplesMs = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, v.map((x) => round(x, 1))]));
       log(
-        `queue fan-out N=${n} P=${P}: floor ${row.floorMs} worker ${row.workerMs} queue ${row.queueMs} (×${row.queueOverFloor} floor, ${row.perChildOverheadMs} ms/child)`,
+        `queue fan-out N=${n} P=${P}: floor ${row.floorMs} worker ${row.workerMs} queue ${row.queueMs} (×${row.queueOverFloor} floor, ${row.perChildOverheadMs} ms/child); CPU of a queued run ${JSON.stringify(mine)} ms, so ≥ ${row.cpuBoundMinimumMs} ms on ${THREADS} cores`,
       );
       rows.push(row);
     }

@@ -265,6 +265,10 @@ function queueSection(q) {
     ratio(x.workerMs, x.floorMs),
     ratio(x.queueMs, x.workerMs),
     fmt(x.perChildOverheadMs, 2),
+    x.queueCpuMs
+      ? `${fmt(x.queueCpuMs.parent, 0)} / ${fmt(x.queueCpuMs.hosts, 0)} / ${fmt(x.queueCpuMs.redis, 0)}`
+      : '—',
+    fmt(x.cpuBoundMinimumMs, 0),
   ]);
   return `## Scale-out (queue runner, \`--queue\`)
 
@@ -274,7 +278,10 @@ Interleaved with the floor and the worker runner per repetition. Per-child overh
 amortised over the children (P run at once), not a per-child latency. Target: queue/floor ≤ 1.5 at N=256. The hosts share this
 machine's cores with the parent and Redis, so this measures the protocol's cost, not scale-out gains.
 
-${table(['N', 'P', 'ideal', 'floor', 'worker', 'queue', 'queue/floor', 'worker/floor', 'queue÷worker', 'overhead ms/child'], rows)}
+CPU of one queued run (ms, from /proc: parent / both hosts / Redis) and the least wall time it allows on this machine's cores
+(total CPU ÷ cores): when that minimum is above 1.5× the floor, the target cannot be met here whatever the scheduling.
+
+${table(['N', 'P', 'ideal', 'floor', 'worker', 'queue', 'queue/floor', 'worker/floor', 'queue÷worker', 'overhead ms/child', 'CPU parent / hosts / Redis ms', 'CPU-bound minimum ms'], rows)}
 
 `;
 }

@@ -77,5 +77,5 @@ export async function startRedisAndHosts({ hosts, threads, queue }) {
     await stop();
     throw error;
   }
-  return { url, pids: children.map((child) => child.pid), close: stop };
+  return { url, pids: children.map((child) => child.pid), redisPid: redis.pid, close: stop };
 }
