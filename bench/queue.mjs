@@ -32,11 +32,11 @@ async function withCpu(hosts, run) {
     redis: processCpuMs(pids.redis),
   });
   const before = read();
-  const measured = await run();
+  await run();
   const after = read();
   const cpu = Object.fromEntries(Object.keys(before).map((k) => [k, after[k] - before[k]]));
   cpu.total = cpu.parent + cpu.hosts + cpu.redis;
-  return { ...measured, cpu };
+  return { cpu };
 }
 const P = 64;
 const HOSTS = 2;
@@ -93,9 +93,10 @@ export async function runQueueFanout({ quick, log }) {
       for (let i = 0; i < reps; i++) {
         samples.floor.push((await instrumented(() => floorFanout(pool, { n, p: P, cpuMs: 0 }))).ms);
         samples.worker.push((await instrumented(() => fanOnce(worker, n))).ms);
-        const queuedRun = await withCpu(hosts, () => instrumented(() => fanOnce(queued, n)));
+        // CPU is read around the fan-out alone (instrumented's GC before its clock starts is not in it).
+        const queuedRun = await instrumented(() => withCpu(hosts, () => fanOnce(queued, n)));
         samples.queue.push(queuedRun.ms);
-        cpu.push(queuedRun.cpu);
+        cpu.push({ ...queuedRun.value.cpu, ms: queuedRun.ms });
       }
       const mid = (key) => round(median(samples[key]), 1);
       const row = {
@@ -112,12 +113,14 @@ export async function runQueueFanout({ quick, log }) {
       row.perChildOverheadMs = round((row.queueMs - row.floorMs) / n, 2);
       // CPU of one queued run (median by total): with every process on these cores, the run cannot
       // take less wall time than total / cores.
-      const mine = cpu.sort((a, b) => a.total - b.total)[Math.floor(cpu.length / 2)];
+      const { ms: runMs, ...mine } = cpu.sort((a, b) => a.total - b.total)[Math.floor(cpu.length / 2)];
       row.queueCpuMs = mine;
       row.cpuBoundMinimumMs = round(mine.total / THREADS, 0);
+      // Share of the machine's cores that run used (1 = every core busy for the whole makespan).
+      row.queueCpuUtilization = round(mine.total / (runMs * THREADS), 2);
       row.samplesMs = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, v.map((x) => round(x, 1))]));
       log(
-        `queue fan-out N=${n} P=${P}: floor ${row.floorMs} worker ${row.workerMs} queue ${row.queueMs} (×${row.queueOverFloor} floor, ${row.perChildOverheadMs} ms/child); CPU of a queued run ${JSON.stringify(mine)} ms, so ≥ ${row.cpuBoundMinimumMs} ms on ${THREADS} cores`,
+        `queue fan-out N=${n} P=${P}: floor ${row.floorMs} worker ${row.workerMs} queue ${row.queueMs} (×${row.queueOverFloor} floor, ${row.perChildOverheadMs} ms/child); CPU of a queued run ${JSON.stringify(mine)} ms, so ≥ ${row.cpuBoundMinimumMs} ms on ${THREADS} cores (cores busy ${row.queueCpuUtilization})`,
       );
       rows.push(row);
     }
