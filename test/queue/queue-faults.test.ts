@@ -166,7 +166,11 @@ describe.runIf(redisAvailable())('queueRunner faults', () => {
     expect(hosts[0]?.child.exitCode).toBeNull();
   });
 
-  it('an activation whose queued job a Redis restart lost is queued again and runs', async () => {
+  /**
+   * One remote 'hello' turn with a short activation timeout: `disturb` runs once the turn is queued
+   * and must leave a host to serve it. The turn runs exactly once; its model request's host is returned.
+   */
+  async function helloRunsOnce(disturb: () => Promise<void>): Promise<unknown> {
     const brood = createBrood({
       onDiagnostic: () => undefined,
       runner: queueRunner({ connection: redis.url, activationTimeoutMs: 1_000 }),
@@ -175,17 +179,25 @@ describe.runIf(redisAvailable())('queueRunner faults', () => {
     try {
       const agent = await brood.createAgent({ model: route });
       const result = agent.run('hello');
+      await disturb();
+      expect(await result).toMatchObject({ stopReason: 'completed', output: 'hello back' });
+      const events = (await brood.sessions.read(agent.id)).events;
+      expect(events.filter((event) => event.type === 'user/message')).toHaveLength(1);
+      const requests = events.filter((event) => event.type === 'model/request');
+      expect(requests).toHaveLength(1);
+      return requests[0]?.data.host;
+    } finally {
+      await brood.close();
+    }
+  }
+
+  it('an activation whose queued job a Redis restart lost is queued again and runs', async () => {
+    await helloRunsOnce(async () => {
       await waitForQueuedJobs(redis.url, 'brood');
       await redis.stop('SIGKILL');
       await redis.boot();
       hosts = [await startHost(redis.url)];
-      expect(await result).toMatchObject({ stopReason: 'completed', output: 'hello back' });
-      const events = (await brood.sessions.read(agent.id)).events;
-      expect(events.filter((event) => event.type === 'user/message')).toHaveLength(1);
-      expect(events.filter((event) => event.type === 'model/request')).toHaveLength(1);
-    } finally {
-      await brood.close();
-    }
+    });
   });
 
   it('a host that takes a job and goes silent before its hello: the activation is re-planned and runs once on a healthy host', async () => {
@@ -202,24 +214,13 @@ describe.runIf(redisAvailable())('queueRunner faults', () => {
       },
       { connection, prefix: 'brood' },
     );
-    const brood = createBrood({
-      onDiagnostic: () => undefined,
-      runner: queueRunner({ connection: redis.url, activationTimeoutMs: 1_000 }),
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'hello', turns: [{ text: 'hello back' }] }] })],
-    });
     try {
-      const agent = await brood.createAgent({ model: route });
-      const result = agent.run('hello');
-      await tookIt;
-      hosts = [await startHost(redis.url)];
-      expect(await result).toMatchObject({ stopReason: 'completed', output: 'hello back' });
-      const events = (await brood.sessions.read(agent.id)).events;
-      expect(events.filter((event) => event.type === 'user/message')).toHaveLength(1);
-      const requests = events.filter((event) => event.type === 'model/request');
-      expect(requests).toHaveLength(1);
-      expect(requests[0]?.data.host).toMatchObject({ pid: hosts[0]?.child.pid });
+      const host = await helloRunsOnce(async () => {
+        await tookIt;
+        hosts = [await startHost(redis.url)];
+      });
+      expect(host).toMatchObject({ pid: hosts[0]?.child.pid });
     } finally {
-      await brood.close();
       await wedged.close(true);
       connection.disconnect();
     }
