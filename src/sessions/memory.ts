@@ -1,7 +1,7 @@
 /**
- * In-process SessionStore (the runtime default, SPEC §3/§6). Everything is copied in and out with
- * structuredClone so neither the writer nor a reader can mutate what the store holds — the same
- * isolation a file store gets for free through serialization.
+ * In-process SessionStore (the runtime default, SPEC §3/§6). Everything is copied in and out (plain
+ * data by hand, anything else with structuredClone) so neither the writer nor a reader can mutate what
+ * the store holds — the same isolation a file store gets for free through serialization.
  */
 import { BroodError } from '../errors.js';
 import { isPlainObject } from '../plain.js';
@@ -30,7 +30,9 @@ export function memorySessions(): SessionStore {
       if (sessions.has(checked.id)) {
         throw new BroodError('INVALID_CONFIG', `session ${checked.id} already exists`, { details: { id: checked.id } });
       }
-      sessions.set(checked.id, { header: structuredClone(checked), events: [] });
+      // The same copy as events: a session is created per child, and structuredClone of a small header
+      // was ~14 µs of the parent's time per child in a fan-out.
+      sessions.set(checked.id, { header: copyData(checked), events: [] });
     },
     async append(id, events) {
       const entry = entryOf(id, 'append');
