@@ -4,7 +4,17 @@
  * end to end: real pool threads write the cache once warm, later runtimes read it without rewriting
  * it, and a corrupt cache is replaced.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -102,18 +112,30 @@ it.runIf(typeof process.getuid === 'function')('a directory others can write to 
 const driverCaches = () =>
   readdirSync(cacheDir).filter((name) => name.startsWith('driver-') && name.endsWith('.cache'));
 
-async function runOnce(): Promise<void> {
+/**
+ * Runs one turn on a fresh one-thread runtime, then keeps it open until `until()` holds (polled; a
+ * pool thread counts as warm half a second after its last activation ended) or `settleMs` passed.
+ */
+async function runOnce(until: () => boolean, settleMs = 10_000): Promise<void> {
   const brood = createBrood({ pool: { threads: 1 } });
   try {
     const agent = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
     expect(await agent.run('cache me')).toMatchObject({ stopReason: 'completed', output: 'cache me' });
     await agent.whenIdle();
-    // The thread counts as warm half a second after its last activation ended.
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const deadline = Date.now() + settleMs;
+    while (!until() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   } finally {
     await brood.close();
   }
 }
+
+const inode = (file: string): number | undefined => {
+  try {
+    return statSync(file).ino;
+  } catch {
+    return undefined;
+  }
+};
 
 async function withSetting(value: string, body: () => Promise<void>): Promise<void> {
   const before = process.env.BROOD_CODE_CACHE;
@@ -128,24 +150,25 @@ async function withSetting(value: string, body: () => Promise<void>): Promise<vo
 
 it('a warm pool thread writes the cache; the next runtime reads it and does not rewrite it', async () => {
   await withSetting(cacheDir, async () => {
-    await runOnce();
+    await runOnce(() => existsSync(cacheDir) && driverCaches().length > 0);
     expect(driverCaches()).toHaveLength(1);
-    const written = statSync(join(cacheDir, driverCaches()[0] as string));
-    await runOnce();
+    const file = join(cacheDir, driverCaches()[0] as string);
+    const written = inode(file);
+    // Accepted at load, so never saved: past the warm moment (0.5 s) the file is still the same one.
+    await runOnce(() => inode(file) !== written, 2_000);
     expect(driverCaches()).toHaveLength(1);
-    expect(statSync(join(cacheDir, driverCaches()[0] as string)).ino).toBe(written.ino);
+    expect(inode(file)).toBe(written);
   });
 });
 
 it('a corrupt cache file does not stop a runtime: its thread runs and replaces the file', async () => {
   await withSetting(cacheDir, async () => {
-    await runOnce();
+    await runOnce(() => existsSync(cacheDir) && driverCaches().length > 0);
     const file = join(cacheDir, driverCaches()[0] as string);
     writeFileSync(file, Buffer.alloc(4096, 7));
-    const corrupt = statSync(file);
-    await runOnce();
-    const replaced = statSync(file);
-    expect(replaced.ino).not.toBe(corrupt.ino);
-    expect(replaced.size).toBeGreaterThan(4096);
+    const corrupt = inode(file);
+    await runOnce(() => inode(file) !== corrupt);
+    expect(inode(file)).not.toBe(corrupt);
+    expect(statSync(file).size).toBeGreaterThan(4096);
   });
 });
