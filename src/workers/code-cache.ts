@@ -1,8 +1,8 @@
 /**
  * Loads a thread bundle (one CommonJS file) through a V8 code cache. A pool thread's boot is mostly
- * compiling its ~0.9 MB bundle and then lazily compiling the driver's functions on the first
- * activations; with the cache V8 deserializes bytecode instead (measured: the bundle's load 58–62 ms →
- * ~33 ms per thread, and the first fan-out of a fresh runtime ~1.9× → ~1.6× a warm one).
+ * compiling its ~0.5 MB bundle and then lazily compiling the driver's functions on the first
+ * activations; with the cache V8 deserializes bytecode instead (measured on the 2-core machine: the
+ * bundle's load 58–62 ms → ~25 ms per thread; the first fan-out of a fresh runtime costs ~0.1 s less).
  *
  * The cache is written once per bundle build and V8 flag set, by a thread that has run activations
  * (so it holds the driver's hot functions, not just the top level), into a private directory:
