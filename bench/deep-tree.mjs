@@ -3,9 +3,8 @@
 // Each request has latency L, so the ideal for depth D is (2D + 1)·L. Trees of depth 1..D (quick: 2, 4, 6) are timed;
 // overhead per level = (makespan − ideal) / D, and the slope across depths shows whether it grows.
 import { L } from './lib/schedule.mjs';
-import { ROUTE, makeBrood, installDelegation } from './lib/brood.mjs';
+import { makeBrood, installDelegation, timedRun } from './lib/brood.mjs';
 import { round } from './lib/stats.mjs';
-import { withDeadline } from './lib/run-guard.mjs';
 
 const BRANCH = 2;
 const THREADS = 2; // fixed by the SPEC: far fewer threads than concurrently waiting drivers (no-deadlock check)
@@ -27,15 +26,8 @@ function treeScripts(maxDepth) {
   return scripts;
 }
 
-async function timeTree(brood, depth) {
-  const agent = await brood.createAgent({ model: ROUTE });
-  const t0 = performance.now();
-  const result = await withDeadline(agent.run(`tree-node h=${depth};`), 120_000, `tree depth ${depth}`);
-  const ms = performance.now() - t0;
-  await agent.dispose();
-  if (result.stopReason !== 'completed')
-    throw new Error(`tree depth ${depth} ended ${result.stopReason}: ${result.diagnostic ?? ''}`);
-  return ms;
+function timeTree(brood, depth) {
+  return timedRun(brood, `tree-node h=${depth};`, `tree depth ${depth}`, 120_000);
 }
 
 export async function runDeepTree({ quick, log }) {

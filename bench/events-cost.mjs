@@ -4,24 +4,13 @@
 // is produced or posted across threads, so "off" must match the plain fan-out; "on" shows what a
 // host that watches pays. Events counted per child show what the subscriber received.
 import { L, THREADS, parentTurns, childTurns } from './lib/schedule.mjs';
-import { ROUTE, makeBrood, noopTool, installDelegation } from './lib/brood.mjs';
+import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
 import { median, round } from './lib/stats.mjs';
-import { withDeadline } from './lib/run-guard.mjs';
 
 const P = 64;
 const ROOT = 'events-root';
 
-async function fanoutOnce(brood) {
-  const agent = await brood.createAgent({ model: ROUTE });
-  try {
-    const t0 = performance.now();
-    const result = await withDeadline(agent.run(ROOT), 180_000, 'events fan-out');
-    if (result.stopReason !== 'completed') throw new Error(`parent ended ${result.stopReason}`);
-    return performance.now() - t0;
-  } finally {
-    await agent.dispose();
-  }
-}
+const fanoutOnce = (brood) => timedRun(brood, ROOT, 'events fan-out');
 
 /** Subscribes for the duration of one run; resolves to the number of events received. */
 function subscribe(brood) {

@@ -3,7 +3,7 @@
 // configuration (floor, worker, inline, peer back to back) so background load on the machine hits
 // them alike and the ratios stay meaningful.
 import { L, CHILD_CPU, THREADS, fanoutConfigs, idealMs, parentTurns, childTurns } from './lib/schedule.mjs';
-import { ROUTE, makeBrood, noopTool, installDelegation } from './lib/brood.mjs';
+import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
 import { burnerPool, floorFanout } from './floor.mjs';
 import { peerFanout } from './peer.mjs';
 import { instrumented, median, round } from './lib/stats.mjs';
@@ -31,16 +31,9 @@ function fanoutScripts(ns) {
   return scripts;
 }
 
-/** One brood fan-out on a fresh top-level agent (scripts are positional, so agents are single-use). */
-async function broodFanout(brood, { n, cpuMs }) {
-  const agent = await brood.createAgent({ model: ROUTE });
-  try {
-    const result = await withDeadline(agent.run(rootPrompt(n, cpuMs)), 180_000, `fan-out n=${n}`);
-    if (result.stopReason !== 'completed')
-      throw new Error(`parent ended ${result.stopReason}: ${result.diagnostic ?? result.output}`);
-  } finally {
-    await agent.dispose();
-  }
+/** One brood fan-out on a fresh top-level agent. */
+function broodFanout(brood, { n, cpuMs }) {
+  return timedRun(brood, rootPrompt(n, cpuMs), `fan-out n=${n}`);
 }
 
 /** Median-makespan repetition, with that repetition's loop delay and RSS growth. */

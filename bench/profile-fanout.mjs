@@ -3,17 +3,10 @@
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-fanout.mjs [worker|inline] [N] [P] [reps] [cpuMs]
 import { parentTurns, childTurns, L } from './lib/schedule.mjs';
 import { ROUTE, makeBrood, noopTool, installDelegation } from './lib/brood.mjs';
-import { readFileSync } from 'node:fs';
+import { procCpuMs } from './lib/stats.mjs';
 
-/** CPU ms of the main thread alone (Linux /proc; utime + stime in clock ticks of 10 ms). */
-function mainThreadCpuMs() {
-  try {
-    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return NaN;
-  }
-}
+/** CPU ms of the main thread alone (its task's stat; the process's stat counts every thread). */
+const mainThreadCpuMs = () => procCpuMs(`/proc/self/task/${process.pid}/stat`);
 
 const [runner = 'worker', n = '256', p = '64', reps = '4', cpu = '0'] = process.argv.slice(2);
 const N = Number(n);

@@ -2,26 +2,18 @@
 // `brood host` processes (queueRunner over a private Redis), beside the floor and the worker runner,
 // interleaved per repetition like the main fan-out table. Per-child overhead is the makespan above
 // the floor, amortised over the N children (P = 64 run at once, so it is not a per-child latency).
-import { readFileSync } from 'node:fs';
 import * as brood from '../dist/index.js';
 import { floorFanout, burnerPool } from './floor.mjs';
 import { childTurns, idealMs, L, parentTurns, THREADS } from './lib/schedule.mjs';
-import { ROUTE, installDelegation, makeBrood, noopTool } from './lib/brood.mjs';
+import { installDelegation, makeBrood, noopTool, timedRun } from './lib/brood.mjs';
 import { startRedisAndHosts } from './lib/redis-hosts.mjs';
-import { instrumented, median, round } from './lib/stats.mjs';
-import { attempt, withDeadline } from './lib/run-guard.mjs';
+import { instrumented, median, procCpuMs, round } from './lib/stats.mjs';
+import { attempt } from './lib/run-guard.mjs';
 
 const { createBrood, queueRunner, scriptedModels, spawnProvider } = brood;
 
-/** CPU ms a process has used so far, all its threads (Linux /proc; utime + stime in 10 ms ticks). */
-function processCpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
-}
+/** CPU ms a process has used so far, all its threads. */
+const processCpuMs = (pid) => procCpuMs(`/proc/${pid}/stat`);
 
 /** CPU used by the parent, the hosts and Redis during `run` (what the two cores had to give). */
 async function withCpu(hosts, run) {
@@ -53,15 +45,7 @@ function scripts(ns) {
   ];
 }
 
-async function fanOnce(runtime, n) {
-  const agent = await runtime.createAgent({ model: ROUTE });
-  try {
-    const result = await withDeadline(agent.run(rootPrompt(n)), 180_000, `queue fan-out n=${n}`);
-    if (result.stopReason !== 'completed') throw new Error(`parent ended ${result.stopReason}: ${result.diagnostic}`);
-  } finally {
-    await agent.dispose();
-  }
-}
+const fanOnce = (runtime, n) => timedRun(runtime, rootPrompt(n), `queue fan-out n=${n}`);
 
 export async function runQueueFanout({ quick, log }) {
   const ns = [16, 64, 256];

@@ -4,10 +4,9 @@
 // driver functions (several hundred ms of background CPU per 256-child fan-out) until ~2,500 children
 // had run on the runtime. Here each system runs the fan-out `warmRuns` times untimed, then `reps` timed.
 import { L, THREADS, parentTurns, childTurns } from './lib/schedule.mjs';
-import { ROUTE, makeBrood, noopTool, installDelegation } from './lib/brood.mjs';
+import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
 import { burnerPool, floorFanout } from './floor.mjs';
 import { median, round } from './lib/stats.mjs';
-import { withDeadline } from './lib/run-guard.mjs';
 
 const N = 256;
 const P = 64;
@@ -21,16 +20,6 @@ function scripts() {
     },
     { match: 'steady-child ', latencyMs: L, turns: childTurns },
   ];
-}
-
-async function timeBrood(brood) {
-  const agent = await brood.createAgent({ model: ROUTE });
-  const t0 = performance.now();
-  const result = await withDeadline(agent.run('steady-root'), 120_000, 'steady-state fan-out');
-  const ms = performance.now() - t0;
-  await agent.dispose();
-  if (result.stopReason !== 'completed') throw new Error(`steady-state fan-out ended ${result.stopReason}`);
-  return ms;
 }
 
 async function timed(warmRuns, reps, once) {
@@ -59,7 +48,9 @@ export async function runSteadyState({ quick, log }) {
     brood.tools.register(noopTool());
     installDelegation(brood);
     try {
-      out[`${runner}Ms`] = await timed(warmRuns, reps, () => timeBrood(brood));
+      out[`${runner}Ms`] = await timed(warmRuns, reps, () =>
+        timedRun(brood, 'steady-root', 'steady-state fan-out', 120_000),
+      );
     } finally {
       await brood.close();
     }

@@ -1,9 +1,29 @@
 // Builds brood runtimes for the benchmarks from the built package (dist/), exactly as a user would.
 import * as broodPkg from '../../dist/index.js';
+import { withDeadline } from './run-guard.mjs';
 
 const { createBrood, scriptedModels, defineTool, memorySessions } = broodPkg;
 
 export const ROUTE = { provider: 'scripted', model: 'scripted' };
+
+/**
+ * Runs `prompt` on a fresh top-level agent (scripts are positional, so agents are single-use) under a
+ * deadline and disposes it; resolves to the run's ms (agent creation and disposal excluded). Throws
+ * unless the turn completed.
+ */
+export async function timedRun(brood, prompt, what, deadlineMs = 180_000) {
+  const agent = await brood.createAgent({ model: ROUTE });
+  try {
+    const t0 = performance.now();
+    const result = await withDeadline(agent.run(prompt), deadlineMs, what);
+    const ms = performance.now() - t0;
+    if (result.stopReason !== 'completed')
+      throw new Error(`${what} ended ${result.stopReason}: ${result.diagnostic ?? result.output}`);
+    return ms;
+  } finally {
+    await agent.dispose();
+  }
+}
 
 /**
  * memorySessions() with a hook that sees every append the moment the parent's store receives it,

@@ -1,5 +1,19 @@
 // Measurement helpers shared by every workload: percentiles, parent event-loop delay, RSS sampling.
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+/**
+ * CPU ms used so far by what a /proc stat file describes (`/proc/<pid>/stat`: a whole process, all its
+ * threads; `/proc/self/task/<tid>/stat`: one thread), utime + stime in 10 ms clock ticks. NaN off Linux.
+ */
+export function procCpuMs(statFile) {
+  try {
+    const fields = readFileSync(statFile, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 /** Nearest-rank percentile of an unsorted sample (p in 0..100). */
 export function percentile(values, p) {
