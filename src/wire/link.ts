@@ -18,6 +18,26 @@ export interface Carrier {
   close(): void;
   /** Whether the link keeps the process alive (a parent holds its thread links only while drivers run). */
   setActive?(active: boolean): void;
+  /**
+   * Takes the next batch already waiting, synchronously (`undefined`: none, or the transport cannot).
+   * It is the same queue `onBatch` reads, so order is kept.
+   */
+  poll?(): unknown;
+}
+
+/**
+ * How long a side may work without exchanging with its carrier before it sends what it has queued
+ * and takes what has arrived, instead of waiting for the end of the tick. Drivers on one thread wake
+ * together (their timers or sockets are ready in the same phase of the event loop); without this, a
+ * thread that spends 40 ms running four model steps back to back sends nothing and reads nothing
+ * until all four are done, so the four wait on the parent together and wake together again (the
+ * thread idles in lockstep), and the parent gets a wave's work in one lump instead of as it comes.
+ */
+const SLICE_MS = 1;
+
+export interface LinkOptions {
+  /** Overrides SLICE_MS (tests: 0 exchanges at every send, a large value only at the end of each tick). */
+  sliceMs?: number;
 }
 
 /** Every frame names its kind; activation frames also carry the activation id `a`. */
@@ -41,11 +61,17 @@ export class Link<In extends Frame, Out extends Frame> {
   private sentWaiters: (() => void)[] = [];
   private readonly endpoints = new Map<number, FrameEndpoint>();
   private isClosed = false;
+  /** When this side last handed a batch to the carrier or took one from it. */
+  private lastExchange = performance.now();
+  private pumpQueued = false;
+  private readonly sliceMs: number;
 
   constructor(
     private readonly carrier: Carrier,
     private readonly handlers: LinkHandlers<In>,
+    options: LinkOptions = {},
   ) {
+    this.sliceMs = options.sliceMs ?? SLICE_MS;
     carrier.onBatch((batch) => this.receive(batch));
     carrier.onClose(() => this.closedByCarrier());
   }
@@ -58,14 +84,29 @@ export class Link<In extends Frame, Out extends Frame> {
   send(frame: Out): void {
     if (this.isClosed) return;
     this.queue.push(frame);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+    if (!this.pumpQueued && performance.now() - this.lastExchange >= this.sliceMs) this.queuePump();
+  }
+
+  private queuePump(): void {
+    if (this.pumpQueued) return;
+    // A microtask, not now: the caller's synchronous frames still join this batch, and frames that
+    // arrive are dispatched outside the caller's stack.
+    this.pumpQueued = true;
+    queueMicrotask(() => this.pump());
   }
 
   /** Sends what is queued now (before a synchronous fault could lose it). */
   flush(): void {
     this.scheduled = false;
+    this.sendQueued();
+  }
+
+  private sendQueued(): void {
+    this.lastExchange = performance.now();
     const waiters = this.sentWaiters;
     this.sentWaiters = [];
     if (this.queue.length > 0 && !this.isClosed) {
@@ -76,9 +117,24 @@ export class Link<In extends Frame, Out extends Frame> {
     for (const resolve of waiters) resolve();
   }
 
+  /** Mid-tick exchange: what is queued leaves, what has arrived is handled (see SLICE_MS). */
+  private pump(): void {
+    this.pumpQueued = false;
+    if (this.isClosed) return;
+    this.sendQueued();
+    if (this.carrier.poll === undefined) return;
+    for (let batch = this.carrier.poll(); batch !== undefined; batch = this.carrier.poll()) {
+      this.receive(batch);
+      if (this.isClosed) return;
+    }
+  }
+
   /** Resolves once every frame queued so far has been handed to the carrier (or the link closed). */
   sent(): Promise<void> {
     if (this.queue.length === 0 || this.isClosed) return Promise.resolve();
+    // Whoever waits here has work blocked on it (a model request): do not make it wait for the end
+    // of the tick, which other drivers' synchronous work on this thread may delay by many ms.
+    this.queuePump();
     return new Promise((resolve) => this.sentWaiters.push(resolve));
   }
 
@@ -109,6 +165,7 @@ export class Link<In extends Frame, Out extends Frame> {
   }
 
   private receive(batch: unknown): void {
+    this.lastExchange = performance.now();
     if (!Array.isArray(batch)) {
       this.handlers.invalid(batch);
       return;

@@ -1,5 +1,5 @@
 /** The thread carrier: one MessagePort, one structured-cloned postMessage per batch. */
-import type { MessagePort } from 'node:worker_threads';
+import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Carrier } from './link.js';
 
 export function portCarrier(port: MessagePort): Carrier {
@@ -9,5 +9,6 @@ export function portCarrier(port: MessagePort): Carrier {
     onClose: (handler) => port.once('close', handler),
     close: () => port.close(),
     setActive: (active) => (active ? port.ref() : port.unref()),
+    poll: () => receiveMessageOnPort(port)?.message,
   };
 }

@@ -1,0 +1,147 @@
+/**
+ * The link's exchange policy: frames queued within a tick leave in one batch at its end, but a side
+ * that has worked longer than the slice without exchanging sends what it has and handles what has
+ * arrived right away (mid-tick), and a frame somebody waits on (`sent()`) never waits for the tick.
+ */
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Carrier, type Frame, Link, type LinkOptions } from '../../src/wire/link.js';
+import { portCarrier } from '../../src/wire/port-carrier.js';
+
+interface Recorded extends Frame {
+  n: number;
+}
+
+/** A carrier that records what is sent and hands out batches "already waiting" through poll(). */
+function recordingCarrier() {
+  const sent: unknown[][] = [];
+  const waiting: unknown[][] = [];
+  let deliver: ((batch: unknown) => void) | undefined;
+  const carrier: Carrier = {
+    send: (batch) => sent.push(batch),
+    onBatch: (handler) => {
+      deliver = handler;
+    },
+    onClose: () => undefined,
+    close: () => undefined,
+    poll: () => waiting.shift(),
+  };
+  return { carrier, sent, waiting, deliver: (batch: unknown) => deliver?.(batch) };
+}
+
+function linkOver(carrier: Carrier, received: Recorded[], options: LinkOptions) {
+  return new Link<Recorded, Recorded>(
+    carrier,
+    {
+      accept: (raw) => raw as Recorded,
+      frame: (frame) => received.push(frame),
+      invalid: () => undefined,
+      closed: () => undefined,
+    },
+    options,
+  );
+}
+
+const microtasks = async (): Promise<void> => {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+};
+const endOfTick = () => new Promise<void>((resolve) => setImmediate(resolve));
+const frame = (n: number): Recorded => ({ k: 'x', n });
+
+describe('Link exchange slices', () => {
+  it('batches the frames of one tick into one send at its end while the slice has not passed', async () => {
+    const { carrier, sent } = recordingCarrier();
+    const link = linkOver(carrier, [], { sliceMs: 60_000 });
+    link.send(frame(1));
+    link.send(frame(2));
+    await microtasks();
+    expect(sent).toEqual([]);
+    await endOfTick();
+    expect(sent).toEqual([[frame(1), frame(2)]]);
+  });
+
+  it('sends mid-tick, after the current synchronous work, once the slice has passed', async () => {
+    const { carrier, sent } = recordingCarrier();
+    const link = linkOver(carrier, [], { sliceMs: 0 });
+    link.send(frame(1));
+    link.send(frame(2)); // same synchronous stretch: joins the batch
+    expect(sent).toEqual([]);
+    await microtasks();
+    expect(sent).toEqual([[frame(1), frame(2)]]);
+    await endOfTick();
+    expect(sent).toEqual([[frame(1), frame(2)]]); // the end of the tick sends nothing twice
+  });
+
+  it('handles batches that have arrived, in order, at a mid-tick exchange and before later deliveries', async () => {
+    const { carrier, waiting, deliver } = recordingCarrier();
+    const received: Recorded[] = [];
+    const link = linkOver(carrier, received, { sliceMs: 0 });
+    waiting.push([frame(1), frame(2)], [frame(3)]);
+    link.send(frame(100));
+    expect(received).toEqual([]);
+    await microtasks();
+    expect(received.map((f) => f.n)).toEqual([1, 2, 3]);
+    deliver([frame(4)]);
+    expect(received.map((f) => f.n)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('sent() resolves without waiting for the end of the tick', async () => {
+    const { carrier, sent } = recordingCarrier();
+    const link = linkOver(carrier, [], { sliceMs: 60_000 });
+    link.send(frame(1));
+    let resolved = false;
+    void link.sent().then(() => {
+      resolved = true;
+    });
+    await microtasks();
+    expect(resolved).toBe(true);
+    expect(sent).toEqual([[frame(1)]]);
+  });
+
+  it('stops handling polled batches once a frame closes the link', async () => {
+    const { carrier, waiting } = recordingCarrier();
+    const received: Recorded[] = [];
+    let link: Link<Recorded, Recorded> | undefined;
+    link = new Link<Recorded, Recorded>(
+      carrier,
+      {
+        accept: (raw) => raw as Recorded,
+        frame: (f) => {
+          received.push(f);
+          if (f.n === 1) link?.close();
+        },
+        invalid: () => undefined,
+        closed: () => undefined,
+      },
+      { sliceMs: 0 },
+    );
+    waiting.push([frame(1)], [frame(2)]);
+    link.send(frame(100));
+    await microtasks();
+    expect(received.map((f) => f.n)).toEqual([1]);
+    expect(waiting).toEqual([[frame(2)]]);
+  });
+});
+
+describe('Link over a real MessagePort', () => {
+  const ports: MessagePort[] = [];
+  afterEach(() => {
+    for (const port of ports.splice(0)) port.close();
+  });
+
+  it('takes a batch that arrived during synchronous work before the tick ends, and each batch once', async () => {
+    const { port1, port2 } = new MessageChannel();
+    ports.push(port1, port2);
+    const received: Recorded[] = [];
+    const link = linkOver(portCarrier(port1), received, { sliceMs: 0 });
+    port2.postMessage([frame(1)]);
+    port2.postMessage([frame(2)]);
+    // Both ends are in this thread: the two batches are already queued on port1, not yet delivered.
+    link.send(frame(100));
+    await microtasks();
+    expect(received.map((f) => f.n)).toEqual([1, 2]);
+    await endOfTick();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(received.map((f) => f.n)).toEqual([1, 2]);
+  });
+});
