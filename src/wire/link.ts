@@ -117,16 +117,20 @@ export class Link<In extends Frame, Out extends Frame> {
     for (const resolve of waiters) resolve();
   }
 
-  /** Mid-tick exchange: what is queued leaves, what has arrived is handled (see SLICE_MS). */
+  /**
+   * Mid-tick exchange (see SLICE_MS): what has arrived is handled, then what is queued leaves. In that
+   * order, so nothing that answers what this pump sends is handled before the caller's code runs on:
+   * a driver that logs a model request and then starts it synchronously is past that point before
+   * any reply (a cancel, say) can reach it, exactly as when frames leave at the end of the tick.
+   */
   private pump(): void {
     this.pumpQueued = false;
-    if (this.isClosed) return;
-    this.sendQueued();
-    if (this.carrier.poll === undefined) return;
-    for (let batch = this.carrier.poll(); batch !== undefined; batch = this.carrier.poll()) {
+    while (!this.isClosed) {
+      const batch = this.carrier.poll?.();
+      if (batch === undefined) break;
       this.receive(batch);
-      if (this.isClosed) return;
     }
+    if (!this.isClosed) this.sendQueued();
   }
 
   /** Resolves once every frame queued so far has been handed to the carrier (or the link closed). */

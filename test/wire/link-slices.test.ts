@@ -85,6 +85,26 @@ describe('Link exchange slices', () => {
     expect(received.map((f) => f.n)).toEqual([1, 2, 3, 4]);
   });
 
+  it('handles nothing that arrives after its own send in the same exchange (a reply waits for the next one)', async () => {
+    const { carrier, sent, waiting } = recordingCarrier();
+    const answering: Carrier = {
+      ...carrier,
+      send: (batch) => {
+        carrier.send(batch);
+        waiting.push([frame(-1)]); // an instant answer, already waiting when send returns
+      },
+    };
+    const received: Recorded[] = [];
+    const link = linkOver(answering, received, { sliceMs: 0 });
+    link.send(frame(1));
+    await microtasks();
+    expect(sent).toEqual([[frame(1)]]);
+    expect(received).toEqual([]);
+    link.send(frame(2)); // the next exchange takes it
+    await microtasks();
+    expect(received.map((f) => f.n)).toEqual([-1]);
+  });
+
   it('sent() resolves without waiting for the end of the tick', async () => {
     const { carrier, sent } = recordingCarrier();
     const link = linkOver(carrier, [], { sliceMs: 60_000 });
