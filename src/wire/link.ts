@@ -40,6 +40,11 @@ const SLICE_MS = 0.5;
 export interface LinkOptions {
   /** Overrides SLICE_MS (tests: 0 exchanges at every send, a large value only at the end of each tick). */
   sliceMs?: number;
+  /**
+   * How many arrived frames one turn of the event loop handles; the rest of a long batch is handled
+   * on the next turns, after whatever else is ready, in order. Unlimited by default.
+   */
+  framesPerTurn?: number;
 }
 
 /** Every frame names its kind; activation frames also carry the activation id `a`. */
@@ -63,10 +68,16 @@ export class Link<In extends Frame, Out extends Frame> {
   private sentWaiters: (() => void)[] = [];
   private readonly endpoints = new Map<number, FrameEndpoint>();
   private isClosed = false;
+  private closing = false;
   /** When this side last handed a batch to the carrier or took one from it. */
   private lastExchange = performance.now();
   private pumpQueued = false;
   private readonly sliceMs: number;
+  private readonly framesPerTurn: number;
+  /** Frames received and not handled yet (a long batch's rest), from `inboundHead` on. */
+  private inbound: unknown[] = [];
+  private inboundHead = 0;
+  private inboundScheduled = false;
 
   constructor(
     private readonly carrier: Carrier,
@@ -74,6 +85,7 @@ export class Link<In extends Frame, Out extends Frame> {
     options: LinkOptions = {},
   ) {
     this.sliceMs = options.sliceMs ?? SLICE_MS;
+    this.framesPerTurn = options.framesPerTurn ?? Number.POSITIVE_INFINITY;
     carrier.onBatch((batch) => this.receive(batch));
     carrier.onClose(() => this.closedByCarrier());
   }
@@ -176,17 +188,43 @@ export class Link<In extends Frame, Out extends Frame> {
       this.handlers.invalid(batch);
       return;
     }
-    for (const raw of batch) {
-      const frame = this.handlers.accept(raw);
-      if (frame === undefined) this.handlers.invalid(raw);
-      else if (frame.k === 'rpc' && frame.a !== undefined && this.endpoints.has(frame.a))
-        this.endpoints.get(frame.a)?.deliver((frame as unknown as { m: unknown }).m);
-      else this.handlers.frame(frame);
+    if (this.inboundHead === this.inbound.length) {
+      this.inbound = batch;
+      this.inboundHead = 0;
+    } else {
+      for (const raw of batch) this.inbound.push(raw);
     }
+    if (!this.inboundScheduled) this.handleInbound(this.framesPerTurn);
+  }
+
+  /** Handles up to `limit` waiting frames; the rest on a later turn of the event loop. */
+  private handleInbound(limit: number): void {
+    this.inboundScheduled = false;
+    for (let handled = 0; this.inboundHead < this.inbound.length && !this.isClosed; handled++) {
+      if (handled === limit) {
+        this.inboundScheduled = true;
+        setImmediate(() => this.handleInbound(this.framesPerTurn));
+        return;
+      }
+      this.handleFrame(this.inbound[this.inboundHead++]);
+    }
+    this.inbound = [];
+    this.inboundHead = 0;
+  }
+
+  private handleFrame(raw: unknown): void {
+    const frame = this.handlers.accept(raw);
+    if (frame === undefined) this.handlers.invalid(raw);
+    else if (frame.k === 'rpc' && frame.a !== undefined && this.endpoints.has(frame.a))
+      this.endpoints.get(frame.a)?.deliver((frame as unknown as { m: unknown }).m);
+    else this.handlers.frame(frame);
   }
 
   private closedByCarrier(): void {
-    if (this.isClosed) return;
+    if (this.isClosed || this.closing) return;
+    // Everything that arrived before the close is handled before it, as when each batch was handled whole.
+    this.closing = true;
+    this.handleInbound(Number.POSITIVE_INFINITY);
     this.isClosed = true;
     this.queue = [];
     for (const resolve of this.sentWaiters.splice(0)) resolve();

@@ -22,6 +22,16 @@ export interface PlacedActivation {
 
 const THREAD_FRAMES = new Set(['rpc', 'log', 'end']);
 
+/**
+ * Frames of one thread's batch the parent handles per turn of its event loop. One batch can start a
+ * lot of work: a parent driver's 64 delegation calls arrive together, and each starts a child whose
+ * setup (session, plan, placement) runs as microtasks that never reach real I/O, so handling them all
+ * at once blocked the host's event loop for 10+ ms (its timers, sockets and the other threads'
+ * batches waited). Pool threads handle their batches whole: what arrives there resumes drivers that
+ * are waiting for it, and deferring those behind the thread's own timers would re-synchronise them.
+ */
+const FRAMES_PER_TURN = 8;
+
 /** Frame kind and activation id only: payloads are checked where they are used (gateway, outcome). */
 function acceptFrame(raw: unknown): ParentFrame | undefined {
   const frame = raw as { k?: unknown; a?: unknown } | null;
@@ -40,12 +50,16 @@ export class ThreadLink {
     board: SharedArrayBuffer,
     private readonly onClosed: (thread: ThreadLink) => void,
   ) {
-    this.link = new Link<ParentFrame, HostFrame>(carrier, {
-      accept: acceptFrame,
-      frame: (frame) => this.onFrame(frame),
-      invalid: () => undefined, // a frame without a valid kind and id names nobody to fail
-      closed: () => this.onClosed(this),
-    });
+    this.link = new Link<ParentFrame, HostFrame>(
+      carrier,
+      {
+        accept: acceptFrame,
+        frame: (frame) => this.onFrame(frame),
+        invalid: () => undefined, // a frame without a valid kind and id names nobody to fail
+        closed: () => this.onClosed(this),
+      },
+      { framesPerTurn: FRAMES_PER_TURN },
+    );
     this.link.setActive(false);
     this.link.send({ k: 'init', board });
   }

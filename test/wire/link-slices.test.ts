@@ -165,3 +165,46 @@ describe('Link over a real MessagePort', () => {
     expect(received.map((f) => f.n)).toEqual([1, 2]);
   });
 });
+
+describe('Link frames per turn', () => {
+  it('handles a long batch a few frames per turn of the event loop, in order, later batches after it', async () => {
+    const { carrier, deliver } = recordingCarrier();
+    const received: Recorded[] = [];
+    linkOver(carrier, received, { sliceMs: 60_000, framesPerTurn: 2 });
+    deliver([frame(1), frame(2), frame(3), frame(4), frame(5)]);
+    expect(received.map((f) => f.n)).toEqual([1, 2]);
+    deliver([frame(6)]); // arrives while the first batch is still being handled: waits its turn
+    expect(received.map((f) => f.n)).toEqual([1, 2]);
+    await endOfTick();
+    expect(received.map((f) => f.n)).toEqual([1, 2, 3, 4]);
+    await endOfTick();
+    await endOfTick();
+    expect(received.map((f) => f.n)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('handles every frame that arrived before the link closes, before its closed handler', () => {
+    const { carrier, deliver } = recordingCarrier();
+    const seen: string[] = [];
+    const link = new Link<Recorded, Recorded>(
+      carrier,
+      {
+        accept: (raw) => raw as Recorded,
+        frame: (f) => seen.push(`frame ${f.n}`),
+        invalid: () => undefined,
+        closed: () => seen.push('closed'),
+      },
+      { framesPerTurn: 1 },
+    );
+    deliver([frame(1), frame(2), frame(3)]);
+    link.close();
+    expect(seen).toEqual(['frame 1', 'frame 2', 'frame 3', 'closed']);
+  });
+
+  it('handles batches whole when no limit is set', () => {
+    const { carrier, deliver } = recordingCarrier();
+    const received: Recorded[] = [];
+    linkOver(carrier, received, {});
+    deliver(Array.from({ length: 100 }, (_, i) => frame(i)));
+    expect(received).toHaveLength(100);
+  });
+});
