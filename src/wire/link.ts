@@ -94,7 +94,10 @@ export class Link<In extends Frame, Out extends Frame> {
     return this.isClosed;
   }
 
-  /** Queues a frame; everything queued in this tick leaves in one batch. */
+  /**
+   * Queues a frame; frames queued together leave in one batch, at the end of the tick or, once this
+   * side has worked a slice without exchanging (SLICE_MS), at the end of the current microtask.
+   */
   send(frame: Out): void {
     if (this.isClosed) return;
     this.queue.push(frame);
