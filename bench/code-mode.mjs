@@ -1,6 +1,6 @@
 // Issue 13: what the run_code sandbox costs. One pool thread, codeMode 'both', a trivial tool `noop`
 // whose body stamps performance.now() in the parent. Three sequences, each in one assistant message:
-//   native   M sequential native calls of noop          → gap = one native tool round trip (A)
+//   native   M sequential native calls of noop          → gap = one native call, run by the parent (A)
 //   program  one run_code looping M awaited noop calls  → gap = one tool call from inside a program (B)
 //   programs K run_code calls, each one awaited noop    → gap = program end + next program start + one call (C)
 // Warm engine start ≈ C − B (p50s): finishing one program and starting the next on a warm sandbox

@@ -138,15 +138,26 @@ ${table(
 ${sl.error ? `\nError: ${sl.error}\n` : ''}
 ## Tool RPC
 
-One driver makes M calls to a trivial tool in a single assistant message. The tool is not concurrency-safe, so the driver runs the
-calls strictly in sequence and call i+1 is requested only after call i's result reached the driver. Round trip = (tool body i+1 starts)
-− (tool body i returned), stamped in the parent: result → driver → class check and execute request → parent, session writes included,
-no model request in between. calls/s = M over the whole sequence. The message runs ${rpc.worker?.rounds ?? 1} times on one runtime and the
-last round is the figure (a warm runtime, as in the fan-out table); the first round, which carries thread start and the JIT tiering
-up the call path, is shown beside it.
+One driver makes M calls to a trivial tool in a single assistant message. The tool is not concurrency-safe, so the calls run
+strictly in sequence: call i+1 starts only after call i's result was committed. Round trip = (tool body i+1 starts) − (tool body i
+returned), stamped in the parent. The figure is the **proxied** round trip: the message also holds a run_code call (first), so the
+driver schedules the calls itself (run_code's sandbox is in its thread) and each gap is result → driver → execute request → parent,
+session writes included, no model request in between. calls/s = M over the whole sequence. The message runs ${rpc.worker?.rounds ?? 1}
+times on one runtime and the last round is the figure (a warm runtime, as in the fan-out table); the first round, which carries
+thread start and the JIT tiering up the call path, is shown beside it. Last column: the same calls without run_code, as a message
+usually is: the parent schedules a message's calls itself (\`DriverHost.runTools\`), so those gaps cross no thread.
 
 ${table(
-  ['runner', 'calls', 'p50 µs', 'p99 µs', 'mean µs', 'calls/s', 'first round p50 / p99 µs'],
+  [
+    'runner',
+    'calls',
+    'p50 µs',
+    'p99 µs',
+    'mean µs',
+    'calls/s',
+    'first round p50 / p99 µs',
+    'parent-scheduled p50 / p99 µs',
+  ],
   ['worker', 'inline']
     .filter((k) => rpc[k])
     .map((k) => [
@@ -157,6 +168,7 @@ ${table(
       fmt(rpc[k].meanUs),
       fmt(rpc[k].callsPerSec, 0),
       rpc[k].firstRun ? `${fmt(rpc[k].firstRun.p50Us)} / ${fmt(rpc[k].firstRun.p99Us)}` : '—',
+      rpc[k].parentScheduled ? `${fmt(rpc[k].parentScheduled.p50Us)} / ${fmt(rpc[k].parentScheduled.p99Us)}` : '—',
     ]),
 )}
 ${rpc.error ? `\nError: ${rpc.error}\n` : ''}
@@ -210,13 +222,14 @@ assistant message. Gap = time between two consecutive tool bodies.
 ${table(
   ['sequence', 'gap measures', 'calls', 'p50 µs', 'p99 µs', 'mean µs'],
   [
-    row('native', 'one native tool round trip', cm.native),
+    row('native', 'one native call (the parent schedules them: no crossing)', cm.native),
     row('in one program', 'one `await tools.noop()` from inside run_code', cm.program),
     row('one call per program', 'program end + next run_code start (warm) + one call', cm.programs),
   ],
 )}
 
-Per tool call from inside a program: **${fmt(cm.program.p50Us)} µs** p50, ${fmt(cm.perCallRatio, 2)}× a native call. Warm engine start
+Per tool call from inside a program: **${fmt(cm.program.p50Us)} µs** p50, ${fmt(cm.perCallRatio, 2)}× a native call (a program's call
+crosses from the driver's thread to the parent and back; a message's native calls are run by the parent). Warm engine start
 (next program on a warm sandbox thread: result, dispatch, fresh realm, first call, minus one in-program call): **≈ ${fmt(cm.warmStartUs)} µs**.
 Cold start (first run_code of a fresh runtime: sandbox thread start + QuickJS load), median of ${cm.rounds}: **+${fmt(cm.coldExtraMs)} ms**
 (turn ${fmt(cm.coldTurnMs)} ms against ${fmt(cm.warmTurnMs)} ms warm).

@@ -1,19 +1,26 @@
 // SPEC §12 tool RPC. One driver issues M calls to a trivial tool inside a single assistant message.
-// The tool is declared NOT concurrency-safe, so the driver's tool pool runs the calls strictly one
-// after another: call i+1 is only requested after call i's result reached the driver. The parent
-// stamps when each tool body returns and when the next one starts; that gap is one full proxied
-// round trip (result → driver → classify + execute request → parent), with no model request in it.
+// The tool is declared NOT concurrency-safe, so the calls run strictly one after another: call i+1
+// starts only after call i's result was committed. The parent stamps when each tool body returns and
+// when the next one starts. Two messages:
+//   proxied  the message also holds a run_code call (first), so the driver schedules its calls itself
+//            (run_code's sandbox is in its thread): each gap is one full proxied round trip (result →
+//            driver → execute request → parent), with no model request in it. This is the figure.
+//   parent   the same calls without run_code, as a message usually is: the parent runs the message's
+//            calls itself (DriverHost.runTools), so a gap crosses no thread (reported beside it).
 import { ROUTE, makeBrood, noopTool } from './lib/brood.mjs';
 import { THREADS } from './lib/schedule.mjs';
 import { summarize, round } from './lib/stats.mjs';
 import { withDeadline } from './lib/run-guard.mjs';
 
+const RUN_CODE = { name: 'run_code', arguments: { description: 'keeps the calls in the driver', code: 'return 1;' } };
+const noopCalls = (calls) => Array.from({ length: calls }, () => ({ name: 'noop', arguments: {} }));
+
 /** One assistant message of `calls` sequential calls on `brood`; the gaps between tool bodies, in µs. */
-async function oneRound(brood, calls, stamps) {
+async function oneRound(brood, calls, stamps, prompt = 'rpc-loop') {
   stamps.starts.length = 0;
   stamps.ends.length = 0;
   const agent = await brood.createAgent({ model: ROUTE });
-  const result = await withDeadline(agent.run('rpc-loop'), 120_000, 'tool RPC loop');
+  const result = await withDeadline(agent.run(prompt), 120_000, 'tool RPC loop');
   await agent.dispose();
   if (result.stopReason !== 'completed' || stamps.starts.length !== calls)
     throw new Error(`tool RPC run ended ${result.stopReason} after ${stamps.starts.length} calls`);
@@ -40,14 +47,13 @@ async function measureRunner(runner, calls, rounds) {
     runner,
     threads: THREADS,
     maxParallelToolCalls: 1,
+    codeMode: 'both',
     scripts: [
       {
-        match: 'rpc-loop',
-        turns: [
-          { toolCalls: Array.from({ length: calls }, () => ({ name: 'noop', arguments: {} })) },
-          { text: 'done' },
-        ],
+        match: 'rpc-loop-proxied',
+        turns: [{ toolCalls: [RUN_CODE, ...noopCalls(calls)] }, { text: 'done' }],
       },
+      { match: 'rpc-loop', turns: [{ toolCalls: noopCalls(calls) }, { text: 'done' }] },
     ],
   });
   brood.tools.register(
@@ -62,9 +68,11 @@ async function measureRunner(runner, calls, rounds) {
   );
   try {
     const all = [];
-    for (let r = 0; r < rounds; r++) all.push(await oneRound(brood, calls, stamps));
+    for (let r = 0; r < rounds; r++) all.push(await oneRound(brood, calls, stamps, 'rpc-loop-proxied'));
     const { callsPerSec: _, ...firstRun } = all[0];
-    return { calls, ...all.at(-1), rounds, firstRun };
+    let parentScheduled;
+    for (let r = 0; r < rounds; r++) parentScheduled = await oneRound(brood, calls, stamps);
+    return { calls, ...all.at(-1), rounds, firstRun, parentScheduled };
   } finally {
     await brood.close();
   }
@@ -77,7 +85,7 @@ export async function runToolRpc({ quick, log }) {
   for (const runner of ['worker', 'inline']) {
     out[runner] = await measureRunner(runner, calls, rounds);
     log(
-      `tool RPC ${runner}: p50 ${out[runner].p50Us} µs p99 ${out[runner].p99Us} µs, ${out[runner].callsPerSec} calls/s (round 1 of ${rounds}: p50 ${out[runner].firstRun.p50Us} µs p99 ${out[runner].firstRun.p99Us} µs)`,
+      `tool RPC ${runner}: p50 ${out[runner].p50Us} µs p99 ${out[runner].p99Us} µs, ${out[runner].callsPerSec} calls/s (round 1 of ${rounds}: p50 ${out[runner].firstRun.p50Us} µs p99 ${out[runner].firstRun.p99Us} µs); scheduled by the parent: p50 ${out[runner].parentScheduled.p50Us} µs p99 ${out[runner].parentScheduled.p99Us} µs`,
     );
   }
   return out;

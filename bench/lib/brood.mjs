@@ -94,12 +94,13 @@ export function installDelegation(brood, { maxDepth = 3 } = {}) {
 }
 
 /** One runtime with the given scripts; `runner` is 'worker' or 'inline'. */
-export function makeBrood({ runner, scripts, maxParallelToolCalls, threads, sessions }) {
+export function makeBrood({ runner, scripts, maxParallelToolCalls, threads, sessions, codeMode }) {
   return createBrood({
     runner,
     maxParallelToolCalls,
     pool: { threads },
     ...(sessions ? { sessions } : {}),
+    ...(codeMode ? { codeMode } : {}),
     models: [scriptedModels({ id: 'scripted', scripts })],
   });
 }

@@ -265,6 +265,7 @@ export class AgentImpl implements GatewayAgent {
       ownStart: this.init.ownStart,
       maxParallelToolCalls: limits.maxParallelToolCalls,
       maxSteps: this.init.maxSteps,
+      toolsInParent: true,
       eventsFlag: this.deps.hub.flag,
       codeMode: this.codeMode,
       codeBusyTimeoutMs: limits.codeBusyTimeoutMs,

@@ -3,28 +3,17 @@
  * argument is validated (the worker is not trusted to send well-formed data) and every answer is a
  * Reply envelope so error codes survive the crossing.
  */
-import { BroodError, decodeError, errorMessage } from '../errors.js';
-import { errorResult } from '../tools/execute.js';
+import { BroodError, decodeError } from '../errors.js';
 import type { DriverView, PlannedClass, TurnReport } from '../driver/types.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
-import type { Agent, CodeMode, ToolResult } from '../types.js';
 import type { GatewayRemote } from '../workers/gateway-client.js';
-import { classifyArgs, driverEvents, replyOf, toolCallRequest, turnReport } from '../workers/protocol.js';
+import { classifyArgs, driverEvents, replyOf, turnReport } from '../workers/protocol.js';
 import { TEXT_DELTA_EVENT } from '../driver/loop.js';
 import { baseOf } from '../events/from-log.js';
-import type { SessionWriter } from './session-writer.js';
+import { executeTool, plannedClassOf, runToolBatch, type GatewayAgent } from './parent-tools.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
-import { callKey, type CurrentTurn, type HeldCall, type TurnLedger } from './turns.js';
-import type { AgentDeps, AgentInit } from './types.js';
 
-/** What a gateway needs of the agent it serves (implemented by AgentImpl; no import of the agent itself). */
-export interface GatewayAgent extends Agent {
-  readonly init: AgentInit;
-  readonly deps: AgentDeps;
-  readonly codeMode: CodeMode;
-  readonly writer: SessionWriter;
-  readonly turns: TurnLedger;
-}
+export type { GatewayAgent };
 
 /**
  * One gateway per activation. A protocol violation on a one-way log (which has no reply to carry the
@@ -46,6 +35,7 @@ export function createGateway(agent: GatewayAgent): GatewayRemote {
         return agent.init.tools.classify(toolName, toolArgs);
       }),
     executeTool: (call: unknown) => reply(() => executeTool(agent, call)),
+    runTools: (batch: unknown) => reply(() => runToolBatch(agent, batch)),
     log: (events: unknown) =>
       reply(() => logEvents(agent, events)).then((answer) => {
         if (!answer.ok) fault ??= decodeError(answer.error);
@@ -67,10 +57,7 @@ export function resolveView(agent: GatewayAgent): DriverView {
   const scope = agent.init.tools;
   const system = agent.init.prompt.assemble().system;
   const classes: Record<string, PlannedClass> = { run_code: 'exclusive' };
-  for (const tool of scope.resolve()) {
-    const safe = tool.definition.concurrencySafe;
-    classes[tool.name] = typeof safe === 'function' ? 'dynamic' : safe === true ? 'parallel' : 'exclusive';
-  }
+  for (const tool of scope.resolve()) classes[tool.name] = plannedClassOf(tool);
   const tools = scope.presented(agent.codeMode);
   const structured = agent.turns.current?.structured;
   if (structured) {
@@ -82,57 +69,6 @@ export function resolveView(agent: GatewayAgent): DriverView {
     };
   }
   return { system, tools, classes };
-}
-
-async function executeTool(agent: GatewayAgent, raw: unknown): Promise<ToolResult> {
-  const call = toolCallRequest.parse(raw, 'executeTool');
-  const turn = agent.turns.current;
-  const key = callKey(call.origin === 'code' ? 'code' : 'model', call.callId);
-  const existing = turn?.calls.get(key);
-  if (existing) return existing;
-  if (turn?.structured && call.name === STRUCTURED_OUTPUT_TOOL && call.origin !== 'code') {
-    const recorded = turn.structured
-      .execute(call.arguments, call.callId, agent)
-      .then(({ value: _value, ...cloneable }) => cloneable);
-    turn.calls.set(key, recorded);
-    return recorded;
-  }
-  const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: turn?.controller.signal };
-  // Calls from inside run_code run host-style (Code Mode never collapses them) and need the raw value.
-  const running =
-    call.origin === 'code'
-      ? agent.init.tools.registry.execute(request).then(withJsonValue)
-      : agent.init.tools.executeFromModel(request, agent.codeMode).then(({ value: _value, ...cloneable }) => cloneable);
-  const answered = turn ? holdUntilSettled(turn, call.callId, call.name, running) : running;
-  turn?.calls.set(key, answered);
-  return answered;
-}
-
-/** Tracks a parent-side call while the driver waits for it, so cancel grace can tell who holds the turn. */
-function holdUntilSettled(
-  turn: CurrentTurn,
-  callId: string,
-  name: string,
-  running: Promise<ToolResult>,
-): Promise<ToolResult> {
-  return new Promise<ToolResult>((resolve) => {
-    const held: HeldCall = { callId, name, abandon: (message) => resolve(errorResult('ABORTED', message)) };
-    turn.held.add(held);
-    void running
-      .then(resolve, (error: unknown) => resolve(errorResult('INTERNAL', errorMessage(error))))
-      .finally(() => turn.held.delete(held));
-  });
-}
-
-/** The raw value crosses the port only as JSON data (a tool may return anything, e.g. class instances). */
-function withJsonValue(result: ToolResult): ToolResult {
-  const { value, ...rest } = result;
-  if (value === undefined || typeof value === 'string') return value === undefined ? rest : { ...rest, value };
-  try {
-    return { ...rest, value: JSON.parse(JSON.stringify(value)) as unknown };
-  } catch {
-    return rest;
-  }
 }
 
 function logEvents(agent: GatewayAgent, raw: unknown): Promise<void> {

@@ -25,7 +25,7 @@ export interface CurrentTurn {
   /** The turn's own usage and output, from the logged assistant messages (survives a driver recovery). */
   readonly usage: Usage;
   output: string;
-  /** Call ids whose `tool/call` event is logged. */
+  /** Call ids of the latest assistant message whose `tool/call` event is logged. */
   readonly started: Set<string>;
   /** `finish` of the turn's latest logged assistant message (a recovery must not re-ask a finished turn). */
   lastFinish: string | undefined;
@@ -33,6 +33,11 @@ export interface CurrentTurn {
   readonly cleanup: (() => void)[];
   /** In-flight and uncommitted tool calls by call id: a re-issued call re-attaches instead of running twice. */
   readonly calls: Map<string, Promise<ToolResult>>;
+  /**
+   * Results of the model's calls that a parent-side batch runs (src/agents/parent-tools.ts), by call
+   * id, settled as each is committed: a recovered driver's re-issued calls wait on these.
+   */
+  readonly committed: Map<string, Promise<ToolResult>>;
   /** run(text, { outputSchema }): this turn's structured_output tool and what it recorded. */
   readonly structured: StructuredTurn | undefined;
   /** Parent-side tool calls the driver is waiting for: what holds a cancelled turn, if not the driver. */
@@ -148,6 +153,9 @@ export class TurnLedger {
       const { text, toolCalls, usage, finish } = event.data;
       this.history.push({ role: 'assistant', text, toolCalls, ...reasoningField(event.data) });
       if (turn) {
+        // A new step: the previous message's calls are over for its driver, and a model may reuse their ids.
+        turn.committed.clear();
+        turn.started.clear();
         addUsage(turn.usage, usage);
         if (text.trim() !== '') turn.output = text;
         turn.lastFinish = finish;
@@ -219,6 +227,7 @@ function newTurn(turn: number, messageId: string, structured: StructuredTurn | u
     lastFinish: undefined,
     cleanup: [],
     calls: new Map(),
+    committed: new Map(),
     structured,
     held: new Set(),
   };

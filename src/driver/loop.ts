@@ -248,6 +248,8 @@ export class Driver {
   }
 
   private async runCalls(calls: ToolCallRecord[], view: DriverView, signal: AbortSignal): Promise<void> {
+    if (this.plan.toolsInParent && this.host.runTools && !this.runsCodeHere(calls))
+      return this.runCallsInParent(calls, this.host.runTools);
     await runToolCalls(calls, this.plan.maxParallelToolCalls, signal, {
       classify: (call) => this.classify(call, view),
       execute: (call) => this.executeCall(call, signal),
@@ -257,6 +259,29 @@ export class Driver {
       },
       commit: (call, result) => this.commitResult(call, result),
     });
+  }
+
+  /** run_code runs in this thread's sandbox, so a message with one is scheduled here. */
+  private runsCodeHere(calls: readonly ToolCallRecord[]): boolean {
+    if (this.plan.codeMode === 'native' || !this.hooks.runCode) return false;
+    return calls.some((call) => call.name === 'run_code');
+  }
+
+  /**
+   * The parent runs the message's calls (same pool, logged there; see DriverHost.runTools): a call
+   * that settles starts the next without waiting for this thread. The results come back in model
+   * order and only join the history here. The log of the assistant message leaves first, on the same link.
+   */
+  private async runCallsInParent(
+    calls: ToolCallRecord[],
+    runTools: NonNullable<DriverHost['runTools']>,
+  ): Promise<void> {
+    void this.flushEvents().catch(() => undefined);
+    const batch = calls.map(({ callId, name, arguments: args }) => ({ callId, name, arguments: args }));
+    const results = await runTools({ calls: batch });
+    if (results.length !== calls.length)
+      throw new BroodError('INTERNAL', `runTools answered ${results.length} results for ${calls.length} calls`);
+    for (const [index, call] of calls.entries()) this.pushResult(call, results[index] as ToolResult);
   }
 
   private async classify(call: ToolCallRecord, planned: DriverView): Promise<ConcurrencyClass> {
@@ -276,7 +301,7 @@ export class Driver {
     return this.host.executeTool(call);
   }
 
-  private commitResult(call: ToolCallRecord, result: ToolResult): void {
+  private pushResult(call: ToolCallRecord, result: ToolResult): void {
     this.history.push({
       role: 'tool',
       callId: call.callId,
@@ -284,6 +309,10 @@ export class Driver {
       content: result.content,
       isError: result.isError,
     });
+  }
+
+  private commitResult(call: ToolCallRecord, result: ToolResult): void {
+    this.pushResult(call, result);
     this.emit('tool/result', {
       callId: call.callId,
       name: call.name,

@@ -22,10 +22,15 @@ export const ABORTED_BEFORE_DISPATCH_RESULT: ToolResult = {
   error: { code: 'ABORTED_BEFORE_DISPATCH', message: 'the turn was cancelled before this call started' },
 };
 
+/** What stops new starts: an AbortSignal, or anything else that can say so (only `aborted` is read). */
+export interface StopSignal {
+  readonly aborted: boolean;
+}
+
 export async function runToolCalls(
   calls: ToolCallRecord[],
   limit: number,
-  signal: AbortSignal,
+  signal: StopSignal,
   hooks: ToolPoolHooks,
 ): Promise<ToolResult[]> {
   const results: (ToolResult | undefined)[] = new Array(calls.length);

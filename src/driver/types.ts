@@ -4,7 +4,7 @@
  * wire schemas in src/workers/protocol.ts infer types that must stay assignable both ways to these
  * (test/wire/protocol-agreement.test.ts checks it at compile time).
  */
-import type { ChatMessage } from '../models/types.js';
+import type { ChatMessage, ToolCallRecord } from '../models/types.js';
 import type { ConcurrencyClass } from '../tools/execute.js';
 import type { ResolvedCodeLimits } from './code-limits.js';
 import type { CodeMode, ModelRoute, StopReason, ToolResult, ToolSchema, Usage } from '../types.js';
@@ -32,6 +32,12 @@ export interface DriverPlan {
   maxParallelToolCalls: number;
   /** Model requests per turn; reaching it ends the turn 'max-steps' (default DEFAULT_MAX_STEPS). */
   maxSteps?: number;
+  /**
+   * The parent runs each assistant message's tool calls (DriverHost.runTools), except a message with
+   * a run_code call while Code Mode is on (its sandbox is in the driver's thread). Unset: the driver
+   * schedules every call itself.
+   */
+  toolsInParent?: boolean;
   /** Int32 cell the parent keeps non-zero while a host subscribes to events: only then are text deltas sent. */
   eventsFlag?: SharedArrayBuffer;
   codeMode: CodeMode;
@@ -93,6 +99,14 @@ export interface DriverHost {
    * per tick). Absent where logs are delivered at once (inline).
    */
   sent?(): Promise<void>;
+  /**
+   * Runs one assistant message's tool calls in the parent, with the SPEC §7.2 pool capped at the
+   * parent's maxParallelToolCalls (classified right before each start, `tool/call` and `tool/result`
+   * logged there); resolves with
+   * the results in model order. Absent where the host cannot: the driver then schedules the calls
+   * itself through `classify` and `executeTool`.
+   */
+  runTools?(batch: ToolBatchWire): Promise<ToolResult[]>;
   /** Ends the turn and claims the next message in the same round trip. */
   endTurn(report: TurnReport): Promise<ClaimedMessage | null>;
 }
@@ -102,4 +116,8 @@ export interface ToolCallRequestWire {
   name: string;
   arguments: string;
   origin?: 'model' | 'code';
+}
+
+export interface ToolBatchWire {
+  calls: ToolCallRecord[];
 }

@@ -35,6 +35,7 @@ export class HostActivation {
     refreshView: () => this.call('refreshView', []),
     classify: (name, args) => this.call('classify', [name, args]),
     executeTool: (call) => this.call('executeTool', [call]),
+    runTools: (batch) => this.call('runTools', [batch]),
     endTurn: (report) => this.call('endTurn', [report]),
     log: (events) => {
       if (!this.severed) this.send({ k: 'log', a: this.a, events });

@@ -42,6 +42,8 @@ export interface AgentToolScope {
   /** What the model is shown for a Code Mode setting (rule 8). */
   presented(codeMode: CodeMode): ToolSchema[];
   classify(name: string, args: unknown): ConcurrencyClass;
+  /** The tool a call by this name reaches in this scope now (undefined: not visible, or disposed). */
+  find(name: string): ResolvedTool | undefined;
   /** A call the model made directly; run_code is never executed here. */
   executeFromModel(call: ModelToolCall, codeMode: CodeMode): Promise<ToolResult>;
   installFilter(filter: ToolFilter, opts?: { validate?: boolean }): Disposer;
@@ -173,6 +175,7 @@ function createAgentScope(
     resolve,
     presented: (codeMode) => presentedSchemas(resolve(), codeMode),
     classify: (name, args) => classifyResolved(lookup(name), args),
+    find: lookup,
     executeFromModel: (call, codeMode) => {
       const refusal = modelCallRefusal(call.name, codeMode);
       return refusal === undefined ? execute(call) : Promise.resolve(refusal);

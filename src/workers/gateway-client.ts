@@ -4,7 +4,7 @@
  */
 import * as Comlink from 'comlink';
 import { BroodError } from '../errors.js';
-import type { DriverEvent, DriverHost, ToolCallRequestWire, TurnReport } from '../driver/types.js';
+import type { DriverEvent, DriverHost, ToolBatchWire, ToolCallRequestWire, TurnReport } from '../driver/types.js';
 import type { ToolResult } from '../types.js';
 import {
   claimedMessage,
@@ -12,6 +12,7 @@ import {
   driverView,
   nothing,
   toolResult,
+  toolResults,
   unwrapReply,
   type Reply,
   type WireType,
@@ -23,6 +24,7 @@ export interface GatewayRemote {
   refreshView(): Promise<Reply<unknown>>;
   classify(name: string, args: string): Promise<Reply<unknown>>;
   executeTool(call: ToolCallRequestWire): Promise<Reply<unknown>>;
+  runTools(batch: ToolBatchWire): Promise<Reply<unknown>>;
   log(events: DriverEvent[]): Promise<Reply<unknown>>;
   endTurn(report: TurnReport): Promise<Reply<unknown>>;
 }
@@ -37,6 +39,7 @@ export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): Dr
     refreshView: () => guard('refreshView', () => remote.refreshView(), driverView),
     classify: (name, args) => guard('classify', () => remote.classify(name, args), concurrencyClass),
     executeTool: (call) => guard('executeTool', () => remote.executeTool(call), toolResult) as Promise<ToolResult>,
+    runTools: (batch) => guard('runTools', () => remote.runTools(batch), toolResults) as Promise<ToolResult[]>,
     log: (events) => guard('log', () => remote.log(events), nothing),
     endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessage),
   };
@@ -92,7 +95,7 @@ export class GatewayClient {
 /**
  * Each method's comlink proxy, taken on first use and kept. Reading `remote.executeTool` creates a new
  * proxy and registers it with comlink's FinalizationRegistry, which per call was allocation and GC
- * work on the thread for nothing; taking all six up front would cost more than a short activation's
+ * work on the thread for nothing; taking all seven up front would cost more than a short activation's
  * few calls. comlink's apply ignores `this`, so a taken proxy is called as it is.
  */
 function methodsOf(remote: GatewayRemote): GatewayRemote {
@@ -106,6 +109,7 @@ function methodsOf(remote: GatewayRemote): GatewayRemote {
     refreshView: () => take('refreshView')(),
     classify: (name, args) => take('classify')(name, args),
     executeTool: (call) => take('executeTool')(call),
+    runTools: (batch) => take('runTools')(batch),
     log: (events) => take('log')(events),
     endTurn: (report) => take('endTurn')(report),
   };

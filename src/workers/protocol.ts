@@ -33,6 +33,7 @@ import { modelRouteShape } from '../models/route.js';
 const obj = z.looseObject;
 const jsonRecord = z.record(z.string(), z.unknown());
 const safeInt = z.number().int();
+const isPositiveInt = (n: unknown): boolean => isInt(n) && n > 0;
 
 /** A wire message: its schema, its hand check, and a parser that tries the check first. */
 export interface WireType<T> {
@@ -126,6 +127,15 @@ export const toolCallRequest = wire(
   (v) => isToolCall(v) && optional(oneOf('model', 'code'))((v as { origin?: unknown }).origin),
 );
 
+/** One assistant message's tool calls, handed to the parent to run (SPEC §7.2; the cap is the parent's own). */
+export const toolBatchSchema = obj({ calls: z.array(toolCallSchema).min(1) });
+export const toolBatch = wire(
+  toolBatchSchema,
+  (v) => isObj(v) && arrayOf(isToolCall)(v.calls) && (v.calls as unknown[]).length > 0,
+);
+/** Their results, in model order. */
+export const toolResults = wire(z.array(toolResultSchema), arrayOf(toolResult.check));
+
 export const driverEventSchema = obj({ type: z.string().min(1), data: jsonRecord });
 export const driverEventsSchema = z.array(driverEventSchema);
 export const driverEvents = wire(
@@ -164,7 +174,6 @@ const codeLimitsSchema = obj({
   maxOutputBytes: safeInt.positive(),
   maxToolCalls: safeInt.positive(),
 });
-const isPositiveInt = (n: unknown): boolean => isInt(n) && n > 0;
 const isCodeLimits: Check = (v) =>
   isObj(v) &&
   isPositiveInt(v.memoryMb) &&
@@ -223,6 +232,7 @@ export const driverPlanSchema = obj({
   ownStart: safeInt.nonnegative(),
   maxParallelToolCalls: safeInt.positive(),
   maxSteps: safeInt.positive().optional(),
+  toolsInParent: z.boolean().optional(),
   eventsFlag: z.instanceof(SharedArrayBuffer).optional(),
   codeMode: z.enum(['native', 'code', 'both']),
   codeBusyTimeoutMs: z.number().positive(),
@@ -245,6 +255,7 @@ export const driverPlan = wire(
     isInt(v.maxParallelToolCalls) &&
     v.maxParallelToolCalls > 0 &&
     optional((n) => isInt(n) && n > 0)(v.maxSteps) &&
+    optional(isBool)(v.toolsInParent) &&
     optional(isSab)(v.eventsFlag) &&
     oneOf('native', 'code', 'both')(v.codeMode) &&
     isNum(v.codeBusyTimeoutMs) &&

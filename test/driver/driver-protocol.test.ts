@@ -58,6 +58,10 @@ class FakeParent {
       claimNext: () => replyOf((): ClaimedMessage | null => this.claim()),
       refreshView: () => replyOf(() => this.view),
       classify: () => replyOf(() => 'parallel' as const),
+      runTools: () =>
+        replyOf((): never => {
+          throw new Error('this fake parent runs no batches (plans here leave toolsInParent unset)');
+        }),
       executeTool: (call) =>
         replyOf(() => {
           this.executed.push(call.callId);

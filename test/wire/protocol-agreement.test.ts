@@ -14,6 +14,7 @@ import type {
   DriverEvent,
   DriverPlan,
   DriverView,
+  ToolBatchWire,
   ToolCallRequestWire,
   TurnReport,
 } from '../../src/driver/types.js';
@@ -28,8 +29,10 @@ import {
   driverView,
   hostFrame,
   parentFrame,
+  toolBatch,
   toolCallRequest,
   toolResult,
+  toolResults,
   turnReport,
   type WireType,
 } from '../../src/workers/protocol.js';
@@ -45,6 +48,8 @@ agree<Mutual<WireOf<typeof toolCallRequest>, ToolCallRequestWire>>(true);
 agree<Mutual<WireOf<typeof turnReport>, TurnReport>>(true);
 agree<Mutual<WireOf<typeof driverEvents>[number], DriverEvent>>(true);
 agree<Mutual<WireOf<typeof toolResult>, ToolResult>>(true);
+agree<Mutual<WireOf<typeof toolBatch>, ToolBatchWire>>(true);
+agree<Mutual<WireOf<typeof toolResults>, ToolResult[]>>(true);
 
 // ——— valid messages ———
 const str = fc.string({ maxLength: 8 });
@@ -105,6 +110,7 @@ const plan = optionalKeys(
     ownStart: nat,
     maxParallelToolCalls: fc.integer({ min: 1, max: 64 }),
     maxSteps: fc.integer({ min: 1, max: 100 }),
+    toolsInParent: fc.boolean(),
     eventsFlag: sab,
     codeMode: fc.constantFrom('native', 'code', 'both'),
     codeBusyTimeoutMs: fc.double({ min: 0.5, max: 1e6, noNaN: true }),
@@ -150,6 +156,20 @@ const MESSAGES: [string, WireType<unknown>, fc.Arbitrary<unknown>][] = [
       value: fc.jsonValue({ maxDepth: 2 }),
       error: optionalKeys(['message'], { code: str, message: str }),
     }),
+  ],
+  ['toolBatch', toolBatch, fc.record({ calls: fc.array(toolCall, { minLength: 1, maxLength: 3 }) })],
+  [
+    'toolResults',
+    toolResults,
+    fc.array(
+      optionalKeys(['isError', 'content'], {
+        isError: fc.boolean(),
+        content: str,
+        value: fc.jsonValue({ maxDepth: 2 }),
+        error: optionalKeys(['message'], { code: str, message: str }),
+      }),
+      { maxLength: 3 },
+    ),
   ],
   ['driverEvents', driverEvents, events],
   ['driverView', driverView, view],
