@@ -84,7 +84,7 @@ export function runToolBatch(agent: GatewayAgent, raw: unknown): Promise<ToolRes
   };
   const gate = new StartGate();
   return runToolCalls(calls, agent.deps.limits.maxParallelToolCalls, stop, {
-    classify: async (call) => classOf(agent, turn, call),
+    classify: (call) => classOf(agent, turn, call),
     execute: (call) => gate.run(() => executeTool(agent, call)),
     started: (call) => {
       if (live() && !turn.started.has(call.callId))

@@ -8,7 +8,8 @@ import type { ToolResult } from '../types.js';
 import type { ConcurrencyClass } from './types.js';
 
 export interface ToolPoolHooks {
-  classify(call: ToolCallRecord): Promise<ConcurrencyClass>;
+  /** May answer at once (the parent, next to the registry) or later (a driver asking the parent). */
+  classify(call: ToolCallRecord): ConcurrencyClass | Promise<ConcurrencyClass>;
   execute(call: ToolCallRecord): Promise<ToolResult>;
   /** Called once per call, in model order, when the call and every call before it have settled. */
   commit(call: ToolCallRecord, result: ToolResult): void;
@@ -34,8 +35,12 @@ export async function runToolCalls(
   hooks: ToolPoolHooks,
 ): Promise<ToolResult[]> {
   const results: (ToolResult | undefined)[] = new Array(calls.length);
-  const inFlight = new Set<Promise<void>>();
   let nextToCommit = 0;
+  // A count and one waiter, not a set raced at every start: Promise.race over P in-flight calls
+  // attached P reactions per start (a 256-call message at P=64: ~12,000), in whichever thread runs it.
+  let running = 0;
+  let wake: (() => void) | undefined;
+  const settledOne = (): Promise<void> => new Promise((resolve) => (wake = resolve));
 
   const commitReady = (): void => {
     for (let result = results[nextToCommit]; result !== undefined; result = results[nextToCommit]) {
@@ -46,7 +51,8 @@ export async function runToolCalls(
 
   const start = (call: ToolCallRecord, index: number): Promise<void> => {
     hooks.started(call);
-    const settled = hooks
+    running += 1;
+    return hooks
       .execute(call)
       .then(
         (result) => result,
@@ -54,32 +60,43 @@ export async function runToolCalls(
       )
       .then((result) => {
         results[index] = result;
-        inFlight.delete(settled);
+        running -= 1;
         commitReady();
+        const waiter = wake;
+        wake = undefined;
+        waiter?.();
       });
-    inFlight.add(settled);
-    return settled;
   };
 
   for (const [index, call] of calls.entries()) {
     if (signal.aborted) break;
-    const cls = await hooks.classify(call).catch((): ConcurrencyClass => 'exclusive');
+    const cls = await classOf(hooks, call);
     if (cls === 'exclusive') {
-      await Promise.all(inFlight);
+      while (running > 0) await settledOne();
       if (signal.aborted) break;
       await start(call, index);
       continue;
     }
-    while (inFlight.size >= limit) await Promise.race(inFlight);
+    while (running >= limit) await settledOne();
     if (signal.aborted) break;
     void start(call, index);
   }
-  await Promise.all(inFlight);
+  while (running > 0) await settledOne();
   for (let index = 0; index < calls.length; index += 1) {
     if (results[index] === undefined) results[index] = ABORTED_BEFORE_DISPATCH_RESULT;
   }
   commitReady();
   return results as ToolResult[];
+}
+
+/** Anything uncertain about a class (a classifier that throws or rejects) is a barrier. */
+function classOf(hooks: ToolPoolHooks, call: ToolCallRecord): ConcurrencyClass | Promise<ConcurrencyClass> {
+  try {
+    const cls = hooks.classify(call);
+    return typeof cls === 'string' ? cls : cls.catch((): ConcurrencyClass => 'exclusive');
+  } catch {
+    return 'exclusive';
+  }
 }
 
 function failedResult(error: unknown): ToolResult {
