@@ -1,6 +1,7 @@
 /**
- * The parent runs an assistant message's tool calls (DriverHost.runTools, src/agents/parent-tools.ts)
- * with the SPEC §7.2 pool: what that must keep from the driver's own scheduling. Classes are read
+ * The parent runs an assistant message's tool calls (DriverHost.runTools, src/agents/parent-tools.ts;
+ * messages of two calls or more) with the SPEC §7.2 pool: what that must keep from the driver's own
+ * scheduling. Classes are read
  * from the live registry right before each start; a model that reuses one call id in every step gets
  * each step's tool run; a message with a run_code call stays in the driver (its sandbox is there);
  * a batch whose driver's thread dies keeps running in the parent and the recovered driver gets its
@@ -30,7 +31,7 @@ const reusedIds: ModelProviderConfig = {
 };
 
 describe.each(RUNNERS)("runner: '%s'", (runner) => {
-  it('a model that reuses one call id in every step gets each step its own tool run', async () => {
+  it('a model that reuses its call ids in every step gets each step its own tool runs', async () => {
     brood = makeBrood(runner, { models: [reusedIds] });
     let runs = 0;
     brood.tools.register(
@@ -43,12 +44,12 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
       }),
     );
     const agent = await brood.createAgent({ model: { provider: 'reused', model: 'm' } });
-    const result = await agent.run('count three times');
-    expect(result).toMatchObject({ stopReason: 'completed', output: '1,2,3' });
-    expect(runs).toBe(3);
+    const result = await agent.run('count in three steps');
+    expect(result).toMatchObject({ stopReason: 'completed', output: '1,2,3,4,5,6' });
+    expect(runs).toBe(6);
     const events = await eventsOf(brood, agent.id);
-    expect(ofType(events, 'tool/call')).toHaveLength(3);
-    expect(ofType(events, 'tool/result').map((e) => e.data.content)).toEqual(['1', '2', '3']);
+    expect(ofType(events, 'tool/call')).toHaveLength(6);
+    expect(ofType(events, 'tool/result').map((e) => e.data.content)).toEqual(['1', '2', '3', '4', '5', '6']);
   });
 
   it('reads a call’s class from the live registry right before it starts', async () => {
