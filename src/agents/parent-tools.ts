@@ -116,11 +116,14 @@ class StartGate {
   private turnScheduled = false;
 
   run<T>(start: () => Promise<T>): Promise<T> {
-    this.scheduleTurn();
     if (this.startedThisTurn < STARTS_PER_TURN && this.waiting.length === 0) {
       this.startedThisTurn += 1;
+      // Only a batch that reaches the bound needs the count reset at the next turn (most batches of a
+      // fan-out's children are one call: no immediate for them).
+      if (this.startedThisTurn === STARTS_PER_TURN) this.scheduleTurn();
       return start();
     }
+    this.scheduleTurn();
     return new Promise<T>((resolve) => this.waiting.push(() => resolve(start())));
   }
 

@@ -248,9 +248,7 @@ export class Driver {
   }
 
   private async runCalls(calls: ToolCallRecord[], view: DriverView, signal: AbortSignal): Promise<void> {
-    // One call costs one round trip either way, and the driver's own path leaves the parent less to do
-    // (its events ride the driver's log batches): the parent only takes messages it can schedule.
-    if (calls.length > 1 && this.plan.toolsInParent && this.host.runTools && !this.runsCodeHere(calls))
+    if (this.plan.toolsInParent && this.host.runTools && !this.runsCodeHere(calls))
       return this.runCallsInParent(calls, this.host.runTools);
     await runToolCalls(calls, this.plan.maxParallelToolCalls, signal, {
       classify: (call) => this.classify(call, view),
