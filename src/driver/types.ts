@@ -102,9 +102,8 @@ export interface DriverHost {
   /**
    * Runs one assistant message's tool calls in the parent, with the SPEC §7.2 pool capped at the
    * parent's maxParallelToolCalls (classified right before each start, `tool/call` and `tool/result`
-   * logged there); resolves with
-   * the results in model order. Absent where the host cannot: the driver then schedules the calls
-   * itself through `classify` and `executeTool`.
+   * logged there); resolves with the results in model order. Absent where the host cannot: the
+   * driver then schedules the calls itself through `classify` and `executeTool`.
    */
   runTools?(batch: ToolBatchWire): Promise<ToolResult[]>;
   /** Ends the turn and claims the next message in the same round trip. */
