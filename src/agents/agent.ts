@@ -26,7 +26,8 @@ import type {
   Usage,
 } from '../types.js';
 import type { Activation, ActivationEnd } from '../workers/runner.js';
-import { createGateway, resolveView, type GatewayAgent } from './gateway.js';
+import { createGateway, resolveView } from './gateway.js';
+import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
 import { SessionWriter } from './session-writer.js';

@@ -13,8 +13,6 @@ import { baseOf } from '../events/from-log.js';
 import { executeTool, plannedClassOf, runToolBatch, type GatewayAgent } from './parent-tools.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
 
-export type { GatewayAgent };
-
 /**
  * One gateway per activation. A protocol violation on a one-way log (which has no reply to carry the
  * error) is remembered and fails the activation's next call instead of being lost.

@@ -7,7 +7,7 @@
  */
 import { BroodError, errorMessage } from '../errors.js';
 import type { ConcurrencyClass, PlannedClass } from '../driver/types.js';
-import { runToolCalls } from '../driver/tool-pool.js';
+import { runToolCalls, toolCallData, toolResultData } from '../driver/tool-pool.js';
 import type { ToolCallRecord } from '../models/types.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
 import { RUN_CODE_TOOL_NAME } from '../tools/code-mode-sdk.js';
@@ -90,11 +90,11 @@ export function runToolBatch(agent: GatewayAgent, raw: unknown): Promise<ToolRes
       if (live() && !turn.started.has(call.callId))
         logParentEvent(agent, {
           type: 'tool/call',
-          data: { callId: call.callId, name: call.name, arguments: call.arguments },
+          data: toolCallData(call),
         });
     },
     commit: (call, result) => {
-      if (live()) logParentEvent(agent, resultEvent(call, result));
+      if (live()) logParentEvent(agent, { type: 'tool/result', data: toolResultData(call, result) });
       settle.get(call.callId)?.(result);
     },
   });
@@ -149,20 +149,6 @@ function classOf(agent: GatewayAgent, turn: CurrentTurn, call: ToolCallRecord): 
   if (tool === undefined) return 'exclusive';
   const planned = plannedClassOf(tool);
   return planned === 'dynamic' ? classifyResolved(tool, call.arguments) : planned;
-}
-
-function resultEvent(call: ToolCallRecord, result: ToolResult): DriverEmittedEvent {
-  const errorCode = result.error?.code;
-  return {
-    type: 'tool/result',
-    data: {
-      callId: call.callId,
-      name: call.name,
-      isError: result.isError,
-      content: result.content,
-      ...(errorCode === undefined ? {} : { errorCode }),
-    },
-  };
 }
 
 /** Logged as if the driver had sent it: mirrored into the turn's state, appended in order. */

@@ -12,7 +12,7 @@ import { addUsage } from '../models/usage.js';
 import type { ToolResult, Usage } from '../types.js';
 import { checkModelResponse } from './response-check.js';
 import { historyTail } from './history-tail.js';
-import { runToolCalls } from './tool-pool.js';
+import { runToolCalls, toolCallData, toolResultData } from './tool-pool.js';
 import type {
   ClaimedMessage,
   ConcurrencyClass,
@@ -255,16 +255,20 @@ export class Driver {
       execute: (call) => this.executeCall(call, signal),
       started: (call) => {
         if (this.alreadyLogged?.has(call.callId)) return;
-        this.emit('tool/call', { callId: call.callId, name: call.name, arguments: call.arguments });
+        this.emit('tool/call', toolCallData(call));
       },
       commit: (call, result) => this.commitResult(call, result),
     });
   }
 
-  /** run_code runs in this thread's sandbox, so a message with one is scheduled here. */
+  /** run_code under Code Mode runs in this thread's sandbox, so a message with one is scheduled here. */
   private runsCodeHere(calls: readonly ToolCallRecord[]): boolean {
-    if (this.plan.codeMode === 'native' || !this.hooks.runCode) return false;
-    return calls.some((call) => call.name === 'run_code');
+    return calls.some((call) => this.sandboxFor(call) !== undefined);
+  }
+
+  /** This thread's Code Mode runner, when `call` is one it runs. */
+  private sandboxFor(call: ToolCallRecord): DriverHooks['runCode'] {
+    return call.name === 'run_code' && this.plan.codeMode !== 'native' ? this.hooks.runCode : undefined;
   }
 
   /**
@@ -277,8 +281,7 @@ export class Driver {
     runTools: NonNullable<DriverHost['runTools']>,
   ): Promise<void> {
     void this.flushEvents().catch(() => undefined);
-    const batch = calls.map(({ callId, name, arguments: args }) => ({ callId, name, arguments: args }));
-    const results = await runTools({ calls: batch });
+    const results = await runTools({ calls });
     if (results.length !== calls.length)
       throw new BroodError('INTERNAL', `runTools answered ${results.length} results for ${calls.length} calls`);
     for (const [index, call] of calls.entries()) this.pushResult(call, results[index] as ToolResult);
@@ -295,9 +298,8 @@ export class Driver {
   private executeCall(call: ToolCallRecord, signal: AbortSignal): Promise<ToolResult> {
     // Watched: post this call's tool/call ahead of the execution, so a child it starts is seen after it.
     if (this.streaming && this.pendingEvents.length > 0) void this.flushEvents().catch(() => undefined);
-    if (call.name === 'run_code' && this.plan.codeMode !== 'native' && this.hooks.runCode) {
-      return this.hooks.runCode(call, signal);
-    }
+    const runCode = this.sandboxFor(call);
+    if (runCode) return runCode(call, signal);
     return this.host.executeTool(call);
   }
 
@@ -313,13 +315,7 @@ export class Driver {
 
   private commitResult(call: ToolCallRecord, result: ToolResult): void {
     this.pushResult(call, result);
-    this.emit('tool/result', {
-      callId: call.callId,
-      name: call.name,
-      isError: result.isError,
-      content: result.content,
-      ...(result.error?.code === undefined ? {} : { errorCode: result.error.code }),
-    });
+    this.emit('tool/result', toolResultData(call, result));
   }
 
   /** Events are batched per microtask into one log() call; the parent appends them in order. */

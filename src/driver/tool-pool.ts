@@ -4,6 +4,7 @@
  * right before each start, and results are committed in model order whatever order they finish in.
  */
 import type { ToolCallRecord } from '../models/types.js';
+import type { SessionEventDataMap } from '../sessions/event-types.js';
 import type { ToolResult } from '../types.js';
 import type { ConcurrencyClass } from './types.js';
 
@@ -97,6 +98,23 @@ function classOf(hooks: ToolPoolHooks, call: ToolCallRecord): ConcurrencyClass |
   } catch {
     return 'exclusive';
   }
+}
+
+/** A call's `tool/call` event data: the same whichever side (driver or parent) schedules the call. */
+export function toolCallData(call: ToolCallRecord): SessionEventDataMap['tool/call'] {
+  return { callId: call.callId, name: call.name, arguments: call.arguments };
+}
+
+/** A committed call's `tool/result` event data: the same whichever side schedules the call. */
+export function toolResultData(call: ToolCallRecord, result: ToolResult): SessionEventDataMap['tool/result'] {
+  const errorCode = result.error?.code;
+  return {
+    callId: call.callId,
+    name: call.name,
+    isError: result.isError,
+    content: result.content,
+    ...(errorCode === undefined ? {} : { errorCode }),
+  };
 }
 
 function failedResult(error: unknown): ToolResult {

@@ -33,7 +33,6 @@ import { modelRouteShape } from '../models/route.js';
 const obj = z.looseObject;
 const jsonRecord = z.record(z.string(), z.unknown());
 const safeInt = z.number().int();
-const isPositiveInt = (n: unknown): boolean => isInt(n) && n > 0;
 
 /** A wire message: its schema, its hand check, and a parser that tries the check first. */
 export interface WireType<T> {
@@ -174,6 +173,7 @@ const codeLimitsSchema = obj({
   maxOutputBytes: safeInt.positive(),
   maxToolCalls: safeInt.positive(),
 });
+const isPositiveInt = (n: unknown): boolean => isInt(n) && n > 0;
 const isCodeLimits: Check = (v) =>
   isObj(v) &&
   isPositiveInt(v.memoryMb) &&
