@@ -8,8 +8,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createBrood, defineTool, scriptedModels } from '../../src/index.js';
-import type { Brood, ModelProviderConfig } from '../../src/index.js';
+import { createBrood, defineTool, moduleAdapter, scriptedModels } from '../../src/index.js';
+import type { Brood } from '../../src/index.js';
 import { ExecutionCounter, expectWellFormed } from '../containment/helpers.js';
 import { ConcurrencyProbe, RUNNERS, deferred, eventsOf, makeBrood, ofType, pause, route } from './helpers.js';
 
@@ -19,15 +19,12 @@ afterEach(async () => {
   brood = undefined;
 });
 
-const reusedIds: ModelProviderConfig = {
-  kind: 'module',
+const reusedIds = moduleAdapter({
   id: 'reused',
-  name: 'reused',
-  models: [{ id: 'm', efforts: [] }],
-  acceptsUnlistedModels: false,
+  models: ['m'],
   options: { steps: 3 },
-  moduleUrl: new URL('./fixtures/reused-ids-adapter.mjs', import.meta.url).href,
-};
+  moduleUrl: new URL('./fixtures/reused-ids-adapter.mjs', import.meta.url),
+});
 
 describe.each(RUNNERS)("runner: '%s'", (runner) => {
   it('a model that reuses its call ids in every step gets each step its own tool runs', async () => {
