@@ -110,10 +110,14 @@ export class Link<In extends Frame, Out extends Frame> {
 
   private queuePump(): void {
     if (this.pumpQueued) return;
-    // A microtask, not now: the caller's synchronous frames still join this batch, and frames that
-    // arrive are dispatched outside the caller's stack.
+    // Once the microtasks queued so far have all run, not now: a tick (process.nextTick) queued from
+    // a microtask runs only after the whole microtask queue has drained. So everything the work that
+    // is running now sends (a driver's await chain: its events, then its endTurn or tool batch)
+    // joins this batch, and frames that arrive are dispatched outside the caller's stack. A plain
+    // microtask sent the first frame after every wake-up alone (the slice had passed while the
+    // thread was idle), and the rest a tick later: two messages, two wake-ups, per model step.
     this.pumpQueued = true;
-    queueMicrotask(() => this.pump());
+    queueMicrotask(() => process.nextTick(() => this.pump()));
   }
 
   /** Sends what is queued now (before a synchronous fault could lose it). */

@@ -99,9 +99,21 @@ function plainLink<In extends ParentFrame | HostFrame>(
 }
 
 /** Wires a parent and a driver across a real MessageChannel and two links (the worker path, minus the thread). */
-function connect(parent: FakeParent, adapter: ModelAdapter, plan: Partial<DriverPlan> = {}) {
+function connect(
+  parent: FakeParent,
+  adapter: ModelAdapter,
+  plan: Partial<DriverPlan> = {},
+  driverBatches?: unknown[][],
+) {
   const { port1, port2 } = new MessageChannel();
   ports.push(port1, port2);
+  if (driverBatches) {
+    const post = port2.postMessage.bind(port2);
+    port2.postMessage = (batch: unknown[]) => {
+      driverBatches.push(batch);
+      post(batch);
+    };
+  }
   const gateway = parent.gateway();
   const parentLink = plainLink<ParentFrame>(port1, (frame) => {
     if (frame.k === 'log') void gateway.log(frame.events);
@@ -194,6 +206,33 @@ describe('Driver over a MessageChannel', () => {
     expect(parent.reports).toEqual([
       { turn: 1, output: 'done', stopReason: 'completed', usage: { inputTokens: 20, outputTokens: 4 } },
     ]);
+  });
+
+  it("a turn's last events and its endTurn leave in one message, the events first", async () => {
+    const parent = new FakeParent();
+    parent.inbox.push('hello');
+    const batches: unknown[][] = [];
+    // The answer comes after a while, as a model's does: the request's log has left by then.
+    const adapter: ModelAdapter = {
+      request: () =>
+        new Promise((resolve) =>
+          setTimeout(
+            () => resolve({ text: 'done', toolCalls: [], finish: 'stop', usage: { inputTokens: 1, outputTokens: 1 } }),
+            5,
+          ),
+        ),
+    };
+    const { driver } = connect(parent, adapter, {}, batches);
+    await driver.runActivation();
+    const kinds = (batch: unknown[]) =>
+      batch.map((frame) => {
+        const f = frame as { k: string; events?: DriverEvent[]; m?: { path?: string[] } };
+        return f.k === 'log' ? `log:${f.events?.map((e) => e.type).join('+')}` : `${f.k}:${f.m?.path?.join('.')}`;
+      });
+    const last = batches.find((batch) => kinds(batch).includes('rpc:endTurn'));
+    expect(last && kinds(last)).toEqual(['log:assistant/message', 'rpc:endTurn']);
+    expect(parent.events.map((e) => e.type)).toEqual(['model/request', 'assistant/message']);
+    expect(parent.reports.map((r) => r.stopReason)).toEqual(['completed']);
   });
 
   it('a claimed message that was aborted while queued ends aborted without a model request', async () => {

@@ -1,7 +1,8 @@
 /**
  * The link's exchange policy: frames queued within a tick leave in one batch at its end, but a side
  * that has worked longer than the slice without exchanging sends what it has and handles what has
- * arrived right away (mid-tick), and a frame somebody waits on (`sent()`) never waits for the tick.
+ * arrived once the running work's microtasks are done (mid-tick), and a frame somebody waits on
+ * (`sent()`) never waits for the tick.
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -42,9 +43,8 @@ function linkOver(carrier: Carrier, received: Recorded[], options: LinkOptions) 
   );
 }
 
-const microtasks = async (): Promise<void> => {
-  for (let i = 0; i < 5; i++) await Promise.resolve();
-};
+/** Resolves once the microtask queue has drained (a tick queued from a microtask runs only then). */
+const drained = () => new Promise<void>((resolve) => queueMicrotask(() => process.nextTick(resolve)));
 const endOfTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const frame = (n: number): Recorded => ({ k: 'x', n });
 
@@ -54,7 +54,7 @@ describe('Link exchange slices', () => {
     const link = linkOver(carrier, [], { sliceMs: 60_000 });
     link.send(frame(1));
     link.send(frame(2));
-    await microtasks();
+    await drained();
     expect(sent).toEqual([]);
     await endOfTick();
     expect(sent).toEqual([[frame(1), frame(2)]]);
@@ -66,10 +66,28 @@ describe('Link exchange slices', () => {
     link.send(frame(1));
     link.send(frame(2)); // same synchronous stretch: joins the batch
     expect(sent).toEqual([]);
-    await microtasks();
+    await drained();
     expect(sent).toEqual([[frame(1), frame(2)]]);
     await endOfTick();
     expect(sent).toEqual([[frame(1), frame(2)]]); // the end of the tick sends nothing twice
+  });
+
+  it('sends what a chain of awaits queues after the slice in one batch, once the microtasks have run', async () => {
+    const { carrier, sent } = recordingCarrier();
+    const link = linkOver(carrier, [], { sliceMs: 0 });
+    // A driver waking after a wait: its first event, then (a few awaits later) the call that follows it.
+    const chain = (async () => {
+      link.send(frame(1));
+      await Promise.resolve();
+      await Promise.resolve();
+      link.send(frame(2));
+    })();
+    await chain;
+    expect(sent).toEqual([]);
+    await drained();
+    expect(sent).toEqual([[frame(1), frame(2)]]);
+    await endOfTick();
+    expect(sent).toEqual([[frame(1), frame(2)]]);
   });
 
   it('handles batches that have arrived, in order, at a mid-tick exchange and before later deliveries', async () => {
@@ -79,7 +97,7 @@ describe('Link exchange slices', () => {
     waiting.push([frame(1), frame(2)], [frame(3)]);
     link.send(frame(100));
     expect(received).toEqual([]);
-    await microtasks();
+    await drained();
     expect(received.map((f) => f.n)).toEqual([1, 2, 3]);
     deliver([frame(4)]);
     expect(received.map((f) => f.n)).toEqual([1, 2, 3, 4]);
@@ -97,11 +115,11 @@ describe('Link exchange slices', () => {
     const received: Recorded[] = [];
     const link = linkOver(answering, received, { sliceMs: 0 });
     link.send(frame(1));
-    await microtasks();
+    await drained();
     expect(sent).toEqual([[frame(1)]]);
     expect(received).toEqual([]);
     link.send(frame(2)); // the next exchange takes it
-    await microtasks();
+    await drained();
     expect(received.map((f) => f.n)).toEqual([-1]);
   });
 
@@ -113,7 +131,7 @@ describe('Link exchange slices', () => {
     void link.sent().then(() => {
       resolved = true;
     });
-    await microtasks();
+    await drained();
     expect(resolved).toBe(true);
     expect(sent).toEqual([[frame(1)]]);
   });
@@ -137,7 +155,7 @@ describe('Link exchange slices', () => {
     );
     waiting.push([frame(1)], [frame(2)]);
     link.send(frame(100));
-    await microtasks();
+    await drained();
     expect(received.map((f) => f.n)).toEqual([1]);
     expect(waiting).toEqual([[frame(2)]]);
   });
@@ -158,7 +176,7 @@ describe('Link over a real MessagePort', () => {
     port2.postMessage([frame(2)]);
     // Both ends are in this thread: the two batches are already queued on port1, not yet delivered.
     link.send(frame(100));
-    await microtasks();
+    await drained();
     expect(received.map((f) => f.n)).toEqual([1, 2]);
     await endOfTick();
     await new Promise((resolve) => setTimeout(resolve, 20));
