@@ -6,7 +6,7 @@ import { L, CHILD_CPU, THREADS, fanoutConfigs, idealMs, parentTurns, childTurns 
 import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
 import { burnerPool, floorFanout } from './floor.mjs';
 import { peerFanout } from './peer.mjs';
-import { instrumented, median, round } from './lib/stats.mjs';
+import { instrumented, median, round, timed } from './lib/stats.mjs';
 import { withDeadline, attempt } from './lib/run-guard.mjs';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,18 +36,25 @@ function broodFanout(brood, { n, cpuMs }) {
   return timedRun(brood, rootPrompt(n, cpuMs), `fan-out n=${n}`);
 }
 
-/** Median-makespan repetition, with that repetition's loop delay and RSS growth. */
+/**
+ * One configuration on one system. The first run is this configuration's first on the runtime: it is
+ * not timed ("warm" is the same fan-out run again on the same runtime) and it takes the RSS growth,
+ * whose baseline needs a forced GC. The `reps` timed runs follow without one (see stats.timed); the
+ * median-makespan repetition gives the loop delay.
+ */
 async function measure(reps, run) {
+  const first = await instrumented(run);
   const samples = [];
-  for (let i = 0; i < reps; i++) samples.push(await instrumented(run));
+  for (let i = 0; i < reps; i++) samples.push(await timed(run));
   const mid = median(samples.map((s) => s.ms));
   const pick = samples.find((s) => s.ms === mid);
   return {
     makespanMs: round(mid, 1),
     samplesMs: samples.map((s) => round(s.ms, 1)),
+    firstRunMs: round(first.ms, 1),
     loopDelayP50Ms: round(pick.loop.p50Ms),
     loopDelayP99Ms: round(pick.loop.p99Ms),
-    rssGrowthMb: round(Math.max(...samples.map((s) => s.rss.peakGrowthMb)), 1),
+    rssGrowthMb: round(first.rss.peakGrowthMb, 1),
   };
 }
 

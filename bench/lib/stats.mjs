@@ -81,7 +81,21 @@ export function rssSampler(intervalMs = 25) {
   };
 }
 
-/** Runs `fn` with loop-delay and RSS instrumentation around it; returns its value plus both. */
+/**
+ * Runs `fn` with loop-delay instrumentation only: no forced GC first. A full GC right before a run
+ * made the next fan-out ~15 % slower on both brood runners (V8's state after a forced collection, with
+ * or without sessions retained in memory), which no host does before each fan-out; the floor, which
+ * allocates almost nothing, did not pay it. Timed repetitions use this.
+ */
+export async function timed(fn) {
+  const stopLoop = loopDelay();
+  const t0 = performance.now();
+  const value = await fn();
+  const ms = performance.now() - t0;
+  return { value, ms, loop: stopLoop() };
+}
+
+/** Runs `fn` with loop-delay and RSS instrumentation around it (RSS needs a GC'd baseline first). */
 export async function instrumented(fn) {
   const stopRss = rssSampler();
   const stopLoop = loopDelay();
