@@ -12,6 +12,8 @@ import { TEXT_DELTA_EVENT } from '../driver/loop.js';
 import { baseOf } from '../events/from-log.js';
 import { executeTool, plannedClassOf, runToolBatch, type GatewayAgent } from './parent-tools.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
+import { toView } from '../tools/resolver.js';
+import { presentedSchemas } from '../tools/system.js';
 
 /**
  * One gateway per activation. A protocol violation on a one-way log (which has no reply to carry the
@@ -52,11 +54,14 @@ export function createGateway(agent: GatewayAgent): GatewayRemote {
 }
 
 export function resolveView(agent: GatewayAgent): DriverView {
-  const scope = agent.init.tools;
-  const system = agent.init.prompt.assemble().system;
+  // One resolution, read now, serves the prompt's tool view, the classes and the schemas: the same
+  // instant for all three, and one pass over the layers instead of three (a delegated child's setup
+  // resolved its tools four times, three of them here).
+  const resolved = agent.init.tools.resolve();
+  const system = agent.init.prompt.assemble(toView(resolved)).system;
   const classes: Record<string, PlannedClass> = { run_code: 'exclusive' };
-  for (const tool of scope.resolve()) classes[tool.name] = plannedClassOf(tool);
-  const tools = scope.presented(agent.codeMode);
+  for (const tool of resolved) classes[tool.name] = plannedClassOf(tool);
+  const tools = presentedSchemas(resolved, agent.codeMode);
   const structured = agent.turns.current?.structured;
   if (structured) {
     classes[STRUCTURED_OUTPUT_TOOL] = 'exclusive';

@@ -29,7 +29,11 @@ export interface PromptScopeOptions {
 export interface PromptScope {
   /** The agent layer (`agent.prompt`); its assemble() is the same as the scope's. */
   readonly registry: PromptRegistry;
-  assemble(): AssembledPrompt;
+  /**
+   * `tools`: the scope's tool view when the caller has just resolved it (a plan's view resolves the
+   * tools once for the prompt, the classes and the schemas); read live otherwise.
+   */
+  assemble(tools?: ToolView): AssembledPrompt;
   /** Drops the agent layer; its registry then rejects registrations and assembly with DISPOSED. */
   dispose(): void;
 }
@@ -69,12 +73,12 @@ export function createPromptSystem(options: PromptSystemOptions): PromptSystem {
         nextSeq: hooks.nextSeq,
         changed: () => scopeOptions.onChange?.(),
       });
-      const assemble = (): AssembledPrompt => {
+      const assemble = (tools?: ToolView): AssembledPrompt => {
         layer.assertOpen();
-        const ctx: PromptContext = { agent: scopeOptions.agent(), tools: scopeOptions.tools() };
+        const ctx: PromptContext = { agent: scopeOptions.agent(), tools: tools ?? scopeOptions.tools() };
         return assemblePrompt({ layers: [globalLayer, layer], ctx, builtins: scopeOptions.builtins() });
       };
-      return { registry: makeRegistry(layer, assemble), assemble, dispose: () => layer.close() };
+      return { registry: makeRegistry(layer, () => assemble()), assemble, dispose: () => layer.close() };
     },
   };
 }
