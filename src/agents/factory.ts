@@ -7,6 +7,7 @@ import { DisposerStack } from '../disposer.js';
 import { errorMessage, BroodError } from '../errors.js';
 import type { DriverRunner } from '../workers/runner.js';
 import { registerPersona } from '../prompt/system.js';
+import { renderSdk } from '../tools/code-mode-sdk.js';
 import type { CodeMode, ModelRoute, ToolFilter } from '../types.js';
 import { AgentImpl } from './agent.js';
 import type { RuntimeCore } from './runtime-core.js';
@@ -57,7 +58,8 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
     if (spec.toolFilter !== undefined) tools.installFilter(spec.toolFilter, { validate: spec.validateFilter });
     if (spec.persona !== undefined) registerPersona(prompt.registry, spec.persona);
     if (spec.codeMode !== 'native') {
-      prompt.registry.register({ name: SDK_SECTION, order: SDK_ORDER, text: () => tools.registry.sdk() });
+      // From the view this assembly was given (the plan's one resolution), like tool-bound sections.
+      prompt.registry.register({ name: SDK_SECTION, order: SDK_ORDER, text: (ctx) => renderSdk(ctx.tools.schemas) });
     }
     const { id, depth, parentId, route, codeMode, mode, modelSelectionEnabled } = spec;
     const deps = spec.runner ? { ...core.agentDeps, runner: spec.runner } : core.agentDeps;

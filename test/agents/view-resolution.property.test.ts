@@ -1,7 +1,8 @@
 /**
  * A plan's view (system prompt, tool schemas, classes) comes from one resolution of the tool layers:
  * a `forAgent` hook that answers differently from call to call can hide a tool, but never make the
- * prompt describe a tool the request does not carry, or the other way round.
+ * prompt (a tool-bound section, the Code Mode SDK) describe a tool the request does not carry, or the
+ * other way round.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import { createBrood, defineTool, memorySessions, scriptedModels } from '../../s
 const GUIDE = 'Call flaky for anything uncertain.';
 
 describe('one resolution per view', () => {
-  it("a tool-bound section is in the request's system prompt exactly when its tool is in the request's tools", async () => {
+  it("a tool-bound section and the Code Mode SDK are in the request's system prompt exactly when the tool is in the request's tools", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 16 }), async (answers) => {
         let calls = 0;
@@ -19,6 +20,7 @@ describe('one resolution per view', () => {
         const brood = createBrood({
           runner: 'inline',
           sessions,
+          codeMode: 'both',
           models: [scriptedModels({ id: 'scripted', fallback: 'echo' })],
         });
         try {
@@ -39,7 +41,9 @@ describe('one resolution per view', () => {
           expect(requests).toHaveLength(3);
           for (const request of requests) {
             const data = request.data as { system: string; tools: string[] };
-            expect(data.system.includes(GUIDE)).toBe(data.tools.includes('flaky'));
+            const presented = data.tools.includes('flaky');
+            expect(data.system.includes(GUIDE)).toBe(presented);
+            expect(data.system.includes('flaky(args:')).toBe(presented);
           }
         } finally {
           await brood.close();
