@@ -69,12 +69,21 @@ function fanoutSection(f, peer, steady) {
       ...['worker', 'inline', 'peer'].map((k) => (r[k]?.error ? 'error' : `${fmt(r[k]?.rssGrowthMb)} MB`)),
     ]),
   );
+  const firstRuns = table(
+    ['N', 'P', 'C ms', 'first run floor', 'worker', 'inline', 'peer'],
+    f.rows.map((r) => [
+      r.n,
+      r.p,
+      r.cpuMs,
+      ...['floor', 'worker', 'inline', 'peer'].map((k) => (r[k]?.error ? 'error' : fmt(r[k]?.firstRunMs, 0))),
+    ]),
+  );
   const errors = f.rows.flatMap((r) =>
     ['floor', 'worker', 'inline', 'peer']
       .filter((k) => r[k]?.error && !(k === 'peer' && !peer.available))
       .map((k) => `- N=${r.n} P=${r.p} C=${r.cpuMs} ${k}: ${r[k].error}`),
   );
-  return `## Fan-out (makespan, ms; ${f.rows.some((r) => r.n >= 256) ? 'median of 3 runs, 2 at N=256' : 'one run per cell (--quick)'})
+  return `## Fan-out (makespan, ms; ${f.rows.some((r) => r.n >= 256) ? 'median of 3 timed runs, 2 at N=256' : 'one timed run per cell (--quick)'}, after one untimed first run of the configuration on the same runtime; no forced GC before a timed run)
 
 Parent: one assistant message with N \`subagent\` calls (delegation via \`${f.delegation}\`), P = \`maxParallelToolCalls\`.
 Child: K = ${f.K} requests in one turn (two steps calling a trivial concurrency-safe tool, then the answer), L = ${f.L} ms each,
@@ -96,9 +105,14 @@ runtime measured first with an empty cache, as the first run after installing br
 
 ${steadySection(steady)}
 Parent (main-thread) event-loop delay, ms, from \`monitorEventLoopDelay\` during the median run (resolution 1 ms, so ~1.1 ms is
-the idle floor), and peak RSS growth sampled every 25 ms against a baseline taken (after GC) at the start of each run:
+the idle floor), and peak RSS growth sampled every 25 ms during the configuration's first run, against a baseline taken (after
+a forced GC) at its start:
 
 ${loop}
+
+The untimed first run of each configuration on each system (it follows the previous configuration's runs on the same runtime):
+
+${firstRuns}
 ${errors.length ? `\nErrors:\n${errors.join('\n')}\n` : ''}`;
 }
 
