@@ -39,8 +39,6 @@ export interface AgentToolScope {
   readonly registry: ToolRegistry;
   /** The live resolution for this scope, sorted by name. */
   resolve(): ResolvedTool[];
-  /** What the model is shown for a Code Mode setting (rule 8). */
-  presented(codeMode: CodeMode): ToolSchema[];
   classify(name: string, args: unknown): ConcurrencyClass;
   /** The tool a call by this name reaches in this scope now (undefined: not visible, or disposed). */
   find(name: string): ResolvedTool | undefined;
@@ -173,7 +171,6 @@ function createAgentScope(
   return {
     registry,
     resolve,
-    presented: (codeMode) => presentedSchemas(resolve(), codeMode),
     classify: (name, args) => classifyResolved(lookup(name), args),
     find: lookup,
     executeFromModel: (call, codeMode) => {

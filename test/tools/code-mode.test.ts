@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { RUN_CODE_SCHEMA, RUN_CODE_TOOL_NAME, renderSdk } from '../../src/tools/code-mode-sdk.js';
 import { defineTool } from '../../src/tools/define-tool.js';
-import { createToolSystem } from '../../src/tools/system.js';
+import { createToolSystem, presentedSchemas } from '../../src/tools/system.js';
 import { fakeAgent, probeTool } from './helpers.js';
 
 function setup() {
@@ -27,10 +27,10 @@ describe('run_code schema', () => {
   });
 });
 
-describe('presented()', () => {
+describe('presentedSchemas()', () => {
   it('native = visible tools; code = only run_code; both = visible + run_code; view() unchanged', () => {
     const { scope } = setup();
-    const names = (mode: 'native' | 'code' | 'both') => scope.presented(mode).map((s) => s.name);
+    const names = (mode: 'native' | 'code' | 'both') => presentedSchemas(scope.resolve(), mode).map((s) => s.name);
     expect(names('native')).toEqual(['read', 'write']);
     expect(names('code')).toEqual(['run_code']);
     expect(names('both')).toEqual(['read', 'write', 'run_code']);
