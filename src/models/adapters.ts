@@ -1,8 +1,5 @@
 /** Loads the adapter for a provider config inside whichever thread runs the agent loop. */
 import { BroodError, errorMessage } from '../errors.js';
-import { createAnthropicAdapter } from './anthropic-adapter.js';
-import { createOpenAIAdapter } from './openai-adapter.js';
-import { createScriptedAdapter } from './scripted-adapter.js';
 import type { ModelAdapter, ModelProviderConfig } from './types.js';
 
 type ModuleImporter = (url: string) => Promise<unknown>;
@@ -18,14 +15,19 @@ export function useModuleImporter(importer: ModuleImporter): void {
   importModule = importer;
 }
 
+/**
+ * Each kind's module loads on first use: a pool thread's bundle then initialises only the adapters
+ * its runtime uses (the HTTP ones build ~240 zod schemas for their options and streams, part of every
+ * thread's boot when they were imported eagerly).
+ */
 export async function loadAdapter(config: ModelProviderConfig): Promise<ModelAdapter> {
   switch (config.kind) {
     case 'scripted':
-      return createScriptedAdapter(config);
+      return (await import('./scripted-adapter.js')).createScriptedAdapter(config);
     case 'openai-compatible':
-      return createOpenAIAdapter(config);
+      return (await import('./openai-adapter.js')).createOpenAIAdapter(config);
     case 'anthropic-compatible':
-      return createAnthropicAdapter(config);
+      return (await import('./anthropic-adapter.js')).createAnthropicAdapter(config);
     case 'module':
       return loadModuleAdapter(config);
     default:

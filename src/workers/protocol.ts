@@ -31,8 +31,8 @@ import {
 import { modelRouteShape } from '../models/route.js';
 
 const obj = z.looseObject;
-const jsonRecord = z.record(z.string(), z.unknown());
-const safeInt = z.number().int();
+const jsonRecord = lazy(() => z.record(z.string(), z.unknown()));
+const safeInt = lazy(() => z.number().int());
 
 /** A wire message: its schema, its hand check, and a parser that tries the check first. */
 export interface WireType<T> {
@@ -55,41 +55,61 @@ export type Wire<T> = T extends SharedArrayBuffer
         : { [K in keyof T as string extends K ? never : K]: Wire<T[K]> }
       : T;
 
-function wire<S extends z.ZodType>(schema: S, check: Check): WireType<Wire<z.infer<S>>> {
+/**
+ * A schema built on first use. Every pool thread imports this module at boot, where building its
+ * ~220 zod schemas was most of the bundle's module init; receivers need them only to explain a
+ * rejection (the hand checks decide), which is rare. (With the lazily loaded adapters,
+ * src/models/adapters.ts: the thread bundle's init went from 530 schema constructions and ~28 ms
+ * to 68 and ~14 ms, alternating runs on the 2-core machine.)
+ */
+function lazy<S extends z.ZodType>(build: () => S): () => S {
+  let built: S | undefined;
+  return () => (built ??= build());
+}
+
+function wire<S extends z.ZodType>(schema: () => S, check: Check): WireType<Wire<z.infer<S>>> {
   type T = Wire<z.infer<S>>;
   return {
-    schema: schema as unknown as z.ZodType<T>,
+    get schema() {
+      return schema() as unknown as z.ZodType<T>;
+    },
     check,
-    parse: (raw, what) => (check(raw) ? (raw as T) : (parseMessage(schema, raw, what) as T)),
+    parse: (raw, what) => (check(raw) ? (raw as T) : (parseMessage(schema(), raw, what) as T)),
   };
 }
 
 // ——— payloads ———
-export const errorEnvelopeSchema = obj({ code: z.string(), message: z.string(), details: jsonRecord.optional() });
+const errorEnvelopeSchema = lazy(() =>
+  obj({ code: z.string(), message: z.string(), details: jsonRecord().optional() }),
+);
 const isErrorEnvelope: Check = (v) => isObj(v) && isStr(v.code) && isStr(v.message) && optional(isRecord)(v.details);
 
-const count = z.number().nonnegative();
-export const usageSchema = obj({
-  inputTokens: count,
-  outputTokens: count,
-  cacheReadTokens: count.optional(),
-  cacheWriteTokens: count.optional(),
-});
+const count = lazy(() => z.number().nonnegative());
+const usageSchema = lazy(() =>
+  obj({
+    inputTokens: count(),
+    outputTokens: count(),
+    cacheReadTokens: count().optional(),
+    cacheWriteTokens: count().optional(),
+  }),
+);
 
 const STOP_REASONS = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps'] as const;
-export const stopReasonSchema = z.enum(STOP_REASONS);
-export const concurrencyClassSchema = z.enum(['parallel', 'exclusive']);
+const stopReasonSchema = lazy(() => z.enum(STOP_REASONS));
+const concurrencyClassSchema = lazy(() => z.enum(['parallel', 'exclusive']));
 export const concurrencyClass = wire(concurrencyClassSchema, oneOf('parallel', 'exclusive'));
 
-export const toolSchemaSchema = obj({ name: z.string(), description: z.string(), parameters: jsonRecord });
+const toolSchemaSchema = lazy(() => obj({ name: z.string(), description: z.string(), parameters: jsonRecord() }));
 const isToolSchema: Check = (v) => isObj(v) && isStr(v.name) && isStr(v.description) && isRecord(v.parameters);
 
-export const toolResultSchema = obj({
-  isError: z.boolean(),
-  content: z.string(),
-  value: z.unknown().optional(),
-  error: obj({ code: z.string().optional(), message: z.string() }).optional(),
-});
+const toolResultSchema = lazy(() =>
+  obj({
+    isError: z.boolean(),
+    content: z.string(),
+    value: z.unknown().optional(),
+    error: obj({ code: z.string().optional(), message: z.string() }).optional(),
+  }),
+);
 export const toolResult = wire(
   toolResultSchema,
   (v) =>
@@ -100,11 +120,13 @@ export const toolResult = wire(
 );
 
 const PLANNED_CLASSES = ['parallel', 'exclusive', 'dynamic'] as const;
-export const driverViewSchema = obj({
-  system: z.string(),
-  tools: z.array(toolSchemaSchema),
-  classes: z.record(z.string(), z.enum(PLANNED_CLASSES)),
-});
+const driverViewSchema = lazy(() =>
+  obj({
+    system: z.string(),
+    tools: z.array(toolSchemaSchema()),
+    classes: z.record(z.string(), z.enum(PLANNED_CLASSES)),
+  }),
+);
 const isDriverView: Check = (v) =>
   isObj(v) &&
   isStr(v.system) &&
@@ -113,42 +135,49 @@ const isDriverView: Check = (v) =>
   Object.values(v.classes).every(oneOf(...PLANNED_CLASSES));
 export const driverView = wire(driverViewSchema, isDriverView);
 
-const claimSchema = obj({ turn: safeInt.nonnegative(), messageId: z.string(), text: z.string(), aborted: z.boolean() });
+const claimSchema = lazy(() =>
+  obj({ turn: safeInt().nonnegative(), messageId: z.string(), text: z.string(), aborted: z.boolean() }),
+);
 const isClaim: Check = (v) =>
   isObj(v) && isInt(v.turn) && v.turn >= 0 && isStr(v.messageId) && isStr(v.text) && isBool(v.aborted);
-export const claimedMessageSchema = claimSchema.nullable();
+const claimedMessageSchema = lazy(() => claimSchema().nullable());
 export const claimedMessage = wire(claimedMessageSchema, (v) => v === null || isClaim(v));
 
-export const toolCallSchema = obj({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() });
-export const toolCallRequestSchema = toolCallSchema.extend({ origin: z.enum(['model', 'code']).optional() });
+const toolCallSchema = lazy(() => obj({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() }));
+const toolCallRequestSchema = lazy(() => toolCallSchema().extend({ origin: z.enum(['model', 'code']).optional() }));
 export const toolCallRequest = wire(
   toolCallRequestSchema,
   (v) => isToolCall(v) && optional(oneOf('model', 'code'))((v as { origin?: unknown }).origin),
 );
 
 /** One assistant message's tool calls, handed to the parent to run (SPEC §7.2; the cap is the parent's own). */
-export const toolBatchSchema = obj({ calls: z.array(toolCallSchema).min(1) });
+const toolBatchSchema = lazy(() => obj({ calls: z.array(toolCallSchema()).min(1) }));
 export const toolBatch = wire(
   toolBatchSchema,
   (v) => isObj(v) && arrayOf(isToolCall)(v.calls) && (v.calls as unknown[]).length > 0,
 );
 /** Their results, in model order. */
-export const toolResults = wire(z.array(toolResultSchema), arrayOf(toolResult.check));
+export const toolResults = wire(
+  lazy(() => z.array(toolResultSchema())),
+  arrayOf(toolResult.check),
+);
 
-export const driverEventSchema = obj({ type: z.string().min(1), data: jsonRecord });
-export const driverEventsSchema = z.array(driverEventSchema);
+const driverEventSchema = lazy(() => obj({ type: z.string().min(1), data: jsonRecord() }));
+const driverEventsSchema = lazy(() => z.array(driverEventSchema()));
 export const driverEvents = wire(
   driverEventsSchema,
   arrayOf((v) => isObj(v) && isStr(v.type) && v.type !== '' && isRecord(v.data)),
 );
 
-export const turnReportSchema = obj({
-  turn: safeInt.nonnegative(),
-  output: z.string(),
-  stopReason: stopReasonSchema,
-  usage: usageSchema,
-  diagnostic: z.string().optional(),
-});
+const turnReportSchema = lazy(() =>
+  obj({
+    turn: safeInt().nonnegative(),
+    output: z.string(),
+    stopReason: stopReasonSchema(),
+    usage: usageSchema(),
+    diagnostic: z.string().optional(),
+  }),
+);
 export const turnReport = wire(
   turnReportSchema,
   (v) =>
@@ -162,17 +191,19 @@ export const turnReport = wire(
 );
 
 export const classifyArgs = wire(
-  z.tuple([z.string(), z.string()]),
+  lazy(() => z.tuple([z.string(), z.string()])),
   (v) => Array.isArray(v) && v.length === 2 && isStr(v[0]) && isStr(v[1]),
 );
 
 // ——— the plan (sent once per activation, after setup) ———
-const codeLimitsSchema = obj({
-  memoryMb: safeInt.positive(),
-  stackKb: safeInt.positive(),
-  maxOutputBytes: safeInt.positive(),
-  maxToolCalls: safeInt.positive(),
-});
+const codeLimitsSchema = lazy(() =>
+  obj({
+    memoryMb: safeInt().positive(),
+    stackKb: safeInt().positive(),
+    maxOutputBytes: safeInt().positive(),
+    maxToolCalls: safeInt().positive(),
+  }),
+);
 const isPositiveInt = (n: unknown): boolean => isInt(n) && n > 0;
 const isCodeLimits: Check = (v) =>
   isObj(v) &&
@@ -180,7 +211,7 @@ const isCodeLimits: Check = (v) =>
   isPositiveInt(v.stackKb) &&
   isPositiveInt(v.maxOutputBytes) &&
   isPositiveInt(v.maxToolCalls);
-const routeSchema = obj(modelRouteShape);
+const routeSchema = lazy(() => obj(modelRouteShape));
 const isRoute: Check = (v) =>
   isObj(v) &&
   isStr(v.provider) &&
@@ -189,23 +220,27 @@ const isRoute: Check = (v) =>
   optional((n) => isInt(n) && n > 0)(v.maxTokens);
 
 /** Provider reasoning blocks replayed with an assistant message (src/models/reasoning.ts, loose here like every wire object). */
-const reasoningSchema = z.array(
-  z.union([
-    obj({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
-    obj({ type: z.literal('redacted_thinking'), data: z.string() }),
-  ]),
+const reasoningSchema = lazy(() =>
+  z.array(
+    z.union([
+      obj({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
+      obj({ type: z.literal('redacted_thinking'), data: z.string() }),
+    ]),
+  ),
 );
 
-const chatMessageSchema = z.discriminatedUnion('role', [
-  obj({ role: z.literal('user'), text: z.string() }),
-  obj({
-    role: z.literal('assistant'),
-    text: z.string(),
-    toolCalls: z.array(toolCallSchema),
-    reasoning: reasoningSchema.optional(),
-  }),
-  obj({ role: z.literal('tool'), callId: z.string(), name: z.string(), content: z.string(), isError: z.boolean() }),
-]);
+const chatMessageSchema = lazy(() =>
+  z.discriminatedUnion('role', [
+    obj({ role: z.literal('user'), text: z.string() }),
+    obj({
+      role: z.literal('assistant'),
+      text: z.string(),
+      toolCalls: z.array(toolCallSchema()),
+      reasoning: reasoningSchema().optional(),
+    }),
+    obj({ role: z.literal('tool'), callId: z.string(), name: z.string(), content: z.string(), isError: z.boolean() }),
+  ]),
+);
 function isChatMessage(v: unknown): boolean {
   if (!isObj(v)) return false;
   if (v.role === 'user') return isStr(v.text);
@@ -214,34 +249,38 @@ function isChatMessage(v: unknown): boolean {
   return v.role === 'tool' && isStr(v.callId) && isStr(v.name) && isStr(v.content) && isBool(v.isError);
 }
 
-const resumeTurnSchema = obj({
-  turn: safeInt,
-  messageId: z.string(),
-  startedCallIds: z.array(z.string()),
-  lastFinish: z.string().optional(),
-});
+const resumeTurnSchema = lazy(() =>
+  obj({
+    turn: safeInt(),
+    messageId: z.string(),
+    startedCallIds: z.array(z.string()),
+    lastFinish: z.string().optional(),
+  }),
+);
 const isResumeTurn: Check = (v) =>
   isObj(v) && isInt(v.turn) && isStr(v.messageId) && arrayOf(isStr)(v.startedCallIds) && optional(isStr)(v.lastFinish);
 const isSab = (v: unknown): boolean => v instanceof SharedArrayBuffer;
 
-export const driverPlanSchema = obj({
-  agentId: z.string(),
-  route: routeSchema,
-  view: driverViewSchema.nullable(),
-  history: z.array(chatMessageSchema),
-  ownStart: safeInt.nonnegative(),
-  maxParallelToolCalls: safeInt.positive(),
-  maxSteps: safeInt.positive().optional(),
-  toolsInParent: z.boolean().optional(),
-  eventsFlag: z.instanceof(SharedArrayBuffer).optional(),
-  codeMode: z.enum(['native', 'code', 'both']),
-  codeBusyTimeoutMs: z.number().positive(),
-  codeWallTimeoutMs: z.number().positive(),
-  codeLimits: codeLimitsSchema,
-  versions: z.array(z.instanceof(SharedArrayBuffer)),
-  firstMessage: claimSchema.optional(),
-  resumeTurn: resumeTurnSchema.optional(),
-});
+const driverPlanSchema = lazy(() =>
+  obj({
+    agentId: z.string(),
+    route: routeSchema(),
+    view: driverViewSchema().nullable(),
+    history: z.array(chatMessageSchema()),
+    ownStart: safeInt().nonnegative(),
+    maxParallelToolCalls: safeInt().positive(),
+    maxSteps: safeInt().positive().optional(),
+    toolsInParent: z.boolean().optional(),
+    eventsFlag: z.instanceof(SharedArrayBuffer).optional(),
+    codeMode: z.enum(['native', 'code', 'both']),
+    codeBusyTimeoutMs: z.number().positive(),
+    codeWallTimeoutMs: z.number().positive(),
+    codeLimits: codeLimitsSchema(),
+    versions: z.array(z.instanceof(SharedArrayBuffer)),
+    firstMessage: claimSchema().optional(),
+    resumeTurn: resumeTurnSchema().optional(),
+  }),
+);
 export const driverPlan = wire(
   driverPlanSchema,
   (v) =>
@@ -269,31 +308,37 @@ export const driverPlan = wire(
 );
 
 /** How an activation ended, as its driver host reports it: it never throws for driver-level failures. */
-export const activationOutcomeSchema = z.discriminatedUnion('ok', [
-  obj({ ok: z.literal(true) }),
-  obj({ ok: z.literal(false), error: errorEnvelopeSchema }),
-]);
-export type ActivationOutcome = Wire<z.infer<typeof activationOutcomeSchema>>;
+const activationOutcomeSchema = lazy(() =>
+  z.discriminatedUnion('ok', [
+    obj({ ok: z.literal(true) }),
+    obj({ ok: z.literal(false), error: errorEnvelopeSchema() }),
+  ]),
+);
+export type ActivationOutcome = Wire<z.infer<ReturnType<typeof activationOutcomeSchema>>>;
 const isOutcome: Check = (v) => isObj(v) && (v.ok === true || (v.ok === false && isErrorEnvelope(v.error)));
 export const activationOutcome = wire(activationOutcomeSchema, isOutcome);
 
 // ——— frames: what a link batch carries. `a` is the activation id (the watch-board token). ———
 /** Parent → driver host. `init` comes once per link, before any `start`. */
-export const hostFrameSchema = z.discriminatedUnion('k', [
-  obj({ k: z.literal('init'), board: z.instanceof(SharedArrayBuffer) }),
-  obj({ k: z.literal('start'), a: safeInt.positive(), plan: driverPlanSchema }),
-  obj({ k: z.literal('rpc'), a: safeInt.positive(), m: z.unknown() }),
-  obj({ k: z.literal('cancel'), a: safeInt.positive(), turn: safeInt.optional() }),
-]);
-export type HostFrame = Wire<z.infer<typeof hostFrameSchema>>;
+const hostFrameSchema = lazy(() =>
+  z.discriminatedUnion('k', [
+    obj({ k: z.literal('init'), board: z.instanceof(SharedArrayBuffer) }),
+    obj({ k: z.literal('start'), a: safeInt().positive(), plan: driverPlanSchema() }),
+    obj({ k: z.literal('rpc'), a: safeInt().positive(), m: z.unknown() }),
+    obj({ k: z.literal('cancel'), a: safeInt().positive(), turn: safeInt().optional() }),
+  ]),
+);
+export type HostFrame = Wire<z.infer<ReturnType<typeof hostFrameSchema>>>;
 
 /** Driver host → parent. `log` is one-way; `end` follows every other frame of its activation. */
-export const parentFrameSchema = z.discriminatedUnion('k', [
-  obj({ k: z.literal('rpc'), a: safeInt.positive(), m: z.unknown() }),
-  obj({ k: z.literal('log'), a: safeInt.positive(), events: driverEventsSchema }),
-  obj({ k: z.literal('end'), a: safeInt.positive(), outcome: activationOutcomeSchema }),
-]);
-export type ParentFrame = Wire<z.infer<typeof parentFrameSchema>>;
+const parentFrameSchema = lazy(() =>
+  z.discriminatedUnion('k', [
+    obj({ k: z.literal('rpc'), a: safeInt().positive(), m: z.unknown() }),
+    obj({ k: z.literal('log'), a: safeInt().positive(), events: driverEventsSchema() }),
+    obj({ k: z.literal('end'), a: safeInt().positive(), outcome: activationOutcomeSchema() }),
+  ]),
+);
+export type ParentFrame = Wire<z.infer<ReturnType<typeof parentFrameSchema>>>;
 
 const hasActivation = (v: Record<string, unknown>): boolean => isInt(v.a) && v.a > 0;
 /** Shape of the frame only; a `start` plan is checked by driverPlan, a `log` by driverEvents (where they are used). */
@@ -312,19 +357,19 @@ export const parentFrame = wire(parentFrameSchema, (v) => {
   return v.k === 'rpc' && 'm' in v;
 });
 
-/** A batch is an array of frames; a carrier delivers whole batches in order. */
-export const frameBatchSchema = z.array(z.unknown());
-
 /**
  * The handshake a pool thread sends on its parentPort once its driver module loaded: the other end
  * of the link it created. (Piscina forwards worker messages to the pool's 'message' event.)
  */
 export const LINK_HELLO = 'brood:link';
-export const linkHelloSchema = obj({ threadId: safeInt.positive() });
 
 // ——— RPC replies (comlink turns thrown errors into bare Errors without a code) ———
-export type Reply<T> = { ok: true; value: T } | { ok: false; error: Wire<z.infer<typeof errorEnvelopeSchema>> };
-const replyShape = z.object({ ok: z.boolean(), value: z.unknown().optional(), error: errorEnvelopeSchema.optional() });
+export type Reply<T> =
+  | { ok: true; value: T }
+  | { ok: false; error: Wire<z.infer<ReturnType<typeof errorEnvelopeSchema>>> };
+const replyShape = lazy(() =>
+  z.object({ ok: z.boolean(), value: z.unknown().optional(), error: errorEnvelopeSchema().optional() }),
+);
 
 export async function replyOf<T>(work: () => Promise<T> | T): Promise<Reply<T>> {
   try {
@@ -337,15 +382,18 @@ export async function replyOf<T>(work: () => Promise<T> | T): Promise<Reply<T>> 
 /** Validates a reply from the other side and unwraps it, rebuilding a BroodError with its code. */
 export function unwrapReply<T>(raw: unknown, value: WireType<T>, what: string): T {
   if (isObj(raw) && raw.ok === true && value.check(raw.value)) return raw.value as T;
-  const reply = replyShape.safeParse(raw);
+  const reply = replyShape().safeParse(raw);
   if (!reply.success) throw protocolError(what, reply.error);
   if (!reply.data.ok) throw decodeError(reply.data.error ?? { code: 'INTERNAL', message: `${what} failed` });
   return parseMessage(value.schema, reply.data.value, what);
 }
 
 /** A reply whose value is ignored (one-way calls answered for ordering only). */
+const ignored = lazy(() => z.unknown().transform(() => undefined));
 export const nothing: WireType<undefined> = {
-  schema: z.unknown().transform(() => undefined),
+  get schema() {
+    return ignored();
+  },
   check: () => true,
   parse: () => undefined,
 };
