@@ -116,6 +116,26 @@ ${firstRuns}
 ${errors.length ? `\nErrors:\n${errors.join('\n')}\n` : ''}`;
 }
 
+/** The machine's bare thread-crossing floor (bench/crossing.mjs), the yardstick for the two sections around it. */
+function crossingSection(c) {
+  if (!c) return '';
+  if (c.error) return `### Bare crossing\n\nError: ${c.error}\n`;
+  const rows = Object.entries(c.byIdleMs).map(([idle, x]) => [
+    idle,
+    x.count,
+    fmt(x.roundTripP50Us),
+    fmt(x.roundTripP99Us),
+    fmt(x.postP50Us),
+  ]);
+  return `### Bare crossing (no brood code)
+
+A MessagePort echo between the main thread and one worker after both sat idle for a while (20 ms = one model request's
+latency, what a hop after a model wait meets); the sender's \`postMessage\` time is its own cost of waking the sleeping thread.
+
+${table(['idle before, ms', 'round trips', 'round trip p50 µs', 'p99 µs', 'postMessage p50 µs'], rows)}
+`;
+}
+
 function otherSections(r) {
   const sl = r.startLatency;
   const rpc = r.toolRpc;
@@ -186,6 +206,7 @@ ${table(
     ]),
 )}
 ${rpc.error ? `\nError: ${rpc.error}\n` : ''}
+${crossingSection(r.crossing)}
 ## Deep tree
 
 Branching ${dt.branching ?? 2}, pool threads ${dt.threads ?? 2}, every request L = ${dt.L ?? 20} ms; an internal node makes 2 requests, a leaf 1,

@@ -6,6 +6,7 @@ import { loadPeer } from './peer.mjs';
 import { runFanout } from './fanout.mjs';
 import { runStartLatency } from './start-latency.mjs';
 import { runToolRpc } from './tool-rpc.mjs';
+import { runCrossing } from './crossing.mjs';
 import { runDeepTree } from './deep-tree.mjs';
 import { runSteadyState } from './steady-state.mjs';
 import { runParkedContinuables } from './parked-continuables.mjs';
@@ -50,6 +51,7 @@ const fanout = await runFanout({ quick, peer, log });
 const steadyState = await attempt(() => runSteadyState({ quick, log }));
 const startLatency = await attempt(() => runStartLatency({ quick, log }));
 const toolRpc = await attempt(() => runToolRpc({ quick, log }));
+const crossing = await attempt(() => runCrossing({ quick, log }));
 const deepTree = await attempt(() => runDeepTree({ quick, log }));
 const parked = await attempt(() => runParkedContinuables({ quick, log }));
 const watchHook = await attempt(() => runWatchHook({ quick, log }));
@@ -76,6 +78,7 @@ const results = {
   steadyState,
   startLatency,
   toolRpc,
+  crossing,
   deepTree,
   parked,
   watchHook,
