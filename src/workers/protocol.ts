@@ -12,7 +12,7 @@
  * only a thread carrier can move; a process carrier would replace them with version frames.
  */
 import { z } from 'zod';
-import { BroodError, decodeError, encodeError } from '../errors.js';
+import { decodeError, encodeError } from '../errors.js';
 import {
   arrayOf,
   type Check,
@@ -29,54 +29,13 @@ import {
   optional,
 } from '../hand-checks.js';
 import { modelRouteShape } from '../models/route.js';
+import { lazy, parseMessage, protocolError, type Wire, type WireType, wire } from './wire-type.js';
+
+export type { Wire, WireType } from './wire-type.js';
 
 const obj = z.looseObject;
 const jsonRecord = lazy(() => z.record(z.string(), z.unknown()));
 const safeInt = lazy(() => z.number().int());
-
-/** A wire message: its schema, its hand check, and a parser that tries the check first. */
-export interface WireType<T> {
-  readonly schema: z.ZodType<T>;
-  readonly check: (value: unknown) => boolean;
-  parse(raw: unknown, what: string): T;
-}
-
-/**
- * The TypeScript type of a wire message: what zod infers, minus the index signature `looseObject`
- * adds (extra keys may arrive and pass through, but no code reads them). Records keep theirs.
- */
-export type Wire<T> = T extends SharedArrayBuffer
-  ? T
-  : T extends readonly unknown[]
-    ? { [K in keyof T]: Wire<T[K]> }
-    : T extends object
-      ? [keyof { [K in keyof T as string extends K ? never : K]: 0 }] extends [never]
-        ? T
-        : { [K in keyof T as string extends K ? never : K]: Wire<T[K]> }
-      : T;
-
-/**
- * A schema built on first use. Every pool thread imports this module at boot, where building its
- * ~220 zod schemas was most of the bundle's module init; receivers need them only to explain a
- * rejection (the hand checks decide), which is rare. (With the lazily loaded adapters,
- * src/models/adapters.ts: the thread bundle's init went from 530 schema constructions and ~28 ms
- * to 68 and ~14 ms, alternating runs on the 2-core machine.)
- */
-function lazy<S extends z.ZodType>(build: () => S): () => S {
-  let built: S | undefined;
-  return () => (built ??= build());
-}
-
-function wire<S extends z.ZodType>(schema: () => S, check: Check): WireType<Wire<z.infer<S>>> {
-  type T = Wire<z.infer<S>>;
-  return {
-    get schema() {
-      return schema() as unknown as z.ZodType<T>;
-    },
-    check,
-    parse: (raw, what) => (check(raw) ? (raw as T) : (parseMessage(schema(), raw, what) as T)),
-  };
-}
 
 // ——— payloads ———
 const errorEnvelopeSchema = lazy(() =>
@@ -397,14 +356,3 @@ export const nothing: WireType<undefined> = {
   check: () => true,
   parse: () => undefined,
 };
-
-/** Parses a message from the other side; failures are INTERNAL protocol errors naming the message. */
-export function parseMessage<T>(schema: z.ZodType<T>, raw: unknown, what: string): T {
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw protocolError(what, parsed.error);
-  return parsed.data;
-}
-
-function protocolError(what: string, error: z.ZodError): BroodError {
-  return new BroodError('INTERNAL', `malformed ${what} message: ${z.prettifyError(error)}`);
-}
