@@ -17,8 +17,8 @@ export function useModuleImporter(importer: ModuleImporter): void {
 
 /**
  * Each kind's module loads on first use: a pool thread's bundle then initialises only the adapters
- * its runtime uses (the HTTP ones build ~240 zod schemas for their options and streams, part of every
- * thread's boot when they were imported eagerly).
+ * its runtime uses (their modules build ~240 zod schemas for options and streams, 176 of them the
+ * HTTP adapters', part of every thread's boot when they were imported eagerly).
  */
 export async function loadAdapter(config: ModelProviderConfig): Promise<ModelAdapter> {
   switch (config.kind) {
