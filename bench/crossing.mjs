@@ -4,7 +4,7 @@
 // Also the sender's own cost of one postMessage to a thread that sleeps (waking it is a syscall; on
 // a VM, an inter-processor interrupt).
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { summarize, round } from './lib/stats.mjs';
+import { round, sleep, summarize } from './lib/stats.mjs';
 
 const ECHO = `
 const { parentPort } = require('node:worker_threads');
@@ -12,8 +12,6 @@ parentPort.once('message', (port) => {
   port.on('message', (m) => port.postMessage(m));
   parentPort.postMessage('ready');
 });`;
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function echoWorker() {
   const worker = new Worker(ECHO, { eval: true });

@@ -98,11 +98,8 @@ export async function timed(fn) {
 /** Runs `fn` with loop-delay and RSS instrumentation around it (RSS needs a GC'd baseline first). */
 export async function instrumented(fn) {
   const stopRss = rssSampler();
-  const stopLoop = loopDelay();
-  const t0 = performance.now();
-  const value = await fn();
-  const ms = performance.now() - t0;
-  return { value, ms, loop: stopLoop(), rss: stopRss() };
+  const run = await timed(fn);
+  return { ...run, rss: stopRss() };
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

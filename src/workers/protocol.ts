@@ -116,10 +116,7 @@ export const toolBatch = wire(
   (v) => isObj(v) && arrayOf(isToolCall)(v.calls) && (v.calls as unknown[]).length > 0,
 );
 /** Their results, in model order. */
-export const toolResults = wire(
-  lazy(() => z.array(toolResultSchema())),
-  arrayOf(toolResult.check),
-);
+export const toolResults = wire(() => z.array(toolResultSchema()), arrayOf(toolResult.check));
 
 const driverEventSchema = lazy(() => obj({ type: z.string().min(1), data: jsonRecord() }));
 const driverEventsSchema = lazy(() => z.array(driverEventSchema()));
@@ -150,7 +147,7 @@ export const turnReport = wire(
 );
 
 export const classifyArgs = wire(
-  lazy(() => z.tuple([z.string(), z.string()])),
+  () => z.tuple([z.string(), z.string()]),
   (v) => Array.isArray(v) && v.length === 2 && isStr(v[0]) && isStr(v[1]),
 );
 

@@ -39,8 +39,10 @@ export function lazy<S extends z.ZodType>(build: () => S): () => S {
   return () => (built ??= build());
 }
 
-export function wire<S extends z.ZodType>(schema: () => S, check: Check): WireType<Wire<z.infer<S>>> {
+/** A wire message from its schema's builder (run once, on first use) and its hand check. */
+export function wire<S extends z.ZodType>(build: () => S, check: Check): WireType<Wire<z.infer<S>>> {
   type T = Wire<z.infer<S>>;
+  const schema = lazy(build);
   return {
     get schema() {
       return schema() as unknown as z.ZodType<T>;
