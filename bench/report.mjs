@@ -11,7 +11,7 @@ const table = (head, rows) =>
     '\n',
   );
 
-function fanoutSection(f, peer, steady) {
+function fanoutSection(f, peer, steady, budget) {
   const makespan = table(
     [
       'N',
@@ -104,6 +104,7 @@ ${Object.entries(f.coldFirstRunMs ?? {})
 runtime measured first with an empty cache, as the first run after installing brood is: ${fmt(f.coldFirstRunNoCacheMs?.['worker/8'], 0)} ms.
 
 ${steadySection(steady)}
+${budgetSection(budget, steady)}
 Parent (main-thread) event-loop delay, ms, from \`monitorEventLoopDelay\` during the median run (resolution 1 ms, so ~1.1 ms is
 the idle floor), and peak RSS growth sampled every 25 ms during the configuration's first run, against a baseline taken (after
 a forced GC) at its start:
@@ -293,7 +294,7 @@ All models are scripted (no network). Total time ${fmt(m.totalMs / 1000, 0)} s. 
 
 ${targets}
 
-${fanoutSection(r.fanout, m.peer, r.steadyState)}
+${fanoutSection(r.fanout, m.peer, r.steadyState, r.budget)}
 ![makespan vs N](makespan.svg)
 
 ${otherSections(r)}
@@ -346,10 +347,25 @@ export async function writeReport(results, dir) {
 function steadySection(st) {
   if (!st) return '';
   if (st.error) return `Steady state: error: ${st.error}\n`;
+  const cpu = (c) => (c ? `${fmt(c.main, 2)} / ${fmt(c.started, 2)} / ${fmt(c.background, 2)}` : '—');
   return `Steady state (not a SPEC row): the latency-only N=${st.n} P=${st.p} fan-out on fresh runtimes after ${st.warmRuns} untimed runs each, median
 of ${st.reps}: floor ${fmt(st.floorMs, 0)} ms, worker ${fmt(st.workerMs, 0)} ms (**${fmt(st.workerOverFloor, 2)}× floor**), inline ${fmt(st.inlineMs, 0)} ms
 (${fmt(st.inlineOverFloor, 2)}×). Each pool thread is its own V8 isolate and JIT-compiles the driver separately; TurboFan keeps recompiling
 hot driver functions (deoptimizing on new object shapes) for the first ~2,500 children of a runtime, so the table's "warm" rows,
 which have run each fan-out once or twice, still carry part of that compile work on the same two cores.
+CPU per child over the timed runs (ms, /proc in 10 ms ticks; main thread / the runtime's own threads / the threads that were there
+before it, i.e. V8's compiler and GC helpers): worker ${cpu(st.cpuMsPerChild?.worker)}, inline ${cpu(st.cpuMsPerChild?.inline)}.
+`;
+}
+
+function budgetSection(b, st) {
+  if (!b) return '';
+  if (b.error) return `Main-thread budget: error: ${b.error}\n`;
+  const rows = b.rows.map((r) => `${fmt(r.mainMsPerChild, 1)} ms → ${fmt(r.overFloor, 3)}×`).join(', ');
+  const main = st?.cpuMsPerChild?.worker?.main;
+  return `Main-thread budget (not a SPEC row): the floor's N=${b.n} P=${b.p} latency-only schedule with m ms of synchronous work per
+child on the main thread and nothing else (no thread, no crossing, no driver; ${b.share.start * 100} % at the child's start, ${b.share.step * 100} % at each tool
+step, ${b.share.end * 100} % at its end), each m interleaved with the bare floor, median of ${b.reps}: ${rows}. The ≤ 1.05× target leaves the
+parent **${fmt(b.allowedMainMsPerChildAt105, 2)} ms of main-thread work per child**${main === undefined ? '' : `; the worker runner's parent used ${fmt(main, 2)} ms per child at steady state (above)`}.
 `;
 }

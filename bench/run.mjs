@@ -8,6 +8,7 @@ import { runStartLatency } from './start-latency.mjs';
 import { runToolRpc } from './tool-rpc.mjs';
 import { runCrossing } from './crossing.mjs';
 import { runDeepTree } from './deep-tree.mjs';
+import { runBudget } from './budget.mjs';
 import { runSteadyState } from './steady-state.mjs';
 import { runParkedContinuables } from './parked-continuables.mjs';
 import { runWatchHook } from './watch-hook.mjs';
@@ -49,6 +50,7 @@ log(
 
 const fanout = await runFanout({ quick, peer, log });
 const steadyState = await attempt(() => runSteadyState({ quick, log }));
+const budget = await attempt(() => runBudget({ quick, log }));
 const startLatency = await attempt(() => runStartLatency({ quick, log }));
 const toolRpc = await attempt(() => runToolRpc({ quick, log }));
 const crossing = await attempt(() => runCrossing({ quick, log }));
@@ -76,6 +78,7 @@ const results = {
   },
   fanout,
   steadyState,
+  budget,
   startLatency,
   toolRpc,
   crossing,

@@ -7,6 +7,7 @@ import { L, THREADS, parentTurns, childTurns } from './lib/schedule.mjs';
 import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
 import { burnerPool, floorFanout } from './floor.mjs';
 import { median, round } from './lib/stats.mjs';
+import { cpuSplit, threadCpu } from './lib/thread-cpu.mjs';
 
 const N = 256;
 const P = 64;
@@ -22,11 +23,20 @@ function scripts() {
   ];
 }
 
-async function timed(warmRuns, reps, once) {
+/** Median of `reps` timed runs after `warmRuns` untimed ones, and the CPU the timed runs used per child. */
+async function timed(warmRuns, reps, once, baseline = threadCpu()) {
   for (let i = 0; i < warmRuns; i++) await once();
   const samples = [];
+  const from = threadCpu();
   for (let i = 0; i < reps; i++) samples.push(await once());
-  return round(median(samples), 1);
+  const used = cpuSplit(baseline, from, threadCpu());
+  const perChild = (ms) => round(ms / (reps * N), 3);
+  const cpuMsPerChild = {
+    main: perChild(used.main),
+    started: perChild(used.started),
+    background: perChild(used.background),
+  };
+  return { ms: round(median(samples), 1), cpuMsPerChild };
 }
 
 export async function runSteadyState({ quick, log }) {
@@ -35,22 +45,32 @@ export async function runSteadyState({ quick, log }) {
   const out = { n: N, p: P, warmRuns, reps };
   const pool = burnerPool(THREADS);
   try {
-    out.floorMs = await timed(warmRuns, reps, async () => {
+    const floor = await timed(warmRuns, reps, async () => {
       const t0 = performance.now();
       await floorFanout(pool, { n: N, p: P, cpuMs: 0 });
       return performance.now() - t0;
     });
+    out.floorMs = floor.ms;
   } finally {
     await pool.close();
   }
+  // CPU per child of the timed runs (/proc, 10 ms ticks): the main thread, the threads the runtime
+  // started (its pool) and the threads that were there before it (V8's compiler and GC helpers).
+  out.cpuMsPerChild = {};
   for (const runner of ['worker', 'inline']) {
+    const baseline = threadCpu();
     const brood = makeBrood({ runner, scripts: scripts(), maxParallelToolCalls: P, threads: THREADS });
     brood.tools.register(noopTool());
     installDelegation(brood);
     try {
-      out[`${runner}Ms`] = await timed(warmRuns, reps, () =>
-        timedRun(brood, 'steady-root', 'steady-state fan-out', 120_000),
+      const run = await timed(
+        warmRuns,
+        reps,
+        () => timedRun(brood, 'steady-root', 'steady-state fan-out', 120_000),
+        baseline,
       );
+      out[`${runner}Ms`] = run.ms;
+      out.cpuMsPerChild[runner] = run.cpuMsPerChild;
     } finally {
       await brood.close();
     }
@@ -58,7 +78,7 @@ export async function runSteadyState({ quick, log }) {
   out.workerOverFloor = round(out.workerMs / out.floorMs, 3);
   out.inlineOverFloor = round(out.inlineMs / out.floorMs, 3);
   log(
-    `steady state N=${N} P=${P} (after ${warmRuns} runs): floor ${out.floorMs} worker ${out.workerMs} (${out.workerOverFloor}×) inline ${out.inlineMs} (${out.inlineOverFloor}×)`,
+    `steady state N=${N} P=${P} (after ${warmRuns} runs): floor ${out.floorMs} worker ${out.workerMs} (${out.workerOverFloor}×) inline ${out.inlineMs} (${out.inlineOverFloor}×); CPU ms/child main/pool/background worker ${Object.values(out.cpuMsPerChild.worker).join('/')} inline ${Object.values(out.cpuMsPerChild.inline).join('/')}`,
   );
   return out;
 }

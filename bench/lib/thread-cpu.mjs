@@ -1,0 +1,37 @@
+// CPU per thread of this process from /proc (Linux; 10 ms clock ticks), grouped so a run's CPU can be
+// split into the main thread, the threads a system started (brood's pool, the floor's burners) and
+// the threads that were there before it (V8's compiler and GC helpers, libuv's pool).
+import { readdirSync } from 'node:fs';
+import { procCpuMs } from './stats.mjs';
+
+/** tid → CPU ms used so far, for every thread of this process (empty off Linux). */
+export function threadCpu() {
+  const out = new Map();
+  let tids = [];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    const ms = procCpuMs(`/proc/self/task/${tid}/stat`);
+    if (Number.isFinite(ms)) out.set(tid, ms);
+  }
+  return out;
+}
+
+/**
+ * CPU ms between two snapshots, split by thread group: `main`, `started` (threads absent from
+ * `before`, the snapshot taken before the system under test was created) and `background`.
+ */
+export function cpuSplit(baseline, from, to) {
+  const split = { main: 0, started: 0, background: 0 };
+  const main = String(process.pid);
+  for (const [tid, ms] of to) {
+    const used = ms - (from.get(tid) ?? 0);
+    if (tid === main) split.main += used;
+    else if (baseline.has(tid)) split.background += used;
+    else split.started += used;
+  }
+  return split;
+}
