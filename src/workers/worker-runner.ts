@@ -66,7 +66,7 @@ export class WorkerRunner implements DriverRunner {
       token,
       agentId: plan.agentId,
       quarantined,
-      gateway,
+      gateway: quarantined ? gateway : endsAtLastTurn(gateway, () => entry.settle(this.endedAtLastTurn(entry))),
       group: quarantined ? this.createGroup(1, 'quarantine') : this.shared,
       thread: undefined,
       cancelled: undefined,
@@ -144,6 +144,11 @@ export class WorkerRunner implements DriverRunner {
     return end;
   }
 
+  private endedAtLastTurn(entry: LiveActivation): ActivationEnd {
+    this.judge.cleared(entry.agentId);
+    return { kind: 'finished' };
+  }
+
   private release(entry: LiveActivation, end: ActivationEnd): ActivationEnd {
     this.live.delete(entry.token);
     entry.thread?.release(entry.token);
@@ -205,6 +210,29 @@ export class WorkerRunner implements DriverRunner {
     this.watchdog = undefined;
     this.beats.clear();
   }
+}
+
+/**
+ * The parent ends an activation when it answers the driver's endTurn with "nothing left to claim",
+ * not when the thread's `end` frame arrives: after that answer the driver only returns, so the `end`
+ * frame adds nothing the parent needs, and on a busy thread the answer waits behind a thread-mate's
+ * synchronous work (a model step's CPU) before the driver can send it — measured 7.7 ms on average in
+ * the CPU fan-out at P = 8, all the while holding the child's slot of maxParallelToolCalls and its
+ * place in its thread's load, so the next child started late, and on the other thread. The end waits
+ * for the next immediate, by when comlink has posted the answer (its reply goes out as microtasks),
+ * so releasing the activation's endpoint cannot drop it; the late `end` frame is then ignored like
+ * any frame of an activation already settled. Quarantined activations keep the thread's word: their
+ * thread is destroyed when they end.
+ */
+function endsAtLastTurn(gateway: GatewayRemote, end: () => void): GatewayRemote {
+  return Object.freeze({
+    ...gateway,
+    endTurn: async (report: Parameters<GatewayRemote['endTurn']>[0]) => {
+      const answer = await gateway.endTurn(report);
+      if (answer.ok && answer.value === null) setImmediate(end);
+      return answer;
+    },
+  });
 }
 
 function describeDeath(error: unknown): string {
