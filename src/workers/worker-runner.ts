@@ -235,7 +235,7 @@ export class WorkerRunner implements DriverRunner {
  * answer waits behind the thread-mate's synchronous work (a model step's CPU) before the driver can
  * send it — measured 7.7 ms on average in the CPU fan-out at P = 8, all the while holding the child's
  * slot of maxParallelToolCalls and its place in its thread's load, so the next child started late,
- * and on the other thread (CPU fan-out P = 8: 1.13× → 1.05× the floor). The end waits
+ * and on the other thread (CPU fan-out P = 8: 1.13× → 1.05–1.08× the floor). The end waits
  * for the next immediate, by when comlink has posted the answer (its reply goes out as microtasks),
  * so releasing the activation's endpoint cannot drop it; the late `end` frame is then ignored like
  * any frame of an activation already settled. Quarantined activations keep the thread's word: their
