@@ -54,7 +54,7 @@ export interface Frame {
 }
 
 export interface LinkHandlers<In extends Frame> {
-  /** Checks one arriving frame; `undefined` means malformed (it is then passed to `invalid`). */
+  /** Checks one arriving frame; `undefined` turns it away (malformed, or nobody's: it goes to `invalid`). */
   accept(raw: unknown): In | undefined;
   /** Every accepted frame except `rpc` frames of an activation with an endpoint. */
   frame(frame: In): void;
@@ -204,27 +204,37 @@ export class Link<In extends Frame, Out extends Frame> {
     if (!this.inboundScheduled) this.handleInbound(this.framesPerTurn);
   }
 
-  /** Handles up to `limit` waiting frames; the rest on a later turn of the event loop. */
+  /**
+   * Handles up to `limit` accepted frames; the rest on a later turn of the event loop. Frames that
+   * `accept` turns away (malformed, or for an activation already gone) are not work and do not count:
+   * a batch of them never leaves an immediate behind.
+   */
   private handleInbound(limit: number): void {
     this.inboundScheduled = false;
-    for (let handled = 0; this.inboundHead < this.inbound.length && !this.isClosed; handled++) {
+    let handled = 0;
+    while (this.inboundHead < this.inbound.length && !this.isClosed) {
       if (handled === limit) {
         this.inboundScheduled = true;
         setImmediate(() => this.handleInbound(this.framesPerTurn));
         return;
       }
-      this.handleFrame(this.inbound[this.inboundHead++]);
+      if (this.handleFrame(this.inbound[this.inboundHead++])) handled++;
     }
     this.inbound = [];
     this.inboundHead = 0;
   }
 
-  private handleFrame(raw: unknown): void {
+  /** Dispatches one frame; false when `accept` turned it away. */
+  private handleFrame(raw: unknown): boolean {
     const frame = this.handlers.accept(raw);
-    if (frame === undefined) this.handlers.invalid(raw);
-    else if (frame.k === 'rpc' && frame.a !== undefined && this.endpoints.has(frame.a))
+    if (frame === undefined) {
+      this.handlers.invalid(raw);
+      return false;
+    }
+    if (frame.k === 'rpc' && frame.a !== undefined && this.endpoints.has(frame.a))
       this.endpoints.get(frame.a)?.deliver((frame as unknown as { m: unknown }).m);
     else this.handlers.frame(frame);
+    return true;
   }
 
   private closedByCarrier(): void {

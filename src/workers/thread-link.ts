@@ -53,9 +53,14 @@ export class ThreadLink {
     this.link = new Link<ParentFrame, HostFrame>(
       carrier,
       {
-        accept: acceptFrame,
+        // Frames of activations already settled (a late `end` after the parent ended one, comlink's
+        // late releases) are turned away here, so they cost the parent no turn of its event loop.
+        accept: (raw) => {
+          const frame = acceptFrame(raw);
+          return frame && this.live.has(frame.a) ? frame : undefined;
+        },
         frame: (frame) => this.onFrame(frame),
-        invalid: () => undefined, // a frame without a valid kind and id names nobody to fail
+        invalid: () => undefined, // malformed, or for an activation gone: nobody to fail
         closed: () => this.onClosed(this),
       },
       { framesPerTurn: FRAMES_PER_TURN },

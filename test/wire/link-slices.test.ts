@@ -200,6 +200,26 @@ describe('Link frames per turn', () => {
     expect(received.map((f) => f.n)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  it('frames accept turns away cost no turn: a batch of them and one real frame is handled at once', async () => {
+    const { carrier, deliver } = recordingCarrier();
+    const seen: string[] = [];
+    new Link<Recorded, Recorded>(
+      carrier,
+      {
+        accept: (raw) => ((raw as Recorded).n > 0 ? (raw as Recorded) : undefined),
+        frame: (f) => seen.push(`frame ${f.n}`),
+        invalid: (raw) => seen.push(`turned away ${(raw as Recorded).n}`),
+        closed: () => undefined,
+      },
+      { sliceMs: 60_000, framesPerTurn: 1 },
+    );
+    deliver([frame(0), frame(-1), frame(-2), frame(1), frame(-3), frame(2)]);
+    // Within the call: the rejects before it and the first real frame; the rest waits a turn.
+    expect(seen).toEqual(['turned away 0', 'turned away -1', 'turned away -2', 'frame 1']);
+    await endOfTick();
+    expect(seen.slice(4)).toEqual(['turned away -3', 'frame 2']);
+  });
+
   it('handles every frame that arrived before the link closes, before its closed handler', () => {
     const { carrier, deliver } = recordingCarrier();
     const seen: string[] = [];
