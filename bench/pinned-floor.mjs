@@ -9,7 +9,7 @@
 import { Worker } from 'node:worker_threads';
 import { burnerPool, floorFanout, limited } from './floor.mjs';
 import { K, L } from './lib/schedule.mjs';
-import { median, sleep } from './lib/stats.mjs';
+import { median, sleep, timed } from './lib/stats.mjs';
 
 const mode = process.argv[2] ?? 'plain';
 const DRIVERS = `
@@ -77,11 +77,6 @@ async function pinnedFanout(pool, { n, p, cpuMs }) {
   await sleep(L);
 }
 
-const timed = async (run) => {
-  const t0 = performance.now();
-  await run();
-  return performance.now() - t0;
-};
 const burner = burnerPool(2);
 const pinned = pinnedPool(2);
 for (const [n, p, cpuMs] of [
@@ -95,8 +90,8 @@ for (const [n, p, cpuMs] of [
   const floor = [];
   const pinnedMs = [];
   for (let r = 0; r < 3; r++) {
-    floor.push(await timed(() => floorFanout(burner, config)));
-    pinnedMs.push(await timed(() => pinnedFanout(pinned, config)));
+    floor.push((await timed(() => floorFanout(burner, config))).ms);
+    pinnedMs.push((await timed(() => pinnedFanout(pinned, config))).ms);
   }
   const [f, q] = [median(floor), median(pinnedMs)];
   console.log(
