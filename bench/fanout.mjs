@@ -8,6 +8,7 @@ import { burnerPool, floorFanout } from './floor.mjs';
 import { peerFanout } from './peer.mjs';
 import { instrumented, median, round, timed } from './lib/stats.mjs';
 import { withDeadline, attempt } from './lib/run-guard.mjs';
+import { cpuSplit, threadCpu } from './lib/thread-cpu.mjs';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,12 +41,17 @@ function broodFanout(brood, { n, cpuMs }) {
  * One configuration on one system. The first run is this configuration's first on the runtime: it is
  * not timed ("warm" is the same fan-out run again on the same runtime) and it takes the RSS growth,
  * whose baseline needs a forced GC. The `reps` timed runs follow without one (see stats.timed); the
- * median-makespan repetition gives the loop delay.
+ * median-makespan repetition gives the loop delay. `cpuMsPerChild` is the CPU of the timed runs per child
+ * by thread group (bench/lib/thread-cpu.mjs; `baseline` was taken before any runtime or pool existed, so
+ * `background` is V8's compiler and GC helpers and libuv's pool, `started` every thread a system started).
  */
-async function measure(reps, run) {
+async function measure(reps, n, baseline, run) {
   const first = await instrumented(run);
   const samples = [];
+  const from = threadCpu();
   for (let i = 0; i < reps; i++) samples.push(await timed(run));
+  const used = cpuSplit(baseline, from, threadCpu());
+  const perChild = (ms) => round(ms / (reps * n), 3);
   const mid = median(samples.map((s) => s.ms));
   const pick = samples.find((s) => s.ms === mid);
   return {
@@ -55,6 +61,11 @@ async function measure(reps, run) {
     loopDelayP50Ms: round(pick.loop.p50Ms),
     loopDelayP99Ms: round(pick.loop.p99Ms),
     rssGrowthMb: round(first.rss.peakGrowthMb, 1),
+    cpuMsPerChild: {
+      main: perChild(used.main),
+      started: perChild(used.started),
+      background: perChild(used.background),
+    },
   };
 }
 
@@ -62,6 +73,7 @@ export async function runFanout({ quick, peer, log }) {
   const configs = fanoutConfigs(quick);
   const ns = [...new Set(configs.map((c) => c.n))];
   const scripts = fanoutScripts(ns);
+  const baseline = threadCpu();
   const broods = {};
   let delegation;
   // Warm-up: thread start, module compilation and JIT are start-up costs, not fan-out costs. Each
@@ -101,11 +113,11 @@ export async function runFanout({ quick, peer, log }) {
     const { n, p, cpuMs } = config;
     const reps = quick ? 1 : n >= 256 ? 2 : 3;
     const row = { n, p, cpuMs, idealMs: idealMs(config) };
-    row.floor = await attempt(() => measure(reps, () => floorFanout(pool, config)));
-    row.worker = await attempt(() => measure(reps, () => broodFanout(broods[`worker/${p}`], config)));
-    row.inline = await attempt(() => measure(reps, () => broodFanout(broods[`inline/${p}`], config)));
+    row.floor = await attempt(() => measure(reps, n, baseline, () => floorFanout(pool, config)));
+    row.worker = await attempt(() => measure(reps, n, baseline, () => broodFanout(broods[`worker/${p}`], config)));
+    row.inline = await attempt(() => measure(reps, n, baseline, () => broodFanout(broods[`inline/${p}`], config)));
     row.peer = peer.available
-      ? await attempt(() => measure(reps, () => withDeadline(peerFanout(config), 180_000, 'peer fan-out')))
+      ? await attempt(() => measure(reps, n, baseline, () => withDeadline(peerFanout(config), 180_000, 'peer fan-out')))
       : { error: peer.reason };
     log(
       `fanout N=${n} P=${p} C=${cpuMs}: ideal ${row.idealMs} floor ${row.floor.makespanMs ?? row.floor.error} worker ${row.worker.makespanMs ?? row.worker.error} inline ${row.inline.makespanMs ?? row.inline.error} peer ${row.peer.makespanMs ?? row.peer.error}`,

@@ -1,12 +1,12 @@
 // Profiling harness (not part of `npm run bench`): repeated latency-only fan-outs on one warm runtime,
-// meant to run under `node --cpu-prof` so both the parent and the pool threads are profiled.
+// meant to run under `node --cpu-prof` so both the parent and the pool threads are profiled. It prints
+// the CPU per child of the timed runs by thread group (main / the runtime's pool / V8's compiler and GC
+// helpers); run it under V8 flags to attribute the helpers' share, e.g. `--no-concurrent-recompilation`
+// moves TurboFan's compiles onto the isolates' own threads.
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-fanout.mjs [worker|inline] [N] [P] [reps] [cpuMs]
 import { parentTurns, childTurns, L } from './lib/schedule.mjs';
 import { ROUTE, makeBrood, noopTool, installDelegation } from './lib/brood.mjs';
-import { procCpuMs } from './lib/stats.mjs';
-
-/** CPU ms of the main thread alone (its task's stat; the process's stat counts every thread). */
-const mainThreadCpuMs = () => procCpuMs(`/proc/self/task/${process.pid}/stat`);
+import { cpuSplit, threadCpu } from './lib/thread-cpu.mjs';
 
 const [runner = 'worker', n = '256', p = '64', reps = '4', cpu = '0'] = process.argv.slice(2);
 const N = Number(n);
@@ -19,6 +19,7 @@ const scripts = [
   },
   { match: 'child-task ', latencyMs: L, cpuMs, turns: childTurns },
 ];
+const baseline = threadCpu(); // before the runtime: its pool threads count as `started`
 const brood = makeBrood({ runner, scripts, maxParallelToolCalls: Number(p), threads: 2 });
 brood.tools.register(noopTool());
 installDelegation(brood);
@@ -33,16 +34,14 @@ const once = async () => {
 };
 console.log('warm-up', (await once()).toFixed(1));
 const times = [];
-const main0 = mainThreadCpuMs();
-const cpu0 = process.cpuUsage();
+const from = threadCpu();
 for (let i = 0; i < Number(reps); i++) times.push((await once()).toFixed(1));
-const mainMs = mainThreadCpuMs() - main0;
-const used = process.cpuUsage(cpu0);
-const children = N * Number(reps);
+const used = cpuSplit(baseline, from, threadCpu());
+const perChild = (ms) => (ms / (N * Number(reps))).toFixed(3);
 console.log(
   runner,
   `N=${N} P=${p} C=${cpuMs}`,
   times.join(' '),
-  `| main-thread CPU ${(mainMs / children).toFixed(3)} ms/child, process CPU ${((used.user + used.system) / 1000 / children).toFixed(3)} ms/child`,
+  `| CPU ms/child: main ${perChild(used.main)}, pool ${perChild(used.started)}, V8 helpers ${perChild(used.background)}`,
 );
 await brood.close();

@@ -69,6 +69,11 @@ function fanoutSection(f, peer, steady, budget) {
       ...['worker', 'inline', 'peer'].map((k) => (r[k]?.error ? 'error' : `${fmt(r[k]?.rssGrowthMb)} MB`)),
     ]),
   );
+  const split = (c) => (c ? `${fmt(c.main, 2)} / ${fmt(c.started, 2)} / ${fmt(c.background, 2)}` : '—');
+  const cpu = table(
+    ['N', 'P', 'C ms', 'worker', 'inline', 'floor'],
+    f.rows.map((r) => [r.n, r.p, r.cpuMs, ...['worker', 'inline', 'floor'].map((k) => split(r[k]?.cpuMsPerChild))]),
+  );
   const firstRuns = table(
     ['N', 'P', 'C ms', 'first run floor', 'worker', 'inline', 'peer'],
     f.rows.map((r) => [
@@ -110,6 +115,13 @@ the idle floor), and peak RSS growth sampled every 25 ms during the configuratio
 a forced GC) at its start:
 
 ${loop}
+
+CPU per child over each system's timed runs (ms, /proc in 10 ms ticks): main thread / the threads the run's systems started (brood's
+pool threads, the floor's burners) / the threads that were there before any of them (V8's compiler and GC helpers). On two cores,
+everything here competes for the same CPU; the third figure is mostly TurboFan compiling, in each isolate, the code a fan-out runs
+(\`node --no-concurrent-recompilation bench/profile-fanout.mjs worker 256 64 3\` moves those compiles onto the isolates' own threads).
+
+${cpu}
 
 The untimed first run of each configuration on each system (it follows the previous configuration's runs on the same runtime):
 
