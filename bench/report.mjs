@@ -118,8 +118,9 @@ ${loop}
 
 CPU per child over each system's timed runs (ms, /proc in 10 ms ticks): main thread / the threads the run's systems started (brood's
 pool threads, the floor's burners) / the threads that were there before any of them (V8's compiler and GC helpers). On two cores,
-everything here competes for the same CPU; the third figure is mostly TurboFan compiling, in each isolate, the code a fan-out runs
-(\`node --no-concurrent-recompilation bench/profile-fanout.mjs worker 256 64 3\` moves those compiles onto the isolates' own threads).
+everything here competes for the same CPU. The third figure is V8's helper threads: TurboFan compiling, in each isolate, the code a
+fan-out runs, and the GC's concurrent marking of heaps that keep every session in memory (in a fresh process,
+\`node --no-concurrent-recompilation bench/profile-fanout.mjs worker 256 64 3\` moved ~85 % of it onto the isolates' own threads).
 
 ${cpu}
 
