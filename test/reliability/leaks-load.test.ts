@@ -20,7 +20,8 @@ it('1,000 sequential + 200 concurrent delegations: resources return to their fir
   const report = await runLoad(rig, 1_000, 200);
   console.log(
     `leaks/load: ${report.seqPerSecond.toFixed(0)} sequential delegations/s, ${report.concPerSecond.toFixed(0)} concurrent delegations/s, ` +
-      `heap growth ${report.heapGrowthPerDelegation.toFixed(0)} B/delegation, resources ${JSON.stringify(report.afterConcurrent)}`,
+      `heap growth ${report.heapGrowthPerDelegation.toFixed(0)} B/delegation, resources after the first ${JSON.stringify(report.baseline)}, ` +
+      `after the sequential ${JSON.stringify(report.afterSequential)}, after the concurrent ${JSON.stringify(report.afterConcurrent)}`,
   );
   expect(report.ends).toBe(1_200);
   expect(report.afterSequential).toEqual(report.baseline);
