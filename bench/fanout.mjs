@@ -8,7 +8,7 @@ import { burnerPool, floorFanout } from './floor.mjs';
 import { peerFanout } from './peer.mjs';
 import { instrumented, median, round, timed } from './lib/stats.mjs';
 import { withDeadline, attempt } from './lib/run-guard.mjs';
-import { cpuSplit, threadCpu } from './lib/thread-cpu.mjs';
+import { cpuPerChild, threadCpu } from './lib/thread-cpu.mjs';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,8 +50,7 @@ async function measure(reps, n, baseline, run) {
   const samples = [];
   const from = threadCpu();
   for (let i = 0; i < reps; i++) samples.push(await timed(run));
-  const used = cpuSplit(baseline, from, threadCpu());
-  const perChild = (ms) => round(ms / (reps * n), 3);
+  const cpuMsPerChild = cpuPerChild(baseline, from, reps * n);
   const mid = median(samples.map((s) => s.ms));
   const pick = samples.find((s) => s.ms === mid);
   return {
@@ -61,11 +60,7 @@ async function measure(reps, n, baseline, run) {
     loopDelayP50Ms: round(pick.loop.p50Ms),
     loopDelayP99Ms: round(pick.loop.p99Ms),
     rssGrowthMb: round(first.rss.peakGrowthMb, 1),
-    cpuMsPerChild: {
-      main: perChild(used.main),
-      started: perChild(used.started),
-      background: perChild(used.background),
-    },
+    cpuMsPerChild,
   };
 }
 

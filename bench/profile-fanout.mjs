@@ -6,7 +6,7 @@
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-fanout.mjs [worker|inline] [N] [P] [reps] [cpuMs]
 import { parentTurns, childTurns, L } from './lib/schedule.mjs';
 import { ROUTE, makeBrood, noopTool, installDelegation } from './lib/brood.mjs';
-import { cpuSplit, threadCpu } from './lib/thread-cpu.mjs';
+import { cpuPerChild, threadCpu } from './lib/thread-cpu.mjs';
 
 const [runner = 'worker', n = '256', p = '64', reps = '4', cpu = '0'] = process.argv.slice(2);
 const N = Number(n);
@@ -36,12 +36,11 @@ console.log('warm-up', (await once()).toFixed(1));
 const times = [];
 const from = threadCpu();
 for (let i = 0; i < Number(reps); i++) times.push((await once()).toFixed(1));
-const used = cpuSplit(baseline, from, threadCpu());
-const perChild = (ms) => (ms / (N * Number(reps))).toFixed(3);
+const used = cpuPerChild(baseline, from, N * Number(reps));
 console.log(
   runner,
   `N=${N} P=${p} C=${cpuMs}`,
   times.join(' '),
-  `| CPU ms/child: main ${perChild(used.main)}, pool ${perChild(used.started)}, V8 helpers ${perChild(used.background)}`,
+  `| CPU ms/child: main ${used.main}, pool ${used.started}, V8 helpers ${used.background}`,
 );
 await brood.close();

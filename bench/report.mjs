@@ -11,6 +11,9 @@ const table = (head, rows) =>
     '\n',
   );
 
+/** A `cpuMsPerChild` figure as "main / started / background" ms. */
+const cpuGroups = (c) => (c ? `${fmt(c.main, 2)} / ${fmt(c.started, 2)} / ${fmt(c.background, 2)}` : '—');
+
 function fanoutSection(f, peer, steady, budget) {
   const makespan = table(
     [
@@ -69,10 +72,9 @@ function fanoutSection(f, peer, steady, budget) {
       ...['worker', 'inline', 'peer'].map((k) => (r[k]?.error ? 'error' : `${fmt(r[k]?.rssGrowthMb)} MB`)),
     ]),
   );
-  const split = (c) => (c ? `${fmt(c.main, 2)} / ${fmt(c.started, 2)} / ${fmt(c.background, 2)}` : '—');
   const cpu = table(
     ['N', 'P', 'C ms', 'worker', 'inline', 'floor'],
-    f.rows.map((r) => [r.n, r.p, r.cpuMs, ...['worker', 'inline', 'floor'].map((k) => split(r[k]?.cpuMsPerChild))]),
+    f.rows.map((r) => [r.n, r.p, r.cpuMs, ...['worker', 'inline', 'floor'].map((k) => cpuGroups(r[k]?.cpuMsPerChild))]),
   );
   const firstRuns = table(
     ['N', 'P', 'C ms', 'first run floor', 'worker', 'inline', 'peer'],
@@ -360,14 +362,13 @@ export async function writeReport(results, dir) {
 function steadySection(st) {
   if (!st) return '';
   if (st.error) return `Steady state: error: ${st.error}\n`;
-  const cpu = (c) => (c ? `${fmt(c.main, 2)} / ${fmt(c.started, 2)} / ${fmt(c.background, 2)}` : '—');
   return `Steady state (not a SPEC row): the latency-only N=${st.n} P=${st.p} fan-out on fresh runtimes after ${st.warmRuns} untimed runs each, median
 of ${st.reps}: floor ${fmt(st.floorMs, 0)} ms, worker ${fmt(st.workerMs, 0)} ms (**${fmt(st.workerOverFloor, 2)}× floor**), inline ${fmt(st.inlineMs, 0)} ms
 (${fmt(st.inlineOverFloor, 2)}×). Each pool thread is its own V8 isolate and JIT-compiles the driver separately; TurboFan keeps recompiling
 hot driver functions (deoptimizing on new object shapes) for the first ~2,500 children of a runtime, so the table's "warm" rows,
 which have run each fan-out once or twice, still carry part of that compile work on the same two cores.
 CPU per child over the timed runs (ms, /proc in 10 ms ticks; main thread / the runtime's own threads / the threads that were there
-before it, i.e. V8's compiler and GC helpers): worker ${cpu(st.cpuMsPerChild?.worker)}, inline ${cpu(st.cpuMsPerChild?.inline)}.
+before it, i.e. V8's compiler and GC helpers): worker ${cpuGroups(st.cpuMsPerChild?.worker)}, inline ${cpuGroups(st.cpuMsPerChild?.inline)}.
 `;
 }
 

@@ -7,7 +7,7 @@ import { L, THREADS, parentTurns, childTurns } from './lib/schedule.mjs';
 import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
 import { burnerPool, floorFanout } from './floor.mjs';
 import { median, round } from './lib/stats.mjs';
-import { cpuSplit, threadCpu } from './lib/thread-cpu.mjs';
+import { cpuPerChild, threadCpu } from './lib/thread-cpu.mjs';
 
 const N = 256;
 const P = 64;
@@ -29,14 +29,7 @@ async function timed(warmRuns, reps, once, baseline = threadCpu()) {
   const samples = [];
   const from = threadCpu();
   for (let i = 0; i < reps; i++) samples.push(await once());
-  const used = cpuSplit(baseline, from, threadCpu());
-  const perChild = (ms) => round(ms / (reps * N), 3);
-  const cpuMsPerChild = {
-    main: perChild(used.main),
-    started: perChild(used.started),
-    background: perChild(used.background),
-  };
-  return { ms: round(median(samples), 1), cpuMsPerChild };
+  return { ms: round(median(samples), 1), cpuMsPerChild: cpuPerChild(baseline, from, reps * N) };
 }
 
 export async function runSteadyState({ quick, log }) {

@@ -2,7 +2,7 @@
 // split into the main thread, the threads a system started (brood's pool, the floor's burners) and
 // the threads that were there before it (V8's compiler and GC helpers, libuv's pool).
 import { readdirSync } from 'node:fs';
-import { procCpuMs } from './stats.mjs';
+import { procCpuMs, round } from './stats.mjs';
 
 /** tid → CPU ms used so far, for every thread of this process (empty off Linux). */
 export function threadCpu() {
@@ -24,7 +24,7 @@ export function threadCpu() {
  * CPU ms between two snapshots, split by thread group: `main`, `started` (threads absent from
  * `before`, the snapshot taken before the system under test was created) and `background`.
  */
-export function cpuSplit(baseline, from, to) {
+function cpuSplit(baseline, from, to) {
   const split = { main: 0, started: 0, background: 0 };
   const main = String(process.pid);
   for (const [tid, ms] of to) {
@@ -34,4 +34,14 @@ export function cpuSplit(baseline, from, to) {
     else split.started += used;
   }
   return split;
+}
+
+/**
+ * CPU ms per child since the snapshot `from`, by thread group (see cpuSplit), over `children` children:
+ * the `cpuMsPerChild` figure of the bench's results.
+ */
+export function cpuPerChild(baseline, from, children) {
+  const used = cpuSplit(baseline, from, threadCpu());
+  const perChild = (ms) => round(ms / children, 3);
+  return { main: perChild(used.main), started: perChild(used.started), background: perChild(used.background) };
 }
