@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, scriptedModels } from '../../src/index.js';
 import type { Brood } from '../../src/index.js';
-import { RUNNERS, activeResources, makeBrood, pause, route } from './helpers.js';
+import { RUNNERS, activeResources, makeBrood, pause, route, waitOutRunnerTimer } from './helpers.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {
@@ -37,17 +37,13 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     };
     // Pool threads hold a ref'd port while they boot; wait for that (nothing of an agent exists yet).
     for (let i = 0; i < 400 && process.getActiveResourcesInfo().includes('MessagePort'); i += 1) await pause(5);
+    await waitOutRunnerTimer();
     await once();
     const baseline = await activeResources();
     for (let i = 1; i < 1_000; i += 1) await once();
     const after = await activeResources();
 
-    // Exact equality is the goal; the one tolerance is the test runner's own timer, which may fire
-    // (and vanish) while the loop runs. Anything brood leaked would make a count grow.
-    for (const [kind, count] of Object.entries(after))
-      expect({ kind, count }).toEqual({ kind, count: Math.min(count, baseline[kind] ?? 0) });
-    const vanished = Object.keys(baseline).filter((kind) => (after[kind] ?? 0) < (baseline[kind] ?? 0));
-    expect(vanished.every((kind) => kind === 'Timeout')).toBe(true);
+    expect(after).toEqual(baseline);
     expect(await brood.sessions.list()).toHaveLength(1_000);
   });
 });

@@ -2,7 +2,6 @@
  * Helpers for the runtime integration tests: a session store that tells the test when events land
  * (so tests synchronize on promises instead of sleeping), event filters, and error-code probes.
  */
-import { setImmediate as macrotask } from 'node:timers/promises';
 import { createBrood } from '../../src/index.js';
 import type { Brood, BroodOptions, SessionEvent } from '../../src/index.js';
 
@@ -10,6 +9,7 @@ export type RunnerKind = 'worker' | 'inline';
 export const RUNNERS: RunnerKind[] = ['worker', 'inline'];
 
 export { tapStore, type TappedStore } from '../support/tap-store.js';
+export { activeResources, waitOutRunnerTimer } from '../support/active-resources.js';
 
 export function makeBrood(runner: RunnerKind, options: BroodOptions = {}): Brood {
   return createBrood({ runner, pool: { threads: 2 }, ...options });
@@ -93,12 +93,4 @@ export class ConcurrencyProbe {
     this.running -= 1;
     this.timeline.push(`end:${label}`);
   }
-}
-
-/** Resource kinds and counts from process.getActiveResourcesInfo(), taken after one macrotask. */
-export async function activeResources(): Promise<Record<string, number>> {
-  await macrotask();
-  const counts: Record<string, number> = {};
-  for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
-  return counts;
 }

@@ -8,6 +8,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { createBrood, scriptedModels } from '../../src/index.js';
 import type { Agent, Brood, SessionEvent, SessionHeader, SessionStore } from '../../src/index.js';
+import { activeResources, waitOutRunnerTimer } from '../support/active-resources.js';
 import { route } from './helpers.js';
 
 /** A SessionStore that keeps only headers and counts events (the store's data must not look like a leak). */
@@ -42,14 +43,6 @@ export function forceGc(): void {
 export function heapUsed(): number {
   forceGc();
   return v8.getHeapStatistics().used_heap_size;
-}
-
-/** Counts of process.getActiveResourcesInfo() by type, once idle and after one macrotask. */
-export async function activeResources(): Promise<Record<string, number>> {
-  await new Promise((resolve) => setImmediate(resolve));
-  const counts: Record<string, number> = {};
-  for (const type of process.getActiveResourcesInfo()) counts[type] = (counts[type] ?? 0) + 1;
-  return counts;
 }
 
 export interface LoadRig {
@@ -117,11 +110,7 @@ export async function runLoad(rig: LoadRig, sequential: number, concurrent: numb
   for (let i = 0; i < 400 && process.getActiveResourcesInfo().includes('MessagePort'); i += 1) {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-  // Vitest's runner reports task updates through a 100 ms throttle timer armed when the test starts; a
-  // first delegation that ends within that window (a fast machine) put the runner's Timeout into the
-  // baseline, and every later snapshot lacked it. Timers fire in expiry order, so once this one has
-  // fired the runner's has too, and the snapshots count brood's resources only.
-  await new Promise((resolve) => setTimeout(resolve, 150));
+  await waitOutRunnerTimer();
   await rig.delegate(parents[0]!, 0);
   const baseline = await activeResources();
   const warmup = Math.min(100, Math.floor(sequential / 10));
