@@ -1,7 +1,7 @@
 /** createBrood's options: validated synchronously at the trust boundary (SPEC §3, INVALID_CONFIG). */
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
-import { codeResourceLimitsSchema } from './driver/code-limits-schema.js';
+import { codeResourceLimitsSchema } from './code-mode/limits-schema.js';
 import { modelRouteShape } from './models/route.js';
 import { BroodError } from './errors.js';
 import { hasFaultTurns } from './models/scripted.js';

@@ -18,7 +18,7 @@ export type {
   TurnEndEvent,
   TurnStartEvent,
 } from './types.js';
-export type { CodeResourceLimits } from './driver/code-limits.js';
+export type { CodeResourceLimits } from './code-mode/limits.js';
 export { BroodError, ERROR_CODES } from './errors.js';
 export type { BroodErrorCode } from './errors.js';
 export { defineTool } from './tools/define-tool.js';
@@ -45,9 +45,9 @@ export type {
   ReasoningBlock,
 } from './models/types.js';
 export { spawnProvider, forkProvider, inlineProvider } from './subagents/providers.js';
-export { acpProvider } from './acp/provider.js';
-export type { AcpProvider } from './acp/provider.js';
-export type { AcpProviderOptions, AcpPermissionPolicy, AcpPermissionRequest } from './acp/options.js';
+export { acpProvider } from './acp/client/provider.js';
+export type { AcpProvider } from './acp/client/provider.js';
+export type { AcpProviderOptions, AcpPermissionPolicy, AcpPermissionRequest } from './acp/client/options.js';
 export { subagentTool, jobTools, messageTools } from './delegation/index.js';
 export type { SubagentToolConfig } from './delegation/index.js';
 export type {

@@ -5,8 +5,8 @@
 import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads';
 import type { ModelProviderConfig } from '../src/models/types.js';
 import { portCarrier } from '../src/wire/port-carrier.js';
-import { LINK_HELLO } from '../src/workers/protocol.js';
-import { ThreadHost } from '../src/workers/thread-host.js';
+import { LINK_HELLO } from '../src/wire/protocol.js';
+import { ThreadHost } from '../src/thread/thread-host.js';
 
 let host: ThreadHost | undefined;
 if (parentPort) {

@@ -2,7 +2,7 @@
 // (src/workers/code-cache.ts). Once the thread has run activations and gone idle, the bundle's driver
 // host asks for the cache to be written, so the next thread boots from compiled bytecode.
 import { join } from 'node:path';
-import { loadCachedBundle } from '../src/workers/code-cache.js';
+import { loadCachedBundle } from '../src/thread/code-cache.js';
 
 /** Set by tsup for each build: a cache is only ever read by the build that wrote it. */
 declare const __BROOD_BUILD_ID__: string;

@@ -1,4 +1,4 @@
 // run_code sandbox thread entry (started by a driver's thread, see src/driver/sandbox-pool.ts).
-import { runSandboxThread } from '../src/driver/sandbox-thread.js';
+import { runSandboxThread } from '../src/code-mode/sandbox-thread.js';
 
 void runSandboxThread();

@@ -8,8 +8,8 @@ import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
 import { awaitingModel } from '../driver/history-tail.js';
 import { guardDisposed } from '../guard.js';
-import { VersionCell } from '../driver/versions.js';
-import type { DriverPlan } from '../driver/types.js';
+import { VersionCell } from '../wire/version-cell.js';
+import type { DriverPlan } from '../wire/contract.js';
 import type { ChatMessage } from '../models/types.js';
 import { fromLogged, type LogMeta } from '../events/from-log.js';
 import type { AgentEventsOptions, BroodEvent } from '../types.js';
@@ -25,7 +25,7 @@ import type {
   TurnResult,
   Usage,
 } from '../types.js';
-import type { Activation, ActivationEnd } from '../workers/runner.js';
+import type { Activation, ActivationEnd } from '../wire/runner.js';
 import { createGateway, resolveView } from './gateway.js';
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';

@@ -5,7 +5,7 @@
  */
 import { DisposerStack } from '../disposer.js';
 import { errorMessage, BroodError } from '../errors.js';
-import type { DriverRunner } from '../workers/runner.js';
+import type { DriverRunner } from '../wire/runner.js';
 import { registerPersona } from '../prompt/system.js';
 import { renderSdk } from '../tools/code-mode-sdk.js';
 import type { CodeMode, ModelRoute, ToolFilter } from '../types.js';

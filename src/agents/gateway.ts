@@ -4,10 +4,10 @@
  * Reply envelope so error codes survive the crossing.
  */
 import { BroodError, decodeError } from '../errors.js';
-import type { DriverView, PlannedClass, TurnReport } from '../driver/types.js';
+import type { DriverView, PlannedClass, TurnReport } from '../wire/contract.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
-import type { GatewayRemote } from '../workers/gateway-client.js';
-import { classifyArgs, driverEvents, replyOf, turnReport } from '../workers/protocol.js';
+import type { GatewayRemote } from '../thread/gateway-client.js';
+import { classifyArgs, driverEvents, replyOf, turnReport } from '../wire/protocol.js';
 import { TEXT_DELTA_EVENT } from '../driver/loop.js';
 import { baseOf } from '../events/from-log.js';
 import { executeTool, plannedClassOf, runToolBatch, type GatewayAgent } from './parent-tools.js';

@@ -6,15 +6,15 @@
  * results, in model order, in one reply.
  */
 import { BroodError, errorMessage } from '../errors.js';
-import type { ConcurrencyClass, PlannedClass } from '../driver/types.js';
-import { runToolCalls, toolCallData, toolResultData } from '../driver/tool-pool.js';
+import type { ConcurrencyClass, PlannedClass } from '../wire/contract.js';
+import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
 import type { ToolCallRecord } from '../models/types.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
 import { RUN_CODE_TOOL_NAME } from '../tools/code-mode-sdk.js';
 import { classifyResolved, errorResult } from '../tools/execute.js';
 import type { ResolvedTool } from '../tools/resolver.js';
 import type { Agent, CodeMode, ToolResult } from '../types.js';
-import { toolBatch, toolCallRequest } from '../workers/protocol.js';
+import { toolBatch, toolCallRequest } from '../wire/protocol.js';
 import type { SessionWriter } from './session-writer.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
 import { callKey, type CurrentTurn, type HeldCall, type TurnLedger } from './turns.js';

@@ -3,7 +3,7 @@
  * `turn/start` durably) before it sends the plan, so the driver starts its first turn without a
  * round trip. Cancellation asked for in between is forwarded once the real activation exists.
  */
-import type { Activation, ActivationEnd } from '../workers/runner.js';
+import type { Activation, ActivationEnd } from '../wire/runner.js';
 
 export class PendingActivation implements Activation {
   readonly done: Promise<ActivationEnd>;

@@ -6,7 +6,7 @@ import type { IdGenerator } from '../ids.js';
 import type { SessionStore } from '../types.js';
 import type { AgentImpl } from './agent.js';
 import type { AgentDeps } from './types.js';
-import type { DriverRunner } from '../workers/runner.js';
+import type { DriverRunner } from '../wire/runner.js';
 import type { QueueRunnerConfig } from '../queue/config.js';
 
 export interface RuntimeCore {

@@ -5,7 +5,7 @@
  * write to turn state is one of the named transitions below.
  */
 import { setMaxListeners } from 'node:events';
-import type { TurnReport } from '../driver/types.js';
+import type { TurnReport } from '../wire/contract.js';
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';

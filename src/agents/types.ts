@@ -1,13 +1,13 @@
 /** What an agent needs from its runtime; the runtime builds one per agent (registries are per runtime). */
-import type { DriverRunner } from '../workers/runner.js';
-import type { VersionCell } from '../driver/versions.js';
+import type { DriverRunner } from '../wire/runner.js';
+import type { VersionCell } from '../wire/version-cell.js';
 import type { EventHub } from '../events/hub.js';
 import type { IdGenerator } from '../ids.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { PromptScope } from '../prompt/system.js';
 import type { ChatMessage } from '../models/types.js';
 import type { CodeMode, ModelRoute, SessionStore } from '../types.js';
-import type { ResolvedCodeLimits } from '../driver/code-limits.js';
+import type { ResolvedCodeLimits } from '../code-mode/limits.js';
 
 export interface AgentRuntimeLimits {
   maxParallelToolCalls: number;

@@ -12,7 +12,7 @@ import { addUsage } from '../models/usage.js';
 import type { ToolResult, Usage } from '../types.js';
 import { checkModelResponse } from './response-check.js';
 import { historyTail } from './history-tail.js';
-import { runToolCalls, toolCallData, toolResultData } from './tool-pool.js';
+import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
 import type {
   ClaimedMessage,
   ConcurrencyClass,
@@ -21,7 +21,7 @@ import type {
   DriverPlan,
   DriverView,
   TurnReport,
-} from './types.js';
+} from '../wire/contract.js';
 import { ViewTracker } from './view-tracker.js';
 
 /** Driver-to-parent event type for streamed text: forwarded to subscribers, never written to the log. */

@@ -8,9 +8,9 @@
  * the parent sends their values as `cells` frames and the host keeps local cells its threads read.
  */
 import { z } from 'zod';
-import type { DriverPlan } from '../driver/types.js';
+import type { DriverPlan } from '../wire/contract.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import { driverPlan } from '../workers/protocol.js';
+import { driverPlan } from '../wire/protocol.js';
 
 const activation = z.number().int().positive();
 const int = z.number().int();

@@ -5,9 +5,9 @@
  * the activation back), every pending and later call answers WORKER_CRASHED, so the driver stops at
  * its next step without acting for the parent again.
  */
-import type { GatewayRemote } from '../workers/gateway-client.js';
-import type { Reply } from '../workers/protocol.js';
-import type { Activation } from '../workers/runner.js';
+import type { GatewayRemote } from '../thread/gateway-client.js';
+import type { Reply } from '../wire/protocol.js';
+import type { Activation } from '../wire/runner.js';
 import type { GatewayMethod, ToParent } from './frames.js';
 
 /** How long a severed driver gets to stop by itself (its turn was cancelled) before it is stopped by force. */

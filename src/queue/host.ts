@@ -10,8 +10,8 @@ import { hostname } from 'node:os';
 import type { Job, Worker } from 'bullmq';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { ActivationEnd } from '../workers/runner.js';
-import { WorkerRunner } from '../workers/worker-runner.js';
+import type { ActivationEnd } from '../wire/runner.js';
+import { WorkerRunner } from '../pool/worker-runner.js';
 import { Channel } from './channel.js';
 import {
   fromRemotePlan,

@@ -10,11 +10,11 @@
  * an activation this parent no longer runs: it is told `gone` and everything it sends is ignored.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { DriverEvent, DriverPlan } from '../driver/types.js';
+import type { DriverEvent, DriverPlan } from '../wire/contract.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { GatewayRemote } from '../workers/gateway-client.js';
-import type { Activation, ActivationEnd, DriverRunner } from '../workers/runner.js';
+import type { GatewayRemote } from '../thread/gateway-client.js';
+import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
 import { inlineKeyError, type QueueRunnerConfig } from './config.js';
 import {
   cellsOf,

@@ -8,7 +8,7 @@
  *
  * Keyed by a module-private symbol so third-party code does not reach it by accident; not public API.
  */
-import type { DriverRunner } from '../workers/runner.js';
+import type { DriverRunner } from '../wire/runner.js';
 
 export const EXTERNAL_DRIVER: unique symbol = Symbol('brood.externalDriver');
 

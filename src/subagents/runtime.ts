@@ -6,7 +6,7 @@ import { makeDisposer, type Disposer } from '../disposer.js';
 import { BroodError } from '../errors.js';
 import type { AgentImpl } from '../agents/agent.js';
 import { MISSING_CHILD, structuredTurn } from '../agents/structured-turn.js';
-import type { DriverRunner } from '../workers/runner.js';
+import type { DriverRunner } from '../wire/runner.js';
 import type { Agent } from '../types.js';
 import { isEventOf } from '../sessions/event-types.js';
 import { completedTurns } from './completed-turns.js';

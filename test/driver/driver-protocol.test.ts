@@ -4,23 +4,23 @@
  * the protocol: replies are validated (malformed → INTERNAL), error codes survive the crossing, and a
  * closed link rejects pending calls with WORKER_CRASHED instead of leaving them hanging.
  */
-import { CODE_LIMIT_DEFAULTS } from '../../src/driver/code-limits.js';
+import { CODE_LIMIT_DEFAULTS } from '../../src/code-mode/limits.js';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Driver } from '../../src/driver/loop.js';
-import type { ClaimedMessage, DriverEvent, DriverPlan, DriverView, TurnReport } from '../../src/driver/types.js';
-import { VersionCell } from '../../src/driver/versions.js';
+import type { ClaimedMessage, DriverEvent, DriverPlan, DriverView, TurnReport } from '../../src/wire/contract.js';
+import { VersionCell } from '../../src/wire/version-cell.js';
 import { scriptedModels } from '../../src/models/scripted.js';
 import type { ChatMessage, ModelAdapter, ModelRequest, ModelResponse } from '../../src/models/types.js';
 import type { ToolResult } from '../../src/types.js';
 import { Link } from '../../src/wire/link.js';
 import { portCarrier } from '../../src/wire/port-carrier.js';
-import { serveGateway } from '../../src/workers/gateway-server.js';
-import { GatewayClient, type GatewayRemote } from '../../src/workers/gateway-client.js';
-import { replyOf, type HostFrame, type ParentFrame } from '../../src/workers/protocol.js';
-import { ThreadHost } from '../../src/workers/thread-host.js';
-import { ThreadLink, outcomeEnd, type PlacedActivation } from '../../src/workers/thread-link.js';
-import { createBoard } from '../../src/workers/watch-board.js';
+import { serveGateway } from '../../src/pool/gateway-server.js';
+import { GatewayClient, type GatewayRemote } from '../../src/thread/gateway-client.js';
+import { replyOf, type HostFrame, type ParentFrame } from '../../src/wire/protocol.js';
+import { ThreadHost } from '../../src/thread/thread-host.js';
+import { ThreadLink, outcomeEnd, type PlacedActivation } from '../../src/pool/thread-link.js';
+import { createBoard } from '../../src/wire/watch-board.js';
 import { expectCode } from '../support/codes.js';
 
 const ports: MessagePort[] = [];

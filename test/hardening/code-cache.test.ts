@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createBrood } from '../../src/index.js';
-import { cacheFileName, loadCachedBundle, trustedCacheDir } from '../../src/workers/code-cache.js';
+import { cacheFileName, loadCachedBundle, trustedCacheDir } from '../../src/thread/code-cache.js';
 
 let dir: string;
 let bundle: string;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { createBrood, scriptedModels } from '../../src/index.js';
 import type { Brood } from '../../src/index.js';
-import { locateWorkerEntry } from '../../src/workers/worker-runner.js';
+import { locateWorkerEntry } from '../../src/pool/worker-runner.js';
 import { thrownError } from './helpers.js';
 
 const strayModels = [

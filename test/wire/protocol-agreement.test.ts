@@ -17,7 +17,7 @@ import type {
   ToolBatchWire,
   ToolCallRequestWire,
   TurnReport,
-} from '../../src/driver/types.js';
+} from '../../src/wire/contract.js';
 import type { ToolResult } from '../../src/types.js';
 import {
   activationOutcome,
@@ -35,7 +35,7 @@ import {
   toolResults,
   turnReport,
   type WireType,
-} from '../../src/workers/protocol.js';
+} from '../../src/wire/protocol.js';
 
 // ——— compile-time agreement between inferred wire types and the driver's interfaces ———
 type WireOf<W> = W extends WireType<infer T> ? T : never;

@@ -10,7 +10,7 @@ import type { Brood } from '../../brood.js';
 import { errorMessage } from '../../errors.js';
 import { isEventOf } from '../../sessions/event-types.js';
 import type { Agent, SessionEvent } from '../../types.js';
-import { loadSdk } from '../agent-process.js';
+import { loadSdk } from '../client/agent-process.js';
 import { broodVersion } from '../version.js';
 import { mountClientMcpServers, unmountAll, type Unmount } from './mcp.js';
 import { replayUpdates } from './replay.js';

@@ -7,13 +7,13 @@
  * `forceStop`), which every sibling on that process sees as PROVIDER_FAILED.
  */
 import type * as Acp from '@agentclientprotocol/sdk';
-import { BroodError, errorMessage } from '../errors.js';
-import { TEXT_DELTA_EVENT } from '../driver/loop.js';
-import type { ClaimedMessage, DriverHost, DriverPlan, TurnReport } from '../driver/types.js';
-import type { ModelFinish } from '../models/types.js';
-import { driverHostOver, type GatewayRemote } from '../workers/gateway-client.js';
-import type { Activation, ActivationEnd, DriverRunner } from '../workers/runner.js';
-import type { StopReason, Usage } from '../types.js';
+import { BroodError, errorMessage } from '../../errors.js';
+import { TEXT_DELTA_EVENT } from '../../driver/loop.js';
+import type { ClaimedMessage, DriverHost, DriverPlan, TurnReport } from '../../wire/contract.js';
+import type { ModelFinish } from '../../models/types.js';
+import { driverHostOver, type GatewayRemote } from '../../thread/gateway-client.js';
+import type { Activation, ActivationEnd, DriverRunner } from '../../wire/runner.js';
+import type { StopReason, Usage } from '../../types.js';
 import type { AgentProcess, SessionHandlers } from './agent-process.js';
 import type { FsEvent } from './fs.js';
 import type { ResolvedAcpOptions } from './options.js';

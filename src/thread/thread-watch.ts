@@ -6,7 +6,7 @@
  */
 import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import { threadId } from 'node:worker_threads';
-import { WatchBoard } from './watch-board.js';
+import { WatchBoard } from '../wire/watch-board.js';
 
 const HEARTBEAT_MS = 50;
 const activationToken = new AsyncLocalStorage<number>();

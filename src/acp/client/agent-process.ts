@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type * as Acp from '@agentclientprotocol/sdk';
-import { BroodError, errorMessage } from '../errors.js';
+import { BroodError, errorMessage } from '../../errors.js';
 import { frameStdio } from './framing.js';
 import { fsHandlers, type FsEvent } from './fs.js';
 import type { ResolvedAcpOptions } from './options.js';

@@ -1,6 +1,6 @@
 /** Answers `session/request_permission` by the provider's policy; the caller logs the decision. */
 import type * as Acp from '@agentclientprotocol/sdk';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../../errors.js';
 import type { AcpPermissionPolicy } from './options.js';
 
 export interface PermissionDecision {

@@ -3,7 +3,7 @@
  * the next use after it died, ended by disposal. A failed start leaves nothing behind and the next
  * use tries again.
  */
-import { BroodError } from '../errors.js';
+import { BroodError } from '../../errors.js';
 import { AgentProcess } from './agent-process.js';
 import type { ResolvedAcpOptions } from './options.js';
 

@@ -6,9 +6,9 @@
  * this is its transcript as reported, no more.
  */
 import type * as Acp from '@agentclientprotocol/sdk';
-import type { ModelFinish } from '../models/types.js';
-import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
-import type { Usage } from '../types.js';
+import type { ModelFinish } from '../../models/types.js';
+import type { DriverEmittedEvent, NewEventOf } from '../../sessions/event-types.js';
+import type { Usage } from '../../types.js';
 
 const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
 

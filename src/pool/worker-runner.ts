@@ -11,14 +11,14 @@ import { fileURLToPath } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
-import type { DriverPlan } from '../driver/types.js';
+import type { DriverPlan } from '../wire/contract.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { GatewayRemote } from './gateway-client.js';
-import type { Activation, ActivationEnd, DriverRunner } from './runner.js';
+import type { GatewayRemote } from '../thread/gateway-client.js';
+import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
 import { DeathJudge } from './thread-deaths.js';
 import { ThreadGroup } from './thread-group.js';
 import { outcomeEnd, type PlacedActivation, type ThreadLink } from './thread-link.js';
-import { WatchBoard, createBoard } from './watch-board.js';
+import { WatchBoard, createBoard } from '../wire/watch-board.js';
 
 export interface WorkerRunnerOptions {
   /** Model provider configs, shipped once per thread (workerData) instead of with every plan. */

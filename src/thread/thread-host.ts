@@ -3,16 +3,16 @@
  * parent starts on this thread (after setup, with its plan), serves cancellation, and reports each
  * activation's end after all of that activation's other frames.
  */
-import { codeRunner } from '../driver/code-sandbox.js';
-import { SandboxPool } from '../driver/sandbox-pool.js';
+import { codeRunner } from '../code-mode/run-code.js';
+import { SandboxPool } from '../code-mode/sandbox-pool.js';
 import { Driver } from '../driver/loop.js';
-import type { DriverPlan } from '../driver/types.js';
+import type { DriverPlan } from '../wire/contract.js';
 import { encodeError } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { Link, type Carrier } from '../wire/link.js';
 import { AdapterCache } from './adapter-cache.js';
 import { GatewayClient } from './gateway-client.js';
-import { hostFrame, type ActivationOutcome, type HostFrame, type ParentFrame } from './protocol.js';
+import { hostFrame, type ActivationOutcome, type HostFrame, type ParentFrame } from '../wire/protocol.js';
 import { runWatched } from './thread-watch.js';
 
 /** How long a thread stays idle after an activation ends before it counts as warm. */

@@ -6,7 +6,7 @@
  */
 import type { ChatMessage, ToolCallRecord } from '../models/types.js';
 import type { ConcurrencyClass } from '../tools/execute.js';
-import type { ResolvedCodeLimits } from './code-limits.js';
+import type { ResolvedCodeLimits } from '../code-mode/limits.js';
 import type { CodeMode, ModelRoute, StopReason, ToolResult, ToolSchema, Usage } from '../types.js';
 
 export type { ConcurrencyClass };

@@ -5,11 +5,11 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { Link, type Carrier } from '../wire/link.js';
-import type { GatewayRemote } from './gateway-client.js';
+import type { GatewayRemote } from '../thread/gateway-client.js';
 import { serveGateway } from './gateway-server.js';
-import { activationOutcome, type ActivationOutcome, type HostFrame, type ParentFrame } from './protocol.js';
-import type { DriverPlan } from '../driver/types.js';
-import type { ActivationEnd } from './runner.js';
+import { activationOutcome, type ActivationOutcome, type HostFrame, type ParentFrame } from '../wire/protocol.js';
+import type { DriverPlan } from '../wire/contract.js';
+import type { ActivationEnd } from '../wire/runner.js';
 
 export interface PlacedActivation {
   token: number;

@@ -5,8 +5,8 @@
  * is recovered, and one that was present at two deaths is isolated in a quarantine thread of its own
  * — if it kills that thread too, it is the culprit.
  */
-import type { ActivationEnd } from './runner.js';
-import type { WatchBoard } from './watch-board.js';
+import type { ActivationEnd } from '../wire/runner.js';
+import type { WatchBoard } from '../wire/watch-board.js';
 
 export interface PlannedKill {
   culprit: number;

@@ -1,7 +1,7 @@
 /** `acpProvider(options)`: the options, validated once at construction (INVALID_CONFIG names the key). */
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
-import { parseConfig } from '../config.js';
+import { parseConfig } from '../../config.js';
 
 /** What a permission policy function is shown: the agent's request, as ACP sent it. */
 export interface AcpPermissionRequest {

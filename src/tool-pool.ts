@@ -3,10 +3,10 @@
  * rolling pool capped at `limit`, an exclusive call is a barrier that runs alone, the class is read
  * right before each start, and results are committed in model order whatever order they finish in.
  */
-import type { ToolCallRecord } from '../models/types.js';
-import type { SessionEventDataMap } from '../sessions/event-types.js';
-import type { ToolResult } from '../types.js';
-import type { ConcurrencyClass } from './types.js';
+import type { ToolCallRecord } from './models/types.js';
+import type { SessionEventDataMap } from './sessions/event-types.js';
+import type { ToolResult } from './types.js';
+import type { ConcurrencyClass } from './wire/contract.js';
 
 export interface ToolPoolHooks {
   /** May answer at once (the parent, next to the registry) or later (a driver asking the parent). */

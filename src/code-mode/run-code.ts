@@ -13,10 +13,10 @@ import { z } from 'zod';
 import type { ToolCallRecord } from '../models/types.js';
 import type { ToolResult } from '../types.js';
 import { errorMessage } from '../errors.js';
-import { limitMessage } from './code-limits.js';
+import { limitMessage } from './limits.js';
 import type { SandboxPool, SandboxThread, ThreadListener } from './sandbox-pool.js';
 import type { FromSandbox, LimitName, ProgramEnd } from './sandbox-protocol.js';
-import type { DriverHost, DriverPlan } from './types.js';
+import type { DriverHost, DriverPlan } from '../wire/contract.js';
 
 const runCodeArgs = z.object({ description: z.string(), code: z.string() });
 

@@ -4,7 +4,7 @@
  */
 import * as Comlink from 'comlink';
 import { BroodError } from '../errors.js';
-import type { DriverEvent, DriverHost, ToolBatchWire, ToolCallRequestWire, TurnReport } from '../driver/types.js';
+import type { DriverEvent, DriverHost, ToolBatchWire, ToolCallRequestWire, TurnReport } from '../wire/contract.js';
 import type { ToolResult } from '../types.js';
 import {
   claimedMessage,
@@ -16,7 +16,7 @@ import {
   unwrapReply,
   type Reply,
   type WireType,
-} from './protocol.js';
+} from '../wire/protocol.js';
 
 /** The parent's gateway: every method answers with a Reply envelope (comlink would drop error codes). */
 export interface GatewayRemote {

@@ -11,7 +11,7 @@
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
 import { engineMemoryPages, WASM_PAGE, type Realm, type RealmHost } from './quickjs-realm.js';
-import { limitMessage } from './code-limits.js';
+import { limitMessage } from './limits.js';
 import { formatEncodedLog } from './log-format.js';
 import type { EngineSpec, LimitName, ProgramEnd, ProgramLimits } from './sandbox-protocol.js';
 

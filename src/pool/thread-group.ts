@@ -6,10 +6,10 @@
  */
 import { MessagePort, type ResourceLimits, type Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { DriverPlan } from '../driver/types.js';
+import type { DriverPlan } from '../wire/contract.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { portCarrier } from '../wire/port-carrier.js';
-import { LINK_HELLO } from './protocol.js';
+import { LINK_HELLO } from '../wire/protocol.js';
 import { ThreadLink, type PlacedActivation } from './thread-link.js';
 
 export interface ThreadGroupOptions {

@@ -2,15 +2,15 @@
  * Runs drivers on the main thread with exactly the same driver and gateway code as the worker runner,
  * minus the thread: replies still go through the protocol's validation so behaviour is identical.
  */
-import { codeRunner } from '../driver/code-sandbox.js';
-import { SandboxPool } from '../driver/sandbox-pool.js';
+import { codeRunner } from '../code-mode/run-code.js';
+import { SandboxPool } from '../code-mode/sandbox-pool.js';
 import { Driver } from '../driver/loop.js';
-import type { DriverPlan } from '../driver/types.js';
+import type { DriverPlan } from '../wire/contract.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { AdapterCache } from './adapter-cache.js';
 import { driverHostOver, type GatewayRemote } from './gateway-client.js';
-import type { Activation, ActivationEnd, DriverRunner } from './runner.js';
+import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
 
 export class InlineRunner implements DriverRunner {
   readonly kind = 'inline' as const;
