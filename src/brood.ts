@@ -6,7 +6,6 @@ import type { RunnerChoice } from './queue/config.js';
 import type { ResourceLimits } from 'node:worker_threads';
 import { broodOptionsSchema, parseConfig, type ParsedBroodOptions } from './config.js';
 import { makeDisposer, type Disposer } from './disposer.js';
-import type { CodeResourceLimits } from './code-mode/limits.js';
 import { BroodError } from './errors.js';
 import { guardDisposed } from './guard.js';
 import type { IdGenerator } from './ids.js';
@@ -26,6 +25,7 @@ import type {
   BroodEvent,
   BroodEventsOptions,
   CodeMode,
+  CodeResourceLimits,
   ModelRoute,
   PromptRegistry,
   SessionStore,

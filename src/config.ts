@@ -1,7 +1,6 @@
 /** createBrood's options: validated synchronously at the trust boundary (SPEC §3, INVALID_CONFIG). */
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
-import { codeResourceLimitsSchema } from './code-mode/limits-schema.js';
 import { modelRouteShape } from './models/route.js';
 import { BroodError } from './errors.js';
 import { hasFaultTurns } from './models/scripted.js';
@@ -9,6 +8,16 @@ import type { ModelProviderConfig } from './models/types.js';
 import { inlineKeyError, inlineKeyProviders, isQueueRunnerConfig, type QueueRunnerConfig } from './queue/config.js';
 
 const positiveInt = z.number().int().positive();
+const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
+
+/** createBrood's `codeResourceLimits`: each limit's accepted range (defaults in src/defaults.ts). */
+const codeResourceLimitsSchema = z.strictObject({
+  memoryMb: intIn(8, 1024).optional(),
+  // The engine's own stack region is 5 MiB: a larger limit would let a recursion overrun it.
+  stackKb: intIn(64, 4096).optional(),
+  maxOutputBytes: intIn(1024, 64 << 20).optional(),
+  maxToolCalls: intIn(1, 100_000).optional(),
+});
 /** Model requests per turn: a positive safe integer (SPEC §15). */
 export const maxStepsSchema = z
   .number()

@@ -21,6 +21,8 @@ export const DEFAULTS = {
   maxSteps: 100,
   /** Events a subscriber may fall behind by before deltas coalesce and the oldest drop. */
   eventBuffer: 10_000,
+  /** What one run_code program may use (createBrood's `codeResourceLimits`; ranges in src/config.ts). */
+  codeResourceLimits: { memoryMb: 64, stackKb: 1024, maxOutputBytes: 1 << 20, maxToolCalls: 1_000 },
   /** job_output's default wait. */
   jobWaitMs: 30_000,
 } as const;

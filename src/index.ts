@@ -9,6 +9,7 @@ export type {
   BroodEventOf,
   BroodEventsOptions,
   BroodEventType,
+  CodeResourceLimits,
   LaggedEvent,
   SubagentRunEndEvent,
   SubagentRunStartEvent,
@@ -18,7 +19,6 @@ export type {
   TurnEndEvent,
   TurnStartEvent,
 } from './types.js';
-export type { CodeResourceLimits } from './code-mode/limits.js';
 export { BroodError, ERROR_CODES } from './errors.js';
 export type { BroodErrorCode } from './errors.js';
 export { defineTool } from './tools/define-tool.js';

@@ -8,6 +8,22 @@ export type JsonSchemaObject = { [key: string]: unknown };
 
 export type StopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'max-steps';
 export type CodeMode = 'native' | 'code' | 'both';
+/** How a tool call may share its turn with others (SPEC §7.2): in the rolling pool, or alone as a barrier. */
+export type ConcurrencyClass = 'parallel' | 'exclusive';
+
+/** createBrood's `codeResourceLimits`: what each run_code program may use (defaults in src/defaults.ts). */
+export interface CodeResourceLimits {
+  /** The program's heap in MiB (8–1024, default 64). The engine's whole memory is capped a little above it. */
+  memoryMb?: number;
+  /** The program's stack in KiB (64–4096, default 1024): roughly 5 nested calls per KiB. */
+  stackKb?: number;
+  /** Logged lines plus the return value, UTF-8 bytes (1 KiB–64 MiB, default 1 MiB). */
+  maxOutputBytes?: number;
+  /** Tool calls one program may make (1–100,000, default 1,000). */
+  maxToolCalls?: number;
+}
+
+export type ResolvedCodeLimits = Required<CodeResourceLimits>;
 
 export interface Usage {
   /** Every prompt token, cached ones included. */

@@ -6,9 +6,9 @@
 import { BroodError, decodeError } from '../errors.js';
 import type { DriverView, PlannedClass, TurnReport } from '../wire/contract.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
-import type { GatewayRemote } from '../thread/gateway-client.js';
+import type { GatewayRemote } from '../wire/gateway.js';
 import { classifyArgs, driverEvents, replyOf, turnReport } from '../wire/protocol.js';
-import { TEXT_DELTA_EVENT } from '../driver/loop.js';
+import { TEXT_DELTA_EVENT } from '../sessions/event-types.js';
 import { baseOf } from '../events/from-log.js';
 import { executeTool, plannedClassOf, runToolBatch, type GatewayAgent } from './parent-tools.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';

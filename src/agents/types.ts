@@ -6,8 +6,7 @@ import type { IdGenerator } from '../ids.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { PromptScope } from '../prompt/system.js';
 import type { ChatMessage } from '../models/types.js';
-import type { CodeMode, ModelRoute, SessionStore } from '../types.js';
-import type { ResolvedCodeLimits } from '../code-mode/limits.js';
+import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore } from '../types.js';
 
 export interface AgentRuntimeLimits {
   maxParallelToolCalls: number;

@@ -1,33 +1,9 @@
 /**
- * run_code resource limits (createBrood's `codeResourceLimits`): what each bounds, its default and
- * its accepted range, and the one wording of every limit's errored result.
+ * The one wording of every run_code limit's errored result. What each limit bounds is documented on
+ * `CodeResourceLimits` (src/types.ts), its default in src/defaults.ts, its range in src/config.ts.
  */
-import { withDefaults } from '../plain.js';
+import type { ResolvedCodeLimits } from '../types.js';
 import type { LimitName } from './sandbox-protocol.js';
-
-export interface CodeResourceLimits {
-  /** The program's heap in MiB (8–1024, default 64). The engine's whole memory is capped a little above it. */
-  memoryMb?: number;
-  /** The program's stack in KiB (64–4096, default 1024): roughly 5 nested calls per KiB. */
-  stackKb?: number;
-  /** Logged lines plus the return value, UTF-8 bytes (1 KiB–64 MiB, default 1 MiB). */
-  maxOutputBytes?: number;
-  /** Tool calls one program may make (1–100,000, default 1,000). */
-  maxToolCalls?: number;
-}
-
-export type ResolvedCodeLimits = Required<CodeResourceLimits>;
-
-export const CODE_LIMIT_DEFAULTS: ResolvedCodeLimits = {
-  memoryMb: 64,
-  stackKb: 1024,
-  maxOutputBytes: 1 << 20,
-  maxToolCalls: 1_000,
-};
-
-export function resolveCodeLimits(limits: CodeResourceLimits | undefined): ResolvedCodeLimits {
-  return withDefaults(CODE_LIMIT_DEFAULTS, limits);
-}
 
 export interface LimitValues extends ResolvedCodeLimits {
   busyMs: number;

@@ -3,11 +3,10 @@
  * messages, resolving the view, executing tools, persisting events) goes through a DriverHost; this
  * file only does the work — model requests, tool scheduling, stop-reason bookkeeping.
  */
-import { threadId } from 'node:worker_threads';
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage, ModelAdapter, ModelFinish, ModelResponse, ToolCallRecord } from '../models/types.js';
-import type { DriverEventType, SessionEventDataMap } from '../sessions/event-types.js';
+import { type DriverEventType, type SessionEventDataMap, TEXT_DELTA_EVENT } from '../sessions/event-types.js';
 import { addUsage } from '../models/usage.js';
 import type { ToolResult, Usage } from '../types.js';
 import { checkModelResponse } from './response-check.js';
@@ -24,15 +23,14 @@ import type {
 } from '../wire/contract.js';
 import { ViewTracker } from './view-tracker.js';
 
-/** Driver-to-parent event type for streamed text: forwarded to subscribers, never written to the log. */
-export const TEXT_DELTA_EVENT = 'text/delta' satisfies DriverEventType;
-
 /** How long streamed deltas may wait to share one message across the thread boundary. */
 const DELTA_BATCH_MS = 10;
 
 export interface DriverHooks {
   /** Runs `run_code` (Code Mode); absent where Code Mode is unavailable. */
   runCode?: (call: ToolCallRecord, signal: AbortSignal) => Promise<ToolResult>;
+  /** The thread this driver runs on, reported with each model request (0, the default: the main thread). */
+  threadId?: number;
 }
 
 export class Driver {
@@ -164,7 +162,7 @@ export class Driver {
       ...(route.maxTokens === undefined ? {} : { maxTokens: route.maxTokens }),
       system: view.system,
       tools: view.tools.map((tool) => tool.name),
-      threadId,
+      threadId: this.hooks.threadId ?? 0,
     });
     // Sent before the adapter runs: a request that kills the thread synchronously (a fault) is still logged.
     void this.flushEvents().catch(() => undefined);

@@ -5,7 +5,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { Link, type Carrier } from '../wire/link.js';
-import type { GatewayRemote } from '../thread/gateway-client.js';
+import type { GatewayRemote } from '../wire/gateway.js';
 import { serveGateway } from './gateway-server.js';
 import { activationOutcome, type ActivationOutcome, type HostFrame, type ParentFrame } from '../wire/protocol.js';
 import type { DriverPlan } from '../wire/contract.js';

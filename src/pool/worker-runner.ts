@@ -13,7 +13,7 @@ import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { DriverPlan } from '../wire/contract.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { GatewayRemote } from '../thread/gateway-client.js';
+import type { GatewayRemote } from '../wire/gateway.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
 import { DeathJudge } from './thread-deaths.js';
 import { ThreadGroup } from './thread-group.js';

@@ -5,7 +5,7 @@
  * the activation back), every pending and later call answers WORKER_CRASHED, so the driver stops at
  * its next step without acting for the parent again.
  */
-import type { GatewayRemote } from '../thread/gateway-client.js';
+import type { GatewayRemote } from '../wire/gateway.js';
 import type { Reply } from '../wire/protocol.js';
 import type { Activation } from '../wire/runner.js';
 import type { GatewayMethod, ToParent } from './frames.js';

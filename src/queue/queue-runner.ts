@@ -13,7 +13,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { DriverEvent, DriverPlan } from '../wire/contract.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { GatewayRemote } from '../thread/gateway-client.js';
+import type { GatewayRemote } from '../wire/gateway.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
 import { inlineKeyError, type QueueRunnerConfig } from './config.js';
 import {

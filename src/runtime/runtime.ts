@@ -19,10 +19,10 @@ import { describe } from '../describe.js';
 import { EventHub } from '../events/hub.js';
 import { DEFAULTS } from '../defaults.js';
 import { diagnosticSink, type DiagnosticSink } from './diagnostics.js';
-import { resolveCodeLimits } from '../code-mode/limits.js';
 import { VersionCell } from '../wire/version-cell.js';
 import { BroodError } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
+import { withDefaults } from '../plain.js';
 import { defaultIds } from '../ids.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { ModelProviderConfig } from '../models/types.js';
@@ -129,7 +129,7 @@ export class Runtime implements SubagentCore {
         codeMode: this.codeMode,
         codeBusyTimeoutMs: options.codeBusyTimeoutMs ?? DEFAULTS.codeBusyTimeoutMs,
         codeWallTimeoutMs: options.codeWallTimeoutMs ?? DEFAULTS.codeWallTimeoutMs,
-        codeLimits: resolveCodeLimits(options.codeResourceLimits),
+        codeLimits: withDefaults(DEFAULTS.codeResourceLimits, options.codeResourceLimits),
         cancelGraceMs: options.pool?.cancelGraceMs ?? DEFAULTS.cancelGraceMs,
         maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
       },

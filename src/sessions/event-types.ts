@@ -103,6 +103,9 @@ export type DriverEventType =
   | 'acp/fs';
 export type DriverEmittedEvent = Extract<NewSessionEvent, { type: DriverEventType }>;
 
+/** Driver-to-parent event type for streamed text: forwarded to subscribers, never written to the log. */
+export const TEXT_DELTA_EVENT = 'text/delta' satisfies DriverEventType;
+
 /** An event whose type this version may not know (a provider's seed, a newer writer's event). */
 export interface ForeignEvent {
   type: string;

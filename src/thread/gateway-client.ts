@@ -1,49 +1,9 @@
-/**
- * The driver's view of its parent gateway. Both runners use `driverHostOver`, so replies are validated
- * the same way whether they crossed a thread (worker) or not (inline).
- */
+/** A pool thread's side of the parent's gateway, one per activation (see GatewayClient). */
 import * as Comlink from 'comlink';
 import { BroodError } from '../errors.js';
-import type { DriverEvent, DriverHost, ToolBatchWire, ToolCallRequestWire, TurnReport } from '../wire/contract.js';
-import type { ToolResult } from '../types.js';
-import {
-  claimedMessage,
-  concurrencyClass,
-  driverView,
-  nothing,
-  toolResult,
-  toolResults,
-  unwrapReply,
-  type Reply,
-  type WireType,
-} from '../wire/protocol.js';
-
-/** The parent's gateway: every method answers with a Reply envelope (comlink would drop error codes). */
-export interface GatewayRemote {
-  claimNext(): Promise<Reply<unknown>>;
-  refreshView(): Promise<Reply<unknown>>;
-  classify(name: string, args: string): Promise<Reply<unknown>>;
-  executeTool(call: ToolCallRequestWire): Promise<Reply<unknown>>;
-  runTools(batch: ToolBatchWire): Promise<Reply<unknown>>;
-  log(events: DriverEvent[]): Promise<Reply<unknown>>;
-  endTurn(report: TurnReport): Promise<Reply<unknown>>;
-}
-
-type Guard = <T>(what: string, send: () => Promise<unknown>, value: WireType<T>) => Promise<T>;
-
-const direct: Guard = async (what, send, value) => unwrapReply(await send(), value, what);
-
-export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): DriverHost {
-  return {
-    claimNext: () => guard('claimNext', () => remote.claimNext(), claimedMessage),
-    refreshView: () => guard('refreshView', () => remote.refreshView(), driverView),
-    classify: (name, args) => guard('classify', () => remote.classify(name, args), concurrencyClass),
-    executeTool: (call) => guard('executeTool', () => remote.executeTool(call), toolResult) as Promise<ToolResult>,
-    runTools: (batch) => guard('runTools', () => remote.runTools(batch), toolResults) as Promise<ToolResult[]>,
-    log: (events) => guard('log', () => remote.log(events), nothing),
-    endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessage),
-  };
-}
+import type { DriverEvent, DriverHost } from '../wire/contract.js';
+import { driverHostOver, type GatewayRemote } from '../wire/gateway.js';
+import { unwrapReply, type WireType } from '../wire/protocol.js';
 
 /**
  * The driver host's side of one activation: comlink calls over the activation's link endpoint, and

@@ -2,23 +2,20 @@
  * Runs drivers on the main thread with exactly the same driver and gateway code as the worker runner,
  * minus the thread: replies still go through the protocol's validation so behaviour is identical.
  */
-import { codeRunner } from '../code-mode/run-code.js';
-import { SandboxPool } from '../code-mode/sandbox-pool.js';
-import { Driver } from '../driver/loop.js';
-import type { DriverPlan } from '../wire/contract.js';
+import type { Driver } from '../driver/loop.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import { AdapterCache } from './adapter-cache.js';
-import { driverHostOver, type GatewayRemote } from './gateway-client.js';
+import type { DriverPlan } from '../wire/contract.js';
+import { driverHostOver, type GatewayRemote } from '../wire/gateway.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
+import { DriverFactory } from './driver-factory.js';
 
 export class InlineRunner implements DriverRunner {
   readonly kind = 'inline' as const;
-  private readonly adapters: AdapterCache;
-  private readonly sandboxes = new SandboxPool();
+  private readonly drivers: DriverFactory;
 
   constructor(models: readonly ModelProviderConfig[]) {
-    this.adapters = new AdapterCache(models);
+    this.drivers = new DriverFactory(models);
   }
 
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
@@ -26,10 +23,7 @@ export class InlineRunner implements DriverRunner {
     let cancelled: number | undefined | null = null;
     const done = (async (): Promise<ActivationEnd> => {
       try {
-        const host = driverHostOver(gateway);
-        driver = new Driver(plan, host, await this.adapters.get(plan.route.provider), {
-          runCode: codeRunner(plan, host, this.sandboxes),
-        });
+        driver = await this.drivers.create(plan, driverHostOver(gateway));
         if (cancelled !== null) driver.cancel(cancelled);
         await driver.runActivation();
         return { kind: 'finished' };
@@ -49,7 +43,6 @@ export class InlineRunner implements DriverRunner {
   }
 
   async close(): Promise<void> {
-    this.adapters.clear();
-    this.sandboxes.close();
+    this.drivers.close();
   }
 }

@@ -3,14 +3,12 @@
  * parent starts on this thread (after setup, with its plan), serves cancellation, and reports each
  * activation's end after all of that activation's other frames.
  */
-import { codeRunner } from '../code-mode/run-code.js';
-import { SandboxPool } from '../code-mode/sandbox-pool.js';
-import { Driver } from '../driver/loop.js';
+import type { Driver } from '../driver/loop.js';
 import type { DriverPlan } from '../wire/contract.js';
 import { encodeError } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { Link, type Carrier } from '../wire/link.js';
-import { AdapterCache } from './adapter-cache.js';
+import { DriverFactory } from './driver-factory.js';
 import { GatewayClient } from './gateway-client.js';
 import { hostFrame, type ActivationOutcome, type HostFrame, type ParentFrame } from '../wire/protocol.js';
 import { runWatched } from './thread-watch.js';
@@ -29,15 +27,13 @@ interface Running {
 
 export class ThreadHost {
   private readonly link: Link<HostFrame, ParentFrame>;
-  private readonly adapters: AdapterCache;
+  private readonly drivers: DriverFactory;
   private readonly running = new Map<number, Running>();
-  /** run_code sandbox threads of this pool thread, shared by its drivers (a program holds one at a time). */
-  private readonly sandboxes = new SandboxPool();
   private board: SharedArrayBuffer | undefined;
   private warm: { callback?: () => void; ended: number; timer?: NodeJS.Timeout } = { ended: 0 };
 
   constructor(carrier: Carrier, models: readonly ModelProviderConfig[]) {
-    this.adapters = new AdapterCache(models);
+    this.drivers = new DriverFactory(models);
     this.link = new Link<HostFrame, ParentFrame>(carrier, {
       accept: (raw) => (hostFrame.check(raw) ? (raw as HostFrame) : undefined),
       frame: (frame) => this.onFrame(frame),
@@ -91,10 +87,7 @@ export class ThreadHost {
     const entry: Running = { gateway };
     this.running.set(a, entry);
     const run = async (): Promise<void> => {
-      const adapter = await this.adapters.get(plan.route.provider);
-      entry.driver = new Driver(plan, gateway.host, adapter, {
-        runCode: codeRunner(plan, gateway.host, this.sandboxes),
-      });
+      entry.driver = await this.drivers.create(plan, gateway.host);
       if (entry.cancelled) entry.driver.cancel(entry.cancelled.turn);
       await entry.driver.runActivation();
     };

@@ -5,10 +5,10 @@
  */
 import { BroodError, errorCodeOf, errorMessage, type BroodErrorCode } from '../errors.js';
 import { defaultIds } from '../ids.js';
-import type { Agent, ToolCallRequest, ToolContext, ToolResult } from '../types.js';
+import type { Agent, ConcurrencyClass, ToolCallRequest, ToolContext, ToolResult } from '../types.js';
 import type { ResolvedTool } from './resolver.js';
 
-export type ConcurrencyClass = 'parallel' | 'exclusive';
+export type { ConcurrencyClass };
 
 /** What a scope supplies for one call: the live lookup and the agent the call runs as. */
 export interface ExecutionScope {

@@ -5,9 +5,16 @@
  * (test/wire/protocol-agreement.test.ts checks it at compile time).
  */
 import type { ChatMessage, ToolCallRecord } from '../models/types.js';
-import type { ConcurrencyClass } from '../tools/execute.js';
-import type { ResolvedCodeLimits } from '../code-mode/limits.js';
-import type { CodeMode, ModelRoute, StopReason, ToolResult, ToolSchema, Usage } from '../types.js';
+import type {
+  CodeMode,
+  ConcurrencyClass,
+  ModelRoute,
+  ResolvedCodeLimits,
+  StopReason,
+  ToolResult,
+  ToolSchema,
+  Usage,
+} from '../types.js';
 
 export type { ConcurrencyClass };
 /** Static classes are shipped with the view; 'dynamic' (a concurrencySafe function) is asked per call. */

@@ -1,6 +1,6 @@
 /** Where drivers run: pooled worker threads, or the main thread (baselines, debugging). */
 import type { DriverPlan } from './contract.js';
-import type { GatewayRemote } from '../thread/gateway-client.js';
+import type { GatewayRemote } from './gateway.js';
 
 /**
  * How an activation ended. `recover`: the thread it shared died because of another driver (or the

@@ -4,7 +4,7 @@
  * the protocol: replies are validated (malformed → INTERNAL), error codes survive the crossing, and a
  * closed link rejects pending calls with WORKER_CRASHED instead of leaving them hanging.
  */
-import { CODE_LIMIT_DEFAULTS } from '../../src/code-mode/limits.js';
+import { DEFAULTS } from '../../src/defaults.js';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Driver } from '../../src/driver/loop.js';
@@ -16,7 +16,8 @@ import type { ToolResult } from '../../src/types.js';
 import { Link } from '../../src/wire/link.js';
 import { portCarrier } from '../../src/wire/port-carrier.js';
 import { serveGateway } from '../../src/pool/gateway-server.js';
-import { GatewayClient, type GatewayRemote } from '../../src/thread/gateway-client.js';
+import { GatewayClient } from '../../src/thread/gateway-client.js';
+import type { GatewayRemote } from '../../src/wire/gateway.js';
 import { replyOf, type HostFrame, type ParentFrame } from '../../src/wire/protocol.js';
 import { ThreadHost } from '../../src/thread/thread-host.js';
 import { ThreadLink, outcomeEnd, type PlacedActivation } from '../../src/pool/thread-link.js';
@@ -137,7 +138,7 @@ function connect(
     codeMode: 'native',
     codeBusyTimeoutMs: 5_000,
     codeWallTimeoutMs: 300_000,
-    codeLimits: CODE_LIMIT_DEFAULTS,
+    codeLimits: DEFAULTS.codeResourceLimits,
     versions: [version.buffer],
     ...plan,
   };
@@ -360,7 +361,7 @@ describe('ThreadHost (the pool thread side of a link, run in-process)', () => {
       codeMode: 'native',
       codeBusyTimeoutMs: 5_000,
       codeWallTimeoutMs: 300_000,
-      codeLimits: CODE_LIMIT_DEFAULTS,
+      codeLimits: DEFAULTS.codeResourceLimits,
       versions: [new VersionCell().buffer],
     };
     const outcome = run(3, plan, parent.gateway());
