@@ -6,7 +6,7 @@
 import { armCancelGrace } from './cancel-grace.js';
 import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
-import { awaitingModel } from '../driver/history-tail.js';
+import { awaitingModel } from '../models/history-tail.js';
 import { guardDisposed } from '../guard.js';
 import { VersionCell } from '../wire/version-cell.js';
 import type { DriverPlan } from '../wire/contract.js';

@@ -10,7 +10,7 @@ import { type DriverEventType, type SessionEventDataMap, TEXT_DELTA_EVENT } from
 import { addUsage } from '../models/usage.js';
 import type { ToolResult, Usage } from '../types.js';
 import { checkModelResponse } from './response-check.js';
-import { historyTail } from './history-tail.js';
+import { historyTail } from '../models/history-tail.js';
 import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
 import type {
   ClaimedMessage,

@@ -2,7 +2,7 @@
  * Reading where a conversation stopped, from its tail: used by a recovering driver (which calls must
  * be re-issued?) and by the parent (was the driver waiting on the model when it died?).
  */
-import type { ChatMessage, ToolCallRecord } from '../models/types.js';
+import type { ChatMessage, ToolCallRecord } from './types.js';
 
 export interface HistoryTail {
   /** The last message that is not a tool result (undefined for an empty history). */
