@@ -1,23 +1,34 @@
 #!/usr/bin/env node
-// Import-graph check run by `npm test`: no import circle (type-only imports included) and no import
-// from a lower layer to a higher one. Layers, top to bottom:
-//   cli → index → features (delegation, mcp, acp) → runtime → subagents → agents → workers → driver
-//   → registries (tools, prompt, sessions, models, shared leaves) → errors
-// A file may import its own layer or any layer below it. Uses TypeScript's own pre-processor, so
-// `import type` and `export … from` are seen exactly as the compiler sees them.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+// Import-graph check run by `npm test`. Three rules:
+//
+// 1. No import circle (type-only imports included).
+// 2. Layers: no import from a lower layer to a higher one. Top to bottom:
+//      cli → index → features (delegation, mcp, acp) → runtime → subagents → agents (events)
+//      → pool (queue: another place drivers run) → thread → driver (code-mode) → wire
+//      → leaves (tools, prompt, sessions, models, shared modules) → errors
+//    A file may import its own layer or any layer below it.
+// 3. Sides of the thread boundary. Thread-side code (src/thread/, src/driver/, src/code-mode/ and the
+//    thread entries in workers/) runs in pool threads and imports only thread-side and shared code;
+//    shared code (src/wire/, src/models/ and the leaf modules listed in SHARED) imports only shared
+//    code; the parent imports the driver and Code Mode for types only (it runs drivers through a
+//    driver host in src/thread/); the driver does not import node:worker_threads.
+//
+// Uses TypeScript's own parser, so `import type` and `export … from` are seen exactly as the compiler
+// sees them. Every file must be assigned to a layer, and every folder listed here must exist.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), '..');
 
-/** Layer of a source file, highest number = highest layer. Unknown files fail the check loudly. */
+/** Layer of a source file, highest number = highest layer. A longer prefix wins over a shorter one. */
 const LAYERS = [
   ['errors', ['src/errors.ts']],
   [
-    'registries',
+    'leaves',
     [
       'src/defaults.ts',
+      'src/version.ts',
       'src/plain.ts',
       'src/hand-checks.ts',
       'src/ids.ts',
@@ -25,18 +36,21 @@ const LAYERS = [
       'src/guard.ts',
       'src/types.ts',
       'src/comlink-node-adapter.d.ts',
+      'src/depth.ts',
+      'src/describe.ts',
+      'src/tool-pool.ts',
       'src/tools/',
       'src/prompt/',
       'src/sessions/',
       'src/models/',
-      'src/depth.ts',
-      'src/describe.ts',
       'src/queue/config.ts',
     ],
   ],
-  ['driver', ['src/driver/', 'src/sandbox/']],
-  // Transports sit beside the worker runner: the queue runner is another place drivers run.
-  ['workers', ['src/workers/', 'src/wire/', 'workers/', 'src/queue/']],
+  ['wire', ['src/wire/']],
+  ['driver', ['src/driver/', 'src/code-mode/']],
+  ['thread', ['src/thread/', 'workers/']],
+  // The queue runner is another place drivers run; a `brood host` process runs a worker pool.
+  ['pool', ['src/pool/', 'src/queue/']],
   ['agents', ['src/agents/', 'src/events/']],
   ['subagents', ['src/subagents/']],
   ['runtime', ['src/runtime/', 'src/brood.ts', 'src/config.ts']],
@@ -44,6 +58,31 @@ const LAYERS = [
   ['index', ['src/index.ts', 'src/testing.ts']],
   ['cli', ['src/cli/']],
 ];
+
+const THREAD_SIDE = ['src/thread/', 'src/driver/', 'src/code-mode/', 'workers/'];
+/** Code both sides load. Everything that is neither thread side nor shared is parent side. */
+const SHARED = [
+  'src/wire/',
+  'src/models/',
+  'src/errors.ts',
+  'src/defaults.ts',
+  'src/version.ts',
+  'src/plain.ts',
+  'src/hand-checks.ts',
+  'src/disposer.ts',
+  'src/types.ts',
+  'src/tool-pool.ts',
+  // The session event vocabulary: drivers emit it, the parent stores and reads it.
+  'src/sessions/event-types.ts',
+];
+/** Parent-side code may import these for types only. */
+const TYPES_ONLY_FOR_PARENT = ['src/driver/', 'src/code-mode/'];
+/** Modules the driver must not load: it is transport-agnostic (a driver host gives it what it needs). */
+const NOT_IN_DRIVER = ['node:worker_threads', 'worker_threads'];
+
+function matches(file, prefixes) {
+  return prefixes.some((prefix) => (prefix.endsWith('/') ? file.startsWith(prefix) : file === prefix));
+}
 
 function layerOf(file) {
   let best;
@@ -56,6 +95,12 @@ function layerOf(file) {
   return best;
 }
 
+function sideOf(file) {
+  if (matches(file, THREAD_SIDE)) return 'thread';
+  if (matches(file, SHARED)) return 'shared';
+  return 'parent';
+}
+
 function sourceFiles(dir) {
   const out = [];
   for (const entry of readdirSync(join(root, dir))) {
@@ -66,29 +111,78 @@ function sourceFiles(dir) {
   return out;
 }
 
-function localImports(file) {
+/** Every import and re-export of a file: its specifier, and whether it brings in types only. */
+function importsOf(file) {
   const text = readFileSync(join(root, file), 'utf8');
-  const { importedFiles } = ts.preProcessFile(text, true, true);
-  const targets = [];
-  for (const { fileName } of importedFiles) {
-    if (!fileName.startsWith('.')) continue;
-    const base = relative(root, resolve(root, dirname(file), fileName)).replace(/\.js$/, '');
-    const candidates = [`${base}.ts`, `${base}.d.ts`, `${base}/index.ts`, base];
-    const found = candidates.find((candidate) => {
-      try {
-        return statSync(join(root, candidate)).isFile();
-      } catch {
-        return false;
-      }
-    });
-    if (found !== undefined) targets.push(found);
-  }
-  return targets;
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
+  const found = [];
+  const typeOnlyImport = (clause) => {
+    if (clause === undefined) return false; // `import './x.js'` runs the module
+    if (clause.isTypeOnly) return true;
+    const bindings = clause.namedBindings;
+    return (
+      clause.name === undefined &&
+      bindings !== undefined &&
+      ts.isNamedImports(bindings) &&
+      bindings.elements.length > 0 &&
+      bindings.elements.every((element) => element.isTypeOnly)
+    );
+  };
+  const visit = (node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier))
+      found.push({ specifier: node.moduleSpecifier.text, typeOnly: typeOnlyImport(node.importClause) });
+    else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier))
+      found.push({ specifier: node.moduleSpecifier.text, typeOnly: node.isTypeOnly });
+    else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteralLike(node.arguments[0])
+    )
+      found.push({ specifier: node.arguments[0].text, typeOnly: false });
+    else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    )
+      found.push({ specifier: node.argument.literal.text, typeOnly: true });
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
 }
 
-const files = [...sourceFiles('src'), ...sourceFiles('workers')];
-const graph = new Map(files.map((file) => [file, localImports(file)]));
+function resolveLocal(file, specifier) {
+  const base = relative(root, resolve(root, dirname(file), specifier)).replace(/\.js$/, '');
+  const candidates = [`${base}.ts`, `${base}.d.ts`, `${base}/index.ts`, base];
+  return candidates.find((candidate) => {
+    try {
+      return statSync(join(root, candidate)).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
 const problems = [];
+for (const prefix of [...LAYERS.flatMap(([, prefixes]) => prefixes), ...THREAD_SIDE, ...SHARED])
+  if (!existsSync(join(root, prefix))) problems.push(`${prefix}: listed in scripts/check-imports.mjs but does not exist`);
+
+const files = [...sourceFiles('src'), ...sourceFiles('workers')];
+const graph = new Map();
+for (const file of files) {
+  const edges = [];
+  for (const { specifier, typeOnly } of importsOf(file)) {
+    if (!specifier.startsWith('.')) {
+      if (file.startsWith('src/driver/') && NOT_IN_DRIVER.includes(specifier))
+        problems.push(`${file} imports ${specifier}: the driver is transport-agnostic`);
+      continue;
+    }
+    const target = resolveLocal(file, specifier);
+    if (target !== undefined) edges.push({ target, typeOnly });
+  }
+  graph.set(file, edges);
+}
 
 for (const file of files) {
   const from = layerOf(file);
@@ -96,10 +190,18 @@ for (const file of files) {
     problems.push(`${file}: not assigned to a layer (add it to LAYERS in scripts/check-imports.mjs)`);
     continue;
   }
-  for (const target of graph.get(file)) {
+  const side = sideOf(file);
+  for (const { target, typeOnly } of graph.get(file)) {
     const to = layerOf(target);
     if (to !== undefined && to.index > from.index)
       problems.push(`${file} (${from.name}) imports ${target} (${to.name}): a lower layer imports a higher one`);
+    const targetSide = sideOf(target);
+    if (side === 'thread' && targetSide === 'parent')
+      problems.push(`${file} (thread side) imports ${target} (parent side)`);
+    if (side === 'shared' && targetSide !== 'shared')
+      problems.push(`${file} (shared) imports ${target} (${targetSide} side): shared code imports shared code only`);
+    if (side === 'parent' && !typeOnly && matches(target, TYPES_ONLY_FOR_PARENT))
+      problems.push(`${file} (parent side) imports ${target} at run time: the parent imports it for types only`);
   }
 }
 
@@ -119,7 +221,7 @@ function visit(file, path) {
   }
   if (seen.has(file)) return;
   path.push(file);
-  for (const target of graph.get(file) ?? []) visit(target, path);
+  for (const { target } of graph.get(file) ?? []) visit(target, path);
   path.pop();
   seen.add(file);
 }
@@ -129,4 +231,9 @@ if (problems.length > 0) {
   console.error(`import check: ${problems.length} problem(s)\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
-console.log(`import check: ${files.length} files, no circles, layers respected`);
+const count = (side) => files.filter((file) => sideOf(file) === side).length;
+console.log(
+  `import check: ${files.length} files (${count('parent')} parent side, ${count('thread')} thread side, ` +
+    `${count('shared')} shared), no circles, layers respected, the thread side imports no parent-side code, ` +
+    'the parent imports the driver and Code Mode for types only',
+);
