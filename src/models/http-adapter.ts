@@ -8,7 +8,7 @@ import { failure } from './failure.js';
 import { apiKeyOf, bodyKind, postWithRetries, readJson, type BodyKind } from './http.js';
 import { effectiveOptions, type RequestOptions, type ResolvedRetry } from './request-options.js';
 import type { ModelAdapter, ModelInfo, ModelProviderConfig, ModelRequest, ModelResponse } from './types.js';
-import { userAgent } from './version.js';
+import { userAgent } from '../version.js';
 
 /** What both adapters read back out of `config.options`. */
 export interface HttpAdapterOptions<R extends RequestOptions = RequestOptions> {
