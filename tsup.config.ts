@@ -7,7 +7,7 @@ import { defineConfig, type Options } from 'tsup';
 
 type Plugin = NonNullable<Options['esbuildPlugins']>[number];
 
-// brood's version for the `user-agent` header of the model adapters (src/models/version.ts).
+// brood's version, for every module that reports it (src/version.ts).
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 const define = { __BROOD_VERSION__: JSON.stringify(version) };
 // Names this build's pool-thread code cache (src/workers/code-cache.ts): a cache is read only by the

@@ -3,7 +3,6 @@
  * The `brood` bin (SPEC §14). Exit codes: 0 success; 1 a failure while running (including an agent
  * that did not complete); 2 bad flags or bad config, reported as exactly one line on stderr.
  */
-import { readFileSync } from 'node:fs';
 import { acpCommand, ACP_HELP, ACP_USAGE } from './acp.js';
 import { demoCommand, DEMO_HELP, DEMO_USAGE } from './demo.js';
 import { hostCommand, HOST_HELP, HOST_USAGE } from './host.js';
@@ -11,6 +10,7 @@ import { inspectCommand, INSPECT_HELP, INSPECT_USAGE } from './inspect.js';
 import { runCommand, RUN_HELP, RUN_USAGE } from './run.js';
 import { traceCommand, TRACE_HELP, TRACE_USAGE } from './trace.js';
 import { oneLine, UsageError } from './cli-errors.js';
+import { broodVersion } from '../version.js';
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   demo: demoCommand,
@@ -47,12 +47,6 @@ const HELP = [
   'Exit codes: 0 ok, 1 failure while running, 2 bad flags or config.',
 ].join('\n');
 
-function packageVersion(): string {
-  // dist/cli/main.js and src/cli/main.ts both sit two levels below package.json.
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-  return String(pkg.version);
-}
-
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === '--help' || command === '-h' || command === 'help') {
@@ -60,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === '--version' || command === '-v') {
-    process.stdout.write(`${packageVersion()}\n`);
+    process.stdout.write(`${broodVersion()}\n`);
     return 0;
   }
   if (command === undefined)

@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { BroodError, errorMessage } from '../errors.js';
+import { broodVersion } from '../version.js';
 import { describeServer, isStdioServer, type McpHttpServer, type McpServer, type McpServerStatus } from './config.js';
 import type { McpCallResult } from './render.js';
 import { StdioProcessTransport } from './stdio-transport.js';
@@ -44,7 +45,6 @@ const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
 const MAX_ATTEMPTS_IN_A_ROW = 5;
 const MAX_LIST_PAGES = 1_000;
-const CLIENT_INFO = { name: 'brood', version: '0.1.0' };
 const SESSION_END_WAIT_MS = 1_000;
 
 interface Session {
@@ -230,7 +230,7 @@ export class McpConnection {
     stdio: StdioProcessTransport | undefined,
     describe: (error: unknown) => string,
   ): Promise<{ session: Session; tools: McpToolInfo[] }> {
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const client = new Client({ name: 'brood', version: broodVersion() }, { capabilities: {} });
     const session: Session = { client, transport, stdio, connectedAt: Number.NaN, changedMeanwhile: false };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#listChanged(session));
     client.onclose = () =>

@@ -8,7 +8,7 @@ import { failure } from './failure.js';
 import { apiKeyOf, bodyKind, postWithRetries, readJson, type BodyKind } from './http.js';
 import { effectiveOptions, type RequestOptions, type ResolvedRetry } from './request-options.js';
 import type { ModelAdapter, ModelInfo, ModelProviderConfig, ModelRequest, ModelResponse } from './types.js';
-import { userAgent } from '../version.js';
+import { broodVersion } from '../version.js';
 
 /** What both adapters read back out of `config.options`. */
 export interface HttpAdapterOptions<R extends RequestOptions = RequestOptions> {
@@ -91,7 +91,7 @@ function headersFor(own: Record<string, string>, effective: RequestOptions, stre
     'content-type': 'application/json',
     accept: stream ? 'text/event-stream' : 'application/json',
     ...own,
-    'user-agent': userAgent(),
+    'user-agent': `brood/${broodVersion()}`,
   };
   for (const [name, value] of Object.entries(effective.headers ?? {})) headers[name.toLowerCase()] = value;
   return headers;
