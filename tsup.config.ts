@@ -10,7 +10,7 @@ type Plugin = NonNullable<Options['esbuildPlugins']>[number];
 // brood's version, for every module that reports it (src/version.ts).
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 const define = { __BROOD_VERSION__: JSON.stringify(version) };
-// Names this build's pool-thread code cache (src/workers/code-cache.ts): a cache is read only by the
+// Names this build's pool-thread code cache (src/thread/code-cache.ts): a cache is read only by the
 // build that wrote it. The pool entry and the driver bundle are always built together, in this run.
 const buildId = randomBytes(6).toString('hex');
 
@@ -62,7 +62,7 @@ function threadBundle(name: string, external: string, extraDefine: Record<string
     esbuildPlugins: [englishOnlyZod, countedComlinkIds],
     esbuildOptions(options) {
       // Modules bundled here and into the ES chunks read `__filename` first where it exists
-      // (src/driver/sandbox-pool.ts); their `import.meta` fallback is for the ES build only.
+      // (src/code-mode/sandbox-pool.ts); their `import.meta` fallback is for the ES build only.
       options.logOverride = { ...options.logOverride, 'empty-import-meta': 'silent' };
     },
   };
@@ -99,7 +99,7 @@ export default defineConfig([
   threadBundle('driver', 'piscina'),
   // What piscina loads: the driver bundle above, through a V8 code cache (workers/pool-entry.ts).
   threadBundle('pool-entry', 'piscina', { __BROOD_BUILD_ID__: JSON.stringify(buildId) }),
-  // The run_code sandbox thread entry (src/driver/sandbox-pool.ts starts it): CommonJS for the same
+  // The run_code sandbox thread entry (src/code-mode/sandbox-pool.ts starts it): CommonJS for the same
   // reason as the pool entry. The QuickJS engine stays external: it locates its .wasm file next to
   // its own module, and it is loaded with import() only once the thread runs.
   threadBundle('sandbox', 'quickjs-emscripten'),

@@ -1,4 +1,4 @@
-// Cost of the watch board's async hook (src/workers/thread-watch.ts): the same async workload — the
+// Cost of the watch board's async hook (src/thread/thread-watch.ts): the same async workload — the
 // callback mix of a driver between I/O events (immediates, awaited continuations) — runs in a fresh
 // worker thread with and without an identical hook enabled; the difference per callback is the price
 // of attributing a thread death to the activation that was executing.

@@ -1,5 +1,5 @@
 // The file piscina loads in every pool thread: the driver bundle (driver.cjs) through a V8 code cache
-// (src/workers/code-cache.ts). Once the thread has run activations and gone idle, the bundle's driver
+// (src/thread/code-cache.ts). Once the thread has run activations and gone idle, the bundle's driver
 // host asks for the cache to be written, so the next thread boots from compiled bytecode.
 import { join } from 'node:path';
 import { loadCachedBundle } from '../src/thread/code-cache.js';

@@ -61,7 +61,7 @@ export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<To
 
 /**
  * Runs one assistant message's calls (the driver has logged the message). The pool, the barriers, the
- * start order and the commit order are the driver's own (src/driver/tool-pool.ts); the class is read
+ * start order and the commit order are the driver's own (src/tool-pool.ts); the class is read
  * from the live registry right before each start, `tool/call` is logged at the start and `tool/result`
  * at the commit. A driver recovered onto another thread re-issues the calls it has no result for: they
  * re-attach to this batch, which kept running here, and get the results it logs, once.

@@ -1,6 +1,6 @@
 /**
  * The frames of the Redis channel and the job a parent queues per activation. They wrap the worker
- * boundary's own messages (src/workers/protocol.ts): gateway calls and their Reply envelopes, event
+ * boundary's own messages (src/wire/protocol.ts): gateway calls and their Reply envelopes, event
  * batches, cancel, force stop and end. Payloads are checked where they are used (the gateway checks
  * every call's arguments; the driver checks every reply), so these schemas check the framing.
  *

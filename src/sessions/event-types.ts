@@ -61,7 +61,7 @@ export type SessionEventDataMap = {
   'tool/result': { callId: string; name: string; isError: boolean; content: string; errorCode?: string };
   /** Streamed text for subscribers: crosses the thread boundary with the driver's events, never logged. */
   'text/delta': { turn: number; delta: string };
-  // What an out-of-process (ACP) child reports besides text and tool calls (src/acp/transcript.ts).
+  // What an out-of-process (ACP) child reports besides text and tool calls (src/acp/client/transcript.ts).
   'acp/thought': { text: string };
   'acp/plan': { entries: { content: string; priority: string; status: string }[] };
   'acp/permission': {

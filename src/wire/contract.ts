@@ -1,7 +1,7 @@
 /**
  * The contract between a driver (the agent loop, running in a worker or inline) and its parent.
  * Everything here is structured-cloneable: it crosses a thread link when the runner is 'worker'. The
- * wire schemas in src/workers/protocol.ts infer types that must stay assignable both ways to these
+ * wire schemas in src/wire/protocol.ts infer types that must stay assignable both ways to these
  * (test/wire/protocol-agreement.test.ts checks it at compile time).
  */
 import type { ChatMessage, ToolCallRecord } from '../models/types.js';
@@ -92,7 +92,7 @@ export interface TurnReport {
   diagnostic?: string;
 }
 
-/** Calls a driver makes on its parent. Every one is validated on arrival (see src/workers/protocol.ts). */
+/** Calls a driver makes on its parent. Every one is validated on arrival (see src/wire/protocol.ts). */
 export interface DriverHost {
   claimNext(): Promise<ClaimedMessage | null>;
   refreshView(): Promise<DriverView>;

@@ -1,5 +1,5 @@
 /**
- * What a wire message is (src/workers/protocol.ts declares them all): a zod schema, built on first
+ * What a wire message is (src/wire/protocol.ts declares them all): a zod schema, built on first
  * use, with the TypeScript type inferred from it and a hand-written check beside it.
  */
 import { z } from 'zod';

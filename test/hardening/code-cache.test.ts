@@ -1,5 +1,5 @@
 /**
- * Pool threads load their bundle through a V8 code cache (src/workers/code-cache.ts). The loader is
+ * Pool threads load their bundle through a V8 code cache (src/thread/code-cache.ts). The loader is
  * exercised on a small real bundle (state, file, fallbacks, trust of the directory, other builds), and
  * end to end: real pool threads write the cache once warm, later runtimes read it without rewriting
  * it, and a corrupt cache is replaced.

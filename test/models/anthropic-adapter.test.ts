@@ -2,7 +2,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicCompatible, loadAdapter, type AnthropicCompatibleOptions } from '../../src/models/index.js';
 import type { ModelAdapter } from '../../src/models/types.js';
-import { broodVersion } from '../../src/models/version.js';
+import { broodVersion } from '../../src/version.js';
 import {
   blockStop,
   jsonDelta,

@@ -2,7 +2,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadAdapter, openAICompatible, type OpenAICompatibleOptions } from '../../src/models/index.js';
 import type { ModelAdapter } from '../../src/models/types.js';
-import { broodVersion } from '../../src/models/version.js';
+import { broodVersion } from '../../src/version.js';
 import { assistant, codeOf, makeRequest, tool, user } from './helpers.js';
 import { json, sseFrames, startLoopback, type Loopback } from './loopback.js';
 

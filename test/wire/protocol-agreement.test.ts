@@ -1,5 +1,5 @@
 /**
- * The wire protocol's hand checks agree with their zod schemas (src/workers/protocol.ts): on valid
+ * The wire protocol's hand checks agree with their zod schemas (src/wire/protocol.ts): on valid
  * messages, on valid messages with one mutation anywhere inside (a key deleted, a value replaced by
  * anything, an unknown key added), and on arbitrary values — the same verdict, and where both accept,
  * the same output (the check returns its input; the loose schema returns a copy that must equal it).
