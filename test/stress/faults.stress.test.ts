@@ -5,7 +5,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { createBrood, defineTool, scriptedModels, subagentTool } from '../../src/index.js';
 import type { Brood } from '../../src/index.js';
-import { ExecutionCounter, ofType, recordLifecycle, route } from '../reliability/helpers.js';
+import { ExecutionCounter, ofType, recordLifecycle, route } from '../support/lifecycle.js';
 
 const SIBLINGS = 64;
 const FAULTS = { 7: 'throw', 23: 'exit', 41: 'oom' } as const;

@@ -1,0 +1,2 @@
+/** The model route of every scripted test agent: the `scripted` provider's `scripted` model. */
+export const route = { provider: 'scripted', model: 'scripted' } as const;

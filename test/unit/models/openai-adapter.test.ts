@@ -1,0 +1,410 @@
+/** openAICompatible over real loopback HTTP: both modes, tool calls, request body and options. */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadAdapter, openAICompatible, type OpenAICompatibleOptions } from '../../../src/models/index.js';
+import type { ModelAdapter } from '../../../src/models/types.js';
+import { broodVersion } from '../../../src/version.js';
+import { assistant, codeOf, makeRequest, tool, user } from './helpers.js';
+import { json, sseFrames, startLoopback, type Loopback } from './loopback.js';
+
+let server: Loopback;
+beforeAll(async () => {
+  server = await startLoopback();
+});
+afterAll(() => server.close());
+afterEach(() => server.reset());
+
+const delta = (d: Record<string, unknown>, finish: string | null = null) => ({
+  data: { choices: [{ index: 0, delta: d, finish_reason: finish }] },
+});
+const usageChunk = (p: number, c: number, cached?: number) => ({
+  data: {
+    choices: [],
+    usage: {
+      prompt_tokens: p,
+      completion_tokens: c,
+      total_tokens: p + c,
+      ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached } }),
+    },
+  },
+});
+const DONE = '[DONE]';
+const completion = (message: Record<string, unknown>, finish: string, usage?: Record<string, unknown>) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finish }],
+  ...(usage === undefined ? {} : { usage }),
+});
+
+async function adapter(extra: Partial<OpenAICompatibleOptions> = {}): Promise<ModelAdapter> {
+  return loadAdapter(openAICompatible({ id: 'oa', baseURL: `${server.base}/v1/`, models: ['gpt'], ...extra }));
+}
+
+describe('streaming', () => {
+  it('streams plain text, reports usage (cached tokens included) and deltas', async () => {
+    server.push(
+      sseFrames([
+        delta({ role: 'assistant', content: '' }),
+        delta({ content: 'Hel' }),
+        delta({ content: 'lo' }),
+        delta({}, 'stop'),
+        usageChunk(12, 3, 8),
+        DONE,
+      ]),
+    );
+    const deltas: string[] = [];
+    const response = await (await adapter()).request(makeRequest([user('hi')], { onTextDelta: (d) => deltas.push(d) }));
+    expect(response).toEqual({
+      text: 'Hello',
+      toolCalls: [],
+      finish: 'stop',
+      usage: { inputTokens: 12, outputTokens: 3, cacheReadTokens: 8 },
+    });
+    expect(deltas).toEqual(['Hel', 'lo']);
+    expect(server.seen[0]).toMatchObject({ method: 'POST', url: '/v1/chat/completions' });
+  });
+
+  it('merges two parallel tool calls split across many chunks', async () => {
+    server.push(
+      sseFrames([
+        delta({ content: 'let me' }),
+        delta({
+          tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'search', arguments: '' } }],
+        }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: '{"q":' } }] }),
+        delta({
+          tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'read', arguments: '{"pa' } }],
+        }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: '"cats"}' } }] }),
+        delta({ tool_calls: [{ index: 1, function: { arguments: 'th":"/x"}' } }] }),
+        delta({}, 'tool_calls'),
+        DONE,
+      ]),
+    );
+    const response = await (await adapter()).request(makeRequest([user('hi')]));
+    expect(response).toEqual({
+      text: 'let me',
+      finish: 'tool-calls',
+      usage: { inputTokens: 0, outputTokens: 0 },
+      toolCalls: [
+        { callId: 'call_a', name: 'search', arguments: '{"q":"cats"}' },
+        { callId: 'call_b', name: 'read', arguments: '{"path":"/x"}' },
+      ],
+    });
+  });
+
+  it('reports tool-calls when calls were streamed even if finish_reason says stop; maps length and content_filter', async () => {
+    server.push(
+      sseFrames([
+        delta({ tool_calls: [{ index: 0, id: 'c', function: { name: 't', arguments: '{}' } }] }),
+        delta({}, 'stop'),
+        DONE,
+      ]),
+      sseFrames([delta({ content: 'trunc' }, 'length'), DONE]),
+      sseFrames([delta({}, 'content_filter'), DONE]),
+      sseFrames([delta({ refusal: 'I can' }), delta({ refusal: 'not.' }), delta({}, 'stop'), DONE]),
+    );
+    const a = await adapter();
+    expect((await a.request(makeRequest([user('x')]))).finish).toBe('tool-calls');
+    expect(await a.request(makeRequest([user('q')]))).toMatchObject({ finish: 'max-tokens', text: 'trunc' });
+    expect((await a.request(makeRequest([user('q')]))).finish).toBe('refusal');
+    expect(await a.request(makeRequest([user('q')]))).toMatchObject({ finish: 'refusal', text: 'I cannot.' });
+  });
+
+  it('completion is decided by protocol markers: [DONE] alone, or finish_reason without [DONE]', async () => {
+    server.push(
+      sseFrames([delta({ content: 'all ' }), delta({ content: 'there' }), DONE]),
+      sseFrames([delta({ content: 'ok' }, 'stop')]),
+    );
+    const a = await adapter();
+    expect(await a.request(makeRequest([user('q')]))).toMatchObject({ text: 'all there', finish: 'stop' });
+    expect(await a.request(makeRequest([user('q')]))).toMatchObject({ text: 'ok', finish: 'stop' });
+  });
+
+  it('parses CRLF events split at arbitrary byte boundaries', async () => {
+    const payload = [delta({ content: 'héllo ' }), delta({ content: 'wörld' }, 'stop'), usageChunk(1, 2)]
+      .map((c) => `data: ${JSON.stringify(c.data)}\r\n\r\n`)
+      .join('')
+      .concat(': keep-alive\r\n\r\ndata: [DONE]\r\n\r\n');
+    const bytes = Buffer.from(payload);
+    server.push((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let offset = 0;
+      const tick = (): void => {
+        if (offset >= bytes.length) return void res.end();
+        res.write(bytes.subarray(offset, offset + 7));
+        offset += 7;
+        setTimeout(tick, 1);
+      };
+      tick();
+    });
+    const response = await (await adapter()).request(makeRequest([user('q')]));
+    expect(response).toMatchObject({ text: 'héllo wörld', finish: 'stop', usage: { inputTokens: 1, outputTokens: 2 } });
+  });
+});
+
+describe('non-streaming (stream: false)', () => {
+  it('sends stream: false and reads a JSON completion with parallel tool calls and usage', async () => {
+    server.push(
+      json(
+        completion(
+          {
+            content: null,
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":"cats"}' } },
+              { id: 'call_2', type: 'function', function: { name: 'read', arguments: '{"path":"/x"}' } },
+            ],
+          },
+          'tool_calls',
+          { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29, prompt_tokens_details: { cached_tokens: 16 } },
+        ),
+      ),
+    );
+    const response = await (await adapter({ stream: false })).request(makeRequest([user('q')]));
+    expect(response).toEqual({
+      text: '',
+      finish: 'tool-calls',
+      usage: { inputTokens: 20, outputTokens: 9, cacheReadTokens: 16 },
+      toolCalls: [
+        { callId: 'call_1', name: 'search', arguments: '{"q":"cats"}' },
+        { callId: 'call_2', name: 'read', arguments: '{"path":"/x"}' },
+      ],
+    });
+    expect(server.seen[0]!.body.stream).toBe(false);
+    expect('stream_options' in server.seen[0]!.body).toBe(false);
+    expect(server.seen[0]!.headers.accept).toBe('application/json');
+  });
+
+  it('a JSON text completion calls onTextDelta once with the whole text', async () => {
+    server.push(json(completion({ content: 'whole answer' }, 'stop', { prompt_tokens: 3, completion_tokens: 2 })));
+    const deltas: string[] = [];
+    const response = await (await adapter({ stream: false })).request(
+      makeRequest([user('q')], { onTextDelta: (d) => deltas.push(d) }),
+    );
+    expect(response).toEqual({
+      text: 'whole answer',
+      toolCalls: [],
+      finish: 'stop',
+      usage: { inputTokens: 3, outputTokens: 2 },
+    });
+    expect(deltas).toEqual(['whole answer']);
+  });
+
+  it('parses by content-type, not by what was asked: JSON answering a stream request, SSE answering a JSON request', async () => {
+    server.push(
+      json(completion({ content: 'json anyway' }, 'stop')),
+      sseFrames([delta({ content: 'sse anyway' }, 'stop'), DONE]),
+    );
+    expect(await (await adapter()).request(makeRequest([user('q')]))).toMatchObject({
+      text: 'json anyway',
+      finish: 'stop',
+    });
+    expect(await (await adapter({ stream: false })).request(makeRequest([user('q')]))).toMatchObject({
+      text: 'sse anyway',
+      finish: 'stop',
+    });
+  });
+
+  it('a per-model stream setting overrides the provider one', async () => {
+    server.push(json(completion({ content: 'a' }, 'stop')), sseFrames([delta({ content: 'b' }, 'stop'), DONE]));
+    const a = await adapter({ stream: true, models: [{ id: 'plain', stream: false }, 'gpt'] });
+    await a.request(makeRequest([user('q')], { route: { provider: 'oa', model: 'plain' } }));
+    await a.request(makeRequest([user('q')], { route: { provider: 'oa', model: 'gpt' } }));
+    expect(server.seen.map((s) => s.body.stream)).toEqual([false, true]);
+  });
+});
+
+describe('request body and options', () => {
+  it('sends the documented body and headers', async () => {
+    server.push(
+      sseFrames([delta({ content: 'ok' }, 'stop'), DONE]),
+      sseFrames([delta({ content: 'ok' }, 'stop'), DONE]),
+    );
+    const messages = [
+      user('q'),
+      assistant('', [
+        { callId: 'c1', name: 'search', arguments: '{"q":1}' },
+        { callId: 'c2', name: 'read', arguments: 'raw' },
+      ]),
+      tool('c1', 'r1', 'search'),
+      tool('c2', 'r2', 'read'),
+      assistant('thinking', [{ callId: 'c3', name: 'search', arguments: '{}' }]),
+      tool('c3', 'r3', 'search'),
+      assistant('done'),
+      user('again'),
+    ];
+    const tools = [{ name: 'search', description: 'find', parameters: { type: 'object', properties: {} } }];
+    const route = { provider: 'oa', model: 'gpt-x', reasoningEffort: 'high', maxTokens: 77 };
+    await (await adapter({ apiKey: 'sk-direct' })).request(makeRequest(messages, { system: 'be brief', tools, route }));
+    expect(server.seen[0]!.body).toEqual({
+      model: 'gpt-x',
+      stream: true,
+      stream_options: { include_usage: true },
+      reasoning_effort: 'high',
+      max_tokens: 77,
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'search', description: 'find', parameters: { type: 'object', properties: {} } },
+        },
+      ],
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'q' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'search', arguments: '{"q":1}' } },
+            { id: 'c2', type: 'function', function: { name: 'read', arguments: 'raw' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: 'r1' },
+        { role: 'tool', tool_call_id: 'c2', content: 'r2' },
+        {
+          role: 'assistant',
+          content: 'thinking',
+          tool_calls: [{ id: 'c3', type: 'function', function: { name: 'search', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c3', content: 'r3' },
+        { role: 'assistant', content: 'done' },
+        { role: 'user', content: 'again' },
+      ],
+    });
+    const headers = server.seen[0]!.headers;
+    expect(headers.authorization).toBe('Bearer sk-direct');
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['user-agent']).toBe(`brood/${broodVersion()}`);
+    expect(broodVersion()).toMatch(/^\d+\.\d+\.\d+/);
+
+    await (await adapter({ maxTokensField: 'max_completion_tokens' })).request(
+      makeRequest([user('q')], { route: { provider: 'oa', model: 'gpt', maxTokens: 5 } }),
+    );
+    const second = server.seen[1]!.body;
+    expect(second.max_completion_tokens).toBe(5);
+    for (const key of ['max_tokens', 'tools', 'reasoning_effort', 'tool_choice', 'parallel_tool_calls', 'temperature'])
+      expect(key in second).toBe(false);
+    expect(second.messages).toEqual([{ role: 'user', content: 'q' }]);
+    expect(server.seen[1]!.headers.authorization).toBeUndefined();
+  });
+
+  it('passes request options through exactly, per-model keys over provider keys, extraBody last', async () => {
+    const responseFormat = { type: 'json_schema', json_schema: { name: 'out', schema: { type: 'object' } } };
+    const a = await adapter({
+      temperature: 0.2,
+      topP: 0.9,
+      seed: 7,
+      stop: ['END'],
+      toolChoice: 'required',
+      parallelToolCalls: false,
+      responseFormat,
+      headers: { 'OpenAI-Organization': 'org-1', 'x-gateway-key': 'gw' },
+      extraBody: { top_k: 40, temperature: 0.3 },
+      models: [
+        'gpt',
+        {
+          id: 'pinned',
+          temperature: 1.1,
+          toolChoice: { name: 'search' },
+          headers: { 'x-gateway-key': 'gw-pinned' },
+          extraBody: { min_p: 0.1 },
+        },
+      ],
+    });
+    const tools = [{ name: 'search', description: 'find', parameters: { type: 'object' } }];
+    server.push(
+      sseFrames([delta({}, 'stop'), DONE]),
+      sseFrames([delta({}, 'stop'), DONE]),
+      sseFrames([delta({}, 'stop'), DONE]),
+    );
+    await a.request(makeRequest([user('q')], { tools, route: { provider: 'oa', model: 'gpt' } }));
+    await a.request(makeRequest([user('q')], { tools, route: { provider: 'oa', model: 'pinned' } }));
+    await a.request(makeRequest([user('q')], { route: { provider: 'oa', model: 'gpt' } }));
+    expect(server.seen[0]!.body).toMatchObject({
+      temperature: 0.3,
+      top_p: 0.9,
+      seed: 7,
+      stop: ['END'],
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+      response_format: responseFormat,
+      top_k: 40,
+    });
+    expect(server.seen[0]!.headers).toMatchObject({ 'openai-organization': 'org-1', 'x-gateway-key': 'gw' });
+    expect(server.seen[1]!.body).toMatchObject({
+      temperature: 0.3,
+      tool_choice: { type: 'function', function: { name: 'search' } },
+      top_k: 40,
+      min_p: 0.1,
+      seed: 7,
+    });
+    expect(server.seen[1]!.headers).toMatchObject({ 'openai-organization': 'org-1', 'x-gateway-key': 'gw-pinned' });
+    // Without tools, tool_choice and parallel_tool_calls are not sent (OpenAI refuses them).
+    expect('tool_choice' in server.seen[2]!.body).toBe(false);
+    expect('parallel_tool_calls' in server.seen[2]!.body).toBe(false);
+  });
+
+  it("applies the catalog model's maxTokens unless the route sets its own", async () => {
+    const a = await adapter({ models: [{ id: 'capped', maxTokens: 321 }] });
+    server.push(sseFrames([delta({}, 'stop'), DONE]), sseFrames([delta({}, 'stop'), DONE]));
+    await a.request(makeRequest([user('q')], { route: { provider: 'oa', model: 'capped' } }));
+    await a.request(makeRequest([user('q')], { route: { provider: 'oa', model: 'capped', maxTokens: 12 } }));
+    expect(server.seen.map((s) => s.body.max_tokens)).toEqual([321, 12]);
+  });
+
+  it('reads the key from apiKeyEnv at request time; a configured authorization header wins', async () => {
+    const name = 'BROOD_TEST_OPENAI_KEY';
+    process.env[name] = 'sk-env';
+    try {
+      server.push(sseFrames([delta({}, 'stop'), DONE]), sseFrames([delta({}, 'stop'), DONE]));
+      await (await adapter({ apiKeyEnv: name })).request(makeRequest([user('q')]));
+      await (await adapter({ apiKeyEnv: name, headers: { Authorization: 'Basic abc' } })).request(
+        makeRequest([user('q')]),
+      );
+      expect(server.seen.map((s) => s.headers.authorization)).toEqual(['Bearer sk-env', 'Basic abc']);
+    } finally {
+      delete process.env[name];
+    }
+  });
+
+  it('accepts plain string model ids and rejects bad options with INVALID_CONFIG naming the key', () => {
+    const config = openAICompatible({
+      id: 'oa',
+      baseURL: 'http://x/v1',
+      models: ['gpt-4o', { id: 'o3', efforts: ['low'] }],
+    });
+    expect(config.models).toEqual([
+      { id: 'gpt-4o', efforts: [] },
+      { id: 'o3', efforts: ['low'] },
+    ]);
+    const bad = (extra: Record<string, unknown>) =>
+      codeOf(() =>
+        openAICompatible({ id: 'oa', baseURL: 'http://x/v1', models: [], ...extra } as OpenAICompatibleOptions),
+      );
+    expect(bad({ temperature: 'hot' })).toBe('INVALID_CONFIG');
+    expect(bad({ toolChoice: 'always' })).toBe('INVALID_CONFIG');
+    expect(bad({ headers: { 'bad header': 'x' } })).toBe('INVALID_CONFIG');
+    expect(bad({ retry: { retries: -1 } })).toBe('INVALID_CONFIG');
+    expect(bad({ retry: { backoff: 1 } })).toBe('INVALID_CONFIG');
+    expect(bad({ models: [''] })).toBe('INVALID_CONFIG');
+    expect(bad({ models: [{ id: 'm', temprature: 1 }] })).toBe('INVALID_CONFIG');
+    expect(bad({ stream: 'yes' })).toBe('INVALID_CONFIG');
+    try {
+      openAICompatible({ id: 'oa', baseURL: 'http://x/v1', models: [{ id: 'm', seed: 1.5 }] });
+    } catch (error) {
+      expect((error as Error).message).toContain("'models.0.seed'");
+    }
+  });
+
+  it('keeps working with a config built before these options existed (defaults apply in the worker)', async () => {
+    const legacy = {
+      kind: 'openai-compatible' as const,
+      id: 'old',
+      name: 'old',
+      models: [],
+      acceptsUnlistedModels: true,
+      options: { baseURL: `${server.base}/v1`, maxTokensField: 'max_tokens' },
+    };
+    server.push(sseFrames([delta({ content: 'fine' }, 'stop'), DONE]));
+    expect((await (await loadAdapter(legacy)).request(makeRequest([user('q')]))).text).toBe('fine');
+  });
+});

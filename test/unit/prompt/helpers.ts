@@ -1,0 +1,13 @@
+import type { ToolView } from '../../../src/types.js';
+
+export function toolView(names: string[]): ToolView {
+  const sorted = [...names].sort();
+  return {
+    names: sorted,
+    schemas: sorted.map((name) => ({ name, description: name, parameters: { type: 'object' } })),
+    has: (name) => sorted.includes(name),
+  };
+}
+
+/** Runs fn, asserts it throws a BroodError with `code`, and returns the error for detail checks. */
+export { expectCode } from '../../support/codes.js';

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { BroodError } from '../../../src/errors.js';
+import { defineTool } from '../../../src/tools/define-tool.js';
+import { expectCode } from '../../support/codes.js';
+
+const base = { description: 'd', execute: () => 'ok' };
+
+describe('defineTool', () => {
+  it('converts a zod schema to JSON Schema without $schema and returns a frozen definition', () => {
+    const tool = defineTool({
+      ...base,
+      name: 'add',
+      parameters: z.object({ a: z.number(), b: z.number().optional() }),
+    });
+    expect(tool.parameters).not.toHaveProperty('$schema');
+    expect(tool.parameters).toMatchObject({ type: 'object', properties: { a: { type: 'number' } }, required: ['a'] });
+    expect(Object.isFrozen(tool)).toBe(true);
+    expect(Object.isFrozen(tool.parameters)).toBe(true);
+    expect(tool.parse({ a: 1 })).toEqual({ a: 1 });
+  });
+
+  it('accepts a plain JSON Schema, copies it and validates against it', () => {
+    const schema: Record<string, unknown> = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { n: { type: 'integer' } },
+      required: ['n'],
+    };
+    const tool = defineTool({ ...base, name: 'json', parameters: schema });
+    schema.required = [];
+    expect(tool.parameters).not.toHaveProperty('$schema');
+    expect(tool.parameters.required).toEqual(['n']);
+    expect(tool.parse({ n: 2 })).toEqual({ n: 2 });
+    expectCode(() => tool.parse({ n: 1.5 }), 'INVALID_ARGS');
+    expectCode(() => tool.parse({}), 'INVALID_ARGS');
+  });
+
+  it('INVALID_ARGS names the tool and the failing path', () => {
+    const tool = defineTool({
+      ...base,
+      name: 'deep',
+      parameters: z.object({ items: z.array(z.object({ id: z.string() })) }),
+    });
+    let error: unknown;
+    try {
+      tool.parse({ items: [{ id: 'a' }, { id: 3 }] });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(BroodError);
+    expect((error as BroodError).code).toBe('INVALID_ARGS');
+    expect((error as BroodError).message).toContain('deep');
+    expect((error as BroodError).message).toContain('items[1].id');
+  });
+
+  it.each(['', 'has space', 'a'.repeat(65), 'dot.name', 'ünicode'])(
+    'rejects tool name %j with INVALID_CONFIG',
+    (name) => {
+      expectCode(() => defineTool({ ...base, name, parameters: {} }), 'INVALID_CONFIG');
+    },
+  );
+
+  it.each(['a', 'A-b_9', 'x'.repeat(64)])('accepts tool name %j', (name) => {
+    expect(defineTool({ ...base, name, parameters: {} }).name).toBe(name);
+  });
+
+  it('rejects an empty description, missing execute and unrepresentable zod schemas with INVALID_CONFIG', () => {
+    expectCode(() => defineTool({ ...base, name: 'x', description: '  ', parameters: {} }), 'INVALID_CONFIG');
+    expectCode(() => defineTool({ name: 'x', description: 'd', parameters: {} } as never), 'INVALID_CONFIG');
+    expectCode(() => defineTool({ ...base, name: 'x', parameters: z.object({ d: z.date() }) }), 'INVALID_CONFIG');
+    expectCode(() => defineTool({ ...base, name: 'x', parameters: { type: 'nonsense' } }), 'INVALID_CONFIG');
+  });
+
+  it('defines run_code without complaint (reservation is enforced by register)', () => {
+    expect(defineTool({ ...base, name: 'run_code', parameters: {} }).name).toBe('run_code');
+  });
+});
