@@ -1,47 +1,85 @@
 import { defineConfig } from 'vitest/config';
 
 /**
+ * Tiers, one project per folder of test/, named for what its tests run:
+ *   unit       pure modules and the inline runner: no thread, no child process (test/unit)
+ *   threads    real pool and sandbox threads (test/threads; dist/workers must be built)
+ *   processes  child processes: the CLI, MCP servers, ACP agents, the examples (test/processes)
+ *   queue      a real Redis and `brood host` processes (test/queue), plus `queue-behaviour` below
+ * `npm test` runs every tier but the queue; `npm run test:queue` runs the queue (README, Tests).
+ */
+
+/**
  * Suites whose tests run real worker threads against real time limits (hang watchdog, cancel grace,
  * run_code busy/wall limits, heap and resource baselines). On shared 2-core machines a stolen time
- * slice can push one of them over a limit, so these — and only these — get one retry; a deterministic
- * bug still fails twice, and every retry is reported. Every other test runs once: a flaky unit test
- * shows up as a failure.
+ * slice can push one of them over a limit, so these — and only these — get one retry, and they run
+ * after everything else, one file at a time; a deterministic bug still fails twice, and every retry
+ * is reported. Every other test runs once: a flaky test shows up as a failure.
  */
 const REAL_TIME_LIMIT_SUITES = [
-  'test/containment/faults.test.ts',
-  'test/containment/cancel-recover.test.ts',
-  'test/reliability/faults.test.ts',
-  'test/reliability/leaks-load.test.ts',
-  'test/code-mode/run-code.test.ts',
-  'test/code-mode/presentation.test.ts',
-  'test/hardening/cancel-grace.test.ts',
+  'test/threads/pool/faults-independent.test.ts',
+  'test/threads/pool/faults-siblings.test.ts',
+  'test/threads/pool/leaks-load.test.ts',
+  'test/threads/cancel/cancel-recover.test.ts',
+  'test/threads/cancel/cancel-grace.test.ts',
+  'test/threads/code-mode/run-code.test.ts',
+  'test/threads/code-mode/presentation.test.ts',
+  'test/threads/code-mode/sandbox-limits.test.ts',
 ];
 
+/** The delegation and subagent behaviour suites, run again with every driver on `brood host` processes. */
 const QUEUE_BEHAVIOUR_SUITES = [
   'test/queue/behaviour-runner.test.ts',
-  'test/delegation/*.e2e.test.ts',
-  'test/subagents/*.test.ts',
+  'test/threads/delegation/*.e2e.test.ts',
+  'test/threads/subagents/*.test.ts',
 ];
+
+/**
+ * Test files run two at a time: most of their time is spent waiting on threads, child processes and
+ * sockets, so a second file fills the wait (vitest's default on a 2-core machine is one).
+ */
+const PARALLEL_FILES = 2;
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    maxWorkers: PARALLEL_FILES,
     projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], retry: 0 } },
       {
         extends: true,
         test: {
-          name: 'unit',
-          include: ['test/**/*.test.ts'],
-          exclude: ['test/stress/**', ...REAL_TIME_LIMIT_SUITES],
+          name: 'threads',
+          include: ['test/threads/**/*.test.ts'],
+          exclude: REAL_TIME_LIMIT_SUITES,
           retry: 0,
         },
       },
-      { extends: true, test: { name: 'real-time-limits', include: REAL_TIME_LIMIT_SUITES, retry: 1 } },
       {
-        // The delegation and subagent behaviour suites again, every driver on `brood host` processes
-        // (queueRunner over a real Redis; test/queue/behaviour-setup.ts).
+        extends: true,
+        test: {
+          name: 'real-time-limits',
+          include: REAL_TIME_LIMIT_SUITES,
+          retry: 1,
+          // A group of its own, after the others, one file at a time: nothing else competes for the CPU.
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      { extends: true, test: { name: 'processes', include: ['test/processes/**/*.test.ts'], retry: 0 } },
+      {
+        extends: true,
+        test: {
+          name: 'queue',
+          include: ['test/queue/**/*.test.ts'],
+          exclude: ['test/queue/behaviour-runner.test.ts'],
+          retry: 0,
+        },
+      },
+      {
+        // One Redis and two `brood host` processes for the whole project (test/queue/behaviour-setup.ts).
         extends: true,
         test: {
           name: 'queue-behaviour',
