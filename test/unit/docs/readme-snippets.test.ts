@@ -78,5 +78,6 @@ describe('README.md', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+    // Type-checking is CPU work that scales with the machine (like conformance.test.ts): the bound is for a hang.
+  }, 120_000);
 });
