@@ -1,7 +1,7 @@
 /**
  * Global setup of the `queue-behaviour` project: the delegation and subagent behaviour suites run a
  * second time with every driver on `brood host` processes. One Redis and two hosts serve the whole
- * project; the suites' helpers read the URL with inject('broodQueueRedis') (test/support/runner-choice.ts).
+ * project; the suites' helpers read the URL with inject('broodQueueRedis') (behaviourRunner in test/support/runtime.ts).
  */
 import type { TestProject } from 'vitest/node';
 import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';

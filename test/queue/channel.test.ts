@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Channel } from '../../src/queue/channel.js';
 import { channelKey, createClient, disconnect, type RedisClient } from '../../src/queue/redis.js';
 import { RedisServer, redisAvailable } from './redis-harness.js';
+import { until } from '../support/until.js';
 
 describe.runIf(redisAvailable())('Redis channel', () => {
   let redis: RedisServer;
@@ -46,7 +47,7 @@ describe.runIf(redisAvailable())('Redis channel', () => {
     await raw.lpush(keyOf('b'), 'not json');
     sender.send('b', { n: 4 });
     await sender.flush();
-    while (got.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => got.length >= 3);
     expect(got).toEqual([
       { from: 'a', frame: { n: 1 } },
       { from: 'a', frame: { n: 3 } },

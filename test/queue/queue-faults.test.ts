@@ -19,8 +19,7 @@ import {
   stopHost,
   waitForQueuedJobs,
 } from './redis-harness.js';
-
-const route = { provider: 'scripted', model: 'scripted' } as const;
+import { route } from '../support/route.js';
 
 interface FanOut {
   brood: Brood;

@@ -24,8 +24,8 @@ import {
   stopHost,
   waitForQueuedJobs,
 } from './redis-harness.js';
+import { route } from '../support/route.js';
 
-const route = { provider: 'scripted', model: 'scripted' } as const;
 const models = [scriptedModels({ id: 'scripted', scripts: [{ match: 'hello', turns: [{ text: 'hello back' }] }] })];
 const DIST_INDEX = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
 

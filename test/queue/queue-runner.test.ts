@@ -15,8 +15,9 @@ import { defineTool } from '../../src/tools/define-tool.js';
 import type { SessionEvent } from '../../src/types.js';
 import { expectCode } from '../support/codes.js';
 import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
+import { route } from '../support/route.js';
+import { until } from '../support/until.js';
 
-const route = { provider: 'scripted', model: 'scripted' } as const;
 const subagent = (prompt: string) => ({ name: 'subagent', arguments: { description: `task ${prompt}`, prompt } });
 
 describe.runIf(redisAvailable())('queueRunner with brood host processes', () => {
@@ -196,7 +197,7 @@ describe.runIf(redisAvailable())('queueRunner with brood host processes', () => 
     const sleeper = await brood.createAgent({ model: route });
     const slow = sleeper.run('slow');
     // Cancel once the remote driver has asked the model (its request is logged in the parent).
-    while ((await modelRequests(sleeper.id)).length < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(async () => (await modelRequests(sleeper.id)).length >= 1);
     sleeper.cancel();
     const cancelled = await slow;
     expect(cancelled.stopReason).toBe('aborted');

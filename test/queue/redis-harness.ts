@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { until } from '../support/until.js';
 
 const CANDIDATES = ['/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'];
 export const REDIS_SERVER = CANDIDATES.find((path) => existsSync(path));
@@ -81,7 +82,7 @@ export async function waitForQueuedJobs(url: string, queue: string, count = 1): 
   const { Redis } = await import('ioredis');
   const probe = new Redis(url);
   try {
-    while ((await probe.llen(`brood:${queue}:wait`)) < count) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(async () => (await probe.llen(`brood:${queue}:wait`)) >= count);
   } finally {
     probe.disconnect();
   }

@@ -5,7 +5,10 @@
 import { afterEach, expect, it } from 'vitest';
 import { createBrood, defineTool, scriptedModels, subagentTool } from '../../src/index.js';
 import type { Brood } from '../../src/index.js';
-import { ExecutionCounter, ofType, recordLifecycle, route } from '../support/lifecycle.js';
+import { recordLifecycle } from '../support/lifecycle.js';
+import { ofType } from '../support/events.js';
+import { ExecutionCounter } from '../support/execution-counter.js';
+import { route } from '../support/route.js';
 
 const SIBLINGS = 64;
 const FAULTS = { 7: 'throw', 23: 'exit', 41: 'oom' } as const;

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { createBrood, defineTool, fileSessions, scriptedModels, subagentTool } from '../../src/index.js';
 import type { Agent, Brood } from '../../src/index.js';
+import { route } from '../support/route.js';
 
 const SOAK_MS = Math.min(Number(process.env.SOAK_MS ?? 5 * 60_000), 10 * 60_000);
-const route = { provider: 'scripted', model: 'scripted' } as const;
 const dir = mkdtempSync(join(tmpdir(), 'brood-soak-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -30,13 +30,3 @@ function checked(error: unknown, code: BroodErrorCode, verb: string): BroodError
   expect(error, `expected a ${verb} with ${code}`).toMatchObject({ code });
   return error as BroodError;
 }
-
-/** Runs fn and returns the BroodError code it threw synchronously (or 'NO_THROW'). */
-export function thrownCode(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    return String((error as { code?: unknown }).code);
-  }
-  return 'NO_THROW';
-}

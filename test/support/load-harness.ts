@@ -9,7 +9,7 @@ import vm from 'node:vm';
 import { createBrood, scriptedModels } from '../../src/index.js';
 import type { Agent, Brood, SessionEvent, SessionHeader, SessionStore } from '../../src/index.js';
 import { activeResources, waitOutRunnerTimer } from './active-resources.js';
-import { route } from './lifecycle.js';
+import { route } from './route.js';
 
 /** A SessionStore that keeps only headers and counts events (the store's data must not look like a leak). */
 export class CountingStore implements SessionStore {

@@ -1,19 +1,7 @@
-/**
- * Shared helpers for the Code Mode and containment suites: a session store that tells the test when an
- * event lands (tests synchronize on promises, never on sleeps), a well-formedness check for sessions,
- * and a per-agent execution counter for tool bodies.
- */
+/** The shape every session must keep, whatever happened to its agent (faults, cancels, recoveries). */
 import { expect } from 'vitest';
 import type { SessionEvent, SessionStore } from '../../src/index.js';
-
-export const route = { provider: 'scripted', model: 'scripted' } as const;
-
-export { tapStore, type TappedStore } from './tap-store.js';
-export { ExecutionCounter } from './execution-counter.js';
-
-export function eventsOfType(events: SessionEvent[], type: string): SessionEvent[] {
-  return events.filter((event) => event.type === type);
-}
+import { ofType } from './events.js';
 
 /**
  * A session is readable and well-formed: seq contiguous from 0, every turn/start closed by a turn/end
@@ -36,9 +24,9 @@ export async function expectWellFormed(store: SessionStore, id: string): Promise
     }
   }
   expect(open, `${id} has a turn/start without turn/end`).toBeUndefined();
-  expect(eventsOfType(events, 'turn/end')).toHaveLength(turns);
-  const calls = eventsOfType(events, 'tool/call').map((event) => String(event.data.callId));
-  const results = eventsOfType(events, 'tool/result').map((event) => String(event.data.callId));
+  expect(ofType(events, 'turn/end')).toHaveLength(turns);
+  const calls = ofType(events, 'tool/call').map((event) => String(event.data.callId));
+  const results = ofType(events, 'tool/result').map((event) => String(event.data.callId));
   expect(new Set(calls).size).toBe(calls.length);
   expect([...results].sort()).toEqual([...calls].sort());
   return events;

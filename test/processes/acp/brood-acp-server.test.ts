@@ -12,8 +12,8 @@ import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, runCli } from '../../support/run-cli.js';
 import { FIXTURE_SCRIPT } from '../mcp/helpers.js';
-import { until } from './helpers.js';
 import { startScriptedEndpoint, type ScriptedEndpoint } from './scripted-endpoint.js';
+import { until } from '../../support/until.js';
 
 let dir: string;
 let config: string;

@@ -1,10 +1,11 @@
 /** Shared helpers for the ACP suites: the fixture agent's command, a runtime with an ACP provider, session readers. */
 import { fileURLToPath } from 'node:url';
 import { createBrood, memorySessions, scriptedModels, acpProvider } from '../../../src/index.js';
-import type { AcpProviderOptions, Agent, Brood, BroodOptions, SessionEvent } from '../../../src/index.js';
+import type { AcpProviderOptions, Agent, Brood, BroodOptions } from '../../../src/index.js';
+import { eventsOf } from '../../support/events.js';
+import { route } from '../../support/route.js';
 
 export const FIXTURE_AGENT = fileURLToPath(new URL('./fixtures/fixture-agent.mjs', import.meta.url));
-export const route = { provider: 'scripted', model: 'scripted' } as const;
 
 export function fixtureOptions(extra: Partial<AcpProviderOptions> = {}): AcpProviderOptions {
   return { command: process.execPath, args: [FIXTURE_AGENT], ...extra };
@@ -32,10 +33,6 @@ export function signal(): AbortSignal {
   return new AbortController().signal;
 }
 
-export async function eventsOf(brood: Brood, id: string): Promise<SessionEvent[]> {
-  return (await brood.sessions.read(id)).events;
-}
-
 /** The pid recorded in an ACP child's descriptor. */
 export async function agentPid(brood: Brood, childId: string): Promise<number> {
   const descriptor = (await eventsOf(brood, childId)).find((event) => event.type === 'subagent/descriptor');
@@ -50,9 +47,4 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** Waits until `check` holds, polling the event loop (no wall-clock assertion: the test's own timeout bounds it). */
-export async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 10));
 }

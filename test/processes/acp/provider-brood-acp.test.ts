@@ -11,8 +11,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { messageTools, scriptedModels, subagentTool } from '../../../src/index.js';
 import { assertBuilt, CLI } from '../../support/run-cli.js';
-import { acpHarness, agentPid, alive, eventsOf, route, signal, until, type AcpHarness } from './helpers.js';
+import { acpHarness, agentPid, alive, signal, type AcpHarness } from './helpers.js';
 import { startScriptedEndpoint, type ScriptedEndpoint } from './scripted-endpoint.js';
+import { eventsOf } from '../../support/events.js';
+import { route } from '../../support/route.js';
+import { until } from '../../support/until.js';
 
 let dir: string;
 let endpoint: ScriptedEndpoint;

@@ -7,20 +7,20 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { acpProvider, createBrood, fileSessions, messageTools, scriptedModels, subagentTool } from '../../../src/index.js';
-import type { AcpPermissionRequest } from '../../../src/index.js';
-import { rejectionCode, thrownCode } from '../../threads/agents/helpers.js';
 import {
-  acpHarness,
-  agentPid,
-  alive,
-  eventsOf,
-  fixtureOptions,
-  route,
-  signal,
-  until,
-  type AcpHarness,
-} from './helpers.js';
+  acpProvider,
+  createBrood,
+  fileSessions,
+  messageTools,
+  scriptedModels,
+  subagentTool,
+} from '../../../src/index.js';
+import type { AcpPermissionRequest } from '../../../src/index.js';
+import { acpHarness, agentPid, alive, fixtureOptions, signal, type AcpHarness } from './helpers.js';
+import { eventsOf } from '../../support/events.js';
+import { route } from '../../support/route.js';
+import { until } from '../../support/until.js';
+import { expectCode } from '../../support/codes.js';
 
 let h: AcpHarness | undefined;
 let dir: string;
@@ -62,25 +62,23 @@ describe('acpProvider: honest capabilities', () => {
       { outputSchema: { type: 'object' } },
       { maxSteps: 5 },
     ]) {
-      expect(await rejectionCode(h.brood.subagents.start('acp', { ...base, ...extra }))).toBe('UNSUPPORTED_CAPABILITY');
+      await expectCode(h.brood.subagents.start('acp', { ...base, ...extra }), 'UNSUPPORTED_CAPABILITY');
     }
     expect((await h.brood.sessions.list()).map((s) => s.id)).toEqual([h.lead.id]); // refused before anything was created
   });
 
   it('a subagentTool bound to it needs maxDepth provider-managed and no persona/filter (INVALID_CONFIG at mount)', async () => {
     h = await acpHarness(fixtureOptions());
-    expect(thrownCode(() => h!.brood.use(subagentTool({ provider: 'acp', toolName: 'ask_a', maxDepth: 2 })))).toBe(
-      'INVALID_CONFIG',
-    );
-    expect(
-      thrownCode(() =>
+    expectCode(() => h!.brood.use(subagentTool({ provider: 'acp', toolName: 'ask_a', maxDepth: 2 })), 'INVALID_CONFIG');
+    expectCode(
+      () =>
         h!.brood.use(
           subagentTool({ provider: 'acp', toolName: 'ask_b', maxDepth: 'provider-managed', persona: 'terse' }),
         ),
-      ),
-    ).toBe('INVALID_CONFIG');
-    expect(
-      thrownCode(() =>
+      'INVALID_CONFIG',
+    );
+    expectCode(
+      () =>
         h!.brood.use(
           subagentTool({
             provider: 'acp',
@@ -89,13 +87,13 @@ describe('acpProvider: honest capabilities', () => {
             toolFilter: { deny: ['x'] },
           }),
         ),
-      ),
-    ).toBe('INVALID_CONFIG');
-    expect(
-      thrownCode(() =>
+      'INVALID_CONFIG',
+    );
+    expectCode(
+      () =>
         h!.brood.use(subagentTool({ provider: 'acp', toolName: 'ask_e', maxDepth: 'provider-managed', maxSteps: 5 })),
-      ),
-    ).toBe('INVALID_CONFIG');
+      'INVALID_CONFIG',
+    );
     expect(() =>
       h!.brood.use(subagentTool({ provider: 'acp', toolName: 'ask_d', maxDepth: 'provider-managed' })),
     ).not.toThrow();
@@ -110,7 +108,7 @@ describe('acpProvider: honest capabilities', () => {
       { command: 'x', timeoutMs: 0 },
       { command: 'x', bogus: 1 },
     ]) {
-      expect(thrownCode(() => acpProvider(bad as never))).toBe('INVALID_CONFIG');
+      expectCode(() => acpProvider(bad as never), 'INVALID_CONFIG');
     }
   });
 });
@@ -208,9 +206,7 @@ describe('acpProvider: a continuable child whose ACP session is gone', () => {
 
     const bare = createBrood({ pool: { threads: 1 }, sessions: fileSessions(sessionsDir), providers: [] });
     const bareLead = await bare.resumeAgent(lead.id);
-    expect(await rejectionCode(bare.subagents.followup(bareLead, childId, 'count', { signal: signal() }))).toBe(
-      'NOT_RESUMABLE',
-    );
+    await expectCode(bare.subagents.followup(bareLead, childId, 'count', { signal: signal() }), 'NOT_RESUMABLE');
     await bare.close();
 
     const second = createBrood({

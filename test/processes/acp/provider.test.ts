@@ -7,9 +7,11 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { rejectionCode } from '../../threads/agents/helpers.js';
 import type { BroodEvent } from '../../../src/index.js';
-import { acpHarness, agentPid, alive, eventsOf, fixtureOptions, signal, until, type AcpHarness } from './helpers.js';
+import { acpHarness, agentPid, alive, fixtureOptions, signal, type AcpHarness } from './helpers.js';
+import { eventsOf } from '../../support/events.js';
+import { until } from '../../support/until.js';
+import { expectCode } from '../../support/codes.js';
 
 let h: AcpHarness | undefined;
 let marks: string;
@@ -172,9 +174,7 @@ describe('acpProvider: one agent process, sessions multiplexed on it', () => {
     unregister();
     await until(() => !alive(otherPid));
     expect(alive(pid)).toBe(true); // the first provider's process is its own
-    expect(
-      await rejectionCode(h.brood.subagents.start('acp2', { parent: h.lead, prompt: 'x', signal: signal() })),
-    ).toBe('NO_PROVIDER');
+    await expectCode(h.brood.subagents.start('acp2', { parent: h.lead, prompt: 'x', signal: signal() }), 'NO_PROVIDER');
     await (provider as { dispose(): Promise<void> }).dispose();
     expect(alive(pid)).toBe(false);
   });
@@ -259,7 +259,7 @@ describe('acpProvider: the agent process failing', () => {
 
   it('a process that cannot start, a wrong protocol version, a silent initialize: start rejects PROVIDER_FAILED and creates nothing', async () => {
     h = await acpHarness({ command: join(marks, 'no-such-agent') });
-    expect(await rejectionCode(start('x'))).toBe('PROVIDER_FAILED');
+    await expectCode(start('x'), 'PROVIDER_FAILED');
     await h.close();
     h = await acpHarness(fixtureOptions({ env: { FIXTURE_PROTOCOL_VERSION: '99' } }));
     const wrongVersion = await start('x').catch((error: unknown) => error as Error & { code: string });

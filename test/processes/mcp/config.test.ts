@@ -8,8 +8,9 @@ import { createBrood, mcpTools } from '../../../src/index.js';
 import type { Brood, BroodPlugin, Disposer } from '../../../src/index.js';
 import { mcpToolName } from '../../../src/mcp/names.js';
 import { TOOL_NAME_PATTERN } from '../../../src/tools/define-tool.js';
-import { FIXTURE_SCRIPT, childProcesses, fixture, processHandles, route } from './helpers.js';
+import { FIXTURE_SCRIPT, childProcesses, fixture, processHandles } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { route } from '../../support/route.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -16,8 +16,6 @@ export const EVERYTHING_SCRIPT = join(packageDir('@modelcontextprotocol/server-e
 export const FILESYSTEM_SCRIPT = join(packageDir('@modelcontextprotocol/server-filesystem'), 'dist', 'index.js');
 export const FIXTURE_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'stdio-server.mjs');
 
-export const route = { provider: 'scripted', model: 'scripted' } as const;
-
 export function everything(name = 'everything'): McpStdioServer {
   return { name, command: process.execPath, args: [EVERYTHING_SCRIPT, 'stdio'] };
 }

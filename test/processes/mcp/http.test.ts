@@ -8,8 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, mcpTools, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
 import { tapStore } from '../../support/tap-store.js';
-import { StatusLog, requestedTools, route, toolResults } from './helpers.js';
+import { StatusLog, requestedTools, toolResults } from './helpers.js';
 import { TestMcpHttpServer, closedPort, failingServer } from './http-server.js';
+import { route } from '../../support/route.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
 

@@ -11,16 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, defineTool, mcpTools, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
 import { tapStore } from '../../support/tap-store.js';
-import {
-  FIXTURE_SCRIPT,
-  StatusLog,
-  announcements,
-  childProcesses,
-  fixture,
-  isAlive,
-  route,
-  toolResults,
-} from './helpers.js';
+import { FIXTURE_SCRIPT, StatusLog, announcements, childProcesses, fixture, isAlive, toolResults } from './helpers.js';
+import { route } from '../../support/route.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
 

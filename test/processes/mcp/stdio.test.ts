@@ -20,9 +20,9 @@ import {
   isAlive,
   processHandles,
   requestedTools,
-  route,
   toolResults,
 } from './helpers.js';
+import { route } from '../../support/route.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
 

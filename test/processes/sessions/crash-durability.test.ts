@@ -18,7 +18,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createBrood, defineTool, fileSessions, messageTools, subagentTool } from '../../../src/index.js';
 import type { Agent, SessionEvent, SessionHeader } from '../../../src/index.js';
 import { crashModels, installCrashTools } from './fixtures/crash-shared.mjs';
-import { ofType } from '../../support/lifecycle.js';
+import { ofType } from '../../support/events.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/crash-tree.mjs', import.meta.url));
 const SEEDS = 20;

@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBrood, fileSessions, memorySessions } from '../../../src/index.js';
 import type { Brood, SessionStore } from '../../../src/index.js';
-import { rejectedError } from '../../hardening/helpers.js';
+import { expectCode } from '../../support/codes.js';
+import { route } from '../../support/route.js';
 
-const route = { provider: 'scripted', model: 'scripted' } as const;
 const header = (id: string) => ({ id, createdAt: 1, delegationDepth: 0, model: route });
 const INDEX = fileURLToPath(new URL('../../../dist/index.js', import.meta.url));
 const HOLDER = fileURLToPath(new URL('./fixtures/hold-session.mjs', import.meta.url));
@@ -42,8 +42,7 @@ describe('appends the loader would refuse are refused at append time', () => {
       for (const store of [fileSessions(dir), memorySessions()]) {
         await store.create(header('t'));
         await store.append('t', [{ seq: 0, time: 1, type: 'x', data: {} }]);
-        const error = await rejectedError(() => store.append('t', [{ seq: 1, time, type: 'x', data: {} }]));
-        expect(error.code).toBe('INVALID_CONFIG');
+        await expectCode(store.append('t', [{ seq: 1, time, type: 'x', data: {} }]), 'INVALID_CONFIG');
         await store.append('t', [{ seq: 1, time: 2, type: 'x', data: {} }]);
         expect((await store.read('t')).events.map((event) => event.time)).toEqual([1, 2]);
         await (store as { close?: () => Promise<void> }).close?.();
@@ -86,7 +85,7 @@ describe('readers never write', () => {
     const before = await snapshot();
     const reader = fileSessions(dir);
     expect((await reader.read('torn')).events).toHaveLength(1);
-    await rejectedError(() => reader.read('half'));
+    await expectCode(reader.read('half'), 'SESSION_CORRUPT');
     expect((await reader.list()).map((h) => h.id)).toEqual(['torn']);
     await reader.close();
     expect(await snapshot()).toEqual(before);
@@ -105,8 +104,7 @@ describe('one writer per session', () => {
     const agent = await first.createAgent({ id: 'shared', model: route });
     await agent.run('one');
     const second = runtime();
-    const error = await rejectedError(() => second.resumeAgent('shared'));
-    expect(error.code).toBe('SESSION_LOCKED');
+    const error = await expectCode(second.resumeAgent('shared'), 'SESSION_LOCKED');
     expect(error.message).toContain(join(dir, 'shared.jsonl'));
     expect(error.message).toContain(`process ${process.pid}`);
     // Disposing the owner releases the lock: now the second runtime may write it.
@@ -154,8 +152,7 @@ describe('one writer per session', () => {
         child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
         child.on('exit', (code) => reject(new Error(`holder exited early (${code})`)));
       });
-      const error = await rejectedError(() => runtime().resumeAgent('held'));
-      expect(error.code).toBe('SESSION_LOCKED');
+      const error = await expectCode(runtime().resumeAgent('held'), 'SESSION_LOCKED');
       expect(error.details).toMatchObject({ pid: child.pid, file: join(dir, 'held.jsonl') });
     } finally {
       child.kill('SIGKILL');
@@ -178,7 +175,7 @@ describe('one writer per session', () => {
     writeFileSync(lock, JSON.stringify({ pid: process.ppid, started: 1, host, token: 'reused', at: 1 }));
     await (await runtime().resumeAgent('a')).dispose();
     writeFileSync(lock, 'not a lock');
-    expect((await rejectedError(() => runtime().resumeAgent('a'))).code).toBe('SESSION_LOCKED');
+    await expectCode(runtime().resumeAgent('a'), 'SESSION_LOCKED');
   });
 
   it('eight stores breaking the same stale lock at once: exactly one becomes the writer', async () => {
@@ -203,9 +200,7 @@ describe('one writer per session', () => {
     const a = fileSessions(dir);
     await a.create(header('d'));
     const b = fileSessions(dir);
-    expect((await rejectedError(() => b.append('d', [{ seq: 0, time: 1, type: 'x', data: {} }]))).code).toBe(
-      'SESSION_LOCKED',
-    );
+    await expectCode(b.append('d', [{ seq: 0, time: 1, type: 'x', data: {} }]), 'SESSION_LOCKED');
     await a.close();
     await b.append('d', [{ seq: 0, time: 1, type: 'x', data: {} }]);
     await b.close();
@@ -220,11 +215,10 @@ describe('a directory where a session file should be', () => {
   it('read and resume are SESSION_CORRUPT naming the path (not a raw EISDIR); list skips it', async () => {
     mkdirSync(join(dir, 'x.jsonl'));
     const store = fileSessions(dir);
-    const read = await rejectedError(() => store.read('x'));
-    expect(read.code).toBe('SESSION_CORRUPT');
+    const read = await expectCode(store.read('x'), 'SESSION_CORRUPT');
     expect(read.message).toContain(join(dir, 'x.jsonl'));
     expect(await store.list()).toEqual([]);
-    expect((await rejectedError(() => runtime().resumeAgent('x'))).code).toBe('SESSION_CORRUPT');
+    await expectCode(runtime().resumeAgent('x'), 'SESSION_CORRUPT');
     expect((await stat(join(dir, 'x.jsonl'))).isDirectory()).toBe(true);
   });
 });

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { memorySessions, moduleAdapter } from '../../../src/index.js';
 import type { Brood, SessionEvent } from '../../../src/index.js';
-import { makeBrood } from './helpers.js';
+import { makeBrood } from '../../support/runtime.js';
 
 const BUSY_MS = 800;
 const busyThread = moduleAdapter({

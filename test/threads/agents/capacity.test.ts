@@ -3,7 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood } from '../../../src/index.js';
-import { RUNNERS, deferred, makeBrood, route } from './helpers.js';
+import { deferred } from '../../support/deferred.js';
+import { route } from '../../support/route.js';
+import { RUNNERS, makeBrood } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

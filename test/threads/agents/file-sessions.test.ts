@@ -10,8 +10,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, fileSessions, scriptedModels } from '../../../src/index.js';
 import type { Brood, SessionEvent } from '../../../src/index.js';
-import { RUNNERS, makeBrood, ofType, route } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
+import { RUNNERS, makeBrood } from '../../support/runtime.js';
 
 let dir: string;
 const open: Brood[] = [];

@@ -6,7 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
-import { RUNNERS, activeResources, makeBrood, pause, route, waitOutRunnerTimer } from './helpers.js';
+import { activeResources, waitOutRunnerTimer } from '../../support/active-resources.js';
+import { pause } from '../../support/deferred.js';
+import { route } from '../../support/route.js';
+import { RUNNERS, makeBrood } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -11,8 +11,8 @@ import {
 } from '../../../src/index.js';
 import { runtimeOf } from '../../../src/runtime/plugin-host.js';
 import { expectCode } from '../../support/codes.js';
+import { route } from '../../support/route.js';
 
-const route = { provider: 'scripted', model: 'scripted' } as const;
 const loopForever = { toolCalls: [{ name: 'noop', arguments: {} }] };
 const noop = defineTool({
   name: 'noop',

@@ -10,8 +10,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createBrood, defineTool, moduleAdapter, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
-import { ExecutionCounter, expectWellFormed } from '../../support/well-formed.js';
-import { ConcurrencyProbe, RUNNERS, deferred, eventsOf, makeBrood, ofType, pause, route } from './helpers.js';
+import { expectWellFormed } from '../../support/well-formed.js';
+import { ConcurrencyProbe } from '../../support/concurrency-probe.js';
+import { deferred, pause } from '../../support/deferred.js';
+import { eventsOf, ofType } from '../../support/events.js';
+import { ExecutionCounter } from '../../support/execution-counter.js';
+import { route } from '../../support/route.js';
+import { RUNNERS, makeBrood } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

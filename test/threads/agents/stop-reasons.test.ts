@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, scriptedModels } from '../../../src/index.js';
 import type { Brood, ModelProviderConfig } from '../../../src/index.js';
-import { RUNNERS, eventsOf, makeBrood, ofType, route, turnEvents } from './helpers.js';
+import { eventsOf, ofType, turnEvents } from '../../support/events.js';
+import { route } from '../../support/route.js';
+import { RUNNERS, makeBrood } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

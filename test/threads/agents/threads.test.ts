@@ -3,7 +3,9 @@ import { isMainThread, threadId } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
-import { eventsOf, makeBrood, ofType, route } from './helpers.js';
+import { eventsOf, ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
+import { makeBrood } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -6,8 +6,8 @@
 import { afterEach, expect, it } from 'vitest';
 import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, SessionEvent, SubagentProvider } from '../../../src/index.js';
+import { route } from '../../support/route.js';
 
-const route = { provider: 'scripted', model: 'scripted' } as const;
 let brood: Brood | undefined;
 afterEach(async () => {
   await brood?.close();

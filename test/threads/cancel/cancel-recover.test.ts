@@ -7,7 +7,11 @@ import { threadId as mainThreadId } from 'node:worker_threads';
 import { afterEach, expect, it } from 'vitest';
 import { createBrood, defineTool, inlineProvider, scriptedModels } from '../../../src/index.js';
 import type { Brood, BroodOptions } from '../../../src/index.js';
-import { ExecutionCounter, eventsOfType, expectWellFormed, route, tapStore } from '../../support/well-formed.js';
+import { expectWellFormed } from '../../support/well-formed.js';
+import { ofType } from '../../support/events.js';
+import { ExecutionCounter } from '../../support/execution-counter.js';
+import { route } from '../../support/route.js';
+import { tapStore } from '../../support/tap-store.js';
 
 let brood: Brood | undefined;
 
@@ -41,7 +45,7 @@ it('a hang that ignores agent.cancel() is stopped by force after cancelGraceMs: 
   expect(ended.stopReason).toBe('aborted');
   expect(ended.diagnostic).toMatch(/force/);
   const events = await expectWellFormed(brood.sessions, agent.id);
-  expect(eventsOfType(events, 'turn/end').map((e) => e.data)).toEqual([
+  expect(ofType(events, 'turn/end').map((e) => e.data)).toEqual([
     { turn: 1, reason: 'aborted', diagnostic: ended.diagnostic },
   ]);
   // The host and the pool are fine; the stopped agent serves its next turn.
@@ -81,11 +85,11 @@ it('co-hosted recovery re-issues an in-flight model request on a healthy thread'
   expect(result).toMatchObject({ stopReason: 'completed', output: 'finished patient one' });
   expect(result.diagnostic).toBeUndefined();
   const events = await expectWellFormed(brood.sessions, victim.id);
-  const requests = eventsOfType(events, 'model/request');
+  const requests = ofType(events, 'model/request');
   expect(requests).toHaveLength(2);
   expect(requests[1]!.data.threadId).not.toBe(firstRequest.data.threadId);
-  expect(eventsOfType(events, 'assistant/message').map((e) => e.data.finish)).toEqual(['stop']);
-  expect(eventsOfType(events, 'turn/start')).toHaveLength(1);
+  expect(ofType(events, 'assistant/message').map((e) => e.data.finish)).toEqual(['stop']);
+  expect(ofType(events, 'turn/start')).toHaveLength(1);
 });
 
 it('co-hosted recovery re-attaches a running tool call by call id: it runs and is committed exactly once', async () => {
@@ -123,8 +127,8 @@ it('co-hosted recovery re-attaches a running tool call by call id: it runs and i
   expect(await pending).toMatchObject({ stopReason: 'completed', output: 'got opened' });
   expect(counter.of(victim.id)).toEqual({ call_0_0: 1 });
   const events = await expectWellFormed(brood.sessions, victim.id);
-  expect(eventsOfType(events, 'tool/call')).toHaveLength(1);
-  expect(eventsOfType(events, 'tool/result').map((e) => e.data.content)).toEqual(['opened']);
+  expect(ofType(events, 'tool/call')).toHaveLength(1);
+  expect(ofType(events, 'tool/result').map((e) => e.data.content)).toEqual(['opened']);
 });
 
 it("createBrood refuses fault turns under runner 'inline' (INVALID_CONFIG)", () => {
@@ -163,8 +167,8 @@ it('an inlineProvider child that reaches a fault turn ends error without running
   // It really ran on the main thread, where a fault would have taken the host down.
   const request = await tap.waitFor(run.id, 'model/request');
   expect(request.data.threadId).toBe(mainThreadId);
-  expect(eventsOfType(events, 'assistant/message').map((e) => e.data.finish)).toEqual(['error']);
-  expect(eventsOfType(events, 'turn/end').map((e) => e.data.reason)).toEqual(['error']);
+  expect(ofType(events, 'assistant/message').map((e) => e.data.finish)).toEqual(['error']);
+  expect(ofType(events, 'turn/end').map((e) => e.data.reason)).toEqual(['error']);
   // The host is alive and serving.
   expect(await parent.run('still here')).toMatchObject({ stopReason: 'completed', output: 'still here' });
 });

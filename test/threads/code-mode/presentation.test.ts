@@ -5,7 +5,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood, BroodOptions, CreateAgentOptions, SessionEvent } from '../../../src/index.js';
-import { eventsOfType, route, tapStore } from '../../support/well-formed.js';
+import { ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
+import { tapStore } from '../../support/tap-store.js';
 
 type Mode = NonNullable<BroodOptions['codeMode']>;
 
@@ -46,7 +48,7 @@ async function newAgent(b: Brood, extra: Partial<CreateAgentOptions> = {}): Prom
 /** Runs one turn (echo fallback) and returns its model/request event. */
 async function requestOf(b: Brood, agent: Agent, text = 'hello'): Promise<SessionEvent> {
   expect((await agent.run(text)).stopReason).toBe('completed');
-  const requests = eventsOfType((await b.sessions.read(agent.id)).events, 'model/request');
+  const requests = ofType((await b.sessions.read(agent.id)).events, 'model/request');
   return requests[requests.length - 1]!;
 }
 
@@ -179,7 +181,7 @@ describe('children', () => {
       });
       expect((await run.result).stopReason).toBe('completed');
       await run.dispose();
-      const requests = eventsOfType((await b.sessions.read(run.id)).events, 'model/request');
+      const requests = ofType((await b.sessions.read(run.id)).events, 'model/request');
       expect(requests.map((r) => r.data.tools)).toEqual([expected]);
       expect(String(requests[0]!.data.system).includes('declare const tools')).toBe(deployment === 'code');
       await b.close();

@@ -6,7 +6,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood, BroodOptions, SessionEvent, ToolContext } from '../../../src/index.js';
-import { ExecutionCounter, eventsOfType, expectWellFormed, route, tapStore } from '../../support/well-formed.js';
+import { expectWellFormed } from '../../support/well-formed.js';
+import { ofType } from '../../support/events.js';
+import { ExecutionCounter } from '../../support/execution-counter.js';
+import { route } from '../../support/route.js';
+import { tapStore } from '../../support/tap-store.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
 
@@ -119,7 +123,7 @@ interface ToolResultData {
 
 async function resultsOf(b: Brood, id: string): Promise<{ events: SessionEvent[]; results: ToolResultData[] }> {
   const events = await expectWellFormed(b.sessions, id);
-  return { events, results: eventsOfType(events, 'tool/result').map((e) => e.data as unknown as ToolResultData) };
+  return { events, results: ofType(events, 'tool/result').map((e) => e.data as unknown as ToolResultData) };
 }
 
 describe('run_code programs', () => {
@@ -149,7 +153,7 @@ describe('run_code programs', () => {
     const { events, results } = await resultsOf(b, agent.id);
     expect(results).toEqual([{ callId: 'call_0_0', name: 'run_code', isError: false, content: expected }]);
     // Sub-calls are not model tool calls: only run_code is in the session.
-    expect(eventsOfType(events, 'tool/call').map((e) => e.data.name)).toEqual(['run_code']);
+    expect(ofType(events, 'tool/call').map((e) => e.data.name)).toEqual(['run_code']);
     // Each tool ran exactly once, as this agent, with sub-call ids <callId>:code:<n>.
     expect(counter.of(agent.id)).toEqual({ 'call_0_0:code:1': 1, 'call_0_0:code:2': 1 });
     expect(contexts.map(({ name, ctx }) => [name, ctx.callId])).toEqual([

@@ -4,7 +4,10 @@
  */
 import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood, BroodOptions } from '../../../src/index.js';
-import { eventsOfType, expectWellFormed, route, tapStore } from '../../support/well-formed.js';
+import { expectWellFormed } from '../../support/well-formed.js';
+import { ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
+import { tapStore } from '../../support/tap-store.js';
 
 export interface ProgramResult {
   isError: boolean;
@@ -73,11 +76,11 @@ export function sandboxHarness(programs: Record<string, string>, options: Partia
     newAgent,
     async run(name, given) {
       const agent = given ?? (await newAgent());
-      const before = eventsOfType((await brood.sessions.read(agent.id)).events, 'tool/result').length;
+      const before = ofType((await brood.sessions.read(agent.id)).events, 'tool/result').length;
       const turn = await agent.run(`please run ${tag(name)}`);
       if (turn.stopReason !== 'completed')
         throw new Error(`turn of ${name} ended ${turn.stopReason}: ${turn.diagnostic ?? ''}`);
-      const results = eventsOfType(await expectWellFormed(brood.sessions, agent.id), 'tool/result').slice(before);
+      const results = ofType(await expectWellFormed(brood.sessions, agent.id), 'tool/result').slice(before);
       if (results.length !== 1) throw new Error(`expected one run_code result for ${name}, got ${results.length}`);
       const data = results[0]!.data as { isError: boolean; content: string; errorCode?: string };
       return {

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrood } from '../../../src/index.js';
-import { thrownCode } from '../../support/codes.js';
 import { sandboxHarness, type Harness } from './sandbox-harness.js';
+import { expectCode } from '../../support/codes.js';
 
 const SIBLING =
   "let sum = 0; for (let i = 1; i <= 3; i++) sum += (await tools.lookup({ n: i })).n; console.log('sibling', sum); return 'sibling ok';";
@@ -149,7 +149,7 @@ describe('codeResourceLimits', () => {
       { maxToolCalls: 0 },
       { cpuMs: 5 },
     ]) {
-      expect(thrownCode(() => createBrood({ codeResourceLimits: bad as never }))).toBe('INVALID_CONFIG');
+      expectCode(() => createBrood({ codeResourceLimits: bad as never }), 'INVALID_CONFIG');
     }
   });
 });

@@ -9,7 +9,10 @@ import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, Disposer } from '../../../src/index.js';
-import { ExecutionCounter, ofType, recordLifecycle, route } from '../../support/lifecycle.js';
+import { recordLifecycle } from '../../support/lifecycle.js';
+import { ofType } from '../../support/events.js';
+import { ExecutionCounter } from '../../support/execution-counter.js';
+import { route } from '../../support/route.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

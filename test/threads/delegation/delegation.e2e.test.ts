@@ -3,7 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood } from '../../../src/brood.js';
 import { scriptedModels } from '../../../src/models/scripted.js';
 import { jobTools, messageTools, subagentTool } from '../../../src/delegation/index.js';
-import { eventsOf, makeBrood, ofType, route, waitForEvents } from './helpers.js';
+import { waitForEvents } from './helpers.js';
+import { eventsOf, ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
+import { behaviourBrood } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {
@@ -18,7 +21,7 @@ const call = (prompt: string, extra: Record<string, unknown> = {}) => ({
 
 describe('foreground', () => {
   it('fans out 5 siblings in one assistant message: results in model order, at most maxParallelToolCalls at once', async () => {
-    brood = makeBrood({
+    brood = behaviourBrood({
       maxParallelToolCalls: 2,
       models: [
         scriptedModels({
@@ -53,7 +56,7 @@ describe('foreground', () => {
   });
 
   it('returns the canonical value rendered as the final text, with the child session id as runId', async () => {
-    brood = makeBrood();
+    brood = behaviourBrood();
     brood.use(subagentTool({ provider: 'spawn' }));
     const parent = await brood.createAgent({ model: route });
     const result = await parent.tools.execute(call('hello child'));
@@ -77,7 +80,9 @@ describe('foreground', () => {
     ],
     ['refusal', { finish: 'refusal' as const }, 'Error: subagent declined the task'],
   ])('renders a %s child as an errored result with no code', async (_label, turn, content) => {
-    brood = makeBrood({ models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'bad', turns: [turn] }] })] });
+    brood = behaviourBrood({
+      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'bad', turns: [turn] }] })],
+    });
     brood.use(subagentTool({ provider: 'spawn' }));
     const parent = await brood.createAgent({ model: route });
     const result = await parent.tools.execute(call('bad'));
@@ -87,7 +92,7 @@ describe('foreground', () => {
   });
 
   it('a cancelled child yields ABORTED', async () => {
-    brood = makeBrood({
+    brood = behaviourBrood({
       models: [
         scriptedModels({ id: 'scripted', scripts: [{ match: 'slow', latencyMs: 5_000, turns: [{ text: 'late' }] }] }),
       ],
@@ -104,7 +109,7 @@ describe('foreground', () => {
   });
 
   it('without a calling agent the call is SCOPE_REQUIRED; forced disabled fields are INVALID_ARGS', async () => {
-    brood = makeBrood();
+    brood = behaviourBrood();
     brood.use(subagentTool({ provider: 'spawn', enableRunInBackground: false }));
     expect((await brood.tools.execute(call('x'))).error?.code).toBe('SCOPE_REQUIRED');
     const parent = await brood.createAgent({ model: route });
@@ -122,7 +127,7 @@ describe('foreground', () => {
 
 describe('depth', () => {
   it('a chain trying depth 4 under maxDepth 3 gets DEPTH_EXCEEDED and no depth-4 session exists', async () => {
-    brood = makeBrood({
+    brood = behaviourBrood({
       models: [
         scriptedModels({
           id: 'scripted',
@@ -146,7 +151,7 @@ describe('depth', () => {
   });
 
   it('maxDepth 0 forbids delegation (background too), with no job created', async () => {
-    brood = makeBrood();
+    brood = behaviourBrood();
     brood.use(subagentTool({ provider: 'spawn', maxDepth: 0 }));
     const parent = await brood.createAgent({ model: route });
     for (const extra of [{}, { run_in_background: true }]) {
@@ -163,7 +168,7 @@ describe('depth', () => {
 
 describe('one-shot background', () => {
   it('starts a job, collects it with job_output, lists it; another agent sees it as unknown', async () => {
-    brood = makeBrood({
+    brood = behaviourBrood({
       models: [
         scriptedModels({
           id: 'scripted',
@@ -214,7 +219,7 @@ describe('one-shot background', () => {
   });
 
   it('job_output without wait reads (no new output) while running; job_kill cancels; wait leaves a job alive', async () => {
-    brood = makeBrood({
+    brood = behaviourBrood({
       models: [
         scriptedModels({ id: 'scripted', scripts: [{ match: 'long', latencyMs: 10_000, turns: [{ text: 'never' }] }] }),
       ],
@@ -241,7 +246,7 @@ describe('one-shot background', () => {
 
 describe('continuable', () => {
   it('starts a child, messages it twice with send_message, and the idle parent receives each settlement notice', async () => {
-    brood = makeBrood({
+    brood = behaviourBrood({
       models: [
         scriptedModels({
           id: 'scripted',
@@ -294,7 +299,7 @@ describe('continuable', () => {
   });
 
   it('send_message errors keep their code (NOT_RESUMABLE, UNAUTHORIZED)', async () => {
-    brood = makeBrood();
+    brood = behaviourBrood();
     brood.use(subagentTool({ provider: 'spawn', backgroundMode: 'continuable' }));
     brood.use(messageTools());
     const parent = await brood.createAgent({ model: route });

@@ -2,8 +2,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood } from '../../../src/brood.js';
 import { jobTools, subagentTool } from '../../../src/delegation/index.js';
-import type { SubagentProvider, SubagentResult, SubagentRun, SubagentStartRequest } from '../../../src/subagents/types.js';
-import { makeBrood, route } from './helpers.js';
+import type {
+  SubagentProvider,
+  SubagentResult,
+  SubagentRun,
+  SubagentStartRequest,
+} from '../../../src/subagents/types.js';
+import { route } from '../../support/route.js';
+import { behaviourBrood } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {
@@ -35,7 +41,7 @@ const run = (result: Promise<SubagentResult>, dispose: () => Promise<void> = asy
 
 async function setup(makeRun: (request: SubagentStartRequest) => SubagentRun, config: Record<string, unknown> = {}) {
   const seen: SubagentStartRequest[] = [];
-  brood = makeBrood({ providers: [fakeProvider(makeRun, seen)] });
+  brood = behaviourBrood({ providers: [fakeProvider(makeRun, seen)] });
   brood.use(subagentTool({ provider: 'fake', ...config }));
   const parent = await brood.createAgent({ model: route });
   const exec = (extra: Record<string, unknown> = {}) =>

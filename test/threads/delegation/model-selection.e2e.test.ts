@@ -3,7 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood } from '../../../src/brood.js';
 import { scriptedModels } from '../../../src/models/scripted.js';
 import { subagentTool } from '../../../src/delegation/index.js';
-import { eventsOf, makeBrood, ofType, route } from './helpers.js';
+import { eventsOf, ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
+import { behaviourBrood } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {
@@ -49,7 +51,7 @@ const fieldsOf = (schema: { parameters: Record<string, unknown> } | undefined) =
 
 describe('enableModelSelection', () => {
   it('a child runs on the selected provider/model and its model/request shows it', async () => {
-    brood = makeBrood({ models: models() });
+    brood = behaviourBrood({ models: models() });
     brood.use(subagentTool({ provider: 'spawn', enableModelSelection: true }));
     const parent = await brood.createAgent({ model: route });
     const result = await parent.run('pick a model');
@@ -62,7 +64,7 @@ describe('enableModelSelection', () => {
   });
 
   it('validates the route before any child exists (UNKNOWN_MODEL, INVALID_EFFORT) and pairs provider with model', async () => {
-    brood = makeBrood({ models: models() });
+    brood = behaviourBrood({ models: models() });
     brood.use(subagentTool({ provider: 'spawn', enableModelSelection: true }));
     const parent = await brood.createAgent({ model: route });
     const run = (extra: Record<string, unknown>) =>
@@ -77,7 +79,7 @@ describe('enableModelSelection', () => {
   });
 
   it("list_subagent_models lists providers, models, and one model's efforts", async () => {
-    brood = makeBrood({ models: models() });
+    brood = behaviourBrood({ models: models() });
     brood.use(subagentTool({ provider: 'spawn', enableModelSelection: true }));
     const parent = await brood.createAgent({ model: route });
     const list = (args: Record<string, unknown>) =>
@@ -90,7 +92,7 @@ describe('enableModelSelection', () => {
   });
 
   it('the schema never changes when nothing changes (prefix stability)', async () => {
-    brood = makeBrood({ models: models() });
+    brood = behaviourBrood({ models: models() });
     brood.use(subagentTool({ provider: 'spawn', enableModelSelection: true }));
     const agent = await brood.createAgent({ model: route });
     const first = JSON.stringify(agent.tools.view().schemas);
@@ -109,7 +111,7 @@ describe('enableModelSelection', () => {
 describe('modelSelectionSettings', () => {
   it('only agents whose session decision is enabled see the fields and list_subagent_models', async () => {
     let enabled = true;
-    brood = makeBrood({
+    brood = behaviourBrood({
       models: models(),
       preferences: { get: (key) => (key === 'subagent-model-selection.enabled' ? enabled : undefined) },
     });

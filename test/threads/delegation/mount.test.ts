@@ -4,7 +4,10 @@ import type { Brood } from '../../../src/brood.js';
 import { defineTool } from '../../../src/tools/define-tool.js';
 import { jobTools, messageTools, subagentTool, type SubagentToolConfig } from '../../../src/delegation/index.js';
 import type { SubagentCapabilities } from '../../../src/subagents/types.js';
-import { customProvider, makeBrood, route, thrown } from './helpers.js';
+import { customProvider } from './helpers.js';
+import { route } from '../../support/route.js';
+import { behaviourBrood } from '../../support/runtime.js';
+import { expectCode } from '../../support/codes.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {
@@ -17,7 +20,7 @@ const description = (b: Brood, name: string) => b.tools.view().schemas.find((s) 
 
 describe('mounting with the provider', () => {
   it('appears and disappears synchronously with provider register/dispose, with the new provider wording', () => {
-    brood = makeBrood({ providers: [] });
+    brood = behaviourBrood({ providers: [] });
     brood.use(subagentTool({ provider: 'custom', toolName: 'delegate' }));
     expect(names(brood)).not.toContain('delegate');
     const disposeFresh = brood.subagents.register(customProvider('custom'));
@@ -30,7 +33,7 @@ describe('mounting with the provider', () => {
   });
 
   it('mounts inside use() when the provider already exists, and the disposer releases everything', () => {
-    brood = makeBrood();
+    brood = behaviourBrood();
     const dispose = brood.use(subagentTool({ provider: 'spawn' }));
     expect(names(brood)).toEqual(expect.arrayContaining(['subagent', 'job_output', 'job_kill', 'job_list']));
     dispose();
@@ -41,23 +44,25 @@ describe('mounting with the provider', () => {
   });
 
   it('a mount that fails rolls back the provider registration that triggered it', () => {
-    brood = makeBrood({ providers: [] });
+    brood = behaviourBrood({ providers: [] });
     brood.use(subagentTool({ provider: 'acp' })); // numeric maxDepth needs depthLimit
-    const error = thrown(() => brood!.subagents.register(customProvider('acp', { caps: { depthLimit: false } })));
-    expect(error?.code).toBe('INVALID_CONFIG');
-    expect(error?.message).toMatch(/maxDepth.*depthLimit/);
+    const error = expectCode(
+      () => brood!.subagents.register(customProvider('acp', { caps: { depthLimit: false } })),
+      'INVALID_CONFIG',
+    );
+    expect(error.message).toMatch(/maxDepth.*depthLimit/);
     expect(brood.subagents.list()).toEqual([]);
     // Only the instance-lifetime job tools remain (installed at use(), independent of the provider).
     expect(names(brood)).toEqual(['job_kill', 'job_list', 'job_output']);
   });
 
   it('a host tool that took the name after use() fails the mount with INVALID_CONFIG and rolls the provider back', () => {
-    brood = makeBrood({ providers: [] });
+    brood = behaviourBrood({ providers: [] });
     brood.use(subagentTool({ provider: 'custom', toolName: 'delegate', enableRunInBackground: false }));
     brood.tools.register(
       defineTool({ name: 'delegate', description: 'd', parameters: { type: 'object' }, execute: () => 'x' }),
     );
-    expect(thrown(() => brood!.subagents.register(customProvider('custom')))?.code).toBe('INVALID_CONFIG');
+    expectCode(() => brood!.subagents.register(customProvider('custom')), 'INVALID_CONFIG');
     expect(brood.subagents.list()).toEqual([]);
   });
 
@@ -87,10 +92,9 @@ describe('mounting with the provider', () => {
   ])(
     'use() fails with INVALID_CONFIG when the provider lacks a needed capability: %s',
     (_label, config, caps, message) => {
-      brood = makeBrood({ providers: [customProvider('x', { caps })] });
-      const error = thrown(() => brood!.use(subagentTool(config)));
-      expect(error?.code).toBe('INVALID_CONFIG');
-      expect(error?.message).toMatch(message);
+      brood = behaviourBrood({ providers: [customProvider('x', { caps })] });
+      const error = expectCode(() => brood!.use(subagentTool(config)), 'INVALID_CONFIG');
+      expect(error.message).toMatch(message);
       expect(names(brood)).toEqual([]);
       // Nothing left behind: the same name can be used by a valid instance.
       brood.use(subagentTool({ provider: 'x', maxDepth: caps.depthLimit === false ? 'provider-managed' : 3 }));
@@ -99,13 +103,14 @@ describe('mounting with the provider', () => {
   );
 
   it("continuable needs prepareContinuable; 'provider-managed' mounts on a provider without depthLimit", () => {
-    brood = makeBrood({
+    brood = behaviourBrood({
       providers: [
         customProvider('oneshot', { continuable: false }),
         customProvider('remote', { caps: { depthLimit: false } }),
       ],
     });
-    expect(thrown(() => brood!.use(subagentTool({ provider: 'oneshot', backgroundMode: 'continuable' })))?.code).toBe(
+    expectCode(
+      () => brood!.use(subagentTool({ provider: 'oneshot', backgroundMode: 'continuable' })),
       'INVALID_CONFIG',
     );
     expect(names(brood)).toEqual([]);
@@ -116,50 +121,44 @@ describe('mounting with the provider', () => {
 
 describe('reservations and shared installs', () => {
   it('rejects a toolName used by another instance even while its provider is absent', () => {
-    brood = makeBrood({ providers: [] });
+    brood = behaviourBrood({ providers: [] });
     brood.use(subagentTool({ provider: 'later' }));
-    const error = thrown(() => brood!.use(subagentTool({ provider: 'other' })));
-    expect(error).toMatchObject({ code: 'INVALID_CONFIG' });
-    expect(error?.message).toMatch(/toolName 'subagent'/);
+    const error = expectCode(() => brood!.use(subagentTool({ provider: 'other' })), 'INVALID_CONFIG');
+    expect(error.message).toMatch(/toolName 'subagent'/);
   });
 
   it('rejects a toolName that is already a registered tool, and the shared tool names', () => {
-    brood = makeBrood();
+    brood = behaviourBrood();
     brood.tools.register(
       defineTool({ name: 'taken', description: 'd', parameters: { type: 'object' }, execute: () => 'x' }),
     );
-    expect(thrown(() => brood!.use(subagentTool({ provider: 'spawn', toolName: 'taken' })))?.code).toBe(
-      'INVALID_CONFIG',
-    );
-    expect(thrown(() => brood!.use(subagentTool({ provider: 'spawn', toolName: 'job_output' })))?.code).toBe(
-      'INVALID_CONFIG',
-    );
+    expectCode(() => brood!.use(subagentTool({ provider: 'spawn', toolName: 'taken' })), 'INVALID_CONFIG');
+    expectCode(() => brood!.use(subagentTool({ provider: 'spawn', toolName: 'job_output' })), 'INVALID_CONFIG');
     expect(names(brood)).toEqual(['taken']);
   });
 
   it('allows one list_subagent_models owner per runtime', () => {
-    brood = makeBrood();
+    brood = behaviourBrood();
     brood.use(subagentTool({ provider: 'spawn', enableModelSelection: true }));
     expect(names(brood)).toContain('list_subagent_models');
-    const error = thrown(() =>
-      brood!.use(subagentTool({ provider: 'spawn', toolName: 'second', modelSelectionSettings: true })),
+    const error = expectCode(
+      () => brood!.use(subagentTool({ provider: 'spawn', toolName: 'second', modelSelectionSettings: true })),
+      'INVALID_CONFIG',
     );
-    expect(error?.code).toBe('INVALID_CONFIG');
-    expect(error?.message).toMatch(/list_subagent_models/);
+    expect(error.message).toMatch(/list_subagent_models/);
     expect(names(brood)).not.toContain('second');
   });
 
   it('a config error from use() is thrown synchronously and leaves nothing behind', () => {
-    brood = makeBrood();
-    const error = thrown(() => brood!.use(subagentTool({ provider: 'spawn', toolFilter: {} })));
-    expect(error?.code).toBe('INVALID_CONFIG');
-    expect(error?.message).toMatch(/toolFilter/);
+    brood = behaviourBrood();
+    const error = expectCode(() => brood!.use(subagentTool({ provider: 'spawn', toolFilter: {} })), 'INVALID_CONFIG');
+    expect(error.message).toMatch(/toolFilter/);
     expect(names(brood)).toEqual([]);
     expect(brood.prompt.assemble().sections).toEqual([]);
   });
 
   it('job tools are installed once and ref-counted across explicit use and instances', () => {
-    brood = makeBrood();
+    brood = behaviourBrood();
     const explicit = brood.use(jobTools());
     const instance = brood.use(subagentTool({ provider: 'spawn' }));
     const again = brood.use(jobTools());
@@ -172,7 +171,7 @@ describe('reservations and shared installs', () => {
   });
 
   it('message tools are ref-counted too; continuable and disabled-background instances do not add job tools', () => {
-    brood = makeBrood();
+    brood = behaviourBrood();
     const a = brood.use(messageTools());
     const b = brood.use(messageTools());
     brood.use(subagentTool({ provider: 'spawn', backgroundMode: 'continuable' }));
@@ -187,7 +186,7 @@ describe('reservations and shared installs', () => {
 
 describe('guidance section', () => {
   it('a continuable instance renders tool:<toolName> only where the tool is visible', async () => {
-    brood = makeBrood({ providers: [] });
+    brood = behaviourBrood({ providers: [] });
     brood.use(subagentTool({ provider: 'spawn', backgroundMode: 'continuable' }));
     const agent = await brood.createAgent({ model: route });
     expect(agent.prompt.assemble().sections.map((s) => s.name)).not.toContain('tool:subagent');
@@ -202,7 +201,7 @@ describe('guidance section', () => {
   });
 
   it('a one-shot instance registers no section', () => {
-    brood = makeBrood();
+    brood = behaviourBrood();
     brood.use(subagentTool({ provider: 'spawn' }));
     expect(brood.prompt.assemble().sections).toEqual([]);
   });

@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, scriptedModels, subagentTool, jobTools } from '../../../src/index.js';
 import type { Brood, BroodEvent } from '../../../src/index.js';
 import { runtimeOf } from '../../../src/runtime/plugin-host.js';
+import { route } from '../../support/route.js';
 
-const route = { provider: 'scripted', model: 'scripted' } as const;
 const call = (prompt: string, extra: Record<string, unknown> = {}) => ({
   name: 'subagent',
   arguments: { description: `task ${prompt}`, prompt, ...extra },

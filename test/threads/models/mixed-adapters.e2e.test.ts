@@ -12,7 +12,6 @@ import { defineTool } from '../../../src/tools/define-tool.js';
 import { subagentTool } from '../../../src/delegation/index.js';
 import { anthropicCompatible, moduleAdapter, openAICompatible } from '../../../src/models/index.js';
 import { assertBuilt } from '../../support/run-cli.js';
-import { eventsOf, makeBrood, ofType } from '../delegation/helpers.js';
 import {
   blockStop,
   jsonDelta,
@@ -26,6 +25,8 @@ import {
   toolStart,
 } from '../../unit/models/anthropic-wire.js';
 import { sseFrames, startLoopback, type Handler, type Loopback } from '../../unit/models/loopback.js';
+import { eventsOf, ofType } from '../../support/events.js';
+import { behaviourBrood } from '../../support/runtime.js';
 
 let openai: Loopback;
 let anthropic: Loopback;
@@ -109,7 +110,7 @@ const anthropicServer: Handler = (req, res, seen) => {
 it('a lead on openAICompatible, a child on anthropicCompatible and a grandchild on the SDK module adapter, in workers', async () => {
   openai.fallback(openaiServer);
   anthropic.fallback(anthropicServer);
-  brood = makeBrood({
+  brood = behaviourBrood({
     models: [
       openAICompatible({ id: 'oa', baseURL: `${openai.base}/v1`, models: ['gpt-lead'], retry: { retries: 0 } }),
       anthropicCompatible({
@@ -196,7 +197,7 @@ it('extended thinking inside a tool loop: the thinking block is kept by the driv
       messageStop(),
     ])(req, res, seen);
   });
-  brood = makeBrood({
+  brood = behaviourBrood({
     models: [
       anthropicCompatible({
         id: 'an',

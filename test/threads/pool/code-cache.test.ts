@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createBrood } from '../../../src/index.js';
 import { cacheFileName, loadCachedBundle, trustedCacheDir } from '../../../src/thread/code-cache.js';
+import { route } from '../../support/route.js';
 
 let dir: string;
 let bundle: string;
@@ -119,7 +120,7 @@ const driverCaches = () =>
 async function runOnce(until: () => boolean, settleMs = 10_000): Promise<void> {
   const brood = createBrood({ pool: { threads: 1 } });
   try {
-    const agent = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
+    const agent = await brood.createAgent({ model: route });
     expect(await agent.run('cache me')).toMatchObject({ stopReason: 'completed', output: 'cache me' });
     await agent.whenIdle();
     const deadline = Date.now() + settleMs;

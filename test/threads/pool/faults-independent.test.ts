@@ -6,8 +6,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood, TurnResult } from '../../../src/index.js';
-import { ExecutionCounter, eventsOfType, expectWellFormed, route, tapStore } from '../../support/well-formed.js';
-import { countingSlowTool } from '../../support/execution-counter.js';
+import { expectWellFormed } from '../../support/well-formed.js';
+import { countingSlowTool, ExecutionCounter } from '../../support/execution-counter.js';
+import { ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
+import { tapStore } from '../../support/tap-store.js';
 
 type Fault = 'exit' | 'throw' | 'oom' | 'hang';
 const FAULTS: Fault[] = ['exit', 'throw', 'oom', 'hang'];
@@ -93,15 +96,15 @@ describe.each(FAULTS)("fault '%s' with 12 busy agents on the same 2 threads", (f
 
     for (const agent of agents) {
       const events = await expectWellFormed(brood.sessions, agent.id);
-      const ends = eventsOfType(events, 'turn/end');
+      const ends = ofType(events, 'turn/end');
       expect(ends).toHaveLength(1);
       if (agent === agents[faultyIndex]) {
         expect(ends[0]!.data).toEqual({ turn: 1, reason: 'error', diagnostic: faulty.diagnostic });
         // SPEC §6: the request the fault ended still gets an assistant/message with finish 'error'.
-        expect(eventsOfType(events, 'assistant/message').map((e) => e.data.finish)).toEqual(['error']);
+        expect(ofType(events, 'assistant/message').map((e) => e.data.finish)).toEqual(['error']);
       } else {
         expect(ends[0]!.data).toEqual({ turn: 1, reason: 'completed' });
-        expect(eventsOfType(events, 'tool/result').every((e) => e.data.isError === false)).toBe(true);
+        expect(ofType(events, 'tool/result').every((e) => e.data.isError === false)).toBe(true);
       }
     }
     expect((await brood.sessions.list()).map((h) => h.id).sort()).toEqual(agents.map((a) => a.id).sort());

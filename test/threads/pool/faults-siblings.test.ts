@@ -14,8 +14,11 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, ModelProviderConfig, ScriptedTurn, SessionEvent } from '../../../src/index.js';
-import { ExecutionCounter, ofType, recordLifecycle, route, tapStore, withTimeout } from '../../support/lifecycle.js';
-import { countingSlowTool } from '../../support/execution-counter.js';
+import { recordLifecycle, withTimeout } from '../../support/lifecycle.js';
+import { countingSlowTool, ExecutionCounter } from '../../support/execution-counter.js';
+import { ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
+import { tapStore } from '../../support/tap-store.js';
 
 const SIBLINGS = 16;
 const FAULTED = 5; // index of the faulted sibling in the assistant message

@@ -11,7 +11,8 @@ import { afterEach, expect, it } from 'vitest';
 import { createBrood, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
 import { locateWorkerEntry } from '../../../src/pool/worker-runner.js';
-import { thrownError } from '../../hardening/helpers.js';
+import { expectCode } from '../../support/codes.js';
+import { route } from '../../support/route.js';
 
 const strayModels = [
   {
@@ -24,7 +25,7 @@ const strayModels = [
     options: {},
   },
 ];
-const route = { provider: 'stray', model: 'm' };
+const strayRoute = { provider: 'stray', model: 'm' };
 
 let brood: Brood | undefined;
 let dir: string | undefined;
@@ -47,7 +48,7 @@ it.each(['throw', 'oom'] as const)(
       pool: { threads: 1, resourceLimits: { maxOldGenerationSizeMb: 48 } },
       onDiagnostic: (message) => reported(message),
     });
-    const agent = await brood.createAgent({ model: route });
+    const agent = await brood.createAgent({ model: strayRoute });
     expect(await agent.run(`stray ${kind} ${flag}`)).toMatchObject({ stopReason: 'completed' });
     await agent.whenIdle();
     writeFileSync(flag, ''); // the thread now runs no task; its stray timer fires
@@ -75,7 +76,7 @@ it('a throwing onDiagnostic callback is contained', async () => {
       throw new Error('host logger broke');
     },
   });
-  const agent = await brood.createAgent({ model: route });
+  const agent = await brood.createAgent({ model: strayRoute });
   await agent.run(`stray throw ${flag}`);
   await agent.whenIdle();
   writeFileSync(flag, '');
@@ -91,7 +92,7 @@ it('a thread a driver kills is that driver\'s failure, not also a "no driver tas
     onDiagnostic: (message) => diagnostics.push(message),
     models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'faulty', turns: [{ fault: 'throw' }] }] })],
   });
-  const agent = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
+  const agent = await brood.createAgent({ model: route });
   expect(await agent.run('faulty')).toMatchObject({ stopReason: 'error' });
   // The replacement thread runs the next turn; by then any report of the death has been made.
   expect(await agent.run('after')).toMatchObject({ stopReason: 'completed' });
@@ -110,8 +111,10 @@ it('the worker entry piscina loads is CommonJS: it loads even with require(esm) 
 it.each([1, 8, 31])(
   'pool.resourceLimits.maxOldGenerationSizeMb %i is refused with INVALID_CONFIG naming the minimum',
   (mb) => {
-    const error = thrownError(() => createBrood({ pool: { resourceLimits: { maxOldGenerationSizeMb: mb } } }));
-    expect(error.code).toBe('INVALID_CONFIG');
+    const error = expectCode(
+      () => createBrood({ pool: { resourceLimits: { maxOldGenerationSizeMb: mb } } }),
+      'INVALID_CONFIG',
+    );
     expect(error.details?.keys).toEqual(['pool.resourceLimits.maxOldGenerationSizeMb']);
     expect(error.message).toContain('at least 32');
   },
@@ -119,6 +122,6 @@ it.each([1, 8, 31])(
 
 it('the documented minimum heap (32 MB) boots a thread that runs a turn', async () => {
   brood = createBrood({ pool: { threads: 1, resourceLimits: { maxOldGenerationSizeMb: 32 } } });
-  const agent = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
+  const agent = await brood.createAgent({ model: route });
   expect(await agent.run('small heap')).toMatchObject({ stopReason: 'completed', output: 'small heap' });
 });

@@ -5,18 +5,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineTool, fileSessions, scriptedModels } from '../../../src/index.js';
 import type { Agent, SessionEvent } from '../../../src/index.js';
-import {
-  closeAfterEach,
-  harness,
-  isNotice,
-  nth,
-  ofType,
-  route,
-  startChild,
-  type Harness,
-  type Script,
-} from './helpers.js';
+import { closeAfterEach, harness, isNotice, nth, startChild, type Harness, type Script } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
 
 const { open, dirs } = closeAfterEach();
 

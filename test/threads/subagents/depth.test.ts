@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BroodError, fileSessions } from '../../../src/index.js';
-import { closeAfterEach, harness, rejectionCode, route, startChild, type Harness } from './helpers.js';
+import { closeAfterEach, harness, startChild, type Harness } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { route } from '../../support/route.js';
 
 const { open, dirs } = closeAfterEach();
 function track(h: Harness): Harness {
@@ -122,7 +123,7 @@ describe('delegation depth', () => {
       lines[0] = JSON.stringify(header);
       await writeFile(file, lines.join('\n'));
       const h = harness({ scripts: SCRIPTS, inner: fileSessions(dir) });
-      expect([bad, await rejectionCode(h.brood.resumeAgent(parentId))]).toEqual([bad, 'INVALID_DEPTH']);
+      await expectCode(h.brood.resumeAgent(parentId), 'INVALID_DEPTH');
       await h.brood.close();
     }
   });

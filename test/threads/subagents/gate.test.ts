@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent, SubagentCapabilities, SubagentProvider, SubagentStartRequest } from '../../../src/index.js';
 import { BroodError } from '../../../src/index.js';
-import { harness, route, type Harness } from './helpers.js';
+import { harness, type Harness } from './helpers.js';
+import { route } from '../../support/route.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -5,7 +5,7 @@
 import { rm } from 'node:fs/promises';
 import { threadId as mainThreadId } from 'node:worker_threads';
 import { afterEach } from 'vitest';
-import { createBrood, memorySessions, scriptedModels } from '../../../src/index.js';
+import { memorySessions, scriptedModels } from '../../../src/index.js';
 import type {
   Agent,
   Brood,
@@ -17,14 +17,13 @@ import type {
   SubagentStartEvent,
 } from '../../../src/index.js';
 import { runtimeOf } from '../../../src/runtime/plugin-host.js';
-import { deferred, tapStore, type Deferred, type TappedStore } from '../agents/helpers.js';
-import { behaviourRunner } from '../../support/runner-choice.js';
+import { deferred, type Deferred } from '../../support/deferred.js';
+import { ofType } from '../../support/events.js';
+import { behaviourBrood } from '../../support/runtime.js';
+import { tapStore, type TappedStore } from '../../support/tap-store.js';
 
-export { deferred, rejectionCode, thrownCode } from '../agents/helpers.js';
-export type { Deferred } from '../agents/helpers.js';
 export { mainThreadId };
 
-export const route = { provider: 'scripted', model: 'scripted' } as const;
 export type Script = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>[number];
 
 export interface Harness {
@@ -46,9 +45,7 @@ export interface Harness {
 export function harness(options: BroodOptions & { scripts?: Script[]; inner?: SessionStore } = {}): Harness {
   const { scripts, inner, ...rest } = options;
   const tap = tapStore(inner ?? memorySessions());
-  const brood = createBrood({
-    runner: behaviourRunner(),
-    pool: { threads: 2 },
+  const brood = behaviourBrood({
     models: [scriptedModels({ id: 'scripted', scripts: scripts ?? [] })],
     sessions: tap.store,
     ...rest,
@@ -85,10 +82,6 @@ export function harness(options: BroodOptions & { scripts?: Script[]; inner?: Se
     events: async (id) => (await brood.sessions.read(id)).events,
     liveAgents: () => runtimeOf(brood).agents.size,
   };
-}
-
-export function ofType(events: SessionEvent[], type: string): SessionEvent[] {
-  return events.filter((event) => event.type === type);
 }
 
 /** The first model/request of a session (waits for it). */

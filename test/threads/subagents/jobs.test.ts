@@ -2,7 +2,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent, SubagentRun } from '../../../src/index.js';
 import { pluginHost } from '../../../src/runtime/plugin-host.js';
-import { harness, nth, ofType, route, type Harness, type Script } from './helpers.js';
+import { harness, nth, type Harness, type Script } from './helpers.js';
+import { ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -2,7 +2,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool } from '../../../src/index.js';
 import type { ToolDefinition } from '../../../src/index.js';
-import { deferred, firstRequest, harness, ofType, route, startChild, type Harness } from './helpers.js';
+import { firstRequest, harness, startChild, type Harness } from './helpers.js';
+import { deferred } from '../../support/deferred.js';
+import { ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

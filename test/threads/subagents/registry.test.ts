@@ -2,8 +2,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnProvider } from '../../../src/index.js';
 import type { Brood, SubagentProvider } from '../../../src/index.js';
-import { harness, route, startChild } from './helpers.js';
+import { harness, startChild } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { route } from '../../support/route.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -10,13 +10,13 @@ import {
   firstRequest,
   harness,
   mainThreadId,
-  ofType,
-  route,
   startChild,
   type Harness,
   type Script,
 } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
 
 const { open, dirs } = closeAfterEach();
 

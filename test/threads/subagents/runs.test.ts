@@ -3,7 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool } from '../../../src/index.js';
 import type { SubagentResult } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
-import { deferred, harness, ofType, route, startChild, type Harness, type Script } from './helpers.js';
+import { harness, startChild, type Harness, type Script } from './helpers.js';
+import { deferred } from '../../support/deferred.js';
+import { ofType } from '../../support/events.js';
+import { route } from '../../support/route.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Agent, SessionStore, SubagentProvider } from '../../../src/index.js';
-import { allRequests, harness, route, type Harness } from './helpers.js';
+import { allRequests, harness, type Harness } from './helpers.js';
+import { route } from '../../support/route.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

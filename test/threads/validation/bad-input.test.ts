@@ -13,7 +13,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BroodError, createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Agent, Brood, SubagentToolConfig } from '../../../src/index.js';
-import { route, withTimeout } from '../../support/lifecycle.js';
+import { withTimeout } from '../../support/lifecycle.js';
+import { route } from '../../support/route.js';
 
 let brood: Brood;
 let parent: Agent;
@@ -119,11 +120,6 @@ function snapshot(): { tools: string[]; sections: string[] } {
   return { tools: brood.tools.view().names, sections: brood.prompt.assemble().sections.map((s) => s.name) };
 }
 
-function codeOf(error: unknown): string {
-  expect(error, `not a BroodError: ${String(error)}`).toBeInstanceOf(BroodError);
-  return (error as BroodError).code;
-}
-
 it('subagentTool config: use() succeeds or throws INVALID_CONFIG, and a failed use leaves nothing behind', () => {
   const config = fc.record(
     {
@@ -161,7 +157,8 @@ it('subagentTool config: use() succeeds or throws INVALID_CONFIG, and a failed u
       try {
         dispose = brood.use(subagentTool(raw as SubagentToolConfig));
       } catch (error) {
-        expect(codeOf(error)).toBe('INVALID_CONFIG');
+        expect(error).toBeInstanceOf(BroodError);
+        expect(error).toMatchObject({ code: 'INVALID_CONFIG' });
         failures += 1;
         expect(snapshot()).toEqual(before);
         // Nothing reserved: one probe instance can take the default name, model selection and a section.
@@ -248,7 +245,8 @@ it('SubagentStartRequest fields: start() resolves a run or rejects with a specif
         await withTimeout(run.dispose(), 10_000, 'dispose');
         outcomes.set('ok', (outcomes.get('ok') ?? 0) + 1);
       } catch (error) {
-        const code = codeOf(error);
+        expect(error, `not a BroodError: ${String(error)}`).toBeInstanceOf(BroodError);
+        const { code } = error as BroodError;
         expect(START_CODES, `unexpected code ${code}`).toContain(code);
         outcomes.set(code, (outcomes.get(code) ?? 0) + 1);
         expect((await brood.sessions.list()).length, 'a rejected start left a session').toBe(sessionsBefore);
@@ -286,7 +284,8 @@ it('ToolFilter and persona templates through createAgent: an agent, or INVALID_T
           expect(agent.tools.view().names.every((n) => ['alpha', 'beta', 'gamma'].includes(n))).toBe(true);
           await agent.dispose();
         } catch (error) {
-          const code = codeOf(error);
+          expect(error, `not a BroodError: ${String(error)}`).toBeInstanceOf(BroodError);
+          const { code } = error as BroodError;
           expect(['INVALID_TOOL_FILTER', 'INVALID_CONFIG', 'TEMPLATE_ERROR']).toContain(code);
           outcomes.set(code, (outcomes.get(code) ?? 0) + 1);
           expect((await brood.sessions.list()).length).toBe(before);

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, defineTool, fileSessions, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Brood, BroodOptions } from '../../../src/index.js';
-import { rejectedError, thrownError } from '../../hardening/helpers.js';
+import { expectCode } from '../../support/codes.js';
+import { route } from '../../support/route.js';
 
-const route = { provider: 'scripted', model: 'scripted' } as const;
 const TOO_LONG = 2 ** 31;
 let brood: Brood | undefined;
 let dir: string | undefined;
@@ -31,8 +31,7 @@ describe('millisecond options above 2^31-1 (which Node timers turn into 1 ms) ar
     ['pool.idleTimeoutMs', { pool: { idleTimeoutMs: TOO_LONG } }],
   ];
   it.each(cases)('%s', (key, options) => {
-    const error = thrownError(() => createBrood({ runner: 'inline', ...options }));
-    expect(error.code).toBe('INVALID_CONFIG');
+    const error = expectCode(() => createBrood({ runner: 'inline', ...options }), 'INVALID_CONFIG');
     expect(error.details?.keys).toContain(key);
   });
 
@@ -47,10 +46,10 @@ describe('millisecond options above 2^31-1 (which Node timers turn into 1 ms) ar
 
   it('scripted latencyMs / cpuMs too', () => {
     for (const field of ['latencyMs', 'cpuMs']) {
-      const error = thrownError(() =>
-        scriptedModels({ id: 's', scripts: [{ match: 'x', turns: [], [field]: TOO_LONG }] }),
+      expectCode(
+        () => scriptedModels({ id: 's', scripts: [{ match: 'x', turns: [], [field]: TOO_LONG }] }),
+        'INVALID_CONFIG',
       );
-      expect(error.code).toBe('INVALID_CONFIG');
     }
   });
 });
@@ -175,8 +174,7 @@ describe('error formatting never throws', () => {
 
 describe('entry points refuse bad input with INVALID_CONFIG', () => {
   it.each([null, 42, [], 'x', true])('createBrood(%j)', (value) => {
-    const error = thrownError(() => createBrood(value as never));
-    expect(error.code).toBe('INVALID_CONFIG');
+    const error = expectCode(() => createBrood(value as never), 'INVALID_CONFIG');
     expect(error.message).toContain('expected an options object');
   });
 
@@ -184,7 +182,7 @@ describe('entry points refuse bad input with INVALID_CONFIG', () => {
     'subagents.startContinuable(%j)',
     async (spec) => {
       brood = createBrood({ runner: 'inline' });
-      expect((await rejectedError(() => brood!.subagents.startContinuable(spec as never))).code).toBe('INVALID_CONFIG');
+      await expectCode(brood!.subagents.startContinuable(spec as never), 'INVALID_CONFIG');
     },
   );
 
@@ -194,16 +192,16 @@ describe('entry points refuse bad input with INVALID_CONFIG', () => {
       dir = mkdtempSync(join(tmpdir(), 'brood-ids-'));
       brood = createBrood({ runner: 'inline', sessions: kind === 'file' ? fileSessions(dir) : memorySessions() });
       for (const id of ['../x', '..', '.', '', 'a/b', 'x'.repeat(129)]) {
-        expect((await rejectedError(() => brood!.resumeAgent(id))).code).toBe('INVALID_CONFIG');
+        await expectCode(brood!.resumeAgent(id), 'INVALID_CONFIG');
       }
-      expect((await rejectedError(() => brood!.resumeAgent('unknown'))).code).toBe('NOT_RESUMABLE');
+      await expectCode(brood!.resumeAgent('unknown'), 'NOT_RESUMABLE');
     },
   );
 
   it.each(['memory', 'file'])('createAgent({ id: ".." }) is INVALID_CONFIG (%s sessions)', async (kind) => {
     dir = mkdtempSync(join(tmpdir(), 'brood-ids-'));
     brood = createBrood({ runner: 'inline', sessions: kind === 'file' ? fileSessions(dir) : memorySessions() });
-    expect((await rejectedError(() => brood!.createAgent({ id: '..', model: route }))).code).toBe('INVALID_CONFIG');
+    await expectCode(brood!.createAgent({ id: '..', model: route }), 'INVALID_CONFIG');
   });
 
   it('createAgent({ depth: -0 }) is depth 0 everywhere (agent, header, prompt)', async () => {

@@ -23,17 +23,12 @@ import { ThreadHost } from '../../../src/thread/thread-host.js';
 import { ThreadLink, outcomeEnd, type PlacedActivation } from '../../../src/pool/thread-link.js';
 import { createBoard } from '../../../src/wire/watch-board.js';
 import { expectCode } from '../../support/codes.js';
+import { deferred } from '../../support/deferred.js';
 
 const ports: MessagePort[] = [];
 afterEach(() => {
   for (const port of ports.splice(0)) port.close();
 });
-
-function deferred<T = void>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((res) => (resolve = res));
-  return { promise, resolve };
-}
 
 /** The parent's side, faked: an inbox, a tool table, a log. Methods may be overridden per test. */
 class FakeParent {

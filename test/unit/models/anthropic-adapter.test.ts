@@ -19,8 +19,9 @@ import {
   thinkingStart,
   toolStart,
 } from './anthropic-wire.js';
-import { assistant, codeOf, makeRequest, tool, user } from './helpers.js';
+import { assistant, makeRequest, tool, user } from './helpers.js';
 import { json, sseFrames, startLoopback, type Loopback } from './loopback.js';
+import { expectCode } from '../../support/codes.js';
 
 let server: Loopback;
 beforeAll(async () => {
@@ -280,16 +281,14 @@ describe('request body', () => {
   });
 
   it('rejects options the Messages API does not have with INVALID_CONFIG', () => {
-    const bad = (extra: Record<string, unknown>) =>
-      codeOf(() =>
-        anthropicCompatible({ id: 'an', baseURL: 'http://x', models: [], ...extra } as AnthropicCompatibleOptions),
-      );
-    expect(bad({ seed: 1 })).toBe('INVALID_CONFIG');
-    expect(bad({ models: [{ id: 'm', seed: 1 }] })).toBe('INVALID_CONFIG');
-    expect(bad({ maxTokensField: 'max_tokens' })).toBe('INVALID_CONFIG');
-    expect(bad({ responseFormat: { type: 'json_object' } })).toBe('INVALID_CONFIG');
-    expect(bad({ thinkingBudgets: { low: 10 } })).toBe('INVALID_CONFIG');
-    expect(bad({ baseURL: 'ftp://x' })).toBe('INVALID_CONFIG');
+    const bad = (extra: Record<string, unknown>) => () =>
+      anthropicCompatible({ id: 'an', baseURL: 'http://x', models: [], ...extra } as AnthropicCompatibleOptions);
+    expectCode(bad({ seed: 1 }), 'INVALID_CONFIG');
+    expectCode(bad({ models: [{ id: 'm', seed: 1 }] }), 'INVALID_CONFIG');
+    expectCode(bad({ maxTokensField: 'max_tokens' }), 'INVALID_CONFIG');
+    expectCode(bad({ responseFormat: { type: 'json_object' } }), 'INVALID_CONFIG');
+    expectCode(bad({ thinkingBudgets: { low: 10 } }), 'INVALID_CONFIG');
+    expectCode(bad({ baseURL: 'ftp://x' }), 'INVALID_CONFIG');
     expect(bad({})).toBeUndefined();
   });
 });

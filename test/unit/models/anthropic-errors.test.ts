@@ -6,6 +6,7 @@ import { errorEvent, messageStart, textDelta, textStart, textStream } from './an
 import { makeRequest, user } from './helpers.js';
 import { dropAfter, holdOpen, json, refusedPort, sseFrames, startLoopback, status, type Loopback } from './loopback.js';
 import { expectCode } from '../../support/codes.js';
+import { until } from '../../support/until.js';
 
 let server: Loopback;
 beforeAll(async () => {
@@ -171,7 +172,7 @@ describe('abort', () => {
     server.push(status(529, '', { 'retry-after': '30' }));
     const controller = new AbortController();
     const pending = ask(await adapter(), { signal: controller.signal });
-    while (server.seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => server.seen.length > 0);
     controller.abort();
     await expectCode(pending, 'ABORTED');
   });

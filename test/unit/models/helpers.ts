@@ -1,5 +1,4 @@
 /** Test helpers for model tests. */
-import { BroodError } from '../../../src/errors.js';
 import type { ChatMessage, ModelRequest } from '../../../src/models/types.js';
 
 export function makeRequest(messages: ChatMessage[], extra: Partial<ModelRequest> = {}): ModelRequest {
@@ -12,24 +11,6 @@ export function makeRequest(messages: ChatMessage[], extra: Partial<ModelRequest
     signal: new AbortController().signal,
     ...extra,
   };
-}
-
-export function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error instanceof BroodError ? error.code : `non-brood: ${String(error)}`;
-  }
-  return undefined;
-}
-
-export async function rejectionCode(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-  } catch (error) {
-    return error instanceof BroodError ? error.code : `non-brood: ${String(error)}`;
-  }
-  return undefined;
 }
 
 export const user = (text: string): ChatMessage => ({ role: 'user', text });

@@ -3,8 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadAdapter, moduleAdapter, type ModuleAdapterOptions } from '../../../src/models/index.js';
 import type { ModelAdapter } from '../../../src/models/types.js';
 import { assertBuilt } from '../../support/run-cli.js';
-import { codeOf, makeRequest, user } from './helpers.js';
+import { makeRequest, user } from './helpers.js';
 import { holdOpen, sseFrames, startLoopback, status, type Loopback } from './loopback.js';
+import { expectCode } from '../../support/codes.js';
 
 const example = new URL('../../../examples/openai-sdk-adapter.mjs', import.meta.url);
 
@@ -32,13 +33,12 @@ describe('moduleAdapter()', () => {
 
   it('rejects bad input with INVALID_CONFIG', () => {
     const base: ModuleAdapterOptions = { id: 'm', models: [], moduleUrl: example.href };
-    const bad = (extra: Record<string, unknown>) =>
-      codeOf(() => moduleAdapter({ ...base, ...extra } as ModuleAdapterOptions));
-    expect(bad({ moduleUrl: './relative.mjs' })).toBe('INVALID_CONFIG');
-    expect(bad({ moduleUrl: undefined })).toBe('INVALID_CONFIG');
-    expect(bad({ options: { fn: () => 1 } })).toBe('INVALID_CONFIG');
-    expect(bad({ kind: 'module' })).toBe('INVALID_CONFIG');
-    expect(bad({ models: [{ id: 'x', defaultEffort: 'high' }] })).toBe('INVALID_CONFIG');
+    const bad = (extra: Record<string, unknown>) => () => moduleAdapter({ ...base, ...extra } as ModuleAdapterOptions);
+    expectCode(bad({ moduleUrl: './relative.mjs' }), 'INVALID_CONFIG');
+    expectCode(bad({ moduleUrl: undefined }), 'INVALID_CONFIG');
+    expectCode(bad({ options: { fn: () => 1 } }), 'INVALID_CONFIG');
+    expectCode(bad({ kind: 'module' }), 'INVALID_CONFIG');
+    expectCode(bad({ models: [{ id: 'x', defaultEffort: 'high' }] }), 'INVALID_CONFIG');
     expect(bad({})).toBeUndefined();
   });
 });

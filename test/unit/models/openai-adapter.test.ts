@@ -3,8 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadAdapter, openAICompatible, type OpenAICompatibleOptions } from '../../../src/models/index.js';
 import type { ModelAdapter } from '../../../src/models/types.js';
 import { broodVersion } from '../../../src/version.js';
-import { assistant, codeOf, makeRequest, tool, user } from './helpers.js';
+import { assistant, makeRequest, tool, user } from './helpers.js';
 import { json, sseFrames, startLoopback, type Loopback } from './loopback.js';
+import { expectCode } from '../../support/codes.js';
 
 let server: Loopback;
 beforeAll(async () => {
@@ -376,18 +377,16 @@ describe('request body and options', () => {
       { id: 'gpt-4o', efforts: [] },
       { id: 'o3', efforts: ['low'] },
     ]);
-    const bad = (extra: Record<string, unknown>) =>
-      codeOf(() =>
-        openAICompatible({ id: 'oa', baseURL: 'http://x/v1', models: [], ...extra } as OpenAICompatibleOptions),
-      );
-    expect(bad({ temperature: 'hot' })).toBe('INVALID_CONFIG');
-    expect(bad({ toolChoice: 'always' })).toBe('INVALID_CONFIG');
-    expect(bad({ headers: { 'bad header': 'x' } })).toBe('INVALID_CONFIG');
-    expect(bad({ retry: { retries: -1 } })).toBe('INVALID_CONFIG');
-    expect(bad({ retry: { backoff: 1 } })).toBe('INVALID_CONFIG');
-    expect(bad({ models: [''] })).toBe('INVALID_CONFIG');
-    expect(bad({ models: [{ id: 'm', temprature: 1 }] })).toBe('INVALID_CONFIG');
-    expect(bad({ stream: 'yes' })).toBe('INVALID_CONFIG');
+    const bad = (extra: Record<string, unknown>) => () =>
+      openAICompatible({ id: 'oa', baseURL: 'http://x/v1', models: [], ...extra } as OpenAICompatibleOptions);
+    expectCode(bad({ temperature: 'hot' }), 'INVALID_CONFIG');
+    expectCode(bad({ toolChoice: 'always' }), 'INVALID_CONFIG');
+    expectCode(bad({ headers: { 'bad header': 'x' } }), 'INVALID_CONFIG');
+    expectCode(bad({ retry: { retries: -1 } }), 'INVALID_CONFIG');
+    expectCode(bad({ retry: { backoff: 1 } }), 'INVALID_CONFIG');
+    expectCode(bad({ models: [''] }), 'INVALID_CONFIG');
+    expectCode(bad({ models: [{ id: 'm', temprature: 1 }] }), 'INVALID_CONFIG');
+    expectCode(bad({ stream: 'yes' }), 'INVALID_CONFIG');
     try {
       openAICompatible({ id: 'oa', baseURL: 'http://x/v1', models: [{ id: 'm', seed: 1.5 }] });
     } catch (error) {

@@ -6,6 +6,7 @@ import type { ModelAdapter } from '../../../src/models/types.js';
 import { makeRequest, user } from './helpers.js';
 import { dropAfter, holdOpen, json, refusedPort, sseFrames, startLoopback, status, type Loopback } from './loopback.js';
 import { expectCode } from '../../support/codes.js';
+import { until } from '../../support/until.js';
 
 let server: Loopback;
 beforeAll(async () => {
@@ -179,7 +180,7 @@ describe('abort', () => {
     server.push(status(429, '', { 'retry-after': '30' }));
     const controller = new AbortController();
     const pending = (await adapter()).request(makeRequest([user('q')], { signal: controller.signal }));
-    while (server.seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => server.seen.length > 0);
     controller.abort();
     await expectCode(pending, 'ABORTED');
     await expectCode((await adapter()).request(makeRequest([user('q')], { signal: AbortSignal.abort() })), 'ABORTED');

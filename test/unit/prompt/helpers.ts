@@ -8,6 +8,3 @@ export function toolView(names: string[]): ToolView {
     has: (name) => sorted.includes(name),
   };
 }
-
-/** Runs fn, asserts it throws a BroodError with `code`, and returns the error for detail checks. */
-export { expectCode } from '../../support/codes.js';

@@ -7,7 +7,8 @@ import {
   type PromptScopeOptions,
 } from '../../../src/prompt/index.js';
 import type { Agent, ToolView } from '../../../src/types.js';
-import { expectCode, toolView } from './helpers.js';
+import { toolView } from './helpers.js';
+import { expectCode } from '../../support/codes.js';
 
 function setup(globalTools: string[] = []) {
   const onChange = vi.fn();

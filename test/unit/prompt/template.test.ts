@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isValidVariableName, renderTemplate } from '../../../src/prompt/template.js';
-import { expectCode } from './helpers.js';
+import { expectCode } from '../../support/codes.js';
 
 const values: Record<string, string | undefined> = { name: 'Ada', x: 'X', a_1: 'A1', empty: '', missing: undefined };
 const where = { section: 'greeting', knownVariables: Object.keys(values) };

@@ -4,7 +4,8 @@ import { fileSessions } from '../../../src/sessions/jsonl.js';
 import type { FileSessionStore } from '../../../src/sessions/jsonl.js';
 import { memorySessions } from '../../../src/sessions/memory.js';
 import type { SessionStore } from '../../../src/types.js';
-import { events, header, expectCode, tempDir } from './helpers.js';
+import { events, header, tempDir } from './helpers.js';
+import { expectCode } from '../../support/codes.js';
 
 type Factory = { name: string; make: () => Promise<{ store: SessionStore; cleanup: () => Promise<void> }> };
 

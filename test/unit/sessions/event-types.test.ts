@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isEventOf, knownEvent, parsedToolArguments, type SessionEventOf } from '../../../src/sessions/event-types.js';
 import { createBrood, defineTool, memorySessions, type SessionEvent } from '../../../src/index.js';
 import { scriptedModels } from '../../../src/testing.js';
+import { route } from '../../support/route.js';
 
 const logged = (type: string, data: Record<string, unknown>): SessionEvent => ({ seq: 0, time: 1, type, data });
 
@@ -41,7 +42,7 @@ describe('session event types', () => {
       brood.tools.register(
         defineTool({ name: 'echo', description: 'echo', parameters: { type: 'object' }, execute: () => 'ok' }),
       );
-      const agent = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
+      const agent = await brood.createAgent({ model: route });
       await agent.run('go');
       const { events } = await sessions.read(agent.id);
       expect(events.filter((event) => knownEvent(event) === undefined)).toEqual([]);

@@ -27,6 +27,3 @@ export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<v
   const dir = await mkdtemp(join(tmpdir(), 'brood-sessions-'));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
-
-/** Awaits a rejection and asserts it is a BroodError with `code`; returns it for detail checks. */
-export { expectCode } from '../../support/codes.js';

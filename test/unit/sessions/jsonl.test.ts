@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fileSessions } from '../../../src/sessions/jsonl.js';
 import type { FileSessionStore } from '../../../src/sessions/jsonl.js';
-import { events, header, expectCode, tempDir } from './helpers.js';
+import { events, header, tempDir } from './helpers.js';
+import { expectCode } from '../../support/codes.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

@@ -8,8 +8,8 @@ import { createBrood, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood } from '../../../src/index.js';
 import { pluginHost } from '../../../src/runtime/plugin-host.js';
 import { CountingStore, heapUsed } from '../../support/load-harness.js';
+import { route } from '../../support/route.js';
 
-const route = { provider: 'scripted', model: 'scripted' } as const;
 const OUTPUT = 50 * 1024;
 const CHILDREN = 1_000;
 let brood: Brood | undefined;

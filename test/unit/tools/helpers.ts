@@ -28,5 +28,3 @@ export function probeTool(
 export function errorCode(result: ToolResult): string | undefined {
   return result.error?.code;
 }
-
-export { thrownCode } from '../../support/codes.js';

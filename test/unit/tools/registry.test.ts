@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import type { BroodError } from '../../../src/errors.js';
 import { defineTool } from '../../../src/tools/define-tool.js';
 import { createToolSystem } from '../../../src/tools/system.js';
 import type { Agent, ToolDefinition, ToolFilter } from '../../../src/types.js';
@@ -15,15 +14,6 @@ function setup(globalNames: string[] = ['read', 'write', 'search']) {
   const agent = fakeAgent();
   const scope = system.createScope(() => agent);
   return { system, scope, runs, disposers, onChange, agent };
-}
-
-function caught(fn: () => unknown): BroodError {
-  try {
-    fn();
-  } catch (error) {
-    return error as BroodError;
-  }
-  throw new Error('expected a throw');
 }
 
 describe('registration', () => {
@@ -121,8 +111,7 @@ describe('restriction validation', () => {
 
   it('the message names the offending entry and lists the known global tools', () => {
     const { scope } = setup();
-    const error = caught(() => scope.registry.restrict({ allow: ['read', 'reed'] }));
-    expect(error.code).toBe('INVALID_TOOL_FILTER');
+    const error = expectCode(() => scope.registry.restrict({ allow: ['read', 'reed'] }), 'INVALID_TOOL_FILTER');
     expect(error.message).toContain('reed');
     for (const known of ['read', 'search', 'write']) expect(error.message).toContain(known);
   });

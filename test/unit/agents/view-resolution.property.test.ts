@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createBrood, defineTool, memorySessions, scriptedModels } from '../../../src/index.js';
+import { route } from '../../support/route.js';
 
 const GUIDE = 'Call flaky for anything uncertain.';
 
@@ -34,7 +35,7 @@ describe('one resolution per view', () => {
             }),
           );
           brood.prompt.register({ name: 'flaky-guide', tool: 'flaky', text: GUIDE });
-          const agent = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
+          const agent = await brood.createAgent({ model: route });
           for (const turn of [1, 2, 3]) await agent.run(`turn ${turn}`);
           const { events } = await sessions.read(agent.id);
           const requests = events.filter((event) => event.type === 'model/request');
