@@ -6,7 +6,9 @@ export type { Disposer } from './disposer.js';
 
 export type JsonSchemaObject = { [key: string]: unknown };
 
-export type StopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'max-steps';
+/** How a turn ended (SPEC §7): every value, once; the wire protocol checks against this list. */
+export const STOP_REASONS = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps'] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
 export type CodeMode = 'native' | 'code' | 'both';
 /** How a tool call may share its turn with others (SPEC §7.2): in the rolling pool, or alone as a barrier. */
 export type ConcurrencyClass = 'parallel' | 'exclusive';

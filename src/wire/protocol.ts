@@ -29,6 +29,7 @@ import {
   optional,
 } from '../hand-checks.js';
 import { modelRouteShape } from '../models/route.js';
+import { STOP_REASONS } from '../types.js';
 import { lazy, parseMessage, protocolError, type Wire, type WireType, wire } from './wire-type.js';
 
 export type { Wire, WireType } from './wire-type.js';
@@ -53,7 +54,6 @@ const usageSchema = lazy(() =>
   }),
 );
 
-const STOP_REASONS = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps'] as const;
 const stopReasonSchema = lazy(() => z.enum(STOP_REASONS));
 const concurrencyClassSchema = lazy(() => z.enum(['parallel', 'exclusive']));
 export const concurrencyClass = wire(concurrencyClassSchema, oneOf('parallel', 'exclusive'));

@@ -31,7 +31,7 @@ interface RunningTurn {
   cancel: () => void;
 }
 
-const STOP_REASONS: Record<Acp.StopReason, { stopReason: StopReason; finish: ModelFinish; diagnostic?: string }> = {
+const OUTCOMES_OF_ACP_STOP: Record<Acp.StopReason, { stopReason: StopReason; finish: ModelFinish; diagnostic?: string }> = {
   end_turn: { stopReason: 'completed', finish: 'stop' },
   max_tokens: { stopReason: 'max-tokens', finish: 'max-tokens' },
   // The agent's own limit of model requests per turn: brood's step-limit stop reason.
@@ -167,7 +167,7 @@ export class AcpChild implements DriverRunner, SessionHandlers {
         return { ...base, output: '', stopReason: 'aborted' };
       }
       const response = await agent.prompt(this.sessionId, claimed.text);
-      const mapped = STOP_REASONS[response.stopReason] ?? {
+      const mapped = OUTCOMES_OF_ACP_STOP[response.stopReason] ?? {
         stopReason: 'error' as const,
         finish: 'error' as const,
         diagnostic: `the ACP agent answered an unknown stop reason ${JSON.stringify(response.stopReason)}`,
