@@ -1,6 +1,7 @@
 /**
- * Every runtime default, written once. Config schemas, the runtime and the worker runner read these
- * names; documentation quotes them. Changing a default is a one-line change here.
+ * Every option default, written once: createBrood's, the plugins' (subagentTool, job tools, mcpTools,
+ * acpProvider), the model adapters' and the queue runner's. Config schemas and the code that applies
+ * an option read these names; documentation quotes them. Changing a default is a one-line change here.
  */
 export const DEFAULTS = {
   /** Tool calls one turn may run at once (SPEC §7). */
@@ -9,6 +10,8 @@ export const DEFAULTS = {
   codeBusyTimeoutMs: 5_000,
   /** run_code wall time. */
   codeWallTimeoutMs: 300_000,
+  /** What one run_code program may use (createBrood's `codeResourceLimits`; ranges in src/config.ts). */
+  codeResourceLimits: { memoryMb: 64, stackKb: 1024, maxOutputBytes: 1 << 20, maxToolCalls: 1_000 },
   /** How long a cancelled driver may take to settle before its thread is recycled. */
   cancelGraceMs: 2_000,
   /** A thread whose heartbeat stalls this long is treated as hung (must exceed codeBusyTimeoutMs). */
@@ -21,8 +24,22 @@ export const DEFAULTS = {
   maxSteps: 100,
   /** Events a subscriber may fall behind by before deltas coalesce and the oldest drop. */
   eventBuffer: 10_000,
-  /** What one run_code program may use (createBrood's `codeResourceLimits`; ranges in src/config.ts). */
-  codeResourceLimits: { memoryMb: 64, stackKb: 1024, maxOutputBytes: 1 << 20, maxToolCalls: 1_000 },
+  /** A prompt section's order when it names none (lower first). */
+  sectionOrder: 100,
+  /** subagentTool: the tool's name and the delegation depth cap (SPEC §11). */
+  subagentTool: { toolName: 'subagent', maxDepth: 3 },
   /** job_output's default wait. */
   jobWaitMs: 30_000,
+  /** mcpTools: how long one tool call may take. */
+  mcpTimeoutMs: 60_000,
+  /** acpProvider: how long the agent may take to answer a request. */
+  acpTimeoutMs: 60_000,
+  /** HTTP model adapters: retries of a failed request (`retry` option). */
+  retry: { retries: 2, baseDelayMs: 500, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 },
+  /** anthropicCompatible: `max_tokens` when neither the route nor the catalog gives one. */
+  anthropicMaxTokens: 4_096,
+  /** anthropicCompatible: reasoning effort → `thinking.budget_tokens` (the API's minimum is 1024). */
+  anthropicThinkingBudgets: { minimal: 1_024, low: 2_048, medium: 8_192, high: 16_384, xhigh: 32_768, max: 65_536 },
+  /** queueRunner and `brood host`: the BullMQ queue, the Redis key prefix, and how long an activation may wait for a host. */
+  queue: { name: 'brood', prefix: 'brood', activationTimeoutMs: 10_000 },
 } as const;

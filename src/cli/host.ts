@@ -5,8 +5,8 @@
  * QUEUE_UNAVAILABLE.
  */
 import { availableParallelism } from 'node:os';
-import { DEFAULT_PREFIX, DEFAULT_QUEUE } from '../queue/config.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
+import { DEFAULTS } from '../defaults.js';
 
 export const HOST_USAGE = 'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>]';
 
@@ -35,8 +35,8 @@ export async function hostCommand(args: string[]): Promise<number> {
   const redis = stringFlag(values, 'redis');
   if (redis === undefined || !/^rediss?:\/\//.test(redis))
     throw new UsageError('brood host: --redis <redis://host:port> is required (see brood --help)');
-  const queue = nameFlag(values, 'queue', DEFAULT_QUEUE);
-  const prefix = nameFlag(values, 'prefix', DEFAULT_PREFIX);
+  const queue = nameFlag(values, 'queue', DEFAULTS.queue.name);
+  const prefix = nameFlag(values, 'prefix', DEFAULTS.queue.prefix);
   const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), 1024);
   const concurrency = countFlag(values, 'concurrency', 64, 100_000);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);

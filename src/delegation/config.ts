@@ -8,6 +8,7 @@ import { isDepthCap } from '../depth.js';
 import { BroodError } from '../errors.js';
 import { TOOL_NAME_PATTERN } from '../tools/define-tool.js';
 import type { ModelRoute, ToolFilter } from '../types.js';
+import { DEFAULTS } from '../defaults.js';
 
 /** What a host passes to `subagentTool()`. */
 export interface SubagentToolConfig {
@@ -44,9 +45,6 @@ export interface ResolvedSubagentToolConfig {
   readonly maxDepth: number | 'provider-managed';
   readonly maxSteps?: number;
 }
-
-export const DEFAULT_TOOL_NAME = 'subagent';
-export const DEFAULT_MAX_DEPTH = 3;
 
 function isPositiveSafeInteger(value: unknown): boolean {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
@@ -120,12 +118,12 @@ function resolve(data: ParsedConfig): ResolvedSubagentToolConfig {
     -readonly [K in keyof ResolvedSubagentToolConfig]: ResolvedSubagentToolConfig[K];
   } = {
     provider: data.provider,
-    toolName: data.toolName ?? DEFAULT_TOOL_NAME,
+    toolName: data.toolName ?? DEFAULTS.subagentTool.toolName,
     enableModelSelection: data.enableModelSelection ?? false,
     modelSelectionSettings: data.modelSelectionSettings ?? false,
     enableRunInBackground: data.enableRunInBackground ?? true,
     backgroundMode: data.backgroundMode ?? 'one-shot',
-    maxDepth: data.maxDepth ?? DEFAULT_MAX_DEPTH,
+    maxDepth: data.maxDepth ?? DEFAULTS.subagentTool.maxDepth,
   };
   if (data.agentOptions !== undefined) config.agentOptions = Object.freeze(copyRoute(data.agentOptions));
   if (data.persona !== undefined) config.persona = data.persona;

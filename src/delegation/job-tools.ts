@@ -16,7 +16,6 @@ import { pluginHost } from '../runtime/plugin-host.js';
 import { acquireShared, callingAgent } from './shared.js';
 
 export const JOB_TOOLS_KEY = 'delegation:job-tools';
-export const DEFAULT_WAIT_MS = DEFAULTS.jobWaitMs;
 export const MAX_WAIT_MS = 600_000;
 
 /** `use(jobTools())` next to instances that install them is harmless: one registration, ref-counted. */
@@ -60,7 +59,7 @@ const jobOutputArgs = z.object({
     .int()
     .nonnegative()
     .optional()
-    .describe(`How long wait may take, in milliseconds (default ${DEFAULT_WAIT_MS}, at most ${MAX_WAIT_MS}).`),
+    .describe(`How long wait may take, in milliseconds (default ${DEFAULTS.jobWaitMs}, at most ${MAX_WAIT_MS}).`),
 });
 
 function jobOutputTool(jobs: () => JobTable): ToolDefinition {
@@ -115,7 +114,7 @@ function requireJob(table: JobTable, owner: Parameters<JobTable['get']>[0], id: 
 }
 
 export function clampWait(timeoutMs: number | undefined): number {
-  return Math.min(timeoutMs ?? DEFAULT_WAIT_MS, MAX_WAIT_MS);
+  return Math.min(timeoutMs ?? DEFAULTS.jobWaitMs, MAX_WAIT_MS);
 }
 
 /** Waits for the job, the timeout or the call's cancellation, whichever is first; never kills the job. */

@@ -2,10 +2,10 @@
 import { z } from 'zod';
 import { parseConfig } from '../config.js';
 import type { Agent } from '../types.js';
+import { DEFAULTS } from '../defaults.js';
 
 /** Server names become part of tool names, so they use the tool-name alphabet and leave room for the tool. */
 export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,40}$/;
-export const DEFAULT_TIMEOUT_MS = 60_000;
 
 const nonEmpty = z.string().min(1, 'must be a non-empty string');
 const serverName = z
@@ -89,7 +89,7 @@ export function parseMcpConfig(server: unknown, options: unknown): ParsedMcpConf
     scope: parsed.scope ?? 'global',
     include: parsed.include === undefined ? undefined : new Set(parsed.include),
     exclude: new Set(parsed.exclude ?? []),
-    timeoutMs: parsed.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    timeoutMs: parsed.timeoutMs ?? DEFAULTS.mcpTimeoutMs,
     concurrencySafe: typeof safe === 'boolean' ? safe : new Set(safe),
     onStatus: parsed.onStatus,
   };

@@ -3,9 +3,8 @@ import { readAnthropicOptions, type AnthropicAdapterOptions, type AnthropicReque
 import { readMessage, readMessageStream } from './anthropic-parse.js';
 import { type BodyInput as HttpBodyInput, httpAdapter } from './http-adapter.js';
 import type { ChatMessage, ModelAdapter, ModelProviderConfig } from './types.js';
+import { DEFAULTS } from '../defaults.js';
 
-/** `max_tokens` is mandatory in the Messages API: the route's, else the catalog model's, else this. */
-export const DEFAULT_MAX_TOKENS = 4096;
 const MIN_THINKING_BUDGET = 1024;
 
 export function createAnthropicAdapter(config: ModelProviderConfig): ModelAdapter {
@@ -25,7 +24,8 @@ type BodyInput = HttpBodyInput<AnthropicAdapterOptions, AnthropicRequestOptions>
 
 export function buildMessagesBody(input: BodyInput): { body: Record<string, unknown> } | { diagnostic: string } {
   const { effective, stream, info, request } = input;
-  const maxTokens = request.route.maxTokens ?? info?.maxTokens ?? DEFAULT_MAX_TOKENS;
+  // `max_tokens` is mandatory in the Messages API: the route's, else the catalog model's, else the default.
+  const maxTokens = request.route.maxTokens ?? info?.maxTokens ?? DEFAULTS.anthropicMaxTokens;
   const body: Record<string, unknown> = {
     model: request.route.model,
     max_tokens: maxTokens,

@@ -11,6 +11,7 @@ import {
 import { modelEntrySchema, type RequestOptions, requestOptionShape, resolvedRetrySchema } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
 import { parseOptions } from './validate.js';
+import { DEFAULTS } from '../defaults.js';
 
 /** The Messages API has no `seed`; its response format is `{ type: 'json_schema', schema }` (sent as `output_config.format`). */
 export type AnthropicRequestOptions = Omit<RequestOptions, 'seed' | 'responseFormat'> & {
@@ -32,16 +33,6 @@ export interface AnthropicCompatibleOptions extends AnthropicRequestOptions, Htt
   /** Extended-thinking budget per reasoning effort, merged over the default table (README). */
   thinkingBudgets?: Record<string, number>;
 }
-
-/** Reasoning effort → `thinking.budget_tokens` (the API's minimum budget is 1024). */
-export const DEFAULT_THINKING_BUDGETS: Readonly<Record<string, number>> = Object.freeze({
-  minimal: 1024,
-  low: 2048,
-  medium: 8192,
-  high: 16384,
-  xhigh: 32768,
-  max: 65536,
-});
 
 /** What the adapter reads back out of `config.options`. */
 export interface AnthropicAdapterOptions extends HttpAdapterOptions<AnthropicRequestOptions> {
@@ -79,7 +70,7 @@ export function anthropicCompatible(options: AnthropicCompatibleOptions): ModelP
   const parsed = parseOptions('anthropicCompatible', optionsSchema, options);
   return httpProviderConfig('anthropic-compatible', parsed, parsed.models as AnthropicModelEntry[], {
     anthropicVersion: parsed.anthropicVersion ?? '2023-06-01',
-    thinkingBudgets: { ...DEFAULT_THINKING_BUDGETS, ...parsed.thinkingBudgets },
+    thinkingBudgets: { ...DEFAULTS.anthropicThinkingBudgets, ...parsed.thinkingBudgets },
   });
 }
 

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { withDefaults } from '../plain.js';
 import type { ModelInfo } from './types.js';
+import { DEFAULTS } from '../defaults.js';
 
 export type ToolChoice = 'auto' | 'required' | 'none' | { name: string };
 
@@ -42,13 +43,6 @@ export interface RetryOptions {
 }
 
 export type ResolvedRetry = Required<RetryOptions>;
-
-export const RETRY_DEFAULTS: ResolvedRetry = {
-  retries: 2,
-  baseDelayMs: 500,
-  maxDelayMs: 8000,
-  maxRetryAfterMs: 60_000,
-};
 
 /** A catalog entry: a plain id, or an object with effort data, an output cap and request-option overrides. */
 export type ModelEntry =
@@ -145,7 +139,7 @@ export function perModelOptions(entries: ModelEntry[]): Record<string, RequestOp
 }
 
 export function resolveRetry(retry: RetryOptions | undefined): ResolvedRetry {
-  return withDefaults(RETRY_DEFAULTS, retry);
+  return withDefaults(DEFAULTS.retry, retry);
 }
 
 /** A model's options over the provider's; headers and extraBody merge key by key, the rest replace. */

@@ -2,7 +2,8 @@
  * Turns a stack of layers (global first, most specific last) into the system prompt one scope sees.
  */
 import type { AssembledPrompt, PromptContext } from '../types.js';
-import { BUILTIN_VARIABLES, DEFAULT_SECTION_ORDER, type PromptLayer, type SectionEntry } from './registry.js';
+import { DEFAULTS } from '../defaults.js';
+import { BUILTIN_VARIABLES, type PromptLayer, type SectionEntry } from './registry.js';
 import { renderTemplate, templateError, type TemplateLocation } from './template.js';
 
 export interface AssemblyInput {
@@ -42,7 +43,7 @@ function resolveSlots(layers: readonly PromptLayer[]): Slot[] {
   for (const layer of layers) {
     for (const entry of layer.sections.values()) {
       const shadowed = slots.get(entry.name);
-      const order = entry.order ?? shadowed?.order ?? DEFAULT_SECTION_ORDER;
+      const order = entry.order ?? shadowed?.order ?? DEFAULTS.sectionOrder;
       slots.set(entry.name, { entry, order, seq: shadowed?.seq ?? entry.seq });
     }
   }

@@ -1,7 +1,6 @@
 /** The prompt module's surface for the rest of brood (src/index.ts curates what is public). */
 export {
   BUILTIN_VARIABLES,
-  DEFAULT_SECTION_ORDER,
   PERSONA_ORDER,
   PERSONA_SECTION,
   createPromptSystem,

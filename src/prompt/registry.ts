@@ -12,8 +12,6 @@ import { isValidVariableName } from './template.js';
 export const BUILTIN_VARIABLES = ['agent_id', 'depth', 'provider', 'model'] as const;
 export type BuiltinVariable = (typeof BUILTIN_VARIABLES)[number];
 
-export const DEFAULT_SECTION_ORDER = 100;
-
 const BUILTIN_NAMES: ReadonlySet<string> = new Set(BUILTIN_VARIABLES);
 
 export type SectionText = PromptSection['text'];

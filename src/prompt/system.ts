@@ -9,7 +9,7 @@ import type { Agent, AssembledPrompt, PromptContext, PromptRegistry, PromptSecti
 import { assemblePrompt } from './assemble.js';
 import { PromptLayer, type LayerHooks, type VariableProvider } from './registry.js';
 
-export { BUILTIN_VARIABLES, DEFAULT_SECTION_ORDER } from './registry.js';
+export { BUILTIN_VARIABLES } from './registry.js';
 
 /** The deployment persona's section name (SPEC §5.1); agent personas shadow it under the same name. */
 export const PERSONA_SECTION = 'deployment:persona';

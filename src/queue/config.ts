@@ -5,10 +5,7 @@
  */
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
-
-export const DEFAULT_QUEUE = 'brood';
-export const DEFAULT_PREFIX = 'brood';
-export const DEFAULT_ACTIVATION_TIMEOUT_MS = 10_000;
+import { DEFAULTS } from '../defaults.js';
 
 /** ioredis connection options (host, port, password, db, tls, ...): passed through as given. */
 export type RedisConnectionOptions = Record<string, unknown>;
@@ -62,9 +59,9 @@ export function queueRunner(options: QueueRunnerOptions): QueueRunnerConfig {
     [QUEUE_RUNNER]: true as const,
     kind: 'queue' as const,
     connection,
-    queue: queue ?? DEFAULT_QUEUE,
-    prefix: prefix ?? DEFAULT_PREFIX,
-    activationTimeoutMs: activationTimeoutMs ?? DEFAULT_ACTIVATION_TIMEOUT_MS,
+    queue: queue ?? DEFAULTS.queue.name,
+    prefix: prefix ?? DEFAULTS.queue.prefix,
+    activationTimeoutMs: activationTimeoutMs ?? DEFAULTS.queue.activationTimeoutMs,
   });
 }
 

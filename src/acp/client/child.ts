@@ -31,7 +31,10 @@ interface RunningTurn {
   cancel: () => void;
 }
 
-const OUTCOMES_OF_ACP_STOP: Record<Acp.StopReason, { stopReason: StopReason; finish: ModelFinish; diagnostic?: string }> = {
+const OUTCOMES_OF_ACP_STOP: Record<
+  Acp.StopReason,
+  { stopReason: StopReason; finish: ModelFinish; diagnostic?: string }
+> = {
   end_turn: { stopReason: 'completed', finish: 'stop' },
   max_tokens: { stopReason: 'max-tokens', finish: 'max-tokens' },
   // The agent's own limit of model requests per turn: brood's step-limit stop reason.

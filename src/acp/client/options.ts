@@ -2,6 +2,7 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { parseConfig } from '../../config.js';
+import { DEFAULTS } from '../../defaults.js';
 
 /** What a permission policy function is shown: the agent's request, as ACP sent it. */
 export interface AcpPermissionRequest {
@@ -68,8 +69,6 @@ const optionsSchema = z.strictObject({
   timeoutMs: z.number().int().positive().max(2_147_483_647).optional(),
 });
 
-export const DEFAULT_TIMEOUT_MS = 60_000;
-
 export function resolveAcpOptions(options: AcpProviderOptions): ResolvedAcpOptions {
   const parsed = parseConfig(optionsSchema, options, 'acpProvider options');
   return {
@@ -80,6 +79,6 @@ export function resolveAcpOptions(options: AcpProviderOptions): ResolvedAcpOptio
     cwd: parsed.cwd ?? process.cwd(),
     permissions: (parsed.permissions as AcpPermissionPolicy | undefined) ?? 'deny',
     fsRoot: parsed.fs?.root,
-    timeoutMs: parsed.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    timeoutMs: parsed.timeoutMs ?? DEFAULTS.acpTimeoutMs,
   };
 }

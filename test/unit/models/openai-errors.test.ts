@@ -1,7 +1,7 @@
 /** openAICompatible error classes over real loopback HTTP; retry delays are tiny via the `retry` option. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadAdapter, openAICompatible, type OpenAICompatibleOptions } from '../../../src/models/index.js';
-import { RETRY_DEFAULTS } from '../../../src/models/request-options.js';
+import { DEFAULTS } from '../../../src/defaults.js';
 import type { ModelAdapter } from '../../../src/models/types.js';
 import { makeRequest, user } from './helpers.js';
 import { dropAfter, holdOpen, json, refusedPort, sseFrames, startLoopback, status, type Loopback } from './loopback.js';
@@ -88,7 +88,7 @@ describe('HTTP errors', () => {
       /^HTTP 429 Too Many Requests: rate limited; the server asked to retry after 20 s/,
     );
     expect(server.seen).toHaveLength(1);
-    expect(RETRY_DEFAULTS).toEqual({ retries: 2, baseDelayMs: 500, maxDelayMs: 8000, maxRetryAfterMs: 60_000 });
+    expect(DEFAULTS.retry).toEqual({ retries: 2, baseDelayMs: 500, maxDelayMs: 8000, maxRetryAfterMs: 60_000 });
   });
 
   it('connection refused: retried, then reported with the cause', async () => {
