@@ -85,7 +85,7 @@ describe('readers never write', () => {
     const before = await snapshot();
     const reader = fileSessions(dir);
     expect((await reader.read('torn')).events).toHaveLength(1);
-    await expectCode(reader.read('half'), 'SESSION_CORRUPT');
+    await expectCode(reader.read('half'), 'NOT_RESUMABLE');
     expect((await reader.list()).map((h) => h.id)).toEqual(['torn']);
     await reader.close();
     expect(await snapshot()).toEqual(before);
