@@ -118,7 +118,7 @@ export function clampWait(timeoutMs: number | undefined): number {
 }
 
 /** Waits for the job, the timeout or the call's cancellation, whichever is first; never kills the job. */
-async function waitForJob(job: Job, timeoutMs: number, signal: AbortSignal): Promise<void> {
+export async function waitForJob(job: Pick<Job, 'done'>, timeoutMs: number, signal: AbortSignal): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const stop = new Promise<void>((resolve) => {

@@ -1,11 +1,9 @@
 /**
  * One live connection to one MCP server through the official SDK client, shared by every agent of
  * the runtime. It owns reconnection: a lost connection (a stdio process that exited, an HTTP server
- * that stopped answering) is retried after 0.5 s, doubling up to 30 s, at most 5 attempts in a row;
- * after that each later call makes one attempt. A row ends only when a connection has stayed up for
- * 30 s, so a server that dies right after every start cannot make brood restart it forever. While
- * down, calls fail MCP_UNAVAILABLE at once, except that a call arriving during an attempt waits for
- * that attempt's outcome.
+ * that stopped answering) is retried on the schedule of restart-policy.ts (0.5 s doubling, at most 5
+ * attempts in a row, then one attempt per call). While down, calls fail MCP_UNAVAILABLE at once,
+ * except that a call arriving during an attempt waits for that attempt's outcome.
  * Loaded only through `await import()`, so the SDK costs nothing to a host that never uses MCP.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -17,6 +15,7 @@ import { BroodError, errorMessage } from '../errors.js';
 import { broodVersion } from '../version.js';
 import { describeServer, isStdioServer, type McpHttpServer, type McpServer, type McpServerStatus } from './config.js';
 import type { McpCallResult } from './render.js';
+import { RestartPolicy } from './restart-policy.js';
 import { StdioProcessTransport } from './stdio-transport.js';
 import {
   isTimeout,
@@ -41,9 +40,6 @@ export interface ConnectionEvents {
   status?(status: McpServerStatus): void;
 }
 
-const FIRST_RETRY_MS = 500;
-const MAX_RETRY_MS = 30_000;
-const MAX_ATTEMPTS_IN_A_ROW = 5;
 const MAX_LIST_PAGES = 1_000;
 const SESSION_END_WAIT_MS = 1_000;
 
@@ -64,7 +60,7 @@ export class McpConnection {
   #session: Session | undefined;
   #attempt: Promise<Session> | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
-  #attemptsInARow = 0;
+  readonly #restarts = new RestartPolicy();
   #lastFailure = '';
   #live = false;
   #refreshing: Promise<void> | undefined;
@@ -148,7 +144,7 @@ export class McpConnection {
   }
 
   #reconnect(): Promise<Session> {
-    this.#attemptsInARow += 1;
+    this.#restarts.attempt();
     const attempt = (async () => {
       try {
         const { session, tools } = await this.#connect();
@@ -175,11 +171,11 @@ export class McpConnection {
   }
 
   #scheduleRetry(): void {
-    if (this.#attemptsInARow >= MAX_ATTEMPTS_IN_A_ROW) {
+    const delay = this.#restarts.nextDelay();
+    if (delay === undefined) {
       this.#status({ state: 'down', error: this.#lastFailure, retryInMs: undefined });
       return;
     }
-    const delay = Math.min(FIRST_RETRY_MS * 2 ** this.#attemptsInARow, MAX_RETRY_MS);
     this.#status({ state: 'down', error: this.#lastFailure, retryInMs: delay });
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined;
@@ -199,7 +195,7 @@ export class McpConnection {
       this.#reconnect().catch(() => undefined);
       return;
     }
-    if (Date.now() - session.connectedAt >= MAX_RETRY_MS) this.#attemptsInARow = 0;
+    this.#restarts.lost(session.connectedAt);
     this.#scheduleRetry();
   }
 
@@ -241,7 +237,7 @@ export class McpConnection {
     try {
       await client.connect(transport, { timeout: this.#timeoutMs });
       const tools = await this.#listAll(session);
-      session.connectedAt = Date.now();
+      session.connectedAt = this.#restarts.time;
       return { session, tools };
     } catch (error) {
       await this.#dispose(session);
