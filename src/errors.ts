@@ -32,6 +32,7 @@ export const ERROR_CODES = [
   'PROVIDER_FAILED',
   'CODE_LIMIT',
   'QUEUE_UNAVAILABLE',
+  'MISSING_DEPENDENCY',
   'INTERNAL',
 ] as const;
 

@@ -3,6 +3,7 @@
  * another brood's `acpProvider`. The config is the `brood run` format (its `prompt` is not used); each
  * ACP session is a top-level agent of it. stdout carries protocol only: logs go to stderr.
  */
+import { requireOptionalPeers } from '../optional-peers.js';
 import { agentFromConfig, runtimeFromConfig } from './run.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { loadRunConfig } from './run-config.js';
@@ -19,6 +20,7 @@ export async function acpCommand(args: string[]): Promise<number> {
   const { values } = parseFlags('acp', args, { config: { type: 'string' } }, []);
   const file = stringFlag(values, 'config');
   if (file === undefined) throw new UsageError('brood acp: --config <file.json> is required (see brood --help)');
+  requireOptionalPeers('brood acp', 'acp');
   // Anything that would print to stdout would corrupt the protocol stream.
   console.log = console.error;
   console.info = console.error;

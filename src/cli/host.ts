@@ -5,6 +5,7 @@
  * QUEUE_UNAVAILABLE.
  */
 import { availableParallelism } from 'node:os';
+import { requireOptionalPeers } from '../optional-peers.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE } from '../queue/config.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 
@@ -39,6 +40,7 @@ export async function hostCommand(args: string[]): Promise<number> {
   const prefix = nameFlag(values, 'prefix', DEFAULT_PREFIX);
   const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), 1024);
   const concurrency = countFlag(values, 'concurrency', 64, 100_000);
+  requireOptionalPeers('brood host', 'queue');
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const { BroodHost } = await import('../queue/host.js');
   const host = new BroodHost({ redis, queue, prefix, threads, concurrency, log });

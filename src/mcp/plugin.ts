@@ -6,6 +6,7 @@
  */
 import type { Brood, BroodPlugin } from '../brood.js';
 import { BroodError } from '../errors.js';
+import { requireOptionalPeers } from '../optional-peers.js';
 import { makeAsyncDisposer, type AsyncDisposer } from '../runtime/async-plugins.js';
 import { pluginHost } from '../runtime/plugin-host.js';
 import type { ToolRegistry } from '../types.js';
@@ -20,7 +21,8 @@ export function mcpTools(server: McpServer, options: McpToolsOptions = {}): Broo
 async function install(brood: Brood, server: unknown, options: unknown): Promise<AsyncDisposer> {
   const config = parseMcpConfig(server, options);
   const registry = registryFor(brood, config);
-  // Lazy: the SDK is loaded only by hosts that connect to an MCP server.
+  // Lazy: the SDK (an optional peer) is loaded only by hosts that connect to an MCP server.
+  requireOptionalPeers('mcpTools', 'mcp');
   const { McpConnection } = await import('./connection.js');
   let tools: McpToolSet | undefined;
   const connection = new McpConnection(config.server, config.timeoutMs, {

@@ -1,10 +1,12 @@
 /**
  * `queueRunner(options)`: where remote drivers run (BullMQ on Redis, served by `brood host`
- * processes). It only validates and describes; each runtime that uses it opens its own connections,
- * lazily, on its first remote activation (createBrood stays synchronous, nothing is loaded unused).
+ * processes). It only validates, checks that bullmq and ioredis are installed, and describes; each
+ * runtime that uses it opens its own connections, lazily, on its first remote activation (createBrood
+ * stays synchronous, nothing is loaded unused).
  */
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
+import { requireOptionalPeers } from '../optional-peers.js';
 
 export const DEFAULT_QUEUE = 'brood';
 export const DEFAULT_PREFIX = 'brood';
@@ -57,6 +59,8 @@ export function queueRunner(options: QueueRunnerOptions): QueueRunnerConfig {
       details: { keys: parsed.error.issues.map((issue) => issue.path.join('.')) },
     });
   }
+  // bullmq and ioredis are imported on the first remote activation; a missing one is reported here.
+  requireOptionalPeers('queueRunner', 'queue');
   const { connection, queue, prefix, activationTimeoutMs } = parsed.data;
   return Object.freeze({
     [QUEUE_RUNNER]: true as const,
