@@ -55,7 +55,7 @@ describe('the packed package, installed into an empty project', () => {
     expect(compiled.stdout + compiled.stderr).toBe('');
     expect(compiled.code).toBe(0);
     expect(existsSync(join(project, 'main.js'))).toBe(true);
-  }, 60_000);
+  }, 180_000); // checks all of @types/node and zod too: ~30 s on an idle 2-core machine
 
   it('runs a delegation, and each optional feature without its package is MISSING_DEPENDENCY at configuration', async () => {
     const run = await runNode([join(project, 'main.js')], { cwd: project, timeoutMs: 60_000 });
@@ -78,8 +78,13 @@ describe('the packed package, installed into an empty project', () => {
     expect(report.missing.queueRunner?.message).toContain('npm install bullmq@^6.7.0 ioredis@^5.11.1');
   }, 60_000);
 
-  it('`brood host` and `brood acp` name the missing packages and exit 1', async () => {
+  it('`brood run` with mcpServers, `brood host` and `brood acp` name the missing packages and exit 1', async () => {
     const bin = join(project, 'node_modules/brood/dist/cli/main.js');
+    writeFileSync(join(project, 'mcp.json'), JSON.stringify(mcpRunConfig()));
+    const run = await runNode([bin, 'run', '--config', 'mcp.json'], { cwd: project });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('[MISSING_DEPENDENCY]');
+    expect(run.stderr).toContain('npm install @modelcontextprotocol/sdk@^1.32.2');
     const host = await runNode([bin, 'host', '--redis', 'redis://127.0.0.1:6379'], { cwd: project });
     expect(host.code).toBe(1);
     expect(host.stderr).toContain('[MISSING_DEPENDENCY]');
@@ -120,6 +125,16 @@ function installedPackages(root: string): string[] {
   return Object.keys(lock.packages).map((path) =>
     path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length),
   );
+}
+
+/** A `brood run` config whose only optional part is an MCP server (nothing is reached before it is set up). */
+function mcpRunConfig(): Record<string, unknown> {
+  return {
+    models: [{ id: 'local', baseURL: 'http://127.0.0.1:9/v1', models: ['m'] }],
+    agent: { model: { provider: 'local', model: 'm' } },
+    mcpServers: { files: { command: process.execPath, args: ['server.js'] } },
+    prompt: 'List the files.',
+  };
 }
 
 function consumerTsconfig(): Record<string, unknown> {
