@@ -13,11 +13,13 @@ import type { Agent, Brood, TurnResult } from '../../src/index.js';
 import { RUNNERS, eventsOf, makeBrood, ofType, pause, turnEvents } from './helpers.js';
 import { CHILD_REQUESTS, PARENT_REQUESTS } from './fixtures/deaf-child-adapter.mjs';
 import { LOADING, RELEASE, REQUESTS } from './fixtures/gated-load-adapter.mjs';
+import { BEFORE_ANSWER } from './fixtures/answer-hook-adapter.mjs';
 
 let brood: Brood | undefined;
 afterEach(async () => {
   await brood?.close();
   brood = undefined;
+  delete (globalThis as Record<symbol, unknown>)[BEFORE_ANSWER];
 });
 
 type AbortPath = 'run signal' | 'agent.cancel()';
@@ -104,5 +106,29 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
       expect(ofType(events, 'model/request')).toHaveLength(0);
       expect(await agent.run('again')).toMatchObject({ stopReason: 'completed', output: 'answered' });
     });
+  });
+});
+
+describe.each(PATHS)('a final answer that crosses a cancel (%s)', (path) => {
+  it('ends the turn aborted, its answer kept as the output', async () => {
+    brood = makeBrood('inline', {
+      models: [
+        moduleAdapter({
+          id: 'hook',
+          models: ['m'],
+          moduleUrl: new URL('./fixtures/answer-hook-adapter.mjs', import.meta.url),
+        }),
+      ],
+    });
+    const agent = await brood.createAgent({ model: { provider: 'hook', model: 'm' } });
+    const turn = startTurn(agent, 'hello', path);
+    // The adapter shares this thread (inline runner): it aborts the turn as it hands back its answer.
+    (globalThis as Record<symbol, unknown>)[BEFORE_ANSWER] = turn.abort;
+    const result = await turn.result;
+
+    expect(result).toMatchObject({ stopReason: 'aborted', output: 'the answer' });
+    const events = turnEvents(await eventsOf(brood, agent.id), 1);
+    expect(ofType(events, 'model/request')).toHaveLength(1);
+    expect(events.at(-1)?.data).toMatchObject({ turn: 1, reason: 'aborted' });
   });
 });
