@@ -1,6 +1,6 @@
 /**
  * Issue 31 item 2: an abort is prompt whatever the driver waits on — a model request the server never
- * answers, the adapter's wait between retries, retries against a port that refuses connections, or a
+ * answers or a stream it never ends, the adapter's wait between retries, retries against a port that refuses connections, or a
  * tool that honours its signal. The turn ends `aborted` soon after the abort (the target is 100 ms on a
  * quiet machine; the bound here is generous, for shared CI cores), without a force-stop diagnostic, and
  * the server sees no further request. Real loopback HTTP, real worker threads.
@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, defineTool, openAICompatible, scriptedModels } from '../../src/index.js';
 import type { Agent, Brood, RetryOptions, TurnResult } from '../../src/index.js';
-import { json, refusedPort, startLoopback, type Loopback } from './loopback.js';
+import { holdOpen, json, refusedPort, startLoopback, type Loopback } from './loopback.js';
 
 type Runner = 'worker' | 'inline';
 type AbortPath = 'run signal' | 'agent.cancel()';
@@ -78,12 +78,37 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     it('while the model request waits on a server that never answers', async () => {
       server = await startLoopback();
       const runtime = await warmRuntime(runner, server);
-      server.fallback(() => undefined); // keeps every request open
+      let gone!: () => void;
+      const clientGone = new Promise<void>((resolve) => (gone = resolve));
+      server.fallback((_req, res) => res.on('close', gone)); // keeps every request open
       const agent = await runtime.createAgent({ model: { provider: 'live', model: 'm' } });
       const turn = startTurn(agent, path);
       const loopback = server;
       await until(() => loopback.seen.length === 1);
       expectPromptAbort(await abortAndTime(turn));
+      await clientGone; // the abort reached fetch: the request's connection was closed
+      await agent.whenIdle();
+      expect(server.seen).toHaveLength(1);
+    });
+
+    it('while the model streams an answer that never ends', async () => {
+      server = await startLoopback();
+      const streaming = openAICompatible({
+        id: 'streaming',
+        baseURL: `${server.base}/v1`,
+        apiKey: 'test-key',
+        models: ['m'],
+        retry: SLOW_RETRIES,
+      });
+      const runtime = await warmRuntime(runner, server, [streaming]);
+      const open = holdOpen({ data: { choices: [{ index: 0, delta: { content: 'part' }, finish_reason: null }] } });
+      server.fallback(open.handler);
+      const agent = await runtime.createAgent({ model: { provider: 'streaming', model: 'm' } });
+      const turn = startTurn(agent, path);
+      const loopback = server;
+      await until(() => loopback.seen.length === 1);
+      expectPromptAbort(await abortAndTime(turn));
+      await open.closed; // the stream's download was stopped
       await agent.whenIdle();
       expect(server.seen).toHaveLength(1);
     });
