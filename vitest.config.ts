@@ -15,6 +15,7 @@ const REAL_TIME_LIMIT_SUITES = [
   'test/code-mode/run-code.test.ts',
   'test/code-mode/presentation.test.ts',
   'test/hardening/cancel-grace.test.ts',
+  'test/models/abort-prompt.test.ts',
 ];
 
 const QUEUE_BEHAVIOUR_SUITES = [

@@ -339,6 +339,8 @@ export class AgentImpl implements GatewayAgent {
         ...(turn.lastFinish === undefined ? {} : { lastFinish: turn.lastFinish }),
       };
     this.startActivation(plan);
+    // A cancelled turn stays cancelled on its new thread: the resumed driver begins it aborted.
+    if (turn?.controller.signal.aborted) this.activation?.cancel(turn.turn);
   }
 
   /** Cancels the turn of one message: the running one now, a queued one when it is claimed. */

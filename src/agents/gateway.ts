@@ -47,7 +47,9 @@ export function createGateway(agent: GatewayAgent): GatewayRemote {
         const turn = agent.turns.current;
         if (!turn || turn.turn !== parsed.turn)
           throw new BroodError('INTERNAL', `endTurn for turn ${parsed.turn}, which is not running`);
-        await agent.turns.finish(parsed, turn);
+        // Cancelled before it ended, it ends aborted, whatever crossed the cancel (a final answer, say).
+        const cancelled = turn.controller.signal.aborted && parsed.stopReason !== 'aborted';
+        await agent.turns.finish(cancelled ? { ...parsed, stopReason: 'aborted' } : parsed, turn);
         return agent.turns.claimNext();
       }),
   }) as GatewayRemote;

@@ -40,6 +40,12 @@ export class Driver {
   private readonly views: ViewTracker;
   private turnAbort: AbortController | undefined;
   private currentTurn: number | undefined;
+  /**
+   * A cancel for a turn this driver has not begun: it crossed the claim that starts the turn (it
+   * arrived while the adapter loaded, in the batch that carried the claim, or before a recovered
+   * driver resumed). That turn begins aborted.
+   */
+  private cancelledAhead: number | undefined;
   private pendingEvents: DriverEvent[] = [];
   private alreadyLogged: Set<string> | undefined;
   private flushScheduled = false;
@@ -68,8 +74,21 @@ export class Driver {
 
   /** Cancels the running turn (or the given one, if it is the running one). Queued messages are kept. */
   cancel(turn?: number): void {
-    if (turn !== undefined && turn !== this.currentTurn) return;
-    this.turnAbort?.abort(new BroodError('ABORTED', 'the turn was cancelled'));
+    if (turn !== undefined && turn !== this.currentTurn) {
+      this.cancelledAhead = turn;
+      return;
+    }
+    this.turnAbort?.abort(cancelledError());
+  }
+
+  /** The turn's abort signal; aborted at once when its cancel arrived before the turn began. */
+  private beginTurn(turn: number): AbortSignal {
+    const controller = new AbortController();
+    this.turnAbort = controller;
+    this.currentTurn = turn;
+    if (this.cancelledAhead === turn) controller.abort(cancelledError());
+    this.cancelledAhead = undefined;
+    return controller.signal;
   }
 
   /** Runs turns until the parent has no unclaimed message left. */
@@ -93,8 +112,7 @@ export class Driver {
   private async resumeTurn(resumed: NonNullable<DriverPlan['resumeTurn']>): Promise<TurnReport> {
     const turn = new TurnState(resumed.turn);
     turn.requests = requestsSinceUserMessage(this.history);
-    this.turnAbort = new AbortController();
-    this.currentTurn = resumed.turn;
+    const signal = this.beginTurn(resumed.turn);
     this.alreadyLogged = new Set(resumed.startedCallIds);
     try {
       const ended = FINAL_FINISHES[resumed.lastFinish ?? ''];
@@ -102,9 +120,9 @@ export class Driver {
       const pending = historyTail(this.history).unanswered;
       if (pending.length > 0) {
         const view = await this.views.current().catch(() => this.views.last);
-        await this.runCalls(pending, view, this.turnAbort.signal);
+        await this.runCalls(pending, view, signal);
       }
-      return await this.steps(turn, this.turnAbort.signal);
+      return await this.steps(turn, signal);
     } finally {
       this.turnAbort = undefined;
       this.currentTurn = undefined;
@@ -116,10 +134,9 @@ export class Driver {
     this.history.push({ role: 'user', text: message.text });
     const turn = new TurnState(message.turn);
     if (message.aborted) return turn.finish('aborted');
-    this.turnAbort = new AbortController();
-    this.currentTurn = message.turn;
+    const signal = this.beginTurn(message.turn);
     try {
-      return await this.steps(turn, this.turnAbort.signal);
+      return await this.steps(turn, signal);
     } finally {
       this.turnAbort = undefined;
       this.currentTurn = undefined;
@@ -135,6 +152,8 @@ export class Driver {
       } catch (error) {
         return turn.finish('error', errorMessage(error));
       }
+      // A cancel that came while the view was re-read: no request, not even a logged one.
+      if (signal.aborted) return turn.finish('aborted');
       const response = await this.request(view, turn, signal);
       if (response === 'aborted') return turn.finish('aborted');
       turn.requests += 1;
@@ -345,6 +364,10 @@ export class Driver {
     this.pendingEvents = [];
     await this.host.log(batch);
   }
+}
+
+function cancelledError(): BroodError {
+  return new BroodError('ABORTED', 'the turn was cancelled');
 }
 
 /** A turn whose last logged response was final only needs ending after a recovery. */
