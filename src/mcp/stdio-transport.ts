@@ -1,17 +1,20 @@
 /**
- * The stdio transport brood uses for MCP servers it spawns. It speaks the SDK's framing (the SDK's
- * own ReadBuffer/serializeMessage) but owns the child process, because brood needs what the SDK's
+ * The stdio transport brood uses for MCP servers it spawns. It speaks the SDK's framing (newline-
+ * delimited JSON, the SDK's serializeMessage and message schema; lines read by stdio-lines.ts, which
+ * fails a request at once on an unusable answer) but owns the child process, because brood needs what the SDK's
  * StdioClientTransport does not expose: the exit code or signal and the last stderr lines (for
  * MCP_UNAVAILABLE messages), and a close() that ends the server's whole process group (a server
  * behind `sh -c` or an npx-style launcher is a grandchild) and resolves only once it has really exited.
  */
 import type { ChildProcess } from 'node:child_process';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LineSplitter } from '../json-lines.js';
 import { signalOwned, spawnOwned } from '../owned-process.js';
 import type { McpStdioServer } from './config.js';
+import { MAX_MESSAGE_BYTES, messageOf } from './stdio-lines.js';
 
 const STDERR_LINES_KEPT = 20;
 const STDERR_LINES_SHOWN = 5;
@@ -26,7 +29,7 @@ export class StdioProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   readonly #server: McpStdioServer;
-  readonly #readBuffer = new ReadBuffer();
+  readonly #lines = new LineSplitter(MAX_MESSAGE_BYTES);
   readonly #stderr: string[] = [];
   #partialLine = '';
   #child: ChildProcess | undefined;
@@ -126,24 +129,10 @@ export class StdioProcessTransport implements Transport {
   }
 
   #read(chunk: Buffer): void {
-    try {
-      this.#readBuffer.append(chunk);
-    } catch (error) {
-      this.onerror?.(error as Error);
-      void this.close();
-      return;
-    }
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.#readBuffer.readMessage();
-      } catch (error) {
-        // One malformed line (a server logging to stdout) is reported and skipped, as the SDK does.
-        this.onerror?.(error as Error);
-        continue;
-      }
-      if (message === null) return;
-      this.onmessage?.(message);
+    for (const line of this.#lines.push(chunk)) {
+      const message = messageOf(line);
+      if (message instanceof Error) this.onerror?.(message);
+      else if (message !== undefined) this.onmessage?.(message);
     }
   }
 
@@ -157,7 +146,6 @@ export class StdioProcessTransport implements Transport {
   #closed(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.#exit !== undefined) return;
     this.#exit = { code, signal };
-    this.#readBuffer.clear();
     // Node closes the process and pipe handles in the event loop's close phase after this event;
     // two turns later they are gone, so "exited" really means nothing of the process is left.
     setImmediate(() => setImmediate(this.#markExited));
