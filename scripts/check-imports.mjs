@@ -23,6 +23,8 @@ const LAYERS = [
       'src/ids.ts',
       'src/disposer.ts',
       'src/guard.ts',
+      'src/owned-process.ts',
+      'src/json-lines.ts',
       'src/types.ts',
       'src/comlink-node-adapter.d.ts',
       'src/tools/',
