@@ -7,6 +7,7 @@
  */
 import { stat } from 'node:fs/promises';
 import {
+  anthropicCompatible,
   BroodError,
   createBrood,
   fileSessions,
@@ -15,13 +16,17 @@ import {
   openAICompatible,
   subagentTool,
   type Agent,
+  type AnthropicCompatibleOptions,
   type Brood,
   type BroodOptions,
+  type McpServer,
+  type ModelProviderConfig,
+  type OpenAICompatibleOptions,
   type SubagentToolConfig,
 } from '../index.js';
 import { builtinTools } from './builtin-tools.js';
 import { commandHelp, oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
-import { loadRunConfig, type RunConfig } from './run-config.js';
+import { loadRunConfig, mcpArguments, type ProviderEntry, type RunConfig } from './run-config.js';
 import { AnswerPrinter } from './answer-printer.js';
 import { followTree } from './follow-tree.js';
 import { loadDisplayWidth } from './text-width.js';
@@ -114,8 +119,9 @@ export async function runtimeFromConfig(config: RunConfig): Promise<Brood> {
   try {
     brood = createBrood(broodOptions(config));
     for (const tool of builtinTools(config.tools, config.root)) brood.tools.register(tool);
-    for (const [name, server] of Object.entries(config.mcpServers)) {
-      await brood.use(mcpTools({ name, ...server })).catch((error: unknown) => {
+    for (const [name, entry] of Object.entries(config.mcpServers)) {
+      const { server, options } = mcpArguments(name, entry);
+      await brood.use(mcpTools(server as unknown as McpServer, options)).catch((error: unknown) => {
         throw keyed(`mcpServers.${name}`, error);
       });
     }
@@ -139,16 +145,9 @@ export async function runtimeFromConfig(config: RunConfig): Promise<Brood> {
 
 /** The config's top-level agent (one per `brood run`, one per ACP session in `brood acp`). */
 export async function agentFromConfig(brood: Brood, config: RunConfig): Promise<Agent> {
-  const { model, persona, toolFilter } = config.agent;
-  return brood
-    .createAgent({
-      model,
-      ...(persona === undefined ? {} : { persona }),
-      ...(toolFilter === undefined ? {} : { toolFilter }),
-    })
-    .catch((error: unknown) => {
-      throw asUsageError(config, keyed('agent', error));
-    });
+  return brood.createAgent(config.agent).catch((error: unknown) => {
+    throw asUsageError(config, keyed('agent', error));
+  });
 }
 
 function asUsageError(config: RunConfig, error: unknown): unknown {
@@ -164,13 +163,19 @@ function keyed(key: string, error: unknown): unknown {
   return error;
 }
 
+/** createBrood's options: the config's runtime options as they are, plus its providers and sessions. */
 function broodOptions(config: RunConfig): BroodOptions {
-  const options: BroodOptions = {
-    models: config.models.map((provider) =>
-      openAICompatible({ ...provider, models: provider.models.map((m) => (typeof m === 'string' ? { id: m } : m)) }),
-    ),
-  };
-  if (config.sessions !== undefined) options.sessions = fileSessions(config.sessions);
-  if (config.maxParallelToolCalls !== undefined) options.maxParallelToolCalls = config.maxParallelToolCalls;
+  const { file, models, agent, tools, root, delegation, sessions, prompt, mcpServers, ...runtime } = config;
+  const options: BroodOptions = { ...runtime, models: models.map(providerConfig) };
+  if (sessions !== undefined) options.sessions = fileSessions(sessions);
   return options;
+}
+
+function providerConfig(entry: ProviderEntry): ModelProviderConfig {
+  if (entry.kind === 'anthropic') {
+    const { kind, ...options } = entry;
+    return anthropicCompatible(options as AnthropicCompatibleOptions);
+  }
+  const { kind, ...options } = entry;
+  return openAICompatible(options as OpenAICompatibleOptions);
 }

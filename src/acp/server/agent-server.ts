@@ -11,7 +11,7 @@ import { errorMessage } from '../../errors.js';
 import { isEventOf } from '../../sessions/event-types.js';
 import type { Agent, SessionEvent } from '../../types.js';
 import { loadSdk } from '../agent-process.js';
-import { broodVersion } from '../version.js';
+import { broodVersion } from '../../models/version.js';
 import { mountClientMcpServers, unmountAll, type Unmount } from './mcp.js';
 import { replayUpdates } from './replay.js';
 import { ACP_STOP_REASONS, UpdateMapper } from './updates.js';
