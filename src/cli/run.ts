@@ -27,10 +27,11 @@ import {
 import { builtinTools } from './builtin-tools.js';
 import { commandHelp, oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { loadRunConfig, mcpArguments, type ProviderEntry, type RunConfig } from './run-config.js';
-import { AnswerPrinter } from './answer-printer.js';
+import { AnswerPrinter, SharedAnswer } from './answer-printer.js';
 import { followTree } from './follow-tree.js';
 import { loadDisplayWidth } from './text-width.js';
-import { TreeState } from './tree-state.js';
+import { sameTerminal } from './terminal-region.js';
+import { summarizeReasons, TreeState } from './tree-state.js';
 import { LiveTreeView } from './tree-view.js';
 
 export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>]';
@@ -64,35 +65,58 @@ export async function runCommand(args: string[]): Promise<number> {
   if (prompt === undefined || prompt === '')
     throw new UsageError(`brood run: config ${file}: prompt: required (or pass --prompt)`);
   if (config.tools.some((t) => t !== 'http_get')) await checkRoot(config);
-  const { brood, agent } = await setUp(config);
+  let view: LiveTreeView | undefined;
+  // Runtime diagnostics go above the live tree, never through it.
+  const notice = (line: string): void => {
+    if (view === undefined) process.stderr.write(line);
+    else view.printAbove(process.stderr, line);
+  };
+  const { brood, agent } = await setUp(config, (message) => notice(`brood run: ${oneLine(message)}\n`));
   const controller = new AbortController();
   // First Ctrl-C cancels the turn (the agent ends `aborted`); the default handler is back after that.
   process.once('SIGINT', () => controller.abort());
   const state = new TreeState();
   state.nodeFor(agent.id, undefined, 0, Date.now());
   state.setLabel(agent.id, prompt);
-  const answer = new AnswerPrinter(agent.id, process.stdout);
+  const measure = await loadDisplayWidth();
+  const tree = process.stderr.isTTY === true;
+  // One terminal for both: the answer's whole lines scroll above the tree, the open line is previewed in it.
+  const shared =
+    tree && process.stdout.isTTY === true && sameTerminal(1, 2) ? new SharedAnswer(process.stdout, measure) : undefined;
+  const answer = new AnswerPrinter(agent.id, shared ?? process.stdout);
   const following = followTree(brood, state, (event) => answer.onEvent(event));
-  const tty = process.stderr.isTTY === true;
-  const view = tty
-    ? new LiveTreeView(state, process.stderr, true, Date.now(), await loadDisplayWidth(), false)
-    : undefined;
+  view = tree ? new LiveTreeView(state, process.stderr, true, Date.now(), measure, false, shared?.preview) : undefined;
+  if (view !== undefined) shared?.attach(view);
   view?.start();
   try {
     const result = await agent.run(prompt, { signal: controller.signal });
     // The stream may still hold the last deltas; a bounded wait keeps a lost event from hanging the CLI.
     await Promise.race([answer.caughtUp, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-    view?.stop();
     answer.finish(result.output);
-    if (result.stopReason === 'completed') return 0;
-    const diagnostic = result.diagnostic === undefined ? '' : `: ${oneLine(result.diagnostic)}`;
-    process.stderr.write(`brood run: agent ended ${result.stopReason}${diagnostic}\n`);
-    return 1;
+    view?.stop();
+    if (result.stopReason !== 'completed') {
+      const diagnostic = result.diagnostic === undefined ? '' : `: ${oneLine(result.diagnostic)}`;
+      process.stderr.write(`brood run: agent ended ${result.stopReason}${diagnostic}\n`);
+    }
+    const failures = childFailures(state, agent.id);
+    if (failures !== undefined) process.stderr.write(`brood run: ${failures}\n`);
+    return result.stopReason === 'completed' ? 0 : 1;
   } finally {
+    shared?.flush();
     view?.stop();
     await brood.close();
     await following;
   }
+}
+
+/** One line naming the subagents that had a turn end other than `completed`; undefined when none did. */
+export function childFailures(state: TreeState, leadId: string): string | undefined {
+  const children = [...state.nodes.values()].filter((node) => node.id !== leadId);
+  const failed = children.filter((node) => node.stopReasons.some((reason) => reason !== 'completed'));
+  if (failed.length === 0) return undefined;
+  const shown = failed.slice(0, 3).map((node) => `${node.id} ${summarizeReasons(node.stopReasons)}`);
+  const more = failed.length > shown.length ? `, … ${failed.length - shown.length} more` : '';
+  return `${failed.length} of ${children.length} subagents did not complete (${shown.join(', ')}${more})`;
 }
 
 async function checkRoot(config: RunConfig): Promise<void> {
@@ -103,8 +127,11 @@ async function checkRoot(config: RunConfig): Promise<void> {
 }
 
 /** Builds the runtime and the agent; any library rejection of the config becomes a UsageError. */
-async function setUp(config: RunConfig): Promise<{ brood: Brood; agent: Agent }> {
-  const brood = await runtimeFromConfig(config);
+async function setUp(
+  config: RunConfig,
+  onDiagnostic: (message: string) => void,
+): Promise<{ brood: Brood; agent: Agent }> {
+  const brood = await runtimeFromConfig(config, onDiagnostic);
   try {
     return { brood, agent: await agentFromConfig(brood, config) };
   } catch (error) {
@@ -114,10 +141,10 @@ async function setUp(config: RunConfig): Promise<{ brood: Brood; agent: Agent }>
 }
 
 /** The runtime a config describes (models, sessions, tools, delegation); also used by `brood acp`. */
-export async function runtimeFromConfig(config: RunConfig): Promise<Brood> {
+export async function runtimeFromConfig(config: RunConfig, onDiagnostic?: (message: string) => void): Promise<Brood> {
   let brood: Brood | undefined;
   try {
-    brood = createBrood(broodOptions(config));
+    brood = createBrood({ ...broodOptions(config), ...(onDiagnostic === undefined ? {} : { onDiagnostic }) });
     for (const tool of builtinTools(config.tools, config.root)) brood.tools.register(tool);
     for (const [name, entry] of Object.entries(config.mcpServers)) {
       const { server, options } = mcpArguments(name, entry);
