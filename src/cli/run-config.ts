@@ -55,10 +55,14 @@ const inlineKey = {
 };
 
 /** `kind` picks the factory; without it a provider is OpenAI-compatible (the first format had no kind). */
-const providerSchema = z.discriminatedUnion('kind', [
-  openAICompatibleOptionsSchema.extend({ kind: z.literal('openai').default('openai'), ...inlineKey }),
-  anthropicCompatibleOptionsSchema.extend({ kind: z.literal('anthropic'), ...inlineKey }),
-]);
+const providerSchema = z.discriminatedUnion(
+  'kind',
+  [
+    openAICompatibleOptionsSchema.extend({ kind: z.literal('openai').default('openai'), ...inlineKey }),
+    anthropicCompatibleOptionsSchema.extend({ kind: z.literal('anthropic'), ...inlineKey }),
+  ],
+  { error: "must be 'openai' (the default) or 'anthropic'" },
+);
 
 // `mcpServers` takes the shape MCP clients already use (the key is the server name), plus mcpTools' options.
 const mcpOptionsShape = without(mcpToolsOptionsSchema.shape, MCP_OPTIONS_NOT_IN_JSON);
@@ -155,5 +159,7 @@ function describeIssues(issues: z.core.$ZodIssue[]): string {
     .join('')
     .replace(/^\./, '');
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
-  return `${path === '' ? '(root)' : path}: ${first.message}${more}`;
+  // A bad record key (an MCP server name) says why only in its nested issue.
+  const message = first.code === 'invalid_key' ? (first.issues[0]?.message ?? first.message) : first.message;
+  return `${path === '' ? '(root)' : path}: ${message}${more}`;
 }
