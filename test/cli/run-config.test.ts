@@ -3,14 +3,16 @@
  * anthropicCompatible option (picked by `kind`), createBrood's and createAgent's options (maxSteps,
  * pool, ...), subagentTool's and mcpTools'. Real CLI processes against loopback model servers.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadRunConfig } from '../../src/cli/run-config.js';
 import { message } from '../models/anthropic-wire.js';
 import { json, startLoopback, type Loopback } from '../models/loopback.js';
 import { startLoopbackModel, type LoopbackModel } from './loopback-model.js';
-import { assertBuilt, runCli, type Spawned } from './run-cli.js';
+import { assertBuilt, ROOT, runCli, type Spawned } from './run-cli.js';
 
 let workspace: string;
 let openai: LoopbackModel;
@@ -142,5 +144,28 @@ describe('a bad option → exit 2 and one line naming the key', () => {
     const lines = result.stderr.split('\n').filter((line) => line !== '');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(pattern);
+  });
+});
+
+describe('the config reference (examples/README.md)', () => {
+  it('its example config is valid as written', async () => {
+    const readme = await readFile(join(ROOT, 'examples/README.md'), 'utf8');
+    const block = /## `brood run` config[\s\S]*?```jsonc\n([\s\S]*?)\n```/.exec(readme)?.[1];
+    expect(block).toBeDefined();
+    // JSON with comments, read the way TypeScript reads tsconfig files.
+    const { config, error } = ts.parseConfigFileTextToJson('config.jsonc', block!);
+    expect(error).toBeUndefined();
+    const file = join(workspace, 'reference.json');
+    await writeFile(file, JSON.stringify(config));
+    const key = process.env.OPENAI_API_KEY;
+    process.env.OPENAI_API_KEY = 'sk-reference';
+    try {
+      const loaded = await loadRunConfig(file);
+      expect(loaded.models.map((provider) => provider.kind)).toEqual(['openai']);
+      expect(Object.keys(loaded.mcpServers)).toEqual(['fs']);
+    } finally {
+      if (key === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = key;
+    }
   });
 });
