@@ -1,9 +1,10 @@
 /**
  * `brood run --config <file.json> [--prompt <text>]`: a host-free way to run one real agent against an
- * OpenAI-compatible endpoint, with the built-in safe tools and delegation instances from the config.
- * Streams the agent's answer to stdout as it arrives (from `brood.events()`); with a TTY on stderr the
- * live delegation tree is drawn there. Config problems (including ones the library finds while
- * installing the config, e.g. a bad delegation instance) exit 2; an agent that does not complete exits 1.
+ * OpenAI- or Anthropic-compatible endpoint, with the built-in safe tools, delegation instances and MCP
+ * servers from the config. Streams the agent's answer to stdout as it arrives (from `brood.events()`);
+ * with a TTY on stderr the live delegation tree is drawn there (below the answer when both share the
+ * terminal). Config problems (including ones the library finds while installing the config) exit 2;
+ * an agent that does not complete exits 1; subagents that did not complete get one line on stderr.
  */
 import { stat } from 'node:fs/promises';
 import {
@@ -36,11 +37,14 @@ import { LiveTreeView } from './tree-view.js';
 
 export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>]';
 export const RUN_HELP = commandHelp(RUN_USAGE, [
-  'Runs one agent against the OpenAI-compatible providers of the config file and streams its answer',
-  'to stdout. With a TTY on stderr, the live delegation tree is drawn there. The config names the',
-  'providers (apiKeyEnv: the environment variable holding the key), the agent, the built-in tools',
-  '(read_file, list_dir, http_get), delegation instances and an optional sessions directory.',
-  'Ctrl-C cancels the turn. Exit codes: 0 completed, 1 the agent did not complete, 2 bad flags or config.',
+  'Runs one agent against the providers of the config file and streams its answer to stdout. With a',
+  'TTY on stderr, the live delegation tree is drawn there. The config names the providers (kind',
+  "'openai' or 'anthropic', every option of openAICompatible/anthropicCompatible; apiKeyEnv: the",
+  'environment variable holding the key), the agent (createAgent options), the built-in tools',
+  '(read_file, list_dir, http_get), delegation instances, MCP servers, createBrood options such as',
+  'maxSteps, and an optional sessions directory. Subagents that did not complete get one line on',
+  'stderr. Ctrl-C cancels the turn. Exit codes: 0 completed, 1 the agent did not complete, 2 bad',
+  'flags or config.',
 ]);
 
 // Library rejections that mean "the configuration is wrong", as opposed to a failure while running.
