@@ -24,13 +24,14 @@ import {
   type ModelProviderConfig,
   type OpenAICompatibleOptions,
   type SubagentToolConfig,
+  type TurnResult,
 } from '../index.js';
 import { builtinTools } from './builtin-tools.js';
 import { commandHelp, oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { loadRunConfig, mcpArguments, type ProviderEntry, type RunConfig } from './run-config.js';
 import { AnswerPrinter, SharedAnswer } from './answer-printer.js';
 import { followTree } from './follow-tree.js';
-import { loadDisplayWidth } from './text-width.js';
+import { loadDisplayWidth, type Measure } from './text-width.js';
 import { sameTerminal } from './terminal-region.js';
 import { summarizeReasons, TreeState } from './tree-state.js';
 import { LiveTreeView } from './tree-view.js';
@@ -82,15 +83,9 @@ export async function runCommand(args: string[]): Promise<number> {
   const state = new TreeState();
   state.nodeFor(agent.id, undefined, 0, Date.now());
   state.setLabel(agent.id, prompt);
-  const measure = await loadDisplayWidth();
-  const tree = process.stderr.isTTY === true;
-  // One terminal for both: the answer's whole lines scroll above the tree, the open line is previewed in it.
-  const shared =
-    tree && process.stdout.isTTY === true && sameTerminal(1, 2) ? new SharedAnswer(process.stdout, measure) : undefined;
-  const answer = new AnswerPrinter(agent.id, shared ?? process.stdout);
+  const { answer, view: live, shared } = liveOutput(state, agent.id, await loadDisplayWidth());
+  view = live;
   const following = followTree(brood, state, (event) => answer.onEvent(event));
-  view = tree ? new LiveTreeView(state, process.stderr, true, Date.now(), measure, false, shared?.preview) : undefined;
-  if (view !== undefined) shared?.attach(view);
   view?.start();
   try {
     const result = await agent.run(prompt, { signal: controller.signal });
@@ -98,19 +93,44 @@ export async function runCommand(args: string[]): Promise<number> {
     await Promise.race([answer.caughtUp, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     answer.finish(result.output);
     view?.stop();
-    if (result.stopReason !== 'completed') {
-      const diagnostic = result.diagnostic === undefined ? '' : `: ${oneLine(result.diagnostic)}`;
-      process.stderr.write(`brood run: agent ended ${result.stopReason}${diagnostic}\n`);
-    }
-    const failures = childFailures(state, agent.id);
-    if (failures !== undefined) process.stderr.write(`brood run: ${failures}\n`);
-    return result.stopReason === 'completed' ? 0 : 1;
+    return reportOutcome(result, state, agent.id);
   } finally {
     shared?.flush();
     view?.stop();
     await brood.close();
     await following;
   }
+}
+
+/**
+ * The answer goes to stdout, the live tree (with a TTY on stderr) to stderr. When both are one
+ * terminal, the answer's whole lines scroll above the tree and the open line is previewed in it.
+ */
+function liveOutput(
+  state: TreeState,
+  agentId: string,
+  measure: Measure,
+): { answer: AnswerPrinter; view: LiveTreeView | undefined; shared: SharedAnswer | undefined } {
+  const tree = process.stderr.isTTY === true;
+  const sharing = tree && process.stdout.isTTY === true && sameTerminal(1, 2);
+  const shared = sharing ? new SharedAnswer(process.stdout, measure) : undefined;
+  const answer = new AnswerPrinter(agentId, shared ?? process.stdout);
+  const view = tree
+    ? new LiveTreeView(state, process.stderr, true, Date.now(), measure, false, shared?.preview)
+    : undefined;
+  if (view !== undefined) shared?.attach(view);
+  return { answer, view, shared };
+}
+
+/** Exit code 0 only when the lead completed; failed subagents get one line whatever the lead did. */
+function reportOutcome(result: TurnResult, state: TreeState, leadId: string): number {
+  if (result.stopReason !== 'completed') {
+    const diagnostic = result.diagnostic === undefined ? '' : `: ${oneLine(result.diagnostic)}`;
+    process.stderr.write(`brood run: agent ended ${result.stopReason}${diagnostic}\n`);
+  }
+  const failures = childFailures(state, leadId);
+  if (failures !== undefined) process.stderr.write(`brood run: ${failures}\n`);
+  return result.stopReason === 'completed' ? 0 : 1;
 }
 
 /** One line naming the subagents that had a turn end other than `completed`; undefined when none did. */
