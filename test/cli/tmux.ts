@@ -1,7 +1,8 @@
 /**
  * Runs a command in a real terminal — a detached tmux pane of a given size — and returns what a user
  * would see afterwards: the screen and its scrollback (wrapped lines joined), plus the raw bytes the
- * program wrote. Each call gets its own tmux server (socket), so parallel test files cannot meet.
+ * program wrote. Each call gets its own tmux server, its socket in a temporary directory removed
+ * afterwards, so parallel test files cannot meet and nothing is left behind.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -31,8 +32,6 @@ export interface TerminalRun {
   raw: string;
 }
 
-let sockets = 0;
-
 /** `argv` runs with the given environment (plus this process's) in a `columns`×`rows` terminal. */
 export async function runInTerminal(
   argv: string[],
@@ -41,11 +40,11 @@ export async function runInTerminal(
   timeoutMs = 60_000,
 ): Promise<TerminalRun> {
   const dir = await mkdtemp(join(tmpdir(), 'brood-tmux-'));
-  const socket = `brood-test-${process.pid}-${sockets++}`;
+  const socket = join(dir, 'socket');
   const conf = join(dir, 'tmux.conf');
   await writeFile(conf, 'set -g status off\nset -g history-limit 100000\n');
   const tmux = (...args: string[]) =>
-    run('tmux', ['-L', socket, '-f', conf, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    run('tmux', ['-S', socket, '-f', conf, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
   const exitFile = join(dir, 'exit');
   const rawFile = join(dir, 'raw');
   // The pane stays open after the command so it can be captured; the exit code goes to a file.
