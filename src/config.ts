@@ -52,7 +52,12 @@ export const broodOptionsSchema = z
     codeMode: codeModeSchema.optional(),
     pool: z
       .strictObject({
-        threads: positiveInt.optional(),
+        threads: positiveInt
+          .max(
+            DEFAULTS.maxPoolThreads,
+            `at most ${DEFAULTS.maxPoolThreads} (threads start as load requires; see README, Options)`,
+          )
+          .optional(),
         idleTimeoutMs: timerMs(0).optional(),
         cancelGraceMs: timerMs(0).optional(),
         hangTimeoutMs: timerMs(1).int().optional(),

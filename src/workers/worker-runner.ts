@@ -56,7 +56,9 @@ export class WorkerRunner implements DriverRunner {
 
   constructor(private readonly options: WorkerRunnerOptions) {
     this.hangTimeoutMs = options.hangTimeoutMs ?? DEFAULTS.hangTimeoutMs;
-    this.shared = this.createGroup(options.threads ?? Math.max(1, availableParallelism()), 'shared');
+    const cores = Math.max(1, availableParallelism());
+    const threads = options.threads ?? cores;
+    this.shared = this.createGroup({ threads, warm: Math.min(threads, cores) }, 'shared');
   }
 
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
@@ -69,7 +71,7 @@ export class WorkerRunner implements DriverRunner {
       agentId: plan.agentId,
       quarantined,
       gateway: quarantined ? gateway : endsAtLastTurn(gateway, () => this.endAtLastTurn(entry)),
-      group: quarantined ? this.createGroup(1, 'quarantine') : this.shared,
+      group: quarantined ? this.createGroup({ threads: 1, warm: 1 }, 'quarantine') : this.shared,
       thread: undefined,
       cancelled: undefined,
       settle: (end) => {
@@ -103,10 +105,10 @@ export class WorkerRunner implements DriverRunner {
       entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: 'the runtime closed' });
   }
 
-  private createGroup(threads: number, kind: 'shared' | 'quarantine'): ThreadGroup {
+  private createGroup(size: { threads: number; warm: number }, kind: 'shared' | 'quarantine'): ThreadGroup {
     return new ThreadGroup({
       filename: locateWorkerEntry(),
-      threads,
+      ...size,
       models: this.options.models,
       idleTimeoutMs: this.options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
       resourceLimits: this.options.resourceLimits ?? { maxOldGenerationSizeMb: DEFAULTS.maxOldGenerationSizeMb },
