@@ -31,6 +31,7 @@ const LAYERS = [
       'src/models/',
       'src/depth.ts',
       'src/describe.ts',
+      'src/untrusted.ts',
       'src/queue/config.ts',
     ],
   ],

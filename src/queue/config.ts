@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
+import { parseConfig } from '../untrusted.js';
 
 export const DEFAULT_QUEUE = 'brood';
 export const DEFAULT_PREFIX = 'brood';
@@ -50,14 +51,7 @@ const optionsSchema = z.strictObject({
 });
 
 export function queueRunner(options: QueueRunnerOptions): QueueRunnerConfig {
-  const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-    throw new BroodError('INVALID_CONFIG', `invalid queueRunner options: ${problems.join('; ')}`, {
-      details: { keys: parsed.error.issues.map((issue) => issue.path.join('.')) },
-    });
-  }
-  const { connection, queue, prefix, activationTimeoutMs } = parsed.data;
+  const { connection, queue, prefix, activationTimeoutMs } = parseConfig(optionsSchema, options, 'queueRunner options');
   return Object.freeze({
     [QUEUE_RUNNER]: true as const,
     kind: 'queue' as const,
