@@ -123,12 +123,13 @@ export class WorkerRunner implements DriverRunner {
    * A thread died while its link carried no activation (a stray timer of an adapter throwing after its
    * turn, an idle thread hitting resourceLimits; thread-group.ts filters piscina's 'error' events to
    * these). Unheard, piscina's event is an uncaught exception that kills the host. Nobody fails:
-   * piscina has already removed the thread and starts a replacement; the runtime only reports it.
+   * piscina has already removed the thread, and the next activation that needs one starts another
+   * (ThreadGroup.grow()); the runtime only reports it.
    */
   private onPoolError(kind: 'shared' | 'quarantine', error: unknown): void {
     const where = kind === 'quarantine' ? 'a quarantine worker thread' : 'a pool worker thread';
     this.options.onDiagnostic?.(
-      `${where} died while running no driver task (${describeDeath(error)}); it was replaced`,
+      `${where} died while running no driver task (${describeDeath(error)}); a new one starts when a driver needs it`,
     );
   }
 
