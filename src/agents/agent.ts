@@ -32,7 +32,7 @@ import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
 import { SessionWriter } from './session-writer.js';
 import { structuredTurn, type StructuredTurn } from './structured-turn.js';
-import { abortedBefore, disposedError, signalOf } from './signals.js';
+import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from './signals.js';
 import { TurnLedger, type CurrentTurn } from './turns.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
@@ -102,8 +102,8 @@ export class AgentImpl implements GatewayAgent {
   }
 
   /** A signal that aborts before acceptance rejects ABORTED; the message (if already written) never runs. */
-  async send(message: string, opts: SendOptions = {}): Promise<string> {
-    const signal = signalOf(opts);
+  async send(message: string, opts?: SendOptions): Promise<string> {
+    const { signal } = parseSendOptions(opts);
     if (signal?.aborted) throw abortedBefore('the message was accepted');
     const accepted = this.accept(message, 'user', signal);
     await accepted.durable;
@@ -113,9 +113,9 @@ export class AgentImpl implements GatewayAgent {
 
   run<S extends z.ZodType>(message: string, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
   run(message: string, opts?: RunOptions): Promise<TurnResult>;
-  async run(message: string, opts: RunOptions = {}): Promise<TurnResult> {
-    const signal = signalOf(opts);
-    const structured = opts.outputSchema === undefined ? undefined : structuredTurn(opts.outputSchema);
+  async run(message: string, opts?: RunOptions): Promise<TurnResult> {
+    const { signal, outputSchema } = parseRunOptions(opts);
+    const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema);
     const accepted = this.accept(message, 'user', signal, structured);
     // Registered before acceptance resolves, so neither the result nor an abort can be missed.
     const result = this.inbox.result(accepted.id);

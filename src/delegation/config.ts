@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { isDepthCap } from '../depth.js';
 import { BroodError } from '../errors.js';
+import { parseUntrusted, readUntrusted } from '../untrusted.js';
 import { TOOL_NAME_PATTERN } from '../tools/define-tool.js';
 import type { ModelRoute, ToolFilter } from '../types.js';
 
@@ -105,10 +106,15 @@ export const subagentToolConfigSchema = z
 
 /** Validates a raw config (SPEC §11); throws INVALID_CONFIG naming the key. */
 export function parseSubagentToolConfig(input: unknown): ResolvedSubagentToolConfig {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+  const isObject = readUntrusted(
+    'INVALID_CONFIG',
+    'subagentTool config',
+    () => typeof input === 'object' && input !== null && !Array.isArray(input),
+  );
+  if (!isObject) {
     throw new BroodError('INVALID_CONFIG', 'subagentTool config must be an object with at least a provider');
   }
-  const parsed = subagentToolConfigSchema.safeParse(input);
+  const parsed = parseUntrusted(subagentToolConfigSchema, input, 'INVALID_CONFIG', 'subagentTool config');
   if (!parsed.success) throw configError(parsed.error);
   return resolve(parsed.data);
 }

@@ -253,7 +253,8 @@ export class Runtime implements SubagentCore {
       );
     }
     throwIfAborted(parsed.signal, 'resumeAgent');
-    return this.agents.get(sessionId) ?? this.restore(sessionId, options ?? {});
+    // The parsed copy, not the host's object: its getters were read once, under parseConfig's guard.
+    return this.agents.get(sessionId) ?? this.restore(sessionId, parsed as ResumeOptionsInput);
   }
 
   close(): Promise<void> {
