@@ -34,6 +34,11 @@ export class QuickJSProgram implements RealmHost {
   private readonly vm: QuickJSContext;
   /** Ids of the tool calls whose answer the program still waits for. */
   private readonly pending = new Set<number>();
+  /**
+   * Calls made in the running segment, sent when it ends, unless the segment ended the program: a
+   * program that starts a thousand calls and trips a limit on the next one sends none of them.
+   */
+  private outbox: { id: number; name: string; args: string }[] = [];
   private readonly wallDeadline: number;
   private readonly wallTimer: NodeJS.Timeout;
   private segmentStart = 0;
@@ -134,10 +139,16 @@ export class QuickJSProgram implements RealmHost {
   }
 
   private afterSegment(): void {
+    const calls = this.outbox;
+    this.outbox = [];
     if (this.ended) return;
     const outcome = this.stop ?? this.outcome;
-    if (outcome !== undefined) this.finish(outcome);
-    else if (this.pending.size === 0)
+    if (outcome !== undefined) {
+      this.finish(outcome);
+      return;
+    }
+    for (const call of calls) this.io.call(call.id, call.name, call.args);
+    if (this.pending.size === 0)
       this.finish({
         ok: false,
         message: 'run_code ended without a result: it awaited a promise that can never settle',
@@ -169,7 +180,7 @@ export class QuickJSProgram implements RealmHost {
     if (this.nextId >= this.limits.maxToolCalls) throw this.limitHit('toolCalls');
     const id = ++this.nextId;
     this.pending.add(id);
-    this.io.call(id, name, args);
+    this.outbox.push({ id, name, args });
     return this.vm.newNumber(id);
   }
 
