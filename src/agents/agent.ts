@@ -246,7 +246,9 @@ export class AgentImpl implements GatewayAgent {
         else {
           // A structured turn presents its own tool: the view taken before the claim lacks it.
           if (this.current?.structured) plan.view = this.resolveViewSafely();
-          pending.attach(this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this, this.programs)));
+          pending.attach(
+            this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this, this.programs)),
+          );
         }
       },
       (error: unknown) => pending.finish({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),

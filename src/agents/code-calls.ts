@@ -44,9 +44,7 @@ export class CodePrograms {
   }
 
   end(raw: unknown): void {
-    const program = programId.parse(raw, 'endProgram');
-    this.lanes.get(program)?.end();
-    this.lanes.delete(program);
+    this.endLane(programId.parse(raw, 'endProgram'));
   }
 
   /** The activation that ran these programs is over (finished, failed, or recovered onto another thread). */

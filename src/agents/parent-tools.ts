@@ -1,9 +1,9 @@
 /**
- * The model's tool calls as the parent runs them for a driver: one call at a time (`executeTool`), or a whole
- * assistant message's calls (`runToolBatch`). A batch runs the SPEC §7.2 pool here, next to the
- * resolver, so a call that settles starts the next one at once instead of after a round trip through
- * the driver's thread (where a driver shares its thread with many others); the driver gets all the
- * results, in model order, in one reply.
+ * The model's tool calls as the parent runs them for a driver: one call at a time (`executeTool`), or
+ * a whole assistant message's calls (`runToolBatch`). A batch runs the SPEC §7.2 pool here, next to
+ * the resolver, so a call that settles starts the next one at once instead of after a round trip
+ * through the driver's thread (where a driver shares its thread with many others); the driver gets
+ * all the results, in model order, in one reply. Calls from inside run_code: code-calls.ts.
  */
 import { BroodError, errorMessage } from '../errors.js';
 import type { ConcurrencyClass, PlannedClass } from '../driver/types.js';

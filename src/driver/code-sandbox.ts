@@ -3,13 +3,13 @@
  * engine compiled to WebAssembly, on a sandbox thread of its own (sandbox-pool.ts), so it reaches
  * only `tools`, `console` and the ECMAScript built-ins, and a busy program never stalls the
  * driver's thread. Sub-calls go to the parent resolver as the same agent with ids
- * `<callId>:code:<n>`, keyed there by a program id drawn here (a model may reuse a call id; it cannot
- * pick this), and bounded there (src/agents/code-calls.ts); when the program ends, for whatever
- * reason, the parent is told, so it aborts the calls still outstanding and drops their results.
- * The sandbox thread enforces every limit itself; this side keeps two
- * backstops that end the thread when the engine is stuck in code that does not poll its
- * interrupt handler (a deep JSON.stringify, for instance). A limit is an errored result that keeps
- * the logs, never a driver fault.
+ * `<callId>:code:<n>`; the parent keys them by a program id drawn here (a model may reuse a call id,
+ * it cannot pick this) and bounds them (src/agents/code-calls.ts). When the program ends, for
+ * whatever reason, the parent is told, so it aborts the calls still outstanding and drops their
+ * results. The sandbox thread enforces every limit itself; this side keeps two backstops that end
+ * the thread when the engine is stuck in code that does not poll its interrupt handler (a deep
+ * JSON.stringify, for instance). A limit is an errored result that keeps the logs, never a driver
+ * fault.
  */
 import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';

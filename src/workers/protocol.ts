@@ -113,7 +113,10 @@ export const programId = wire(programIdSchema, isProgramId);
 
 /** A call from inside a run_code program, and its answer as the sandbox takes it. */
 const codeCallSchema = lazy(() => toolCallSchema().extend({ program: programIdSchema() }));
-export const codeCallRequest = wire(codeCallSchema, (v) => isToolCall(v) && isProgramId((v as { program?: unknown }).program));
+export const codeCallRequest = wire(
+  codeCallSchema,
+  (v) => isToolCall(v) && isProgramId((v as { program?: unknown }).program),
+);
 const codeCallReplySchema = lazy(() =>
   z.union([
     obj({ ok: z.literal(true), json: z.string() }),

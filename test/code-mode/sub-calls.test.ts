@@ -63,8 +63,7 @@ async function runCodeResults(b: Brood, agentId: string) {
   return eventsOfType(events, 'tool/result').map((e) => e.data);
 }
 
-const threadsOf = (events: SessionEvent[]) =>
-  eventsOfType(events, 'model/request').map((event) => event.data.threadId);
+const threadsOf = (events: SessionEvent[]) => eventsOfType(events, 'model/request').map((event) => event.data.threadId);
 
 describe('a program that floods its sub-calls', () => {
   it('1,000 calls of a 512 KB tool, then a 1,001st: CODE_LIMIT, the turn goes on, same thread, the parent stays small, a sibling is served', async () => {
@@ -151,35 +150,38 @@ describe('a program’s end', () => {
   it.each([
     ['returns', "tools.hang({}); tools.hang({}); await tools.quick({}); return 'early';", false],
     ['hits its wall-clock limit', 'tools.hang({}); await tools.hang({});', true],
-  ])('a program that %s has its outstanding calls aborted through their signal before its turn ends', async (_case, code, limit) => {
-    const b = start([program('leave', code)], { codeWallTimeoutMs: 1_000 });
-    let started = 0;
-    const aborted: unknown[] = [];
-    b.tools.register(
-      tool('hang', true, async (_args, ctx) => {
-        started += 1;
-        await new Promise<void>((resolve) => {
-          const fallback = setTimeout(resolve, 15_000);
-          ctx.signal.addEventListener('abort', () => {
-            aborted.push(ctx.signal.reason);
-            clearTimeout(fallback);
-            resolve();
+  ])(
+    'a program that %s has its outstanding calls aborted through their signal before its turn ends',
+    async (_case, code, limit) => {
+      const b = start([program('leave', code)], { codeWallTimeoutMs: 1_000 });
+      let started = 0;
+      const aborted: unknown[] = [];
+      b.tools.register(
+        tool('hang', true, async (_args, ctx) => {
+          started += 1;
+          await new Promise<void>((resolve) => {
+            const fallback = setTimeout(resolve, 15_000);
+            ctx.signal.addEventListener('abort', () => {
+              aborted.push(ctx.signal.reason);
+              clearTimeout(fallback);
+              resolve();
+            });
           });
-        });
-        return 'x'.repeat(1024); // dropped by the parent: the program is over
-      }),
-    );
-    b.tools.register(tool('quick', true, () => 'quick'));
-    const agent = await b.createAgent({ model: route });
-    const turn = await agent.run('leave calls behind');
+          return 'x'.repeat(1024); // dropped by the parent: the program is over
+        }),
+      );
+      b.tools.register(tool('quick', true, () => 'quick'));
+      const agent = await b.createAgent({ model: route });
+      const turn = await agent.run('leave calls behind');
 
-    expect(turn.stopReason).toBe('completed');
-    expect(started).toBe(2);
-    expect(aborted).toHaveLength(2);
-    const [result] = await runCodeResults(b, agent.id);
-    if (limit) expect(result).toMatchObject({ isError: true, errorCode: 'CODE_LIMIT' });
-    else expect(result).toMatchObject({ isError: false, content: 'early' });
-  });
+      expect(turn.stopReason).toBe('completed');
+      expect(started).toBe(2);
+      expect(aborted).toHaveLength(2);
+      const [result] = await runCodeResults(b, agent.id);
+      if (limit) expect(result).toMatchObject({ isError: true, errorCode: 'CODE_LIMIT' });
+      else expect(result).toMatchObject({ isError: false, content: 'early' });
+    },
+  );
 });
 
 describe('result size', () => {
@@ -189,9 +191,9 @@ describe('result size', () => {
       "for (const [kind, char, count] of [['text', 'y', 1000], ['text', 'y', 20000], ['json', 'y', 20000], ['text', 'é', 10000], ['text', 'é', 5000]]) {",
       '  try {',
       '    const value = await tools.sized({ kind, char, count });',
-      "    out.push(`${kind} ${char}x${count} ok ${kind === 'json' ? value.data.length : value.length}`);",
+      "    out.push(kind + ' ' + char + 'x' + count + ' ok ' + (kind === 'json' ? value.data.length : value.length));",
       '  } catch (error) {',
-      '    out.push(`${kind} ${char}x${count} refused: ${error.message}`);',
+      "    out.push(kind + ' ' + char + 'x' + count + ' refused: ' + error.message);",
       '  }',
       '}',
       "return out.join('\\n');",
@@ -206,7 +208,8 @@ describe('result size', () => {
     const agent = await b.createAgent({ model: route });
     const turn = await agent.run('sizes please');
 
-    const refused = (bytes: number) => `refused: the tool result (${bytes} bytes) exceeds codeResourceLimits.maxOutputBytes (16384 bytes)`;
+    const refused = (bytes: number) =>
+      `refused: the tool result (${bytes} bytes) exceeds codeResourceLimits.maxOutputBytes (16384 bytes)`;
     expect(turn.output.split('\n')).toEqual([
       'after: text yx1000 ok 1000',
       `text yx20000 ${refused(20_000)}`,

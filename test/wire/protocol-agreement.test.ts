@@ -149,7 +149,12 @@ const MESSAGES: [string, WireType<unknown>, fc.Arbitrary<unknown>][] = [
   [
     'codeCallRequest',
     codeCallRequest,
-    fc.record({ program: fc.string({ minLength: 1, maxLength: 64 }), callId: nonEmpty, name: nonEmpty, arguments: str }),
+    fc.record({
+      program: fc.string({ minLength: 1, maxLength: 64 }),
+      callId: nonEmpty,
+      name: nonEmpty,
+      arguments: str,
+    }),
   ],
   [
     'codeCallReply',
