@@ -20,7 +20,7 @@ import { errorMessage } from '../errors.js';
 import { limitMessage } from './code-limits.js';
 import { Fifo } from './fifo.js';
 import type { SandboxPool, SandboxThread, ThreadListener } from './sandbox-pool.js';
-import type { FromSandbox, LimitName, ProgramEnd, ToSandbox } from './sandbox-protocol.js';
+import type { FromSandbox, LimitName, ProgramEnd, ToolCallOut, ToSandbox } from './sandbox-protocol.js';
 import type { CodeCallReply, DriverHost, DriverPlan } from './types.js';
 
 const runCodeArgs = z.object({ description: z.string(), code: z.string() });
@@ -33,12 +33,9 @@ const STOP_GRACE_MS = 1_000;
 export type CodeRunner = (call: ToolCallRecord, signal: AbortSignal) => Promise<ToolResult>;
 type CodePlan = Pick<DriverPlan, 'codeBusyTimeoutMs' | 'codeWallTimeoutMs' | 'codeLimits' | 'maxParallelToolCalls'>;
 
-/** A tool call the program made: its id in the sandbox and its sub-call id. */
-interface SubCall {
-  id: number;
+/** A tool call the program made, with its sub-call id. */
+interface SubCall extends ToolCallOut {
   callId: string;
-  name: string;
-  args: string;
 }
 
 export function codeRunner(plan: CodePlan, host: DriverHost, pool: SandboxPool): CodeRunner {
@@ -61,7 +58,7 @@ class CodeRun implements ThreadListener {
   private thread: SandboxThread | undefined;
   private subCalls = 0;
   private readonly program = randomUUID();
-  /** Sub-calls sent to the parent and not answered yet. */
+  /** Sub-calls sent to the parent whose reply the program has not taken yet. */
   private inFlight = 0;
   /** Sub-calls made past the window (maxParallelToolCalls), sent as earlier ones are answered. */
   private readonly queued = new Fifo<SubCall>();
@@ -129,7 +126,7 @@ class CodeRun implements ThreadListener {
     if (message.type === 'end') this.ended(message);
     else if (this.settled) return;
     else if (message.type === 'log') this.logs.push(message.line);
-    else if (message.type === 'call') this.call(message.id, message.name, message.args);
+    else if (message.type === 'calls') this.called(message.calls, message.taken);
   }
 
   /** The program let go of its thread (also after a cancellation settled the result already). */
@@ -147,20 +144,27 @@ class CodeRun implements ThreadListener {
   }
 
   /**
-   * At most maxParallelToolCalls sub-calls are out at once, the parent's own bound too: the rest wait
-   * here, so when the program ends the parent hears of it right behind them. (The parent takes a
-   * thread's frames a few per turn of its loop: a thousand calls sent at once took seconds to arrive,
-   * and it ran them and sent their results back all that time.)
+   * At most maxParallelToolCalls sub-calls are out at once, from the moment one is sent to the parent
+   * until the program took its reply; the rest wait here. So results reach the sandbox no faster than
+   * the program takes them (a program slow to parse 512 KB results had hundreds queued at its port,
+   * and this thread, busy passing them on, missed its watchdog), and when the program ends the
+   * parent hears of it right behind at most that many calls (it takes a thread's frames a few per
+   * turn of its loop: a thousand calls sent at once took seconds to arrive, all the while it ran them).
    */
-  private call(id: number, name: string, args: string): void {
-    const sub: SubCall = { id, callId: `${this.callId}:code:${++this.subCalls}`, name, args };
-    if (this.inFlight < this.plan.maxParallelToolCalls) void this.forward(sub);
-    else this.queued.push(sub);
+  private called(calls: readonly ToolCallOut[], taken: number): void {
+    this.inFlight -= taken;
+    for (const { id, name, args } of calls)
+      this.queued.push({ id, callId: `${this.callId}:code:${++this.subCalls}`, name, args });
+    while (this.inFlight < this.plan.maxParallelToolCalls) {
+      const next = this.queued.take();
+      if (next === undefined) return;
+      void this.forward(next);
+    }
   }
 
   /** A sub-call goes to the parent resolver as the same agent, host-style (not collapsed by Code Mode). */
   private async forward(sub: SubCall): Promise<void> {
-    this.inFlight += 1;
+    this.inFlight += 1; // until the program reports it took the reply
     let reply: CodeCallReply;
     try {
       const call = { program: this.program, callId: sub.callId, name: sub.name, arguments: sub.args };
@@ -168,11 +172,7 @@ class CodeRun implements ThreadListener {
     } catch (error) {
       reply = { ok: false, message: errorMessage(error) };
     }
-    this.inFlight -= 1;
-    if (this.settled) return;
-    const next = this.queued.take();
-    if (next !== undefined) void this.forward(next);
-    this.thread?.post(sandboxReply(sub.id, reply));
+    if (!this.settled) this.thread?.post(sandboxReply(sub.id, reply));
   }
 
   private checkBusy(): void {

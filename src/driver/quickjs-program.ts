@@ -13,11 +13,12 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule }
 import { engineMemoryPages, WASM_PAGE, type Realm, type RealmHost } from './quickjs-realm.js';
 import { limitMessage } from './code-limits.js';
 import { formatEncodedLog } from './log-format.js';
-import type { EngineSpec, LimitName, ProgramEnd, ProgramLimits } from './sandbox-protocol.js';
+import type { EngineSpec, LimitName, ProgramEnd, ProgramLimits, ToolCallOut } from './sandbox-protocol.js';
 
 export interface ProgramIo {
   log(line: string): void;
-  call(id: number, name: string, args: string): void;
+  /** The calls made in a stretch of running, and the replies taken since the last report. */
+  calls(calls: ToolCallOut[], taken: number): void;
   end(end: ProgramEnd): void;
   /** Marks the engine running (Date.now()) or idle (0) for the driver's backstop. */
   running(since: number): void;
@@ -35,10 +36,12 @@ export class QuickJSProgram implements RealmHost {
   /** Ids of the tool calls whose answer the program still waits for. */
   private readonly pending = new Set<number>();
   /**
-   * Calls made in the running segment, sent when it ends, unless the segment ended the program: a
-   * program that starts a thousand calls and trips a limit on the next one sends none of them.
+   * Calls made in the running segment, sent together when it ends, unless the segment ended the
+   * program: a program that starts a thousand calls and trips a limit on the next one sends none.
    */
-  private outbox: { id: number; name: string; args: string }[] = [];
+  private outbox: ToolCallOut[] = [];
+  /** Replies received since the last report: the driver sends at most maxParallelToolCalls not taken. */
+  private taken = 0;
   private readonly wallDeadline: number;
   private readonly wallTimer: NodeJS.Timeout;
   private segmentStart = 0;
@@ -77,6 +80,7 @@ export class QuickJSProgram implements RealmHost {
 
   /** A tool call's answer from the driver: resolve or reject the engine-side promise, then run. */
   reply(id: number, answer: { ok: true; json: string } | { ok: false; message: string }): void {
+    this.taken += 1;
     if (!this.pending.delete(id) || this.ended) return;
     this.enter(() => {
       if (answer.ok && answer.json.length > this.spec.memoryMb * 1024 * 1024) {
@@ -147,7 +151,9 @@ export class QuickJSProgram implements RealmHost {
       this.finish(outcome);
       return;
     }
-    for (const call of calls) this.io.call(call.id, call.name, call.args);
+    const taken = this.taken;
+    this.taken = 0;
+    if (calls.length > 0 || taken > 0) this.io.calls(calls, taken);
     if (this.pending.size === 0)
       this.finish({
         ok: false,

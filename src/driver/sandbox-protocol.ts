@@ -65,10 +65,21 @@ function validLimits(value: unknown): value is ProgramLimits {
 export const LIMIT_NAMES = ['busy', 'wall', 'memory', 'stack', 'output', 'toolCalls'] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
+/** A tool call the program made: the id its answer (`reply`) names, the tool, its arguments as JSON. */
+export interface ToolCallOut {
+  id: number;
+  name: string;
+  args: string;
+}
+
 export type FromSandbox =
   | { type: 'ready' }
   | { type: 'log'; line: string }
-  | { type: 'call'; id: number; name: string; args: string }
+  /**
+   * After each stretch the program ran (that did not end it): the tool calls it made, and how many
+   * replies it took since the last report, which is what lets the driver send it more.
+   */
+  | { type: 'calls'; calls: ToolCallOut[]; taken: number }
   | ProgramEnd;
 
 export interface ProgramEnd {

@@ -63,7 +63,7 @@ export async function runSandboxThread(): Promise<void> {
       spare = undefined;
       program = new QuickJSProgram(engine, realm, data, message.limits, {
         log: (line) => post({ type: 'log', line }),
-        call: (id, name, args) => post({ type: 'call', id, name, args }),
+        calls: (calls, taken) => post({ type: 'calls', calls, taken }),
         end: (end) => {
           program = undefined;
           post(end);

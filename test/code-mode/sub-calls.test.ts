@@ -144,6 +144,32 @@ describe('bounds on a program’s calls', () => {
     // Calls start in the order the program made them: the last wide call waits for the narrow one.
     expect(order.slice(-4)).toEqual(['wide0', 'wide1', 'narrow9', 'wide2']);
   });
+
+  it('results reach the program no faster than it takes them: a call starts only once the reply of one of the maxParallelToolCalls before it was taken', async () => {
+    // Ten calls at once, then each result taken after 40 ms of work: with two out at a time, the
+    // tenth call cannot start before eight results were taken, at least 8 × 40 ms after the first.
+    const code = [
+      'const calls = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => tools.item({ i }));',
+      'for (const call of calls) {',
+      '  await call;',
+      '  const until = Date.now() + 40;',
+      '  while (Date.now() < until) {}',
+      '}',
+      "return 'taken';",
+    ].join('\n');
+    const b = start([program('paced', code)], { maxParallelToolCalls: 2 });
+    const starts: number[] = [];
+    b.tools.register(
+      tool('item', true, () => {
+        starts.push(performance.now());
+        return 'x'.repeat(64 * 1024);
+      }),
+    );
+    const agent = await b.createAgent({ model: route });
+    expect((await agent.run('paced please')).output).toBe('after: taken');
+    expect(starts).toHaveLength(10);
+    expect(starts[9]! - starts[0]!).toBeGreaterThanOrEqual(8 * 40 - 10);
+  });
 });
 
 describe('a program’s end', () => {
