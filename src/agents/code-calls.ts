@@ -23,7 +23,7 @@ import { classOf, type GatewayAgent } from './parent-tools.js';
 import type { CurrentTurn } from './turns.js';
 
 /** What a call still queued or running gets when its program ends (the program no longer reads it). */
-export const PROGRAM_ENDED_REPLY: CodeCallReply = { ok: false, message: 'run_code ended before this call finished' };
+const PROGRAM_ENDED_REPLY: CodeCallReply = { ok: false, message: 'run_code ended before this call finished' };
 
 /** A program's calls all listen to one signal, like a turn's (tools need not remove their listeners). */
 function signalForMany(): AbortController {
@@ -148,7 +148,7 @@ class ProgramLane {
     void this.agent.init.tools.registry
       .execute(request)
       .then(
-        (result) => replyOf(result, this.agent.deps.limits.codeLimits.maxOutputBytes),
+        (result) => callReplyOf(result, this.agent.deps.limits.codeLimits.maxOutputBytes),
         (error: unknown): CodeCallReply => ({ ok: false, message: errorMessage(error) }),
       )
       .then((reply) => {
@@ -167,7 +167,7 @@ class ProgramLane {
  * for a tool that returned none or a value that is not JSON) as JSON text; refused when its UTF-8
  * size is over `maxBytes`.
  */
-export function replyOf(result: ToolResult, maxBytes: number): CodeCallReply {
+function callReplyOf(result: ToolResult, maxBytes: number): CodeCallReply {
   if (result.isError) return { ok: false, message: result.error?.message ?? result.content };
   const { value } = result;
   const json = typeof value === 'string' ? undefined : jsonOf(value);
