@@ -208,6 +208,46 @@ describe('a program’s end', () => {
       else expect(result).toMatchObject({ isError: false, content: 'early' });
     },
   );
+
+  it('a program cut short by its thread’s death runs again on the recovered driver: the call it waited on is aborted, then made again', async () => {
+    const b = start(
+      [program('victim', 'return await tools.gate({});'), { match: 'culprit', turns: [{ fault: 'throw' }] }],
+      { pool: { threads: 1, hangTimeoutMs: 1_500, cancelGraceMs: 300 }, codeBusyTimeoutMs: 1_000 },
+    );
+    const calls: { callId: string; aborted: boolean }[] = [];
+    let entered!: () => void;
+    const waiting = new Promise<void>((resolve) => (entered = resolve));
+    b.tools.register(
+      tool('gate', true, async (_args, ctx) => {
+        const call = { callId: ctx.callId, aborted: false };
+        calls.push(call);
+        if (calls.length > 1) return 'opened';
+        entered();
+        await new Promise<void>((resolve) => {
+          const fallback = setTimeout(resolve, 15_000);
+          ctx.signal.addEventListener('abort', () => {
+            call.aborted = true;
+            clearTimeout(fallback);
+            resolve();
+          });
+        });
+        return 'first';
+      }),
+    );
+    const victim = await b.createAgent({ model: route });
+    const culprit = await b.createAgent({ model: route });
+    const pending = victim.run('victim');
+    await waiting;
+    expect((await culprit.run('culprit')).stopReason).toBe('error');
+
+    expect(await pending).toMatchObject({ stopReason: 'completed', output: 'after: opened' });
+    expect(calls).toEqual([
+      { callId: 'call_0_0:code:1', aborted: true },
+      { callId: 'call_0_0:code:1', aborted: false },
+    ]);
+    const results = await runCodeResults(b, victim.id);
+    expect(results).toEqual([expect.objectContaining({ name: 'run_code', isError: false, content: 'opened' })]);
+  });
 });
 
 describe('result size', () => {
