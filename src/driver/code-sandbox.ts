@@ -220,7 +220,9 @@ class CodeRun implements ThreadListener {
 
 function sandboxReply(id: number, reply: CodeCallReply): ToSandbox {
   if (!reply.ok) return { type: 'reply', id, ok: false, message: reply.message };
-  return { type: 'reply', id, ok: true, json: 'text' in reply ? JSON.stringify(reply.text) : reply.json };
+  return 'text' in reply
+    ? { type: 'reply', id, ok: true, text: reply.text }
+    : { type: 'reply', id, ok: true, json: reply.json };
 }
 
 function success(logs: string[], text: string | undefined): ToolResult {

@@ -14,6 +14,7 @@ import { engineMemoryPages, WASM_PAGE, type Realm, type RealmHost } from './quic
 import { limitMessage } from './code-limits.js';
 import { formatEncodedLog } from './log-format.js';
 import type { EngineSpec, LimitName, ProgramEnd, ProgramLimits, ToolCallOut } from './sandbox-protocol.js';
+import type { CodeCallReply } from './types.js';
 
 export interface ProgramIo {
   log(line: string): void;
@@ -30,6 +31,8 @@ type Outcome =
   | { ok: false; message: string; limit?: LimitName; aborted?: boolean };
 
 const MAX_NAME_LENGTH = 1024;
+/** What a string handed to the engine as it is must not hold (see answer). */
+const NOT_C_STRING_SAFE = /[\0\uD800-\uDFFF]/;
 export class QuickJSProgram implements RealmHost {
   private readonly runtime: QuickJSRuntime;
   private readonly vm: QuickJSContext;
@@ -79,20 +82,27 @@ export class QuickJSProgram implements RealmHost {
   }
 
   /** A tool call's answer from the driver: resolve or reject the engine-side promise, then run. */
-  reply(id: number, answer: { ok: true; json: string } | { ok: false; message: string }): void {
+  reply(id: number, answer: CodeCallReply): void {
     this.taken += 1;
     if (!this.pending.delete(id) || this.ended) return;
-    this.enter(() => {
-      if (answer.ok && answer.json.length > this.spec.memoryMb * 1024 * 1024) {
-        this.settle(
-          id,
-          false,
-          `the tool result (${answer.json.length} bytes) does not fit the sandbox memory limit (codeResourceLimits.memoryMb)`,
-        );
-      } else {
-        this.settle(id, answer.ok, answer.ok ? answer.json : answer.message);
-      }
-    });
+    this.enter(() => this.answer(id, answer));
+  }
+
+  /** Resolves with the string itself or the value the JSON encodes, or rejects with the message. */
+  private answer(id: number, answer: CodeCallReply): void {
+    if (!answer.ok) {
+      this.settle(id, false, answer.message);
+      return;
+    }
+    // The engine takes a host string as a UTF-8 C string: one holding a NUL or a surrogate goes as JSON.
+    const asText = 'text' in answer && !NOT_C_STRING_SAFE.test(answer.text);
+    const payload = 'json' in answer ? answer.json : asText ? answer.text : JSON.stringify(answer.text);
+    if (payload.length > this.spec.memoryMb * 1024 * 1024) {
+      const message = `the tool result (${payload.length} bytes) does not fit the sandbox memory limit (codeResourceLimits.memoryMb)`;
+      this.settle(id, false, message);
+    } else {
+      this.settle(id, true, payload, asText);
+    }
   }
 
   /** The driver cancelled the call (aborted); a running engine also sees the shared stop cell. */
@@ -100,7 +110,8 @@ export class QuickJSProgram implements RealmHost {
     this.halt({ ok: false, aborted: true, message: 'run_code was cancelled' });
   }
 
-  private settle(id: number, ok: boolean, payload: string): void {
+  /** `text`: the payload is the result itself (a string), not JSON to parse. */
+  private settle(id: number, ok: boolean, payload: string, text = false): void {
     const idHandle = this.vm.newNumber(id);
     const payloadHandle = this.vm.newString(payload);
     const result = this.vm.callFunction(
@@ -109,6 +120,7 @@ export class QuickJSProgram implements RealmHost {
       idHandle,
       ok ? this.vm.true : this.vm.false,
       payloadHandle,
+      text ? this.vm.true : this.vm.false,
     );
     idHandle.dispose();
     payloadHandle.dispose();

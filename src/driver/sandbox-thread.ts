@@ -78,9 +78,11 @@ export async function runSandboxThread(): Promise<void> {
     } else if (message.type === 'reply') {
       program?.reply(
         message.id,
-        message.ok
-          ? { ok: true, json: message.json ?? 'null' }
-          : { ok: false, message: message.message ?? 'the tool failed' },
+        !message.ok
+          ? { ok: false, message: message.message ?? 'the tool failed' }
+          : message.text !== undefined
+            ? { ok: true, text: message.text }
+            : { ok: true, json: message.json ?? 'null' },
       );
     } else {
       program?.cancel();

@@ -132,9 +132,9 @@ export interface CodeCallWire {
 }
 
 /**
- * A call's answer: the result value as JSON text, or as the string itself when the value is a string
- * (the driver's thread encodes it: JSON-encoding a long string is ms of work, kept off the parent's
- * loop), or the failure's message.
+ * A call's answer: the result value as JSON text, or the string itself when the value is a string
+ * (it reaches the program as it is: JSON-encoding and parsing a long string again was ms of work on
+ * each thread it crossed), or the failure's message.
  */
 export type CodeCallReply = { ok: true; json: string } | { ok: true; text: string } | { ok: false; message: string };
 

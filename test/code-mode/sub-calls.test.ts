@@ -286,6 +286,35 @@ describe('result size', () => {
   });
 });
 
+describe('string results', () => {
+  it('reach the program exactly as the tool returned them, NULs, lone surrogates and astral characters included', async () => {
+    const strings = [
+      'plain',
+      'a\u0000b',
+      'lone \ud800 high',
+      'lone \udfff low',
+      'pair 😀',
+      'quote " and \\ and \n',
+      '',
+    ];
+    const code = [
+      'const out = [];',
+      `for (let i = 0; i < ${strings.length}; i++) {`,
+      '  const s = await tools.text({ i });',
+      "  out.push(s.length + ':' + Array.from({ length: s.length }, (_, k) => s.charCodeAt(k)).join('.'));",
+      '}',
+      "return out.join(' ');",
+    ].join('\n');
+    const b = start([program('strings', code)]);
+    b.tools.register(tool('text', true, (args: { i: number }) => strings[args.i]));
+    const agent = await b.createAgent({ model: route });
+    const turn = await agent.run('strings please');
+
+    const codes = (s: string) => `${s.length}:${Array.from({ length: s.length }, (_, k) => s.charCodeAt(k)).join('.')}`;
+    expect(turn.output).toBe(`after: ${strings.map(codes).join(' ')}`);
+  });
+});
+
 describe('results keyed by program, released once delivered', () => {
   it('a model that reuses a run_code call id in a later step gets the new program’s results: the tool runs again', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'brood-reused-id-'));
