@@ -26,6 +26,7 @@ import type {
   Usage,
 } from '../types.js';
 import type { Activation, ActivationEnd } from '../workers/runner.js';
+import { CodePrograms } from './code-calls.js';
 import { createGateway, resolveView } from './gateway.js';
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
@@ -65,6 +66,8 @@ export class AgentImpl implements GatewayAgent {
   private disposing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
   private readonly releaseListeners: () => void;
+  /** The calls from inside this agent's run_code programs (bounded, ended with their program). */
+  private readonly programs = new CodePrograms(this);
 
   constructor(
     readonly init: AgentInit,
@@ -243,7 +246,9 @@ export class AgentImpl implements GatewayAgent {
         else {
           // A structured turn presents its own tool: the view taken before the claim lacks it.
           if (this.current?.structured) plan.view = this.resolveViewSafely();
-          pending.attach(this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this)));
+          pending.attach(
+            this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this, this.programs)),
+          );
         }
       },
       (error: unknown) => pending.finish({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),
@@ -251,7 +256,7 @@ export class AgentImpl implements GatewayAgent {
   }
 
   private startActivation(plan: DriverPlan): void {
-    const activation = this.deps.runner.activate(plan, createGateway(this));
+    const activation = this.deps.runner.activate(plan, createGateway(this, this.programs));
     this.activation = activation;
     void activation.done.then((end) => this.activationEnded(end));
   }
@@ -289,6 +294,8 @@ export class AgentImpl implements GatewayAgent {
   }
 
   private async activationEnded(end: ActivationEnd): Promise<void> {
+    // Its driver's programs died with it (a recovered turn runs its run_code again).
+    this.programs.endAll();
     if (end.kind === 'recover' && !this.disposed) return this.recover();
     const turn = this.current;
     if (turn) {

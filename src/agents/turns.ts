@@ -31,7 +31,10 @@ export interface CurrentTurn {
   lastFinish: string | undefined;
   /** Run when the turn ends (timers). */
   readonly cleanup: (() => void)[];
-  /** In-flight and uncommitted tool calls by call id: a re-issued call re-attaches instead of running twice. */
+  /**
+   * The model's in-flight and uncommitted tool calls by call id: a re-issued call re-attaches instead
+   * of running twice. Calls from inside run_code are never here (src/agents/code-calls.ts).
+   */
   readonly calls: Map<string, Promise<ToolResult>>;
   /**
    * Results of the model's calls that a parent-side batch runs (src/agents/parent-tools.ts), by call
@@ -51,15 +54,6 @@ export interface HeldCall {
   readonly name: string;
   /** Answers the driver now with an ABORTED result; the tool's own result, if it ever comes, is dropped. */
   abandon(message: string): void;
-}
-
-/**
- * The key of a call in CurrentTurn.calls. Model-chosen call ids and run_code sub-call ids
- * (`<callId>:code:<n>`) live in separate namespaces: a model may pick any id, including one that looks
- * like a sub-call's, and must still get its own tool run rather than another call's result.
- */
-export function callKey(origin: 'model' | 'code', callId: string): string {
-  return `${origin}\u0000${callId}`;
 }
 
 export interface Claim {
@@ -165,7 +159,7 @@ export class TurnLedger {
     } else if (event.type === 'tool/result') {
       const { callId, name, content, isError } = event.data;
       this.history.push({ role: 'tool', callId, name, content, isError });
-      turn?.calls.delete(callKey('model', callId));
+      turn?.calls.delete(callId);
     }
   }
 

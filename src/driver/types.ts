@@ -90,8 +90,14 @@ export interface DriverHost {
   claimNext(): Promise<ClaimedMessage | null>;
   refreshView(): Promise<DriverView>;
   classify(name: string, args: string): Promise<ConcurrencyClass>;
-  /** `origin: 'code'` marks calls made from inside run_code (host-style: not collapsed by Code Mode). */
   executeTool(call: ToolCallRequestWire): Promise<ToolResult>;
+  /**
+   * A call from inside a run_code program: run host-style (not collapsed by Code Mode) within the
+   * program's bounds, answered as the JSON the sandbox takes (src/agents/code-calls.ts).
+   */
+  callFromCode(call: CodeCallWire): Promise<CodeCallReply>;
+  /** The program ended: the parent answers and aborts its outstanding calls and drops their results. */
+  endProgram(program: string): Promise<void>;
   /** One-way on the worker transport (no reply): ordering on the link keeps it ahead of later calls. */
   log(events: DriverEvent[]): Promise<void>;
   /**
@@ -114,8 +120,23 @@ export interface ToolCallRequestWire {
   callId: string;
   name: string;
   arguments: string;
-  origin?: 'model' | 'code';
 }
+
+export interface CodeCallWire {
+  /** Drawn by the driver for each program: what the parent keys the program's calls by (never a model's id). */
+  program: string;
+  /** `<run_code callId>:code:<n>`, the id the tool sees. */
+  callId: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * A call's answer: the result value as JSON text, or the string itself when the value is a string
+ * (it reaches the program as it is: JSON-encoding and parsing a long string again was ms of work on
+ * each thread it crossed), or the failure's message.
+ */
+export type CodeCallReply = { ok: true; json: string } | { ok: true; text: string } | { ok: false; message: string };
 
 export interface ToolBatchWire {
   calls: ToolCallRecord[];

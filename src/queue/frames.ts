@@ -15,7 +15,16 @@ import { driverPlan } from '../workers/protocol.js';
 const activation = z.number().int().positive();
 const int = z.number().int();
 
-export const GATEWAY_METHODS = ['claimNext', 'refreshView', 'classify', 'executeTool', 'runTools', 'endTurn'] as const;
+export const GATEWAY_METHODS = [
+  'claimNext',
+  'refreshView',
+  'classify',
+  'executeTool',
+  'callFromCode',
+  'endProgram',
+  'runTools',
+  'endTurn',
+] as const;
 export type GatewayMethod = (typeof GATEWAY_METHODS)[number];
 
 export const activationEndSchema = z.discriminatedUnion('kind', [

@@ -35,6 +35,8 @@ export class HostActivation {
     refreshView: () => this.call('refreshView', []),
     classify: (name, args) => this.call('classify', [name, args]),
     executeTool: (call) => this.call('executeTool', [call]),
+    callFromCode: (call) => this.call('callFromCode', [call]),
+    endProgram: (program) => this.call('endProgram', [program]),
     runTools: (batch) => this.call('runTools', [batch]),
     endTurn: (report) => this.call('endTurn', [report]),
     log: (events) => {

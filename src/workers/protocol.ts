@@ -103,10 +103,30 @@ const claimedMessageSchema = lazy(() => claimSchema().nullable());
 export const claimedMessage = wire(claimedMessageSchema, (v) => v === null || isClaim(v));
 
 const toolCallSchema = lazy(() => obj({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() }));
-const toolCallRequestSchema = lazy(() => toolCallSchema().extend({ origin: z.enum(['model', 'code']).optional() }));
-export const toolCallRequest = wire(
-  toolCallRequestSchema,
-  (v) => isToolCall(v) && optional(oneOf('model', 'code'))((v as { origin?: unknown }).origin),
+export const toolCallRequest = wire(toolCallSchema, isToolCall);
+
+/** A run_code program's id: drawn by its driver (a UUID), never chosen by a model. */
+const PROGRAM_ID_MAX = 64;
+const programIdSchema = lazy(() => z.string().min(1).max(PROGRAM_ID_MAX));
+const isProgramId: Check = (v) => isStr(v) && v.length > 0 && v.length <= PROGRAM_ID_MAX;
+export const programId = wire(programIdSchema, isProgramId);
+
+/** A call from inside a run_code program, and its answer as the sandbox takes it. */
+const codeCallSchema = lazy(() => toolCallSchema().extend({ program: programIdSchema() }));
+export const codeCallRequest = wire(
+  codeCallSchema,
+  (v) => isToolCall(v) && isProgramId((v as { program?: unknown }).program),
+);
+const codeCallReplySchema = lazy(() =>
+  z.union([
+    obj({ ok: z.literal(true), json: z.string() }),
+    obj({ ok: z.literal(true), text: z.string() }),
+    obj({ ok: z.literal(false), message: z.string() }),
+  ]),
+);
+export const codeCallReply = wire(
+  codeCallReplySchema,
+  (v) => isObj(v) && ((v.ok === true && (isStr(v.json) || isStr(v.text))) || (v.ok === false && isStr(v.message))),
 );
 
 /** One assistant message's tool calls, handed to the parent to run (SPEC §7.2; the cap is the parent's own). */
