@@ -36,6 +36,7 @@ export class HostActivation {
     classify: (name, args) => this.call('classify', [name, args]),
     executeTool: (call) => this.call('executeTool', [call]),
     runTools: (batch) => this.call('runTools', [batch]),
+    joinMessages: (turn) => this.call('joinMessages', [turn]),
     endTurn: (report) => this.call('endTurn', [report]),
     log: (events) => {
       if (!this.severed) this.send({ k: 'log', a: this.a, events });

@@ -4,12 +4,20 @@
  */
 import * as Comlink from 'comlink';
 import { BroodError } from '../errors.js';
-import type { DriverEvent, DriverHost, ToolBatchWire, ToolCallRequestWire, TurnReport } from '../driver/types.js';
+import type {
+  DriverEvent,
+  DriverHost,
+  JoinedMessage,
+  ToolBatchWire,
+  ToolCallRequestWire,
+  TurnReport,
+} from '../driver/types.js';
 import type { ToolResult } from '../types.js';
 import {
   claimedMessage,
   concurrencyClass,
   driverView,
+  joinedMessages,
   nothing,
   toolResult,
   toolResults,
@@ -26,6 +34,7 @@ export interface GatewayRemote {
   executeTool(call: ToolCallRequestWire): Promise<Reply<unknown>>;
   runTools(batch: ToolBatchWire): Promise<Reply<unknown>>;
   log(events: DriverEvent[]): Promise<Reply<unknown>>;
+  joinMessages(turn: number): Promise<Reply<unknown>>;
   endTurn(report: TurnReport): Promise<Reply<unknown>>;
 }
 
@@ -41,6 +50,8 @@ export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): Dr
     executeTool: (call) => guard('executeTool', () => remote.executeTool(call), toolResult) as Promise<ToolResult>,
     runTools: (batch) => guard('runTools', () => remote.runTools(batch), toolResults) as Promise<ToolResult[]>,
     log: (events) => guard('log', () => remote.log(events), nothing),
+    joinMessages: (turn) =>
+      guard('joinMessages', () => remote.joinMessages(turn), joinedMessages) as Promise<JoinedMessage[]>,
     endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessage),
   };
 }
@@ -95,7 +106,7 @@ export class GatewayClient {
 /**
  * Each method's comlink proxy, taken on first use and kept. Reading `remote.executeTool` creates a new
  * proxy and registers it with comlink's FinalizationRegistry, which per call was allocation and GC
- * work on the thread for nothing; taking all seven up front would cost more than a short activation's
+ * work on the thread for nothing; taking all eight up front would cost more than a short activation's
  * few calls. comlink's apply ignores `this`, so a taken proxy is called as it is.
  */
 function methodsOf(remote: GatewayRemote): GatewayRemote {
@@ -111,6 +122,7 @@ function methodsOf(remote: GatewayRemote): GatewayRemote {
     executeTool: (call) => take('executeTool')(call),
     runTools: (batch) => take('runTools')(batch),
     log: (events) => take('log')(events),
+    joinMessages: (turn) => take('joinMessages')(turn),
     endTurn: (report) => take('endTurn')(report),
   };
 }
