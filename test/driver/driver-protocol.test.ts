@@ -68,6 +68,7 @@ class FakeParent {
           return this.tool(call);
         }),
       log: (events) => replyOf(() => void this.events.push(...events)),
+      joinMessages: () => replyOf(() => []),
       endTurn: (report) =>
         replyOf((): ClaimedMessage | null => {
           this.reports.push(report);
