@@ -27,16 +27,19 @@ export function reportAcceptedText(messageId: string): string {
   return `report accepted by the agent that started you as message ${messageId}`;
 }
 
+/** What the `tool:report` section tells a continuable child. */
+export const REPORT_GUIDANCE =
+  'You were started by another agent and work in the background. It sees nothing of your work ' +
+  'but what you report, unless it asks you. Each time you finish a piece of work, call `report` ' +
+  'once with a self-contained result for that piece: what you found or did, with the facts, names ' +
+  'and numbers it needs to act without reading your transcript. Then go on with what remains.';
+
 /** One frozen section for every child: its text never varies, so a child's prompt prefix stays stable. */
 const SECTION: PromptSection = Object.freeze({
   name: REPORT_SECTION,
   tool: REPORT_TOOL,
   order: REPORT_SECTION_ORDER,
-  text:
-    'You were started by another agent and work in the background. It sees nothing of your work ' +
-    'but what you report, unless it asks you. Each time you finish a piece of work, call `report` ' +
-    'once with a self-contained result for that piece: what you found or did, with the facts, names ' +
-    'and numbers it needs to act without reading your transcript. Then go on with what remains.',
+  text: REPORT_GUIDANCE,
 });
 
 /** The runtime's report path; the tool definition is built once and shared by every child's layer. */
