@@ -12,6 +12,7 @@ import { z } from 'zod';
 import {
   defineTool,
   fileSessions,
+  memorySessions,
   moduleAdapter,
   scriptedModels,
   subagentTool,
@@ -140,9 +141,11 @@ describe('continuable children report back', () => {
 
   it("'next-step': a running turn takes the report at its next model step, after that step's tool results", async () => {
     const released = deferred();
+    const store = memorySessions();
     const h = setup(
       [{ match: 'mid task', turns: [reportCall('mid-turn finding'), { text: 'child done' }] }],
       [startCall('mid task'), { toolCalls: [{ name: 'hold', arguments: {} }] }],
+      store,
     );
     h.brood.tools.register(
       defineTool({
@@ -182,6 +185,14 @@ describe('continuable children report back', () => {
     expect(
       ofType(log, 'turn/start').some((e) => (e.data.messageIds as string[]).includes(String(report?.data.id))),
     ).toBe(false);
+
+    // Another runtime rebuilds the history from the log: the report is where the step took it.
+    const notice = await h.tap.waitFor(parent.id, 'user/message', isNotice);
+    await turnOf(h, parent.id, String(notice.data.id));
+    await h.brood.close();
+    const resumed = await setup([], [], store).brood.resumeAgent(parent.id);
+    const after = await resumed.run('after restart');
+    expect(JSON.parse(after.output)).toEqual(['go', text, notice.data.text, 'after restart']);
   });
 
   it("'quiet' does not wake an idle parent; the parent's next turn sees the report", async () => {
