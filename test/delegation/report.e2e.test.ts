@@ -76,6 +76,16 @@ async function turnOf(h: Harness, agentId: string, messageId: string): Promise<v
   await h.tap.waitFor(agentId, 'turn/end', (e) => e.data.turn === start.data.turn);
 }
 
+/** A witness parent runs 'go' (its script starts one continuable child) until the child's notice turn ended. */
+async function delegateUntilSettled(h: Harness) {
+  const parent = await h.brood.createAgent({ model: WITNESS });
+  await parent.run('go');
+  const childId = startedChild(h, parent.id);
+  const notice = await h.tap.waitFor(parent.id, 'user/message', isNotice);
+  await turnOf(h, parent.id, String(notice.data.id));
+  return { parent, childId, notice, log: h.tap.log(parent.id) };
+}
+
 function startContinuable(h: Harness, parent: Agent, prompt: string, reportDelivery?: 'next-step' | 'quiet') {
   return h.brood.subagents.startContinuable({
     provider: 'spawn',
@@ -102,13 +112,7 @@ describe('continuable children report back', () => {
       }
       childEnded.resolve();
     })();
-    const parent = await h.brood.createAgent({ model: WITNESS });
-    await parent.run('go');
-    const childId = startedChild(h, parent.id);
-    const notice = await h.tap.waitFor(parent.id, 'user/message', isNotice);
-    await turnOf(h, parent.id, String(notice.data.id));
-
-    const log = h.tap.log(parent.id);
+    const { parent, childId, notice, log } = await delegateUntilSettled(h);
     const reports = log.filter(isReport);
     expect(reports.map((e) => e.data.text)).toEqual([
       reportText(childId, 'finding one'),
@@ -233,13 +237,7 @@ describe('continuable children report back', () => {
         reportDelivery: 'quiet',
       }),
     );
-    const parent = await h.brood.createAgent({ model: WITNESS });
-    await parent.run('go');
-    const childId = startedChild(h, parent.id);
-    const notice = await h.tap.waitFor(parent.id, 'user/message', isNotice);
-    await turnOf(h, parent.id, String(notice.data.id));
-
-    const log = h.tap.log(parent.id);
+    const { childId, notice, log } = await delegateUntilSettled(h);
     const report = log.find(isReport);
     expect(report?.data).toMatchObject({ delivery: 'quiet', from: childId });
     const starts = ofType(log, 'turn/start');
