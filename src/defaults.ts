@@ -29,4 +29,6 @@ export const DEFAULTS = {
   eventBuffer: 10_000,
   /** job_output's default wait. */
   jobWaitMs: 30_000,
+  /** When a continuable child's report reaches its parent (subagentTool reportDelivery). */
+  reportDelivery: 'next-step',
 } as const;

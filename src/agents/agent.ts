@@ -11,6 +11,7 @@ import { guardDisposed } from '../guard.js';
 import { VersionCell } from '../driver/versions.js';
 import type { DriverPlan } from '../driver/types.js';
 import type { ChatMessage } from '../models/types.js';
+import type { MessageDelivery } from '../sessions/event-types.js';
 import { fromLogged, type LogMeta } from '../events/from-log.js';
 import type { AgentEventsOptions, BroodEvent } from '../types.js';
 import type {
@@ -52,6 +53,8 @@ export class AgentImpl implements GatewayAgent {
   readonly prompt: PromptRegistry;
   readonly codeMode: CodeMode;
   readonly ownVersion = new VersionCell();
+  /** Bumped when a message waits for the running turn's next model step (DriverPlan.stepCell). */
+  readonly stepCell = new VersionCell();
   readonly writer: SessionWriter;
   readonly inbox = new Inbox();
   /** Turn state: changed only through the ledger's transitions (claim, mirror, finish). */
@@ -87,6 +90,7 @@ export class AgentImpl implements GatewayAgent {
       lastRequestRoute: init.lastRequestRoute,
       isDisposed: () => this.disposed,
       bumpView: () => this.ownVersion.bump(),
+      stepPending: () => this.stepCell.bump(),
     });
     this.writer.observe = (stamped, meta) => this.logged(stamped, meta);
     this.tools = guardDisposed(init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
@@ -94,8 +98,8 @@ export class AgentImpl implements GatewayAgent {
     // The agent registry's change event covers global and own tool changes; agent-layer prompt changes
     // bump this cell through the prompt scope, global prompt changes bump the runtime's global cell.
     this.releaseListeners = init.tools.registry.on('change', () => this.ownVersion.bump());
-    for (const message of init.unclaimed) {
-      this.inbox.push({ id: message.id, text: message.text, durable: Promise.resolve(), signal: undefined });
+    for (const { id, text, delivery } of init.unclaimed) {
+      this.inbox.push({ id, text, durable: Promise.resolve(), signal: undefined, ...(delivery ? { delivery } : {}) });
     }
   }
 
@@ -149,24 +153,40 @@ export class AgentImpl implements GatewayAgent {
   }
 
   /**
-   * Accepts a message from any source (user, parent, notices). `durable` resolves once its
-   * `user/message` event is flushed; only then can a turn claim it and only then does the agent wake.
+   * Accepts a message from any source (user, parent, notices, reports). `durable` resolves once its
+   * `user/message` event is flushed; only then can a turn claim it and only then does the agent wake
+   * (a `quiet` report never wakes it; a `next-step` one is also offered to the running turn's next step).
    */
   accept(
     text: string,
     source: string,
     signal: AbortSignal | undefined,
     structured?: StructuredTurn,
+    report?: { delivery: MessageDelivery; from: string },
   ): { id: string; durable: Promise<void> } {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
     if (typeof text !== 'string')
       return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
     const durable = this.writer
-      .append([{ type: 'user/message', data: { id, text, source } }])
+      .append([{ type: 'user/message', data: { id, text, source, ...report } }])
       .then(() => this.writer.flush());
-    this.inbox.push({ id, text, durable, signal, ...(structured === undefined ? {} : { structured }) });
-    return { id, durable: durable.then(() => this.wake()) };
+    const delivery = report?.delivery;
+    this.inbox.push({
+      id,
+      text,
+      durable,
+      signal,
+      ...(structured === undefined ? {} : { structured }),
+      ...(delivery === undefined ? {} : { delivery }),
+    });
+    return { id, durable: durable.then(() => this.delivered(delivery)) };
+  }
+
+  private delivered(delivery: MessageDelivery | undefined): void {
+    if (delivery === 'quiet') return;
+    if (delivery === 'next-step') this.stepCell.bump();
+    this.wake();
   }
 
   get isDisposed(): boolean {
@@ -201,7 +221,7 @@ export class AgentImpl implements GatewayAgent {
 
   whenIdle(): Promise<void> {
     if (this.disposed) return Promise.reject(disposedError(this.id));
-    if (this.activation === undefined && this.inbox.size === 0) return Promise.resolve();
+    if (this.activation === undefined && !this.inbox.claimable) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -230,7 +250,7 @@ export class AgentImpl implements GatewayAgent {
 
   /** Starts an activation if there is work and none is running. */
   wake(): void {
-    if (this.disposed || this.activation !== undefined || this.inbox.size === 0) return;
+    if (this.disposed || this.activation !== undefined || !this.inbox.claimable) return;
     if (!this.busy) {
       this.busy = true;
       this.observer?.activationStarted();
@@ -278,6 +298,9 @@ export class AgentImpl implements GatewayAgent {
       codeWallTimeoutMs: limits.codeWallTimeoutMs,
       codeLimits: limits.codeLimits,
       versions: [this.deps.globalVersion.buffer, this.ownVersion.buffer],
+      stepCell: this.stepCell.buffer,
+      // A report already waiting makes the driver look at its first step (a recovered turn included).
+      stepSeen: this.stepCell.value - (this.inbox.stepPending ? 1 : 0),
     };
   }
 
@@ -309,7 +332,7 @@ export class AgentImpl implements GatewayAgent {
       );
     }
     this.activation = undefined;
-    if (this.inbox.size > 0 && !this.disposed) return this.wake();
+    if (this.inbox.claimable && !this.disposed) return this.wake();
     if (this.busy) {
       this.busy = false;
       this.observer?.activationEnded(this.lastResult);

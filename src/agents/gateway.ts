@@ -7,7 +7,7 @@ import { BroodError, decodeError } from '../errors.js';
 import type { DriverView, PlannedClass, TurnReport } from '../driver/types.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
 import type { GatewayRemote } from '../workers/gateway-client.js';
-import { classifyArgs, driverEvents, replyOf, turnReport } from '../workers/protocol.js';
+import { classifyArgs, driverEvents, joinTurn, replyOf, turnReport } from '../workers/protocol.js';
 import { TEXT_DELTA_EVENT } from '../driver/loop.js';
 import { baseOf } from '../events/from-log.js';
 import type { CodePrograms } from './code-calls.js';
@@ -45,6 +45,7 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
         if (!answer.ok) fault ??= decodeError(answer.error);
         return answer;
       }),
+    joinMessages: (turn: unknown) => reply(() => agent.turns.joinStep(joinTurn.parse(turn, 'joinMessages'))),
     endTurn: (report: unknown) =>
       reply(async () => {
         const parsed = turnReport.parse(report, 'endTurn') as TurnReport;

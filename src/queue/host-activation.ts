@@ -38,6 +38,7 @@ export class HostActivation {
     callFromCode: (call) => this.call('callFromCode', [call]),
     endProgram: (program) => this.call('endProgram', [program]),
     runTools: (batch) => this.call('runTools', [batch]),
+    joinMessages: (turn) => this.call('joinMessages', [turn]),
     endTurn: (report) => this.call('endTurn', [report]),
     log: (events) => {
       if (!this.severed) this.send({ k: 'log', a: this.a, events });

@@ -185,7 +185,7 @@ export class Runtime implements SubagentCore {
 
   /** Called after an agent was rebuilt from its session and before it wakes (continuable children re-attach). */
   onRestored(agent: AgentImpl, descriptor: Record<string, unknown>): void {
-    this.subagents.attachRestored(agent, typeof descriptor.provider === 'string' ? descriptor.provider : undefined);
+    this.subagents.attachRestored(agent, descriptor);
   }
 
   async createAgent(options: AgentOptionsInput): Promise<Agent> {

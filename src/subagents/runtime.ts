@@ -15,12 +15,14 @@ import type { SubagentCore } from './core.js';
 import { gate } from './gate.js';
 import { Jobs } from './jobs.js';
 import { observeContinuable, startOneShot } from './runs.js';
+import { ChildReports, isReportDelivery } from './report.js';
 import { publishChild } from './setup.js';
 import type {
   ContinuableSpec,
   CreateChildOptions,
   MountHook,
   ProviderContext,
+  ReportOptions,
   SubagentEventName,
   SubagentProvider,
   SubagentRun,
@@ -33,6 +35,7 @@ import { parseSendOptions } from '../agents/signals.js';
 
 export class SubagentRuntimeImpl implements SubagentRuntime {
   readonly jobs: Jobs;
+  private readonly reports: ChildReports;
   private readonly providers = new Map<string, SubagentProvider>();
   private readonly hooks = new Set<MountHook>();
 
@@ -41,6 +44,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     private readonly isClosed: () => boolean = () => false,
   ) {
     this.jobs = new Jobs(core);
+    this.reports = new ChildReports(core, () => this.assertOpen());
   }
 
   private assertOpen(): void {
@@ -152,6 +156,8 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
       ...(prepared?.runner ? { runner: prepared.runner } : {}),
       ...(prepared?.setup ? { setup: prepared.setup } : {}),
       ...(external ? { [EXTERNAL_DRIVER]: external } : {}),
+      ...(spec.reportDelivery === undefined ? {} : { reportDelivery: spec.reportDelivery }),
+      install: (agent) => this.reports.install(agent, spec.reportDelivery),
     });
     observeContinuable(this.core, provider.name, child);
     const accepted = child.accept(request.prompt, 'parent', undefined);
@@ -170,6 +176,10 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     return accepted.id;
   }
 
+  reportFrom(childId: string, output: string, options?: ReportOptions): Promise<string> {
+    return this.reports.reportFrom(childId, output, options);
+  }
+
   interrupt(childId: string, by: Agent): void {
     this.assertOpen();
     const child = this.core.agents.get(childId);
@@ -178,9 +188,13 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     child.cancel('parent');
   }
 
-  /** Called for every agent rebuilt from a session: a continuable child gets its run observer back. */
-  attachRestored(agent: AgentImpl, provider: string | undefined): void {
-    if (agent.mode === 'continuable') observeContinuable(this.core, provider ?? 'spawn', agent);
+  /** Called for every agent rebuilt from a session: a continuable child gets its run observer and `report` back. */
+  attachRestored(agent: AgentImpl, descriptor: Record<string, unknown>): void {
+    if (agent.mode !== 'continuable') return;
+    const provider = typeof descriptor.provider === 'string' ? descriptor.provider : 'spawn';
+    observeContinuable(this.core, provider, agent);
+    const delivery = isReportDelivery(descriptor.reportDelivery) ? descriptor.reportDelivery : undefined;
+    this.reports.install(agent, delivery);
   }
 
   /** The driver of a restored child that an out-of-process provider ran (its descriptor says `runner: 'external'`). */

@@ -8,6 +8,7 @@ import type {
   CodeCallWire,
   DriverEvent,
   DriverHost,
+  JoinedMessage,
   ToolBatchWire,
   ToolCallRequestWire,
   TurnReport,
@@ -18,6 +19,7 @@ import {
   codeCallReply,
   concurrencyClass,
   driverView,
+  joinedMessages,
   nothing,
   toolResult,
   toolResults,
@@ -36,6 +38,7 @@ export interface GatewayRemote {
   endProgram(program: string): Promise<Reply<unknown>>;
   runTools(batch: ToolBatchWire): Promise<Reply<unknown>>;
   log(events: DriverEvent[]): Promise<Reply<unknown>>;
+  joinMessages(turn: number): Promise<Reply<unknown>>;
   endTurn(report: TurnReport): Promise<Reply<unknown>>;
 }
 
@@ -53,6 +56,8 @@ export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): Dr
     endProgram: (program) => guard('endProgram', () => remote.endProgram(program), nothing),
     runTools: (batch) => guard('runTools', () => remote.runTools(batch), toolResults) as Promise<ToolResult[]>,
     log: (events) => guard('log', () => remote.log(events), nothing),
+    joinMessages: (turn) =>
+      guard('joinMessages', () => remote.joinMessages(turn), joinedMessages) as Promise<JoinedMessage[]>,
     endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessage),
   };
 }
@@ -107,7 +112,7 @@ export class GatewayClient {
 /**
  * Each method's comlink proxy, taken on first use and kept. Reading `remote.executeTool` creates a new
  * proxy and registers it with comlink's FinalizationRegistry, which per call was allocation and GC
- * work on the thread for nothing; taking all nine up front would cost more than a short activation's
+ * work on the thread for nothing; taking all ten up front would cost more than a short activation's
  * few calls. comlink's apply ignores `this`, so a taken proxy is called as it is.
  */
 function methodsOf(remote: GatewayRemote): GatewayRemote {
@@ -125,6 +130,7 @@ function methodsOf(remote: GatewayRemote): GatewayRemote {
     endProgram: (program) => take('endProgram')(program),
     runTools: (batch) => take('runTools')(batch),
     log: (events) => take('log')(events),
+    joinMessages: (turn) => take('joinMessages')(turn),
     endTurn: (report) => take('endTurn')(report),
   };
 }

@@ -73,6 +73,7 @@ class FakeParent {
         }),
       endProgram: () => replyOf(() => undefined),
       log: (events) => replyOf(() => void this.events.push(...events)),
+      joinMessages: () => replyOf(() => []),
       endTurn: (report) =>
         replyOf((): ClaimedMessage | null => {
           this.reports.push(report);
