@@ -7,8 +7,14 @@ import { defineConfig, type Options } from 'tsup';
 
 type Plugin = NonNullable<Options['esbuildPlugins']>[number];
 
-// brood's version, for every module that reports it (src/version.ts).
-const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
+// brood's version, for every module that reports it (src/version.ts), and the optional peers.
+const { version, peerDependencies } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
+  version: string;
+  peerDependencies: Record<string, string>;
+};
+// The optional peers (MCP SDK, ACP SDK, bullmq, ioredis) are never bundled: a host installs them only
+// for the feature that needs them, and brood reaches them only through import() (src/optional-peers.ts).
+const optionalPeers = Object.keys(peerDependencies); // a name also matches its subpaths
 const define = { __BROOD_VERSION__: JSON.stringify(version) };
 // Names this build's pool-thread code cache (src/thread/code-cache.ts): a cache is read only by the
 // build that wrote it. The pool entry and the driver bundle are always built together, in this run.
@@ -81,6 +87,7 @@ export default defineConfig([
     format: ['esm'],
     target: 'node20',
     platform: 'node',
+    external: optionalPeers,
     // `npm start` builds JavaScript only (BROOD_BUILD_DTS=0): declarations are for publishing and tests.
     dts: process.env.BROOD_BUILD_DTS === '0' ? false : { entry: { index: 'src/index.ts', testing: 'src/testing.ts' } },
     sourcemap: true,

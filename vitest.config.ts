@@ -25,6 +25,7 @@ const REAL_TIME_LIMIT_SUITES = [
   'test/threads/code-mode/run-code.test.ts',
   'test/threads/code-mode/presentation.test.ts',
   'test/threads/code-mode/sandbox-limits.test.ts',
+  'test/threads/models/abort-prompt.test.ts',
 ];
 
 /** The delegation and subagent behaviour suites, run again with every driver on `brood host` processes. */

@@ -237,6 +237,9 @@ ${codeModeSection(r.codeMode)}
 ## Event stream
 
 ${eventsSection(r.eventsCost)}
+## Abort latency
+
+${abortSection(r.abortLatency)}
 ## Parked continuables
 
 ${
@@ -250,6 +253,24 @@ ${fmt(pk.warmupRssGrowthMb)} MB (${fmt(pk.firstRssPerChildKb)} KB each), mostly 
 garbage from the ${pk.children} activations (\`gc()\` only collects the main isolate) and heap pages V8 keeps after collection, so the
 main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.`
 }
+`;
+}
+
+function abortSection(ab) {
+  if (!ab) return 'Not run.\n';
+  if (ab.error) return `Error: ${ab.error}\n`;
+  const rows = ['worker', 'inline'].flatMap((runner) =>
+    ab.waits.map((wait) => {
+      const x = ab[runner][wait];
+      return [runner, wait, x.samples, fmt(x.p50Ms, 2), fmt(x.p99Ms, 2), fmt(x.maxMs, 2), x.notAborted, x.forceStopped];
+    }),
+  );
+  return `A top-level turn aborted through its run signal while its driver waits on a scripted model request, an HTTP request a
+loopback server never answers, the HTTP adapter's wait before a retry (the server answered 503), or a tool that honours its
+signal: \`abort()\` → \`run()\` resolved (its \`turn/end\` durable), one warm thread. Target: 100 ms. The last two columns count
+samples that did not end \`aborted\` and samples stopped by force (both must be 0).
+
+${table(['runner', 'waiting on', 'samples', 'p50 ms', 'p99 ms', 'max ms', 'not aborted', 'force-stopped'], rows)}
 `;
 }
 

@@ -15,6 +15,7 @@ import { runWatchHook } from './watch-hook.mjs';
 import { runCodeMode } from './code-mode.mjs';
 import { runEventsCost } from './events-cost.mjs';
 import { runQueueFanout } from './queue.mjs';
+import { runAbortLatency } from './abort-latency.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
 import { writeReport } from './report.mjs';
@@ -59,6 +60,7 @@ const parked = await attempt(() => runParkedContinuables({ quick, log }));
 const watchHook = await attempt(() => runWatchHook({ quick, log }));
 const codeMode = await attempt(() => runCodeMode({ quick, log }));
 const eventsCost = await attempt(() => runEventsCost({ quick, log }));
+const abortLatency = await attempt(() => runAbortLatency({ quick, log }));
 // `--queue`: children's drivers on two local `brood host` processes through Redis (needs redis-server).
 const queue = args.includes('--queue') ? await attempt(() => runQueueFanout({ quick, log })) : undefined;
 
@@ -87,6 +89,7 @@ const results = {
   watchHook,
   codeMode,
   eventsCost,
+  abortLatency,
   ...(queue ? { queue } : {}),
   notes,
 };

@@ -34,6 +34,8 @@ const LAYERS = [
       'src/ids.ts',
       'src/disposer.ts',
       'src/guard.ts',
+      'src/owned-process.ts',
+      'src/json-lines.ts',
       'src/types.ts',
       'src/comlink-node-adapter.d.ts',
       'src/depth.ts',
@@ -43,6 +45,9 @@ const LAYERS = [
       'src/prompt/',
       'src/sessions/',
       'src/models/',
+      'src/optional-peers.ts',
+      'src/untrusted.ts',
+      'src/fifo.ts',
       'src/queue/config.ts',
     ],
   ],
@@ -72,6 +77,9 @@ const SHARED = [
   'src/disposer.ts',
   'src/types.ts',
   'src/tool-pool.ts',
+  'src/fifo.ts',
+  // Option snapshots of untrusted objects: the model catalog (shared) reads options through it.
+  'src/untrusted.ts',
   // The session event vocabulary: drivers emit it, the parent stores and reads it.
   'src/sessions/event-types.ts',
 ];
@@ -166,7 +174,8 @@ function resolveLocal(file, specifier) {
 
 const problems = [];
 for (const prefix of [...LAYERS.flatMap(([, prefixes]) => prefixes), ...THREAD_SIDE, ...SHARED])
-  if (!existsSync(join(root, prefix))) problems.push(`${prefix}: listed in scripts/check-imports.mjs but does not exist`);
+  if (!existsSync(join(root, prefix)))
+    problems.push(`${prefix}: listed in scripts/check-imports.mjs but does not exist`);
 
 const files = [...sourceFiles('src'), ...sourceFiles('workers')];
 const graph = new Map();

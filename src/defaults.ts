@@ -16,8 +16,14 @@ export const DEFAULTS = {
   cancelGraceMs: 2_000,
   /** A thread whose heartbeat stalls this long is treated as hung (must exceed codeBusyTimeoutMs). */
   hangTimeoutMs: 10_000,
-  /** Idle pool threads above the warm minimum are released after this long. */
+  /** Idle pool threads above the warm set (one per core) are released after this long. */
   idleTimeoutMs: 30_000,
+  /**
+   * The most pool threads one runtime (or `brood host`) may be given. Each is its own V8 isolate
+   * (~13 MB once booted, up to its heap cap under load) and starts only when load needs it, but a
+   * thousand of them is never what a host wants: refused with INVALID_CONFIG above this.
+   */
+  maxPoolThreads: 256,
   /** Heap cap of each pool thread. */
   maxOldGenerationSizeMb: 1024,
   /** Model requests per turn before a turn ends 'max-steps' (SPEC §15). */
@@ -42,4 +48,6 @@ export const DEFAULTS = {
   anthropicThinkingBudgets: { minimal: 1_024, low: 2_048, medium: 8_192, high: 16_384, xhigh: 32_768, max: 65_536 },
   /** queueRunner and `brood host`: the BullMQ queue, the Redis key prefix, and how long an activation may wait for a host. */
   queue: { name: 'brood', prefix: 'brood', activationTimeoutMs: 10_000 },
+  /** When a continuable child's report reaches its parent (subagentTool reportDelivery). */
+  reportDelivery: 'next-step',
 } as const;

@@ -7,9 +7,10 @@ import { BroodError, decodeError } from '../errors.js';
 import type { DriverView, PlannedClass, TurnReport } from '../wire/contract.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
 import type { GatewayRemote } from '../wire/gateway.js';
-import { classifyArgs, driverEvents, replyOf, turnReport } from '../wire/protocol.js';
+import { classifyArgs, driverEvents, joinTurn, replyOf, turnReport } from '../wire/protocol.js';
 import { TEXT_DELTA_EVENT } from '../sessions/event-types.js';
 import { baseOf } from '../events/from-log.js';
+import type { CodePrograms } from './code-calls.js';
 import { executeTool, plannedClassOf, runToolBatch, type GatewayAgent } from './parent-tools.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
 import { toView } from '../tools/resolver.js';
@@ -17,9 +18,10 @@ import { presentedSchemas } from '../tools/system.js';
 
 /**
  * One gateway per activation. A protocol violation on a one-way log (which has no reply to carry the
- * error) is remembered and fails the activation's next call instead of being lost.
+ * error) is remembered and fails the activation's next call instead of being lost. `programs` runs the
+ * calls from inside the agent's run_code programs.
  */
-export function createGateway(agent: GatewayAgent): GatewayRemote {
+export function createGateway(agent: GatewayAgent, programs: CodePrograms): GatewayRemote {
   let fault: unknown;
   const reply = <T>(work: () => T | Promise<T>) =>
     replyOf(() => {
@@ -35,19 +37,24 @@ export function createGateway(agent: GatewayAgent): GatewayRemote {
         return agent.init.tools.classify(toolName, toolArgs);
       }),
     executeTool: (call: unknown) => reply(() => executeTool(agent, call)),
+    callFromCode: (call: unknown) => reply(() => programs.call(call)),
+    endProgram: (program: unknown) => reply(() => programs.end(program)),
     runTools: (batch: unknown) => reply(() => runToolBatch(agent, batch)),
     log: (events: unknown) =>
       reply(() => logEvents(agent, events)).then((answer) => {
         if (!answer.ok) fault ??= decodeError(answer.error);
         return answer;
       }),
+    joinMessages: (turn: unknown) => reply(() => agent.turns.joinStep(joinTurn.parse(turn, 'joinMessages'))),
     endTurn: (report: unknown) =>
       reply(async () => {
         const parsed = turnReport.parse(report, 'endTurn') as TurnReport;
         const turn = agent.turns.current;
         if (!turn || turn.turn !== parsed.turn)
           throw new BroodError('INTERNAL', `endTurn for turn ${parsed.turn}, which is not running`);
-        await agent.turns.finish(parsed, turn);
+        // Cancelled before it ended, it ends aborted, whatever crossed the cancel (a final answer, say).
+        const cancelled = turn.controller.signal.aborted && parsed.stopReason !== 'aborted';
+        await agent.turns.finish(cancelled ? { ...parsed, stopReason: 'aborted' } : parsed, turn);
         return agent.turns.claimNext();
       }),
   }) as GatewayRemote;

@@ -7,6 +7,7 @@ import type { AgentToolScope } from '../tools/system.js';
 import type { PromptScope } from '../prompt/system.js';
 import type { ChatMessage } from '../models/types.js';
 import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore } from '../types.js';
+import type { MessageDelivery } from '../sessions/event-types.js';
 
 export interface AgentRuntimeLimits {
   maxParallelToolCalls: number;
@@ -52,5 +53,5 @@ export interface AgentInit {
   history: ChatMessage[];
   ownStart: number;
   lastTurn: number;
-  unclaimed: { id: string; text: string; source: string }[];
+  unclaimed: { id: string; text: string; source: string; delivery?: MessageDelivery }[];
 }

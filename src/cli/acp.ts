@@ -3,6 +3,7 @@
  * another brood's `acpProvider`. The config is the `brood run` format (its `prompt` is not used); each
  * ACP session is a top-level agent of it. stdout carries protocol only: logs go to stderr.
  */
+import { requireOptionalPeers } from '../optional-peers.js';
 import { agentFromConfig, runtimeFromConfig } from './run.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { loadRunConfig } from './run-config.js';
@@ -19,6 +20,7 @@ export async function acpCommand(args: string[]): Promise<number> {
   const { values } = parseFlags('acp', args, { config: { type: 'string' } }, []);
   const file = stringFlag(values, 'config');
   if (file === undefined) throw new UsageError('brood acp: --config <file.json> is required (see brood --help)');
+  requireOptionalPeers('brood acp', 'acp');
   // Anything that would print to stdout would corrupt the protocol stream.
   console.log = console.error;
   console.info = console.error;
@@ -26,11 +28,19 @@ export async function acpCommand(args: string[]): Promise<number> {
   const brood = await runtimeFromConfig(config).catch(relabel);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const { serveAcp } = await import('../acp/server/agent-server.js');
-  const stop = (): void => void process.stdin.destroy();
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  // Whatever ends the process is said on stderr: an editor shows it, stdout cannot carry it.
+  let stopped: string | undefined;
+  const stop = (why: string): void => {
+    stopped ??= why;
+    process.stdin.destroy();
+  };
+  process.once('SIGTERM', () => stop('received SIGTERM'));
+  process.once('SIGINT', () => stop('received SIGINT'));
+  // The client gone while brood writes (EPIPE): unheard, the 'error' would crash the process.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => stop(`stdout failed (${error.code ?? error.message})`));
+  let ended: string;
   try {
-    await serveAcp({
+    ended = await serveAcp({
       brood,
       createAgent: () => agentFromConfig(brood, config),
       input: process.stdin,
@@ -40,6 +50,7 @@ export async function acpCommand(args: string[]): Promise<number> {
   } finally {
     await brood.close();
   }
+  log(`brood acp: ${stopped ?? ended}; exiting`);
   return 0;
 }
 

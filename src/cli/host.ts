@@ -1,10 +1,11 @@
 /**
  * `brood host --redis <url>`: a driver host for queueRunner parents (src/queue/host.ts). It prints one
  * ready line on stderr once connected and taking work, and runs until SIGINT/SIGTERM, when it stops
- * taking work and hands what it holds back to the parents. Redis unreachable at start: exit 1 with
- * QUEUE_UNAVAILABLE.
+ * taking work and hands what it holds back to the parents. Any failure to set up on Redis at start
+ * (unreachable, a database it refuses): exit 1 with QUEUE_UNAVAILABLE and no ready line.
  */
 import { availableParallelism } from 'node:os';
+import { requireOptionalPeers } from '../optional-peers.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { DEFAULTS } from '../defaults.js';
 
@@ -37,17 +38,20 @@ export async function hostCommand(args: string[]): Promise<number> {
     throw new UsageError('brood host: --redis <redis://host:port> is required (see brood --help)');
   const queue = nameFlag(values, 'queue', DEFAULTS.queue.name);
   const prefix = nameFlag(values, 'prefix', DEFAULTS.queue.prefix);
-  const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), 1024);
+  const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), DEFAULTS.maxPoolThreads);
   const concurrency = countFlag(values, 'concurrency', 64, 100_000);
+  requireOptionalPeers('brood host', 'queue');
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const { BroodHost } = await import('../queue/host.js');
   const host = new BroodHost({ redis, queue, prefix, threads, concurrency, log });
   await host.start();
-  log(`brood host ready ${queue} threads=${threads} concurrency=${concurrency}`);
-  await new Promise<void>((resolve) => {
+  // Listening before the ready line: a supervisor may signal the moment it reads it.
+  const stopped = new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
   });
+  log(`brood host ready ${queue} threads=${threads} concurrency=${concurrency}`);
+  await stopped;
   await host.stop();
   return 0;
 }

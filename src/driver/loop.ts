@@ -21,6 +21,7 @@ import type {
   DriverView,
   TurnReport,
 } from '../wire/contract.js';
+import { StepWatch } from './step-watch.js';
 import { ViewTracker } from './view-tracker.js';
 
 /** How long streamed deltas may wait to share one message across the thread boundary. */
@@ -36,8 +37,15 @@ export interface DriverHooks {
 export class Driver {
   private readonly history: ChatMessage[];
   private readonly views: ViewTracker;
+  private readonly stepWatch: StepWatch;
   private turnAbort: AbortController | undefined;
   private currentTurn: number | undefined;
+  /**
+   * A cancel for a turn this driver has not begun: it crossed the claim that starts the turn (it
+   * arrived while the adapter loaded, in the batch that carried the claim, or before a recovered
+   * driver resumed). That turn begins aborted.
+   */
+  private cancelledAhead: number | undefined;
   private pendingEvents: DriverEvent[] = [];
   private alreadyLogged: Set<string> | undefined;
   private flushScheduled = false;
@@ -52,6 +60,7 @@ export class Driver {
   ) {
     this.history = [...plan.history];
     this.views = new ViewTracker(plan.view, plan.versions, () => host.refreshView());
+    this.stepWatch = new StepWatch(plan);
     this.eventsFlag = plan.eventsFlag === undefined ? undefined : new Int32Array(plan.eventsFlag);
   }
 
@@ -66,8 +75,21 @@ export class Driver {
 
   /** Cancels the running turn (or the given one, if it is the running one). Queued messages are kept. */
   cancel(turn?: number): void {
-    if (turn !== undefined && turn !== this.currentTurn) return;
-    this.turnAbort?.abort(new BroodError('ABORTED', 'the turn was cancelled'));
+    if (turn !== undefined && turn !== this.currentTurn) {
+      this.cancelledAhead = turn;
+      return;
+    }
+    this.turnAbort?.abort(cancelledError());
+  }
+
+  /** The turn's abort signal; aborted at once when its cancel arrived before the turn began. */
+  private beginTurn(turn: number): AbortSignal {
+    const controller = new AbortController();
+    this.turnAbort = controller;
+    this.currentTurn = turn;
+    if (this.cancelledAhead === turn) controller.abort(cancelledError());
+    this.cancelledAhead = undefined;
+    return controller.signal;
   }
 
   /** Runs turns until the parent has no unclaimed message left. */
@@ -91,8 +113,7 @@ export class Driver {
   private async resumeTurn(resumed: NonNullable<DriverPlan['resumeTurn']>): Promise<TurnReport> {
     const turn = new TurnState(resumed.turn);
     turn.requests = requestsSinceUserMessage(this.history);
-    this.turnAbort = new AbortController();
-    this.currentTurn = resumed.turn;
+    const signal = this.beginTurn(resumed.turn);
     this.alreadyLogged = new Set(resumed.startedCallIds);
     try {
       const ended = FINAL_FINISHES[resumed.lastFinish ?? ''];
@@ -100,9 +121,9 @@ export class Driver {
       const pending = historyTail(this.history).unanswered;
       if (pending.length > 0) {
         const view = await this.views.current().catch(() => this.views.last);
-        await this.runCalls(pending, view, this.turnAbort.signal);
+        await this.runCalls(pending, view, signal);
       }
-      return await this.steps(turn, this.turnAbort.signal);
+      return await this.steps(turn, signal);
     } finally {
       this.turnAbort = undefined;
       this.currentTurn = undefined;
@@ -111,13 +132,13 @@ export class Driver {
   }
 
   private async runTurn(message: ClaimedMessage): Promise<TurnReport> {
+    for (const joined of message.joined ?? []) this.history.push({ role: 'user', text: joined.text });
     this.history.push({ role: 'user', text: message.text });
     const turn = new TurnState(message.turn);
     if (message.aborted) return turn.finish('aborted');
-    this.turnAbort = new AbortController();
-    this.currentTurn = message.turn;
+    const signal = this.beginTurn(message.turn);
     try {
-      return await this.steps(turn, this.turnAbort.signal);
+      return await this.steps(turn, signal);
     } finally {
       this.turnAbort = undefined;
       this.currentTurn = undefined;
@@ -127,12 +148,15 @@ export class Driver {
   private async steps(turn: TurnState, signal: AbortSignal): Promise<TurnReport> {
     for (;;) {
       if (signal.aborted) return turn.finish('aborted');
+      if (this.stepWatch.take()) await this.joinMessages(turn.turn);
       let view: DriverView;
       try {
         view = await this.views.current();
       } catch (error) {
         return turn.finish('error', errorMessage(error));
       }
+      // A cancel that came while the view was re-read: no request, not even a logged one.
+      if (signal.aborted) return turn.finish('aborted');
       const response = await this.request(view, turn, signal);
       if (response === 'aborted') return turn.finish('aborted');
       turn.requests += 1;
@@ -151,6 +175,12 @@ export class Driver {
       await this.runCalls(calls, view, signal);
       if (signal.aborted) return turn.finish('aborted');
     }
+  }
+
+  /** Messages for this step (a child's report) follow the step's tool results, before the request. */
+  private async joinMessages(turn: number): Promise<void> {
+    await this.flushEvents(); // the results they follow are logged first
+    for (const joined of await this.host.joinMessages(turn)) this.history.push({ role: 'user', text: joined.text });
   }
 
   private async request(view: DriverView, turn: TurnState, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
@@ -343,6 +373,10 @@ export class Driver {
     this.pendingEvents = [];
     await this.host.log(batch);
   }
+}
+
+function cancelledError(): BroodError {
+  return new BroodError('ABORTED', 'the turn was cancelled');
 }
 
 /** A turn whose last logged response was final only needs ending after a recovery. */

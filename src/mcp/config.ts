@@ -1,6 +1,7 @@
 /** mcpTools' server and option shapes, validated at use() (INVALID_CONFIG names the key). */
 import { z } from 'zod';
 import { parseConfig } from '../config.js';
+import { readUntrusted } from '../untrusted.js';
 import type { Agent } from '../types.js';
 import { DEFAULTS } from '../defaults.js';
 
@@ -15,7 +16,7 @@ const serverName = z
   .refine((name) => !name.includes('__'), 'must not contain "__" (it separates server and tool in tool names)');
 const stringMap = z.record(z.string(), z.string());
 
-const stdioServerSchema = z.strictObject({
+export const stdioServerSchema = z.strictObject({
   name: serverName,
   command: nonEmpty,
   args: z.array(z.string()).optional(),
@@ -23,7 +24,7 @@ const stdioServerSchema = z.strictObject({
   cwd: nonEmpty.optional(),
 });
 
-const httpServerSchema = z.strictObject({
+export const httpServerSchema = z.strictObject({
   name: serverName,
   url: z.string().refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), 'must be an http(s) URL'),
   headers: stringMap.optional(),
@@ -44,7 +45,8 @@ export type McpServerStatus =
   | { state: 'connected'; tools: number }
   | { state: 'down'; error: string; retryInMs: number | undefined };
 
-const optionsSchema = z.strictObject({
+/** mcpTools' options (also `brood run`'s per-server options, less the ones JSON cannot carry). */
+export const mcpToolsOptionsSchema = z.strictObject({
   scope: z.union([z.literal('global'), z.custom<Agent>(isAgentLike, "'global' or an Agent")]).optional(),
   include: z.array(nonEmpty).optional(),
   exclude: z.array(nonEmpty).optional(),
@@ -82,7 +84,7 @@ export interface ParsedMcpConfig {
 
 export function parseMcpConfig(server: unknown, options: unknown): ParsedMcpConfig {
   const parsedServer = parseServer(server);
-  const parsed = parseConfig(optionsSchema, options, `mcpTools options for server "${parsedServer.name}"`);
+  const parsed = parseConfig(mcpToolsOptionsSchema, options, `mcpTools options for server "${parsedServer.name}"`);
   const safe = parsed.concurrencySafe ?? false;
   return {
     server: parsedServer,
@@ -98,8 +100,11 @@ export function parseMcpConfig(server: unknown, options: unknown): ParsedMcpConf
 /** The two transports have disjoint keys, so the key present picks the schema (and its messages). */
 function parseServer(server: unknown): McpServer {
   const record = typeof server === 'object' && server !== null ? (server as Record<string, unknown>) : {};
-  if ('command' in record) return parseConfig(stdioServerSchema, server, 'MCP server (stdio)');
-  if ('url' in record) return parseConfig(httpServerSchema, server, 'MCP server (Streamable HTTP)');
+  const transport = readUntrusted('INVALID_CONFIG', 'MCP server', () =>
+    'command' in record ? 'stdio' : 'url' in record ? 'http' : undefined,
+  );
+  if (transport === 'stdio') return parseConfig(stdioServerSchema, server, 'MCP server (stdio)');
+  if (transport === 'http') return parseConfig(httpServerSchema, server, 'MCP server (Streamable HTTP)');
   return parseConfig(
     z.custom<never>(
       () => false,

@@ -8,7 +8,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { BroodError, errorMessage } from '../errors.js';
@@ -19,11 +19,12 @@ import { RestartPolicy } from './restart-policy.js';
 import { StdioProcessTransport } from './stdio-transport.js';
 import {
   isTimeout,
-  isConnectionClosed,
   isSessionExpired,
   isClientErrorStatus,
   isNetworkFailure,
   describeFailure,
+  callFailure,
+  withDeadline,
 } from './failures.js';
 
 export interface McpToolInfo {
@@ -48,6 +49,8 @@ interface Session {
   transport: Transport;
   stdio: StdioProcessTransport | undefined;
   connectedAt: number;
+  /** The transport closed (the SDK told the client): the one sign of a lost connection. */
+  closed: boolean;
   /** A list_changed arrived before this session was current and live: relist once it is. */
   changedMeanwhile: boolean;
 }
@@ -125,8 +128,12 @@ export class McpConnection {
 
   #call(session: Session, name: string, args: unknown, signal: AbortSignal): Promise<McpCallResult> {
     const params = { name, arguments: (args ?? {}) as Record<string, unknown> };
-    // The SDK sends notifications/cancelled for the request when the signal aborts or the timeout fires.
-    return session.client.callTool(params, undefined, { signal, timeout: this.#timeoutMs }) as Promise<McpCallResult>;
+    // The SDK sends notifications/cancelled for the request when the signal aborts or the deadline passes.
+    return withDeadline(
+      this.#timeoutMs,
+      signal,
+      (options) => session.client.callTool(params, undefined, options) as Promise<McpCallResult>,
+    );
   }
 
   async #usableSession(): Promise<Session> {
@@ -227,24 +234,33 @@ export class McpConnection {
     describe: (error: unknown) => string,
   ): Promise<{ session: Session; tools: McpToolInfo[] }> {
     const client = new Client({ name: 'brood', version: broodVersion() }, { capabilities: {} });
-    const session: Session = { client, transport, stdio, connectedAt: Number.NaN, changedMeanwhile: false };
+    const session: Session = {
+      client,
+      transport,
+      stdio,
+      connectedAt: Number.NaN,
+      closed: false,
+      changedMeanwhile: false,
+    };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#listChanged(session));
-    client.onclose = () =>
+    client.onclose = () => {
+      session.closed = true;
       this.#lost(session, stdio === undefined ? 'the connection closed' : `the server process ${stdio.describeExit()}`);
+    };
     // Deferred: a request's own failure (e.g. the 404 a call handles by re-initializing and retrying)
     // reaches the transport's onerror first; the caller must see it before the session is torn down.
     client.onerror = (error) => void setImmediate(() => this.#transportError(session, error));
     try {
-      await client.connect(transport, { timeout: this.#timeoutMs });
+      await withDeadline(this.#timeoutMs, undefined, (options) => client.connect(transport, options));
       const tools = await this.#listAll(session);
       session.connectedAt = this.#restarts.time;
       return { session, tools };
     } catch (error) {
       await this.#dispose(session);
-      const what =
-        stdio !== undefined && isConnectionClosed(error)
-          ? `the server process ${stdio.describeExit()}`
-          : describe(error);
+      // The SDK's rejection of a request because the process went away (not a spawn error, nor an
+      // error reply the server sent while it was up).
+      const exited = stdio !== undefined && session.closed && error instanceof McpError;
+      const what = exited ? `the server process ${stdio.describeExit()}` : describe(error);
       throw this.#unavailable(
         isTimeout(error) ? `did not answer the handshake within ${this.#timeoutMs} ms` : what,
         error,
@@ -264,9 +280,9 @@ export class McpConnection {
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await session.client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: this.#timeoutMs,
-      });
+      const result = await withDeadline(this.#timeoutMs, undefined, (options) =>
+        session.client.listTools(cursor === undefined ? {} : { cursor }, options),
+      );
       tools.push(...(result.tools as McpToolInfo[]));
       if (result.nextCursor === undefined || result.nextCursor === cursor) return tools;
       cursor = result.nextCursor;
@@ -316,9 +332,10 @@ export class McpConnection {
         details: { server: this.#server.name, tool: name, timeoutMs: this.#timeoutMs },
       });
     }
-    // A process that exited before the request was even written fails the write, not the request.
-    const gone = this.#session !== session || session.stdio?.hasExited === true;
-    if (gone || isConnectionClosed(error) || isNetworkFailure(error)) {
+    // Lost means the transport closed (or the process exited before the request was even written,
+    // which fails the write); never a JSON-RPC error code, which the server may have sent itself.
+    const gone = session.closed || this.#session !== session || session.stdio?.hasExited === true;
+    if (gone || isNetworkFailure(error)) {
       const reason =
         session.stdio === undefined ? describeFailure(error) : `the server process ${session.stdio.describeExit()}`;
       this.#lost(session, reason);
@@ -327,16 +344,7 @@ export class McpConnection {
         details: { server: this.#server.name, tool: name },
       });
     }
-    const code =
-      error instanceof McpError
-        ? error.code
-        : error instanceof StreamableHTTPError
-          ? `HTTP ${String(error.code)}`
-          : undefined;
-    return new BroodError('MCP_ERROR', `${what}: ${errorMessage(error)}`, {
-      cause: error,
-      details: { server: this.#server.name, tool: name, ...(code === undefined ? {} : { mcpCode: code }) },
-    });
+    return callFailure(what, error, { server: this.#server.name, tool: name });
   }
 
   #unavailable(what: string, cause?: unknown): BroodError {

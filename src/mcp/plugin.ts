@@ -6,21 +6,27 @@
  */
 import type { Brood, BroodPlugin } from '../brood.js';
 import { BroodError } from '../errors.js';
+import { requireOptionalPeers } from '../optional-peers.js';
 import { makeAsyncDisposer, type AsyncDisposer } from '../runtime/async-plugins.js';
 import { pluginHost } from '../runtime/plugin-host.js';
 import type { ToolRegistry } from '../types.js';
 import { parseMcpConfig, type McpServer, type McpToolsOptions, type ParsedMcpConfig } from './config.js';
 import { McpToolSet } from './tool-set.js';
+import { readUntrusted } from '../untrusted.js';
 
 export function mcpTools(server: McpServer, options: McpToolsOptions = {}): BroodPlugin<Promise<AsyncDisposer>> {
-  const label = typeof (server as { name?: unknown })?.name === 'string' ? (server as { name: string }).name : '?';
+  const label = readUntrusted('INVALID_CONFIG', 'MCP server', () => {
+    const name = (server as { name?: unknown } | undefined)?.name;
+    return typeof name === 'string' ? name : '?';
+  });
   return { name: `mcp:${label}`, install: (brood) => install(brood, server, options) };
 }
 
 async function install(brood: Brood, server: unknown, options: unknown): Promise<AsyncDisposer> {
   const config = parseMcpConfig(server, options);
   const registry = registryFor(brood, config);
-  // Lazy: the SDK is loaded only by hosts that connect to an MCP server.
+  // Lazy: the SDK (an optional peer) is loaded only by hosts that connect to an MCP server.
+  requireOptionalPeers('mcpTools', 'mcp');
   const { McpConnection } = await import('./connection.js');
   let tools: McpToolSet | undefined;
   const connection = new McpConnection(config.server, config.timeoutMs, {

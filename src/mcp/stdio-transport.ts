@@ -1,20 +1,27 @@
 /**
- * The stdio transport brood uses for MCP servers it spawns. It speaks the SDK's framing (the SDK's
- * own ReadBuffer/serializeMessage) but owns the child process, because brood needs what the SDK's
+ * The stdio transport brood uses for MCP servers it spawns. It speaks the SDK's framing (newline-
+ * delimited JSON, the SDK's serializeMessage and message schema; lines read by stdio-lines.ts, which
+ * fails a request at once on an unusable answer) but owns the child process, because brood needs what the SDK's
  * StdioClientTransport does not expose: the exit code or signal and the last stderr lines (for
- * MCP_UNAVAILABLE messages), and a close() that resolves only once the process has really exited.
+ * MCP_UNAVAILABLE messages), and a close() that ends the server's whole process group (a server
+ * behind `sh -c` or an npx-style launcher is a grandchild) and resolves only once it has really exited.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LineSplitter } from '../json-lines.js';
+import { signalOwned, spawnOwned } from '../owned-process.js';
 import type { McpStdioServer } from './config.js';
+import { MAX_MESSAGE_BYTES, messageOf } from './stdio-lines.js';
 
 const STDERR_LINES_KEPT = 20;
 const STDERR_LINES_SHOWN = 5;
 /** Stdin closed, then SIGTERM, then SIGKILL: the shutdown sequence the MCP spec describes for stdio. */
 const EXIT_GRACE_MS = 2_000;
+/** After SIGKILL to the group, how long the pipes may stay open (held by a process that left the group). */
+const PIPE_DRAIN_MS = 500;
 
 export class StdioProcessTransport implements Transport {
   onclose?: () => void;
@@ -22,7 +29,7 @@ export class StdioProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   readonly #server: McpStdioServer;
-  readonly #readBuffer = new ReadBuffer();
+  readonly #lines = new LineSplitter(MAX_MESSAGE_BYTES);
   readonly #stderr: string[] = [];
   #partialLine = '';
   #child: ChildProcess | undefined;
@@ -45,11 +52,9 @@ export class StdioProcessTransport implements Transport {
 
   start(): Promise<void> {
     if (this.#child !== undefined) return Promise.reject(new Error('stdio transport already started'));
-    const child = spawn(this.#server.command, this.#server.args ?? [], {
+    const child = spawnOwned(this.#server.command, this.#server.args ?? [], {
       env: { ...getDefaultEnvironment(), ...this.#server.env },
       ...(this.#server.cwd === undefined ? {} : { cwd: this.#server.cwd }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
     });
     this.#child = child;
     child.stdout?.on('data', (chunk: Buffer) => this.#read(chunk));
@@ -84,15 +89,21 @@ export class StdioProcessTransport implements Transport {
     });
   }
 
-  /** Ends the process (stdin closed, then SIGTERM, then SIGKILL) and resolves once it has exited. */
+  /**
+   * Ends the server (stdin closed, then SIGTERM, then SIGKILL, each signal to its whole process
+   * group) and resolves once nothing of it holds the pipes any more.
+   */
   async close(): Promise<void> {
     const child = this.#child;
     if (child === undefined || this.#exit !== undefined) return;
     child.stdin?.end();
     if (await this.#exitsWithin(EXIT_GRACE_MS)) return;
-    child.kill('SIGTERM');
+    signalOwned(child, 'SIGTERM');
     if (await this.#exitsWithin(EXIT_GRACE_MS)) return;
-    child.kill('SIGKILL');
+    signalOwned(child, 'SIGKILL');
+    if (await this.#exitsWithin(PIPE_DRAIN_MS)) return;
+    // A process that left the group (setsid) still holds the pipes: stop reading them instead.
+    for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
     await this.#exited;
   }
 
@@ -118,24 +129,10 @@ export class StdioProcessTransport implements Transport {
   }
 
   #read(chunk: Buffer): void {
-    try {
-      this.#readBuffer.append(chunk);
-    } catch (error) {
-      this.onerror?.(error as Error);
-      void this.close();
-      return;
-    }
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.#readBuffer.readMessage();
-      } catch (error) {
-        // One malformed line (a server logging to stdout) is reported and skipped, as the SDK does.
-        this.onerror?.(error as Error);
-        continue;
-      }
-      if (message === null) return;
-      this.onmessage?.(message);
+    for (const line of this.#lines.push(chunk)) {
+      const message = messageOf(line);
+      if (message instanceof Error) this.onerror?.(message);
+      else if (message !== undefined) this.onmessage?.(message);
     }
   }
 
@@ -149,7 +146,6 @@ export class StdioProcessTransport implements Transport {
   #closed(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.#exit !== undefined) return;
     this.#exit = { code, signal };
-    this.#readBuffer.clear();
     // Node closes the process and pipe handles in the event loop's close phase after this event;
     // two turns later they are gone, so "exited" really means nothing of the process is left.
     setImmediate(() => setImmediate(this.#markExited));

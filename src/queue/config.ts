@@ -1,11 +1,14 @@
 /**
  * `queueRunner(options)`: where remote drivers run (BullMQ on Redis, served by `brood host`
- * processes). It only validates and describes; each runtime that uses it opens its own connections,
- * lazily, on its first remote activation (createBrood stays synchronous, nothing is loaded unused).
+ * processes). It only validates, checks that bullmq and ioredis are installed, and describes; each
+ * runtime that uses it opens its own connections, lazily, on its first remote activation (createBrood
+ * stays synchronous, nothing is loaded unused).
  */
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
 import { DEFAULTS } from '../defaults.js';
+import { requireOptionalPeers } from '../optional-peers.js';
+import { parseConfig } from '../untrusted.js';
 
 /** ioredis connection options (host, port, password, db, tls, ...): passed through as given. */
 export type RedisConnectionOptions = Record<string, unknown>;
@@ -47,14 +50,9 @@ const optionsSchema = z.strictObject({
 });
 
 export function queueRunner(options: QueueRunnerOptions): QueueRunnerConfig {
-  const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-    throw new BroodError('INVALID_CONFIG', `invalid queueRunner options: ${problems.join('; ')}`, {
-      details: { keys: parsed.error.issues.map((issue) => issue.path.join('.')) },
-    });
-  }
-  const { connection, queue, prefix, activationTimeoutMs } = parsed.data;
+  const { connection, queue, prefix, activationTimeoutMs } = parseConfig(optionsSchema, options, 'queueRunner options');
+  // bullmq and ioredis are imported on the first remote activation; a missing one is reported here.
+  requireOptionalPeers('queueRunner', 'queue');
   return Object.freeze({
     [QUEUE_RUNNER]: true as const,
     kind: 'queue' as const,

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Job, Worker } from 'bullmq';
-import { errorMessage } from '../errors.js';
+import { BroodError, errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import type { ActivationEnd } from '../wire/runner.js';
 import { WorkerRunner } from '../pool/worker-runner.js';
@@ -23,12 +23,15 @@ import {
   toHostSchema,
 } from './frames.js';
 import { HostActivation } from './host-activation.js';
+import { HostRedisLog } from './host-log.js';
 import {
   channelKey,
+  checkDatabase,
   modelsKey,
   createClient,
   describeConnection,
   disconnect,
+  queueUnavailable,
   type RedisClient,
   whenReady,
 } from './redis.js';
@@ -72,25 +75,44 @@ export class BroodHost {
   private timer: NodeJS.Timeout | undefined;
   private lastTick = Date.now();
   private stopping: Promise<void> | undefined;
+  private readonly redisLog: HostRedisLog;
 
-  constructor(private readonly options: HostOptions) {}
+  constructor(private readonly options: HostOptions) {
+    this.redisLog = new HostRedisLog(options.log);
+  }
 
-  /** Resolves once connected and taking work; rejects QUEUE_UNAVAILABLE when Redis cannot be reached. */
+  /**
+   * Resolves once connected and taking work. Any failure to set up — Redis unreachable, a database
+   * it refuses, BullMQ's own checks — rejects QUEUE_UNAVAILABLE with everything closed again.
+   */
   async start(): Promise<void> {
     const { Worker } = await import('bullmq');
-    const { redis, prefix, queue } = this.options;
-    const onError = (error: unknown): void => this.options.log(`brood host: Redis: ${errorMessage(error)}`);
-    const commands = await createClient(redis, { name: 'brood-host', bounded: false });
-    const blocking = await createClient(redis, { name: 'brood-host-channel', bounded: false });
-    const jobs = await createClient(redis, { name: 'brood-host-jobs', bounded: false });
-    this.clients = [commands, blocking, jobs];
+    const where = describeConnection(this.options.redis);
     try {
-      await whenReady(commands, CONNECT_ATTEMPTS, describeConnection(redis));
+      await this.connect(where);
+      await this.takeWork(Worker);
     } catch (error) {
-      await Promise.all(this.clients.map((client) => disconnect(client)));
-      throw error;
+      await this.stop();
+      throw error instanceof BroodError
+        ? error
+        : queueUnavailable(`cannot set up the host on Redis at ${where}`, error);
     }
-    for (const client of this.clients) client.on('error', onError);
+  }
+
+  private async connect(where: string): Promise<void> {
+    const { redis } = this.options;
+    for (const name of ['brood-host', 'brood-host-channel', 'brood-host-jobs'])
+      this.clients.push(await createClient(redis, { name, bounded: false }));
+    for (const client of this.clients) {
+      await whenReady(client, CONNECT_ATTEMPTS, where);
+      await checkDatabase(client, where);
+    }
+    for (const client of this.clients) client.on('error', this.redisLog.error);
+  }
+
+  private async takeWork(Worker: typeof import('bullmq').Worker): Promise<void> {
+    const { prefix, queue } = this.options;
+    const [commands, blocking, jobs] = this.clients as [RedisClient, RedisClient, RedisClient];
     this.channel = new Channel(
       this.id,
       commands,
@@ -114,7 +136,7 @@ export class BroodHost {
       // re-plans the activation from its own mirror and queues a new job.
       maxStalledCount: 0,
     });
-    this.worker.on('error', onError);
+    this.worker.on('error', this.redisLog.error);
     await this.worker.waitUntilReady();
     this.timer = setInterval(() => this.tick(), 100);
   }

@@ -59,6 +59,20 @@ export function whenReady(client: RedisClient, attempts: number, where: string):
   });
 }
 
+/**
+ * Fails when the client is not on the database its URL names. ioredis reports a SELECT refused while
+ * connecting (an index the server does not have: "DB index is out of range") only as an 'error'
+ * event, then serves on database 0; selecting again makes that a failure of the setup.
+ */
+export async function checkDatabase(client: RedisClient, where: string): Promise<void> {
+  const db = client.options.db ?? 0;
+  try {
+    await client.select(db);
+  } catch (error) {
+    throw queueUnavailable(`Redis at ${where} refused database ${db}`, error);
+  }
+}
+
 export function queueUnavailable(what: string, cause: unknown): BroodError {
   return new BroodError('QUEUE_UNAVAILABLE', `${what}: ${errorMessage(cause)}`, { cause });
 }

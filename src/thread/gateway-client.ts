@@ -55,7 +55,7 @@ export class GatewayClient {
 /**
  * Each method's comlink proxy, taken on first use and kept. Reading `remote.executeTool` creates a new
  * proxy and registers it with comlink's FinalizationRegistry, which per call was allocation and GC
- * work on the thread for nothing; taking all seven up front would cost more than a short activation's
+ * work on the thread for nothing; taking all ten up front would cost more than a short activation's
  * few calls. comlink's apply ignores `this`, so a taken proxy is called as it is.
  */
 function methodsOf(remote: GatewayRemote): GatewayRemote {
@@ -69,8 +69,11 @@ function methodsOf(remote: GatewayRemote): GatewayRemote {
     refreshView: () => take('refreshView')(),
     classify: (name, args) => take('classify')(name, args),
     executeTool: (call) => take('executeTool')(call),
+    callFromCode: (call) => take('callFromCode')(call),
+    endProgram: (program) => take('endProgram')(program),
     runTools: (batch) => take('runTools')(batch),
     log: (events) => take('log')(events),
+    joinMessages: (turn) => take('joinMessages')(turn),
     endTurn: (report) => take('endTurn')(report),
   };
 }

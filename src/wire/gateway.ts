@@ -4,12 +4,22 @@
  * envelopes into the typed DriverHost a driver uses. Every runner goes through driverHostOver, so
  * replies are validated the same way whether they crossed a thread or not.
  */
-import type { DriverEvent, DriverHost, ToolBatchWire, ToolCallRequestWire, TurnReport } from './contract.js';
+import type {
+  CodeCallWire,
+  DriverEvent,
+  DriverHost,
+  JoinedMessage,
+  ToolBatchWire,
+  ToolCallRequestWire,
+  TurnReport,
+} from './contract.js';
 import type { ToolResult } from '../types.js';
 import {
   claimedMessage,
+  codeCallReply,
   concurrencyClass,
   driverView,
+  joinedMessages,
   nothing,
   toolResult,
   toolResults,
@@ -24,8 +34,11 @@ export interface GatewayRemote {
   refreshView(): Promise<Reply<unknown>>;
   classify(name: string, args: string): Promise<Reply<unknown>>;
   executeTool(call: ToolCallRequestWire): Promise<Reply<unknown>>;
+  callFromCode(call: CodeCallWire): Promise<Reply<unknown>>;
+  endProgram(program: string): Promise<Reply<unknown>>;
   runTools(batch: ToolBatchWire): Promise<Reply<unknown>>;
   log(events: DriverEvent[]): Promise<Reply<unknown>>;
+  joinMessages(turn: number): Promise<Reply<unknown>>;
   endTurn(report: TurnReport): Promise<Reply<unknown>>;
 }
 
@@ -39,8 +52,12 @@ export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): Dr
     refreshView: () => guard('refreshView', () => remote.refreshView(), driverView),
     classify: (name, args) => guard('classify', () => remote.classify(name, args), concurrencyClass),
     executeTool: (call) => guard('executeTool', () => remote.executeTool(call), toolResult) as Promise<ToolResult>,
+    callFromCode: (call) => guard('callFromCode', () => remote.callFromCode(call), codeCallReply),
+    endProgram: (program) => guard('endProgram', () => remote.endProgram(program), nothing),
     runTools: (batch) => guard('runTools', () => remote.runTools(batch), toolResults) as Promise<ToolResult[]>,
     log: (events) => guard('log', () => remote.log(events), nothing),
+    joinMessages: (turn) =>
+      guard('joinMessages', () => remote.joinMessages(turn), joinedMessages) as Promise<JoinedMessage[]>,
     endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessage),
   };
 }

@@ -5,9 +5,10 @@
  * PROVIDER_FAILED diagnostic (exit code or signal, then its last stderr lines) that every pending call
  * rejects with; nothing the process does can throw into the host.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type * as Acp from '@agentclientprotocol/sdk';
 import { BroodError, errorMessage } from '../../errors.js';
+import { signalOwned, spawnOwned } from '../../owned-process.js';
 import { frameStdio } from './framing.js';
 import { fsHandlers, type FsEvent } from './fs.js';
 import type { ResolvedAcpOptions } from './options.js';
@@ -45,6 +46,10 @@ export class AgentProcess {
   private markDead!: (message: string) => void;
   private readonly sessions = new Map<string, SessionHandlers>();
   private readonly stderrTail: string[] = [];
+  /** The process exited and nothing holds its pipes any more: nothing of its group is left to signal. */
+  private released = false;
+  private markReleased!: () => void;
+  private readonly releasedPromise = new Promise<void>((resolve) => (this.markReleased = resolve));
   private connection!: Acp.ClientConnection;
 
   private constructor(
@@ -59,10 +64,9 @@ export class AgentProcess {
   /** Spawns the agent and runs `initialize`; rejects PROVIDER_FAILED (and leaves no process) when either fails. */
   static async start(options: ResolvedAcpOptions, version: string): Promise<AgentProcess> {
     const acp = await loadSdk();
-    const child = spawn(options.command, options.args, {
+    const child = spawnOwned(options.command, options.args, {
       cwd: options.cwd,
       env: { ...process.env, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
     });
     const spawned = await new Promise<Error | undefined>((resolve) => {
       child.once('spawn', () => resolve(undefined));
@@ -137,22 +141,27 @@ export class AgentProcess {
       this.connection.agent.request('session/close', { sessionId }).catch(() => undefined);
   }
 
-  /** Stops the process now (SIGKILL): a cancellation past its grace, a protocol fault, a failed start. */
+  /**
+   * Stops the process now (SIGKILL to its process group, so an agent behind a wrapper goes too): a
+   * cancellation past its grace, a protocol fault, a failed start.
+   */
   kill(reason?: string): void {
     if (reason !== undefined) this.fail(reason);
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    if (!this.released) signalOwned(this.child, 'SIGKILL');
   }
 
   /** Graceful shutdown (provider disposal, brood.close): stdin closed, SIGTERM, SIGKILL after a grace. */
   async terminate(): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.stdin?.end();
-      this.child.kill('SIGTERM');
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), TERMINATE_GRACE_MS);
-      timer.unref();
-      await this.death;
-      clearTimeout(timer);
-    }
+    if (this.released) return;
+    this.child.stdin?.end();
+    signalOwned(this.child, 'SIGTERM');
+    // The whole group gets the grace, not just the direct child (a wrapper dies at once; its agent may not).
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, TERMINATE_GRACE_MS)));
+    await Promise.race([this.releasedPromise, grace]);
+    clearTimeout(timer);
+    this.kill();
+    await this.death;
   }
 
   private wire(): void {
@@ -188,8 +197,14 @@ export class AgentProcess {
     });
     this.child.once('exit', (code, signal) => {
       const finish = (): void => this.fail(this.exitMessage(code, signal));
-      const timer = setTimeout(finish, PIPE_DRAIN_MS);
+      const timer = setTimeout(() => {
+        // It exited, but what it started (behind a wrapper) still holds the pipes: that goes too.
+        signalOwned(this.child, 'SIGKILL');
+        finish();
+      }, PIPE_DRAIN_MS);
       this.child.once('close', () => {
+        this.released = true;
+        this.markReleased();
         clearTimeout(timer);
         finish();
       });

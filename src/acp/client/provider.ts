@@ -5,6 +5,7 @@
  * session, depth and parent in the header, lifecycle events, cancellation, continuation — works as
  * for any child. One agent process per provider, sessions multiplexed on it.
  */
+import { requireOptionalPeers } from '../../optional-peers.js';
 import type { SubagentCapabilities, SubagentProvider } from '../../subagents/types.js';
 import {
   EXTERNAL_DRIVER,
@@ -34,6 +35,8 @@ const CAPABILITIES: SubagentCapabilities = {
 
 export function acpProvider(options: AcpProviderOptions): AcpProvider {
   const resolved = resolveAcpOptions(options);
+  // The SDK is imported when the first child starts; a missing one is reported here, at configuration.
+  requireOptionalPeers('acpProvider', 'acp');
   const pool = new AgentPool(resolved, broodVersion());
   const external = (child: AcpChild): ExternalDriver => ({ runner: child, descriptor: child.descriptor() });
   const restorer: ExternalRestorer = {

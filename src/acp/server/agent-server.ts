@@ -12,6 +12,7 @@ import { isEventOf } from '../../sessions/event-types.js';
 import type { Agent, SessionEvent } from '../../types.js';
 import { loadSdk } from '../client/agent-process.js';
 import { broodVersion } from '../../version.js';
+import { guardLines } from './input-guard.js';
 import { mountClientMcpServers, unmountAll, type Unmount } from './mcp.js';
 import { replayUpdates } from './replay.js';
 import { ACP_STOP_REASONS, UpdateMapper } from './updates.js';
@@ -34,8 +35,8 @@ interface ServedSession {
   cancel: (() => void) | undefined;
 }
 
-/** Serves until the client closes the stream; resolves then. */
-export async function serveAcp(options: AcpServerOptions): Promise<void> {
+/** Serves until the client closes the stream (or the input fails); resolves then, saying which. */
+export async function serveAcp(options: AcpServerOptions): Promise<string> {
   const acp = await loadSdk();
   const sessions = new Map<string, ServedSession>();
   const { brood, log } = options;
@@ -101,12 +102,22 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
       return {};
     });
 
+  let ended = false;
+  options.input.once('end', () => (ended = true));
+  const input = guardLines(options.input as Readable, (refusal) => {
+    log(`brood acp: ${refusal.description}`);
+    // A whole line in one write: it cannot interleave with the SDK's own (also whole-line) writes.
+    options.output.write(refusal.response);
+  });
   const stream = acp.ndJsonStream(
     Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>,
-    Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>,
+    Readable.toWeb(input) as ReadableStream<Uint8Array>,
   );
   const connection = app.connect(stream);
   await connection.closed;
+  return ended
+    ? 'the client closed the connection (end of stdin)'
+    : `the connection failed: ${errorMessage(connection.signal.reason)}`;
 }
 
 /** Mounts the session's MCP servers; a failure disposes a freshly created agent and fails the request. */

@@ -8,10 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BroodEvent } from '../../../src/index.js';
-import { acpHarness, agentPid, alive, fixtureOptions, signal, type AcpHarness } from './helpers.js';
+import { acpHarness, agentPid, alive, FIXTURE_AGENT, fixtureOptions, signal, type AcpHarness } from './helpers.js';
 import { eventsOf } from '../../support/events.js';
 import { until } from '../../support/until.js';
 import { expectCode } from '../../support/codes.js';
+import { isRunning } from '../../support/running.js';
 
 let h: AcpHarness | undefined;
 let marks: string;
@@ -177,6 +178,30 @@ describe('acpProvider: one agent process, sessions multiplexed on it', () => {
     await expectCode(h.brood.subagents.start('acp2', { parent: h.lead, prompt: 'x', signal: signal() }), 'NO_PROVIDER');
     await (provider as { dispose(): Promise<void> }).dispose();
     expect(alive(pid)).toBe(false);
+  });
+});
+
+describe('acpProvider: an agent behind a wrapper', () => {
+  it('`sh -c` starting an agent that ignores SIGTERM and EOF: brood.close() leaves neither running', async () => {
+    h = await acpHarness({
+      command: 'sh',
+      args: ['-c', `"${process.execPath}" "${FIXTURE_AGENT}"`],
+      env: { FIXTURE_STUBBORN: '1' },
+    });
+    const run = await start('count');
+    const output = (await run.result).output;
+    const agent = Number(/\(pid (\d+)\)/.exec(output)?.[1]);
+    const wrapper = await agentPid(h.brood, run.id);
+    expect(agent).not.toBe(wrapper); // really a grandchild: the shell did not exec the agent
+    try {
+      expect(isRunning(agent)).toBe(true);
+      await h.close();
+      h = undefined;
+      expect(isRunning(agent)).toBe(false);
+      expect(isRunning(wrapper)).toBe(false);
+    } finally {
+      if (isRunning(agent)) process.kill(agent, 'SIGKILL');
+    }
   });
 });
 

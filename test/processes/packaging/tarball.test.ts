@@ -1,0 +1,165 @@
+/**
+ * The package a host installs: `npm pack` of the built tree, installed into an empty project that has
+ * none of the optional peers (the MCP SDK, the ACP SDK, bullmq, ioredis). The install stays small, a
+ * strict TypeScript host compiles against the published declarations without skipLibCheck (so they
+ * must not need an optional peer's types) and runs a delegation, and every optional feature reports
+ * MISSING_DEPENDENCY where it is configured. npm works from its cache only (`--offline`): the
+ * repository's own install (`npm install` or `npm ci`) has fetched every package brood depends on.
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPTIONAL_PEERS } from '../../../src/optional-peers.js';
+import { assertBuilt, ROOT, runNode, type Spawned } from '../../support/run-cli.js';
+
+const PEERS = Object.values(OPTIONAL_PEERS).flat();
+const MAX_PACKAGES = 25;
+
+let dir: string;
+let project: string;
+let packages: string[];
+
+beforeAll(() => {
+  assertBuilt();
+  if (!existsSync(join(ROOT, 'dist/index.d.ts'))) throw new Error('dist/index.d.ts is missing: run `npm run build`');
+  dir = mkdtempSync(join(tmpdir(), 'brood-tarball-'));
+  const [packed] = JSON.parse(npm(ROOT, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir])) as {
+    filename: string;
+  }[];
+  project = join(dir, 'host');
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }));
+  npm(project, ['install', '--offline', '--no-audit', '--no-fund', join(dir, packed!.filename)]);
+  packages = installedPackages(project);
+}, 180_000);
+
+afterAll(() => {
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the packed package, installed into an empty project', () => {
+  it(`installs at most ${MAX_PACKAGES} packages, QuickJS among them and none of the optional peers`, () => {
+    expect(packages).toContain('brood');
+    expect(packages).toContain('quickjs-emscripten');
+    for (const peer of PEERS) expect(packages).not.toContain(peer.name);
+    expect(packages.length).toBeLessThanOrEqual(MAX_PACKAGES);
+  });
+
+  it('compiles a strict TypeScript host against the published declarations, without skipLibCheck', () => {
+    copyFileSync(join(ROOT, 'test/packaging/consumer/main.ts'), join(project, 'main.ts'));
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(consumerTsconfig()));
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+    const compiled = spawnSyncNode([tsc, '-p', project], project);
+    expect(compiled.stdout + compiled.stderr).toBe('');
+    expect(compiled.code).toBe(0);
+    expect(existsSync(join(project, 'main.js'))).toBe(true);
+  }, 180_000); // checks all of @types/node and zod too: ~30 s on an idle 2-core machine
+
+  it('runs a delegation, and each optional feature without its package is MISSING_DEPENDENCY at configuration', async () => {
+    const run = await runNode([join(project, 'main.js')], { cwd: project, timeoutMs: 60_000 });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as {
+      output: string;
+      stopReason: string;
+      children: number;
+      missing: Record<string, { code: string; message: string }>;
+    };
+    expect(report.output).toBe('Lead: Lyon: 522000');
+    expect(report.stopReason).toBe('completed');
+    expect(report.children).toBe(1);
+    expect(report.missing.mcpTools?.code).toBe('MISSING_DEPENDENCY');
+    expect(report.missing.mcpTools?.message).toContain('npm install @modelcontextprotocol/sdk@^1.32.2');
+    expect(report.missing.acpProvider?.code).toBe('MISSING_DEPENDENCY');
+    expect(report.missing.acpProvider?.message).toContain('npm install @agentclientprotocol/sdk@^2.4.0');
+    expect(report.missing.queueRunner?.code).toBe('MISSING_DEPENDENCY');
+    expect(report.missing.queueRunner?.message).toContain('npm install bullmq@^6.7.0 ioredis@^5.11.1');
+  }, 60_000);
+
+  it('`brood run` with mcpServers, `brood host` and `brood acp` name the missing packages and exit 1', async () => {
+    const bin = join(project, 'node_modules/brood/dist/cli/main.js');
+    writeFileSync(join(project, 'mcp.json'), JSON.stringify(mcpRunConfig()));
+    const run = await runNode([bin, 'run', '--config', 'mcp.json'], { cwd: project });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('[MISSING_DEPENDENCY]');
+    expect(run.stderr).toContain('npm install @modelcontextprotocol/sdk@^1.32.2');
+    const host = await runNode([bin, 'host', '--redis', 'redis://127.0.0.1:6379'], { cwd: project });
+    expect(host.code).toBe(1);
+    expect(host.stderr).toContain('[MISSING_DEPENDENCY]');
+    expect(host.stderr).toContain('npm install bullmq@^6.7.0 ioredis@^5.11.1');
+    const acp = await runNode([bin, 'acp', '--config', 'brood.json'], { cwd: project });
+    expect(acp.code).toBe(1);
+    expect(acp.stderr).toContain('[MISSING_DEPENDENCY]');
+    expect(acp.stderr).toContain('npm install @agentclientprotocol/sdk@^2.4.0');
+  });
+});
+
+describe('package.json', () => {
+  it('declares exactly the optional peers brood probes for, with the ranges its messages install', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+    const ranges = Object.fromEntries(PEERS.map((peer) => [peer.name, peer.range]));
+    expect(pkg.peerDependencies).toEqual(ranges);
+    expect(pkg.peerDependenciesMeta).toEqual(Object.fromEntries(PEERS.map((peer) => [peer.name, { optional: true }])));
+    // The repository's own install still has every peer, for its tests.
+    for (const peer of PEERS) expect(Object.keys(pkg.devDependencies ?? {})).toContain(peer.name);
+    for (const peer of PEERS) expect(Object.keys(pkg.dependencies ?? {})).not.toContain(peer.name);
+  });
+});
+
+function npm(cwd: string, args: string[]): string {
+  return execFileSync('npm', args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, npm_config_update_notifier: 'false', npm_config_loglevel: 'error' },
+  });
+}
+
+/** Every package npm placed in the project (its hidden lockfile lists each installed directory). */
+function installedPackages(root: string): string[] {
+  const lock = JSON.parse(readFileSync(join(root, 'node_modules/.package-lock.json'), 'utf8')) as {
+    packages: Record<string, unknown>;
+  };
+  return Object.keys(lock.packages).map((path) =>
+    path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length),
+  );
+}
+
+/** A `brood run` config whose only optional part is an MCP server (nothing is reached before it is set up). */
+function mcpRunConfig(): Record<string, unknown> {
+  return {
+    models: [{ id: 'local', baseURL: 'http://127.0.0.1:9/v1', models: ['m'] }],
+    agent: { model: { provider: 'local', model: 'm' } },
+    mcpServers: { files: { command: process.execPath, args: ['server.js'] } },
+    prompt: 'List the files.',
+  };
+}
+
+function consumerTsconfig(): Record<string, unknown> {
+  return {
+    compilerOptions: {
+      strict: true,
+      skipLibCheck: false,
+      target: 'ES2022',
+      lib: ['ES2022'],
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      // @types/node from this repository: a host brings its own, brood does not install it.
+      types: ['node'],
+      typeRoots: [join(ROOT, 'node_modules/@types')],
+    },
+    files: ['main.ts'],
+  };
+}
+
+function spawnSyncNode(args: string[], cwd: string): Spawned {
+  try {
+    const stdout = execFileSync(process.execPath, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return { code: 0, stdout, stderr: '' };
+  } catch (error) {
+    const failed = error as { status: number | null; stdout: string; stderr: string };
+    return { code: failed.status, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Issue 31 item 1 (SPEC §3, §7.3, §10.4): a cancelled turn sends no further model request and ends
+ * `aborted`, always — through `run(text, { signal })` and `agent.cancel()` alike, on both runners.
+ *
+ * Two ways a cancel used to be lost: a driver recovered onto a new thread (its thread recycled because
+ * a co-hosted child ignored its own cancellation) began the resumed turn un-cancelled and asked the
+ * model again; and a cancel that reached the driver before it had begun the turn (its adapter still
+ * loading) was dropped, so the turn ran on.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { moduleAdapter, subagentTool } from '../../../src/index.js';
+import type { Agent, Brood, TurnResult } from '../../../src/index.js';
+import { pause } from '../../support/deferred.js';
+import { eventsOf, ofType, turnEvents } from '../../support/events.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
+import { CHILD_REQUESTS, PARENT_REQUESTS } from './fixtures/deaf-child-adapter.mjs';
+import { LOADING, RELEASE, REQUESTS } from './fixtures/gated-load-adapter.mjs';
+import { BEFORE_ANSWER } from './fixtures/answer-hook-adapter.mjs';
+
+let brood: Brood | undefined;
+afterEach(async () => {
+  await brood?.close();
+  brood = undefined;
+  delete (globalThis as Record<symbol, unknown>)[BEFORE_ANSWER];
+});
+
+type AbortPath = 'run signal' | 'agent.cancel()';
+const PATHS: AbortPath[] = ['run signal', 'agent.cancel()'];
+
+/** Starts a turn and returns it with the way this case aborts it. */
+function startTurn(agent: Agent, text: string, path: AbortPath): { result: Promise<TurnResult>; abort: () => void } {
+  const controller = new AbortController();
+  const result = agent.run(text, { signal: controller.signal });
+  return { result, abort: path === 'run signal' ? () => controller.abort() : () => agent.cancel() };
+}
+
+/** Resolves once cell `index` is no longer `from` (the adapter, on any thread, changed it). */
+async function cellLeaves(cells: Int32Array, index: number, from: number): Promise<void> {
+  while (Atomics.load(cells, index) === from) await pause(1);
+}
+
+const GRACE_MS = 200;
+/** The child's request outlasts its cancel grace, so a worker child is stopped by force (its thread recycled). */
+const CHILD_HOLD_MS = GRACE_MS + 1300;
+
+describe.each(RUNNERS)("runner: '%s'", (runner) => {
+  describe.each(PATHS)('aborted through the %s', (path) => {
+    it.each([0, 100, 300])(
+      'a child that ignores cancellation, aborted %i ms into its request: no further parent request, the turn ends aborted',
+      async (delayMs) => {
+        const cells = new Int32Array(new SharedArrayBuffer(8));
+        // One thread: the child shares it with the parent, so the child's forced stop recycles the
+        // parent's thread too and the parent's driver is recovered onto a new one mid-cancel.
+        brood = makeBrood(runner, {
+          pool: { threads: 1, cancelGraceMs: GRACE_MS },
+          models: [
+            moduleAdapter({
+              id: 'deaf',
+              models: ['m'],
+              moduleUrl: new URL('./fixtures/deaf-child-adapter.mjs', import.meta.url),
+              options: { cells: cells.buffer, holdMs: CHILD_HOLD_MS },
+            }),
+          ],
+        });
+        brood.use(subagentTool({ provider: 'spawn' }));
+        const agent = await brood.createAgent({ model: { provider: 'deaf', model: 'm' } });
+        const turn = startTurn(agent, 'delegate this', path);
+        await cellLeaves(cells, CHILD_REQUESTS, 0);
+        await pause(delayMs);
+        turn.abort();
+        const result = await turn.result;
+
+        expect(result.stopReason).toBe('aborted');
+        expect(result.output).not.toContain('after the child');
+        expect(Atomics.load(cells, PARENT_REQUESTS)).toBe(1);
+        const events = turnEvents(await eventsOf(brood, agent.id), 1);
+        expect(ofType(events, 'model/request')).toHaveLength(1);
+        expect(events.at(-1)?.data).toMatchObject({ turn: 1, reason: 'aborted' });
+      },
+    );
+
+    it('a cancel that reaches the driver while its adapter is still loading: no model request, aborted', async () => {
+      const cells = new Int32Array(new SharedArrayBuffer(12));
+      brood = makeBrood(runner, {
+        pool: { threads: 1 },
+        models: [
+          moduleAdapter({
+            id: 'gated',
+            models: ['m'],
+            moduleUrl: new URL('./fixtures/gated-load-adapter.mjs', import.meta.url),
+            options: { cells: cells.buffer },
+          }),
+        ],
+      });
+      const agent = await brood.createAgent({ model: { provider: 'gated', model: 'm' } });
+      const turn = startTurn(agent, 'hello', path);
+      await cellLeaves(cells, LOADING, 0); // the turn is claimed and its driver is waiting for the adapter
+      turn.abort();
+      // The cancel has left the parent (its link sends at the end of the tick) before the adapter loads.
+      await new Promise((resolve) => setImmediate(resolve));
+      Atomics.store(cells, RELEASE, 1);
+      const result = await turn.result;
+
+      expect(result).toMatchObject({ stopReason: 'aborted' });
+      expect(result.diagnostic).toBeUndefined(); // not stopped by force: the driver honoured the cancel
+      expect(Atomics.load(cells, REQUESTS)).toBe(0);
+      const events = turnEvents(await eventsOf(brood, agent.id), 1);
+      expect(ofType(events, 'model/request')).toHaveLength(0);
+      expect(await agent.run('again')).toMatchObject({ stopReason: 'completed', output: 'answered' });
+    });
+  });
+});
+
+describe.each(PATHS)('a final answer that crosses a cancel (%s)', (path) => {
+  it('ends the turn aborted, its answer kept as the output', async () => {
+    brood = makeBrood('inline', {
+      models: [
+        moduleAdapter({
+          id: 'hook',
+          models: ['m'],
+          moduleUrl: new URL('./fixtures/answer-hook-adapter.mjs', import.meta.url),
+        }),
+      ],
+    });
+    const agent = await brood.createAgent({ model: { provider: 'hook', model: 'm' } });
+    const turn = startTurn(agent, 'hello', path);
+    // The adapter shares this thread (inline runner): it aborts the turn as it hands back its answer.
+    (globalThis as Record<symbol, unknown>)[BEFORE_ANSWER] = turn.abort;
+    const result = await turn.result;
+
+    expect(result).toMatchObject({ stopReason: 'aborted', output: 'the answer' });
+    const events = turnEvents(await eventsOf(brood, agent.id), 1);
+    expect(ofType(events, 'model/request')).toHaveLength(1);
+    expect(events.at(-1)?.data).toMatchObject({ turn: 1, reason: 'aborted' });
+  });
+});
