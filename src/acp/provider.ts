@@ -17,7 +17,7 @@ import type { CreateChildOptions } from '../subagents/types.js';
 import { AcpChild } from './child.js';
 import { resolveAcpOptions, type AcpProviderOptions } from './options.js';
 import { AgentPool } from './pool.js';
-import { broodVersion } from './version.js';
+import { broodVersion } from '../models/version.js';
 
 export interface AcpProvider extends SubagentProvider {
   /** Ends the agent process (also done by brood.close() and by disposing the registration). */

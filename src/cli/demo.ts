@@ -177,7 +177,8 @@ function printResults(out: (line?: string) => void, state: TreeState, outcome: D
   out();
   out(`Lead answer: ${outcome.output}`);
   out();
+  // `npx brood` runs this package's bin from a clone (npm start) and from a project that installed it.
   out(`Sessions: ${outcome.dir}`);
-  out(`  brood inspect ${outcome.dir}`);
-  out(`  brood trace ${outcome.dir} ${outcome.leadId} --out trace.json   (open in https://ui.perfetto.dev)`);
+  out(`  npx brood inspect ${outcome.dir}`);
+  out(`  npx brood trace ${outcome.dir} ${outcome.leadId} --out trace.json   (open in https://ui.perfetto.dev)`);
 }

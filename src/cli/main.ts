@@ -3,13 +3,13 @@
  * The `brood` bin (SPEC §14). Exit codes: 0 success; 1 a failure while running (including an agent
  * that did not complete); 2 bad flags or bad config, reported as exactly one line on stderr.
  */
-import { readFileSync } from 'node:fs';
 import { acpCommand, ACP_HELP, ACP_USAGE } from './acp.js';
 import { demoCommand, DEMO_HELP, DEMO_USAGE } from './demo.js';
 import { hostCommand, HOST_HELP, HOST_USAGE } from './host.js';
 import { inspectCommand, INSPECT_HELP, INSPECT_USAGE } from './inspect.js';
 import { runCommand, RUN_HELP, RUN_USAGE } from './run.js';
 import { traceCommand, TRACE_HELP, TRACE_USAGE } from './trace.js';
+import { broodVersion } from '../models/version.js';
 import { oneLine, UsageError } from './cli-errors.js';
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
@@ -41,40 +41,35 @@ const HELP = [
   `  ${TRACE_USAGE}`,
   `  ${ACP_USAGE}`,
   `  ${HOST_USAGE}`,
-  '  brood <command> --help',
-  '  brood --version',
+  '  brood [<command>] --help | -h',
+  '  brood [<command>] --version | -v',
   '',
   'Exit codes: 0 ok, 1 failure while running, 2 bad flags or config.',
 ].join('\n');
 
-function packageVersion(): string {
-  // dist/cli/main.js and src/cli/main.ts both sit two levels below package.json.
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-  return String(pkg.version);
-}
+const isHelp = (arg: string): boolean => arg === '--help' || arg === '-h';
+const isVersion = (arg: string): boolean => arg === '--version' || arg === '-v';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(`${HELP}\n`);
-    return 0;
-  }
-  if (command === '--version' || command === '-v') {
-    process.stdout.write(`${packageVersion()}\n`);
-    return 0;
-  }
   if (command === undefined)
     throw new UsageError('brood: missing command (demo, run, inspect, trace, acp, host; see brood --help)');
+  if (command === 'help' || isHelp(command)) return print(HELP);
+  if (isVersion(command)) return print(broodVersion());
   const handler = COMMANDS[command];
   if (handler === undefined)
     throw new UsageError(
       `brood: unknown command '${command}' (demo, run, inspect, trace, acp, host; see brood --help)`,
     );
-  if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`${COMMAND_HELP[command] ?? HELP}\n`);
-    return 0;
-  }
+  // Every command answers --help/-h and --version/-v before parsing its own flags (help wins).
+  if (rest.some(isHelp)) return print(COMMAND_HELP[command] ?? HELP);
+  if (rest.some(isVersion)) return print(broodVersion());
   return handler(rest);
+}
+
+function print(text: string): number {
+  process.stdout.write(`${text}\n`);
+  return 0;
 }
 
 function report(error: unknown): number {

@@ -1,7 +1,11 @@
 /**
- * The `brood run --config <file.json>` format, validated with zod. Every problem becomes one
+ * The `brood run --config <file.json>` format (also `brood acp`'s). Every problem becomes one
  * UsageError line naming the file and the key (exit 2), so a user can fix the config without reading
  * this source. Keys are strict: a misspelt key is an error, not a silently ignored setting.
+ *
+ * The schema is derived from the library's own option schemas — createBrood's, createAgent's,
+ * openAICompatible's / anthropicCompatible's, subagentTool's and mcpTools' — minus the options JSON
+ * cannot carry, so an option the library gains is accepted here without a change to this file.
  *
  * API keys are never accepted inline — only the name of an environment variable (`apiKeyEnv`) — so a
  * config file can be committed and shared safely.
@@ -9,76 +13,93 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { broodOptionsSchema, createAgentOptionsSchema } from '../config.js';
+import { subagentToolConfigSchema } from '../delegation/config.js';
+import { httpServerSchema, mcpToolsOptionsSchema, stdioServerSchema } from '../mcp/config.js';
+import { anthropicCompatibleOptionsSchema } from '../models/anthropic.js';
+import { openAICompatibleOptionsSchema } from '../models/openai.js';
+import { deepest } from '../models/validate.js';
 import { UsageError } from './cli-errors.js';
 
 export const BUILTIN_TOOL_NAMES = ['read_file', 'list_dir', 'http_get'] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 
+/**
+ * Library options a JSON file cannot carry (stores, functions, provider objects, runner instances) or
+ * that the config spells its own way (`models` as provider entries, `sessions` as a directory).
+ */
+const RUNTIME_OPTIONS_NOT_IN_JSON = [
+  'models',
+  'sessions',
+  'providers',
+  'runner',
+  'preferences',
+  'onDiagnostic',
+] as const;
+/** `id`: each run (each ACP session) is a new agent; `depth`, `signal`: set by the CLI. */
+const AGENT_OPTIONS_NOT_IN_JSON = ['id', 'depth', 'signal'] as const;
+const MCP_OPTIONS_NOT_IN_JSON = ['scope', 'onStatus'] as const;
+
+function without<S extends Record<string, unknown>, K extends keyof S>(shape: S, keys: readonly K[]): Omit<S, K> {
+  const rest: Record<string, unknown> = { ...shape };
+  for (const key of keys) delete rest[key as string];
+  return rest as Omit<S, K>;
+}
+
 const nonEmpty = z.string().min(1, 'must be a non-empty string');
 
-const modelEntry = z.union([
-  nonEmpty,
-  z.strictObject({
-    id: nonEmpty,
-    efforts: z.array(nonEmpty).optional(),
-    defaultEffort: nonEmpty.optional(),
-    maxTokens: z.number().int().positive().optional(),
-  }),
-]);
+const inlineKey = {
+  apiKey: z
+    .never({ error: 'keys are never written in the config: name an environment variable in apiKeyEnv' })
+    .optional(),
+};
 
-const providerSchema = z.strictObject({
-  id: nonEmpty,
-  name: nonEmpty.optional(),
-  baseURL: z.string().refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), 'must be an http(s) URL'),
-  apiKeyEnv: nonEmpty.optional(),
-  models: z.array(modelEntry).min(1, 'must list at least one model'),
-  acceptsUnlistedModels: z.boolean().optional(),
-  maxTokensField: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
-});
+/** `kind` picks the factory; without it a provider is OpenAI-compatible (the first format had no kind). */
+const providerSchema = z.discriminatedUnion(
+  'kind',
+  [
+    openAICompatibleOptionsSchema.extend({ kind: z.literal('openai').default('openai'), ...inlineKey }),
+    anthropicCompatibleOptionsSchema.extend({ kind: z.literal('anthropic'), ...inlineKey }),
+  ],
+  { error: "must be 'openai' (the default) or 'anthropic'" },
+);
 
-const toolFilterSchema = z
-  .strictObject({ allow: z.array(nonEmpty).optional(), deny: z.array(nonEmpty).optional() })
-  .refine((f) => f.allow !== undefined || f.deny !== undefined, 'needs an allow or a deny list');
-
-// `mcpServers` takes the shape MCP clients already use; the key is the server name (checked by mcpTools).
+// `mcpServers` takes the shape MCP clients already use (the key is the server name), plus mcpTools' options.
+const mcpOptionsShape = without(mcpToolsOptionsSchema.shape, MCP_OPTIONS_NOT_IN_JSON);
 const mcpServerSchema = z.union([
-  z.strictObject({
-    command: nonEmpty,
-    args: z.array(z.string()).optional(),
-    env: z.record(z.string(), z.string()).optional(),
-    cwd: nonEmpty.optional(),
-  }),
-  z.strictObject({
-    url: z.string().refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), 'must be an http(s) URL'),
-    headers: z.record(z.string(), z.string()).optional(),
-  }),
+  stdioServerSchema.omit({ name: true }).extend(mcpOptionsShape),
+  httpServerSchema.omit({ name: true }).extend(mcpOptionsShape),
 ]);
 
 const configSchema = z.strictObject({
+  ...without(broodOptionsSchema.shape, RUNTIME_OPTIONS_NOT_IN_JSON),
   models: z.array(providerSchema).min(1, 'must configure at least one provider'),
-  agent: z.strictObject({
-    model: z.strictObject({
-      provider: nonEmpty,
-      model: nonEmpty,
-      reasoningEffort: nonEmpty.optional(),
-      maxTokens: z.number().int().positive().optional(),
-    }),
-    persona: z.string().optional(),
-    toolFilter: toolFilterSchema.optional(),
-  }),
+  agent: z.strictObject(without(createAgentOptionsSchema.shape, AGENT_OPTIONS_NOT_IN_JSON)),
   tools: z.array(z.enum(BUILTIN_TOOL_NAMES)).default([]),
   /** Directory read_file/list_dir are confined to; relative to the config file. */
   root: nonEmpty.default('.'),
-  /** subagentTool() configs; validated by the library itself when installed. */
-  delegation: z.array(z.record(z.string(), z.unknown())).default([]),
+  delegation: z.array(subagentToolConfigSchema).default([]),
   /** fileSessions directory (relative to the config file); default: in-memory sessions. */
   sessions: nonEmpty.optional(),
-  maxParallelToolCalls: z.number().int().positive().optional(),
   prompt: nonEmpty.optional(),
-  /** MCP servers whose tools the agent gets as mcp__<name>__<tool>; stdio servers start in the config file's directory. */
-  mcpServers: z.record(z.string(), mcpServerSchema).default({}),
+  /** Stdio servers start in the config file's directory. */
+  mcpServers: z.record(stdioServerSchema.shape.name, mcpServerSchema).default({}),
 });
 
+export type ProviderEntry = z.infer<typeof providerSchema>;
+type McpEntry = z.infer<typeof mcpServerSchema>;
+const MCP_OPTION_KEYS = new Set(Object.keys(mcpOptionsShape));
+
+/** An `mcpServers` entry as mcpTools' two arguments: the server (named by its key) and the options. */
+export function mcpArguments(
+  name: string,
+  entry: McpEntry,
+): { server: Record<string, unknown> & { name: string }; options: Record<string, unknown> } {
+  const server: Record<string, unknown> & { name: string } = { name };
+  const options: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(entry)) (MCP_OPTION_KEYS.has(key) ? options : server)[key] = value;
+  return { server, options };
+}
 export type RunConfig = z.infer<typeof configSchema> & { file: string; root: string; sessions?: string };
 
 /** Reads, parses and validates the file; paths in the result are absolute. */
@@ -129,14 +150,16 @@ function checkReferences(config: RunConfig): void {
   });
 }
 
-/** The first issue, with its key path, plus how many more there are: one line, most useful first. */
+/** The first issue (the deepest branch of a union), with its key path, plus how many more there are. */
 function describeIssues(issues: z.core.$ZodIssue[]): string {
-  const [first] = issues;
+  const first = deepest(issues[0]);
   if (first === undefined) return 'invalid';
   const path = first.path
     .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
     .join('')
     .replace(/^\./, '');
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
-  return `${path === '' ? '(root)' : path}: ${first.message}${more}`;
+  // A bad record key (an MCP server name) says why only in its nested issue.
+  const message = first.code === 'invalid_key' ? (first.issues[0]?.message ?? first.message) : first.message;
+  return `${path === '' ? '(root)' : path}: ${message}${more}`;
 }

@@ -1,12 +1,14 @@
 /**
  * `brood run --config <file.json> [--prompt <text>]`: a host-free way to run one real agent against an
- * OpenAI-compatible endpoint, with the built-in safe tools and delegation instances from the config.
- * Streams the agent's answer to stdout as it arrives (from `brood.events()`); with a TTY on stderr the
- * live delegation tree is drawn there. Config problems (including ones the library finds while
- * installing the config, e.g. a bad delegation instance) exit 2; an agent that does not complete exits 1.
+ * OpenAI- or Anthropic-compatible endpoint, with the built-in safe tools, delegation instances and MCP
+ * servers from the config. Streams the agent's answer to stdout as it arrives (from `brood.events()`);
+ * with a TTY on stderr the live delegation tree is drawn there (below the answer when both share the
+ * terminal). Config problems (including ones the library finds while installing the config) exit 2;
+ * an agent that does not complete exits 1; subagents that did not complete get one line on stderr.
  */
 import { stat } from 'node:fs/promises';
 import {
+  anthropicCompatible,
   BroodError,
   createBrood,
   fileSessions,
@@ -15,26 +17,35 @@ import {
   openAICompatible,
   subagentTool,
   type Agent,
+  type AnthropicCompatibleOptions,
   type Brood,
   type BroodOptions,
+  type McpServer,
+  type ModelProviderConfig,
+  type OpenAICompatibleOptions,
   type SubagentToolConfig,
+  type TurnResult,
 } from '../index.js';
 import { builtinTools } from './builtin-tools.js';
 import { commandHelp, oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
-import { loadRunConfig, type RunConfig } from './run-config.js';
-import { AnswerPrinter } from './answer-printer.js';
+import { loadRunConfig, mcpArguments, type ProviderEntry, type RunConfig } from './run-config.js';
+import { AnswerPrinter, SharedAnswer } from './answer-printer.js';
 import { followTree } from './follow-tree.js';
-import { loadDisplayWidth } from './text-width.js';
-import { TreeState } from './tree-state.js';
+import { loadDisplayWidth, type Measure } from './text-width.js';
+import { sameTerminal } from './terminal-region.js';
+import { summarizeReasons, TreeState } from './tree-state.js';
 import { LiveTreeView } from './tree-view.js';
 
 export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>]';
 export const RUN_HELP = commandHelp(RUN_USAGE, [
-  'Runs one agent against the OpenAI-compatible providers of the config file and streams its answer',
-  'to stdout. With a TTY on stderr, the live delegation tree is drawn there. The config names the',
-  'providers (apiKeyEnv: the environment variable holding the key), the agent, the built-in tools',
-  '(read_file, list_dir, http_get), delegation instances and an optional sessions directory.',
-  'Ctrl-C cancels the turn. Exit codes: 0 completed, 1 the agent did not complete, 2 bad flags or config.',
+  'Runs one agent against the providers of the config file and streams its answer to stdout. With a',
+  'TTY on stderr, the live delegation tree is drawn there. The config names the providers (kind',
+  "'openai' or 'anthropic', every option of openAICompatible/anthropicCompatible; apiKeyEnv: the",
+  'environment variable holding the key), the agent (createAgent options), the built-in tools',
+  '(read_file, list_dir, http_get), delegation instances, MCP servers, createBrood options such as',
+  'maxSteps, and an optional sessions directory. Subagents that did not complete get one line on',
+  'stderr. Ctrl-C cancels the turn. Exit codes: 0 completed, 1 the agent did not complete, 2 bad',
+  'flags or config.',
 ]);
 
 // Library rejections that mean "the configuration is wrong", as opposed to a failure while running.
@@ -59,35 +70,77 @@ export async function runCommand(args: string[]): Promise<number> {
   if (prompt === undefined || prompt === '')
     throw new UsageError(`brood run: config ${file}: prompt: required (or pass --prompt)`);
   if (config.tools.some((t) => t !== 'http_get')) await checkRoot(config);
-  const { brood, agent } = await setUp(config);
+  let view: LiveTreeView | undefined;
+  // Runtime diagnostics go above the live tree, never through it.
+  const notice = (line: string): void => {
+    if (view === undefined) process.stderr.write(line);
+    else view.printAbove(process.stderr, line);
+  };
+  const { brood, agent } = await setUp(config, (message) => notice(`brood run: ${oneLine(message)}\n`));
   const controller = new AbortController();
   // First Ctrl-C cancels the turn (the agent ends `aborted`); the default handler is back after that.
   process.once('SIGINT', () => controller.abort());
   const state = new TreeState();
   state.nodeFor(agent.id, undefined, 0, Date.now());
   state.setLabel(agent.id, prompt);
-  const answer = new AnswerPrinter(agent.id, process.stdout);
+  const { answer, view: live, shared } = liveOutput(state, agent.id, await loadDisplayWidth());
+  view = live;
   const following = followTree(brood, state, (event) => answer.onEvent(event));
-  const tty = process.stderr.isTTY === true;
-  const view = tty
-    ? new LiveTreeView(state, process.stderr, true, Date.now(), await loadDisplayWidth(), false)
-    : undefined;
   view?.start();
   try {
     const result = await agent.run(prompt, { signal: controller.signal });
     // The stream may still hold the last deltas; a bounded wait keeps a lost event from hanging the CLI.
     await Promise.race([answer.caughtUp, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-    view?.stop();
     answer.finish(result.output);
-    if (result.stopReason === 'completed') return 0;
-    const diagnostic = result.diagnostic === undefined ? '' : `: ${oneLine(result.diagnostic)}`;
-    process.stderr.write(`brood run: agent ended ${result.stopReason}${diagnostic}\n`);
-    return 1;
+    view?.stop();
+    return reportOutcome(result, state, agent.id);
   } finally {
+    shared?.flush();
     view?.stop();
     await brood.close();
     await following;
   }
+}
+
+/**
+ * The answer goes to stdout, the live tree (with a TTY on stderr) to stderr. When both are one
+ * terminal, the answer's whole lines scroll above the tree and the open line is previewed in it.
+ */
+function liveOutput(
+  state: TreeState,
+  agentId: string,
+  measure: Measure,
+): { answer: AnswerPrinter; view: LiveTreeView | undefined; shared: SharedAnswer | undefined } {
+  const tree = process.stderr.isTTY === true;
+  const sharing = tree && process.stdout.isTTY === true && sameTerminal(1, 2);
+  const shared = sharing ? new SharedAnswer(process.stdout, measure) : undefined;
+  const answer = new AnswerPrinter(agentId, shared ?? process.stdout);
+  const view = tree
+    ? new LiveTreeView(state, process.stderr, true, Date.now(), measure, false, shared?.preview)
+    : undefined;
+  if (view !== undefined) shared?.attach(view);
+  return { answer, view, shared };
+}
+
+/** Exit code 0 only when the lead completed; failed subagents get one line whatever the lead did. */
+function reportOutcome(result: TurnResult, state: TreeState, leadId: string): number {
+  if (result.stopReason !== 'completed') {
+    const diagnostic = result.diagnostic === undefined ? '' : `: ${oneLine(result.diagnostic)}`;
+    process.stderr.write(`brood run: agent ended ${result.stopReason}${diagnostic}\n`);
+  }
+  const failures = childFailures(state, leadId);
+  if (failures !== undefined) process.stderr.write(`brood run: ${failures}\n`);
+  return result.stopReason === 'completed' ? 0 : 1;
+}
+
+/** One line naming the subagents that had a turn end other than `completed`; undefined when none did. */
+export function childFailures(state: TreeState, leadId: string): string | undefined {
+  const children = [...state.nodes.values()].filter((node) => node.id !== leadId);
+  const failed = children.filter((node) => node.stopReasons.some((reason) => reason !== 'completed'));
+  if (failed.length === 0) return undefined;
+  const shown = failed.slice(0, 3).map((node) => `${node.id} ${summarizeReasons(node.stopReasons)}`);
+  const more = failed.length > shown.length ? `, … ${failed.length - shown.length} more` : '';
+  return `${failed.length} of ${children.length} subagents did not complete (${shown.join(', ')}${more})`;
 }
 
 async function checkRoot(config: RunConfig): Promise<void> {
@@ -98,8 +151,11 @@ async function checkRoot(config: RunConfig): Promise<void> {
 }
 
 /** Builds the runtime and the agent; any library rejection of the config becomes a UsageError. */
-async function setUp(config: RunConfig): Promise<{ brood: Brood; agent: Agent }> {
-  const brood = await runtimeFromConfig(config);
+async function setUp(
+  config: RunConfig,
+  onDiagnostic: (message: string) => void,
+): Promise<{ brood: Brood; agent: Agent }> {
+  const brood = await runtimeFromConfig(config, onDiagnostic);
   try {
     return { brood, agent: await agentFromConfig(brood, config) };
   } catch (error) {
@@ -109,13 +165,14 @@ async function setUp(config: RunConfig): Promise<{ brood: Brood; agent: Agent }>
 }
 
 /** The runtime a config describes (models, sessions, tools, delegation); also used by `brood acp`. */
-export async function runtimeFromConfig(config: RunConfig): Promise<Brood> {
+export async function runtimeFromConfig(config: RunConfig, onDiagnostic?: (message: string) => void): Promise<Brood> {
   let brood: Brood | undefined;
   try {
-    brood = createBrood(broodOptions(config));
+    brood = createBrood({ ...broodOptions(config), ...(onDiagnostic === undefined ? {} : { onDiagnostic }) });
     for (const tool of builtinTools(config.tools, config.root)) brood.tools.register(tool);
-    for (const [name, server] of Object.entries(config.mcpServers)) {
-      await brood.use(mcpTools({ name, ...server })).catch((error: unknown) => {
+    for (const [name, entry] of Object.entries(config.mcpServers)) {
+      const { server, options } = mcpArguments(name, entry);
+      await brood.use(mcpTools(server as unknown as McpServer, options)).catch((error: unknown) => {
         throw keyed(`mcpServers.${name}`, error);
       });
     }
@@ -139,16 +196,9 @@ export async function runtimeFromConfig(config: RunConfig): Promise<Brood> {
 
 /** The config's top-level agent (one per `brood run`, one per ACP session in `brood acp`). */
 export async function agentFromConfig(brood: Brood, config: RunConfig): Promise<Agent> {
-  const { model, persona, toolFilter } = config.agent;
-  return brood
-    .createAgent({
-      model,
-      ...(persona === undefined ? {} : { persona }),
-      ...(toolFilter === undefined ? {} : { toolFilter }),
-    })
-    .catch((error: unknown) => {
-      throw asUsageError(config, keyed('agent', error));
-    });
+  return brood.createAgent(config.agent).catch((error: unknown) => {
+    throw asUsageError(config, keyed('agent', error));
+  });
 }
 
 function asUsageError(config: RunConfig, error: unknown): unknown {
@@ -164,13 +214,19 @@ function keyed(key: string, error: unknown): unknown {
   return error;
 }
 
+/** createBrood's options: the config's runtime options as they are, plus its providers and sessions. */
 function broodOptions(config: RunConfig): BroodOptions {
-  const options: BroodOptions = {
-    models: config.models.map((provider) =>
-      openAICompatible({ ...provider, models: provider.models.map((m) => (typeof m === 'string' ? { id: m } : m)) }),
-    ),
-  };
-  if (config.sessions !== undefined) options.sessions = fileSessions(config.sessions);
-  if (config.maxParallelToolCalls !== undefined) options.maxParallelToolCalls = config.maxParallelToolCalls;
+  const { file, models, agent, tools, root, delegation, sessions, prompt, mcpServers, ...runtime } = config;
+  const options: BroodOptions = { ...runtime, models: models.map(providerConfig) };
+  if (sessions !== undefined) options.sessions = fileSessions(sessions);
   return options;
+}
+
+function providerConfig(entry: ProviderEntry): ModelProviderConfig {
+  if (entry.kind === 'anthropic') {
+    const { kind, ...options } = entry;
+    return anthropicCompatible(options as AnthropicCompatibleOptions);
+  }
+  const { kind, ...options } = entry;
+  return openAICompatible(options as OpenAICompatibleOptions);
 }

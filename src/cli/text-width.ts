@@ -63,3 +63,27 @@ export function alignedTable(rows: string[][], measure: Measure): string[] {
       .trimEnd(),
   );
 }
+
+/**
+ * `text` (one line, no newline) cut into rows of at most `width` columns, as a terminal would wrap
+ * it; tabs become spaces and other control characters are dropped, so each row's width is exact.
+ */
+export function wrapRows(text: string, width: number, measure: Measure): string[] {
+  const rows: string[] = [];
+  let row = '';
+  let used = 0;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+  const printable = text.replace(/\t/g, '  ').replace(/[\x00-\x1f\x7f]/g, '');
+  for (const { segment } of segmenter.segment(printable)) {
+    const w = measure(segment);
+    if (used + w > width && row !== '') {
+      rows.push(row);
+      row = '';
+      used = 0;
+    }
+    row += segment;
+    used += w;
+  }
+  if (row !== '') rows.push(row);
+  return rows;
+}

@@ -1,9 +1,11 @@
 /**
  * Rendering of a TreeState: the live tree (never taller or wider than the terminal), the summary
- * table, and the live view itself — redrawn in place with ANSI escapes on a TTY, plain one-line
- * progress records otherwise (so logs and CI output stay readable and diffable).
+ * table, and the live view itself — a region redrawn in place at the bottom of a TTY, with text
+ * printed above it (`printAbove`), or plain one-line progress records otherwise (so logs and CI output
+ * stay readable and diffable).
  */
 import { formatCount, formatMs, formatTokens } from './format.js';
+import { TerminalRegion } from './terminal-region.js';
 import { alignedTable, clip, fitWidth, type Measure } from './text-width.js';
 import { elapsedOf, stateOf, summarizeReasons, type AgentNode, type TreeState } from './tree-state.js';
 
@@ -25,6 +27,7 @@ export interface FrameOptions {
 export function renderTree(state: TreeState, options: FrameOptions): string[] {
   const maxWidth = Math.max(1, options.columns - 1);
   const maxLines = Number.isFinite(options.rows) ? Math.max(1, options.rows - 1) : Number.POSITIVE_INFINITY;
+  if (maxLines < 3) return [clip(countsLine(state, options.live), maxWidth, options.measure)];
   const ordered = state.ordered();
   const { shown, hidden, hiddenRunning } = pickRows(ordered, maxLines - 1, options.live);
   const cells = shown.map(({ node, prefix }) => [
@@ -40,6 +43,17 @@ export function renderTree(state: TreeState, options: FrameOptions): string[] {
   const lines = alignedTable(table, options.measure);
   if (hidden > 0) lines.push(`… ${hidden} more (${hiddenRunning} running)`);
   return lines.slice(0, maxLines).map((line) => clip(line, maxWidth, options.measure));
+}
+
+/** Too low for a table (a header, an agent and "… N more"): one line counting the agents by state. */
+function countsLine(state: TreeState, live: boolean): string {
+  const counts = new Map<string, number>();
+  for (const { node } of state.ordered()) {
+    const key = stateOf(node, live);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const byState = [...counts].map(([key, count]) => `${count} ${key}`).join(', ');
+  return `${state.nodes.size} agent${state.nodes.size === 1 ? '' : 's'}: ${byState}`;
 }
 
 function isRunning(node: AgentNode): boolean {
@@ -125,11 +139,15 @@ export interface Output {
   readonly rows?: number;
 }
 
+/** Lines shown above the tree in the live region (the answer being streamed), at most `maxRows`. */
+export type Preview = (width: number, maxRows: number) => string[];
+
 /** Live view over a TreeState; `stop()` leaves the final frame (TTY) or nothing extra (plain). */
 export class LiveTreeView {
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
-  private drawnLines = 0;
+  private readonly region: TerminalRegion;
+  private live = false;
   private stopped = false;
   // Ctrl-C would otherwise leave the user's terminal with a hidden cursor.
   private readonly onInterrupt = (): void => {
@@ -146,37 +164,70 @@ export class LiveTreeView {
     private readonly measure: Measure,
     /** false when the command handles Ctrl-C itself (brood run cancels the turn first). */
     private readonly exitOnInterrupt = true,
-  ) {}
+    private readonly preview?: Preview,
+  ) {
+    this.region = new TerminalRegion(out);
+  }
 
   start(): void {
     if (this.tty) {
+      this.live = true;
       this.out.write('\x1b[?25l'); // hide the cursor while redrawing, or it flickers over the table
       if (this.exitOnInterrupt) process.once('SIGINT', this.onInterrupt);
-      this.timer = setInterval(() => this.redraw(true), 100);
+      this.timer = setInterval(() => this.redraw(), 100);
     } else {
       this.unsubscribe = this.state.onChange(() => this.printChanges());
     }
   }
 
-  /** Idempotent. On a TTY the last frame is drawn with final states: the same rows as the summary. */
+  /**
+   * Writes `text` to `stream` (stdout or stderr of the same terminal) above the live region, which is
+   * redrawn below it; nothing of the region is left behind. `text` should end with a newline.
+   */
+  printAbove(stream: { write(text: string): unknown }, text: string): void {
+    if (!this.live) {
+      stream.write(text);
+      return;
+    }
+    this.region.clear();
+    stream.write(text);
+    this.redraw();
+  }
+
+  /**
+   * Idempotent. On a TTY the last frame is the whole tree with final states (the same rows as the
+   * summary), left on screen: it is never redrawn, so it need not fit the terminal.
+   */
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer !== undefined) clearInterval(this.timer);
     this.unsubscribe?.();
     if (this.tty) {
+      this.live = false;
       process.removeListener('SIGINT', this.onInterrupt);
-      this.redraw(false);
+      const { columns } = terminalSize(this.out);
+      const frame = { now: Date.now(), live: false, columns, rows: Number.POSITIVE_INFINITY, measure: this.measure };
+      this.region.draw(renderTree(this.state, frame));
+      this.region.release();
       this.out.write('\x1b[?25h');
     }
   }
 
-  /** Moves up over the previous frame, clears to the end of the screen, draws the new one. */
-  private redraw(live: boolean): void {
-    const lines = renderTree(this.state, { now: Date.now(), live, ...terminalSize(this.out), measure: this.measure });
-    const up = this.drawnLines > 0 ? `\x1b[${this.drawnLines}F` : '';
-    this.out.write(`${up}\x1b[0J${lines.join('\n')}\n`);
-    this.drawnLines = lines.length;
+  /** The preview (at most half the region) above the tree, together at most `rows - 1` lines. */
+  private redraw(): void {
+    const { columns, rows } = terminalSize(this.out);
+    const budget = Number.isFinite(rows) ? rows - 1 : Number.POSITIVE_INFINITY;
+    const previewRows = Number.isFinite(budget) ? Math.max(1, Math.floor(budget / 2)) : 20;
+    const preview = this.preview?.(Math.max(1, columns - 1), previewRows) ?? [];
+    const tree = renderTree(this.state, {
+      now: Date.now(),
+      live: true,
+      columns,
+      rows: budget - preview.length + 1,
+      measure: this.measure,
+    });
+    this.region.draw([...preview, ...tree]);
   }
 
   /** Non-TTY: one line whenever an agent's state (or turn count) changes. */
@@ -198,7 +249,10 @@ export class LiveTreeView {
   }
 }
 
-/** columns/rows are 0 or undefined when the size is unknown (e.g. under `script`): assume 160×∞. */
+/**
+ * columns/rows are 0 or undefined when the size is unknown (e.g. under `script`): assume 160×∞. A
+ * terminal of fewer than 3 rows has no room for a region above the cursor line: treated as unknown.
+ */
 export function terminalSize(out: Output): { columns: number; rows: number } {
   const columns = out.columns !== undefined && out.columns > 20 ? out.columns : 160;
   const rows = out.rows !== undefined && out.rows > 2 ? out.rows : Number.POSITIVE_INFINITY;

@@ -79,7 +79,8 @@ const maxDepthSchema = z
   })
   .transform((value) => value as number | 'provider-managed');
 
-const configSchema = z
+/** What `subagentTool()` accepts (also each entry of `brood run`'s `delegation`). */
+export const subagentToolConfigSchema = z
   .strictObject({
     provider: z.string().min(1, 'must be a non-empty provider name'),
     toolName: z.string().regex(TOOL_NAME_PATTERN, `must match ${TOOL_NAME_PATTERN.source}`).optional(),
@@ -107,12 +108,12 @@ export function parseSubagentToolConfig(input: unknown): ResolvedSubagentToolCon
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new BroodError('INVALID_CONFIG', 'subagentTool config must be an object with at least a provider');
   }
-  const parsed = configSchema.safeParse(input);
+  const parsed = subagentToolConfigSchema.safeParse(input);
   if (!parsed.success) throw configError(parsed.error);
   return resolve(parsed.data);
 }
 
-type ParsedConfig = z.output<typeof configSchema>;
+type ParsedConfig = z.output<typeof subagentToolConfigSchema>;
 
 /** Applies defaults and copies the caller's arrays/objects so later mutation cannot reach us. */
 function resolve(data: ParsedConfig): ResolvedSubagentToolConfig {

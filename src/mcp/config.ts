@@ -15,7 +15,7 @@ const serverName = z
   .refine((name) => !name.includes('__'), 'must not contain "__" (it separates server and tool in tool names)');
 const stringMap = z.record(z.string(), z.string());
 
-const stdioServerSchema = z.strictObject({
+export const stdioServerSchema = z.strictObject({
   name: serverName,
   command: nonEmpty,
   args: z.array(z.string()).optional(),
@@ -23,7 +23,7 @@ const stdioServerSchema = z.strictObject({
   cwd: nonEmpty.optional(),
 });
 
-const httpServerSchema = z.strictObject({
+export const httpServerSchema = z.strictObject({
   name: serverName,
   url: z.string().refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), 'must be an http(s) URL'),
   headers: stringMap.optional(),
@@ -44,7 +44,8 @@ export type McpServerStatus =
   | { state: 'connected'; tools: number }
   | { state: 'down'; error: string; retryInMs: number | undefined };
 
-const optionsSchema = z.strictObject({
+/** mcpTools' options (also `brood run`'s per-server options, less the ones JSON cannot carry). */
+export const mcpToolsOptionsSchema = z.strictObject({
   scope: z.union([z.literal('global'), z.custom<Agent>(isAgentLike, "'global' or an Agent")]).optional(),
   include: z.array(nonEmpty).optional(),
   exclude: z.array(nonEmpty).optional(),
@@ -82,7 +83,7 @@ export interface ParsedMcpConfig {
 
 export function parseMcpConfig(server: unknown, options: unknown): ParsedMcpConfig {
   const parsedServer = parseServer(server);
-  const parsed = parseConfig(optionsSchema, options, `mcpTools options for server "${parsedServer.name}"`);
+  const parsed = parseConfig(mcpToolsOptionsSchema, options, `mcpTools options for server "${parsedServer.name}"`);
   const safe = parsed.concurrencySafe ?? false;
   return {
     server: parsedServer,

@@ -59,7 +59,8 @@ const anthropicShape = {
 const anthropicRequestSchema = z.strictObject(anthropicShape);
 const budgetsSchema = z.record(z.string().min(1), z.number().int().min(1024));
 
-const optionsSchema = z.strictObject({
+/** What `anthropicCompatible()` accepts (also `brood run`'s `kind: 'anthropic'` providers). */
+export const anthropicCompatibleOptionsSchema = z.strictObject({
   ...httpProviderShape,
   models: z.array(modelEntrySchema(anthropicShape)),
   anthropicVersion: z.string().min(1).optional(),
@@ -76,7 +77,7 @@ const adapterOptionsSchema = z.object({
 });
 
 export function anthropicCompatible(options: AnthropicCompatibleOptions): ModelProviderConfig {
-  const parsed = parseOptions('anthropicCompatible', optionsSchema, options);
+  const parsed = parseOptions('anthropicCompatible', anthropicCompatibleOptionsSchema, options);
   return httpProviderConfig('anthropic-compatible', parsed, parsed.models as AnthropicModelEntry[], {
     anthropicVersion: parsed.anthropicVersion ?? '2023-06-01',
     thinkingBudgets: { ...DEFAULT_THINKING_BUDGETS, ...parsed.thinkingBudgets },

@@ -35,7 +35,8 @@ export interface OpenAIAdapterOptions extends HttpAdapterOptions {
 }
 
 const fieldSchema = z.enum(['max_tokens', 'max_completion_tokens']);
-const optionsSchema = z.strictObject({
+/** What `openAICompatible()` accepts (also `brood run`'s `kind: 'openai'` providers). */
+export const openAICompatibleOptionsSchema = z.strictObject({
   ...httpProviderShape,
   models: z.array(modelEntrySchema(requestOptionShape)),
   maxTokensField: fieldSchema.optional(),
@@ -51,7 +52,7 @@ const adapterOptionsSchema = z.object({
 });
 
 export function openAICompatible(options: OpenAICompatibleOptions): ModelProviderConfig {
-  const parsed = parseOptions('openAICompatible', optionsSchema, options);
+  const parsed = parseOptions('openAICompatible', openAICompatibleOptionsSchema, options);
   return httpProviderConfig('openai-compatible', parsed, parsed.models as ModelEntry[], {
     maxTokensField: parsed.maxTokensField ?? 'max_tokens',
   });

@@ -26,7 +26,7 @@ type Issue = z.core.$ZodIssue;
  * A union (e.g. "a model id or a model object") reports only that no branch matched; the branch that
  * got furthest names the real problem (`models.0.seed`, not `models.0`). Paths are made absolute.
  */
-function deepest(issue: Issue | undefined): Issue | undefined {
+export function deepest(issue: Issue | undefined): Issue | undefined {
   if (issue?.code !== 'invalid_union' || issue.errors.length === 0) return issue;
   let best: Issue | undefined;
   for (const branch of issue.errors) {

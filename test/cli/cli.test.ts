@@ -240,6 +240,29 @@ describe('brood run --config', () => {
     }
   });
 
+  it('a subagent that failed under a lead that completed: exit 0 and one summary line on stderr', async () => {
+    const delegating = await startLoopbackModel({
+      toolCall: { name: 'subagent', arguments: { description: 'check the numbers', prompt: 'FAIL: check them' } },
+      failWhen: (prompt) => prompt.startsWith('FAIL'),
+      answer: () => 'Answered without the helper.',
+    });
+    try {
+      const file = await writeConfig(
+        config({
+          models: [{ id: 'loop', baseURL: delegating.baseURL, models: ['loop-model'], retry: { retries: 0 } }],
+          tools: [],
+        }),
+        'child-fails.json',
+      );
+      const result = await runCli(['run', '--config', file]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe('Answered without the helper.\n');
+      expect(result.stderr).toMatch(/^brood run: 1 of 1 subagents did not complete \(sub_\S+ error\)\n$/);
+    } finally {
+      await delegating.close();
+    }
+  });
+
   it.each([
     ['missing file', null, /cannot read config .*ENOENT/],
     ['invalid JSON', '{ "models": [', /is not valid JSON/],
@@ -258,7 +281,7 @@ describe('brood run --config', () => {
     [
       'bad delegation instance',
       { delegation: [{ provider: 'spawn', maxDepth: -1 }] },
-      /delegation\[0\]: .*maxDepth.*\[INVALID_CONFIG\]/,
+      /delegation\[0\]\.maxDepth: must be a non-negative safe integer/,
     ],
     ['no prompt', { prompt: undefined }, /prompt: required/],
   ])('bad config (%s) → exit 2, one line', async (_name, value, pattern) => {
@@ -274,20 +297,35 @@ describe('brood run --config', () => {
 });
 
 describe('help and version', () => {
-  it.each(['demo', 'run', 'inspect', 'trace'])('brood %s --help answers with its usage, exit 0', async (command) => {
-    const result = await runCli([command, '--help']);
-    expect(result.code).toBe(0);
-    expect(result.stderr).toBe('');
-    expect(result.stdout).toMatch(new RegExp(`^Usage: brood ${command}`));
-  });
+  const COMMANDS = ['demo', 'run', 'inspect', 'trace', 'acp', 'host'];
 
-  it('brood --version prints the package version', async () => {
-    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      version: string;
-    };
-    const result = await runCli(['--version']);
+  it.each(COMMANDS.map((command, i) => [command, i % 2 === 0 ? '--help' : '-h']))(
+    'brood %s %s answers with its usage, exit 0',
+    async (command, flag) => {
+      const result = await runCli([command, flag]);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toMatch(new RegExp(`^Usage: brood ${command}`));
+    },
+  );
+
+  it.each([[['--version']], [['-v']], ...COMMANDS.map((command, i) => [[command, i % 2 === 0 ? '-v' : '--version']])])(
+    'brood %j prints the package version',
+    async (args) => {
+      const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+        version: string;
+      };
+      const result = await runCli(args);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe(`${version}\n`);
+    },
+  );
+
+  it('flags after the command still count: brood trace <dir> <id> --help', async () => {
+    const result = await runCli(['trace', 'some-dir', 'some-id', '--help']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(`${version}\n`);
+    expect(result.stdout).toMatch(/^Usage: brood trace/);
   });
 });
 

@@ -1,10 +1,12 @@
 /**
  * A loopback OpenAI-compatible Chat Completions server for CLI and example tests: it streams SSE
  * chunks (`data: {...}` … `data: [DONE]`) like a real endpoint, asks for one tool call when told to
- * and the tool is offered, then answers from the tool result.
+ * and the tool is offered, then answers from the tool result. The answer can be paced (many small
+ * chunks with a pause between them) and chosen conversations can be failed, e.g. one child's.
  */
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface LoopbackOptions {
   /** Requested on the first request when the tool is offered. Arguments are split over two chunks. */
@@ -13,6 +15,10 @@ export interface LoopbackOptions {
   answer: (toolContent: string | undefined) => string;
   /** Respond with this HTTP status instead (e.g. 500) to exercise failures. */
   status?: number;
+  /** Respond 500 to conversations whose first user message this accepts (e.g. one child's). */
+  failWhen?: (firstUserMessage: string) => boolean;
+  /** Stream the answer `chars` code points at a time, `delayMs` apart (default: two chunks at once). */
+  pace?: { chars: number; delayMs: number };
 }
 
 export interface LoopbackModel {
@@ -36,15 +42,16 @@ export async function startLoopbackModel(options: LoopbackOptions): Promise<Loop
     req.on('end', () => {
       const body = JSON.parse(raw) as ChatBody;
       requests.push({ headers: req.headers, body });
-      if (options.status !== undefined || req.url !== '/v1/chat/completions') {
+      const firstUser = body.messages.find((m) => m.role === 'user')?.content ?? '';
+      const failed = options.status ?? (options.failWhen?.(firstUser) === true ? 500 : undefined);
+      if (failed !== undefined || req.url !== '/v1/chat/completions') {
         res
-          .writeHead(options.status ?? 404, { 'content-type': 'application/json' })
+          .writeHead(failed ?? 404, { 'content-type': 'application/json' })
           .end('{"error":{"message":"loopback failure"}}');
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (const chunk of replyChunks(body, options)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-      res.end('data: [DONE]\n\n');
+      void streamChunks(res, replyChunks(body, options), options.pace?.delayMs ?? 0);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -54,6 +61,15 @@ export async function startLoopbackModel(options: LoopbackOptions): Promise<Loop
     requests,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+}
+
+async function streamChunks(res: ServerResponse, chunks: unknown[], delayMs: number): Promise<void> {
+  for (const chunk of chunks) {
+    if (res.destroyed) return;
+    res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    if (delayMs > 0) await sleep(delayMs);
+  }
+  res.end('data: [DONE]\n\n');
 }
 
 function replyChunks(body: ChatBody, options: LoopbackOptions): unknown[] {
@@ -73,13 +89,24 @@ function replyChunks(body: ChatBody, options: LoopbackOptions): unknown[] {
     ];
   }
   const text = options.answer(lastTool?.content ?? undefined);
-  const cut = Math.ceil(text.length / 2);
+  const [first = '', ...rest] = textChunks(text, options.pace?.chars);
   return [
-    choice({ role: 'assistant', content: text.slice(0, cut) }),
-    choice({ content: text.slice(cut) }),
+    choice({ role: 'assistant', content: first }),
+    ...rest.map((content) => choice({ content })),
     choice({}, 'stop'),
     usage,
   ];
+}
+
+/** By code point, so no chunk ends inside a surrogate pair (real endpoints cut at token boundaries). */
+function textChunks(text: string, size: number | undefined): string[] {
+  const points = Array.from(text);
+  const join = (from: number, to: number): string => points.slice(from, to).join('');
+  if (size === undefined)
+    return [join(0, Math.ceil(points.length / 2)), join(Math.ceil(points.length / 2), points.length)];
+  const chunks: string[] = [];
+  for (let i = 0; i < points.length; i += size) chunks.push(join(i, i + size));
+  return chunks;
 }
 
 function choice(delta: Record<string, unknown>, finish: string | null = null): unknown {

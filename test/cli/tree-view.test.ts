@@ -123,6 +123,13 @@ describe('renderTree', () => {
     });
   }
 
+  it('below three lines (a 3-row terminal) the tree is one line counting agents by state', () => {
+    const { state } = bigTree();
+    const lines = renderTree(state, { now: 2000, live: true, columns: 80, rows: 3, measure });
+    // The lead and every third child are running; 26 children and 5 grandchildren have completed.
+    expect(lines).toEqual(['46 agents: 15 running, 31 completed']);
+  });
+
   it('a wide label uses the width available and is cut by display width with an ellipsis', () => {
     const state = new TreeState();
     state.nodeFor('agent_a', undefined, 0, 0);

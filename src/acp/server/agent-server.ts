@@ -11,7 +11,7 @@ import { errorMessage } from '../../errors.js';
 import { isEventOf } from '../../sessions/event-types.js';
 import type { Agent, SessionEvent } from '../../types.js';
 import { loadSdk } from '../agent-process.js';
-import { broodVersion } from '../version.js';
+import { broodVersion } from '../../models/version.js';
 import { guardLines } from './input-guard.js';
 import { mountClientMcpServers, unmountAll, type Unmount } from './mcp.js';
 import { replayUpdates } from './replay.js';
