@@ -34,6 +34,7 @@ const LAYERS = [
       'src/depth.ts',
       'src/describe.ts',
       'src/optional-peers.ts',
+      'src/untrusted.ts',
       'src/queue/config.ts',
     ],
   ],

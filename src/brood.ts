@@ -19,6 +19,7 @@ import { attachPluginHost } from './runtime/plugin-host.js';
 import { Runtime } from './runtime/runtime.js';
 import { memorySessions } from './sessions/memory.js';
 import { describe } from './describe.js';
+import { readUntrusted } from './untrusted.js';
 import { forkProvider, spawnProvider } from './subagents/providers.js';
 import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
 import type {
@@ -105,15 +106,15 @@ export interface Brood {
 }
 
 export function createBrood(options: BroodOptions = {}): Brood {
-  if (!isOptionsObject(options)) {
+  const isObject = readUntrusted('INVALID_CONFIG', 'createBrood options', () => isOptionsObject(options));
+  if (!isObject) {
     throw new BroodError(
       'INVALID_CONFIG',
       `invalid createBrood options: expected an options object, got ${describe(options)}`,
     );
   }
-  const { _internal, ...rest } = options;
-  const parsed = parseConfig(broodOptionsSchema, rest, 'createBrood options');
-  return new BroodFacade(parsed, _internal ?? {});
+  const parsed = parseConfig(broodOptionsSchema, options, 'createBrood options');
+  return new BroodFacade(parsed);
 }
 
 function isOptionsObject(value: unknown): value is BroodOptions {
@@ -128,8 +129,13 @@ class BroodFacade implements Brood {
   readonly subagents: SubagentRuntime;
   readonly #runtime: Runtime;
 
-  constructor(options: ParsedBroodOptions, internal: NonNullable<BroodOptions['_internal']>) {
-    this.models = createModelCatalog(options.models ?? [scriptedModels({ id: 'scripted' })]);
+  constructor(options: ParsedBroodOptions) {
+    const internal = options._internal ?? {};
+    // Provider configs are plain data shipped to every thread: cloned here, once, their getters read
+    // under guard (a config that cannot cross to a thread is refused now, not at the first run).
+    this.models = readUntrusted('INVALID_CONFIG', 'a model provider config', () =>
+      createModelCatalog(structuredClone(options.models ?? [scriptedModels({ id: 'scripted' })])),
+    );
     this.sessions = (options.sessions as SessionStore | undefined) ?? memorySessions();
     const runtime = new Runtime({
       options,
@@ -170,19 +176,24 @@ class BroodFacade implements Brood {
 
   use<R extends Disposer | Promise<Disposer>>(plugin: BroodPlugin<R>): R {
     this.#runtime.assertOpen();
-    if (typeof plugin?.install !== 'function')
+    const { name, install } = readUntrusted('INVALID_CONFIG', 'a plugin', () => ({
+      name: describePluginName(plugin?.name),
+      install: plugin?.install,
+    }));
+    if (typeof install !== 'function')
       throw new BroodError('INVALID_CONFIG', 'a plugin needs a name and an install(brood) function');
-    const dispose: Disposer | Promise<Disposer> = plugin.install(this);
+    const dispose: Disposer | Promise<Disposer> = install.call(plugin, this);
     if (isPromiseLike(dispose))
-      return this.#runtime.asyncPlugins.adopt(
-        String(plugin.name),
-        dispose,
-        () => this.#runtime.isClosed,
-      ) as unknown as R;
+      return this.#runtime.asyncPlugins.adopt(name, dispose, () => this.#runtime.isClosed) as unknown as R;
     return makeDisposer(() => dispose()) as R;
   }
 
   close(): Promise<void> {
     return this.#runtime.close();
   }
+}
+
+/** A plugin's name as asyncPlugins reports it (any value; String() of a hostile one could throw later). */
+function describePluginName(name: unknown): string {
+  return typeof name === 'string' ? name : describe(name);
 }

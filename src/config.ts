@@ -3,10 +3,13 @@ import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
 import { codeResourceLimitsSchema } from './driver/code-limits-schema.js';
 import { modelRouteShape } from './models/route.js';
-import { BroodError } from './errors.js';
 import { hasFaultTurns } from './models/scripted.js';
+import type { IdGenerator } from './ids.js';
 import type { ModelProviderConfig } from './models/types.js';
 import { inlineKeyError, inlineKeyProviders, isQueueRunnerConfig, type QueueRunnerConfig } from './queue/config.js';
+
+/** Every option parse answers INVALID_CONFIG naming the keys, whatever the host's getters throw. */
+export { parseConfig } from './untrusted.js';
 
 const positiveInt = z.number().int().positive();
 /** Model requests per turn: a positive safe integer (SPEC §15). */
@@ -52,7 +55,12 @@ export const broodOptionsSchema = z
     codeMode: codeModeSchema.optional(),
     pool: z
       .strictObject({
-        threads: positiveInt.optional(),
+        threads: positiveInt
+          .max(
+            DEFAULTS.maxPoolThreads,
+            `at most ${DEFAULTS.maxPoolThreads} (threads start as load requires; see README, Options)`,
+          )
+          .optional(),
         idleTimeoutMs: timerMs(0).optional(),
         cancelGraceMs: timerMs(0).optional(),
         hangTimeoutMs: timerMs(1).int().optional(),
@@ -92,6 +100,12 @@ export const broodOptionsSchema = z
       .optional(),
     onDiagnostic: z
       .custom<(message: string) => void>((value) => typeof value === 'function', 'a function (message: string) => void')
+      .optional(),
+    _internal: z
+      .strictObject({
+        generateId: z.custom<IdGenerator>((value) => typeof value === 'function', 'a function').optional(),
+        now: z.custom<() => number>((value) => typeof value === 'function', 'a function').optional(),
+      })
       .optional(),
   })
   .superRefine((options, ctx) => {
@@ -143,15 +157,3 @@ export const resumeAgentOptionsSchema = z.strictObject({
   depth: z.unknown().optional(),
   signal: signalSchema.optional(),
 });
-
-/** Parses with a schema, turning every violation into one INVALID_CONFIG that names the keys. */
-export function parseConfig<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const parsed = schema.safeParse(value ?? {});
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map(
-    (issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`,
-  );
-  throw new BroodError('INVALID_CONFIG', `invalid ${what}: ${problems.join('; ')}`, {
-    details: { keys: parsed.error.issues.map((issue) => issue.path.join('.')) },
-  });
-}

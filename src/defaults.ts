@@ -13,8 +13,14 @@ export const DEFAULTS = {
   cancelGraceMs: 2_000,
   /** A thread whose heartbeat stalls this long is treated as hung (must exceed codeBusyTimeoutMs). */
   hangTimeoutMs: 10_000,
-  /** Idle pool threads above the warm minimum are released after this long. */
+  /** Idle pool threads above the warm set (one per core) are released after this long. */
   idleTimeoutMs: 30_000,
+  /**
+   * The most pool threads one runtime (or `brood host`) may be given. Each is its own V8 isolate
+   * (~13 MB once booted, up to its heap cap under load) and starts only when load needs it, but a
+   * thousand of them is never what a host wants: refused with INVALID_CONFIG above this.
+   */
+  maxPoolThreads: 256,
   /** Heap cap of each pool thread. */
   maxOldGenerationSizeMb: 1024,
   /** Model requests per turn before a turn ends 'max-steps' (SPEC §15). */
@@ -23,4 +29,6 @@ export const DEFAULTS = {
   eventBuffer: 10_000,
   /** job_output's default wait. */
   jobWaitMs: 30_000,
+  /** When a continuable child's report reaches its parent (subagentTool reportDelivery). */
+  reportDelivery: 'next-step',
 } as const;

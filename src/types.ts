@@ -253,6 +253,14 @@ export interface SubagentRunEndEvent extends BroodEventBase {
   usage: Usage;
 }
 
+/** Emitted on the parent's agentId when one of its continuable children reported (the report message was accepted). */
+export interface SubagentReportEvent extends BroodEventBase {
+  type: 'subagent-report';
+  childId: string;
+  /** The id of the report's message in the parent's session. */
+  messageId: string;
+}
+
 /** The subscriber fell behind by more than its buffer: `dropped` events were discarded (oldest first). */
 export interface LaggedEvent extends BroodEventBase {
   type: 'lagged';
@@ -268,6 +276,7 @@ export type BroodEvent =
   | ToolEndEvent
   | SubagentRunStartEvent
   | SubagentRunEndEvent
+  | SubagentReportEvent
   | LaggedEvent;
 
 export type BroodEventType = BroodEvent['type'];

@@ -166,7 +166,9 @@ export class AcpChild implements DriverRunner, SessionHandlers {
         transcript.finish('stop');
         return { ...base, output: '', stopReason: 'aborted' };
       }
-      const response = await agent.prompt(this.sessionId, claimed.text);
+      // Messages the turn took with its own (quiet reports) come first, as in a model-driven history.
+      const text = [...(claimed.joined ?? []).map((joined) => joined.text), claimed.text].join('\n\n');
+      const response = await agent.prompt(this.sessionId, text);
       const mapped = STOP_REASONS[response.stopReason] ?? {
         stopReason: 'error' as const,
         finish: 'error' as const,

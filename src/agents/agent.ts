@@ -11,6 +11,7 @@ import { guardDisposed } from '../guard.js';
 import { VersionCell } from '../driver/versions.js';
 import type { DriverPlan } from '../driver/types.js';
 import type { ChatMessage } from '../models/types.js';
+import type { MessageDelivery } from '../sessions/event-types.js';
 import { fromLogged, type LogMeta } from '../events/from-log.js';
 import type { AgentEventsOptions, BroodEvent } from '../types.js';
 import type {
@@ -26,13 +27,14 @@ import type {
   Usage,
 } from '../types.js';
 import type { Activation, ActivationEnd } from '../workers/runner.js';
+import { CodePrograms } from './code-calls.js';
 import { createGateway, resolveView } from './gateway.js';
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
 import { SessionWriter } from './session-writer.js';
 import { structuredTurn, type StructuredTurn } from './structured-turn.js';
-import { abortedBefore, disposedError, signalOf } from './signals.js';
+import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from './signals.js';
 import { TurnLedger, type CurrentTurn } from './turns.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
@@ -51,6 +53,8 @@ export class AgentImpl implements GatewayAgent {
   readonly prompt: PromptRegistry;
   readonly codeMode: CodeMode;
   readonly ownVersion = new VersionCell();
+  /** Bumped when a message waits for the running turn's next model step (DriverPlan.stepCell). */
+  readonly stepCell = new VersionCell();
   readonly writer: SessionWriter;
   readonly inbox = new Inbox();
   /** Turn state: changed only through the ledger's transitions (claim, mirror, finish). */
@@ -65,6 +69,8 @@ export class AgentImpl implements GatewayAgent {
   private disposing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
   private readonly releaseListeners: () => void;
+  /** The calls from inside this agent's run_code programs (bounded, ended with their program). */
+  private readonly programs = new CodePrograms(this);
 
   constructor(
     readonly init: AgentInit,
@@ -84,6 +90,7 @@ export class AgentImpl implements GatewayAgent {
       lastRequestRoute: init.lastRequestRoute,
       isDisposed: () => this.disposed,
       bumpView: () => this.ownVersion.bump(),
+      stepPending: () => this.stepCell.bump(),
     });
     this.writer.observe = (stamped, meta) => this.logged(stamped, meta);
     this.tools = guardDisposed(init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
@@ -91,8 +98,8 @@ export class AgentImpl implements GatewayAgent {
     // The agent registry's change event covers global and own tool changes; agent-layer prompt changes
     // bump this cell through the prompt scope, global prompt changes bump the runtime's global cell.
     this.releaseListeners = init.tools.registry.on('change', () => this.ownVersion.bump());
-    for (const message of init.unclaimed) {
-      this.inbox.push({ id: message.id, text: message.text, durable: Promise.resolve(), signal: undefined });
+    for (const { id, text, delivery } of init.unclaimed) {
+      this.inbox.push({ id, text, durable: Promise.resolve(), signal: undefined, ...(delivery ? { delivery } : {}) });
     }
   }
 
@@ -102,8 +109,8 @@ export class AgentImpl implements GatewayAgent {
   }
 
   /** A signal that aborts before acceptance rejects ABORTED; the message (if already written) never runs. */
-  async send(message: string, opts: SendOptions = {}): Promise<string> {
-    const signal = signalOf(opts);
+  async send(message: string, opts?: SendOptions): Promise<string> {
+    const { signal } = parseSendOptions(opts);
     if (signal?.aborted) throw abortedBefore('the message was accepted');
     const accepted = this.accept(message, 'user', signal);
     await accepted.durable;
@@ -113,9 +120,9 @@ export class AgentImpl implements GatewayAgent {
 
   run<S extends z.ZodType>(message: string, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
   run(message: string, opts?: RunOptions): Promise<TurnResult>;
-  async run(message: string, opts: RunOptions = {}): Promise<TurnResult> {
-    const signal = signalOf(opts);
-    const structured = opts.outputSchema === undefined ? undefined : structuredTurn(opts.outputSchema);
+  async run(message: string, opts?: RunOptions): Promise<TurnResult> {
+    const { signal, outputSchema } = parseRunOptions(opts);
+    const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema);
     const accepted = this.accept(message, 'user', signal, structured);
     // Registered before acceptance resolves, so neither the result nor an abort can be missed.
     const result = this.inbox.result(accepted.id);
@@ -146,24 +153,40 @@ export class AgentImpl implements GatewayAgent {
   }
 
   /**
-   * Accepts a message from any source (user, parent, notices). `durable` resolves once its
-   * `user/message` event is flushed; only then can a turn claim it and only then does the agent wake.
+   * Accepts a message from any source (user, parent, notices, reports). `durable` resolves once its
+   * `user/message` event is flushed; only then can a turn claim it and only then does the agent wake
+   * (a `quiet` report never wakes it; a `next-step` one is also offered to the running turn's next step).
    */
   accept(
     text: string,
     source: string,
     signal: AbortSignal | undefined,
     structured?: StructuredTurn,
+    report?: { delivery: MessageDelivery; from: string },
   ): { id: string; durable: Promise<void> } {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
     if (typeof text !== 'string')
       return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
     const durable = this.writer
-      .append([{ type: 'user/message', data: { id, text, source } }])
+      .append([{ type: 'user/message', data: { id, text, source, ...report } }])
       .then(() => this.writer.flush());
-    this.inbox.push({ id, text, durable, signal, ...(structured === undefined ? {} : { structured }) });
-    return { id, durable: durable.then(() => this.wake()) };
+    const delivery = report?.delivery;
+    this.inbox.push({
+      id,
+      text,
+      durable,
+      signal,
+      ...(structured === undefined ? {} : { structured }),
+      ...(delivery === undefined ? {} : { delivery }),
+    });
+    return { id, durable: durable.then(() => this.delivered(delivery)) };
+  }
+
+  private delivered(delivery: MessageDelivery | undefined): void {
+    if (delivery === 'quiet') return;
+    if (delivery === 'next-step') this.stepCell.bump();
+    this.wake();
   }
 
   get isDisposed(): boolean {
@@ -198,7 +221,7 @@ export class AgentImpl implements GatewayAgent {
 
   whenIdle(): Promise<void> {
     if (this.disposed) return Promise.reject(disposedError(this.id));
-    if (this.activation === undefined && this.inbox.size === 0) return Promise.resolve();
+    if (this.activation === undefined && !this.inbox.claimable) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -227,7 +250,7 @@ export class AgentImpl implements GatewayAgent {
 
   /** Starts an activation if there is work and none is running. */
   wake(): void {
-    if (this.disposed || this.activation !== undefined || this.inbox.size === 0) return;
+    if (this.disposed || this.activation !== undefined || !this.inbox.claimable) return;
     if (!this.busy) {
       this.busy = true;
       this.observer?.activationStarted();
@@ -243,7 +266,9 @@ export class AgentImpl implements GatewayAgent {
         else {
           // A structured turn presents its own tool: the view taken before the claim lacks it.
           if (this.current?.structured) plan.view = this.resolveViewSafely();
-          pending.attach(this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this)));
+          pending.attach(
+            this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this, this.programs)),
+          );
         }
       },
       (error: unknown) => pending.finish({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),
@@ -251,7 +276,7 @@ export class AgentImpl implements GatewayAgent {
   }
 
   private startActivation(plan: DriverPlan): void {
-    const activation = this.deps.runner.activate(plan, createGateway(this));
+    const activation = this.deps.runner.activate(plan, createGateway(this, this.programs));
     this.activation = activation;
     void activation.done.then((end) => this.activationEnded(end));
   }
@@ -273,6 +298,9 @@ export class AgentImpl implements GatewayAgent {
       codeWallTimeoutMs: limits.codeWallTimeoutMs,
       codeLimits: limits.codeLimits,
       versions: [this.deps.globalVersion.buffer, this.ownVersion.buffer],
+      stepCell: this.stepCell.buffer,
+      // A report already waiting makes the driver look at its first step (a recovered turn included).
+      stepSeen: this.stepCell.value - (this.inbox.stepPending ? 1 : 0),
     };
   }
 
@@ -289,6 +317,8 @@ export class AgentImpl implements GatewayAgent {
   }
 
   private async activationEnded(end: ActivationEnd): Promise<void> {
+    // Its driver's programs died with it (a recovered turn runs its run_code again).
+    this.programs.endAll();
     if (end.kind === 'recover' && !this.disposed) return this.recover();
     const turn = this.current;
     if (turn) {
@@ -302,7 +332,7 @@ export class AgentImpl implements GatewayAgent {
       );
     }
     this.activation = undefined;
-    if (this.inbox.size > 0 && !this.disposed) return this.wake();
+    if (this.inbox.claimable && !this.disposed) return this.wake();
     if (this.busy) {
       this.busy = false;
       this.observer?.activationEnded(this.lastResult);

@@ -7,9 +7,10 @@ import { BroodError, decodeError } from '../errors.js';
 import type { DriverView, PlannedClass, TurnReport } from '../driver/types.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
 import type { GatewayRemote } from '../workers/gateway-client.js';
-import { classifyArgs, driverEvents, replyOf, turnReport } from '../workers/protocol.js';
+import { classifyArgs, driverEvents, joinTurn, replyOf, turnReport } from '../workers/protocol.js';
 import { TEXT_DELTA_EVENT } from '../driver/loop.js';
 import { baseOf } from '../events/from-log.js';
+import type { CodePrograms } from './code-calls.js';
 import { executeTool, plannedClassOf, runToolBatch, type GatewayAgent } from './parent-tools.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
 import { toView } from '../tools/resolver.js';
@@ -17,9 +18,10 @@ import { presentedSchemas } from '../tools/system.js';
 
 /**
  * One gateway per activation. A protocol violation on a one-way log (which has no reply to carry the
- * error) is remembered and fails the activation's next call instead of being lost.
+ * error) is remembered and fails the activation's next call instead of being lost. `programs` runs the
+ * calls from inside the agent's run_code programs.
  */
-export function createGateway(agent: GatewayAgent): GatewayRemote {
+export function createGateway(agent: GatewayAgent, programs: CodePrograms): GatewayRemote {
   let fault: unknown;
   const reply = <T>(work: () => T | Promise<T>) =>
     replyOf(() => {
@@ -35,12 +37,15 @@ export function createGateway(agent: GatewayAgent): GatewayRemote {
         return agent.init.tools.classify(toolName, toolArgs);
       }),
     executeTool: (call: unknown) => reply(() => executeTool(agent, call)),
+    callFromCode: (call: unknown) => reply(() => programs.call(call)),
+    endProgram: (program: unknown) => reply(() => programs.end(program)),
     runTools: (batch: unknown) => reply(() => runToolBatch(agent, batch)),
     log: (events: unknown) =>
       reply(() => logEvents(agent, events)).then((answer) => {
         if (!answer.ok) fault ??= decodeError(answer.error);
         return answer;
       }),
+    joinMessages: (turn: unknown) => reply(() => agent.turns.joinStep(joinTurn.parse(turn, 'joinMessages'))),
     endTurn: (report: unknown) =>
       reply(async () => {
         const parsed = turnReport.parse(report, 'endTurn') as TurnReport;

@@ -7,6 +7,8 @@ import type { ChatMessage, ToolCallRecord } from '../models/types.js';
 import {
   type AgentDescriptorData,
   knownEvent,
+  type MessageDelivery,
+  messagesTaken,
   type SessionEventDataMap,
   type SubagentDescriptorData,
 } from '../sessions/event-types.js';
@@ -16,6 +18,7 @@ export interface AcceptedMessage {
   id: string;
   text: string;
   source: string;
+  delivery?: MessageDelivery;
 }
 
 export interface RebuiltSession {
@@ -41,24 +44,30 @@ export function rebuildSession(events: SessionEvent[]): RebuiltSession {
     modelSelectionEnabled: false,
   };
   let unanswered: ToolCallRecord[] = [];
+  /** The messages a turn event took join the history where that event is, in its order. */
+  const take = (event: SessionEvent): void => {
+    for (const id of messagesTaken(event)) {
+      claimed.add(id);
+      const message = accepted.get(id);
+      if (message) result.history.push({ role: 'user', text: message.text });
+    }
+  };
   for (const logged of events) {
     const event = knownEvent(logged);
     switch (event?.type) {
       case 'user/message': {
-        const { id, text, source } = event.data;
-        accepted.set(id, { id, text, source });
+        const { id, text, source, delivery } = event.data;
+        accepted.set(id, { id, text, source, ...(delivery === undefined ? {} : { delivery }) });
         break;
       }
-      case 'turn/start': {
-        for (const id of event.data.messageIds) {
-          claimed.add(id);
-          const message = accepted.get(id);
-          if (message) result.history.push({ role: 'user', text: message.text });
-        }
+      case 'turn/start':
+        take(event);
         result.lastTurn = event.data.turn;
         result.openTurn = event.data.turn;
         break;
-      }
+      case 'turn/join':
+        take(event);
+        break;
       case 'turn/end':
         result.history.push(...closeUnanswered(unanswered));
         unanswered = [];

@@ -2,7 +2,13 @@
  * An agent's accepted-but-unclaimed messages, in acceptance order. A message is pushed the moment it
  * is accepted and becomes claimable once its `user/message` event is durable, so concurrent sends
  * keep their order and a turn never claims a message that a crash could lose.
+ *
+ * Most messages are each a turn of their own. A child's report is delivered differently (SPEC §16
+ * "Reports"): `next-step` may also be taken by a running turn at its next model step, `quiet` never
+ * starts a turn and rides with the next one. Messages are always taken from the front, so whatever
+ * takes them keeps acceptance order.
  */
+import type { MessageDelivery } from '../sessions/event-types.js';
 import type { TurnResult } from '../types.js';
 import type { StructuredTurn } from './structured-turn.js';
 
@@ -13,6 +19,14 @@ export interface QueuedMessage {
   signal: AbortSignal | undefined;
   /** run(text, { outputSchema }): the turn that claims this message presents structured_output. */
   structured?: StructuredTurn;
+  /** Absent: the message is a turn of its own. */
+  delivery?: MessageDelivery;
+}
+
+/** What a new turn takes: the message it claims and the quiet messages queued ahead of it. */
+export interface TurnTake {
+  claimed: QueuedMessage;
+  joined: QueuedMessage[];
 }
 
 interface Waiter {
@@ -23,17 +37,57 @@ interface Waiter {
 export class Inbox {
   private readonly queue: QueuedMessage[] = [];
   private readonly waiters = new Map<string, Waiter>();
+  private quietCount = 0;
 
   get size(): number {
     return this.queue.length;
   }
 
-  push(message: QueuedMessage): void {
-    this.queue.push(message);
+  /** True while some queued message can start a turn (quiet ones wait for one). */
+  get claimable(): boolean {
+    return this.queue.length > this.quietCount;
   }
 
-  shift(): QueuedMessage | undefined {
-    return this.queue.shift();
+  push(message: QueuedMessage): void {
+    this.queue.push(message);
+    if (message.delivery === 'quiet') this.quietCount += 1;
+  }
+
+  /** Puts messages taken but not used back at the front, in their order. */
+  unshift(messages: readonly QueuedMessage[]): void {
+    this.queue.unshift(...messages);
+    for (const message of messages) if (message.delivery === 'quiet') this.quietCount += 1;
+  }
+
+  /** The first message that can start a turn, with the quiet ones before it; undefined when none can. */
+  takeTurn(): TurnTake | undefined {
+    const index = this.queue.findIndex((message) => message.delivery !== 'quiet');
+    if (index < 0) return undefined;
+    const taken = this.queue.splice(0, index + 1);
+    this.quietCount -= index;
+    return { claimed: taken[index] as QueuedMessage, joined: taken.slice(0, index) };
+  }
+
+  /**
+   * What a running turn takes at a model step: the reports at the front of the queue, up to the last
+   * `next-step` one among them (nothing when none of them asks for the next step). A message that is
+   * a turn of its own stops the take, so nothing overtakes it.
+   */
+  takeStep(): QueuedMessage[] {
+    let end = 0;
+    for (let index = 0; index < this.queue.length; index += 1) {
+      const delivery = this.queue[index]?.delivery;
+      if (delivery === undefined) break;
+      if (delivery === 'next-step') end = index + 1;
+    }
+    const taken = this.queue.splice(0, end);
+    for (const message of taken) if (message.delivery === 'quiet') this.quietCount -= 1;
+    return taken;
+  }
+
+  /** True while a `next-step` message waits (a new turn may take it at its first step). */
+  get stepPending(): boolean {
+    return this.queue.some((message) => message.delivery === 'next-step');
   }
 
   has(id: string): boolean {

@@ -1,9 +1,9 @@
 /**
- * Tool calls as the parent runs them for a driver: one call at a time (`executeTool`), or a whole
- * assistant message's calls (`runToolBatch`). A batch runs the SPEC §7.2 pool here, next to the
- * resolver, so a call that settles starts the next one at once instead of after a round trip through
- * the driver's thread (where a driver shares its thread with many others); the driver gets all the
- * results, in model order, in one reply.
+ * The model's tool calls as the parent runs them for a driver: one call at a time (`executeTool`), or
+ * a whole assistant message's calls (`runToolBatch`). A batch runs the SPEC §7.2 pool here, next to
+ * the resolver, so a call that settles starts the next one at once instead of after a round trip
+ * through the driver's thread (where a driver shares its thread with many others); the driver gets
+ * all the results, in model order, in one reply. Calls from inside run_code: code-calls.ts.
  */
 import { BroodError, errorMessage } from '../errors.js';
 import type { ConcurrencyClass, PlannedClass } from '../driver/types.js';
@@ -17,7 +17,7 @@ import type { Agent, CodeMode, ToolResult } from '../types.js';
 import { toolBatch, toolCallRequest } from '../workers/protocol.js';
 import type { SessionWriter } from './session-writer.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
-import { callKey, type CurrentTurn, type HeldCall, type TurnLedger } from './turns.js';
+import type { CurrentTurn, HeldCall, TurnLedger } from './turns.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
 /** What a gateway needs of the agent it serves (implemented by AgentImpl; no import of the agent itself). */
@@ -38,24 +38,21 @@ export function plannedClassOf(tool: ResolvedTool): PlannedClass {
 export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<ToolResult> {
   const call = toolCallRequest.parse(raw, 'executeTool');
   const turn = agent.turns.current;
-  const key = callKey(call.origin === 'code' ? 'code' : 'model', call.callId);
-  const existing = turn?.calls.get(key);
+  const existing = turn?.calls.get(call.callId);
   if (existing) return existing;
-  if (turn?.structured && call.name === STRUCTURED_OUTPUT_TOOL && call.origin !== 'code') {
+  if (turn?.structured && call.name === STRUCTURED_OUTPUT_TOOL) {
     const recorded = turn.structured
       .execute(call.arguments, call.callId, agent)
       .then(({ value: _value, ...cloneable }) => cloneable);
-    turn.calls.set(key, recorded);
+    turn.calls.set(call.callId, recorded);
     return recorded;
   }
   const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: turn?.controller.signal };
-  // Calls from inside run_code run host-style (Code Mode never collapses them) and need the raw value.
-  const running =
-    call.origin === 'code'
-      ? agent.init.tools.registry.execute(request).then(withJsonValue)
-      : agent.init.tools.executeFromModel(request, agent.codeMode).then(({ value: _value, ...cloneable }) => cloneable);
+  const running = agent.init.tools
+    .executeFromModel(request, agent.codeMode)
+    .then(({ value: _value, ...cloneable }) => cloneable);
   const answered = turn ? holdUntilSettled(turn, call.callId, call.name, running) : running;
-  turn?.calls.set(key, answered);
+  turn?.calls.set(call.callId, answered);
   return answered;
 }
 
@@ -143,8 +140,13 @@ class StartGate {
 }
 
 /** The driver's rule, read live: run_code and a structured turn's tool are barriers, unknown tools too. */
-function classOf(agent: GatewayAgent, turn: CurrentTurn, call: ToolCallRecord): ConcurrencyClass {
-  if (call.name === RUN_CODE_TOOL_NAME || (turn.structured && call.name === STRUCTURED_OUTPUT_TOOL)) return 'exclusive';
+export function classOf(
+  agent: GatewayAgent,
+  turn: CurrentTurn | undefined,
+  call: Pick<ToolCallRecord, 'name' | 'arguments'>,
+): ConcurrencyClass {
+  if (call.name === RUN_CODE_TOOL_NAME || (turn?.structured && call.name === STRUCTURED_OUTPUT_TOOL))
+    return 'exclusive';
   const tool = agent.init.tools.find(call.name);
   if (tool === undefined) return 'exclusive';
   const planned = plannedClassOf(tool);
@@ -171,15 +173,4 @@ function holdUntilSettled(
       .then(resolve, (error: unknown) => resolve(errorResult('INTERNAL', errorMessage(error))))
       .finally(() => turn.held.delete(held));
   });
-}
-
-/** The raw value crosses the port only as JSON data (a tool may return anything, e.g. class instances). */
-function withJsonValue(result: ToolResult): ToolResult {
-  const { value, ...rest } = result;
-  if (value === undefined || typeof value === 'string') return value === undefined ? rest : { ...rest, value };
-  try {
-    return { ...rest, value: JSON.parse(JSON.stringify(value)) as unknown };
-  } catch {
-    return rest;
-  }
 }

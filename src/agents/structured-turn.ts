@@ -5,12 +5,15 @@
  * and tool events, never in `agent.tools.view()`, and it is gone when the turn ends. The last valid
  * call wins; a turn that completes without one ends `error` with the `missing` diagnostic.
  */
+import { describe } from '../describe.js';
+import { BroodError, errorMessage } from '../errors.js';
 import { defineTool } from '../tools/define-tool.js';
+import { STRUCTURED_OUTPUT_TOOL } from '../tools/layer.js';
 import { executeResolved } from '../tools/execute.js';
-import type { Agent, JsonSchemaObject, ToolResult, ToolSchema } from '../types.js';
+import type { Agent, JsonSchemaObject, ToolDefinition, ToolResult, ToolSchema } from '../types.js';
 import type { z } from 'zod';
 
-export const STRUCTURED_OUTPUT_TOOL = 'structured_output';
+export { STRUCTURED_OUTPUT_TOOL };
 
 export interface StructuredTurn {
   readonly schema: ToolSchema;
@@ -25,23 +28,20 @@ export interface StructuredTurn {
 export const MISSING_TOP_LEVEL = `the turn ended without a valid ${STRUCTURED_OUTPUT_TOOL} call`;
 export const MISSING_CHILD = `the child finished without a valid ${STRUCTURED_OUTPUT_TOOL} call`;
 
-/** Throws INVALID_CONFIG (from defineTool) for a schema that is neither zod nor a JSON Schema object. */
+/**
+ * Throws INVALID_ARGS for a schema that is neither zod nor a JSON Schema object, and for one whose
+ * root is not an object schema: the model answers through a tool call, whose arguments are always an
+ * object, so `z.string()` could never be met (wrap it: `z.object({ answer: z.string() })`).
+ */
 export function structuredTurn(
   outputSchema: z.ZodType | JsonSchemaObject,
   missing: string = MISSING_TOP_LEVEL,
 ): StructuredTurn {
   let set = false;
   let value: unknown;
-  const tool = defineTool({
-    name: STRUCTURED_OUTPUT_TOOL,
-    description:
-      'Record your final answer as structured data matching the schema. The last valid call wins; then finish your turn.',
-    parameters: outputSchema as z.ZodType<unknown>,
-    execute: (args: unknown) => {
-      value = args;
-      set = true;
-      return 'ok';
-    },
+  const tool = outputTool(outputSchema, (args) => {
+    value = args;
+    set = true;
   });
   const resolved = {
     name: tool.name,
@@ -64,4 +64,31 @@ export function structuredTurn(
       return value;
     },
   };
+}
+
+function outputTool(outputSchema: z.ZodType | JsonSchemaObject, record: (args: unknown) => void): ToolDefinition {
+  let tool: ToolDefinition;
+  try {
+    tool = defineTool({
+      name: STRUCTURED_OUTPUT_TOOL,
+      description:
+        'Record your final answer as structured data matching the schema. The last valid call wins; then finish your turn.',
+      parameters: outputSchema as z.ZodType<unknown>,
+      execute: (args: unknown) => {
+        record(args);
+        return 'ok';
+      },
+    });
+  } catch (error) {
+    throw new BroodError('INVALID_ARGS', `outputSchema: ${errorMessage(error)}`);
+  }
+  const root = tool.parameters.type;
+  if (root !== 'object') {
+    const has = root === undefined ? 'has no type' : `has type ${describe(root)}`;
+    throw new BroodError(
+      'INVALID_ARGS',
+      `outputSchema must describe an object (its root ${has}): the model answers through a tool call, whose arguments are an object; wrap the value, e.g. z.object({ answer: schema })`,
+    );
+  }
+  return tool;
 }

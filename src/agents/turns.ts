@@ -5,14 +5,14 @@
  * write to turn state is one of the named transitions below.
  */
 import { setMaxListeners } from 'node:events';
-import type { TurnReport } from '../driver/types.js';
+import type { JoinedMessage, TurnReport } from '../driver/types.js';
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
 import type { ModelRoute, ToolResult, TurnResult, Usage } from '../types.js';
 import { routeOfRequest } from './history.js';
-import type { Inbox } from './inbox.js';
+import type { Inbox, QueuedMessage } from './inbox.js';
 import type { SessionWriter } from './session-writer.js';
 import type { StructuredTurn } from './structured-turn.js';
 
@@ -31,7 +31,10 @@ export interface CurrentTurn {
   lastFinish: string | undefined;
   /** Run when the turn ends (timers). */
   readonly cleanup: (() => void)[];
-  /** In-flight and uncommitted tool calls by call id: a re-issued call re-attaches instead of running twice. */
+  /**
+   * The model's in-flight and uncommitted tool calls by call id: a re-issued call re-attaches instead
+   * of running twice. Calls from inside run_code are never here (src/agents/code-calls.ts).
+   */
   readonly calls: Map<string, Promise<ToolResult>>;
   /**
    * Results of the model's calls that a parent-side batch runs (src/agents/parent-tools.ts), by call
@@ -53,20 +56,13 @@ export interface HeldCall {
   abandon(message: string): void;
 }
 
-/**
- * The key of a call in CurrentTurn.calls. Model-chosen call ids and run_code sub-call ids
- * (`<callId>:code:<n>`) live in separate namespaces: a model may pick any id, including one that looks
- * like a sub-call's, and must still get its own tool run rather than another call's result.
- */
-export function callKey(origin: 'model' | 'code', callId: string): string {
-  return `${origin}\u0000${callId}`;
-}
-
 export interface Claim {
   turn: number;
   messageId: string;
   text: string;
   aborted: boolean;
+  /** Quiet messages the turn took with its own, in acceptance order (they come first in the history). */
+  joined?: JoinedMessage[];
 }
 
 export interface TurnLedgerInit {
@@ -78,6 +74,8 @@ export interface TurnLedgerInit {
   isDisposed: () => boolean;
   /** Bumped when the presented tools change for the agent alone (a structured turn's own tool). */
   bumpView: () => void;
+  /** Tells the running driver that a `next-step` message waits for its next model step. */
+  stepPending: () => void;
 }
 
 export class TurnLedger {
@@ -112,16 +110,22 @@ export class TurnLedger {
     return this.latest;
   }
 
-  /** Claims the next accepted message as a new turn; `turn/start` is durable before the driver sees it. */
+  /**
+   * Claims the next accepted message as a new turn, with the quiet messages queued ahead of it;
+   * `turn/start` is durable before the driver sees it.
+   */
   async claimNext(): Promise<Claim | null> {
     const { inbox, writer } = this.init;
     for (;;) {
       if (this.init.isDisposed()) return null;
-      const head = inbox.shift();
-      if (!head) return null;
+      const taken = inbox.takeTurn();
+      if (!taken) return null;
+      const head = taken.claimed;
+      const joined = await durableOnly(taken.joined);
       try {
         await head.durable;
       } catch {
+        inbox.unshift(joined); // they wait for the next message that claims a turn
         continue; // its send() already rejected: the message was never accepted
       }
       const turn = this.turnCounter + 1;
@@ -130,18 +134,39 @@ export class TurnLedger {
       this.running = newTurn(turn, head.id, head.structured);
       // The turn tool changes what the model is shown: drivers re-read their view before the next request.
       if (head.structured) this.init.bumpView();
+      for (const message of joined) this.history.push({ role: 'user', text: message.text });
       this.history.push({ role: 'user', text: head.text });
+      const joinedIds = joined.length === 0 ? {} : { joined: joined.map((message) => message.id) };
       // Durable before any tool of the turn runs: after a crash this message is never run again.
-      writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id] } }]);
+      writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id], ...joinedIds } }]);
       await writer.flush();
+      // A report waiting behind the claimed message is for this turn's first step: tell its driver.
+      if (inbox.stepPending) this.init.stepPending();
       // Re-read after the flush: a cancel that raced with the claim reached no running turn in the driver.
       return {
         turn,
         messageId: head.id,
         text: head.text,
         aborted: aborted || this.running?.controller.signal.aborted === true,
+        ...(joined.length === 0 ? {} : { joined: joined.map(toJoined) }),
       };
     }
+  }
+
+  /**
+   * A model step of `turn` takes the reports waiting at the front of the inbox (Inbox.takeStep):
+   * `turn/join` is durable before the driver adds them to the request it is about to make.
+   */
+  async joinStep(turn: number): Promise<JoinedMessage[]> {
+    const running = this.running;
+    if (running === undefined || running.turn !== turn || this.init.isDisposed()) return [];
+    const joined = await durableOnly(this.init.inbox.takeStep());
+    if (joined.length === 0) return [];
+    for (const message of joined) this.history.push({ role: 'user', text: message.text });
+    const messageIds = joined.map((message) => message.id);
+    this.init.writer.append([{ type: 'turn/join', data: { turn, messageIds } }]);
+    await this.init.writer.flush();
+    return joined.map(toJoined);
   }
 
   /** Mirrors one logged driver event into the history and the running turn's tallies. */
@@ -165,7 +190,7 @@ export class TurnLedger {
     } else if (event.type === 'tool/result') {
       const { callId, name, content, isError } = event.data;
       this.history.push({ role: 'tool', callId, name, content, isError });
-      turn?.calls.delete(callKey('model', callId));
+      turn?.calls.delete(callId);
     }
   }
 
@@ -251,4 +276,22 @@ function structuredOutcome(
       : { stopReason: report.stopReason, diagnostic: report.diagnostic };
   }
   return { stopReason: 'error', diagnostic: structured.missing };
+}
+
+/** The messages whose acceptance became durable; one whose write failed was never accepted (its sender was told). */
+async function durableOnly(messages: readonly QueuedMessage[]): Promise<QueuedMessage[]> {
+  const kept: QueuedMessage[] = [];
+  for (const message of messages) {
+    try {
+      await message.durable;
+      kept.push(message);
+    } catch {
+      // dropped, like an unaccepted message in claimNext
+    }
+  }
+  return kept;
+}
+
+function toJoined(message: QueuedMessage): JoinedMessage {
+  return { messageId: message.id, text: message.text };
 }

@@ -8,6 +8,7 @@ import type { PromptScope } from '../prompt/system.js';
 import type { ChatMessage } from '../models/types.js';
 import type { CodeMode, ModelRoute, SessionStore } from '../types.js';
 import type { ResolvedCodeLimits } from '../driver/code-limits.js';
+import type { MessageDelivery } from '../sessions/event-types.js';
 
 export interface AgentRuntimeLimits {
   maxParallelToolCalls: number;
@@ -53,5 +54,5 @@ export interface AgentInit {
   history: ChatMessage[];
   ownStart: number;
   lastTurn: number;
-  unclaimed: { id: string; text: string; source: string }[];
+  unclaimed: { id: string; text: string; source: string; delivery?: MessageDelivery }[];
 }

@@ -5,6 +5,7 @@
  * (unreachable, a database it refuses): exit 1 with QUEUE_UNAVAILABLE and no ready line.
  */
 import { availableParallelism } from 'node:os';
+import { DEFAULTS } from '../defaults.js';
 import { requireOptionalPeers } from '../optional-peers.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE } from '../queue/config.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
@@ -38,7 +39,7 @@ export async function hostCommand(args: string[]): Promise<number> {
     throw new UsageError('brood host: --redis <redis://host:port> is required (see brood --help)');
   const queue = nameFlag(values, 'queue', DEFAULT_QUEUE);
   const prefix = nameFlag(values, 'prefix', DEFAULT_PREFIX);
-  const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), 1024);
+  const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), DEFAULTS.maxPoolThreads);
   const concurrency = countFlag(values, 'concurrency', 64, 100_000);
   requireOptionalPeers('brood host', 'queue');
   const log = (line: string): void => void process.stderr.write(`${line}\n`);

@@ -1,7 +1,10 @@
 /**
  * `brood inspect <dir> [--json]`: the delegation tree stored in a fileSessions directory, with each
- * agent's label, depth, stop reasons, own token usage and duration.
+ * agent's label, depth, stop reasons, own token usage and duration, and the reports each continuable
+ * child made to its parent.
  */
+import { knownEvent } from '../sessions/event-types.js';
+import type { SessionEvent } from '../types.js';
 import { commandHelp, parseFlags } from './cli-errors.js';
 import { formatMs, formatTokens, table, truncate } from './format.js';
 import { loadSessionDir } from './session-dir.js';
@@ -10,19 +13,20 @@ import { summarizeReasons, type AgentNode } from './tree-state.js';
 export const INSPECT_USAGE = 'brood inspect <dir> [--json]';
 export const INSPECT_HELP = commandHelp(INSPECT_USAGE, [
   'Prints the delegation trees stored in a fileSessions directory: each agent with its label, depth,',
-  'mode, stop reasons, turns, own token usage and duration, then any diagnostics. --json prints the',
-  'same rows as JSON.',
+  'mode, stop reasons, turns, own token usage and duration, then any diagnostics and the reports',
+  'continuable children made to their parents. --json prints the same rows as JSON.',
 ]);
 
 export async function inspectCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags('inspect', args, { json: { type: 'boolean' } }, ['dir']);
   const [dir] = positionals;
-  const { tree } = await loadSessionDir('inspect', dir);
+  const { tree, events } = await loadSessionDir('inspect', dir);
   const ordered = tree.ordered();
+  const reports = reportsByChild(events);
   if (values.json === true) {
     process.stdout.write(
       `${JSON.stringify(
-        ordered.map(({ node }) => toJson(node)),
+        ordered.map(({ node }) => ({ ...toJson(node), reports: reports.get(node.id) ?? [] })),
         null,
         2,
       )}\n`,
@@ -46,7 +50,34 @@ export async function inspectCommand(args: string[]): Promise<number> {
   for (const { node } of ordered) {
     for (const diagnostic of node.diagnostics) process.stdout.write(`  ${node.id}: ${diagnostic}\n`);
   }
+  for (const { node } of ordered) {
+    for (const report of reports.get(node.id) ?? [])
+      process.stdout.write(`  ${node.id} reported (${report.messageId}): ${truncate(report.output, 100)}\n`);
+  }
   return 0;
+}
+
+interface ReportRow {
+  messageId: string;
+  time: number;
+  output: string;
+}
+
+/** A report is a message in the parent's session that names its child (`from`); listed under that child. */
+function reportsByChild(sessions: Map<string, SessionEvent[]>): Map<string, ReportRow[]> {
+  const byChild = new Map<string, ReportRow[]>();
+  for (const events of sessions.values()) {
+    for (const logged of events) {
+      const event = knownEvent(logged);
+      if (event?.type !== 'user/message' || event.data.source !== 'subagent-report') continue;
+      const { id, text, from } = event.data;
+      if (from === undefined) continue;
+      // The message is `Background subagent <id> reported:` and the output on the next line.
+      const output = text.slice(text.indexOf('\n') + 1);
+      byChild.set(from, [...(byChild.get(from) ?? []), { messageId: id, time: logged.time, output }]);
+    }
+  }
+  return byChild; // a child's reports are all in its parent's log, in the order they were made
 }
 
 function toJson(node: AgentNode): Record<string, unknown> {

@@ -6,7 +6,9 @@
 import { z } from 'zod';
 import { isDepthCap } from '../depth.js';
 import { BroodError } from '../errors.js';
+import { parseUntrusted, readUntrusted } from '../untrusted.js';
 import { TOOL_NAME_PATTERN } from '../tools/define-tool.js';
+import type { ReportDelivery } from '../subagents/types.js';
 import type { ModelRoute, ToolFilter } from '../types.js';
 
 /** What a host passes to `subagentTool()`. */
@@ -28,6 +30,8 @@ export interface SubagentToolConfig {
   maxDepth?: number | 'provider-managed';
   /** Model requests per turn for this instance's children (needs the provider's `maxSteps` capability). */
   maxSteps?: number;
+  /** How a continuable child's `report` reaches its parent: 'next-step' (default) or 'quiet'. */
+  reportDelivery?: ReportDelivery;
 }
 
 /** The validated config with defaults applied; omitted optional controls stay absent. */
@@ -43,6 +47,8 @@ export interface ResolvedSubagentToolConfig {
   readonly toolFilter?: Readonly<ToolFilter>;
   readonly maxDepth: number | 'provider-managed';
   readonly maxSteps?: number;
+  /** Set for continuable instances only. */
+  readonly reportDelivery?: ReportDelivery;
 }
 
 export const DEFAULT_TOOL_NAME = 'subagent';
@@ -97,18 +103,28 @@ export const subagentToolConfigSchema = z
       .refine(isPositiveSafeInteger, { message: 'must be a positive safe integer' })
       .transform((value) => value as number)
       .optional(),
+    reportDelivery: z.enum(['next-step', 'quiet']).optional(),
   })
   .refine((config) => !(config.enableModelSelection === true && config.modelSelectionSettings === true), {
     message: 'is mutually exclusive with modelSelectionSettings (enable one of them)',
     path: ['enableModelSelection'],
+  })
+  .refine((config) => config.reportDelivery === undefined || config.backgroundMode === 'continuable', {
+    message: "applies only to backgroundMode 'continuable' (only continuable children report)",
+    path: ['reportDelivery'],
   });
 
 /** Validates a raw config (SPEC §11); throws INVALID_CONFIG naming the key. */
 export function parseSubagentToolConfig(input: unknown): ResolvedSubagentToolConfig {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+  const isObject = readUntrusted(
+    'INVALID_CONFIG',
+    'subagentTool config',
+    () => typeof input === 'object' && input !== null && !Array.isArray(input),
+  );
+  if (!isObject) {
     throw new BroodError('INVALID_CONFIG', 'subagentTool config must be an object with at least a provider');
   }
-  const parsed = subagentToolConfigSchema.safeParse(input);
+  const parsed = parseUntrusted(subagentToolConfigSchema, input, 'INVALID_CONFIG', 'subagentTool config');
   if (!parsed.success) throw configError(parsed.error);
   return resolve(parsed.data);
 }
@@ -131,6 +147,7 @@ function resolve(data: ParsedConfig): ResolvedSubagentToolConfig {
   if (data.agentOptions !== undefined) config.agentOptions = Object.freeze(copyRoute(data.agentOptions));
   if (data.persona !== undefined) config.persona = data.persona;
   if (data.maxSteps !== undefined) config.maxSteps = data.maxSteps;
+  if (data.reportDelivery !== undefined) config.reportDelivery = data.reportDelivery;
   if (data.toolFilter !== undefined) config.toolFilter = Object.freeze(copyFilter(data.toolFilter));
   return Object.freeze(config);
 }

@@ -143,11 +143,13 @@ async function continuable(
   call: DelegationCall,
   signal: AbortSignal,
 ): Promise<unknown> {
+  const { reportDelivery } = deps.config;
   const { childId } = await subagentsOf(deps.brood).startContinuable({
     provider: deps.config.provider,
     label: call.description,
     request,
     signal,
+    ...(reportDelivery === undefined ? {} : { reportDelivery }),
   });
   const value: ContinuableValue = { kind: 'continuable', subagentId: childId };
   return withContent(value, `started subagent ${childId}`);

@@ -3,20 +3,25 @@
  * engine compiled to WebAssembly, on a sandbox thread of its own (sandbox-pool.ts), so it reaches
  * only `tools`, `console` and the ECMAScript built-ins, and a busy program never stalls the
  * driver's thread. Sub-calls go to the parent resolver as the same agent with ids
- * `<callId>:code:<n>`. The sandbox thread enforces every limit itself; this side keeps two
- * backstops that end the thread when the engine is stuck in code that does not poll its
- * interrupt handler (a deep JSON.stringify, for instance). A limit is an errored result that keeps
- * the logs, never a driver fault.
+ * `<callId>:code:<n>`; the parent keys them by a program id drawn here (a model may reuse a call id,
+ * it cannot pick this) and bounds them (src/agents/code-calls.ts). When the program ends, for
+ * whatever reason, the parent is told, so it aborts the calls still outstanding and drops their
+ * results. The sandbox thread enforces every limit itself; this side keeps two backstops that end
+ * the thread when the engine is stuck in code that does not poll its interrupt handler (a deep
+ * JSON.stringify, for instance). A limit is an errored result that keeps the logs, never a driver
+ * fault.
  */
 import { AsyncResource } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ToolCallRecord } from '../models/types.js';
 import type { ToolResult } from '../types.js';
 import { errorMessage } from '../errors.js';
 import { limitMessage } from './code-limits.js';
+import { Fifo } from './fifo.js';
 import type { SandboxPool, SandboxThread, ThreadListener } from './sandbox-pool.js';
-import type { FromSandbox, LimitName, ProgramEnd } from './sandbox-protocol.js';
-import type { DriverHost, DriverPlan } from './types.js';
+import type { FromSandbox, LimitName, ProgramEnd, ToolCallOut, ToSandbox } from './sandbox-protocol.js';
+import type { CodeCallReply, DriverHost, DriverPlan } from './types.js';
 
 const runCodeArgs = z.object({ description: z.string(), code: z.string() });
 
@@ -26,7 +31,12 @@ const BACKSTOP_GRACE_MS = 2_000;
 const STOP_GRACE_MS = 1_000;
 
 export type CodeRunner = (call: ToolCallRecord, signal: AbortSignal) => Promise<ToolResult>;
-type CodePlan = Pick<DriverPlan, 'codeBusyTimeoutMs' | 'codeWallTimeoutMs' | 'codeLimits'>;
+type CodePlan = Pick<DriverPlan, 'codeBusyTimeoutMs' | 'codeWallTimeoutMs' | 'codeLimits' | 'maxParallelToolCalls'>;
+
+/** A tool call the program made, with its sub-call id. */
+interface SubCall extends ToolCallOut {
+  callId: string;
+}
 
 export function codeRunner(plan: CodePlan, host: DriverHost, pool: SandboxPool): CodeRunner {
   return (call, signal) => {
@@ -47,6 +57,11 @@ class CodeRun implements ThreadListener {
   private readonly logs: string[] = [];
   private thread: SandboxThread | undefined;
   private subCalls = 0;
+  private readonly program = randomUUID();
+  /** Sub-calls sent to the parent whose reply the program has not taken yet. */
+  private inFlight = 0;
+  /** Sub-calls made past the window (maxParallelToolCalls), sent as earlier ones are answered. */
+  private readonly queued = new Fifo<SubCall>();
   private settle!: (result: ToolResult) => void;
   private settled = false;
   private wallBackstop: NodeJS.Timeout | undefined;
@@ -111,7 +126,7 @@ class CodeRun implements ThreadListener {
     if (message.type === 'end') this.ended(message);
     else if (this.settled) return;
     else if (message.type === 'log') this.logs.push(message.line);
-    else if (message.type === 'call') void this.forward(message.id, message.name, message.args);
+    else if (message.type === 'calls') this.called(message.calls, message.taken);
   }
 
   /** The program let go of its thread (also after a cancellation settled the result already). */
@@ -128,19 +143,36 @@ class CodeRun implements ThreadListener {
     else this.finish(failure(end.limit ? 'CODE_LIMIT' : undefined, end.message ?? 'run_code failed', this.logs));
   }
 
-  /** A sub-call goes to the parent resolver as the same agent, host-style (not collapsed by Code Mode). */
-  private async forward(id: number, name: string, args: string): Promise<void> {
-    const callId = `${this.callId}:code:${++this.subCalls}`;
-    let reply: { id: number; ok: true; json: string } | { id: number; ok: false; message: string };
-    try {
-      const result = await this.host.executeTool({ callId, name, arguments: args, origin: 'code' });
-      reply = result.isError
-        ? { id, ok: false, message: result.error?.message ?? result.content }
-        : { id, ok: true, json: JSON.stringify(result.value !== undefined ? result.value : result.content) ?? 'null' };
-    } catch (error) {
-      reply = { id, ok: false, message: errorMessage(error) };
+  /**
+   * At most maxParallelToolCalls sub-calls are out at once, from the moment one is sent to the parent
+   * until the program took its reply; the rest wait here. So results reach the sandbox no faster than
+   * the program takes them (a program slow to parse 512 KB results had hundreds queued at its port,
+   * and this thread, busy passing them on, missed its watchdog), and when the program ends the
+   * parent hears of it right behind at most that many calls (it takes a thread's frames a few per
+   * turn of its loop: a thousand calls sent at once took seconds to arrive, all the while it ran them).
+   */
+  private called(calls: readonly ToolCallOut[], taken: number): void {
+    this.inFlight -= taken;
+    for (const { id, name, args } of calls)
+      this.queued.push({ id, callId: `${this.callId}:code:${++this.subCalls}`, name, args });
+    while (this.inFlight < this.plan.maxParallelToolCalls) {
+      const next = this.queued.take();
+      if (next === undefined) return;
+      void this.forward(next);
     }
-    this.thread?.post({ type: 'reply', ...reply });
+  }
+
+  /** A sub-call goes to the parent resolver as the same agent, host-style (not collapsed by Code Mode). */
+  private async forward(sub: SubCall): Promise<void> {
+    this.inFlight += 1; // until the program reports it took the reply
+    let reply: CodeCallReply;
+    try {
+      const call = { program: this.program, callId: sub.callId, name: sub.name, arguments: sub.args };
+      reply = await this.host.callFromCode(call);
+    } catch (error) {
+      reply = { ok: false, message: errorMessage(error) };
+    }
+    if (!this.settled) this.thread?.post(sandboxReply(sub.id, reply));
   }
 
   private checkBusy(): void {
@@ -179,8 +211,18 @@ class CodeRun implements ThreadListener {
     if (this.wallBackstop) clearTimeout(this.wallBackstop);
     if (this.busyBackstop) clearInterval(this.busyBackstop);
     this.signal.removeEventListener('abort', this.onAbort);
+    this.queued.clear();
+    // Sent after every call the program made (same link, in order): the parent closes its lane.
+    if (this.subCalls > 0) void this.host.endProgram(this.program).catch(() => undefined);
     this.settle(result);
   }
+}
+
+function sandboxReply(id: number, reply: CodeCallReply): ToSandbox {
+  if (!reply.ok) return { type: 'reply', id, ok: false, message: reply.message };
+  return 'text' in reply
+    ? { type: 'reply', id, ok: true, text: reply.text }
+    : { type: 'reply', id, ok: true, json: reply.json };
 }
 
 function success(logs: string[], text: string | undefined): ToolResult {

@@ -22,6 +22,7 @@ import type {
   DriverView,
   TurnReport,
 } from './types.js';
+import { StepWatch } from './step-watch.js';
 import { ViewTracker } from './view-tracker.js';
 
 /** Driver-to-parent event type for streamed text: forwarded to subscribers, never written to the log. */
@@ -38,6 +39,7 @@ export interface DriverHooks {
 export class Driver {
   private readonly history: ChatMessage[];
   private readonly views: ViewTracker;
+  private readonly stepWatch: StepWatch;
   private turnAbort: AbortController | undefined;
   private currentTurn: number | undefined;
   /**
@@ -60,6 +62,7 @@ export class Driver {
   ) {
     this.history = [...plan.history];
     this.views = new ViewTracker(plan.view, plan.versions, () => host.refreshView());
+    this.stepWatch = new StepWatch(plan);
     this.eventsFlag = plan.eventsFlag === undefined ? undefined : new Int32Array(plan.eventsFlag);
   }
 
@@ -131,6 +134,7 @@ export class Driver {
   }
 
   private async runTurn(message: ClaimedMessage): Promise<TurnReport> {
+    for (const joined of message.joined ?? []) this.history.push({ role: 'user', text: joined.text });
     this.history.push({ role: 'user', text: message.text });
     const turn = new TurnState(message.turn);
     if (message.aborted) return turn.finish('aborted');
@@ -146,6 +150,7 @@ export class Driver {
   private async steps(turn: TurnState, signal: AbortSignal): Promise<TurnReport> {
     for (;;) {
       if (signal.aborted) return turn.finish('aborted');
+      if (this.stepWatch.take()) await this.joinMessages(turn.turn);
       let view: DriverView;
       try {
         view = await this.views.current();
@@ -172,6 +177,12 @@ export class Driver {
       await this.runCalls(calls, view, signal);
       if (signal.aborted) return turn.finish('aborted');
     }
+  }
+
+  /** Messages for this step (a child's report) follow the step's tool results, before the request. */
+  private async joinMessages(turn: number): Promise<void> {
+    await this.flushEvents(); // the results they follow are logged first
+    for (const joined of await this.host.joinMessages(turn)) this.history.push({ role: 'user', text: joined.text });
   }
 
   private async request(view: DriverView, turn: TurnState, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {

@@ -13,11 +13,13 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule }
 import { engineMemoryPages, WASM_PAGE, type Realm, type RealmHost } from './quickjs-realm.js';
 import { limitMessage } from './code-limits.js';
 import { formatEncodedLog } from './log-format.js';
-import type { EngineSpec, LimitName, ProgramEnd, ProgramLimits } from './sandbox-protocol.js';
+import type { EngineSpec, LimitName, ProgramEnd, ProgramLimits, ToolCallOut } from './sandbox-protocol.js';
+import type { CodeCallReply } from './types.js';
 
 export interface ProgramIo {
   log(line: string): void;
-  call(id: number, name: string, args: string): void;
+  /** The calls made in a stretch of running, and the replies taken since the last report. */
+  calls(calls: ToolCallOut[], taken: number): void;
   end(end: ProgramEnd): void;
   /** Marks the engine running (Date.now()) or idle (0) for the driver's backstop. */
   running(since: number): void;
@@ -29,11 +31,20 @@ type Outcome =
   | { ok: false; message: string; limit?: LimitName; aborted?: boolean };
 
 const MAX_NAME_LENGTH = 1024;
+/** What a string handed to the engine as it is must not hold (see answer). */
+const NOT_C_STRING_SAFE = /[\0\uD800-\uDFFF]/;
 export class QuickJSProgram implements RealmHost {
   private readonly runtime: QuickJSRuntime;
   private readonly vm: QuickJSContext;
   /** Ids of the tool calls whose answer the program still waits for. */
   private readonly pending = new Set<number>();
+  /**
+   * Calls made in the running segment, sent together when it ends, unless the segment ended the
+   * program: a program that starts a thousand calls and trips a limit on the next one sends none.
+   */
+  private outbox: ToolCallOut[] = [];
+  /** Replies received since the last report: the driver sends at most maxParallelToolCalls not taken. */
+  private taken = 0;
   private readonly wallDeadline: number;
   private readonly wallTimer: NodeJS.Timeout;
   private segmentStart = 0;
@@ -71,19 +82,27 @@ export class QuickJSProgram implements RealmHost {
   }
 
   /** A tool call's answer from the driver: resolve or reject the engine-side promise, then run. */
-  reply(id: number, answer: { ok: true; json: string } | { ok: false; message: string }): void {
+  reply(id: number, answer: CodeCallReply): void {
+    this.taken += 1;
     if (!this.pending.delete(id) || this.ended) return;
-    this.enter(() => {
-      if (answer.ok && answer.json.length > this.spec.memoryMb * 1024 * 1024) {
-        this.settle(
-          id,
-          false,
-          `the tool result (${answer.json.length} bytes) does not fit the sandbox memory limit (codeResourceLimits.memoryMb)`,
-        );
-      } else {
-        this.settle(id, answer.ok, answer.ok ? answer.json : answer.message);
-      }
-    });
+    this.enter(() => this.answer(id, answer));
+  }
+
+  /** Resolves with the string itself or the value the JSON encodes, or rejects with the message. */
+  private answer(id: number, answer: CodeCallReply): void {
+    if (!answer.ok) {
+      this.settle(id, false, answer.message);
+      return;
+    }
+    // The engine takes a host string as a UTF-8 C string: one holding a NUL or a surrogate goes as JSON.
+    const asText = 'text' in answer && !NOT_C_STRING_SAFE.test(answer.text);
+    const payload = 'json' in answer ? answer.json : asText ? answer.text : JSON.stringify(answer.text);
+    if (payload.length > this.spec.memoryMb * 1024 * 1024) {
+      const message = `the tool result (${payload.length} bytes) does not fit the sandbox memory limit (codeResourceLimits.memoryMb)`;
+      this.settle(id, false, message);
+    } else {
+      this.settle(id, true, payload, asText);
+    }
   }
 
   /** The driver cancelled the call (aborted); a running engine also sees the shared stop cell. */
@@ -91,7 +110,8 @@ export class QuickJSProgram implements RealmHost {
     this.halt({ ok: false, aborted: true, message: 'run_code was cancelled' });
   }
 
-  private settle(id: number, ok: boolean, payload: string): void {
+  /** `text`: the payload is the result itself (a string), not JSON to parse. */
+  private settle(id: number, ok: boolean, payload: string, text = false): void {
     const idHandle = this.vm.newNumber(id);
     const payloadHandle = this.vm.newString(payload);
     const result = this.vm.callFunction(
@@ -100,6 +120,7 @@ export class QuickJSProgram implements RealmHost {
       idHandle,
       ok ? this.vm.true : this.vm.false,
       payloadHandle,
+      text ? this.vm.true : this.vm.false,
     );
     idHandle.dispose();
     payloadHandle.dispose();
@@ -134,10 +155,18 @@ export class QuickJSProgram implements RealmHost {
   }
 
   private afterSegment(): void {
+    const calls = this.outbox;
+    this.outbox = [];
     if (this.ended) return;
     const outcome = this.stop ?? this.outcome;
-    if (outcome !== undefined) this.finish(outcome);
-    else if (this.pending.size === 0)
+    if (outcome !== undefined) {
+      this.finish(outcome);
+      return;
+    }
+    const taken = this.taken;
+    this.taken = 0;
+    if (calls.length > 0 || taken > 0) this.io.calls(calls, taken);
+    if (this.pending.size === 0)
       this.finish({
         ok: false,
         message: 'run_code ended without a result: it awaited a promise that can never settle',
@@ -169,7 +198,7 @@ export class QuickJSProgram implements RealmHost {
     if (this.nextId >= this.limits.maxToolCalls) throw this.limitHit('toolCalls');
     const id = ++this.nextId;
     this.pending.add(id);
-    this.io.call(id, name, args);
+    this.outbox.push({ id, name, args });
     return this.vm.newNumber(id);
   }
 

@@ -32,7 +32,7 @@ export interface RealmHost {
 export class Realm {
   readonly runtime: QuickJSRuntime;
   readonly vm: QuickJSContext;
-  /** The prelude's `run(code)` and `settle(id, ok, payload)`. */
+  /** The prelude's `run(code)` and `settle(id, ok, payload, text)`. */
   readonly run: QuickJSHandle;
   readonly settle: QuickJSHandle;
   private host: RealmHost | undefined;

@@ -8,7 +8,11 @@ import { LIMIT_NAMES, type FromSandbox } from './sandbox-protocol.js';
 export const fromSandboxMessage: z.ZodType<FromSandbox> = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
   z.object({ type: z.literal('log'), line: z.string() }),
-  z.object({ type: z.literal('call'), id: z.number().int(), name: z.string(), args: z.string() }),
+  z.object({
+    type: z.literal('calls'),
+    calls: z.array(z.object({ id: z.number().int(), name: z.string(), args: z.string() })),
+    taken: z.number().int().nonnegative(),
+  }),
   z.object({
     type: z.literal('end'),
     ok: z.boolean(),

@@ -1,6 +1,6 @@
 /**
  * The script a run_code engine evaluates before the model's program (SPEC §4 rule 8). It is a
- * function of four host callbacks and returns `[run(code), settle(id, ok, payload)]`. Inside the
+ * function of four host callbacks and returns `[run(code), settle(id, ok, payload, text)]`. Inside the
  * engine it builds `tools` (a proxy whose members call `hostCall(name, argumentsJson)`, which
  * returns the call's id; the host answers through `settle`; engine-side promises are several times
  * cheaper than host-created ones), `console` (whose lines are encoded for
@@ -194,12 +194,16 @@ export const SANDBOX_PRELUDE = `(function (hostCall, hostLog, hostDone, hostFail
     return new PromiseCtor((resolve, rejectCall) => apply(mapSet, waiting, [id, [resolve, rejectCall]]));
   };
   const mapDelete = Map.prototype.delete;
-  const settle = (id, ok, payload) => {
+  const settle = (id, ok, payload, text) => {
     const waiter = apply(mapGet, waiting, [id]);
     if (waiter === undefined) return;
     apply(mapDelete, waiting, [id]);
     if (!ok) {
       waiter[1](new ErrorCtor(payload));
+      return;
+    }
+    if (text) {
+      waiter[0](payload);
       return;
     }
     let value;

@@ -29,8 +29,11 @@ export const STOP_REQUESTED = 2;
 
 export type ToSandbox =
   | { type: 'run'; code: string; limits: ProgramLimits }
-  /** A tool call's answer: `json` (the result value as JSON text) when ok, else the tool's `message`. */
-  | { type: 'reply'; id: number; ok: boolean; json?: string; message?: string }
+  /**
+   * A tool call's answer: when ok, `text` (a string result as it is) or `json` (any other result
+   * value as JSON text); else the tool's `message`.
+   */
+  | { type: 'reply'; id: number; ok: boolean; json?: string; text?: string; message?: string }
   | { type: 'stop' };
 
 /**
@@ -45,6 +48,7 @@ export function parseToSandbox(raw: unknown): ToSandbox | undefined {
     if (typeof message.id !== 'number' || typeof message.ok !== 'boolean') return undefined;
     const reply: ToSandbox = { type: 'reply', id: message.id, ok: message.ok };
     if (typeof message.json === 'string') reply.json = message.json;
+    if (typeof message.text === 'string') reply.text = message.text;
     if (typeof message.message === 'string') reply.message = message.message;
     return reply;
   }
@@ -65,10 +69,21 @@ function validLimits(value: unknown): value is ProgramLimits {
 export const LIMIT_NAMES = ['busy', 'wall', 'memory', 'stack', 'output', 'toolCalls'] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
+/** A tool call the program made: the id its answer (`reply`) names, the tool, its arguments as JSON. */
+export interface ToolCallOut {
+  id: number;
+  name: string;
+  args: string;
+}
+
 export type FromSandbox =
   | { type: 'ready' }
   | { type: 'log'; line: string }
-  | { type: 'call'; id: number; name: string; args: string }
+  /**
+   * After each stretch the program ran (that did not end it): the tool calls it made, and how many
+   * replies it took since the last report, which is what lets the driver send it more.
+   */
+  | { type: 'calls'; calls: ToolCallOut[]; taken: number }
   | ProgramEnd;
 
 export interface ProgramEnd {

@@ -63,7 +63,7 @@ export async function runSandboxThread(): Promise<void> {
       spare = undefined;
       program = new QuickJSProgram(engine, realm, data, message.limits, {
         log: (line) => post({ type: 'log', line }),
-        call: (id, name, args) => post({ type: 'call', id, name, args }),
+        calls: (calls, taken) => post({ type: 'calls', calls, taken }),
         end: (end) => {
           program = undefined;
           post(end);
@@ -78,9 +78,11 @@ export async function runSandboxThread(): Promise<void> {
     } else if (message.type === 'reply') {
       program?.reply(
         message.id,
-        message.ok
-          ? { ok: true, json: message.json ?? 'null' }
-          : { ok: false, message: message.message ?? 'the tool failed' },
+        !message.ok
+          ? { ok: false, message: message.message ?? 'the tool failed' }
+          : message.text !== undefined
+            ? { ok: true, text: message.text }
+            : { ok: true, json: message.json ?? 'null' },
       );
     } else {
       program?.cancel();

@@ -49,6 +49,13 @@ export interface DriverPlan {
    * one shared by the whole runtime (global layers) and one of the agent's own (its layers).
    */
   versions: SharedArrayBuffer[];
+  /**
+   * Int32 cell the parent bumps when a message waits for the running turn's next model step (a
+   * child's `next-step` report), and its value when this plan was made: the driver asks for the
+   * message (DriverHost.joinMessages) only when the cell moved, so steps cost no round trip otherwise.
+   */
+  stepCell?: SharedArrayBuffer;
+  stepSeen?: number;
   /** The message the parent already claimed for this activation's first turn (saves a round trip). */
   firstMessage?: ClaimedMessage;
   /** Set when this activation recovers an agent whose thread died mid-turn: continue that turn. */
@@ -70,6 +77,14 @@ export interface ClaimedMessage {
   text: string;
   /** The message's run() signal was aborted while it was queued: end the turn aborted without a model call. */
   aborted: boolean;
+  /** Messages the turn took with its own (quiet reports), in order; they precede `text` in the history. */
+  joined?: JoinedMessage[];
+}
+
+/** A message that joins a turn without being the one it claimed. */
+export interface JoinedMessage {
+  messageId: string;
+  text: string;
 }
 
 export interface DriverEvent {
@@ -90,8 +105,14 @@ export interface DriverHost {
   claimNext(): Promise<ClaimedMessage | null>;
   refreshView(): Promise<DriverView>;
   classify(name: string, args: string): Promise<ConcurrencyClass>;
-  /** `origin: 'code'` marks calls made from inside run_code (host-style: not collapsed by Code Mode). */
   executeTool(call: ToolCallRequestWire): Promise<ToolResult>;
+  /**
+   * A call from inside a run_code program: run host-style (not collapsed by Code Mode) within the
+   * program's bounds, answered as the JSON the sandbox takes (src/agents/code-calls.ts).
+   */
+  callFromCode(call: CodeCallWire): Promise<CodeCallReply>;
+  /** The program ended: the parent answers and aborts its outstanding calls and drops their results. */
+  endProgram(program: string): Promise<void>;
   /** One-way on the worker transport (no reply): ordering on the link keeps it ahead of later calls. */
   log(events: DriverEvent[]): Promise<void>;
   /**
@@ -106,6 +127,11 @@ export interface DriverHost {
    * driver then schedules the calls itself through `classify` and `executeTool`.
    */
   runTools?(batch: ToolBatchWire): Promise<ToolResult[]>;
+  /**
+   * Asked before a model step when the plan's step cell moved: the messages that join the running
+   * `turn` now (durably logged as `turn/join` before the answer), possibly none.
+   */
+  joinMessages(turn: number): Promise<JoinedMessage[]>;
   /** Ends the turn and claims the next message in the same round trip. */
   endTurn(report: TurnReport): Promise<ClaimedMessage | null>;
 }
@@ -114,8 +140,23 @@ export interface ToolCallRequestWire {
   callId: string;
   name: string;
   arguments: string;
-  origin?: 'model' | 'code';
 }
+
+export interface CodeCallWire {
+  /** Drawn by the driver for each program: what the parent keys the program's calls by (never a model's id). */
+  program: string;
+  /** `<run_code callId>:code:<n>`, the id the tool sees. */
+  callId: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * A call's answer: the result value as JSON text, or the string itself when the value is a string
+ * (it reaches the program as it is: JSON-encoding and parsing a long string again was ms of work on
+ * each thread it crossed), or the failure's message.
+ */
+export type CodeCallReply = { ok: true; json: string } | { ok: true; text: string } | { ok: false; message: string };
 
 export interface ToolBatchWire {
   calls: ToolCallRecord[];

@@ -33,6 +33,11 @@ export function fromLogged(
   const base = baseOf(origin, logged.time);
   const event = knownEvent(logged);
   switch (event?.type) {
+    case 'user/message': {
+      const { source, from, id } = event.data;
+      if (source !== 'subagent-report' || from === undefined) return undefined;
+      return { ...base, type: 'subagent-report', childId: from, messageId: id };
+    }
     case 'turn/start':
       return { ...base, type: 'turn-start', turn: event.data.turn, messageIds: [...event.data.messageIds] };
     case 'assistant/message': {

@@ -5,6 +5,7 @@
  */
 import { DEFAULTS } from '../defaults.js';
 import { BroodError } from '../errors.js';
+import { readUntrusted } from '../untrusted.js';
 import { EventStream } from './stream.js';
 import type { AgentEventsOptions, BroodEvent } from '../types.js';
 
@@ -42,7 +43,9 @@ export class EventHub {
 
   /** `root` undefined: the whole runtime. Throws INVALID_CONFIG for bad options. */
   subscribe(root: string | undefined, options: AgentEventsOptions | undefined): EventStream {
-    const { buffer, descendants, signal } = checkOptions(options, root === undefined);
+    const { buffer, descendants, signal } = readUntrusted('INVALID_CONFIG', 'events options', () =>
+      checkOptions(options, root === undefined),
+    );
     const stream = new EventStream(buffer, root ?? '', this.now, (closed) => this.unsubscribe(closed));
     if (signal?.aborted) {
       void stream.return();

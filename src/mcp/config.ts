@@ -1,6 +1,7 @@
 /** mcpTools' server and option shapes, validated at use() (INVALID_CONFIG names the key). */
 import { z } from 'zod';
 import { parseConfig } from '../config.js';
+import { readUntrusted } from '../untrusted.js';
 import type { Agent } from '../types.js';
 
 /** Server names become part of tool names, so they use the tool-name alphabet and leave room for the tool. */
@@ -99,8 +100,11 @@ export function parseMcpConfig(server: unknown, options: unknown): ParsedMcpConf
 /** The two transports have disjoint keys, so the key present picks the schema (and its messages). */
 function parseServer(server: unknown): McpServer {
   const record = typeof server === 'object' && server !== null ? (server as Record<string, unknown>) : {};
-  if ('command' in record) return parseConfig(stdioServerSchema, server, 'MCP server (stdio)');
-  if ('url' in record) return parseConfig(httpServerSchema, server, 'MCP server (Streamable HTTP)');
+  const transport = readUntrusted('INVALID_CONFIG', 'MCP server', () =>
+    'command' in record ? 'stdio' : 'url' in record ? 'http' : undefined,
+  );
+  if (transport === 'stdio') return parseConfig(stdioServerSchema, server, 'MCP server (stdio)');
+  if (transport === 'http') return parseConfig(httpServerSchema, server, 'MCP server (Streamable HTTP)');
   return parseConfig(
     z.custom<never>(
       () => false,

@@ -12,9 +12,13 @@ import { pluginHost } from '../runtime/plugin-host.js';
 import type { ToolRegistry } from '../types.js';
 import { parseMcpConfig, type McpServer, type McpToolsOptions, type ParsedMcpConfig } from './config.js';
 import { McpToolSet } from './tool-set.js';
+import { readUntrusted } from '../untrusted.js';
 
 export function mcpTools(server: McpServer, options: McpToolsOptions = {}): BroodPlugin<Promise<AsyncDisposer>> {
-  const label = typeof (server as { name?: unknown })?.name === 'string' ? (server as { name: string }).name : '?';
+  const label = readUntrusted('INVALID_CONFIG', 'MCP server', () => {
+    const name = (server as { name?: unknown } | undefined)?.name;
+    return typeof name === 'string' ? name : '?';
+  });
   return { name: `mcp:${label}`, install: (brood) => install(brood, server, options) };
 }
 

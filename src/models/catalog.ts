@@ -1,5 +1,6 @@
 /** The model catalog: which providers/models exist and how a partial route becomes a valid one (SPEC §8). */
 import { BroodError } from '../errors.js';
+import { readUntrusted } from '../untrusted.js';
 import type { ModelRoute } from '../types.js';
 import type { ModelInfo, ModelProviderConfig } from './types.js';
 
@@ -25,7 +26,7 @@ export function createModelCatalog(configs: ModelProviderConfig[]): ModelCatalog
   return {
     providers: () => [...byId.values()].map((c) => ({ id: c.id, name: c.name })),
     models: (provider) => requireProvider(provider).models.map(publicModel),
-    resolve: (route) => resolveRoute(route, requireProvider),
+    resolve: (route) => readUntrusted('INVALID_CONFIG', 'a model route', () => resolveRoute(route, requireProvider)),
     config: (providerId) => byId.get(providerId),
   };
 }

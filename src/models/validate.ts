@@ -1,13 +1,14 @@
 /** Shared zod plumbing: every factory reports bad options as INVALID_CONFIG naming the offending key. */
 import type { z } from 'zod';
 import { BroodError } from '../errors.js';
+import { parseUntrusted } from '../untrusted.js';
 
 /**
  * Parses `input` with `schema`; on failure throws INVALID_CONFIG whose message names the first bad key
  * (dotted path, e.g. `scripts.0.turns.1`) so a user can find it in a large config.
  */
 export function parseOptions<T>(factory: string, schema: z.ZodType<T>, input: unknown): T {
-  const result = schema.safeParse(input);
+  const result = parseUntrusted(schema, input, 'INVALID_CONFIG', `${factory} options`);
   if (result.success) return result.data;
   const issue = deepest(result.error.issues[0]);
   const path = issue?.path.map(String) ?? [];

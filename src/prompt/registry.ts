@@ -6,6 +6,7 @@
  */
 import { makeDisposer, type Disposer } from '../disposer.js';
 import { BroodError } from '../errors.js';
+import { readUntrusted } from '../untrusted.js';
 import type { PromptContext, PromptSection } from '../types.js';
 import { isValidVariableName } from './template.js';
 
@@ -47,7 +48,7 @@ export class PromptLayer {
 
   registerSection(input: PromptSection): Disposer {
     this.assertOpen();
-    const fields = validateSection(input);
+    const fields = readUntrusted('INVALID_CONFIG', 'a prompt section', () => validateSection(input));
     if (this.sections.has(fields.name)) {
       throw new BroodError(
         'DUPLICATE_SECTION',

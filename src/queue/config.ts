@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
 import { requireOptionalPeers } from '../optional-peers.js';
+import { parseConfig } from '../untrusted.js';
 
 export const DEFAULT_QUEUE = 'brood';
 export const DEFAULT_PREFIX = 'brood';
@@ -52,16 +53,9 @@ const optionsSchema = z.strictObject({
 });
 
 export function queueRunner(options: QueueRunnerOptions): QueueRunnerConfig {
-  const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-    throw new BroodError('INVALID_CONFIG', `invalid queueRunner options: ${problems.join('; ')}`, {
-      details: { keys: parsed.error.issues.map((issue) => issue.path.join('.')) },
-    });
-  }
+  const { connection, queue, prefix, activationTimeoutMs } = parseConfig(optionsSchema, options, 'queueRunner options');
   // bullmq and ioredis are imported on the first remote activation; a missing one is reported here.
   requireOptionalPeers('queueRunner', 'queue');
-  const { connection, queue, prefix, activationTimeoutMs } = parsed.data;
   return Object.freeze({
     [QUEUE_RUNNER]: true as const,
     kind: 'queue' as const,

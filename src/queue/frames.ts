@@ -15,7 +15,17 @@ import { driverPlan } from '../workers/protocol.js';
 const activation = z.number().int().positive();
 const int = z.number().int();
 
-export const GATEWAY_METHODS = ['claimNext', 'refreshView', 'classify', 'executeTool', 'runTools', 'endTurn'] as const;
+export const GATEWAY_METHODS = [
+  'claimNext',
+  'refreshView',
+  'classify',
+  'executeTool',
+  'callFromCode',
+  'endProgram',
+  'runTools',
+  'joinMessages',
+  'endTurn',
+] as const;
 export type GatewayMethod = (typeof GATEWAY_METHODS)[number];
 
 export const activationEndSchema = z.discriminatedUnion('kind', [
@@ -54,15 +64,22 @@ export const toHostSchema = z.discriminatedUnion('k', [
 ]);
 export type ToHost = z.infer<typeof toHostSchema>;
 
-/** A plan without its shared-memory cells: `cells` holds their values, `eventsFlag` says whether cell 0 is it. */
-export type RemotePlan = Omit<DriverPlan, 'eventsFlag' | 'versions'> & { cells: number[]; eventsFlag: boolean };
+/**
+ * A plan without its shared-memory cells: `cells` holds their values in the order events flag, step
+ * cell, versions; `eventsFlag` and `stepCell` say whether the first two are there.
+ */
+export type RemotePlan = Omit<DriverPlan, 'eventsFlag' | 'versions' | 'stepCell'> & {
+  cells: number[];
+  eventsFlag: boolean;
+  stepCell?: boolean;
+};
 
 export const jobDataSchema = z.object({
   parent: z.string().min(1).max(200),
   a: activation,
   timeoutMs: int.positive(),
   models: z.string().regex(/^[0-9a-f]{32}$/),
-  plan: z.looseObject({ cells: z.array(int), eventsFlag: z.boolean() }),
+  plan: z.looseObject({ cells: z.array(int), eventsFlag: z.boolean(), stepCell: z.boolean().optional() }),
 });
 export interface JobData {
   parent: string;
@@ -86,7 +103,7 @@ export const modelConfigsSchema = z.array(
 export type ModelConfigs = ModelProviderConfig[];
 
 export function cellsOf(plan: DriverPlan): Int32Array[] {
-  const buffers = plan.eventsFlag ? [plan.eventsFlag, ...plan.versions] : plan.versions;
+  const buffers = [plan.eventsFlag, plan.stepCell, ...plan.versions].filter((buffer) => buffer !== undefined);
   return buffers.map((buffer) => new Int32Array(buffer));
 }
 
@@ -95,20 +112,22 @@ export function readCells(cells: readonly Int32Array[]): number[] {
 }
 
 export function toRemotePlan(plan: DriverPlan, cells: readonly Int32Array[]): RemotePlan {
-  const { eventsFlag, versions: _versions, ...rest } = plan;
-  return { ...rest, eventsFlag: eventsFlag !== undefined, cells: readCells(cells) };
+  const { eventsFlag, stepCell, versions: _versions, ...rest } = plan;
+  return { ...rest, eventsFlag: eventsFlag !== undefined, stepCell: stepCell !== undefined, cells: readCells(cells) };
 }
 
 /** The host's side: fresh local cells (its threads read them), the plan checked like any plan from a parent. */
 export function fromRemotePlan(remote: RemotePlan): { plan: DriverPlan; cells: Int32Array[] } {
-  const { cells: values, eventsFlag, ...rest } = remote;
+  const { cells: values, eventsFlag, stepCell, ...rest } = remote;
   const buffers = values.map((value) => {
     const buffer = new SharedArrayBuffer(4);
     Atomics.store(new Int32Array(buffer), 0, value);
     return buffer;
   });
-  const [flag, ...versions] = eventsFlag ? buffers : [undefined, ...buffers];
-  const candidate = { ...rest, versions, ...(flag ? { eventsFlag: flag } : {}) };
+  const versions = [...buffers];
+  const flag = eventsFlag ? versions.shift() : undefined;
+  const step = stepCell === true ? versions.shift() : undefined;
+  const candidate = { ...rest, versions, ...(flag ? { eventsFlag: flag } : {}), ...(step ? { stepCell: step } : {}) };
   const plan = driverPlan.parse(candidate, 'plan') as DriverPlan;
   return { plan, cells: buffers.map((buffer) => new Int32Array(buffer)) };
 }

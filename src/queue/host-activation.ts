@@ -35,7 +35,10 @@ export class HostActivation {
     refreshView: () => this.call('refreshView', []),
     classify: (name, args) => this.call('classify', [name, args]),
     executeTool: (call) => this.call('executeTool', [call]),
+    callFromCode: (call) => this.call('callFromCode', [call]),
+    endProgram: (program) => this.call('endProgram', [program]),
     runTools: (batch) => this.call('runTools', [batch]),
+    joinMessages: (turn) => this.call('joinMessages', [turn]),
     endTurn: (report) => this.call('endTurn', [report]),
     log: (events) => {
       if (!this.severed) this.send({ k: 'log', a: this.a, events });

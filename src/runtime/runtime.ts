@@ -185,7 +185,7 @@ export class Runtime implements SubagentCore {
 
   /** Called after an agent was rebuilt from its session and before it wakes (continuable children re-attach). */
   onRestored(agent: AgentImpl, descriptor: Record<string, unknown>): void {
-    this.subagents.attachRestored(agent, typeof descriptor.provider === 'string' ? descriptor.provider : undefined);
+    this.subagents.attachRestored(agent, descriptor);
   }
 
   async createAgent(options: AgentOptionsInput): Promise<Agent> {
@@ -253,7 +253,8 @@ export class Runtime implements SubagentCore {
       );
     }
     throwIfAborted(parsed.signal, 'resumeAgent');
-    return this.agents.get(sessionId) ?? this.restore(sessionId, options ?? {});
+    // The parsed copy, not the host's object: its getters were read once, under parseConfig's guard.
+    return this.agents.get(sessionId) ?? this.restore(sessionId, parsed as ResumeOptionsInput);
   }
 
   close(): Promise<void> {

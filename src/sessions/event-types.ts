@@ -10,6 +10,9 @@
 import type { ModelFinish, ReasoningBlock, ToolCallRecord } from '../models/types.js';
 import type { CodeMode, ModelRoute, SessionEvent, StopReason, ToolFilter, Usage } from '../types.js';
 
+/** How a message that is not a turn of its own reaches an agent (a child's report; SPEC §16 "Reports"). */
+export type MessageDelivery = 'next-step' | 'quiet';
+
 /** What a top-level agent's session starts with (resume restores these settings). */
 export type AgentDescriptorData = {
   model: ModelRoute;
@@ -29,6 +32,8 @@ export type SubagentDescriptorData = {
   persona?: string;
   toolFilter?: ToolFilter;
   maxSteps?: number;
+  /** A continuable child's default report delivery, when its start gave one. */
+  reportDelivery?: MessageDelivery;
   [providerField: string]: unknown;
 };
 
@@ -36,8 +41,16 @@ export type SessionEventDataMap = {
   'agent/descriptor': AgentDescriptorData;
   'subagent/descriptor': SubagentDescriptorData;
   'subagent/model-selection-enabled': Record<string, never>;
-  'user/message': { id: string; text: string; source: string };
-  'turn/start': { turn: number; messageIds: string[] };
+  /**
+   * `delivery` marks a message that does not claim a turn of its own the usual way (a child's report):
+   * `next-step` joins a running turn at its next model step, `quiet` joins the next turn. `from` is the
+   * child a report came from.
+   */
+  'user/message': { id: string; text: string; source: string; delivery?: MessageDelivery; from?: string };
+  /** `joined`: quiet messages taken with the claimed one, placed before it in the history. */
+  'turn/start': { turn: number; messageIds: string[]; joined?: string[] };
+  /** Messages a running turn took at a model step (after the step's tool results, before its next request). */
+  'turn/join': { turn: number; messageIds: string[] };
   'turn/end': { turn: number; reason: StopReason; diagnostic?: string };
   'model/request': {
     provider: string;
@@ -129,6 +142,7 @@ const KNOWN_TYPES: Record<SessionEventType, true> = {
   'subagent/model-selection-enabled': true,
   'user/message': true,
   'turn/start': true,
+  'turn/join': true,
   'turn/end': true,
   'model/request': true,
   'assistant/message': true,
@@ -161,4 +175,16 @@ export function isEventOf<T extends SessionEventType>(
   type: T,
 ): event is SessionEvent & SessionEventOf<T> {
   return event.type === type;
+}
+
+/**
+ * The accepted messages a turn event puts into the history, in history order (a turn's joined quiet
+ * messages come before the message it claimed); none for other events.
+ */
+export function messagesTaken(event: ForeignEvent): readonly string[] {
+  const known = knownEvent(event);
+  if (known?.type === 'turn/join') return known.data.messageIds;
+  if (known?.type !== 'turn/start') return [];
+  const { joined, messageIds } = known.data;
+  return joined === undefined || joined.length === 0 ? messageIds : [...joined, ...messageIds];
 }

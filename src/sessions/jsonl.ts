@@ -12,8 +12,11 @@ import { constants } from 'node:fs';
 import { mkdir, open, readdir, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { describe } from '../describe.js';
 import { BroodError } from '../errors.js';
 import type { SessionHeader, SessionStore } from '../types.js';
+import { parseConfig } from '../untrusted.js';
 import { HandlePool } from './handles.js';
 import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession } from './jsonl-load.js';
 import type { Warn } from './jsonl-load.js';
@@ -58,7 +61,15 @@ export function isSafeSessionId(id: unknown): id is string {
   return typeof id === 'string' && ID_PATTERN.test(id) && id !== '.' && id !== '..';
 }
 
-export function fileSessions(dir: string, options: FileSessionOptions = {}): FileSessionStore {
+const optionsSchema = z.strictObject({
+  onWarning: z.custom<(message: string) => void>((value) => typeof value === 'function', 'a function').optional(),
+  maxOpenFiles: z.number().int().positive().optional(),
+});
+
+export function fileSessions(dir: string, input: FileSessionOptions = {}): FileSessionStore {
+  if (typeof dir !== 'string' || dir === '')
+    throw new BroodError('INVALID_CONFIG', `fileSessions needs a directory path, got ${describe(dir)}`);
+  const options = parseConfig(optionsSchema, input, 'fileSessions options');
   const root = resolve(dir);
   const warn: Warn = options.onWarning ?? (() => undefined);
   const pool = new HandlePool(options.maxOpenFiles ?? 64);

@@ -3,7 +3,7 @@
  * progress, messages no completed turn claimed, and the parent's own descriptors are left out.
  */
 import type { AgentImpl } from '../agents/agent.js';
-import { isEventOf, type SessionEventType } from '../sessions/event-types.js';
+import { isEventOf, messagesTaken, type SessionEventType } from '../sessions/event-types.js';
 import type { SubagentCore } from './core.js';
 
 const NOT_INHERITED = new Set<string>([
@@ -22,7 +22,7 @@ export async function completedTurns(core: SubagentCore, parent: AgentImpl): Pro
   const completed = events.slice(0, lastEnd + 1);
   const claimed = new Set<string>();
   for (const event of completed) {
-    if (isEventOf(event, 'turn/start')) for (const id of event.data.messageIds) claimed.add(id);
+    for (const id of messagesTaken(event)) claimed.add(id);
   }
   return completed
     .filter((event) => !NOT_INHERITED.has(event.type))

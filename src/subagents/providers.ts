@@ -2,8 +2,23 @@
  * The built-in providers (SPEC §9). Each is plain data plus a start function on top of
  * ProviderContext.createChild, exactly what a third-party in-process provider would write.
  */
-import type { RunnerChoice } from '../queue/config.js';
+import { z } from 'zod';
+import { isQueueRunnerConfig, type QueueRunnerConfig, type RunnerChoice } from '../queue/config.js';
+import { parseConfig } from '../untrusted.js';
 import type { ContinuablePrepareRequest, SubagentCapabilities, SubagentProvider } from './types.js';
+
+// A provider's name is checked when it is registered (validateProvider), like any provider's.
+const spawnOptions = z.strictObject({
+  name: z.string().optional(),
+  runner: z
+    .union([
+      z.enum(['worker', 'inline']),
+      z.custom<QueueRunnerConfig>(isQueueRunnerConfig, "'worker', 'inline' or a queueRunner(...)"),
+    ])
+    .optional(),
+});
+const forkOptions = z.strictObject({ name: z.string().optional(), allowRouteChange: z.boolean().optional() });
+const inlineOptions = z.strictObject({ name: z.string().optional() });
 
 const EVERY_CAPABILITY: SubagentCapabilities = {
   persona: true,
@@ -18,7 +33,8 @@ const EVERY_CAPABILITY: SubagentCapabilities = {
  * A fresh child with every capability; continuable. `runner` places only this provider's children
  * (e.g. `queueRunner(...)`: on remote hosts, while the parent and other children stay local).
  */
-export function spawnProvider(options: { name?: string; runner?: RunnerChoice } = {}): SubagentProvider {
+export function spawnProvider(input: { name?: string; runner?: RunnerChoice } = {}): SubagentProvider {
+  const options = parseConfig(spawnOptions, input, 'spawnProvider options');
   const { runner } = options;
   return {
     name: options.name ?? 'spawn',
@@ -34,7 +50,8 @@ export function spawnProvider(options: { name?: string; runner?: RunnerChoice } 
  * A child seeded with the parent's completed turns. It keeps the parent's route unless
  * `allowRouteChange`, so the copied prefix stays cache-friendly for the model provider.
  */
-export function forkProvider(options: { name?: string; allowRouteChange?: boolean } = {}): SubagentProvider {
+export function forkProvider(input: { name?: string; allowRouteChange?: boolean } = {}): SubagentProvider {
+  const options = parseConfig(forkOptions, input, 'forkProvider options');
   return {
     name: options.name ?? 'fork',
     capabilities: { ...EVERY_CAPABILITY, agentOptions: options.allowRouteChange === true },
@@ -48,7 +65,8 @@ export function forkProvider(options: { name?: string; allowRouteChange?: boolea
 }
 
 /** Spawn semantics with the driver on the main thread (baselines; no isolation). */
-export function inlineProvider(options: { name?: string } = {}): SubagentProvider {
+export function inlineProvider(input: { name?: string } = {}): SubagentProvider {
+  const options = parseConfig(inlineOptions, input, 'inlineProvider options');
   return {
     name: options.name ?? 'inline',
     capabilities: { ...EVERY_CAPABILITY },

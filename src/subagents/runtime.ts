@@ -15,12 +15,14 @@ import type { SubagentCore } from './core.js';
 import { gate } from './gate.js';
 import { Jobs } from './jobs.js';
 import { observeContinuable, startOneShot } from './runs.js';
+import { ChildReports, isReportDelivery } from './report.js';
 import { publishChild } from './setup.js';
 import type {
   ContinuableSpec,
   CreateChildOptions,
   MountHook,
   ProviderContext,
+  ReportOptions,
   SubagentEventName,
   SubagentProvider,
   SubagentRun,
@@ -28,9 +30,12 @@ import type {
   SubagentStartRequest,
 } from './types.js';
 import { validateContinuableSpec, validateProvider, validateStartRequest } from './validate.js';
+import { readUntrusted, snapshot } from '../untrusted.js';
+import { parseSendOptions } from '../agents/signals.js';
 
 export class SubagentRuntimeImpl implements SubagentRuntime {
   readonly jobs: Jobs;
+  private readonly reports: ChildReports;
   private readonly providers = new Map<string, SubagentProvider>();
   private readonly hooks = new Set<MountHook>();
 
@@ -39,6 +44,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     private readonly isClosed: () => boolean = () => false,
   ) {
     this.jobs = new Jobs(core);
+    this.reports = new ChildReports(core, () => this.assertOpen());
   }
 
   private assertOpen(): void {
@@ -47,7 +53,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
 
   register(provider: SubagentProvider): Disposer {
     this.assertOpen();
-    validateProvider(provider);
+    readUntrusted('INVALID_CONFIG', 'a subagent provider', () => validateProvider(provider));
     if (this.providers.has(provider.name)) {
       throw new BroodError('DUPLICATE_PROVIDER', `a subagent provider named '${provider.name}' is already registered`, {
         details: { provider: provider.name },
@@ -103,20 +109,29 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     return this.core.events.on(event, fn as (info: unknown) => void);
   }
 
-  async start(providerName: string, request: SubagentStartRequest): Promise<SubagentRun> {
+  async start(providerName: string, untrusted: SubagentStartRequest): Promise<SubagentRun> {
     this.assertOpen();
-    validateStartRequest(request, true);
-    const provider = gate(this.providers, providerName, request);
-    this.core.parentOf(request.parent);
+    // The host's request is copied (its data; the parent and signal by reference) and checked under
+    // guard: a getter or proxy trap that throws is INVALID_ARGS. Providers get the copy.
+    const request = snapshot('INVALID_ARGS', 'a start request', untrusted);
+    const provider = readUntrusted('INVALID_ARGS', 'a start request', () => {
+      validateStartRequest(request, true);
+      const passed = gate(this.providers, providerName, request);
+      this.core.parentOf(request.parent);
+      return passed;
+    });
     return provider.start(request, this.contextFor(provider.name));
   }
 
-  async startContinuable(spec: ContinuableSpec): Promise<{ childId: string; messageId: string }> {
+  async startContinuable(untrusted: ContinuableSpec): Promise<{ childId: string; messageId: string }> {
     this.assertOpen();
+    const spec = snapshot('INVALID_CONFIG', 'a startContinuable spec', untrusted);
     validateContinuableSpec(spec);
     const request: SubagentStartRequest = { ...spec.request, label: spec.label, signal: spec.signal };
     validateStartRequest(request, false);
-    const provider = gate(this.providers, spec.provider, request);
+    const provider = readUntrusted('INVALID_ARGS', 'a start request', () =>
+      gate(this.providers, spec.provider, request),
+    );
     if (typeof provider.prepareContinuable !== 'function') {
       throw new BroodError(
         'UNSUPPORTED_CAPABILITY',
@@ -141,6 +156,8 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
       ...(prepared?.runner ? { runner: prepared.runner } : {}),
       ...(prepared?.setup ? { setup: prepared.setup } : {}),
       ...(external ? { [EXTERNAL_DRIVER]: external } : {}),
+      ...(spec.reportDelivery === undefined ? {} : { reportDelivery: spec.reportDelivery }),
+      install: (agent) => this.reports.install(agent, spec.reportDelivery),
     });
     observeContinuable(this.core, provider.name, child);
     const accepted = child.accept(request.prompt, 'parent', undefined);
@@ -150,12 +167,17 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
 
   async followup(parent: Agent, childId: string, message: string, opts: { signal: AbortSignal }): Promise<string> {
     this.assertOpen();
-    const parentImpl = this.core.parentOf(parent);
+    const { signal } = parseSendOptions(opts);
+    const parentImpl = readUntrusted('INVALID_ARGS', 'followup parent', () => this.core.parentOf(parent));
     const child = this.core.agents.get(childId) ?? (await this.restoreContinuable(parentImpl, childId));
     authorize(child, parentImpl);
-    const accepted = child.accept(message, 'parent', opts?.signal);
+    const accepted = child.accept(message, 'parent', signal);
     await accepted.durable;
     return accepted.id;
+  }
+
+  reportFrom(childId: string, output: string, options?: ReportOptions): Promise<string> {
+    return this.reports.reportFrom(childId, output, options);
   }
 
   interrupt(childId: string, by: Agent): void {
@@ -166,9 +188,13 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     child.cancel('parent');
   }
 
-  /** Called for every agent rebuilt from a session: a continuable child gets its run observer back. */
-  attachRestored(agent: AgentImpl, provider: string | undefined): void {
-    if (agent.mode === 'continuable') observeContinuable(this.core, provider ?? 'spawn', agent);
+  /** Called for every agent rebuilt from a session: a continuable child gets its run observer and `report` back. */
+  attachRestored(agent: AgentImpl, descriptor: Record<string, unknown>): void {
+    if (agent.mode !== 'continuable') return;
+    const provider = typeof descriptor.provider === 'string' ? descriptor.provider : 'spawn';
+    observeContinuable(this.core, provider, agent);
+    const delivery = isReportDelivery(descriptor.reportDelivery) ? descriptor.reportDelivery : undefined;
+    this.reports.install(agent, delivery);
   }
 
   /** The driver of a restored child that an out-of-process provider ran (its descriptor says `runner: 'external'`). */
@@ -206,7 +232,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
 
   private async createChild(provider: string, options: CreateChildOptions): Promise<SubagentRun> {
     validateStartRequest(options.request, true);
-    // Built before anything is created: a schema defineTool refuses (INVALID_CONFIG) leaves nothing behind.
+    // Built before anything is created: a schema no turn tool can take (INVALID_ARGS) leaves nothing behind.
     const { outputSchema } = options.request;
     const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema, MISSING_CHILD);
     const child = await publishChild(this.core, { ...options, provider, mode: 'one-shot' });

@@ -20,12 +20,16 @@ import { childDepthFor } from '../depth.js';
 import { externalDriverOf } from './external.js';
 import { isQueueRunnerConfig } from '../queue/config.js';
 import type { SubagentCore } from './core.js';
-import type { CreateChildOptions } from './types.js';
+import type { CreateChildOptions, ReportDelivery } from './types.js';
 
 export interface ChildSpec extends CreateChildOptions {
   provider: string;
   mode: 'one-shot' | 'continuable';
   childId?: string;
+  /** A continuable child's default report delivery (recorded in its descriptor). */
+  reportDelivery?: ReportDelivery;
+  /** brood's own additions to the composed child (a continuable child's `report`); throwing rolls back. */
+  install?: (child: AgentImpl) => void;
 }
 
 export async function publishChild(core: SubagentCore, spec: ChildSpec): Promise<AgentImpl> {
@@ -77,6 +81,7 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec): Promise
   };
   if (seed.length > 0) header.seedLength = seed.length;
   try {
+    spec.install?.(agent);
     await core.store.create(header);
     await core.store.acquire?.(id);
   } catch (error) {
@@ -114,6 +119,7 @@ function descriptorEvent(
   if (request.persona !== undefined) data.persona = request.persona;
   if (request.toolFilter !== undefined) data.toolFilter = request.toolFilter;
   if (request.maxSteps !== undefined) data.maxSteps = request.maxSteps;
+  if (spec.reportDelivery !== undefined) data.reportDelivery = spec.reportDelivery;
   return { type: 'subagent/descriptor', data };
 }
 

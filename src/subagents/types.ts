@@ -1,6 +1,7 @@
 /** Subagent runtime types (SPEC §9). Public ones are re-exported from src/index.ts. */
 import type { RunnerChoice } from '../queue/config.js';
 import type { Disposer } from '../disposer.js';
+import type { MessageDelivery } from '../sessions/event-types.js';
 import type { Agent, JsonSchemaObject, ModelRoute, StopReason, ToolFilter, Usage } from '../types.js';
 
 export interface SubagentCapabilities {
@@ -100,6 +101,21 @@ export interface ContinuableSpec {
   label: string;
   request: Omit<SubagentStartRequest, 'signal' | 'outputSchema'>;
   signal: AbortSignal;
+  /** How the child's reports reach its parent by default (recorded in its descriptor); default 'next-step'. */
+  reportDelivery?: ReportDelivery;
+}
+
+/**
+ * `next-step`: wakes an idle parent; a running turn takes the report at its next model step.
+ * `quiet`: accepted without waking the parent; its next turn sees it.
+ */
+export type ReportDelivery = MessageDelivery;
+
+export interface ReportOptions {
+  /** Default: the child's own (its subagentTool's reportDelivery). */
+  delivery?: ReportDelivery;
+  /** Aborted before the report is accepted: rejects ABORTED and nothing is written. */
+  signal?: AbortSignal;
 }
 
 export interface SubagentStartEvent {
@@ -128,6 +144,11 @@ export interface SubagentRuntime {
   startContinuable(spec: ContinuableSpec): Promise<{ childId: string; messageId: string }>;
   followup(parent: Agent, childId: string, message: string, opts: { signal: AbortSignal }): Promise<string>;
   interrupt(childId: string, by: Agent): void;
+  /**
+   * A continuable child's report to its parent (the path of the child's `report` tool); resolves with
+   * the parent's message id once the report is durable.
+   */
+  reportFrom(childId: string, output: string, options?: ReportOptions): Promise<string>;
   // biome-ignore lint/suspicious/noExplicitAny: SPEC §3 declares the listener as (info: any) => void; callers narrow it.
   on(event: SubagentEventName, fn: (info: any) => void): Disposer;
 }

@@ -4,7 +4,9 @@
  * validates arguments against that same schema, so presentation and validation never diverge.
  */
 import { z } from 'zod';
+import { describe } from '../describe.js';
 import { BroodError, errorMessage } from '../errors.js';
+import { readUntrusted } from '../untrusted.js';
 import type { Agent, JsonSchemaObject, ToolContext, ToolDefinition, ToolPresentation } from '../types.js';
 
 /** Tool names are sent to providers as function names; this is the portable common subset. */
@@ -24,18 +26,21 @@ export interface ToolDeclaration<A> {
  * only way arguments reach `execute`, which is what makes the erasure sound.
  */
 export function defineTool<A>(def: ToolDeclaration<A>): ToolDefinition {
-  validateDeclaration(def);
-  const { parameters, validator } = normaliseParameters(def.name, def.parameters);
-  const name = def.name;
+  // Each field is read once, here: a getter or proxy trap that throws is INVALID_CONFIG.
+  const fields = readUntrusted('INVALID_CONFIG', 'defineTool declaration', () => readDeclaration(def));
+  const { parameters, validator } = readUntrusted('INVALID_CONFIG', `Tool "${fields.name}": parameters`, () =>
+    normaliseParameters(fields.name, fields.parameters),
+  );
+  const name = fields.name;
   const definition: ToolDefinition<A> = {
     name,
-    description: def.description,
+    description: fields.description,
     parameters,
     parse: (args: unknown): A => parseWith(name, validator, args) as A,
     // Bound so the definition does not depend on the caller keeping `def` intact.
-    execute: def.execute.bind(def),
-    ...(def.concurrencySafe === undefined ? {} : { concurrencySafe: bindIfFunction(def, def.concurrencySafe) }),
-    ...(def.forAgent === undefined ? {} : { forAgent: def.forAgent.bind(def) }),
+    execute: fields.execute.bind(def),
+    ...(fields.concurrencySafe === undefined ? {} : { concurrencySafe: bindIfFunction(def, fields.concurrencySafe) }),
+    ...(fields.forAgent === undefined ? {} : { forAgent: fields.forAgent.bind(def) }),
   };
   return Object.freeze(definition) as unknown as ToolDefinition;
 }
@@ -54,10 +59,21 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** The declaration's fields, each read once and checked. */
+function readDeclaration<A>(declaration: ToolDeclaration<A>): ToolDeclaration<A> {
+  if (typeof declaration !== 'object' || declaration === null)
+    throw invalidConfig('defineTool expects a tool declaration object');
+  const { name, description, parameters, execute, concurrencySafe, forAgent } = declaration;
+  const def: ToolDeclaration<A> = { name, description, parameters, execute };
+  if (concurrencySafe !== undefined) def.concurrencySafe = concurrencySafe;
+  if (forAgent !== undefined) def.forAgent = forAgent;
+  validateDeclaration(def);
+  return def;
+}
+
 function validateDeclaration<A>(def: ToolDeclaration<A>): void {
-  if (typeof def !== 'object' || def === null) throw invalidConfig('defineTool expects a tool declaration object');
   if (typeof def.name !== 'string' || !TOOL_NAME_PATTERN.test(def.name)) {
-    throw invalidConfig(`Invalid tool name ${JSON.stringify(def.name)}: must match ${TOOL_NAME_PATTERN.source}`);
+    throw invalidConfig(`Invalid tool name ${describe(def.name)}: must match ${TOOL_NAME_PATTERN.source}`);
   }
   if (typeof def.description !== 'string' || def.description.trim() === '') {
     throw invalidConfig(`Tool "${def.name}" needs a non-empty description`);

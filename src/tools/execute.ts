@@ -4,7 +4,9 @@
  * because a tool failure is information for the model, not a crash of the caller.
  */
 import { BroodError, errorCodeOf, errorMessage, type BroodErrorCode } from '../errors.js';
+import { describe } from '../describe.js';
 import { defaultIds } from '../ids.js';
+import { readUntrusted } from '../untrusted.js';
 import type { Agent, ToolCallRequest, ToolContext, ToolResult } from '../types.js';
 import type { ResolvedTool } from './resolver.js';
 
@@ -25,8 +27,15 @@ export async function executeResolved(scope: ExecutionScope, call: ToolCallReque
   }
 }
 
-async function runCall(scope: ExecutionScope, call: ToolCallRequest): Promise<ToolResult> {
-  const name = typeof call?.name === 'string' ? call.name : String(call?.name);
+async function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promise<ToolResult> {
+  // A host's call object: its fields are read once (a throwing getter is INVALID_ARGS, like bad args).
+  const call = readUntrusted('INVALID_ARGS', 'a tool call', () => ({
+    name: untrusted?.name,
+    arguments: untrusted?.arguments,
+    signal: untrusted?.signal,
+    callId: untrusted?.callId,
+  }));
+  const name = typeof call.name === 'string' ? call.name : describe(call.name);
   const tool = scope.lookup(name);
   if (tool === undefined) return errorResult('UNKNOWN_TOOL', unknownToolMessage(name));
   let args: unknown;

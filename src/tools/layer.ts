@@ -1,11 +1,22 @@
 /**
  * Building blocks of the tool system: one layer of registered tools and a contained listener set.
  */
+import { describe } from '../describe.js';
 import { BroodError } from '../errors.js';
 import { makeDisposer, type Disposer } from '../disposer.js';
 import type { ToolDefinition } from '../types.js';
+import { readUntrusted } from '../untrusted.js';
 import { RUN_CODE_TOOL_NAME } from './code-mode-sdk.js';
 import { TOOL_NAME_PATTERN } from './define-tool.js';
+
+/** The turn tool of `run(text, { outputSchema })` (agents/structured-turn.ts): never a registration. */
+export const STRUCTURED_OUTPUT_TOOL = 'structured_output';
+
+/** Names brood presents itself; registering one is RESERVED_TOOL_NAME (a host's tool would be shadowed or shadow it). */
+const RESERVED_TOOL_NAMES: ReadonlyMap<string, string> = new Map([
+  [RUN_CODE_TOOL_NAME, 'Code Mode'],
+  [STRUCTURED_OUTPUT_TOOL, 'structured output (run(text, { outputSchema }))'],
+]);
 
 /** The tools registered in one layer (global, or one agent's own tools), keyed by name. */
 export class ToolLayer {
@@ -20,17 +31,17 @@ export class ToolLayer {
    * returned disposer actually removes this registration (not after clear(), not a second time).
    */
   add(tool: ToolDefinition, layerLabel: string, onRemove: () => void): Disposer {
-    checkDefinition(tool);
-    if (this.#tools.has(tool.name)) {
-      throw new BroodError('DUPLICATE_TOOL', `Tool "${tool.name}" is already registered in the ${layerLabel} layer`, {
-        details: { tool: tool.name },
+    const name = readUntrusted('INVALID_CONFIG', 'a tool definition', () => checkDefinition(tool));
+    if (this.#tools.has(name)) {
+      throw new BroodError('DUPLICATE_TOOL', `Tool "${name}" is already registered in the ${layerLabel} layer`, {
+        details: { tool: name },
       });
     }
-    this.#tools.set(tool.name, tool);
+    this.#tools.set(name, tool);
     return makeDisposer(() => {
       // Identity check: after clear() or a re-registration the name may belong to someone else.
-      if (this.#tools.get(tool.name) !== tool) return;
-      this.#tools.delete(tool.name);
+      if (this.#tools.get(name) !== tool) return;
+      this.#tools.delete(name);
       onRemove();
     });
   }
@@ -40,20 +51,26 @@ export class ToolLayer {
   }
 }
 
-/** register() accepts any ToolDefinition, not only defineTool output, so the essentials are rechecked. */
-function checkDefinition(tool: ToolDefinition): void {
+/**
+ * register() accepts any ToolDefinition, not only defineTool output, so the essentials are rechecked.
+ * Returns the name, read once.
+ */
+function checkDefinition(tool: ToolDefinition): string {
   if (typeof tool !== 'object' || tool === null) {
     throw new BroodError('INVALID_CONFIG', 'register() expects a tool definition (see defineTool)');
   }
-  if (tool.name === RUN_CODE_TOOL_NAME) {
-    throw new BroodError('RESERVED_TOOL_NAME', `The tool name "${RUN_CODE_TOOL_NAME}" is reserved for Code Mode`);
+  const name: unknown = tool.name;
+  const reservedFor = typeof name === 'string' ? RESERVED_TOOL_NAMES.get(name) : undefined;
+  if (reservedFor !== undefined) {
+    throw new BroodError('RESERVED_TOOL_NAME', `The tool name "${String(name)}" is reserved for ${reservedFor}`);
   }
-  if (typeof tool.name !== 'string' || !TOOL_NAME_PATTERN.test(tool.name)) {
-    throw new BroodError('INVALID_CONFIG', `Invalid tool name ${JSON.stringify(tool.name)}`);
+  if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
+    throw new BroodError('INVALID_CONFIG', `Invalid tool name ${describe(name)}`);
   }
   if (typeof tool.parse !== 'function' || typeof tool.execute !== 'function') {
-    throw new BroodError('INVALID_CONFIG', `Tool "${tool.name}" is not a tool definition (see defineTool)`);
+    throw new BroodError('INVALID_CONFIG', `Tool "${name}" is not a tool definition (see defineTool)`);
   }
+  return name;
 }
 
 /** Change listeners; one throwing listener must not stop the others or the change that fired them. */

@@ -4,6 +4,7 @@
  */
 import { BroodError } from '../errors.js';
 import type { ToolFilter } from '../types.js';
+import { readUntrusted } from '../untrusted.js';
 import { RUN_CODE_TOOL_NAME } from './code-mode-sdk.js';
 
 /** An installed filter. Arrays are copied into sets so later caller mutation has no effect. */
@@ -24,6 +25,10 @@ export function createRestriction(
   knownGlobals: readonly string[],
   validateNames: boolean,
 ): Restriction {
+  return readUntrusted('INVALID_CONFIG', 'a tool filter', () => restrictionOf(filter, knownGlobals, validateNames));
+}
+
+function restrictionOf(filter: ToolFilter, knownGlobals: readonly string[], validateNames: boolean): Restriction {
   if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
     throw invalidFilter('A tool filter must be an object with allow and/or deny', knownGlobals);
   }

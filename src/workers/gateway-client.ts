@@ -4,12 +4,22 @@
  */
 import * as Comlink from 'comlink';
 import { BroodError } from '../errors.js';
-import type { DriverEvent, DriverHost, ToolBatchWire, ToolCallRequestWire, TurnReport } from '../driver/types.js';
+import type {
+  CodeCallWire,
+  DriverEvent,
+  DriverHost,
+  JoinedMessage,
+  ToolBatchWire,
+  ToolCallRequestWire,
+  TurnReport,
+} from '../driver/types.js';
 import type { ToolResult } from '../types.js';
 import {
   claimedMessage,
+  codeCallReply,
   concurrencyClass,
   driverView,
+  joinedMessages,
   nothing,
   toolResult,
   toolResults,
@@ -24,8 +34,11 @@ export interface GatewayRemote {
   refreshView(): Promise<Reply<unknown>>;
   classify(name: string, args: string): Promise<Reply<unknown>>;
   executeTool(call: ToolCallRequestWire): Promise<Reply<unknown>>;
+  callFromCode(call: CodeCallWire): Promise<Reply<unknown>>;
+  endProgram(program: string): Promise<Reply<unknown>>;
   runTools(batch: ToolBatchWire): Promise<Reply<unknown>>;
   log(events: DriverEvent[]): Promise<Reply<unknown>>;
+  joinMessages(turn: number): Promise<Reply<unknown>>;
   endTurn(report: TurnReport): Promise<Reply<unknown>>;
 }
 
@@ -39,8 +52,12 @@ export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): Dr
     refreshView: () => guard('refreshView', () => remote.refreshView(), driverView),
     classify: (name, args) => guard('classify', () => remote.classify(name, args), concurrencyClass),
     executeTool: (call) => guard('executeTool', () => remote.executeTool(call), toolResult) as Promise<ToolResult>,
+    callFromCode: (call) => guard('callFromCode', () => remote.callFromCode(call), codeCallReply),
+    endProgram: (program) => guard('endProgram', () => remote.endProgram(program), nothing),
     runTools: (batch) => guard('runTools', () => remote.runTools(batch), toolResults) as Promise<ToolResult[]>,
     log: (events) => guard('log', () => remote.log(events), nothing),
+    joinMessages: (turn) =>
+      guard('joinMessages', () => remote.joinMessages(turn), joinedMessages) as Promise<JoinedMessage[]>,
     endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessage),
   };
 }
@@ -95,7 +112,7 @@ export class GatewayClient {
 /**
  * Each method's comlink proxy, taken on first use and kept. Reading `remote.executeTool` creates a new
  * proxy and registers it with comlink's FinalizationRegistry, which per call was allocation and GC
- * work on the thread for nothing; taking all seven up front would cost more than a short activation's
+ * work on the thread for nothing; taking all ten up front would cost more than a short activation's
  * few calls. comlink's apply ignores `this`, so a taken proxy is called as it is.
  */
 function methodsOf(remote: GatewayRemote): GatewayRemote {
@@ -109,8 +126,11 @@ function methodsOf(remote: GatewayRemote): GatewayRemote {
     refreshView: () => take('refreshView')(),
     classify: (name, args) => take('classify')(name, args),
     executeTool: (call) => take('executeTool')(call),
+    callFromCode: (call) => take('callFromCode')(call),
+    endProgram: (program) => take('endProgram')(program),
     runTools: (batch) => take('runTools')(batch),
     log: (events) => take('log')(events),
+    joinMessages: (turn) => take('joinMessages')(turn),
     endTurn: (report) => take('endTurn')(report),
   };
 }

@@ -94,19 +94,63 @@ const isDriverView: Check = (v) =>
   Object.values(v.classes).every(oneOf(...PLANNED_CLASSES));
 export const driverView = wire(driverViewSchema, isDriverView);
 
+/** A message that joins a turn without being its claim (a child's report). */
+const joinedSchema = lazy(() => obj({ messageId: z.string(), text: z.string() }));
+const isJoined: Check = (v) => isObj(v) && isStr(v.messageId) && isStr(v.text);
+/** The answer to joinMessages: what joins the running turn at this step, in order. */
+export const joinedMessages = wire(() => z.array(joinedSchema()), arrayOf(isJoined));
+
 const claimSchema = lazy(() =>
-  obj({ turn: safeInt().nonnegative(), messageId: z.string(), text: z.string(), aborted: z.boolean() }),
+  obj({
+    turn: safeInt().nonnegative(),
+    messageId: z.string(),
+    text: z.string(),
+    aborted: z.boolean(),
+    joined: z.array(joinedSchema()).optional(),
+  }),
 );
 const isClaim: Check = (v) =>
-  isObj(v) && isInt(v.turn) && v.turn >= 0 && isStr(v.messageId) && isStr(v.text) && isBool(v.aborted);
+  isObj(v) &&
+  isInt(v.turn) &&
+  v.turn >= 0 &&
+  isStr(v.messageId) &&
+  isStr(v.text) &&
+  isBool(v.aborted) &&
+  optional(arrayOf(isJoined))(v.joined);
 const claimedMessageSchema = lazy(() => claimSchema().nullable());
 export const claimedMessage = wire(claimedMessageSchema, (v) => v === null || isClaim(v));
 
+/** joinMessages' argument: the turn the driver is running. */
+export const joinTurn = wire(
+  () => safeInt().nonnegative(),
+  (v) => isInt(v) && (v as number) >= 0,
+);
+
 const toolCallSchema = lazy(() => obj({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() }));
-const toolCallRequestSchema = lazy(() => toolCallSchema().extend({ origin: z.enum(['model', 'code']).optional() }));
-export const toolCallRequest = wire(
-  toolCallRequestSchema,
-  (v) => isToolCall(v) && optional(oneOf('model', 'code'))((v as { origin?: unknown }).origin),
+export const toolCallRequest = wire(toolCallSchema, isToolCall);
+
+/** A run_code program's id: drawn by its driver (a UUID), never chosen by a model. */
+const PROGRAM_ID_MAX = 64;
+const programIdSchema = lazy(() => z.string().min(1).max(PROGRAM_ID_MAX));
+const isProgramId: Check = (v) => isStr(v) && v.length > 0 && v.length <= PROGRAM_ID_MAX;
+export const programId = wire(programIdSchema, isProgramId);
+
+/** A call from inside a run_code program, and its answer as the sandbox takes it. */
+const codeCallSchema = lazy(() => toolCallSchema().extend({ program: programIdSchema() }));
+export const codeCallRequest = wire(
+  codeCallSchema,
+  (v) => isToolCall(v) && isProgramId((v as { program?: unknown }).program),
+);
+const codeCallReplySchema = lazy(() =>
+  z.union([
+    obj({ ok: z.literal(true), json: z.string() }),
+    obj({ ok: z.literal(true), text: z.string() }),
+    obj({ ok: z.literal(false), message: z.string() }),
+  ]),
+);
+export const codeCallReply = wire(
+  codeCallReplySchema,
+  (v) => isObj(v) && ((v.ok === true && (isStr(v.json) || isStr(v.text))) || (v.ok === false && isStr(v.message))),
 );
 
 /** One assistant message's tool calls, handed to the parent to run (SPEC §7.2; the cap is the parent's own). */
@@ -233,6 +277,8 @@ const driverPlanSchema = lazy(() =>
     codeWallTimeoutMs: z.number().positive(),
     codeLimits: codeLimitsSchema(),
     versions: z.array(z.instanceof(SharedArrayBuffer)),
+    stepCell: z.instanceof(SharedArrayBuffer).optional(),
+    stepSeen: safeInt().optional(),
     firstMessage: claimSchema().optional(),
     resumeTurn: resumeTurnSchema().optional(),
   }),
@@ -259,6 +305,8 @@ export const driverPlan = wire(
     v.codeWallTimeoutMs > 0 &&
     isCodeLimits(v.codeLimits) &&
     arrayOf(isSab)(v.versions) &&
+    optional(isSab)(v.stepCell) &&
+    optional(isInt)(v.stepSeen) &&
     optional(isClaim)(v.firstMessage) &&
     optional(isResumeTurn)(v.resumeTurn),
 );

@@ -1,8 +1,9 @@
 /**
  * One piscina pool and the links of its threads. Piscina owns the threads' lives (start, resource
- * limits, replacement after a death, destroy); activations travel on the links, never as piscina
- * tasks. Each activation goes to the least-loaded linked thread; activations that arrive before any
- * thread has booted wait here, so pool boot overlaps the parent's setup work.
+ * limits, destroy); activations travel on the links, never as piscina tasks. Threads start on demand,
+ * never with the pool (see grow()), and threads above the warm set go again once idle. Each activation
+ * goes to the least-loaded linked thread; activations that arrive before any thread has booted wait
+ * here, so thread boot overlaps the parent's setup work.
  */
 import { MessagePort, type ResourceLimits, type Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -14,7 +15,10 @@ import { ThreadLink, type PlacedActivation } from './thread-link.js';
 
 export interface ThreadGroupOptions {
   filename: string;
+  /** The most threads this group runs at once. */
   threads: number;
+  /** Threads started together on the first need (one per core); the rest start as load requires. */
+  warm: number;
   models: readonly ModelProviderConfig[];
   idleTimeoutMs: number;
   resourceLimits: ResourceLimits;
@@ -30,6 +34,8 @@ export interface ThreadGroupOptions {
 export class ThreadGroup {
   readonly pool: Piscina;
   private readonly links = new Map<number, ThreadLink>();
+  /** Threads above the warm set that have gone idle, and the timers that release them. */
+  private readonly retiring = new Map<ThreadLink, NodeJS.Timeout>();
   private waiting: { entry: PlacedActivation; plan: DriverPlan }[] = [];
   private closing = false;
   /** Errors of threads that died carrying activations: those activations' ends report them. */
@@ -38,14 +44,17 @@ export class ThreadGroup {
   constructor(private readonly options: ThreadGroupOptions) {
     this.pool = new Piscina({
       filename: options.filename,
-      minThreads: options.threads,
+      // Nothing starts here: creating a runtime costs no thread whatever the pool size (grow()).
+      minThreads: 0,
       maxThreads: options.threads,
-      idleTimeout: options.idleTimeoutMs,
+      // Piscina's idle timer counts its own tasks, and a thread never has one (activations are frames):
+      // it would end threads that are running drivers. Idle threads are released here (retireLater()).
+      idleTimeout: Number.POSITIVE_INFINITY,
       atomics: 'disabled',
       maxQueue: Number.POSITIVE_INFINITY,
       resourceLimits: options.resourceLimits,
       workerData: { models: options.models },
-      // No task is ever placed: a task exists only to make piscina start a missing thread (wake()).
+      // No task is ever placed: a task exists only to make piscina start a thread (spawn()).
       loadBalancer: (_task) => null,
     });
     this.pool.on('message', (message: unknown) => this.onHello(message));
@@ -53,13 +62,13 @@ export class ThreadGroup {
   }
 
   place(entry: PlacedActivation, plan: DriverPlan): void {
+    this.grow();
     const thread = this.leastLoaded();
     if (thread) {
       this.start(thread, entry, plan);
       return;
     }
     this.waiting.push({ entry, plan });
-    this.wake();
   }
 
   /** A waiting activation that ended before it was placed (a cancel cannot end it; a close can). */
@@ -82,6 +91,8 @@ export class ThreadGroup {
       ...[...this.links.values()].flatMap((thread) => [...thread.live.values()]),
     ];
     this.waiting = [];
+    for (const timer of this.retiring.values()) clearTimeout(timer);
+    this.retiring.clear();
     for (const thread of this.links.values()) thread.close();
     this.links.clear();
     await this.pool.destroy();
@@ -111,8 +122,13 @@ export class ThreadGroup {
       return;
     }
     const worker = this.pool.threads.find((candidate) => candidate.threadId === hello.threadId);
-    const thread = new ThreadLink(hello.threadId, worker, portCarrier(hello.port), this.options.board, (closed) =>
-      this.linkClosed(closed, undefined),
+    const thread = new ThreadLink(
+      hello.threadId,
+      worker,
+      portCarrier(hello.port),
+      this.options.board,
+      (closed) => this.linkClosed(closed, undefined),
+      (idle) => this.retireLater(idle),
     );
     this.links.set(thread.threadId, thread);
     if (worker) this.watchExit(worker, thread);
@@ -151,15 +167,59 @@ export class ThreadGroup {
     thread.close();
     if (this.closing) return;
     this.options.died(thread, cause ?? new Error("the thread's link closed"));
-    if (this.waiting.length > 0 || this.links.size === 0) this.wake();
+    // Piscina replaces no thread (minThreads 0): the activations it carried come back through place(),
+    // which starts a replacement; activations still waiting for a first thread need one now.
+    if (this.waiting.length > 0) this.grow();
   }
 
   /**
-   * Piscina replaces a dead thread by itself, except after a thread died while booting; a task it
-   * cannot place (the balancer places none) makes it start one whenever it runs short of threads.
+   * Starts threads as load requires, up to `threads`. The first need starts the warm set (one thread
+   * per core, booting in the background while the first activation waits for the first of them), so a
+   * fan-out right after finds its threads ready as it did when the pool started with the runtime
+   * (the cold first fan-out bench row). Past the warm set a thread starts when every linked thread
+   * has a driver and none is still booting: one at a time, so a burst on a large pool does not boot
+   * dozens of isolates at once on the cores its drivers need.
    */
-  private wake(): void {
-    if (this.closing || this.pool.threads.length >= this.options.threads) return;
-    this.pool.run(null).catch(() => undefined);
+  private grow(): void {
+    if (this.closing) return;
+    const started = this.pool.threads.length;
+    if (started >= this.options.threads) return;
+    if (started < this.options.warm) {
+      for (let count = started; count < this.options.warm; count++) this.spawn();
+      return;
+    }
+    const booting = started - this.links.size;
+    if (booting > 0) return;
+    for (const thread of this.links.values()) if (thread.load === 0 && !thread.closed) return;
+    this.spawn();
+  }
+
+  /**
+   * Piscina has no call that starts one thread; a task it cannot place (the balancer places none)
+   * makes it start one. The task is aborted at once, which takes it out of piscina's queue: left
+   * there, the new thread's first idle moment would make piscina start every missing thread for it.
+   * (It never runs; DESIGN's "no abort signal for a driver task" is about tasks that do.)
+   */
+  private spawn(): void {
+    const controller = new AbortController();
+    this.pool.run(null, { signal: controller.signal }).catch(() => undefined);
+    controller.abort();
+  }
+
+  /** A thread above the warm set that stays idle for idleTimeoutMs is ended (its isolate's memory goes with it). */
+  private retireLater(thread: ThreadLink): void {
+    if (this.closing || this.links.get(thread.threadId) !== thread || this.links.size <= this.options.warm) return;
+    clearTimeout(this.retiring.get(thread));
+    const timer = setTimeout(() => {
+      this.retiring.delete(thread);
+      if (this.closing || thread.load > 0 || this.links.get(thread.threadId) !== thread) return;
+      if (this.links.size <= this.options.warm) return;
+      // Unlinked first, so nothing is placed on it and its exit is no death (linkClosed ignores it).
+      this.links.delete(thread.threadId);
+      thread.close();
+      void thread.worker?.terminate();
+    }, this.options.idleTimeoutMs);
+    timer.unref();
+    this.retiring.set(thread, timer);
   }
 }

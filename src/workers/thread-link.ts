@@ -49,6 +49,8 @@ export class ThreadLink {
     carrier: Carrier,
     board: SharedArrayBuffer,
     private readonly onClosed: (thread: ThreadLink) => void,
+    /** The thread's last activation was released. */
+    private readonly onIdle: (thread: ThreadLink) => void = () => undefined,
   ) {
     this.link = new Link<ParentFrame, HostFrame>(
       carrier,
@@ -92,7 +94,9 @@ export class ThreadLink {
   release(token: number): void {
     if (!this.live.delete(token)) return;
     this.link.drop(token);
-    if (this.live.size === 0) this.link.setActive(false);
+    if (this.live.size > 0) return;
+    this.link.setActive(false);
+    this.onIdle(this);
   }
 
   close(): void {

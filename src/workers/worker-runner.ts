@@ -56,7 +56,9 @@ export class WorkerRunner implements DriverRunner {
 
   constructor(private readonly options: WorkerRunnerOptions) {
     this.hangTimeoutMs = options.hangTimeoutMs ?? DEFAULTS.hangTimeoutMs;
-    this.shared = this.createGroup(options.threads ?? Math.max(1, availableParallelism()), 'shared');
+    const cores = Math.max(1, availableParallelism());
+    const threads = options.threads ?? cores;
+    this.shared = this.createGroup({ threads, warm: Math.min(threads, cores) }, 'shared');
   }
 
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
@@ -69,7 +71,7 @@ export class WorkerRunner implements DriverRunner {
       agentId: plan.agentId,
       quarantined,
       gateway: quarantined ? gateway : endsAtLastTurn(gateway, () => this.endAtLastTurn(entry)),
-      group: quarantined ? this.createGroup(1, 'quarantine') : this.shared,
+      group: quarantined ? this.createGroup({ threads: 1, warm: 1 }, 'quarantine') : this.shared,
       thread: undefined,
       cancelled: undefined,
       settle: (end) => {
@@ -103,10 +105,10 @@ export class WorkerRunner implements DriverRunner {
       entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: 'the runtime closed' });
   }
 
-  private createGroup(threads: number, kind: 'shared' | 'quarantine'): ThreadGroup {
+  private createGroup(size: { threads: number; warm: number }, kind: 'shared' | 'quarantine'): ThreadGroup {
     return new ThreadGroup({
       filename: locateWorkerEntry(),
-      threads,
+      ...size,
       models: this.options.models,
       idleTimeoutMs: this.options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
       resourceLimits: this.options.resourceLimits ?? { maxOldGenerationSizeMb: DEFAULTS.maxOldGenerationSizeMb },
@@ -121,12 +123,13 @@ export class WorkerRunner implements DriverRunner {
    * A thread died while its link carried no activation (a stray timer of an adapter throwing after its
    * turn, an idle thread hitting resourceLimits; thread-group.ts filters piscina's 'error' events to
    * these). Unheard, piscina's event is an uncaught exception that kills the host. Nobody fails:
-   * piscina has already removed the thread and starts a replacement; the runtime only reports it.
+   * piscina has already removed the thread, and the next activation that needs one starts another
+   * (ThreadGroup.grow()); the runtime only reports it.
    */
   private onPoolError(kind: 'shared' | 'quarantine', error: unknown): void {
     const where = kind === 'quarantine' ? 'a quarantine worker thread' : 'a pool worker thread';
     this.options.onDiagnostic?.(
-      `${where} died while running no driver task (${describeDeath(error)}); it was replaced`,
+      `${where} died while running no driver task (${describeDeath(error)}); a new one starts when a driver needs it`,
     );
   }
 

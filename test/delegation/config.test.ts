@@ -97,6 +97,12 @@ describe('subagentTool config', () => {
     ['backgroundMode unknown', { provider: 'spawn', backgroundMode: 'detached' }, /backgroundMode/],
     ['enableRunInBackground not boolean', { provider: 'spawn', enableRunInBackground: 'yes' }, /enableRunInBackground/],
     ['persona not a string', { provider: 'spawn', persona: 3 }, /persona/],
+    [
+      'reportDelivery unknown',
+      { provider: 'spawn', backgroundMode: 'continuable', reportDelivery: 'later' },
+      /reportDelivery/,
+    ],
+    ['reportDelivery on a one-shot instance', { provider: 'spawn', reportDelivery: 'quiet' }, /reportDelivery/],
   ];
 
   it.each(cases)('rejects %s with INVALID_CONFIG naming the key', (_label, input, key) => {
@@ -108,6 +114,18 @@ describe('subagentTool config', () => {
   it('rejects a non-object config', () => {
     expect(configError('spawn').code).toBe('INVALID_CONFIG');
     expect(configError(null).code).toBe('INVALID_CONFIG');
+  });
+
+  it("keeps a continuable instance's reportDelivery (absent by default: the runtime default applies)", () => {
+    const quiet = parseSubagentToolConfig({
+      provider: 'spawn',
+      backgroundMode: 'continuable',
+      reportDelivery: 'quiet',
+    });
+    expect(quiet.reportDelivery).toBe('quiet');
+    expect('reportDelivery' in parseSubagentToolConfig({ provider: 'spawn', backgroundMode: 'continuable' })).toBe(
+      false,
+    );
   });
 
   it('accepts every valid toolName shape', () => {

@@ -67,7 +67,13 @@ class FakeParent {
           this.executed.push(call.callId);
           return this.tool(call);
         }),
+      callFromCode: () =>
+        replyOf((): never => {
+          throw new Error('this fake parent runs no run_code programs');
+        }),
+      endProgram: () => replyOf(() => undefined),
       log: (events) => replyOf(() => void this.events.push(...events)),
+      joinMessages: () => replyOf(() => []),
       endTurn: (report) =>
         replyOf((): ClaimedMessage | null => {
           this.reports.push(report);

@@ -184,10 +184,10 @@ describe('typed structured output on run()', () => {
     expect((await brood.sessions.read(agent.id)).events.find((e) => e.type === 'turn/end')?.data.reason).toBe('error');
   });
 
-  it('a schema that is neither zod nor JSON Schema rejects INVALID_CONFIG and accepts nothing', async () => {
+  it('a schema that is neither zod nor JSON Schema rejects INVALID_ARGS (a per-call argument) and accepts nothing', async () => {
     brood = structuredBrood([]);
     const agent = await brood.createAgent({ model: route });
-    await expectCode(agent.run('answer', { outputSchema: 42 as never }), 'INVALID_CONFIG');
+    await expectCode(agent.run('answer', { outputSchema: 42 as never }), 'INVALID_ARGS');
     expect((await brood.sessions.read(agent.id)).events.some((e) => e.type === 'user/message')).toBe(false);
   });
 });

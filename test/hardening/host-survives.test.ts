@@ -1,6 +1,6 @@
 /**
  * Issue 12 items 1–3: the host survives every worker-level event. A pool thread that dies while it
- * runs no task is reported as a runtime diagnostic and replaced; the worker entry loads without
+ * runs no task is reported as a runtime diagnostic (the next run starts a new thread); the worker entry loads without
  * require(esm); heap limits too small to boot a thread are refused up front.
  */
 import { spawnSync } from 'node:child_process';
@@ -54,7 +54,7 @@ it.each(['throw', 'oom'] as const)(
     const message = await diagnostic;
     expect(message).toContain('died while running no driver task');
     if (kind === 'oom') expect(message).toContain('out of memory');
-    // piscina replaced the thread: the same agent runs again, and the runtime closes normally.
+    // A new thread starts for the next run: the same agent runs again, and the runtime closes normally.
     expect(await agent.run('again')).toMatchObject({ stopReason: 'completed', output: 'answered: again' });
     await brood.close();
   },

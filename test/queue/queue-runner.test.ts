@@ -202,6 +202,54 @@ describe.runIf(redisAvailable())('queueRunner with brood host processes', () => 
     expect(cancelled.stopReason).toBe('aborted');
   });
 
+  it('runs run_code on a host: calls from inside the program come back to the parent, bounded there', async () => {
+    let running = 0;
+    let peak = 0;
+    const ran: string[] = [];
+    const code = 'const r = await Promise.all([0, 1, 2, 3, 4].map((v) => tools.tick({ v }))); return r.join();';
+    brood = createBrood({
+      codeMode: 'code',
+      maxParallelToolCalls: 2,
+      runner: queueRunner({ connection: redis.url }),
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [
+            {
+              match: 'code',
+              turns: [
+                { toolCalls: [{ name: 'run_code', arguments: { description: 'd', code } }] },
+                { text: '{{results}}' },
+              ],
+            },
+          ],
+        }),
+      ],
+    });
+    brood.tools.register(
+      defineTool({
+        name: 'tick',
+        description: 'counts concurrency',
+        parameters: { type: 'object', properties: { v: { type: 'number' } } },
+        concurrencySafe: true,
+        execute: async ({ v }: { v: number }, ctx) => {
+          ran.push(ctx.callId);
+          peak = Math.max(peak, ++running);
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          running -= 1;
+          return `t${v}`;
+        },
+      }),
+    );
+    const agent = await brood.createAgent({ model: route });
+    const result = await agent.run('code');
+    expect(result).toMatchObject({ stopReason: 'completed', output: 't0,t1,t2,t3,t4' });
+    expect(peak).toBe(2);
+    expect(ran.sort()).toEqual([1, 2, 3, 4, 5].map((n) => `call_0_0:code:${n}`));
+    const [request] = await modelRequests(agent.id);
+    expect(hosts.map((host) => host.child.pid)).toContain((request!.data.host as { pid: number }).pid);
+  });
+
   it('mixes local and remote providers in one tree', async () => {
     brood = createBrood({
       models: [

@@ -17,6 +17,7 @@ import {
   type Script,
 } from './helpers.js';
 import { expectCode } from '../support/codes.js';
+import { REPORT_GUIDANCE } from '../../src/subagents/report.js';
 
 const { open, dirs } = closeAfterEach();
 
@@ -245,11 +246,16 @@ describe('continuable children', () => {
         provider: 'scripted',
         model: 'm2',
         reasoningEffort: 'high',
-        system: 'CHILD PERSONA depth 3',
-        tools: ['visible'],
+        // A continuable child also has `report` and its guidance, whatever its filter says.
+        system: `CHILD PERSONA depth 3\n\n${REPORT_GUIDANCE}`,
+        tools: ['report', 'visible'],
       });
     }
-    expect(firstRequest).toMatchObject({ system: 'CHILD PERSONA depth 3', tools: ['visible'], model: 'm2' });
+    expect(firstRequest).toMatchObject({
+      system: `CHILD PERSONA depth 3\n\n${REPORT_GUIDANCE}`,
+      tools: ['report', 'visible'],
+      model: 'm2',
+    });
     expect(second.runs).toEqual(['visible']);
     expect(ofType(events, 'assistant/message').map((e) => e.data.text)).toEqual([
       'first',

@@ -324,11 +324,11 @@ describe('one-shot runs', () => {
     await run.dispose();
   });
 
-  it('outputSchema: a schema no tool can take is INVALID_CONFIG before anything is created', async () => {
+  it('outputSchema: a schema no tool can take is INVALID_ARGS before anything is created', async () => {
     h = harness();
     const parent = await h.brood.createAgent({ model: route });
     const before = await h.headers();
-    await expectCode(startChild(h, parent, 'never runs', { outputSchema: 'not a schema' }), 'INVALID_CONFIG');
+    await expectCode(startChild(h, parent, 'never runs', { outputSchema: 'not a schema' }), 'INVALID_ARGS');
     expect(await h.headers()).toEqual(before);
     expect(h.liveAgents()).toBe(1);
     expect(h.starts).toEqual([]);

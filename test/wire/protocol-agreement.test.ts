@@ -11,6 +11,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type {
   ClaimedMessage,
+  CodeCallReply,
+  CodeCallWire,
   DriverEvent,
   DriverPlan,
   DriverView,
@@ -23,12 +25,15 @@ import {
   activationOutcome,
   claimedMessage,
   classifyArgs,
+  codeCallReply,
+  codeCallRequest,
   concurrencyClass,
   driverEvents,
   driverPlan,
   driverView,
   hostFrame,
   parentFrame,
+  programId,
   toolBatch,
   toolCallRequest,
   toolResult,
@@ -45,6 +50,9 @@ agree<Mutual<WireOf<typeof driverPlan>, DriverPlan>>(true);
 agree<Mutual<WireOf<typeof driverView>, DriverView>>(true);
 agree<Mutual<NonNullable<WireOf<typeof claimedMessage>>, ClaimedMessage>>(true);
 agree<Mutual<WireOf<typeof toolCallRequest>, ToolCallRequestWire>>(true);
+agree<Mutual<WireOf<typeof codeCallRequest>, CodeCallWire>>(true);
+agree<Mutual<WireOf<typeof codeCallReply>, CodeCallReply>>(true);
+agree<Mutual<WireOf<typeof programId>, string>>(true);
 agree<Mutual<WireOf<typeof turnReport>, TurnReport>>(true);
 agree<Mutual<WireOf<typeof driverEvents>[number], DriverEvent>>(true);
 agree<Mutual<WireOf<typeof toolResult>, ToolResult>>(true);
@@ -137,16 +145,27 @@ const outcome = fc.oneof(fc.record({ ok: fc.constant(true) }), fc.record({ ok: f
 const token = fc.integer({ min: 1, max: 2 ** 31 });
 
 const MESSAGES: [string, WireType<unknown>, fc.Arbitrary<unknown>][] = [
+  ['toolCallRequest', toolCallRequest, toolCall],
   [
-    'toolCallRequest',
-    toolCallRequest,
-    optionalKeys(['callId', 'name', 'arguments'], {
+    'codeCallRequest',
+    codeCallRequest,
+    fc.record({
+      program: fc.string({ minLength: 1, maxLength: 64 }),
       callId: nonEmpty,
       name: nonEmpty,
       arguments: str,
-      origin: fc.constantFrom('model', 'code'),
     }),
   ],
+  [
+    'codeCallReply',
+    codeCallReply,
+    fc.oneof(
+      fc.record({ ok: fc.constant(true), json: str }),
+      fc.record({ ok: fc.constant(true), text: str }),
+      fc.record({ ok: fc.constant(false), message: str }),
+    ),
+  ],
+  ['programId', programId, fc.string({ minLength: 1, maxLength: 64 })],
   [
     'toolResult',
     toolResult,

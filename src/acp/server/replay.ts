@@ -4,7 +4,7 @@
  * to itself (job completions, child settlements) are part of the conversation and replayed too.
  */
 import type * as Acp from '@agentclientprotocol/sdk';
-import { knownEvent, parsedToolArguments } from '../../sessions/event-types.js';
+import { knownEvent, messagesTaken, parsedToolArguments } from '../../sessions/event-types.js';
 import type { SessionEvent } from '../../types.js';
 
 export function replayUpdates(agentId: string, events: SessionEvent[]): Acp.SessionUpdate[] {
@@ -14,8 +14,8 @@ export function replayUpdates(agentId: string, events: SessionEvent[]): Acp.Sess
     const event = knownEvent(logged);
     if (event?.type === 'user/message') {
       accepted.set(event.data.id, event.data.text);
-    } else if (event?.type === 'turn/start') {
-      for (const id of event.data.messageIds) {
+    } else if (event?.type === 'turn/start' || event?.type === 'turn/join') {
+      for (const id of messagesTaken(event)) {
         const text = accepted.get(id);
         if (text !== undefined) updates.push({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text } });
       }
