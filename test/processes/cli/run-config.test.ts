@@ -147,9 +147,9 @@ describe('a bad option → exit 2 and one line naming the key', () => {
   });
 });
 
-describe('the config reference (examples/README.md)', () => {
+describe('the config reference (docs/cli.md)', () => {
   it('its example config is valid as written', async () => {
-    const readme = await readFile(join(ROOT, 'examples/README.md'), 'utf8');
+    const readme = await readFile(join(ROOT, 'docs/cli.md'), 'utf8');
     const block = /## `brood run` config[\s\S]*?```jsonc\n([\s\S]*?)\n```/.exec(readme)?.[1];
     expect(block).toBeDefined();
     // JSON with comments, read the way TypeScript reads tsconfig files.
