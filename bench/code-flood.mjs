@@ -9,8 +9,8 @@
 // Reports the flood's outcome, the sibling's latency, tool bodies started, the parent's RSS growth
 // (peak, sampled every 10 ms, after a forced GC) and its event-loop delay; then medians.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createBrood, defineTool, scriptedModels } from '../dist/index.js';
-import { ROUTE } from './lib/brood.mjs';
+import { createBrood, scriptedModels } from '../dist/index.js';
+import { noopTool, ROUTE } from './lib/brood.mjs';
 
 const rounds = Number(process.argv[2] ?? 5);
 const variant = process.argv[3] ?? 'limit';
@@ -40,11 +40,9 @@ const brood = createBrood({
 const BIG = 'x'.repeat(512 * 1024);
 let started = 0;
 brood.tools.register(
-  defineTool({
+  noopTool({
     name: 'big',
     description: 'returns 512 KB',
-    parameters: { type: 'object', properties: {} },
-    concurrencySafe: true,
     execute: async () => {
       started += 1;
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -52,15 +50,7 @@ brood.tools.register(
     },
   }),
 );
-brood.tools.register(
-  defineTool({
-    name: 'tiny',
-    description: 'returns a word',
-    parameters: { type: 'object', properties: {} },
-    concurrencySafe: true,
-    execute: () => 'tiny',
-  }),
-);
+brood.tools.register(noopTool({ name: 'tiny', description: 'returns a word', execute: () => 'tiny' }));
 
 const agent = () => brood.createAgent({ model: ROUTE });
 const timed = async (run) => {

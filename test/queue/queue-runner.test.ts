@@ -18,6 +18,24 @@ import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } fr
 import { route } from '../support/route.js';
 import { until } from '../support/until.js';
 
+/** A tool `tick` that holds each call 30 ms; `seen` has the call ids and the most calls in flight at once. */
+function tickTool() {
+  const seen = { peak: 0, running: 0, callIds: [] as string[] };
+  const tool = defineTool({
+    name: 'tick',
+    description: 'counts concurrency',
+    parameters: { type: 'object', properties: { v: { type: 'number' } } },
+    concurrencySafe: true,
+    execute: async ({ v }: { v: number }, ctx) => {
+      seen.callIds.push(ctx.callId);
+      seen.peak = Math.max(seen.peak, ++seen.running);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      seen.running -= 1;
+      return `t${v}`;
+    },
+  });
+  return { tool, seen };
+}
 const subagent = (prompt: string) => ({ name: 'subagent', arguments: { description: `task ${prompt}`, prompt } });
 
 describe.runIf(redisAvailable())('queueRunner with brood host processes', () => {
@@ -153,8 +171,6 @@ describe.runIf(redisAvailable())('queueRunner with brood host processes', () => 
   });
 
   it('cancels a remote turn, and keeps maxParallelToolCalls for a remote driver', async () => {
-    let running = 0;
-    let peak = 0;
     brood = createBrood({
       maxParallelToolCalls: 2,
       runner: queueRunner({ connection: redis.url }),
@@ -174,25 +190,13 @@ describe.runIf(redisAvailable())('queueRunner with brood host processes', () => 
         }),
       ],
     });
-    brood.tools.register(
-      defineTool({
-        name: 'tick',
-        description: 'counts concurrency',
-        parameters: { type: 'object', properties: { v: { type: 'number' } } },
-        concurrencySafe: true,
-        execute: async ({ v }: { v: number }) => {
-          peak = Math.max(peak, ++running);
-          await new Promise((resolve) => setTimeout(resolve, 30));
-          running -= 1;
-          return `t${v}`;
-        },
-      }),
-    );
+    const tick = tickTool();
+    brood.tools.register(tick.tool);
     const agent = await brood.createAgent({ model: route });
     const six = await agent.run('six');
     expect(six.stopReason).toBe('completed');
     expect(six.output).toBe('t0\nt1\nt2\nt3\nt4\nt5');
-    expect(peak).toBe(2);
+    expect(tick.seen.peak).toBe(2);
 
     const sleeper = await brood.createAgent({ model: route });
     const slow = sleeper.run('slow');
@@ -204,9 +208,6 @@ describe.runIf(redisAvailable())('queueRunner with brood host processes', () => 
   });
 
   it('runs run_code on a host: calls from inside the program come back to the parent, bounded there', async () => {
-    let running = 0;
-    let peak = 0;
-    const ran: string[] = [];
     const code = 'const r = await Promise.all([0, 1, 2, 3, 4].map((v) => tools.tick({ v }))); return r.join();';
     brood = createBrood({
       codeMode: 'code',
@@ -227,26 +228,13 @@ describe.runIf(redisAvailable())('queueRunner with brood host processes', () => 
         }),
       ],
     });
-    brood.tools.register(
-      defineTool({
-        name: 'tick',
-        description: 'counts concurrency',
-        parameters: { type: 'object', properties: { v: { type: 'number' } } },
-        concurrencySafe: true,
-        execute: async ({ v }: { v: number }, ctx) => {
-          ran.push(ctx.callId);
-          peak = Math.max(peak, ++running);
-          await new Promise((resolve) => setTimeout(resolve, 30));
-          running -= 1;
-          return `t${v}`;
-        },
-      }),
-    );
+    const tick = tickTool();
+    brood.tools.register(tick.tool);
     const agent = await brood.createAgent({ model: route });
     const result = await agent.run('code');
     expect(result).toMatchObject({ stopReason: 'completed', output: 't0,t1,t2,t3,t4' });
-    expect(peak).toBe(2);
-    expect(ran.sort()).toEqual([1, 2, 3, 4, 5].map((n) => `call_0_0:code:${n}`));
+    expect(tick.seen.peak).toBe(2);
+    expect(tick.seen.callIds.sort()).toEqual([1, 2, 3, 4, 5].map((n) => `call_0_0:code:${n}`));
     const [request] = await modelRequests(agent.id);
     expect(hosts.map((host) => host.child.pid)).toContain((request!.data.host as { pid: number }).pid);
   });

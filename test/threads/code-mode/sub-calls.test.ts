@@ -213,7 +213,7 @@ describe('a program’s end', () => {
   it('a program cut short by its thread’s death runs again on the recovered driver: the call it waited on is aborted, then made again', async () => {
     const b = start(
       [program('victim', 'return await tools.gate({});'), { match: 'culprit', turns: [{ fault: 'throw' }] }],
-      { pool: { threads: 1, hangTimeoutMs: 1_500, cancelGraceMs: 300 }, codeBusyTimeoutMs: 1_000 },
+      { pool: { threads: 1 } },
     );
     const calls: { callId: string; aborted: boolean }[] = [];
     let entered!: () => void;
