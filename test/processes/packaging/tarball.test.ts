@@ -48,7 +48,7 @@ describe('the packed package, installed into an empty project', () => {
   });
 
   it('compiles a strict TypeScript host against the published declarations, without skipLibCheck', () => {
-    copyFileSync(join(ROOT, 'test/packaging/consumer/main.ts'), join(project, 'main.ts'));
+    copyFileSync(join(ROOT, 'test/processes/packaging/consumer/main.ts'), join(project, 'main.ts'));
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(consumerTsconfig()));
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
     const compiled = spawnSyncNode([tsc, '-p', project], project);
