@@ -106,12 +106,13 @@ export interface LoadReport {
  */
 export async function runLoad(rig: LoadRig, sequential: number, concurrent: number): Promise<LoadReport> {
   const { parents } = rig;
-  // Pool threads hold a ref'd MessagePort while they boot: let them finish before the baseline is taken.
+  await waitOutRunnerTimer();
+  await rig.delegate(parents[0]!, 0);
+  // Pool threads start with the first run and hold a ref'd MessagePort while they boot: let the ones
+  // the first delegation did not wait for finish before the baseline is taken.
   for (let i = 0; i < 400 && process.getActiveResourcesInfo().includes('MessagePort'); i += 1) {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-  await waitOutRunnerTimer();
-  await rig.delegate(parents[0]!, 0);
   const baseline = await activeResources();
   const warmup = Math.min(100, Math.floor(sequential / 10));
   for (let n = 1; n <= warmup; n += 1) await rig.delegate(parents[n % parents.length]!, n);
