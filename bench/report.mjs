@@ -195,7 +195,7 @@ driver schedules the calls itself (run_code's sandbox is in its thread) and each
 session writes included, no model request in between. calls/s = M over the whole sequence. The message runs ${rpc.worker?.rounds ?? 1}
 times on one runtime and the last round is the figure (a warm runtime, as in the fan-out table); the first round, which carries
 thread start and the JIT tiering up the call path, is shown beside it. Last column: the same calls without run_code, as a message
-usually is: the parent schedules a message's calls itself (\`DriverHost.runTools\`), so those gaps cross no thread.
+usually is: the parent schedules a message's calls itself (\`DriverGateway.runTools\`), so those gaps cross no thread.
 
 ${table(
   [

@@ -6,7 +6,7 @@
 //            (run_code's sandbox is in its thread): each gap is one full proxied round trip (result →
 //            driver → execute request → parent), with no model request in it. This is the figure.
 //   parent   the same calls without run_code, as a message usually is: the parent runs the message's
-//            calls itself (DriverHost.runTools), so a gap crosses no thread (reported beside it).
+//            calls itself (DriverGateway.runTools), so a gap crosses no thread (reported beside it).
 import { ROUTE, makeBrood, noopTool } from './lib/brood.mjs';
 import { THREADS } from './lib/schedule.mjs';
 import { summarize, round } from './lib/stats.mjs';

@@ -14,7 +14,7 @@ import { scriptedModels } from './models/scripted.js';
 import type { ModelProviderConfig } from './models/types.js';
 import { registerPersona } from './prompt/system.js';
 import { isPromiseLike } from './runtime/async-plugins.js';
-import { attachPluginHost } from './runtime/plugin-host.js';
+import { attachPluginAccess } from './runtime/plugin-access.js';
 import { Runtime } from './runtime/runtime.js';
 import { memorySessions } from './sessions/memory.js';
 import { describe } from './describe.js';
@@ -149,7 +149,7 @@ class BroodFacade implements Brood {
     const closed = (): boolean => runtime.isClosed;
     this.tools = guardDisposed(runtime.tools.global, closed, 'this brood runtime', ['execute']);
     this.prompt = guardDisposed(runtime.prompt.global, closed, 'this brood runtime', []);
-    attachPluginHost(this, runtime);
+    attachPluginAccess(this, runtime);
     if (options.persona !== undefined) registerPersona(this.prompt, options.persona);
     try {
       for (const provider of (options.providers as SubagentProvider[] | undefined) ?? [spawnProvider(), forkProvider()])

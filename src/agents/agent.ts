@@ -28,7 +28,8 @@ import type {
 } from '../types.js';
 import type { Activation, ActivationEnd } from '../wire/runner.js';
 import { CodePrograms } from './code-calls.js';
-import { createGateway, resolveView } from './gateway.js';
+import { createGateway } from './gateway.js';
+import { planActivation, viewOrNull } from './plan.js';
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
@@ -282,38 +283,11 @@ export class AgentImpl implements GatewayAgent {
   }
 
   private plan(): DriverPlan {
-    const { limits } = this.deps;
-    return {
-      agentId: this.id,
-      route: this.route,
-      view: this.resolveViewSafely(),
-      history: [...this.history],
-      ownStart: this.init.ownStart,
-      maxParallelToolCalls: limits.maxParallelToolCalls,
-      maxSteps: this.init.maxSteps,
-      toolsInParent: true,
-      eventsFlag: this.deps.hub.flag,
-      codeMode: this.codeMode,
-      codeBusyTimeoutMs: limits.codeBusyTimeoutMs,
-      codeWallTimeoutMs: limits.codeWallTimeoutMs,
-      codeLimits: limits.codeLimits,
-      versions: [this.deps.globalVersion.buffer, this.ownVersion.buffer],
-      stepCell: this.stepCell.buffer,
-      // A report already waiting makes the driver look at its first step (a recovered turn included).
-      stepSeen: this.stepCell.value - (this.inbox.stepPending ? 1 : 0),
-    };
+    return planActivation(this);
   }
 
-  /**
-   * If the prompt cannot be assembled right now (a template error in a later turn), the plan carries
-   * no view: the driver asks for it before its first request and ends that turn `error`.
-   */
   private resolveViewSafely(): DriverPlan['view'] {
-    try {
-      return resolveView(this);
-    } catch {
-      return null;
-    }
+    return viewOrNull(this);
   }
 
   private async activationEnded(end: ActivationEnd): Promise<void> {

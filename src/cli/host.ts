@@ -42,8 +42,8 @@ export async function hostCommand(args: string[]): Promise<number> {
   const concurrency = countFlag(values, 'concurrency', 64, 100_000);
   requireOptionalPeers('brood host', 'queue');
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
-  const { BroodHost } = await import('../queue/host.js');
-  const host = new BroodHost({ redis, queue, prefix, threads, concurrency, log });
+  const { QueueHost } = await import('../queue/host.js');
+  const host = new QueueHost({ redis, queue, prefix, threads, concurrency, log });
   await host.start();
   // Listening before the ready line: a supervisor may signal the moment it reads it.
   const stopped = new Promise<void>((resolve) => {

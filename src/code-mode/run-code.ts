@@ -21,7 +21,7 @@ import { limitMessage } from './limits.js';
 import { Fifo } from '../fifo.js';
 import type { SandboxPool, SandboxThread, ThreadListener } from './sandbox-pool.js';
 import type { FromSandbox, LimitName, ProgramEnd, ToolCallOut, ToSandbox } from './sandbox-protocol.js';
-import type { CodeCallReply, DriverHost, DriverPlan } from '../wire/contract.js';
+import type { CodeCallReply, DriverGateway, DriverPlan } from '../wire/contract.js';
 
 const runCodeArgs = z.object({ description: z.string(), code: z.string() });
 
@@ -38,7 +38,7 @@ interface SubCall extends ToolCallOut {
   callId: string;
 }
 
-export function codeRunner(plan: CodePlan, host: DriverHost, pool: SandboxPool): CodeRunner {
+export function codeRunner(plan: CodePlan, host: DriverGateway, pool: SandboxPool): CodeRunner {
   return (call, signal) => {
     let args: z.infer<typeof runCodeArgs>;
     try {
@@ -73,7 +73,7 @@ class CodeRun implements ThreadListener {
     private readonly callId: string,
     code: string,
     private readonly plan: CodePlan,
-    private readonly host: DriverHost,
+    private readonly host: DriverGateway,
     private readonly signal: AbortSignal,
     private readonly pool: SandboxPool,
   ) {

@@ -12,7 +12,7 @@ import { defineTool } from '../tools/define-tool.js';
 import type { Job, JobTable } from '../subagents/types.js';
 import type { ToolDefinition } from '../types.js';
 import { isFinished, jobKillText, jobListText, jobOutputText, unknownJobMessage } from './render.js';
-import { pluginHost } from '../runtime/plugin-host.js';
+import { pluginAccess } from '../runtime/plugin-access.js';
 import { acquireShared, callingAgent } from './shared.js';
 
 export const JOB_TOOLS_KEY = 'delegation:job-tools';
@@ -28,7 +28,7 @@ export function installJobTools(brood: Brood): Disposer {
   return acquireShared(brood, JOB_TOOLS_KEY, () =>
     registerAll(
       brood,
-      createJobTools(() => pluginHost(brood).jobs),
+      createJobTools(() => pluginAccess(brood).jobs),
     ),
   );
 }

@@ -17,7 +17,7 @@ import {
   disposeAfterFailureSuffix,
   failureMessage,
 } from './render.js';
-import { pluginHost } from '../runtime/plugin-host.js';
+import { pluginAccess } from '../runtime/plugin-access.js';
 import { callingAgent, subagentsOf } from './shared.js';
 
 export interface ForegroundValue {
@@ -117,7 +117,7 @@ async function oneShotBackground(
 ): Promise<unknown> {
   const controller = new AbortController();
   // Lets the runtime's subagent-start event say 'background' for the run this job will own.
-  pluginHost(deps.brood).markBackgroundStart(controller.signal);
+  pluginAccess(deps.brood).markBackgroundStart(controller.signal);
   const forward = () => controller.abort(signal.reason);
   signal.addEventListener('abort', forward, { once: true });
   let run: SubagentRun;
@@ -131,7 +131,7 @@ async function oneShotBackground(
     await run.dispose().catch(() => undefined);
     throw new BroodError('ABORTED', 'the delegation was cancelled before its background job was registered');
   }
-  const job = pluginHost(deps.brood).jobs.create(request.parent, run, call.description, controller);
+  const job = pluginAccess(deps.brood).jobs.create(request.parent, run, call.description, controller);
   const value: BackgroundValue = { kind: 'background', jobId: job.id };
   return withContent(value, `started background subagent job ${job.id}`);
 }

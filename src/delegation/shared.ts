@@ -6,7 +6,7 @@
 import type { Brood } from '../brood.js';
 import type { Disposer } from '../disposer.js';
 import { BroodError } from '../errors.js';
-import { pluginHost } from '../runtime/plugin-host.js';
+import { pluginAccess } from '../runtime/plugin-access.js';
 import type { SubagentRuntime } from '../subagents/types.js';
 import type { Agent, ToolContext } from '../types.js';
 
@@ -31,11 +31,11 @@ export function callingAgent(ctx: ToolContext, toolName: string): Agent {
 /** The agent's session decision for modelSelectionSettings (SPEC §11.9); false for foreign objects. */
 export function modelSelectionEnabledFor(brood: Brood, agent: Agent | undefined): boolean {
   if (agent === undefined) return false;
-  const impl = pluginHost(brood).agentImpl(agent) as { modelSelectionEnabled?: unknown } | undefined;
+  const impl = pluginAccess(brood).agentImpl(agent) as { modelSelectionEnabled?: unknown } | undefined;
   return impl?.modelSelectionEnabled === true;
 }
 
-/** Installs `key` once per runtime, reference-counted (see PluginHost.acquireShared). */
+/** Installs `key` once per runtime, reference-counted (see PluginAccess.acquireShared). */
 export function acquireShared(brood: Brood, key: string, install: () => () => void): Disposer {
-  return pluginHost(brood).acquireShared(key, install);
+  return pluginAccess(brood).acquireShared(key, install);
 }

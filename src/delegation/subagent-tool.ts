@@ -16,7 +16,7 @@ import { parseSubagentToolConfig, type ResolvedSubagentToolConfig, type Subagent
 import { installJobTools } from './job-tools.js';
 import { LIST_MODELS_TOOL, listModelsTool } from './list-models-tool.js';
 import { runDelegation } from './routes.js';
-import { pluginHost } from '../runtime/plugin-host.js';
+import { pluginAccess } from '../runtime/plugin-access.js';
 import { modelSelectionEnabledFor } from './shared.js';
 import { continuableSectionText, sectionName, toolWording } from './wording.js';
 
@@ -54,7 +54,7 @@ function installSubagentTool(brood: Brood, raw: SubagentToolConfig): Disposer {
     }
     if (config.enableRunInBackground && config.backgroundMode === 'one-shot') stack.add(installJobTools(brood));
     const mount = new Mount(brood, config);
-    stack.add(pluginHost(brood).addMountHook({ added: (p) => mount.added(p), removed: (p) => mount.removed(p) }));
+    stack.add(pluginAccess(brood).addMountHook({ added: (p) => mount.added(p), removed: (p) => mount.removed(p) }));
     stack.add(() => mount.unmount());
   } catch (error) {
     stack.disposeAll();
@@ -74,7 +74,7 @@ function isContinuable(config: ResolvedSubagentToolConfig): boolean {
 /** Reserved at use() even while the provider is absent, so duplicates never wait for a mount. */
 function reserveToolName(brood: Brood, config: ResolvedSubagentToolConfig, stack: DisposerStack): void {
   const name = config.toolName;
-  const host = pluginHost(brood);
+  const host = pluginAccess(brood);
   const key = `tool:${name}`;
   if (SHARED_TOOL_NAMES.has(name)) throw invalidConfig(`toolName '${name}' is reserved for a shared delegation tool`);
   if (host.reservationHolder(key) !== undefined)
@@ -85,7 +85,7 @@ function reserveToolName(brood: Brood, config: ResolvedSubagentToolConfig, stack
 
 /** list_subagent_models has a global name, so exactly one instance per runtime may own it. */
 function reserveDiscovery(brood: Brood, config: ResolvedSubagentToolConfig, stack: DisposerStack): void {
-  const host = pluginHost(brood);
+  const host = pluginAccess(brood);
   const owner = host.reservationHolder(LIST_MODELS_TOOL);
   if (owner !== undefined) {
     const key = config.enableModelSelection ? 'enableModelSelection' : 'modelSelectionSettings';

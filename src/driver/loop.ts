@@ -1,6 +1,6 @@
 /**
  * The agent loop (SPEC §7). Pure and transport-agnostic: everything that is policy (claiming
- * messages, resolving the view, executing tools, persisting events) goes through a DriverHost; this
+ * messages, resolving the view, executing tools, persisting events) goes through a DriverGateway; this
  * file only does the work — model requests, tool scheduling, stop-reason bookkeeping.
  */
 import { DEFAULTS } from '../defaults.js';
@@ -16,12 +16,13 @@ import type {
   ClaimedMessage,
   ConcurrencyClass,
   DriverEvent,
-  DriverHost,
+  DriverGateway,
   DriverPlan,
   DriverView,
   TurnReport,
 } from '../wire/contract.js';
 import { StepWatch } from './step-watch.js';
+import { FINAL_FINISHES, requestsSinceUserMessage, TurnState } from './turn-state.js';
 import { ViewTracker } from './view-tracker.js';
 
 /** How long streamed deltas may wait to share one message across the thread boundary. */
@@ -54,7 +55,7 @@ export class Driver {
 
   constructor(
     private readonly plan: DriverPlan,
-    private readonly host: DriverHost,
+    private readonly host: DriverGateway,
     private readonly adapter: ModelAdapter,
     private readonly hooks: DriverHooks = {},
   ) {
@@ -300,13 +301,13 @@ export class Driver {
   }
 
   /**
-   * The parent runs the message's calls (same pool, logged there; see DriverHost.runTools): a call
+   * The parent runs the message's calls (same pool, logged there; see DriverGateway.runTools): a call
    * that settles starts the next without waiting for this thread. The results come back in model
    * order and only join the history here. The log of the assistant message leaves first, on the same link.
    */
   private async runCallsInParent(
     calls: ToolCallRecord[],
-    runTools: NonNullable<DriverHost['runTools']>,
+    runTools: NonNullable<DriverGateway['runTools']>,
   ): Promise<void> {
     void this.flushEvents().catch(() => undefined);
     const results = await runTools({ calls });
@@ -377,44 +378,4 @@ export class Driver {
 
 function cancelledError(): BroodError {
   return new BroodError('ABORTED', 'the turn was cancelled');
-}
-
-/** A turn whose last logged response was final only needs ending after a recovery. */
-const FINAL_FINISHES: Record<string, TurnReport['stopReason'] | undefined> = {
-  stop: 'completed',
-  'max-tokens': 'max-tokens',
-  refusal: 'refusal',
-  error: 'error',
-};
-
-/** Model requests already made in the turn a recovery continues (assistant messages since its user message). */
-function requestsSinceUserMessage(history: readonly ChatMessage[]): number {
-  let count = 0;
-  for (let index = history.length - 1; index >= 0 && history[index]?.role !== 'user'; index -= 1) {
-    if (history[index]?.role === 'assistant') count += 1;
-  }
-  return count;
-}
-
-class TurnState {
-  output = '';
-  /** Model requests answered in this turn (the step count maxSteps bounds). */
-  requests = 0;
-  private readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
-
-  constructor(readonly turn: number) {}
-
-  addUsage(usage: Usage): void {
-    addUsage(this.usage, usage);
-  }
-
-  finish(stopReason: TurnReport['stopReason'], diagnostic?: string): TurnReport {
-    return {
-      turn: this.turn,
-      output: this.output,
-      stopReason,
-      usage: { ...this.usage },
-      ...(diagnostic === undefined ? {} : { diagnostic }),
-    };
-  }
 }

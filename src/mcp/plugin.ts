@@ -8,7 +8,7 @@ import type { Brood, BroodPlugin } from '../brood.js';
 import { BroodError } from '../errors.js';
 import { requireOptionalPeers } from '../optional-peers.js';
 import { makeAsyncDisposer, type AsyncDisposer } from '../runtime/async-plugins.js';
-import { pluginHost } from '../runtime/plugin-host.js';
+import { pluginAccess } from '../runtime/plugin-access.js';
 import type { ToolRegistry } from '../types.js';
 import { parseMcpConfig, type McpServer, type McpToolsOptions, type ParsedMcpConfig } from './config.js';
 import { McpToolSet } from './tool-set.js';
@@ -51,7 +51,7 @@ async function install(brood: Brood, server: unknown, options: unknown): Promise
 
 function registryFor(brood: Brood, config: ParsedMcpConfig): ToolRegistry {
   if (config.scope === 'global') return brood.tools;
-  const agent = pluginHost(brood).agentImpl(config.scope);
+  const agent = pluginAccess(brood).agentImpl(config.scope);
   if (agent === undefined || agent.isDisposed) {
     throw new BroodError(
       'INVALID_CONFIG',

@@ -63,7 +63,7 @@ interface ParentState {
   activations: Set<HostActivation>;
 }
 
-export class BroodHost {
+export class QueueHost {
   readonly id = `h${randomUUID().replaceAll('-', '')}`;
   readonly identity = { name: hostname(), pid: process.pid };
   private readonly live = new Map<string, HostActivation>();

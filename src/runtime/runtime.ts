@@ -2,7 +2,7 @@
  * The runtime engine behind `createBrood`: every per-runtime part built in one pass, in dependency
  * order, and never re-wired afterwards. Agents and the subagent runtime see it through the narrow
  * interfaces their layers declare (`RuntimeCore`, `SubagentCore`); the public facade (src/brood.ts)
- * holds it privately; plugins reach it through the typed `PluginHost`.
+ * holds it privately; plugins reach it through the typed `PluginAccess`.
  */
 import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';

@@ -21,7 +21,7 @@ import { HandlePool } from './handles.js';
 import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession } from './jsonl-load.js';
 import type { Warn } from './jsonl-load.js';
 import { acquireSessionLock, type SessionLock } from './lock.js';
-import { SessionQueue } from './queue.js';
+import { SessionSerial } from './serial.js';
 import { checkEventShapes, checkHeader, checkSeqs } from './validate.js';
 
 export interface FileSessionOptions {
@@ -73,7 +73,7 @@ export function fileSessions(dir: string, input: FileSessionOptions = {}): FileS
   const root = resolve(dir);
   const warn: Warn = options.onWarning ?? (() => undefined);
   const pool = new HandlePool(options.maxOpenFiles ?? 64);
-  const queue = new SessionQueue();
+  const queue = new SessionSerial();
   // Sessions this instance writes (holds the lock of). A writer whose nextSeq is unknown loads the
   // file, repairing a torn tail, before its next append.
   const writers = new Map<string, Writer>();

@@ -8,7 +8,7 @@ import { codeRunner } from '../code-mode/run-code.js';
 import { SandboxPool } from '../code-mode/sandbox-pool.js';
 import { Driver } from '../driver/loop.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { DriverHost, DriverPlan } from '../wire/contract.js';
+import type { DriverGateway, DriverPlan } from '../wire/contract.js';
 import { AdapterCache } from './adapter-cache.js';
 
 export class DriverFactory {
@@ -20,7 +20,7 @@ export class DriverFactory {
     this.adapters = new AdapterCache(models);
   }
 
-  async create(plan: DriverPlan, host: DriverHost): Promise<Driver> {
+  async create(plan: DriverPlan, host: DriverGateway): Promise<Driver> {
     const adapter = await this.adapters.get(plan.route.provider);
     return new Driver(plan, host, adapter, { runCode: codeRunner(plan, host, this.sandboxes), threadId });
   }

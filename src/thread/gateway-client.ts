@@ -1,7 +1,7 @@
 /** A pool thread's side of the parent's gateway, one per activation (see GatewayClient). */
 import * as Comlink from 'comlink';
 import { BroodError } from '../errors.js';
-import type { DriverEvent, DriverHost } from '../wire/contract.js';
+import type { DriverEvent, DriverGateway } from '../wire/contract.js';
 import { driverHostOver, type GatewayRemote } from '../wire/gateway.js';
 import { unwrapReply, type WireType } from '../wire/protocol.js';
 
@@ -12,7 +12,7 @@ import { unwrapReply, type WireType } from '../wire/protocol.js';
  * is rejected as a whole when the link closes.
  */
 export class GatewayClient {
-  readonly host: DriverHost;
+  readonly host: DriverGateway;
   private readonly pending = new Set<(error: BroodError) => void>();
   private closedReason: string | undefined;
 

@@ -40,7 +40,7 @@ export interface DriverPlan {
   /** Model requests per turn; reaching it ends the turn 'max-steps' (default DEFAULT_MAX_STEPS). */
   maxSteps?: number;
   /**
-   * The parent runs each assistant message's tool calls (DriverHost.runTools), except a message with
+   * The parent runs each assistant message's tool calls (DriverGateway.runTools), except a message with
    * a run_code call while Code Mode is on (its sandbox is in the driver's thread). Unset: the driver
    * schedules every call itself.
    */
@@ -59,7 +59,7 @@ export interface DriverPlan {
   /**
    * Int32 cell the parent bumps when a message waits for the running turn's next model step (a
    * child's `next-step` report), and its value when this plan was made: the driver asks for the
-   * message (DriverHost.joinMessages) only when the cell moved, so steps cost no round trip otherwise.
+   * message (DriverGateway.joinMessages) only when the cell moved, so steps cost no round trip otherwise.
    */
   stepCell?: SharedArrayBuffer;
   stepSeen?: number;
@@ -108,7 +108,7 @@ export interface TurnReport {
 }
 
 /** Calls a driver makes on its parent. Every one is validated on arrival (see src/wire/protocol.ts). */
-export interface DriverHost {
+export interface DriverGateway {
   claimNext(): Promise<ClaimedMessage | null>;
   refreshView(): Promise<DriverView>;
   classify(name: string, args: string): Promise<ConcurrencyClass>;

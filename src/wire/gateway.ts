@@ -1,13 +1,13 @@
 /**
  * The gateway: what the parent serves to each activation and a driver host calls (comlink over the
  * thread's link, or directly on the main thread), and `driverHostOver`, which turns its Reply
- * envelopes into the typed DriverHost a driver uses. Every runner goes through driverHostOver, so
+ * envelopes into the typed DriverGateway a driver uses. Every runner goes through driverHostOver, so
  * replies are validated the same way whether they crossed a thread or not.
  */
 import type {
   CodeCallWire,
   DriverEvent,
-  DriverHost,
+  DriverGateway,
   JoinedMessage,
   ToolBatchWire,
   ToolCallRequestWire,
@@ -46,7 +46,7 @@ type Guard = <T>(what: string, send: () => Promise<unknown>, value: WireType<T>)
 
 const direct: Guard = async (what, send, value) => unwrapReply(await send(), value, what);
 
-export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): DriverHost {
+export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): DriverGateway {
   return {
     claimNext: () => guard('claimNext', () => remote.claimNext(), claimedMessage),
     refreshView: () => guard('refreshView', () => remote.refreshView(), driverView),

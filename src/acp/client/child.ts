@@ -9,7 +9,7 @@
 import type * as Acp from '@agentclientprotocol/sdk';
 import { BroodError, errorMessage } from '../../errors.js';
 import { TEXT_DELTA_EVENT } from '../../sessions/event-types.js';
-import type { ClaimedMessage, DriverHost, DriverPlan, TurnReport } from '../../wire/contract.js';
+import type { ClaimedMessage, DriverGateway, DriverPlan, TurnReport } from '../../wire/contract.js';
 import type { ModelFinish } from '../../models/types.js';
 import { driverHostOver, type GatewayRemote } from '../../wire/gateway.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../../wire/runner.js';
@@ -152,7 +152,7 @@ export class AcpChild implements DriverRunner, SessionHandlers {
     this.turn?.transcript.note({ type: 'acp/fs', data: { ...event } });
   }
 
-  private async runTurn(host: DriverHost, claimed: ClaimedMessage): Promise<TurnReport> {
+  private async runTurn(host: DriverGateway, claimed: ClaimedMessage): Promise<TurnReport> {
     const base = { turn: claimed.turn, usage: NO_USAGE };
     if (claimed.aborted) return { ...base, output: '', stopReason: 'aborted' };
     const transcript = new TurnTranscript((events) => void host.log(events).catch(() => undefined));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, mcpTools, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Brood, BroodOptions } from '../../../src/index.js';
-import { runtimeOf } from '../../../src/runtime/plugin-host.js';
+import { runtimeOf } from '../../../src/runtime/plugin-access.js';
 import { tapStore } from '../../support/tap-store.js';
 import {
   EVERYTHING_SCRIPT,

@@ -9,7 +9,7 @@ import {
   type Brood,
   type SubagentProvider,
 } from '../../../src/index.js';
-import { runtimeOf } from '../../../src/runtime/plugin-host.js';
+import { runtimeOf } from '../../../src/runtime/plugin-access.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
 

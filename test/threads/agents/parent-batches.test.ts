@@ -1,5 +1,5 @@
 /**
- * The parent runs an assistant message's tool calls (DriverHost.runTools, src/agents/parent-tools.ts)
+ * The parent runs an assistant message's tool calls (DriverGateway.runTools, src/agents/parent-tools.ts)
  * with the SPEC §7.2 pool: what that must keep from the driver's own scheduling. Classes are read
  * from the live registry right before each start; a model that reuses one call id in every step gets
  * each step's tool run; a message with a run_code call stays in the driver (its sandbox is there);

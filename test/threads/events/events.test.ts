@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, scriptedModels, subagentTool, jobTools } from '../../../src/index.js';
 import type { Brood, BroodEvent } from '../../../src/index.js';
-import { runtimeOf } from '../../../src/runtime/plugin-host.js';
+import { runtimeOf } from '../../../src/runtime/plugin-access.js';
 import { route } from '../../support/route.js';
 
 const call = (prompt: string, extra: Record<string, unknown> = {}) => ({

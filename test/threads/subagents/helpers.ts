@@ -16,7 +16,7 @@ import type {
   SubagentEndEvent,
   SubagentStartEvent,
 } from '../../../src/index.js';
-import { runtimeOf } from '../../../src/runtime/plugin-host.js';
+import { runtimeOf } from '../../../src/runtime/plugin-access.js';
 import { deferred, type Deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
 import { behaviourBrood } from '../../support/runtime.js';

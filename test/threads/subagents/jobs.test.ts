@@ -1,7 +1,7 @@
 /** SPEC §11.6 runtime side: the job table (ids, statuses, owner notices, ownership, owner disposal). */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent, SubagentRun } from '../../../src/index.js';
-import { pluginHost } from '../../../src/runtime/plugin-host.js';
+import { pluginAccess } from '../../../src/runtime/plugin-access.js';
 import { harness, nth, type Harness, type Script } from './helpers.js';
 import { ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
@@ -34,13 +34,13 @@ async function startJob(owner: Agent, prompt: string, label: string) {
     signal: controller.signal,
     label,
   });
-  return { run, job: pluginHost(h!.brood).jobs.create(owner, run, label, controller) };
+  return { run, job: pluginAccess(h!.brood).jobs.create(owner, run, label, controller) };
 }
 
 describe('background jobs', () => {
   it('unique ids; running → completed / killed / failed; one exact notice per job wakes the idle owner', async () => {
     h = harness({ scripts: SCRIPTS });
-    const jobs = pluginHost(h.brood).jobs;
+    const jobs = pluginAccess(h.brood).jobs;
     const owner = await h.brood.createAgent({ model: route });
     await owner.run('owner hello');
 
@@ -84,7 +84,7 @@ describe('background jobs', () => {
 
   it("another owner's job is invisible", async () => {
     h = harness({ scripts: SCRIPTS });
-    const jobs = pluginHost(h.brood).jobs;
+    const jobs = pluginAccess(h.brood).jobs;
     const owner = await h.brood.createAgent({ model: route });
     const other = await h.brood.createAgent({ model: route });
     const { job } = await startJob(owner, 'job ok', 'mine');
@@ -147,7 +147,7 @@ describe('background jobs', () => {
     expect(mine.job.status).toBe('killed');
     expect((await h.endOf(mine.run.id)).stopReason).toBe('aborted');
     expect(theirs.job.status).toBe('running');
-    expect(pluginHost(h.brood).jobs.kill(other, theirs.job.id)).toBe(true);
+    expect(pluginAccess(h.brood).jobs.kill(other, theirs.job.id)).toBe(true);
     await theirs.job.done;
     expect(theirs.job.status).toBe('killed');
   });

@@ -6,7 +6,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { createBrood, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood } from '../../../src/index.js';
-import { pluginHost } from '../../../src/runtime/plugin-host.js';
+import { pluginAccess } from '../../../src/runtime/plugin-access.js';
 import { CountingStore, heapUsed } from '../../support/load-harness.js';
 import { route } from '../../support/route.js';
 
@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 async function runJobs(owner: Agent, count: number): Promise<void> {
-  const jobs = pluginHost(brood!).jobs;
+  const jobs = pluginAccess(brood!).jobs;
   const done: Promise<void>[] = [];
   for (let i = 0; i < count; i++) {
     const controller = new AbortController();
@@ -64,5 +64,5 @@ it(`${CHILDREN} finished background children of two disposed owners leave the he
   );
   expect(held - baseline).toBeGreaterThan((CHILDREN * OUTPUT) / 2); // the outputs were really held while readable
   expect(after - baseline).toBeLessThan(5 * MB);
-  expect((pluginHost(brood).jobs as unknown as { size: number }).size).toBe(0);
+  expect((pluginAccess(brood).jobs as unknown as { size: number }).size).toBe(0);
 });

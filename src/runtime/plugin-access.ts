@@ -1,6 +1,6 @@
 /**
  * What brood's own plugins (subagentTool, jobTools, messageTools, mcpTools, ...) may ask of the runtime
- * beyond the public `Brood` surface, named and typed. A plugin gets it with `pluginHost(brood)`; the
+ * beyond the public `Brood` surface, named and typed. A plugin gets it with `pluginAccess(brood)`; the
  * lookup is a module-private WeakMap filled by the facade, so host code holding a `Brood` cannot reach
  * the engine by accident and nothing here is part of the public API.
  */
@@ -11,7 +11,7 @@ import type { JobTable, MountHook } from '../subagents/types.js';
 import type { Agent } from '../types.js';
 import type { Runtime } from './runtime.js';
 
-export interface PluginHost {
+export interface PluginAccess {
   /** The runtime's background-job table (one-shot background delegations). */
   readonly jobs: JobTable;
   /** Every tool name the global layer knows (registered or reserved). */
@@ -34,9 +34,9 @@ export interface PluginHost {
   markBackgroundStart(signal: AbortSignal): void;
 }
 
-const hosts = new WeakMap<object, { host: PluginHost; runtime: Runtime }>();
+const hosts = new WeakMap<object, { host: PluginAccess; runtime: Runtime }>();
 
-export function pluginHost(brood: object): PluginHost {
+export function pluginAccess(brood: object): PluginAccess {
   return entryOf(brood).host;
 }
 
@@ -46,18 +46,18 @@ export function runtimeOf(brood: object): Runtime {
 }
 
 /** Called once by the facade for the runtime it fronts. */
-export function attachPluginHost(facade: object, runtime: Runtime): void {
-  hosts.set(facade, { host: new RuntimePluginHost(runtime), runtime });
+export function attachPluginAccess(facade: object, runtime: Runtime): void {
+  hosts.set(facade, { host: new RuntimePluginAccess(runtime), runtime });
 }
 
-function entryOf(brood: object): { host: PluginHost; runtime: Runtime } {
+function entryOf(brood: object): { host: PluginAccess; runtime: Runtime } {
   const entry = typeof brood === 'object' && brood !== null ? hosts.get(brood) : undefined;
   if (entry === undefined)
     throw new BroodError('INVALID_CONFIG', 'a brood plugin was given an object that is not a brood runtime');
   return entry;
 }
 
-class RuntimePluginHost implements PluginHost {
+class RuntimePluginAccess implements PluginAccess {
   private readonly reservations = new Map<string, string>();
   private readonly shared = new Map<string, { count: number; dispose: () => void }>();
 

@@ -5,7 +5,7 @@
  */
 const noop = (): void => undefined;
 
-export class SessionQueue {
+export class SessionSerial {
   readonly #tails = new Map<string, Promise<void>>();
 
   run<T>(id: string, task: () => Promise<T>): Promise<T> {

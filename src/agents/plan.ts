@@ -1,0 +1,51 @@
+/** What an activation receives after setup (SPEC: the plan): read from the agent at the moment it starts. */
+import type { ChatMessage } from '../models/types.js';
+import type { DriverPlan } from '../wire/contract.js';
+import type { Inbox } from './inbox.js';
+import type { VersionCell } from '../wire/version-cell.js';
+import { resolveView } from './gateway.js';
+import type { GatewayAgent } from './parent-tools.js';
+
+/** The agent as a plan reads it: its own cells and inbox besides what the gateway sees. */
+export interface PlannedAgent extends GatewayAgent {
+  readonly route: DriverPlan['route'];
+  readonly ownVersion: VersionCell;
+  readonly stepCell: VersionCell;
+  readonly inbox: Inbox;
+  readonly history: readonly ChatMessage[];
+}
+
+export function planActivation(agent: PlannedAgent): DriverPlan {
+  const { limits } = agent.deps;
+  return {
+    agentId: agent.id,
+    route: agent.route,
+    view: viewOrNull(agent),
+    history: [...agent.history],
+    ownStart: agent.init.ownStart,
+    maxParallelToolCalls: limits.maxParallelToolCalls,
+    maxSteps: agent.init.maxSteps,
+    toolsInParent: true,
+    eventsFlag: agent.deps.hub.flag,
+    codeMode: agent.codeMode,
+    codeBusyTimeoutMs: limits.codeBusyTimeoutMs,
+    codeWallTimeoutMs: limits.codeWallTimeoutMs,
+    codeLimits: limits.codeLimits,
+    versions: [agent.deps.globalVersion.buffer, agent.ownVersion.buffer],
+    stepCell: agent.stepCell.buffer,
+    // A report already waiting makes the driver look at its first step (a recovered turn included).
+    stepSeen: agent.stepCell.value - (agent.inbox.stepPending ? 1 : 0),
+  };
+}
+
+/**
+ * If the prompt cannot be assembled right now (a template error in a later turn), the plan carries
+ * no view: the driver asks for it before its first request and ends that turn `error`.
+ */
+export function viewOrNull(agent: GatewayAgent): DriverPlan['view'] {
+  try {
+    return resolveView(agent);
+  } catch {
+    return null;
+  }
+}
