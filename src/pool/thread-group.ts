@@ -71,7 +71,7 @@ export class ThreadGroup {
     this.waiting.push({ entry, plan });
   }
 
-  /** A waiting activation that ended before it was placed (a cancel cannot end it; a close can). */
+  /** A waiting activation that ended before it was placed (its turn was cancelled, or the runtime closed). */
   forget(token: number): void {
     this.waiting = this.waiting.filter(({ entry }) => entry.token !== token);
   }

@@ -86,6 +86,7 @@ export class WorkerRunner implements DriverRunner {
       done,
       cancel: (turn) => {
         if (entry.thread) entry.thread.cancel(token, turn);
+        else if (this.endsUnplaced(entry, plan, turn)) return;
         else entry.cancelled = turn === undefined ? {} : { turn };
       },
       forceStop: (reason) => {
@@ -131,6 +132,24 @@ export class WorkerRunner implements DriverRunner {
     this.options.onDiagnostic?.(
       `${where} died while running no driver task (${describeDeath(error)}); a new one starts when a driver needs it`,
     );
+  }
+
+  /**
+   * A cancel of the turn an activation was planned for, while it still waits for a thread (the pool's
+   * first threads take ~0.5 s to boot): the turn ends `aborted` now instead of when a driver starts
+   * only to see the cancel. Not for a recovered turn, whose dead driver's request must still be closed.
+   */
+  private endsUnplaced(entry: LiveActivation, plan: DriverPlan, turn: number | undefined): boolean {
+    const planned = plan.firstMessage?.turn;
+    if (plan.resumeTurn || planned === undefined || (turn !== undefined && turn !== planned)) return false;
+    entry.group.forget(entry.token);
+    entry.settle({
+      kind: 'failed',
+      stopReason: 'aborted',
+      diagnostic: 'the turn was cancelled before its driver started',
+      neverStarted: true,
+    });
+    return true;
   }
 
   private placed(entry: LiveActivation, thread: ThreadLink): void {
