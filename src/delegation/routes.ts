@@ -8,7 +8,7 @@ import type { Brood } from '../brood.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from '../subagents/types.js';
 import { withContent } from '../tools/execute.js';
-import type { Agent, ToolContext } from '../types.js';
+import type { Agent, JsonSchemaObject, ToolContext } from '../types.js';
 import { buildRequest, parseCall, type DelegationCall } from './call.js';
 import type { ResolvedSubagentToolConfig } from './config.js';
 import {
@@ -24,6 +24,8 @@ export interface ForegroundValue {
   kind: 'foreground';
   runId: string;
   output: { type: 'text'; text: string }[];
+  /** The child's structured output, when the call asked for one (served delegations only). */
+  structured?: unknown;
 }
 export interface BackgroundValue {
   kind: 'background';
@@ -41,11 +43,22 @@ export interface DelegationDeps {
   selectionFor(agent: Agent): boolean;
 }
 
+/** What a caller other than the model-facing tool may add to the start request (the MCP server's output_schema). */
+export interface DelegationExtras {
+  outputSchema?: JsonSchemaObject;
+}
+
 /** The tool body: parse, pick the route, start. */
-export async function runDelegation(deps: DelegationDeps, raw: unknown, ctx: ToolContext): Promise<unknown> {
+export async function runDelegation(
+  deps: DelegationDeps,
+  raw: unknown,
+  ctx: ToolContext,
+  extras: DelegationExtras = {},
+): Promise<unknown> {
   const parent = callingAgent(ctx, deps.config.toolName);
   const call = parseCall(deps.config, raw, deps.selectionFor(parent));
-  const request = buildRequest(deps.config, parent, call);
+  const request: Request = buildRequest(deps.config, parent, call);
+  if (extras.outputSchema !== undefined) request.outputSchema = extras.outputSchema;
   if (!call.background) return foreground(deps, request, ctx.signal);
   if (deps.config.backgroundMode === 'continuable') return continuable(deps, request, call, ctx.signal);
   return oneShotBackground(deps, request, call, ctx.signal);
@@ -74,6 +87,7 @@ async function foreground(deps: DelegationDeps, request: Request, signal: AbortS
     throw new Error(disposeAfterCompletionMessage(errorMessage(outcome.disposeError)));
   }
   const value: ForegroundValue = { kind: 'foreground', runId: run.id, output: [{ type: 'text', text: result.output }] };
+  if (result.structured !== undefined) value.structured = result.structured;
   return withContent(value, result.output);
 }
 
