@@ -46,6 +46,8 @@ export interface DelegationDeps {
 /** What a caller other than the model-facing tool may add to the start request (the MCP server's output_schema). */
 export interface DelegationExtras {
   outputSchema?: JsonSchemaObject;
+  /** A background job's owner is told when it finished (default true; the MCP server's parents are not). */
+  notifyOwner?: boolean;
 }
 
 /** The tool body: parse, pick the route, start. */
@@ -61,7 +63,7 @@ export async function runDelegation(
   if (extras.outputSchema !== undefined) request.outputSchema = extras.outputSchema;
   if (!call.background) return foreground(deps, request, ctx.signal);
   if (deps.config.backgroundMode === 'continuable') return continuable(deps, request, call, ctx.signal);
-  return oneShotBackground(deps, request, call, ctx.signal);
+  return oneShotBackground(deps, request, call, ctx.signal, extras.notifyOwner !== false);
 }
 
 type Request = Omit<SubagentStartRequest, 'signal'>;
@@ -128,6 +130,7 @@ async function oneShotBackground(
   request: Request,
   call: DelegationCall,
   signal: AbortSignal,
+  notifyOwner: boolean,
 ): Promise<unknown> {
   const controller = new AbortController();
   // Lets the runtime's subagent-start event say 'background' for the run this job will own.
@@ -145,7 +148,9 @@ async function oneShotBackground(
     await run.dispose().catch(() => undefined);
     throw new BroodError('ABORTED', 'the delegation was cancelled before its background job was registered');
   }
-  const job = pluginAccess(deps.brood).jobs.create(request.parent, run, call.description, controller);
+  const job = pluginAccess(deps.brood).jobs.create(request.parent, run, call.description, controller, {
+    notifyOwner,
+  });
   const value: BackgroundValue = { kind: 'background', jobId: job.id };
   return withContent(value, `started background subagent job ${job.id}`);
 }

@@ -11,6 +11,7 @@ import {
   runDelegation,
   type BackgroundValue,
   type DelegationDeps,
+  type DelegationExtras,
   type ForegroundValue,
 } from '../../delegation/routes.js';
 import { subagentsOf } from '../../delegation/shared.js';
@@ -208,8 +209,11 @@ function toolArgs(args: DelegateArgs, background: boolean): Record<string, unkno
   return out;
 }
 
-function extras(args: DelegateArgs): { outputSchema?: Record<string, unknown> } {
-  return args.outputSchema === undefined ? {} : { outputSchema: args.outputSchema };
+/** Served jobs tell nobody they finished: the client polls the task, and a notice would start a parent turn. */
+function extras(args: DelegateArgs): DelegationExtras {
+  const out: DelegationExtras = { notifyOwner: false };
+  if (args.outputSchema !== undefined) out.outputSchema = args.outputSchema;
+  return out;
 }
 
 function callContext(parent: Agent, signal: AbortSignal) {
