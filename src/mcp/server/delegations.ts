@@ -78,7 +78,7 @@ export class ServedDelegations {
     try {
       const result = await runDelegation(
         this.#deps,
-        toolArgs(args, false),
+        toolArgs(args, false, this.#options.delegation.enableRunInBackground),
         callContext(parent, controller.signal),
         extras(args),
       );
@@ -109,7 +109,7 @@ export class ServedDelegations {
       parent = await this.#parent(controller.signal);
       const result = await runDelegation(
         this.#deps,
-        toolArgs(args, true),
+        toolArgs(args, true, true),
         callContext(parent, controller.signal),
         extras(args),
       );
@@ -199,11 +199,14 @@ export function taskStatus(task: ServedTask): 'working' | 'completed' | 'failed'
   }
 }
 
-/** The subagent tool's own arguments for this call. */
-function toolArgs(args: DelegateArgs, background: boolean): Record<string, unknown> {
+/**
+ * The subagent tool's own arguments for this call. The route is always explicit: a continuable
+ * delegation's default route would start a continuable child, which a served call does not use.
+ */
+function toolArgs(args: DelegateArgs, background: boolean, routeChoice: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = { description: args.description, prompt: args.prompt };
-  // Only a background call says so: a delegation without that route refuses the key even when false.
-  if (background) out.run_in_background = true;
+  // A delegation without a background route refuses the key even when false, so it is sent only when it has one.
+  if (background || routeChoice) out.run_in_background = background;
   if (args.provider !== undefined) out.provider = args.provider;
   if (args.model !== undefined) out.model = args.model;
   return out;

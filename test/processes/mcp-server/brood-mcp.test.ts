@@ -145,7 +145,7 @@ describe('over stdio with the SDK client', () => {
     expect(textOf(bad)).toMatch(/^\[INVALID_ARGS\]/);
   });
 
-  it('a client that disconnects mid-call cancels the child, and the server exits', async () => {
+  it('a client that disconnects mid-call cancels the child', async () => {
     const c = await stdioClient();
     const pending = delegate(c, 'hang task').catch(() => 'closed');
     await until(() => endpoint.hanging() > 0);

@@ -233,6 +233,19 @@ describe('tasks', () => {
 });
 
 describe('options', () => {
+  it('a continuable delegation serves delegate in the foreground, without tasks', async () => {
+    const c = await serve({ delegation: { provider: 'spawn', backgroundMode: 'continuable' } });
+    expect((await c.listTools()).tools[0]?.execution).toEqual({ taskSupport: 'forbidden' });
+    const result = await c.callTool({ name: 'delegate', arguments: { description: 'hi', prompt: 'say hello' } });
+    expect(textOf(result)).toBe('hello from the child');
+  });
+
+  it('without run_in_background in the delegation, delegate still runs in the foreground', async () => {
+    const c = await serve({ delegation: { provider: 'spawn', enableRunInBackground: false } });
+    const result = await c.callTool({ name: 'delegate', arguments: { description: 'hi', prompt: 'say hello' } });
+    expect(textOf(result)).toBe('hello from the child');
+  });
+
   it('bad options are INVALID_CONFIG', async () => {
     brood = createBrood({ runner: 'worker', pool: { threads: 1 } });
     expectCode(() => mcpServer(brood!, { delegation: { provider: '' } }), 'INVALID_CONFIG');
