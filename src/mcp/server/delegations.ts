@@ -54,9 +54,13 @@ export class ServedDelegations {
     this.#options = options;
     const selection = options.delegation.enableModelSelection;
     this.#deps = { brood, config: options.delegation, selectionFor: () => selection };
-    const provider = subagentsOf(brood).get(options.delegation.provider);
-    // Checked again per call: the provider may be registered after the server was made.
-    if (provider !== undefined) checkCapabilities(options.delegation, provider);
+    this.#checkProvider();
+  }
+
+  /** §11.1's capability check, as the subagent tool does at mount; again per call, since providers come and go. */
+  #checkProvider(): void {
+    const provider = subagentsOf(this.#brood).get(this.#options.delegation.provider);
+    if (provider !== undefined) checkCapabilities(this.#options.delegation, provider);
   }
 
   /** Whether `delegate` takes task-augmented calls: tasks are one-shot background jobs. */
@@ -72,10 +76,13 @@ export class ServedDelegations {
   /** A foreground delegation; `progress` hears the child's subtree while it runs. */
   async foreground(raw: unknown, callSignal: AbortSignal, progress?: (message: string) => void): Promise<Outcome> {
     const args = parseDelegateArgs(raw, this.modelSelection);
+    this.#checkProvider();
     const controller = this.#track(callSignal);
-    const parent = await this.#parent(controller.signal);
-    const watching = progress === undefined ? undefined : watch(parent, controller.signal, progress);
+    let parent: Agent | undefined;
+    let watching: Promise<void> | undefined;
     try {
+      parent = await this.#parent(controller.signal);
+      if (progress !== undefined) watching = watch(parent, controller.signal, progress);
       const result = await runDelegation(
         this.#deps,
         toolArgs(args, false, this.#options.delegation.enableRunInBackground),
@@ -90,7 +97,7 @@ export class ServedDelegations {
       controller.abort();
       this.#calls.delete(controller);
       await watching;
-      await this.#dispose(parent);
+      if (parent !== undefined) await this.#dispose(parent);
     }
   }
 
@@ -103,6 +110,7 @@ export class ServedDelegations {
       );
     }
     const args = parseDelegateArgs(raw, this.modelSelection);
+    this.#checkProvider();
     const controller = this.#track(callSignal);
     let parent: Agent | undefined;
     try {
