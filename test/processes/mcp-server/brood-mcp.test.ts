@@ -155,6 +155,29 @@ describe('over stdio with the SDK client', () => {
   });
 });
 
+describe('usage', () => {
+  it('bad flags and a config without delegation are one line on stderr, exit 2', async () => {
+    const noDelegation = join(dir, 'no-delegation.json');
+    await writeFile(
+      noDelegation,
+      JSON.stringify({
+        models: [{ id: 'loop', baseURL: endpoint.baseURL }],
+        agent: { model: { provider: 'loop', model: 'm' } },
+      }),
+    );
+    for (const args of [
+      ['mcp'],
+      ['mcp', '--config', config, '--http', 'eighty'],
+      ['mcp', '--config', config, '--host', '0.0.0.0'],
+      ['mcp', '--config', noDelegation],
+    ]) {
+      const result = await runCli(args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^brood mcp: [^\n]+\n$/);
+    }
+  });
+});
+
 describe('bad input on stdio', () => {
   let child: ChildProcessWithoutNullStreams | undefined;
   afterEach(() => {
