@@ -30,6 +30,8 @@ export interface PluginAccess {
    * leaves no entry behind.
    */
   acquireShared(key: string, install: () => () => void): Disposer;
+  /** The runtime delivers no settlement notice to this agent: a parent that never calls a model (mcpServer's). */
+  quietParent(agent: Agent): void;
   /** The one-shot start made with this signal is for a background job (its `subagent-start` event says so). */
   markBackgroundStart(signal: AbortSignal): void;
 }
@@ -101,6 +103,11 @@ class RuntimePluginAccess implements PluginAccess {
 
   markBackgroundStart(signal: AbortSignal): void {
     this.runtime.agentDeps.hub.backgroundSignals.add(signal);
+  }
+
+  quietParent(agent: Agent): void {
+    const impl = this.runtime.agentImpl(agent);
+    if (impl !== undefined) this.runtime.quietParents.add(impl);
   }
 
   private release(key: string): void {

@@ -79,6 +79,7 @@ export class Runtime implements SubagentCore {
   readonly preferences: { get(key: string): unknown } | undefined;
   readonly events = new ContainedEvents<SubagentEventName>();
   readonly detachedRuns = new WeakSet<SubagentRun>();
+  readonly quietParents = new WeakSet<object>();
   readonly agentDeps: AgentDeps;
   readonly codeMode: CodeMode;
   readonly subagents: SubagentRuntimeImpl;

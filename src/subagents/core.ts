@@ -19,6 +19,8 @@ export interface SubagentCore extends RuntimeCore {
   restore(sessionId: string): Promise<AgentImpl>;
   /** This runtime's runner for a queueRunner config (one per config, connected lazily). */
   queueRunner(config: QueueRunnerConfig): DriverRunner;
+  /** Parents that take no settlement notice from their continuable children (an MCP-served call's parent never calls a model). */
+  quietParents: WeakSet<object>;
   /** Where failures with no caller to reject go (a notice that could not be written). */
   reportBackgroundError?: (message: string) => void;
 }

@@ -125,7 +125,7 @@ function liveParent(core: SubagentCore, child: AgentImpl): AgentImpl | undefined
 
 function deliverNotice(core: SubagentCore, child: AgentImpl, last: TurnResult | undefined): void {
   const parent = child.parentId === undefined ? undefined : core.agents.get(child.parentId);
-  if (!parent || parent.isDisposed) return;
+  if (!parent || parent.isDisposed || core.quietParents.has(parent)) return;
   const accepted = parent.accept(settlementNotice(child.id, last), 'subagent-settled', undefined);
   accepted.durable.catch((error: unknown) =>
     core.reportBackgroundError?.(`settlement notice for ${child.id}: ${errorMessage(error)}`),

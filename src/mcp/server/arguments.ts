@@ -47,6 +47,15 @@ export function parseDelegateArgs(raw: unknown, selection: boolean): DelegateArg
   return out;
 }
 
+export const continueArgsSchema = z.strictObject({
+  child_id: z.string().min(1, 'must be a non-empty string').describe('The child_id a delegate call returned.'),
+  message: z.string().min(1, 'must be a non-empty string').describe('The next instruction for that subagent.'),
+});
+
+export function parseContinueArgs(raw: unknown): z.output<typeof continueArgsSchema> {
+  return parse(continueArgsSchema, raw, 'continue');
+}
+
 export function parseListModelsArgs(raw: unknown): z.output<typeof listModelsArgsSchema> {
   return parse(listModelsArgsSchema, raw, 'list_models');
 }

@@ -19,13 +19,16 @@ import { BroodError } from '../../errors.js';
 import { pluginAccess } from '../../runtime/plugin-access.js';
 import type { Job } from '../../subagents/types.js';
 import type { Agent, BroodEvent } from '../../types.js';
-import { parseDelegateArgs, type DelegateArgs } from './arguments.js';
+import { parseContinueArgs, parseDelegateArgs, type DelegateArgs } from './arguments.js';
+import { type ContinuableOutcome, ServedContinuables } from './continuables.js';
 import type { ResolvedMcpServerOptions } from './options.js';
 import { progressText } from './progress.js';
 
 export interface Outcome {
   text: string;
   structured?: unknown;
+  /** A continuable child's id (also the last line of `text`), for `continue`. */
+  childId?: string;
 }
 
 /** A served task: the background job and the parent that owns it. */
@@ -47,6 +50,7 @@ export class ServedDelegations {
   readonly #calls = new Set<AbortController>();
   readonly #parents = new Set<Agent>();
   readonly #tasks = new Map<string, ServedTask>();
+  readonly #continuables: ServedContinuables;
   #closed = false;
 
   constructor(brood: Brood, options: ResolvedMcpServerOptions) {
@@ -54,6 +58,7 @@ export class ServedDelegations {
     this.#options = options;
     const selection = options.delegation.enableModelSelection;
     this.#deps = { brood, config: options.delegation, selectionFor: () => selection };
+    this.#continuables = new ServedContinuables(brood, this.#deps);
     this.#checkProvider();
   }
 
@@ -69,6 +74,12 @@ export class ServedDelegations {
     return this.#options.tasks && config.enableRunInBackground && config.backgroundMode === 'one-shot';
   }
 
+  /** Whether children keep their conversation: `delegate` answers with a child_id and `continue` is served. */
+  get continuable(): boolean {
+    const config = this.#options.delegation;
+    return config.enableRunInBackground && config.backgroundMode === 'continuable';
+  }
+
   get modelSelection(): boolean {
     return this.#options.delegation.enableModelSelection;
   }
@@ -80,9 +91,15 @@ export class ServedDelegations {
     const controller = this.#track(callSignal);
     let parent: Agent | undefined;
     let watching: Promise<void> | undefined;
+    let kept = false;
     try {
       parent = await this.#parent(controller.signal);
       if (progress !== undefined) watching = watch(parent, controller.signal, progress);
+      if (this.continuable) {
+        const started = await this.#continuables.start(parent, toolArgs(args, true, true), controller.signal);
+        kept = true; // the child lives on under this parent until close()
+        return continuableOutcome(started);
+      }
       const result = await runDelegation(
         this.#deps,
         toolArgs(args, false, this.#options.delegation.enableRunInBackground),
@@ -97,7 +114,19 @@ export class ServedDelegations {
       controller.abort();
       this.#calls.delete(controller);
       await watching;
-      if (parent !== undefined) await this.#dispose(parent);
+      if (parent !== undefined && !kept) await this.#dispose(parent);
+    }
+  }
+
+  /** `continue`: the next message to a continuable child a `delegate` call of this server started. */
+  async continue(raw: unknown, callSignal: AbortSignal): Promise<Outcome> {
+    const args = parseContinueArgs(raw);
+    const controller = this.#track(callSignal);
+    try {
+      return continuableOutcome(await this.#continuables.continue(args.child_id, args.message, controller.signal));
+    } finally {
+      controller.abort();
+      this.#calls.delete(controller);
     }
   }
 
@@ -225,6 +254,17 @@ function extras(args: DelegateArgs): DelegationExtras {
   const out: DelegationExtras = { notifyOwner: false };
   if (args.outputSchema !== undefined) out.outputSchema = args.outputSchema;
   return out;
+}
+
+/** A continuable child's turn: its output, then the id `continue` takes; a turn that did not complete is an error. */
+function continuableOutcome(turn: ContinuableOutcome): Outcome {
+  if (turn.stopReason !== 'completed') {
+    // As a failed foreground child reads: the headline, no brood code (the child's own failure).
+    throw new Error(
+      `subagent run ${turn.stopReason === 'aborted' ? 'was cancelled' : `ended ${turn.stopReason}`} (child_id: ${turn.childId})`,
+    );
+  }
+  return { text: `${turn.output}\n\nchild_id: ${turn.childId}`, childId: turn.childId };
 }
 
 function callContext(parent: Agent, signal: AbortSignal) {

@@ -10,7 +10,11 @@ import type { Job } from '../../subagents/types.js';
 import type { Outcome } from './delegations.js';
 
 export function outcomeResult(outcome: Outcome): CallToolResult {
-  if (outcome.structured === undefined) return { content: [{ type: 'text', text: outcome.text }] };
+  if (outcome.structured === undefined) {
+    const result: CallToolResult = { content: [{ type: 'text', text: outcome.text }] };
+    if (outcome.childId !== undefined) result._meta = { 'brood/childId': outcome.childId };
+    return result;
+  }
   const json = JSON.stringify(outcome.structured);
   const result: CallToolResult = { content: [{ type: 'text', text: json }] };
   // MCP's structuredContent is an object; other JSON values are carried by the text alone.

@@ -20,7 +20,13 @@ import { listModels } from '../../delegation/list-models-tool.js';
 import { DEFAULTS } from '../../defaults.js';
 import { errorMessage } from '../../errors.js';
 import { broodVersion } from '../../version.js';
-import { delegateArgsSchema, inputSchemaOf, listModelsArgsSchema, parseListModelsArgs } from './arguments.js';
+import {
+  continueArgsSchema,
+  delegateArgsSchema,
+  inputSchemaOf,
+  listModelsArgsSchema,
+  parseListModelsArgs,
+} from './arguments.js';
 import type { Outcome, ServedDelegations } from './delegations.js';
 import { JobTaskStore } from './task-store.js';
 import { errorResult, outcomeResult } from './results.js';
@@ -82,6 +88,15 @@ function toolList(delegations: ServedDelegations): Tool[] {
     execution: { taskSupport: delegations.tasksSupported ? 'optional' : 'forbidden' },
   };
   const tools = [delegate];
+  if (delegations.continuable) {
+    delegate.description +=
+      ' The subagent keeps its conversation: the answer ends with its child_id, which continue takes.';
+    tools.push({
+      name: 'continue',
+      description: 'Send the next message to a subagent a delegate call started; returns its answer to it.',
+      inputSchema: inputSchemaOf(continueArgsSchema),
+    });
+  }
   if (delegations.modelSelection) {
     tools.push({
       name: 'list_models',
@@ -110,6 +125,9 @@ async function callTool(
         progressSender(extra, progressToken),
       );
       return outcomeResult(outcome);
+    }
+    if (name === 'continue' && options.delegations.continuable) {
+      return outcomeResult(await options.delegations.continue(args, extra.signal));
     }
     if (name === 'list_models' && options.delegations.modelSelection) {
       return { content: [{ type: 'text', text: listModels(options.brood.models, parseListModelsArgs(args)) }] };

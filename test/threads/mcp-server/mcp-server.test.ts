@@ -27,6 +27,7 @@ afterEach(async () => {
 
 const scripts = [
   { match: 'say hello', turns: [{ text: 'hello from the child' }] },
+  { match: 'remember this', turns: [{ text: 'first answer' }, { text: 'second answer' }] },
   {
     match: 'use a tool',
     turns: [
@@ -233,11 +234,43 @@ describe('tasks', () => {
 });
 
 describe('options', () => {
-  it('a continuable delegation serves delegate in the foreground, without tasks', async () => {
+  it('a continuable delegation: delegate answers with a child_id, continue carries the conversation on, the parent never asks a model', async () => {
     const c = await serve({ delegation: { provider: 'spawn', backgroundMode: 'continuable' } });
-    expect((await c.listTools()).tools[0]?.execution).toEqual({ taskSupport: 'forbidden' });
-    const result = await c.callTool({ name: 'delegate', arguments: { description: 'hi', prompt: 'say hello' } });
-    expect(textOf(result)).toBe('hello from the child');
+    const tools = (await c.listTools()).tools;
+    expect(tools.map((tool) => tool.name)).toEqual(['delegate', 'continue']);
+    expect(tools[0]?.execution).toEqual({ taskSupport: 'forbidden' });
+
+    const first = await c.callTool({ name: 'delegate', arguments: { description: 'talk', prompt: 'remember this' } });
+    expect(first.isError).toBeFalsy();
+    const childId = (first._meta as Record<string, unknown>)['brood/childId'] as string;
+    expect(textOf(first)).toBe(`first answer\n\nchild_id: ${childId}`);
+
+    const second = await c.callTool({ name: 'continue', arguments: { child_id: childId, message: 'and now?' } });
+    expect(textOf(second)).toBe(`second answer\n\nchild_id: ${childId}`);
+    const { events } = await brood!.sessions.read(childId);
+    expect(events.filter((event) => event.type === 'user/message')).toHaveLength(2);
+
+    // The served parent took no settlement notice: it made no model request and holds no message.
+    const parents = (await brood!.sessions.list()).filter((header) => header.delegationDepth === 0);
+    expect(parents).toHaveLength(1);
+    const parentEvents = (await brood!.sessions.read(parents[0]!.id)).events;
+    expect(parentEvents.filter((event) => event.type === 'model/request' || event.type === 'user/message')).toEqual([]);
+  });
+
+  it('continue with an id this server did not start, or bad arguments: isError with the code', async () => {
+    const c = await serve({ delegation: { provider: 'spawn', backgroundMode: 'continuable' } });
+    const unknown = await c.callTool({ name: 'continue', arguments: { child_id: 'sub_nope', message: 'hi' } });
+    expect(unknown.isError).toBe(true);
+    expect((unknown._meta as Record<string, unknown>)['brood/errorCode']).toBe('NOT_RESUMABLE');
+    const bad = await c.callTool({ name: 'continue', arguments: { child_id: 'x' } });
+    expect((bad._meta as Record<string, unknown>)['brood/errorCode']).toBe('INVALID_ARGS');
+  });
+
+  it('continue is not served when children do not keep their conversation', async () => {
+    const c = await serve();
+    expect((await c.listTools()).tools.map((tool) => tool.name)).toEqual(['delegate']);
+    const result = await c.callTool({ name: 'continue', arguments: { child_id: 'x', message: 'hi' } });
+    expect((result._meta as Record<string, unknown>)['brood/errorCode']).toBe('UNKNOWN_TOOL');
   });
 
   it('without run_in_background in the delegation, delegate still runs in the foreground', async () => {
