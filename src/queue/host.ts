@@ -42,6 +42,8 @@ export interface HostOptions {
   prefix: string;
   threads: number;
   concurrency: number;
+  /** The parents' queueRunner secret: batches are sealed and checked (unset: Redis is trusted). */
+  secret?: string;
   /** Diagnostics (stderr for the CLI). */
   log(line: string): void;
 }
@@ -124,6 +126,7 @@ export class QueueHost {
         broken: (peer) => this.parentLost(peer, 'batches between this host and the parent were lost', true),
         malformed: (reason) => this.options.log(`brood host: ${reason}`),
       },
+      this.options.secret,
     );
     this.channel.start();
     this.worker = new Worker(queue, (job: Job) => this.run(job), {

@@ -52,6 +52,7 @@ export async function openParentLink(
     (endpoint) => channelKey(config.prefix, config.queue, endpoint),
     ttlMs,
     handlers,
+    config.secret,
   );
   let active = true;
   let connecting: Promise<void> | undefined;
