@@ -158,7 +158,10 @@ export class Channel {
 
   private receive(body: string): void {
     const payload = this.seal.open(this.self, body);
-    if (payload === undefined) return this.countRejected(body);
+    if (payload === undefined) {
+      this.countRejected(body);
+      return;
+    }
     let parsed: z.infer<typeof envelopeSchema>;
     try {
       parsed = envelopeSchema.parse(JSON.parse(payload));
