@@ -1,5 +1,6 @@
 /**
- * Hand-written value checks for hot trust boundaries (the wire protocol, model responses). Each
+ * Hand-written value checks for the model-response boundary (src/driver/response-check.ts; wire
+ * messages are declared once in src/wire/protocol.ts with src/declare.ts instead). Each
  * mirrors zod's rule for the schema it stands beside, and the callers' property tests hold them to
  * those schemas: zod stays the contract and words the refusals, these only keep it off the hot path.
  */

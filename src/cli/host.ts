@@ -8,14 +8,17 @@ import { availableParallelism } from 'node:os';
 import { requireOptionalPeers } from '../optional-peers.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { DEFAULTS } from '../defaults.js';
+import { QUEUE_SECRET_MIN_LENGTH } from '../queue/config.js';
 
-export const HOST_USAGE = 'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>]';
+export const HOST_USAGE =
+  'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>] [--secret-env <NAME>]';
 
 export const HOST_HELP = commandHelp(HOST_USAGE, [
   'Runs the drivers of queueRunner parents in this process (its own worker pool); every tool call goes',
   'back to the parent. --queue defaults to brood, --threads to the CPU count, --concurrency (activations',
   'held at once) to 64. Prints "brood host ready <queue> threads=<n> concurrency=<k>" on stderr when it',
-  'takes work; SIGINT/SIGTERM hand held activations back to their parents and exit.',
+  'takes work; SIGINT/SIGTERM hand held activations back to their parents and exit. --secret-env names',
+  "the environment variable holding the parents' queueRunner secret: batches are then sealed and checked.",
 ]);
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -30,6 +33,7 @@ export async function hostCommand(args: string[]): Promise<number> {
       prefix: { type: 'string' },
       threads: { type: 'string' },
       concurrency: { type: 'string' },
+      'secret-env': { type: 'string' },
     },
     [],
   );
@@ -40,10 +44,11 @@ export async function hostCommand(args: string[]): Promise<number> {
   const prefix = nameFlag(values, 'prefix', DEFAULTS.queue.prefix);
   const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), DEFAULTS.maxPoolThreads);
   const concurrency = countFlag(values, 'concurrency', 64, 100_000);
+  const secret = secretFlag(values);
   requireOptionalPeers('brood host', 'queue');
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const { QueueHost } = await import('../queue/host.js');
-  const host = new QueueHost({ redis, queue, prefix, threads, concurrency, log });
+  const host = new QueueHost({ redis, queue, prefix, threads, concurrency, log, ...(secret ? { secret } : {}) });
   await host.start();
   // Listening before the ready line: a supervisor may signal the moment it reads it.
   const stopped = new Promise<void>((resolve) => {
@@ -54,6 +59,18 @@ export async function hostCommand(args: string[]): Promise<number> {
   await stopped;
   await host.stop();
   return 0;
+}
+
+/** The secret is read from the environment: a flag's value would show in `ps`. */
+function secretFlag(values: Record<string, unknown>): string | undefined {
+  const name = stringFlag(values as never, 'secret-env');
+  if (name === undefined) return undefined;
+  const secret = process.env[name];
+  if (secret === undefined || secret.length < QUEUE_SECRET_MIN_LENGTH)
+    throw new UsageError(
+      `brood host: --secret-env ${name}: the variable must hold the queueRunner secret (at least ${QUEUE_SECRET_MIN_LENGTH} characters)`,
+    );
+  return secret;
 }
 
 function nameFlag(values: Record<string, unknown>, name: string, fallback: string): string {

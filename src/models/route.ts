@@ -1,5 +1,5 @@
 /** Child route precedence (SPEC §9 "Child route"). */
-import { z } from 'zod';
+import { int, object, optional, str, zodShape } from '../declare.js';
 import type { ModelRoute } from '../types.js';
 
 /**
@@ -31,13 +31,14 @@ export function resolveChildRoute(
 }
 
 /**
- * The one schema of a model route's fields. Callers choose the object's strictness: strict for API
- * input (an unknown key is a caller bug), loose for stored sessions and wire messages (a newer writer
- * may add fields).
+ * The one declaration of a model route's fields (a loose object on the wire). Callers of the zod
+ * shape choose the object's strictness: strict for API input (an unknown key is a caller bug), loose
+ * for stored sessions (a newer writer may add fields).
  */
-export const modelRouteShape = {
-  provider: z.string(),
-  model: z.string(),
-  reasoningEffort: z.string().optional(),
-  maxTokens: z.number().int().positive().optional(),
-};
+export const modelRoute = object({
+  provider: str(),
+  model: str(),
+  reasoningEffort: optional(str()),
+  maxTokens: optional(int('positive')),
+});
+export const modelRouteShape = zodShape(modelRoute);

@@ -3,33 +3,59 @@
  * BRPOP loop on a dedicated blocking connection (Redis pub/sub would drop frames; a list keeps them
  * until read). Frames are batched per tick and per destination, one LPUSH per batch.
  *
- * Every batch carries a per-destination sequence number. A receiver that sees a gap (a batch lost
- * with a restarted Redis, or a send that failed) cannot trust anything in flight between the two
- * endpoints and reports it; the runner then recovers every activation the pair shared.
+ * Every batch carries its sender's epoch (drawn when the channel is made: its hello) and a
+ * per-destination sequence number that restarts with each epoch. A receiver that sees a gap (a batch
+ * lost with a restarted Redis, a send that failed, or a forged number) cannot trust anything in flight
+ * between the two endpoints and reports it once; the runner then recovers every activation the pair
+ * shared. It then forgets the pair, so the sender's next batch starts it again: one bad batch costs
+ * at most one re-plan, never every later batch (a forged high number used to make a receiver drop
+ * everything after it as "already seen").
+ *
+ * With a secret, batches are sealed (batch-seal.ts); one that fails its seal is dropped before any of
+ * this, and counted in one diagnostic line per burst.
  */
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { errorMessage } from '../errors.js';
+import { batchSeal } from './batch-seal.js';
 import type { RedisClient } from './redis.js';
 
 const envelopeSchema = z.object({
   from: z.string().min(1).max(200),
+  epoch: z.string().min(1).max(64).optional(),
   seq: z.number().int().positive(),
   frames: z.array(z.unknown()),
 });
+
+/** How long rejected batches are counted before the one line that reports them. */
+const REJECTED_REPORT_MS = 1_000;
 
 export interface ChannelHandlers {
   /** The frames of one batch from `from`, in order. */
   batch(from: string, frames: unknown[]): void;
   /** A batch between this endpoint and `peer` was lost (either direction). */
   broken(peer: string, reason: string): void;
-  /** Something arrived that is no batch (reported, then dropped). */
+  /** Something arrived that is no batch, or batches failed their seal (reported, then dropped). */
   malformed(reason: string): void;
+}
+
+interface PeerSequence {
+  epoch: string | undefined;
+  seen: number;
+  /** After a batch out of order: the next one (any number) takes the pair up again. */
+  loose: boolean;
 }
 
 export class Channel {
   private readonly outgoing = new Map<string, unknown[]>();
   private readonly sentSeq = new Map<string, number>();
-  private readonly seenSeq = new Map<string, number>();
+  private readonly seen = new Map<string, PeerSequence>();
+  private readonly epoch = randomUUID();
+  private readonly seal;
+  /** Batches that failed their seal: in all, and since the last report. */
+  private rejectedTotal = 0;
+  private rejectedPending: { count: number; firstFrom: string } | undefined;
+  private rejectedTimer: NodeJS.Timeout | undefined;
   private readonly expiresSet = new Map<string, number>();
   private scheduled = false;
   private closed = false;
@@ -42,7 +68,15 @@ export class Channel {
     private readonly keyOf: (endpoint: string) => string,
     private readonly ttlMs: number,
     private readonly handlers: ChannelHandlers,
-  ) {}
+    secret?: string,
+  ) {
+    this.seal = batchSeal(secret);
+  }
+
+  /** How many batches this endpoint dropped because they failed their seal. */
+  get rejected(): number {
+    return this.rejectedTotal;
+  }
 
   start(): void {
     this.reading ??= this.readLoop();
@@ -64,7 +98,7 @@ export class Channel {
   /** Forgets a peer (its sequence numbers); the next batch from it starts a new pair. */
   forget(peer: string): void {
     this.sentSeq.delete(peer);
-    this.seenSeq.delete(peer);
+    this.seen.delete(peer);
   }
 
   flush(): Promise<void> {
@@ -74,7 +108,7 @@ export class Channel {
       const seq = (this.sentSeq.get(to) ?? 0) + 1;
       this.sentSeq.set(to, seq);
       const key = this.keyOf(to);
-      const body = JSON.stringify({ from: this.self, seq, frames });
+      const body = this.seal.seal(to, JSON.stringify({ from: this.self, epoch: this.epoch, seq, frames }));
       const failed = (error: unknown): void => {
         if (!this.closed) this.handlers.broken(to, `a batch to ${to} was not delivered (${errorMessage(error)})`);
       };
@@ -94,6 +128,7 @@ export class Channel {
     if (this.closed) return;
     await this.flush();
     this.closed = true;
+    this.reportRejected();
     // Ends a BRPOP that is waiting: its connection goes, and the loop sees `closed`. (A BRPOP still
     // waiting for a first connection is never settled by ioredis; nothing waits for it.)
     this.blocking.disconnect(false);
@@ -122,21 +157,79 @@ export class Channel {
   }
 
   private receive(body: string): void {
+    const payload = this.seal.open(this.self, body);
+    if (payload === undefined) {
+      this.countRejected(body);
+      return;
+    }
     let parsed: z.infer<typeof envelopeSchema>;
     try {
-      parsed = envelopeSchema.parse(JSON.parse(body));
+      parsed = envelopeSchema.parse(JSON.parse(payload));
     } catch (error) {
       this.handlers.malformed(`a malformed batch arrived on ${this.self}: ${errorMessage(error)}`);
       return;
     }
-    const expected = (this.seenSeq.get(parsed.from) ?? 0) + 1;
-    if (parsed.seq < expected) return; // a resent LPUSH that had reached Redis already
-    this.seenSeq.set(parsed.from, parsed.seq);
-    if (parsed.seq !== expected)
-      this.handlers.broken(
-        parsed.from,
-        `batches from ${parsed.from} were lost (got ${parsed.seq}, expected ${expected})`,
-      );
-    this.handlers.batch(parsed.from, parsed.frames);
+    if (this.inSequence(parsed.from, parsed.epoch, parsed.seq)) this.handlers.batch(parsed.from, parsed.frames);
   }
+
+  /**
+   * Whether to deliver a batch. A number already seen is a resent LPUSH: dropped. Epoch 1 of a new
+   * epoch is the sender's hello: the pair starts again. Anything else out of order (a gap, or a new
+   * epoch that does not start at 1) is reported once, and the pair is then taken up again from
+   * whatever comes next except a copy of that batch: if the out-of-order batch was forged, the
+   * sender's real next batch costs nothing more.
+   */
+  private inSequence(from: string, epoch: string | undefined, seq: number): boolean {
+    const known = this.seen.get(from);
+    if (known === undefined) return this.restart(from, epoch, seq, false);
+    if (known.loose) {
+      if (known.epoch === epoch && known.seen === seq) return false;
+      return this.restart(from, epoch, seq, false);
+    }
+    if (known.epoch !== epoch) {
+      if (seq === 1) return this.restart(from, epoch, seq, false);
+      this.handlers.broken(from, `${from} started again and batches from it were lost`);
+      return this.restart(from, epoch, seq, true);
+    }
+    const expected = known.seen + 1;
+    if (seq < expected) return false;
+    if (seq === expected) {
+      known.seen = seq;
+      return true;
+    }
+    this.handlers.broken(from, `batches from ${from} were lost (got ${seq}, expected ${expected})`);
+    return this.restart(from, epoch, seq, true);
+  }
+
+  private restart(from: string, epoch: string | undefined, seq: number, loose: boolean): true {
+    this.seen.set(from, { epoch, seen: seq, loose });
+    return true;
+  }
+
+  private countRejected(body: string): void {
+    this.rejectedTotal += 1;
+    if (this.rejectedPending) {
+      this.rejectedPending.count += 1;
+      return;
+    }
+    this.rejectedPending = { count: 1, firstFrom: senderOf(body) };
+    this.rejectedTimer = setTimeout(() => this.reportRejected(), REJECTED_REPORT_MS);
+    this.rejectedTimer.unref();
+  }
+
+  private reportRejected(): void {
+    clearTimeout(this.rejectedTimer);
+    const pending = this.rejectedPending;
+    this.rejectedPending = undefined;
+    if (!pending) return;
+    this.handlers.malformed(
+      `${pending.count} batch(es) on ${this.self} failed authentication and were dropped (the first claimed to be from ${pending.firstFrom})`,
+    );
+  }
+}
+
+/** The sender a rejected body claims, for the report only (it is not to be believed). */
+function senderOf(body: string): string {
+  const match = /"from":"([A-Za-z0-9_.:-]{1,200})"/.exec(body);
+  return match ? `'${match[1]}'` : 'an unnamed sender';
 }

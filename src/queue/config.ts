@@ -22,6 +22,12 @@ export interface QueueRunnerOptions {
   prefix?: string;
   /** How long a host may stay silent before its activations are re-planned elsewhere (default 10 s). */
   activationTimeoutMs?: number;
+  /**
+   * A shared secret (at least 16 characters; `brood host --secret-env NAME` on the hosts): every
+   * channel batch is then sealed with an HMAC, and one without a valid seal is dropped. Unset: Redis
+   * is trusted (docs/scale-out.md, "Trust").
+   */
+  secret?: string;
 }
 
 const QUEUE_RUNNER = Symbol.for('brood.queueRunner');
@@ -33,7 +39,11 @@ export interface QueueRunnerConfig {
   readonly queue: string;
   readonly prefix: string;
   readonly activationTimeoutMs: number;
+  readonly secret: string | undefined;
 }
+
+/** A shorter secret is a guessable one. */
+export const QUEUE_SECRET_MIN_LENGTH = 16;
 
 const name = z
   .string()
@@ -47,20 +57,29 @@ const optionsSchema = z.strictObject({
   queue: name.optional(),
   prefix: name.optional(),
   activationTimeoutMs: z.number().int().min(500).max(3_600_000).optional(),
+  secret: z.string().min(QUEUE_SECRET_MIN_LENGTH).optional(),
 });
 
 export function queueRunner(options: QueueRunnerOptions): QueueRunnerConfig {
-  const { connection, queue, prefix, activationTimeoutMs } = parseConfig(optionsSchema, options, 'queueRunner options');
+  const { connection, queue, prefix, activationTimeoutMs, secret } = parseConfig(
+    optionsSchema,
+    options,
+    'queueRunner options',
+  );
   // bullmq and ioredis are imported on the first remote activation; a missing one is reported here.
   requireOptionalPeers('queueRunner', 'queue');
-  return Object.freeze({
+  const config = {
     [QUEUE_RUNNER]: true as const,
     kind: 'queue' as const,
     connection,
     queue: queue ?? DEFAULTS.queue.name,
     prefix: prefix ?? DEFAULTS.queue.prefix,
     activationTimeoutMs: activationTimeoutMs ?? DEFAULTS.queue.activationTimeoutMs,
-  });
+    secret,
+  };
+  // Not enumerable: a config that is logged or inspected does not show the secret.
+  Object.defineProperty(config, 'secret', { enumerable: false });
+  return Object.freeze(config);
 }
 
 export function isQueueRunnerConfig(value: unknown): value is QueueRunnerConfig {

@@ -14,7 +14,12 @@ import type { GatewayMethod, ToParent } from './frames.js';
 const SEVER_GRACE_MS = 2_000;
 
 export class HostActivation {
-  local: Activation | undefined;
+  private localActivation: Activation | undefined;
+  /**
+   * Cancels and a force stop that reached the host before its local pool took the activation (the
+   * pool is made on a parent's first job, which takes a while): replayed on attach, never dropped.
+   */
+  private early: ((local: Activation) => void)[] = [];
   private readonly calls = new Map<number, (reply: unknown) => void>();
   private nextCall = 0;
   private severedReason: string | undefined;
@@ -25,6 +30,31 @@ export class HostActivation {
     private readonly cells: Int32Array[],
     private readonly send: (frame: ToParent) => void,
   ) {}
+
+  get local(): Activation | undefined {
+    return this.localActivation;
+  }
+
+  /** The local pool's activation of this plan: whatever the parent asked of it meanwhile applies now. */
+  attach(local: Activation): void {
+    this.localActivation = local;
+    const early = this.early;
+    this.early = [];
+    for (const apply of early) apply(local);
+  }
+
+  cancel(turn: number | undefined): void {
+    this.whenLocal((local) => local.cancel(turn));
+  }
+
+  forceStop(reason: string): void {
+    this.whenLocal((local) => local.forceStop(reason));
+  }
+
+  private whenLocal(apply: (local: Activation) => void): void {
+    if (this.localActivation) apply(this.localActivation);
+    else this.early.push(apply);
+  }
 
   get severed(): boolean {
     return this.severedReason !== undefined;
@@ -66,7 +96,7 @@ export class HostActivation {
     const answer = this.severedReply();
     for (const resolve of this.calls.values()) resolve(answer);
     this.calls.clear();
-    const local = this.local;
+    const local = this.localActivation;
     if (!local) return;
     local.cancel();
     const timer = setTimeout(() => local.forceStop(`the activation was severed: ${reason}`), SEVER_GRACE_MS);

@@ -42,6 +42,8 @@ export interface HostOptions {
   prefix: string;
   threads: number;
   concurrency: number;
+  /** The parents' queueRunner secret: batches are sealed and checked (unset: Redis is trusted). */
+  secret?: string;
   /** Diagnostics (stderr for the CLI). */
   log(line: string): void;
 }
@@ -124,6 +126,7 @@ export class QueueHost {
         broken: (peer) => this.parentLost(peer, 'batches between this host and the parent were lost', true),
         malformed: (reason) => this.options.log(`brood host: ${reason}`),
       },
+      this.options.secret,
     );
     this.channel.start();
     this.worker = new Worker(queue, (job: Job) => this.run(job), {
@@ -191,8 +194,9 @@ export class QueueHost {
         if (runner.message === MODELS_MISSING) return this.handBack(activation, runner.message);
         return send({ k: 'end', a: data.a, end: { kind: 'failed', stopReason: 'error', diagnostic: runner.message } });
       }
-      activation.local = runner.activate(local.plan, activation.gateway);
-      const end = await activation.local.done;
+      const started = runner.activate(local.plan, activation.gateway);
+      activation.attach(started);
+      const end = await started.done;
       if (!activation.severed) send({ k: 'end', a: data.a, end });
     } finally {
       this.live.delete(key);
@@ -258,8 +262,8 @@ export class QueueHost {
     if (!activation) return;
     if (frame.k === 'reply') activation.reply(frame.id, frame.r);
     else if (frame.k === 'cells') activation.setCells(frame.v);
-    else if (frame.k === 'cancel') activation.local?.cancel(frame.turn);
-    else if (frame.k === 'stop') activation.local?.forceStop(frame.reason);
+    else if (frame.k === 'cancel') activation.cancel(frame.turn);
+    else if (frame.k === 'stop') activation.forceStop(frame.reason);
     else if (frame.k === 'gone') activation.sever('the parent no longer runs this activation');
   }
 

@@ -9,7 +9,15 @@ import type { Queue } from 'bullmq';
 import { errorMessage } from '../errors.js';
 import { Channel, type ChannelHandlers } from './channel.js';
 import type { QueueRunnerConfig } from './config.js';
-import { channelKey, createClient, describeConnection, disconnect, type RedisClient, whenReady } from './redis.js';
+import {
+  channelKey,
+  checkDatabase,
+  createClient,
+  describeConnection,
+  disconnect,
+  type RedisClient,
+  whenReady,
+} from './redis.js';
 
 /** Failed connection attempts before a dispatch gives up (with ioredis's 100, 200, 300 ms back-off). */
 const DISPATCH_ATTEMPTS = 3;
@@ -18,7 +26,10 @@ export interface ParentLink {
   readonly queue: Queue;
   readonly channel: Channel;
   readonly commands: RedisClient;
-  /** Rejects QUEUE_UNAVAILABLE when Redis stays unreachable for a few connection attempts. */
+  /**
+   * Rejects QUEUE_UNAVAILABLE when Redis stays unreachable for a few connection attempts, or refuses
+   * the database the connection names (checked like `brood host` does, once it succeeds).
+   */
   ready(): Promise<void>;
   setActive(active: boolean): void;
   close(): Promise<void>;
@@ -52,9 +63,11 @@ export async function openParentLink(
     (endpoint) => channelKey(config.prefix, config.queue, endpoint),
     ttlMs,
     handlers,
+    config.secret,
   );
   let active = true;
   let connecting: Promise<void> | undefined;
+  let databaseChecked = false;
   const apply = (client: RedisClient): void => {
     const stream = (client as unknown as { stream?: { ref?(): void; unref?(): void } }).stream;
     if (active) stream?.ref?.();
@@ -68,8 +81,13 @@ export async function openParentLink(
     commands,
     // One wait shared by every dispatch that arrives while connecting (200 of them, in a fan-out).
     ready: () => {
-      if (commands.status === 'ready') return Promise.resolve();
-      connecting ??= whenReady(commands, DISPATCH_ATTEMPTS, where).finally(() => (connecting = undefined));
+      if (commands.status === 'ready' && databaseChecked) return Promise.resolve();
+      connecting ??= whenReady(commands, DISPATCH_ATTEMPTS, where)
+        .then(() => checkDatabase(commands, where))
+        .then(() => {
+          databaseChecked = true;
+        })
+        .finally(() => (connecting = undefined));
       return connecting;
     },
     setActive: (value) => {

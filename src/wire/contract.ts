@@ -1,8 +1,8 @@
 /**
  * The contract between a driver (the agent loop, running in a worker or inline) and its parent.
  * Everything here is structured-cloneable: it crosses a thread link when the runner is 'worker'. The
- * wire schemas in src/wire/protocol.ts infer types that must stay assignable both ways to these
- * (test/wire/protocol-agreement.test.ts checks it at compile time).
+ * wire declarations in src/wire/protocol.ts derive types that must stay assignable both ways to these
+ * (test/unit/wire/protocol-agreement.test.ts checks it at compile time).
  */
 import type { ChatMessage, ToolCallRecord } from '../models/types.js';
 import type {

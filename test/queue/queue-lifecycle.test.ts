@@ -1,6 +1,6 @@
 /**
  * queueRunner and `brood host` lifecycles: a host started after the parent, Redis unreachable (host
- * and parent), a parent whose close() leaves nothing behind (a child process that must exit by
+ * and parent) or refusing the database index (parent), a parent whose close() leaves nothing behind (a child process that must exit by
  * itself), and a host that outlives a parent and serves the next one.
  */
 import { spawn } from 'node:child_process';
@@ -102,6 +102,18 @@ describe.runIf(redisAvailable())('queue runner lifecycles', () => {
     expect(accepted).toHaveLength(1);
     const local = await brood.createAgent({ model: route });
     expect((await local.run('hello')).output).toBe('hello back');
+  });
+
+  it('ends a remote turn QUEUE_UNAVAILABLE when Redis refuses the database the URL names (/99), like brood host', async () => {
+    brood = createBrood({
+      models,
+      onDiagnostic: () => undefined,
+      runner: queueRunner({ connection: `${redis.url}/99`, queue: 'wrongdb' }),
+    });
+    const agent = await brood.createAgent({ model: route });
+    expect((await agent.run('hello')).stopReason).toBe('error');
+    const turnEnd = (await brood.sessions.read(agent.id)).events.find((event) => event.type === 'turn/end');
+    expect(String(turnEnd?.data.diagnostic)).toMatch(/^QUEUE_UNAVAILABLE:.*database 99/);
   });
 
   it('close() leaves no Redis connection or handle; the host outlives the parent and serves the next one', async () => {

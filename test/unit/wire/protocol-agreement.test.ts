@@ -1,5 +1,6 @@
 /**
- * The wire protocol's hand checks agree with their zod schemas (src/wire/protocol.ts): on valid
+ * Each wire message is declared once (src/wire/protocol.ts, with src/declare.ts), and the two things
+ * derived from that declaration — the compiled fast check and the zod schema — agree: on valid
  * messages, on valid messages with one mutation anywhere inside (a key deleted, a value replaced by
  * anything, an unknown key added), and on arbitrary values — the same verdict, and where both accept,
  * the same output (the check returns its input; the loose schema returns a copy that must equal it).

@@ -1,0 +1,42 @@
+/**
+ * A host's activation between the job and its local pool: a cancel or force stop from the parent that
+ * arrives before the pool took the activation (it is made on a parent's first job) applies once it
+ * does, in order; later ones apply at once.
+ */
+import { describe, expect, it } from 'vitest';
+import { HostActivation } from '../../../src/queue/host-activation.js';
+import type { Activation } from '../../../src/wire/runner.js';
+
+/** The local pool's side of the seam, recording what the host asked of it. */
+function recordingActivation(): { activation: Activation; asked: string[] } {
+  const asked: string[] = [];
+  const activation: Activation = {
+    done: new Promise(() => undefined),
+    cancel: (turn) => asked.push(`cancel ${turn ?? 'all'}`),
+    forceStop: (reason) => asked.push(`stop ${reason}`),
+  };
+  return { activation, asked };
+}
+
+describe('HostActivation', () => {
+  it('keeps a cancel and a force stop that arrive before the local activation, and applies them on attach', () => {
+    const host = new HostActivation('p1', 1, [], () => undefined);
+    host.cancel(3);
+    host.cancel(undefined);
+    host.forceStop('the parent gave up');
+    const { activation, asked } = recordingActivation();
+    expect(asked).toEqual([]);
+    host.attach(activation);
+    expect(asked).toEqual(['cancel 3', 'cancel all', 'stop the parent gave up']);
+    host.cancel(4);
+    expect(asked.at(-1)).toBe('cancel 4');
+  });
+
+  it('a severed activation answers every call WORKER_CRASHED', async () => {
+    const host = new HostActivation('p1', 1, [], () => undefined);
+    const pending = host.gateway.claimNext();
+    host.sever('gone');
+    await expect(pending).resolves.toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED' } });
+    await expect(host.gateway.endTurn({} as never)).resolves.toMatchObject({ error: { code: 'WORKER_CRASHED' } });
+  });
+});
