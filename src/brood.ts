@@ -21,6 +21,7 @@ import { describe } from './describe.js';
 import { readUntrusted } from './untrusted.js';
 import { forkProvider, spawnProvider } from './subagents/providers.js';
 import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
+import type { TelemetryOptions } from './telemetry/options.js';
 import type {
   Agent,
   BroodEvent,
@@ -59,6 +60,8 @@ export interface BroodOptions {
   preferences?: { get(key: string): unknown };
   /** Told about faults no call could be failed with (a pool thread that died between tasks). Default: a process warning. */
   onDiagnostic?: (message: string) => void;
+  /** OpenTelemetry spans (and metrics) of every turn, in the host's own tracing; see docs/telemetry.md. */
+  telemetry?: TelemetryOptions;
   /** Deterministic ids and clock for tests (like the AI SDK's `_internal`). */
   _internal?: { generateId?: IdGenerator; now?: () => number };
 }

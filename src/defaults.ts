@@ -50,4 +50,6 @@ export const DEFAULTS = {
   queue: { name: 'brood', prefix: 'brood', activationTimeoutMs: 10_000 },
   /** When a continuable child's report reaches its parent (subagentTool reportDelivery). */
   reportDelivery: 'next-step',
+  /** createBrood `telemetry`: no prompts or outputs on spans; W3C trace context into model requests and hosts. */
+  telemetry: { captureContent: false, propagate: true, tracerName: 'brood' },
 } as const;

@@ -82,6 +82,7 @@ async function rebuildAgent(core: RuntimeCore, sessionId: string, options: Resto
           ? { runner: core.restoredQueueRunner(descriptor) }
           : {}),
     ...(typeof descriptor.persona === 'string' ? { persona: descriptor.persona } : {}),
+    ...(typeof descriptor.label === 'string' ? { label: descriptor.label } : {}),
     ...(isToolFilter(descriptor.toolFilter) ? { toolFilter: descriptor.toolFilter } : {}),
     session: {
       nextSeq: events.length,

@@ -10,7 +10,7 @@ import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
-import type { ModelRoute, ToolResult, TurnResult, Usage } from '../types.js';
+import type { ModelRoute, ToolResult, TurnResult, Usage, UsageNode } from '../types.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
 import type { SessionWriter } from './session-writer.js';
@@ -22,6 +22,8 @@ export interface CurrentTurn {
   /** The parent-side signal handed to the turn's tool calls (and through them to foreground children). */
   readonly controller: AbortController;
   readonly childUsage: Usage;
+  /** The foreground children's usage trees, in the order they settled (the turn's usageTree children). */
+  readonly childTrees: UsageNode[];
   /** The turn's own usage and output, from the logged assistant messages (survives a driver recovery). */
   readonly usage: Usage;
   output: string;
@@ -76,6 +78,8 @@ export interface TurnLedgerInit {
   bumpView: () => void;
   /** Tells the running driver that a `next-step` message waits for its next model step. */
   stepPending: () => void;
+  /** Who this agent is in a usage tree (its route is the latest one it requested). */
+  usageIdentity: () => Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'>;
 }
 
 export class TurnLedger {
@@ -210,9 +214,10 @@ export class TurnLedger {
   }
 
   /** Adds a foreground child's usage to the running turn (rolled up exactly once, at turn end). */
-  addChildUsage(usage: Usage): void {
+  addChildUsage(usage: Usage, tree?: UsageNode): void {
     if (!this.running) return;
     addUsage(this.running.childUsage, usage);
+    if (tree !== undefined) this.running.childTrees.push(tree);
   }
 
   /** Ends `turn`: `turn/end` is flushed, then the message's run() settles with the parent's own tally. */
@@ -233,7 +238,13 @@ export class TurnLedger {
       inbox.fail(turn.messageId, error);
       return;
     }
-    const result: TurnResult = { output: turn.output, stopReason, usage, ...diagnostic };
+    const usageTree: UsageNode = {
+      ...this.init.usageIdentity(),
+      usage: { ...turn.usage },
+      total: usage,
+      children: turn.childTrees,
+    };
+    const result: TurnResult = { output: turn.output, stopReason, usage, usageTree, ...diagnostic };
     if (turn.structured?.set) result.structured = turn.structured.value;
     this.latest = result;
     inbox.settle(turn.messageId, result);
@@ -246,6 +257,7 @@ function newTurn(turn: number, messageId: string, structured: StructuredTurn | u
     messageId,
     controller: turnController(),
     childUsage: { inputTokens: 0, outputTokens: 0 },
+    childTrees: [],
     usage: { inputTokens: 0, outputTokens: 0 },
     output: '',
     started: new Set(),

@@ -41,6 +41,7 @@ import type { DriverRunner } from '../wire/runner.js';
 import { WorkerRunner } from '../pool/worker-runner.js';
 import { isQueueRunnerConfig, type QueueRunnerConfig } from '../queue/config.js';
 import { QueueRunner } from '../queue/queue-runner.js';
+import { createTelemetry } from '../telemetry/setup.js';
 
 export interface RuntimeParts {
   options: ParsedBroodOptions;
@@ -92,6 +93,11 @@ export class Runtime implements SubagentCore {
   private readonly modelConfigs: ModelProviderConfig[];
 
   constructor({ options, catalog, store, generateId, now }: RuntimeParts) {
+    this.reportBackgroundError = diagnosticSink(options.onDiagnostic);
+    // First: a telemetry option without its package fails createBrood before any thread starts.
+    const telemetry =
+      options.telemetry &&
+      createTelemetry(options.telemetry, catalog, this.reportBackgroundError, driverKind(options.runner));
     const globalVersion = new VersionCell();
     this.tools = createToolSystem({ onChange: () => globalVersion.bump() });
     this.prompt = createPromptSystem({
@@ -111,7 +117,6 @@ export class Runtime implements SubagentCore {
     this.inlineRunner = new InlineRunner(modelConfigs);
     // 'worker' stands for the runtime's own runner, whatever it is (the pool, or a queue).
     this.defaultRunnerKind = options.runner === 'inline' ? 'inline' : 'worker';
-    this.reportBackgroundError = diagnosticSink(options.onDiagnostic);
     this.agentDeps = {
       store,
       runner:
@@ -135,6 +140,7 @@ export class Runtime implements SubagentCore {
       },
       onDisposed: (id) => this.forget(id),
     };
+    this.agentDeps.hub.telemetry = telemetry;
     this.subagents = new SubagentRuntimeImpl(this, () => this.isClosed);
   }
 
@@ -190,6 +196,7 @@ export class Runtime implements SubagentCore {
 
   async createAgent(options: AgentOptionsInput): Promise<Agent> {
     this.assertOpen();
+    await this.agentDeps.hub.telemetry?.ready();
     const parsed = parseConfig(createAgentOptionsSchema, options, 'createAgent options');
     throwIfAborted(parsed.signal, 'createAgent');
     const id = parsed.id ?? this.ids('agent');
@@ -253,6 +260,7 @@ export class Runtime implements SubagentCore {
       );
     }
     throwIfAborted(parsed.signal, 'resumeAgent');
+    await this.agentDeps.hub.telemetry?.ready();
     // The parsed copy, not the host's object: its getters were read once, under parseConfig's guard.
     return this.agents.get(sessionId) ?? this.restore(sessionId, parsed as ResumeOptionsInput);
   }
@@ -274,6 +282,7 @@ export class Runtime implements SubagentCore {
 
   private forget(agentId: string): void {
     this.agents.delete(agentId);
+    this.agentDeps.hub.telemetry?.forget(agentId);
     this.subagents.jobs.cancelOwnedBy(agentId);
   }
 
@@ -295,6 +304,10 @@ export class Runtime implements SubagentCore {
 /** Epoch milliseconds with sub-millisecond precision: session events and host events share this clock (trace shows µs). */
 function preciseNow(): number {
   return performance.timeOrigin + performance.now();
+}
+
+function driverKind(runner: ParsedBroodOptions['runner']): string {
+  return runner === 'inline' ? 'inline' : isQueueRunnerConfig(runner) ? 'queue' : 'worker';
 }
 
 function throwIfAborted(signal: AbortSignal | undefined, what: string): void {
