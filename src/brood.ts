@@ -33,6 +33,7 @@ import type {
   SessionStore,
   ToolFilter,
   ToolRegistry,
+  UsageNode,
 } from './types.js';
 
 export interface BroodOptions {
@@ -105,7 +106,14 @@ export interface Brood {
   use<R extends Disposer | Promise<Disposer>>(plugin: BroodPlugin<R>): R;
   /** Every agent's events; see BroodEvent. */
   events(options?: BroodEventsOptions): AsyncIterable<BroodEvent>;
+  /** Token usage read from the sessions; `subtree: true` adds every descendant (background and continuable too). */
+  usage(agentId: string, options?: UsageOptions): Promise<UsageNode>;
   close(): Promise<void>;
+}
+
+export interface UsageOptions {
+  /** Include every descendant session (default false: the agent's own requests only). */
+  subtree?: boolean;
 }
 
 export function createBrood(options: BroodOptions = {}): Brood {
@@ -189,6 +197,10 @@ class BroodFacade implements Brood {
     if (isPromiseLike(dispose))
       return this.#runtime.asyncPlugins.adopt(name, dispose, () => this.#runtime.isClosed) as unknown as R;
     return makeDisposer(() => dispose()) as R;
+  }
+
+  usage(agentId: string, options?: UsageOptions): Promise<UsageNode> {
+    return this.#runtime.usage(agentId, options);
   }
 
   close(): Promise<void> {

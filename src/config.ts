@@ -163,6 +163,8 @@ export const createAgentOptionsSchema = z.strictObject({
   signal: signalSchema.optional(),
 });
 
+export const usageOptionsSchema = z.strictObject({ subtree: z.boolean().optional() });
+
 export const resumeAgentOptionsSchema = z.strictObject({
   model: z.unknown().optional(),
   depth: z.unknown().optional(),

@@ -13,6 +13,7 @@ import {
   isValidSessionId,
   parseConfig,
   resumeAgentOptionsSchema,
+  usageOptionsSchema,
   type ParsedBroodOptions,
 } from '../config.js';
 import { describe } from '../describe.js';
@@ -35,7 +36,8 @@ import { AsyncPlugins } from './async-plugins.js';
 import type { SubagentEventName, SubagentRun } from '../subagents/types.js';
 import { modelSelectionEvents } from '../sessions/event-types.js';
 import { createToolSystem, type ToolSystem } from '../tools/system.js';
-import type { Agent, CodeMode, ModelRoute, SessionStore } from '../types.js';
+import type { Agent, CodeMode, ModelRoute, SessionStore, UsageNode } from '../types.js';
+import { readUsageTree } from '../sessions/usage-tree.js';
 import { InlineRunner } from '../thread/inline-runner.js';
 import type { DriverRunner } from '../wire/runner.js';
 import { WorkerRunner } from '../pool/worker-runner.js';
@@ -263,6 +265,16 @@ export class Runtime implements SubagentCore {
     await this.agentDeps.hub.telemetry?.ready();
     // The parsed copy, not the host's object: its getters were read once, under parseConfig's guard.
     return this.agents.get(sessionId) ?? this.restore(sessionId, parsed as ResumeOptionsInput);
+  }
+
+  /** brood.usage(): what the sessions record, after every live agent's pending events are written. */
+  async usage(agentId: string, options: unknown): Promise<UsageNode> {
+    this.assertOpen();
+    const { subtree = false } = parseConfig(usageOptionsSchema, options ?? {}, 'usage options');
+    if (!isValidSessionId(agentId))
+      throw new BroodError('INVALID_ARGS', `usage: ${describe(agentId)} cannot name a session`);
+    await Promise.all([...this.agents.values()].map((agent) => agent.writer.flush().catch(() => undefined)));
+    return readUsageTree(this.store, agentId, subtree);
   }
 
   close(): Promise<void> {
