@@ -94,6 +94,7 @@ export class AgentImpl implements GatewayAgent {
       bumpView: () => this.ownVersion.bump(),
       stepPending: () => this.stepCell.bump(),
       usageIdentity: () => this.usageIdentity(),
+      traceHeaders: () => deps.hub.telemetry?.traceHeaders(init.id),
     });
     this.writer.observe = (stamped, meta) => this.logged(stamped, meta);
     this.tools = guardDisposed(init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);

@@ -65,6 +65,7 @@ export interface Claim {
   aborted: boolean;
   /** Quiet messages the turn took with its own, in acceptance order (they come first in the history). */
   joined?: JoinedMessage[];
+  traceHeaders?: Record<string, string>;
 }
 
 export interface TurnLedgerInit {
@@ -80,6 +81,8 @@ export interface TurnLedgerInit {
   stepPending: () => void;
   /** Who this agent is in a usage tree (its route is the latest one it requested). */
   usageIdentity: () => Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'>;
+  /** The running turn's W3C trace context, when telemetry propagates it (read right after turn/start). */
+  traceHeaders: () => Record<string, string> | undefined;
 }
 
 export class TurnLedger {
@@ -146,8 +149,10 @@ export class TurnLedger {
       await writer.flush();
       // A report waiting behind the claimed message is for this turn's first step: tell its driver.
       if (inbox.stepPending) this.init.stepPending();
+      const traceHeaders = this.init.traceHeaders();
       // Re-read after the flush: a cancel that raced with the claim reached no running turn in the driver.
       return {
+        ...(traceHeaders === undefined ? {} : { traceHeaders }),
         turn,
         messageId: head.id,
         text: head.text,

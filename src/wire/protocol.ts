@@ -107,8 +107,10 @@ const claimSchema = lazy(() =>
     text: z.string(),
     aborted: z.boolean(),
     joined: z.array(joinedSchema()).optional(),
+    traceHeaders: z.record(z.string(), z.string()).optional(),
   }),
 );
+const isStringRecord: Check = (v) => isRecord(v) && Object.values(v as object).every(isStr);
 const isClaim: Check = (v) =>
   isObj(v) &&
   isInt(v.turn) &&
@@ -116,7 +118,8 @@ const isClaim: Check = (v) =>
   isStr(v.messageId) &&
   isStr(v.text) &&
   isBool(v.aborted) &&
-  optional(arrayOf(isJoined))(v.joined);
+  optional(arrayOf(isJoined))(v.joined) &&
+  optional(isStringRecord)(v.traceHeaders);
 const claimedMessageSchema = lazy(() => claimSchema().nullable());
 export const claimedMessage = wire(claimedMessageSchema, (v) => v === null || isClaim(v));
 
