@@ -18,14 +18,3 @@ export function traceHeadersOf(context: SpanContext): Record<string, string> | u
   if (state) headers.tracestate = state;
   return headers;
 }
-
-/** The span context a `traceparent` names (a `brood host` continues a queued activation's trace). */
-export function spanContextOf(headers: Readonly<Record<string, unknown>> | undefined): SpanContext | undefined {
-  const value = headers?.traceparent;
-  if (typeof value !== 'string') return undefined;
-  const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(value.trim());
-  if (match === null) return undefined;
-  const [, traceId = '', spanId = '', flags = '00'] = match;
-  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined;
-  return { traceId, spanId, traceFlags: Number.parseInt(flags, 16), isRemote: true };
-}

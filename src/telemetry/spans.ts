@@ -4,7 +4,7 @@
  * call. Nothing of OpenTelemetry runs in pool threads. Times are the log's stamps (the runtime's
  * sub-millisecond clock), so a span lasts exactly as long as the logged facts say.
  */
-import type { Attributes, Context, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';
+import type { Attributes, Context, Link, Span, Tracer } from '@opentelemetry/api';
 import { knownEvent } from '../sessions/event-types.js';
 import type { SessionEvent, StopReason } from '../types.js';
 import type { Otel } from './peer.js';
@@ -75,13 +75,12 @@ export class SpanBuilder {
     this.spansOf(agent).hostContexts.set(messageId, context);
   }
 
-  /** A parent started a run of `childId`; `call` is the tool call that did, when known. */
-  childStarted(childId: string, origin: ChildOrigin, facts: AgentFacts): void {
+  /** A parent started a run of the child `facts` names; `origin.call` is the tool call that did, when known. */
+  childStarted(origin: ChildOrigin, facts: AgentFacts): void {
     const spans = this.spansOf(facts);
     // A continuable child keeps the link to the call that created it for all its later runs.
     if (spans.origin === undefined || origin.call !== undefined) spans.origin = origin;
     spans.provider ??= origin.provider;
-    void childId;
   }
 
   /** The current turn's context of an agent (for propagation), if a turn is open. */
@@ -316,5 +315,3 @@ export class SpanBuilder {
 
 /** Stop reasons that mark the turn span as failed (a refusal and a completed turn are answers). */
 const FAILED = new Set<StopReason>(['error', 'aborted', 'max-steps', 'max-tokens']);
-
-export type { SpanContext };

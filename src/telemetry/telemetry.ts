@@ -4,7 +4,7 @@
  * never reaches a turn.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Attributes, Histogram, Meter as OtelMeter, Span, Tracer as OtelTracer } from '@opentelemetry/api';
+import type { Attributes, Histogram, Meter as OtelMeter, Tracer as OtelTracer } from '@opentelemetry/api';
 import { DEFAULTS } from '../defaults.js';
 import { errorMessage } from '../errors.js';
 import type { SessionEvent } from '../types.js';
@@ -70,7 +70,7 @@ export class Telemetry {
       const scope = this.calls.getStore();
       const call =
         scope?.agentId === child.parentId && scope ? this.spans?.callSpan(scope.agentId, scope.callId) : undefined;
-      this.spans?.childStarted(child.id, { mode, provider, call }, child);
+      this.spans?.childStarted({ mode, provider, call }, child);
     });
   }
 
@@ -156,5 +156,3 @@ class ChatMetrics {
     this.tokens.record(usage.output, { ...attributes, 'gen_ai.token.type': 'output' });
   }
 }
-
-export type { Span };

@@ -1,6 +1,6 @@
 /** W3C trace context formatting and parsing, and the server attributes of an adapter's base URL. */
 import { describe, expect, it } from 'vitest';
-import { spanContextOf, traceHeadersOf } from '../../../src/telemetry/propagation.js';
+import { traceHeadersOf } from '../../../src/telemetry/propagation.js';
 import { serverOfURL } from '../../../src/telemetry/setup.js';
 
 const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -19,24 +19,6 @@ describe('traceHeadersOf', () => {
   it('sends nothing for an invalid context (a non-recording span of the no-op tracer)', () => {
     expect(traceHeadersOf({ traceId: '0'.repeat(32), spanId: '0'.repeat(16), traceFlags: 0 })).toBeUndefined();
     expect(traceHeadersOf({ traceId: 'xyz', spanId, traceFlags: 1 })).toBeUndefined();
-  });
-});
-
-describe('spanContextOf', () => {
-  it('reads back what traceHeadersOf wrote, as a remote context', () => {
-    expect(spanContextOf(traceHeadersOf({ traceId, spanId, traceFlags: 1 }))).toEqual({
-      traceId,
-      spanId,
-      traceFlags: 1,
-      isRemote: true,
-    });
-  });
-
-  it('ignores missing, malformed and all-zero values', () => {
-    expect(spanContextOf(undefined)).toBeUndefined();
-    expect(spanContextOf({ traceparent: 42 })).toBeUndefined();
-    expect(spanContextOf({ traceparent: `01-${traceId}-${spanId}-01` })).toBeUndefined();
-    expect(spanContextOf({ traceparent: `00-${'0'.repeat(32)}-${spanId}-01` })).toBeUndefined();
   });
 });
 

@@ -82,8 +82,8 @@ describe('SpanBuilder', () => {
       at(2, 'tool/call', { callId: 'bg', name: 'subagent', arguments: '{}' }),
     ]);
     const facts = (id: string) => ({ id, parentId: 'lead', depth: 1 });
-    spans.childStarted('a', { mode: 'foreground', provider: 'spawn', call: spans.callSpan('lead', 'fg') }, facts('a'));
-    spans.childStarted('b', { mode: 'background', provider: 'spawn', call: spans.callSpan('lead', 'bg') }, facts('b'));
+    spans.childStarted({ mode: 'foreground', provider: 'spawn', call: spans.callSpan('lead', 'fg') }, facts('a'));
+    spans.childStarted({ mode: 'background', provider: 'spawn', call: spans.callSpan('lead', 'bg') }, facts('b'));
     for (const id of ['a', 'b']) {
       spans.logged(facts(id), [
         at(3, 'subagent/descriptor', { provider: 'spawn', mode: 'one-shot', model: {}, label: id.toUpperCase() }),
