@@ -9,13 +9,15 @@ import { requireOptionalPeers } from '../optional-peers.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { DEFAULTS } from '../defaults.js';
 
-export const HOST_USAGE = 'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>]';
+export const HOST_USAGE = 'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>] [--telemetry]';
 
 export const HOST_HELP = commandHelp(HOST_USAGE, [
   'Runs the drivers of queueRunner parents in this process (its own worker pool); every tool call goes',
   'back to the parent. --queue defaults to brood, --threads to the CPU count, --concurrency (activations',
   'held at once) to 64. Prints "brood host ready <queue> threads=<n> concurrency=<k>" on stderr when it',
-  'takes work; SIGINT/SIGTERM hand held activations back to their parents and exit.',
+  'takes work; SIGINT/SIGTERM hand held activations back to their parents and exit. --telemetry: a span',
+  "per activation in this process's global OpenTelemetry tracer provider (register it with node --import),",
+  "continuing the parent turn's trace.",
 ]);
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -30,6 +32,7 @@ export async function hostCommand(args: string[]): Promise<number> {
       prefix: { type: 'string' },
       threads: { type: 'string' },
       concurrency: { type: 'string' },
+      telemetry: { type: 'boolean' },
     },
     [],
   );
@@ -41,9 +44,12 @@ export async function hostCommand(args: string[]): Promise<number> {
   const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), DEFAULTS.maxPoolThreads);
   const concurrency = countFlag(values, 'concurrency', 64, 100_000);
   requireOptionalPeers('brood host', 'queue');
+  if (values.telemetry === true) requireOptionalPeers('brood host --telemetry', 'telemetry');
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const { QueueHost } = await import('../queue/host.js');
-  const host = new QueueHost({ redis, queue, prefix, threads, concurrency, log });
+  const tracing =
+    values.telemetry === true ? await (await import('../queue/host-trace.js')).HostTracing.load(log) : undefined;
+  const host = new QueueHost({ redis, queue, prefix, threads, concurrency, log, ...(tracing ? { tracing } : {}) });
   await host.start();
   // Listening before the ready line: a supervisor may signal the moment it reads it.
   const stopped = new Promise<void>((resolve) => {
