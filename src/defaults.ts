@@ -52,4 +52,16 @@ export const DEFAULTS = {
   reportDelivery: 'next-step',
   /** createBrood `telemetry`: no prompts or outputs on spans; W3C trace context into model requests and hosts. */
   telemetry: { captureContent: false, propagate: true, tracerName: 'brood' },
+  /**
+   * mcpServer and `brood mcp`: the name in initialize, task support, how often a client is told to poll
+   * a task, the largest request accepted, and where `--http` listens.
+   */
+  mcpServer: {
+    name: 'brood',
+    tasks: true,
+    taskPollIntervalMs: 500,
+    maxRequestBytes: 32 * 1024 * 1024,
+    httpHost: '127.0.0.1',
+    httpPath: '/mcp',
+  },
 } as const;
