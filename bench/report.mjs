@@ -237,6 +237,9 @@ ${codeModeSection(r.codeMode)}
 ## Event stream
 
 ${eventsSection(r.eventsCost)}
+## Telemetry
+
+${telemetrySection(r.telemetry)}
 ## Abort latency
 
 ${abortSection(r.abortLatency)}
@@ -284,6 +287,16 @@ first \`run()\` of a fresh runtime, while its first pool thread boots. Target: 1
 samples that did not end \`aborted\` and samples stopped by force (both must be 0).
 
 ${table(['runner', 'waiting on', 'samples', 'p50 ms', 'p99 ms', 'max ms', 'not aborted', 'force-stopped'], rows)}
+`;
+}
+
+function telemetrySection(te) {
+  if (!te) return 'Not run.\n';
+  if (te.error) return `Error: ${te.error}\n`;
+  return `Latency-only fan-out N=${te.n} P=${te.p}, two warm worker runtimes, ${te.rounds} interleaved rounds: without telemetry
+**${fmt(te.offMs, 1)} ms**, with \`telemetry\` (the SDK's in-memory exporter behind a BatchSpanProcessor, ${te.spansPerRun} spans per run)
+**${fmt(te.onMs, 1)} ms** (${fmt(te.onOverOff, 3)}×; target ≤ 1.05×). Without \`telemetry\` nothing of OpenTelemetry is loaded, so the
+fan-out table above is the no-telemetry figure.
 `;
 }
 

@@ -21,6 +21,7 @@ import { describe } from './describe.js';
 import { readUntrusted } from './untrusted.js';
 import { forkProvider, spawnProvider } from './subagents/providers.js';
 import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
+import type { TelemetryOptions } from './telemetry/options.js';
 import type {
   Agent,
   BroodEvent,
@@ -32,6 +33,7 @@ import type {
   SessionStore,
   ToolFilter,
   ToolRegistry,
+  UsageNode,
 } from './types.js';
 
 export interface BroodOptions {
@@ -59,6 +61,8 @@ export interface BroodOptions {
   preferences?: { get(key: string): unknown };
   /** Told about faults no call could be failed with (a pool thread that died between tasks). Default: a process warning. */
   onDiagnostic?: (message: string) => void;
+  /** OpenTelemetry spans (and metrics) of every turn, in the host's own tracing; see docs/telemetry.md. */
+  telemetry?: TelemetryOptions;
   /** Deterministic ids and clock for tests (like the AI SDK's `_internal`). */
   _internal?: { generateId?: IdGenerator; now?: () => number };
 }
@@ -102,7 +106,14 @@ export interface Brood {
   use<R extends Disposer | Promise<Disposer>>(plugin: BroodPlugin<R>): R;
   /** Every agent's events; see BroodEvent. */
   events(options?: BroodEventsOptions): AsyncIterable<BroodEvent>;
+  /** Token usage read from the sessions; `subtree: true` adds every descendant (background and continuable too). */
+  usage(agentId: string, options?: UsageOptions): Promise<UsageNode>;
   close(): Promise<void>;
+}
+
+export interface UsageOptions {
+  /** Include every descendant session (default false: the agent's own requests only). */
+  subtree?: boolean;
 }
 
 export function createBrood(options: BroodOptions = {}): Brood {
@@ -186,6 +197,10 @@ class BroodFacade implements Brood {
     if (isPromiseLike(dispose))
       return this.#runtime.asyncPlugins.adopt(name, dispose, () => this.#runtime.isClosed) as unknown as R;
     return makeDisposer(() => dispose()) as R;
+  }
+
+  usage(agentId: string, options?: UsageOptions): Promise<UsageNode> {
+    return this.#runtime.usage(agentId, options);
   }
 
   close(): Promise<void> {

@@ -4,6 +4,7 @@ import { DEFAULTS } from './defaults.js';
 import { modelRouteShape } from './models/route.js';
 import { hasFaultTurns } from './models/scripted.js';
 import type { IdGenerator } from './ids.js';
+import { telemetryOptionsSchema } from './telemetry/options.js';
 import type { ModelProviderConfig } from './models/types.js';
 import { inlineKeyError, inlineKeyProviders, isQueueRunnerConfig, type QueueRunnerConfig } from './queue/config.js';
 
@@ -110,6 +111,7 @@ export const broodOptionsSchema = z
     onDiagnostic: z
       .custom<(message: string) => void>((value) => typeof value === 'function', 'a function (message: string) => void')
       .optional(),
+    telemetry: telemetryOptionsSchema.optional(),
     _internal: z
       .strictObject({
         generateId: z.custom<IdGenerator>((value) => typeof value === 'function', 'a function').optional(),
@@ -160,6 +162,8 @@ export const createAgentOptionsSchema = z.strictObject({
   maxSteps: maxStepsSchema.optional(),
   signal: signalSchema.optional(),
 });
+
+export const usageOptionsSchema = z.strictObject({ subtree: z.boolean().optional() });
 
 export const resumeAgentOptionsSchema = z.strictObject({
   model: z.unknown().optional(),

@@ -50,6 +50,8 @@ export const DEFAULTS = {
   queue: { name: 'brood', prefix: 'brood', activationTimeoutMs: 10_000 },
   /** When a continuable child's report reaches its parent (subagentTool reportDelivery). */
   reportDelivery: 'next-step',
+  /** createBrood `telemetry`: no prompts or outputs on spans; W3C trace context into model requests and hosts. */
+  telemetry: { captureContent: false, propagate: true, tracerName: 'brood' },
   /**
    * mcpServer and `brood mcp`: the name in initialize, task support, how often a client is told to poll
    * a task, the largest request accepted, and where `--http` listens.

@@ -1,6 +1,14 @@
 // The curated public surface of brood (SPEC §3). Internals are not re-exported wholesale.
 export { createBrood } from './brood.js';
-export type { Brood, BroodOptions, BroodPlugin, CreateAgentOptions, ResumeAgentOptions } from './brood.js';
+export type {
+  Brood,
+  BroodOptions,
+  BroodPlugin,
+  CreateAgentOptions,
+  ResumeAgentOptions,
+  UsageOptions,
+} from './brood.js';
+export type { Meter, TelemetryOptions, Tracer, TracerProvider } from './telemetry/options.js';
 export type {
   AgentEventsOptions,
   AssistantMessageEvent,
@@ -19,6 +27,7 @@ export type {
   ToolStartEvent,
   TurnEndEvent,
   TurnStartEvent,
+  UsageNode,
 } from './types.js';
 export { BroodError, ERROR_CODES } from './errors.js';
 export type { BroodErrorCode } from './errors.js';

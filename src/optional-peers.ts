@@ -23,6 +23,7 @@ export const OPTIONAL_PEERS = {
     { name: 'bullmq', range: '^6.7.0', entry: 'bullmq' },
     { name: 'ioredis', range: '^5.11.1', entry: 'ioredis' },
   ],
+  telemetry: [{ name: '@opentelemetry/api', range: '~1.9.0', entry: '@opentelemetry/api' }],
 } as const satisfies Record<string, readonly OptionalPeer[]>;
 
 export type OptionalFeature = keyof typeof OPTIONAL_PEERS;

@@ -44,10 +44,26 @@ export interface ModelRoute {
   maxTokens?: number;
 }
 
+/** Token usage of one agent and its descendants (TurnResult.usageTree, brood.usage()). */
+export interface UsageNode {
+  agentId: string;
+  /** A child's delegation label (the subagent call's description). */
+  label?: string;
+  provider: string;
+  model: string;
+  /** This agent's own requests. */
+  usage: Usage;
+  /** Own plus every descendant's in `children`. */
+  total: Usage;
+  children: UsageNode[];
+}
+
 export interface TurnResult<S = unknown> {
   output: string;
   stopReason: StopReason;
   usage: Usage;
+  /** The turn's own requests and its foreground children's, as a tree (usage === usageTree.total). */
+  usageTree: UsageNode;
   diagnostic?: string;
   /** With `run(text, { outputSchema })`: the validated `structured_output` value (absent when none was valid). */
   structured?: S;

@@ -94,13 +94,14 @@ export function installDelegation(brood, { maxDepth = 3 } = {}) {
 }
 
 /** One runtime with the given scripts; `runner` is 'worker' or 'inline'. */
-export function makeBrood({ runner, scripts, maxParallelToolCalls, threads, sessions, codeMode }) {
+export function makeBrood({ runner, scripts, maxParallelToolCalls, threads, sessions, codeMode, telemetry }) {
   return createBrood({
     runner,
     maxParallelToolCalls,
     pool: { threads },
     ...(sessions ? { sessions } : {}),
     ...(codeMode ? { codeMode } : {}),
+    ...(telemetry ? { telemetry } : {}),
     models: [scriptedModels({ id: 'scripted', scripts })],
   });
 }

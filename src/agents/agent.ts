@@ -25,6 +25,7 @@ import type {
   ToolRegistry,
   TurnResult,
   Usage,
+  UsageNode,
 } from '../types.js';
 import type { Activation, ActivationEnd } from '../wire/runner.js';
 import { CodePrograms } from './code-calls.js';
@@ -92,6 +93,8 @@ export class AgentImpl implements GatewayAgent {
       isDisposed: () => this.disposed,
       bumpView: () => this.ownVersion.bump(),
       stepPending: () => this.stepCell.bump(),
+      usageIdentity: () => this.usageIdentity(),
+      traceHeaders: () => deps.hub.telemetry?.traceHeaders(init.id),
     });
     this.writer.observe = (stamped, meta) => this.logged(stamped, meta);
     this.tools = guardDisposed(init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
@@ -145,6 +148,7 @@ export class AgentImpl implements GatewayAgent {
   /** Host events from what was just stamped into the log; nothing at all while nobody subscribes. */
   private logged(stamped: SessionEvent[], meta: LogMeta | undefined): void {
     const { hub } = this.deps;
+    hub.telemetry?.logged(this, stamped);
     // Events written before publication (a fork's seed, a restore's repair) are not this agent's doing.
     if (!hub.active || !hub.isPublished(this)) return;
     for (const event of stamped) {
@@ -167,6 +171,7 @@ export class AgentImpl implements GatewayAgent {
   ): { id: string; durable: Promise<void> } {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
+    if (source === 'user') this.deps.hub.telemetry?.hostMessage(this, id);
     if (typeof text !== 'string')
       return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
     const durable = this.writer
@@ -237,8 +242,8 @@ export class AgentImpl implements GatewayAgent {
   }
 
   /** Adds a foreground child's usage to the running turn (rolled up exactly once, at turn end). */
-  addChildUsage(usage: Usage): void {
-    this.turns.addChildUsage(usage);
+  addChildUsage(usage: Usage, tree?: UsageNode): void {
+    this.turns.addChildUsage(usage, tree);
   }
 
   get mode(): AgentInit['mode'] {
@@ -361,6 +366,13 @@ export class AgentImpl implements GatewayAgent {
     this.armCancelGrace(turn);
   }
 
+  /** Who this agent is in a usage tree: its label and the route it requested last. */
+  private usageIdentity(): Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'> {
+    const route = this.turns.lastRequestRoute ?? this.route;
+    const label = this.init.label === undefined ? {} : { label: this.init.label };
+    return { agentId: this.id, ...label, provider: route.provider, model: route.model };
+  }
+
   /** See cancel-grace.ts: the driver is stopped by force only if it, not a parent-side call, holds the turn. */
   private armCancelGrace(turn: CurrentTurn): void {
     armCancelGrace(turn, this.deps.limits.cancelGraceMs, {
@@ -377,6 +389,7 @@ export class AgentImpl implements GatewayAgent {
       output: '',
       stopReason: 'aborted',
       usage: NO_USAGE,
+      usageTree: { ...this.usageIdentity(), usage: NO_USAGE, total: NO_USAGE, children: [] },
       diagnostic: 'the agent was disposed',
     });
     if (this.activation) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));

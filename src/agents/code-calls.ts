@@ -144,9 +144,15 @@ class ProgramLane {
     if (cls === 'exclusive') this.exclusiveRunning = true;
     const { call } = pending;
     const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: this.controller.signal };
+    const { telemetry } = this.agent.deps.hub;
+    const endSpan = telemetry?.codeCall(this.agent, call.name, call.callId);
     // Host-style: Code Mode never collapses a call made from inside run_code.
-    void this.agent.init.tools.registry
-      .execute(request)
+    const execute = () => this.agent.init.tools.registry.execute(request);
+    void (telemetry ? telemetry.withCall(this.agent.id, call.callId, execute) : execute())
+      .then((result) => {
+        endSpan?.(result.isError, result.error?.code);
+        return result;
+      })
       .then(
         (result) => callReplyOf(result, this.agent.deps.limits.codeLimits.maxOutputBytes),
         (error: unknown): CodeCallReply => ({ ok: false, message: errorMessage(error) }),

@@ -22,6 +22,7 @@ export interface AgentComposition {
   /** Model requests per turn; default: the runtime's maxSteps. */
   maxSteps?: number;
   mode: AgentInit['mode'];
+  label?: string;
   modelSelectionEnabled: boolean;
   /** Where this agent's driver runs, when not the runtime's default (inlineProvider children). */
   runner?: DriverRunner;
@@ -64,8 +65,22 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
     const { id, depth, parentId, route, codeMode, mode, modelSelectionEnabled } = spec;
     const deps = spec.runner ? { ...core.agentDeps, runner: spec.runner } : core.agentDeps;
     const maxSteps = spec.maxSteps ?? core.agentDeps.limits.maxSteps;
+    const label = spec.label === undefined ? {} : { label: spec.label };
     agent = new AgentImpl(
-      { id, depth, parentId, route, codeMode, maxSteps, mode, modelSelectionEnabled, tools, prompt, ...spec.session },
+      {
+        id,
+        depth,
+        parentId,
+        route,
+        codeMode,
+        maxSteps,
+        mode,
+        ...label,
+        modelSelectionEnabled,
+        tools,
+        prompt,
+        ...spec.session,
+      },
       deps,
     );
     if (spec.setup) runSetupHook(spec.setup, agent);

@@ -48,9 +48,12 @@ export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<To
     return recorded;
   }
   const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: turn?.controller.signal };
-  const running = agent.init.tools
-    .executeFromModel(request, agent.codeMode)
-    .then(({ value: _value, ...cloneable }) => cloneable);
+  const { telemetry } = agent.deps.hub;
+  const execute = () => agent.init.tools.executeFromModel(request, agent.codeMode);
+  // Under telemetry the call is the scope of what it starts (a subagent's spans nest under its span).
+  const running = (telemetry ? telemetry.withCall(agent.id, call.callId, execute) : execute()).then(
+    ({ value: _value, ...cloneable }) => cloneable,
+  );
   const answered = turn ? holdUntilSettled(turn, call.callId, call.name, running) : running;
   turn?.calls.set(call.callId, answered);
   return answered;

@@ -104,6 +104,7 @@ async function rebuildAgent(
     validateFilter: false,
     ...withRunner(hooks.runnerFor(sessionId, descriptor)),
     ...(typeof descriptor.persona === 'string' ? { persona: descriptor.persona } : {}),
+    ...(typeof descriptor.label === 'string' ? { label: descriptor.label } : {}),
     ...(isToolFilter(descriptor.toolFilter) ? { toolFilter: descriptor.toolFilter } : {}),
     session: {
       nextSeq: events.length,

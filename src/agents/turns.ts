@@ -10,7 +10,7 @@ import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
-import type { ModelRoute, ToolResult, TurnResult, Usage } from '../types.js';
+import type { ModelRoute, ToolResult, TurnResult, Usage, UsageNode } from '../types.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
 import type { SessionWriter } from './session-writer.js';
@@ -22,6 +22,8 @@ export interface CurrentTurn {
   /** The parent-side signal handed to the turn's tool calls (and through them to foreground children). */
   readonly controller: AbortController;
   readonly childUsage: Usage;
+  /** The foreground children's usage trees, in the order they settled (the turn's usageTree children). */
+  readonly childTrees: UsageNode[];
   /** The turn's own usage and output, from the logged assistant messages (survives a driver recovery). */
   readonly usage: Usage;
   output: string;
@@ -63,6 +65,7 @@ export interface Claim {
   aborted: boolean;
   /** Quiet messages the turn took with its own, in acceptance order (they come first in the history). */
   joined?: JoinedMessage[];
+  traceHeaders?: Record<string, string>;
 }
 
 export interface TurnLedgerInit {
@@ -76,6 +79,10 @@ export interface TurnLedgerInit {
   bumpView: () => void;
   /** Tells the running driver that a `next-step` message waits for its next model step. */
   stepPending: () => void;
+  /** Who this agent is in a usage tree (its route is the latest one it requested). */
+  usageIdentity: () => Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'>;
+  /** The running turn's W3C trace context, when telemetry propagates it (read right after turn/start). */
+  traceHeaders: () => Record<string, string> | undefined;
 }
 
 export class TurnLedger {
@@ -142,8 +149,10 @@ export class TurnLedger {
       await writer.flush();
       // A report waiting behind the claimed message is for this turn's first step: tell its driver.
       if (inbox.stepPending) this.init.stepPending();
+      const traceHeaders = this.init.traceHeaders();
       // Re-read after the flush: a cancel that raced with the claim reached no running turn in the driver.
       return {
+        ...(traceHeaders === undefined ? {} : { traceHeaders }),
         turn,
         messageId: head.id,
         text: head.text,
@@ -210,9 +219,10 @@ export class TurnLedger {
   }
 
   /** Adds a foreground child's usage to the running turn (rolled up exactly once, at turn end). */
-  addChildUsage(usage: Usage): void {
+  addChildUsage(usage: Usage, tree?: UsageNode): void {
     if (!this.running) return;
     addUsage(this.running.childUsage, usage);
+    if (tree !== undefined) this.running.childTrees.push(tree);
   }
 
   /** Ends `turn`: `turn/end` is flushed, then the message's run() settles with the parent's own tally. */
@@ -233,7 +243,13 @@ export class TurnLedger {
       inbox.fail(turn.messageId, error);
       return;
     }
-    const result: TurnResult = { output: turn.output, stopReason, usage, ...diagnostic };
+    const usageTree: UsageNode = {
+      ...this.init.usageIdentity(),
+      usage: { ...turn.usage },
+      total: usage,
+      children: turn.childTrees,
+    };
+    const result: TurnResult = { output: turn.output, stopReason, usage, usageTree, ...diagnostic };
     if (turn.structured?.set) result.structured = turn.structured.value;
     this.latest = result;
     inbox.settle(turn.messageId, result);
@@ -246,6 +262,7 @@ function newTurn(turn: number, messageId: string, structured: StructuredTurn | u
     messageId,
     controller: turnController(),
     childUsage: { inputTokens: 0, outputTokens: 0 },
+    childTrees: [],
     usage: { inputTokens: 0, outputTokens: 0 },
     output: '',
     started: new Set(),

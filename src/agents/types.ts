@@ -44,6 +44,8 @@ export interface AgentInit {
   maxSteps: number;
   /** 'top' for host-created agents; children are one-shot runs or continuable conversations. */
   mode: 'top' | 'one-shot' | 'continuable';
+  /** A child's delegation label (usage trees name children by it). */
+  label?: string;
   /** The session's model-selection decision (SPEC §11.9), sampled once and inherited by children. */
   modelSelectionEnabled: boolean;
   tools: AgentToolScope;

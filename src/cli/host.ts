@@ -11,7 +11,7 @@ import { DEFAULTS } from '../defaults.js';
 import { QUEUE_SECRET_MIN_LENGTH } from '../queue/config.js';
 
 export const HOST_USAGE =
-  'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>] [--secret-env <NAME>]';
+  'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>] [--secret-env <NAME>] [--telemetry]';
 
 export const HOST_HELP = commandHelp(HOST_USAGE, [
   'Runs the drivers of queueRunner parents in this process (its own worker pool); every tool call goes',
@@ -19,6 +19,8 @@ export const HOST_HELP = commandHelp(HOST_USAGE, [
   'held at once) to 64. Prints "brood host ready <queue> threads=<n> concurrency=<k>" on stderr when it',
   'takes work; SIGINT/SIGTERM hand held activations back to their parents and exit. --secret-env names',
   "the environment variable holding the parents' queueRunner secret: batches are then sealed and checked.",
+  "--telemetry: a span per activation in this process's global OpenTelemetry tracer provider (register it",
+  "with node --import), continuing the parent turn's trace.",
 ]);
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -34,6 +36,7 @@ export async function hostCommand(args: string[]): Promise<number> {
       threads: { type: 'string' },
       concurrency: { type: 'string' },
       'secret-env': { type: 'string' },
+      telemetry: { type: 'boolean' },
     },
     [],
   );
@@ -46,9 +49,21 @@ export async function hostCommand(args: string[]): Promise<number> {
   const concurrency = countFlag(values, 'concurrency', 64, 100_000);
   const secret = secretFlag(values);
   requireOptionalPeers('brood host', 'queue');
+  if (values.telemetry === true) requireOptionalPeers('brood host --telemetry', 'telemetry');
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const { QueueHost } = await import('../queue/host.js');
-  const host = new QueueHost({ redis, queue, prefix, threads, concurrency, log, ...(secret ? { secret } : {}) });
+  const tracing =
+    values.telemetry === true ? await (await import('../queue/host-trace.js')).HostTracing.load(log) : undefined;
+  const host = new QueueHost({
+    redis,
+    queue,
+    prefix,
+    threads,
+    concurrency,
+    log,
+    ...(secret ? { secret } : {}),
+    ...(tracing ? { tracing } : {}),
+  });
   await host.start();
   // Listening before the ready line: a supervisor may signal the moment it reads it.
   const stopped = new Promise<void>((resolve) => {

@@ -13,8 +13,9 @@ import { summarizeReasons, type AgentNode } from './tree-state.js';
 export const INSPECT_USAGE = 'brood inspect <dir> [--json]';
 export const INSPECT_HELP = commandHelp(INSPECT_USAGE, [
   'Prints the delegation trees stored in a fileSessions directory: each agent with its label, depth,',
-  'mode, stop reasons, turns, own token usage and duration, then any diagnostics and the reports',
-  'continuable children made to their parents. --json prints the same rows as JSON.',
+  'mode, stop reasons, turns, own token usage, usage of its whole subtree and duration, then any',
+  'diagnostics and the reports continuable children made to their parents. --json prints the same',
+  'rows as JSON.',
 ]);
 
 export async function inspectCommand(args: string[]): Promise<number> {
@@ -23,10 +24,15 @@ export async function inspectCommand(args: string[]): Promise<number> {
   const { tree, events } = await loadSessionDir('inspect', dir);
   const ordered = tree.ordered();
   const reports = reportsByChild(events);
+  const subtree = subtreeTotals(ordered.map(({ node }) => node));
   if (values.json === true) {
     process.stdout.write(
       `${JSON.stringify(
-        ordered.map(({ node }) => ({ ...toJson(node), reports: reports.get(node.id) ?? [] })),
+        ordered.map(({ node }) => ({
+          ...toJson(node),
+          subtreeUsage: subtree.get(node.id),
+          reports: reports.get(node.id) ?? [],
+        })),
         null,
         2,
       )}\n`,
@@ -42,9 +48,11 @@ export async function inspectCommand(args: string[]): Promise<number> {
     summarizeReasons(node.stopReasons),
     String(node.turns),
     formatTokens(node.inputTokens, node.outputTokens),
+    formatTokens(subtree.get(node.id)?.inputTokens ?? 0, subtree.get(node.id)?.outputTokens ?? 0),
     formatMs(node.lastEventAt - node.createdAt),
   ]);
-  const lines = table(['agent', 'label', 'depth', 'mode', 'stop', 'turns', 'tokens in/out', 'duration'], rows);
+  const headers = ['agent', 'label', 'depth', 'mode', 'stop', 'turns', 'tokens in/out', 'subtree in/out', 'duration'];
+  const lines = table(headers, rows);
   process.stdout.write(`${dir}: ${ordered.length} sessions, ${roots} tree${roots === 1 ? '' : 's'}\n`);
   process.stdout.write(`${lines.join('\n')}\n`);
   for (const { node } of ordered) {
@@ -78,6 +86,28 @@ function reportsByChild(sessions: Map<string, SessionEvent[]>): Map<string, Repo
     }
   }
   return byChild; // a child's reports are all in its parent's log, in the order they were made
+}
+
+/** Each agent's own tokens plus every descendant's (every request counted once, in its own session). */
+function subtreeTotals(nodes: readonly AgentNode[]): Map<string, { inputTokens: number; outputTokens: number }> {
+  const totals = new Map(
+    nodes.map((node) => [node.id, { inputTokens: node.inputTokens, outputTokens: node.outputTokens }]),
+  );
+  const ids = new Set(nodes.map((node) => node.id));
+  for (const node of nodes) {
+    const seen = new Set<string>([node.id]);
+    // Walks up the parent links (a stored cycle is walked once).
+    for (let up = node.parentId; up !== undefined && ids.has(up) && !seen.has(up); ) {
+      seen.add(up);
+      const total = totals.get(up);
+      if (total) {
+        total.inputTokens += node.inputTokens;
+        total.outputTokens += node.outputTokens;
+      }
+      up = nodes.find((candidate) => candidate.id === up)?.parentId;
+    }
+  }
+  return totals;
 }
 
 function toJson(node: AgentNode): Record<string, unknown> {

@@ -40,6 +40,8 @@ export class Driver {
   private readonly stepWatch: StepWatch;
   private turnAbort: AbortController | undefined;
   private currentTurn: number | undefined;
+  /** The running turn's W3C trace context (the parent's telemetry), for its model requests. */
+  private traceHeaders: Record<string, string> | undefined;
   /**
    * A cancel for a turn this driver has not begun: it crossed the claim that starts the turn (it
    * arrived while the adapter loaded, in the batch that carried the claim, or before a recovered
@@ -135,6 +137,7 @@ export class Driver {
     for (const joined of message.joined ?? []) this.history.push({ role: 'user', text: joined.text });
     this.history.push({ role: 'user', text: message.text });
     const turn = new TurnState(message.turn);
+    this.traceHeaders = message.traceHeaders;
     if (message.aborted) return turn.finish('aborted');
     const signal = this.beginTurn(message.turn);
     try {
@@ -208,6 +211,7 @@ export class Driver {
         ownStart: this.plan.ownStart,
         tools: view.tools,
         signal,
+        ...(this.traceHeaders === undefined ? {} : { traceHeaders: this.traceHeaders }),
         ...(stream === undefined
           ? {}
           : {

@@ -8,6 +8,7 @@ import { BroodError } from '../errors.js';
 import { readUntrusted } from '../untrusted.js';
 import { EventStream } from './stream.js';
 import type { AgentEventsOptions, BroodEvent } from '../types.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 interface Subscription {
   stream: EventStream;
@@ -26,6 +27,8 @@ export class EventHub {
   readonly backgroundSignals = new WeakSet<AbortSignal>();
   private readonly cell = new Int32Array(this.flag);
   private readonly subscriptions = new Map<EventStream, Subscription>();
+  /** createBrood `telemetry`: sees every agent's log and child starts, subscribers or not. */
+  telemetry: Telemetry | undefined;
 
   constructor(
     private readonly agents: ReadonlyMap<string, { readonly id: string; readonly parentId: string | undefined }>,

@@ -13,7 +13,9 @@ export function publishSubagentStart(
   mode: SubagentRunStartEvent['mode'],
   provider: string,
 ): void {
-  if (!hub.active || parent === undefined) return;
+  if (parent === undefined) return;
+  hub.telemetry?.childStarted({ id: childId, parentId: parent.id, depth: parent.depth + 1 }, mode, provider);
+  if (!hub.active) return;
   hub.publish({ ...baseOf(parent, hub.now()), type: 'subagent-start', childId, mode, provider });
 }
 

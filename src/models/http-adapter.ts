@@ -57,7 +57,11 @@ export function httpAdapter<R extends RequestOptions, O extends HttpAdapterOptio
       if ('diagnostic' in body) return failure(body.diagnostic);
       const outcome = await postWithRetries({
         url,
-        headers: headersFor(protocol.headers(options, apiKeyOf(options)), effective, stream),
+        headers: headersFor(
+          { ...protocol.headers(options, apiKeyOf(options)), ...request.traceHeaders },
+          effective,
+          stream,
+        ),
         body: JSON.stringify(body.body),
         retry: options.retry,
         signal: request.signal,

@@ -57,6 +57,8 @@ export interface ModelRequest {
   signal: AbortSignal;
   /** Streaming progress (text deltas), for live views. Optional for adapters to call. */
   onTextDelta?: (delta: string) => void;
+  /** W3C `traceparent`/`tracestate` of the turn (createBrood telemetry): HTTP adapters send them as headers. */
+  traceHeaders?: Record<string, string>;
 }
 
 export interface ModelResponse {

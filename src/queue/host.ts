@@ -24,6 +24,7 @@ import {
 } from './frames.js';
 import { HostActivation } from './host-activation.js';
 import { HostRedisLog } from './host-log.js';
+import type { HostTracing } from './host-trace.js';
 import {
   channelKey,
   checkDatabase,
@@ -46,6 +47,8 @@ export interface HostOptions {
   secret?: string;
   /** Diagnostics (stderr for the CLI). */
   log(line: string): void;
+  /** `--telemetry`: a span per activation in the process's global OpenTelemetry tracing. */
+  tracing?: HostTracing;
 }
 
 /**
@@ -181,6 +184,8 @@ export class QueueHost {
       return send({ k: 'end', a: data.a, end });
     }
     const activation = new HostActivation(data.parent, data.a, local.cells, send);
+    const traced = this.options.tracing?.activation(data.plan);
+    let outcome: ActivationEnd | undefined;
     const parent = this.parentOf(data.parent, data.timeoutMs);
     const key = `${data.parent}:${data.a}`;
     this.live.set(key, activation);
@@ -197,8 +202,10 @@ export class QueueHost {
       const started = runner.activate(local.plan, activation.gateway);
       activation.attach(started);
       const end = await started.done;
+      outcome = end;
       if (!activation.severed) send({ k: 'end', a: data.a, end });
     } finally {
+      traced?.end(outcome);
       this.live.delete(key);
       parent.activations.delete(activation);
     }

@@ -13,6 +13,7 @@ import {
   isValidSessionId,
   parseConfig,
   resumeAgentOptionsSchema,
+  usageOptionsSchema,
   type ParsedBroodOptions,
 } from '../config.js';
 import { describe } from '../describe.js';
@@ -35,12 +36,14 @@ import { AsyncPlugins } from './async-plugins.js';
 import type { SubagentEventName, SubagentRun } from '../subagents/types.js';
 import { modelSelectionEvents } from '../sessions/event-types.js';
 import { createToolSystem, type ToolSystem } from '../tools/system.js';
-import type { Agent, CodeMode, ModelRoute, SessionStore } from '../types.js';
+import type { Agent, CodeMode, ModelRoute, SessionStore, UsageNode } from '../types.js';
+import { readUsageTree } from '../sessions/usage-tree.js';
 import { InlineRunner } from '../thread/inline-runner.js';
 import type { DriverRunner } from '../wire/runner.js';
 import { WorkerRunner } from '../pool/worker-runner.js';
 import { isQueueRunnerConfig, type QueueRunnerConfig } from '../queue/config.js';
 import { QueueRunner } from '../queue/queue-runner.js';
+import { createTelemetry } from '../telemetry/setup.js';
 
 export interface RuntimeParts {
   options: ParsedBroodOptions;
@@ -93,6 +96,11 @@ export class Runtime implements SubagentCore {
   private readonly modelConfigs: ModelProviderConfig[];
 
   constructor({ options, catalog, store, generateId, now }: RuntimeParts) {
+    this.reportBackgroundError = diagnosticSink(options.onDiagnostic);
+    // First: a telemetry option without its package fails createBrood before any thread starts.
+    const telemetry =
+      options.telemetry &&
+      createTelemetry(options.telemetry, catalog, this.reportBackgroundError, driverKind(options.runner));
     const globalVersion = new VersionCell();
     this.tools = createToolSystem({ onChange: () => globalVersion.bump() });
     this.prompt = createPromptSystem({
@@ -112,7 +120,6 @@ export class Runtime implements SubagentCore {
     this.inlineRunner = new InlineRunner(modelConfigs);
     // 'worker' stands for the runtime's own runner, whatever it is (the pool, or a queue).
     this.defaultRunnerKind = options.runner === 'inline' ? 'inline' : 'worker';
-    this.reportBackgroundError = diagnosticSink(options.onDiagnostic);
     this.agentDeps = {
       store,
       runner:
@@ -136,6 +143,7 @@ export class Runtime implements SubagentCore {
       },
       onDisposed: (id) => this.forget(id),
     };
+    this.agentDeps.hub.telemetry = telemetry;
     this.subagents = new SubagentRuntimeImpl(this, () => this.isClosed);
   }
 
@@ -192,6 +200,7 @@ export class Runtime implements SubagentCore {
 
   async createAgent(options: AgentOptionsInput): Promise<Agent> {
     this.assertOpen();
+    await this.agentDeps.hub.telemetry?.ready();
     const parsed = parseConfig(createAgentOptionsSchema, options, 'createAgent options');
     throwIfAborted(parsed.signal, 'createAgent');
     const id = parsed.id ?? this.ids('agent');
@@ -255,8 +264,19 @@ export class Runtime implements SubagentCore {
       );
     }
     throwIfAborted(parsed.signal, 'resumeAgent');
+    await this.agentDeps.hub.telemetry?.ready();
     // The parsed copy, not the host's object: its getters were read once, under parseConfig's guard.
     return this.agents.get(sessionId) ?? this.restore(sessionId, parsed as ResumeOptionsInput);
+  }
+
+  /** brood.usage(): what the sessions record, after every live agent's pending events are written. */
+  async usage(agentId: string, options: unknown): Promise<UsageNode> {
+    this.assertOpen();
+    const { subtree = false } = parseConfig(usageOptionsSchema, options ?? {}, 'usage options');
+    if (!isValidSessionId(agentId))
+      throw new BroodError('INVALID_ARGS', `usage: ${describe(agentId)} cannot name a session`);
+    await Promise.all([...this.agents.values()].map((agent) => agent.writer.flush().catch(() => undefined)));
+    return readUsageTree(this.store, agentId, subtree);
   }
 
   close(): Promise<void> {
@@ -276,6 +296,7 @@ export class Runtime implements SubagentCore {
 
   private forget(agentId: string): void {
     this.agents.delete(agentId);
+    this.agentDeps.hub.telemetry?.forget(agentId);
     this.subagents.jobs.cancelOwnedBy(agentId);
   }
 
@@ -297,6 +318,10 @@ export class Runtime implements SubagentCore {
 /** Epoch milliseconds with sub-millisecond precision: session events and host events share this clock (trace shows µs). */
 function preciseNow(): number {
   return performance.timeOrigin + performance.now();
+}
+
+function driverKind(runner: ParsedBroodOptions['runner']): string {
+  return runner === 'inline' ? 'inline' : isQueueRunnerConfig(runner) ? 'queue' : 'worker';
 }
 
 function throwIfAborted(signal: AbortSignal | undefined, what: string): void {

@@ -37,12 +37,16 @@ export async function startOneShot(
   let disposing: Promise<void> | undefined;
   // A job may adopt this run before it settles; only a run nobody detached rolls up into the parent's turn.
   let run: SubagentRun | undefined;
+  let usageTree: TurnResult['usageTree'] | undefined;
   const result = turnResult
-    .then(toSubagentResult)
+    .then((turn) => {
+      usageTree = turn.usageTree;
+      return toSubagentResult(turn);
+    })
     .then(
       (settled) => {
         if (run && !core.detachedRuns.has(run) && parent.current?.turn === parentTurn)
-          parent.addChildUsage(settled.usage);
+          parent.addChildUsage(settled.usage, usageTree);
         core.events.emit('end', {
           runId,
           provider,

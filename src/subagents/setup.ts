@@ -61,6 +61,7 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec): Promise
     ...(request.persona === undefined ? {} : { persona: request.persona }),
     ...(request.toolFilter === undefined ? {} : { toolFilter: request.toolFilter }),
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
+    ...(request.label === undefined ? {} : { label: request.label }),
     ...(spec.setup ? { setup: spec.setup } : {}),
     session: {
       nextSeq: 0,

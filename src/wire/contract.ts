@@ -86,6 +86,8 @@ export interface ClaimedMessage {
   aborted: boolean;
   /** Messages the turn took with its own (quiet reports), in order; they precede `text` in the history. */
   joined?: JoinedMessage[];
+  /** W3C trace context of the turn's span (createBrood telemetry with propagate): sent with its model requests. */
+  traceHeaders?: Record<string, string>;
 }
 
 /** A message that joins a turn without being the one it claimed. */

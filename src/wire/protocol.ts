@@ -75,6 +75,8 @@ const claim = object({
   text: str(),
   aborted: bool(),
   joined: optional(array(joined)),
+  /** W3C trace context of the turn's span (telemetry with propagate): the adapter sends it with each request. */
+  traceHeaders: optional(record(str())),
 });
 export const claimedMessage = wire(nullable(claim));
 

@@ -95,15 +95,16 @@ export interface HostProcess {
 }
 
 /** `node dist/cli/main.js host ...`; resolves once its ready line is on stderr. */
-export async function startHost(url: string, args: string[] = []): Promise<HostProcess> {
-  const host = spawnHost(url, args);
+export async function startHost(url: string, args: string[] = [], env?: NodeJS.ProcessEnv): Promise<HostProcess> {
+  const host = spawnHost(url, args, env);
   await waitForLine(host.child, 'stderr', /^brood host ready /m, 'brood host');
   return host;
 }
 
-export function spawnHost(url: string, args: string[] = []): HostProcess {
+export function spawnHost(url: string, args: string[] = [], env?: NodeJS.ProcessEnv): HostProcess {
   const child = spawn(process.execPath, [CLI, 'host', '--redis', url, '--threads', '1', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    ...(env ? { env: { ...process.env, ...env } } : {}),
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -124,9 +124,11 @@ export class AgentProcess {
     }
   }
 
-  prompt(sessionId: string, text: string): Promise<Acp.PromptResponse> {
+  /** `traceHeaders`: the turn's W3C trace context (createBrood telemetry), sent in the prompt's `_meta`. */
+  prompt(sessionId: string, text: string, traceHeaders?: Record<string, string>): Promise<Acp.PromptResponse> {
+    const meta = traceHeaders === undefined ? {} : { _meta: { ...traceHeaders } };
     return this.untilDeath(
-      this.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }),
+      this.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }], ...meta }),
     );
   }
 

@@ -171,7 +171,7 @@ export class AcpChild implements DriverRunner, SessionHandlers {
       }
       // Messages the turn took with its own (quiet reports) come first, as in a model-driven history.
       const text = [...(claimed.joined ?? []).map((joined) => joined.text), claimed.text].join('\n\n');
-      const response = await agent.prompt(this.sessionId, text);
+      const response = await agent.prompt(this.sessionId, text, claimed.traceHeaders);
       const mapped = OUTCOMES_OF_ACP_STOP[response.stopReason] ?? {
         stopReason: 'error' as const,
         finish: 'error' as const,

@@ -63,23 +63,30 @@ describe('brood inspect', () => {
     const result = await runCli(['inspect', sessionsDir]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`${sessionsDir}: 6 sessions, 1 tree`);
-    expect(result.stdout).toMatch(/^agent\s+label\s+depth\s+mode\s+stop\s+turns\s+tokens in\/out\s+duration$/m);
+    expect(result.stdout).toMatch(
+      /^agent\s+label\s+depth\s+mode\s+stop\s+turns\s+tokens in\/out\s+subtree in\/out\s+duration$/m,
+    );
     expect(result.stdout).toMatch(/│ {2}└─ sub_\S+\s+verify outliers\s+2\s+one-shot\s+completed\s+1\s+\d+\/\d+\s+\d/);
     expect(result.stdout).toMatch(/^agent_\S+\s+Research brief.*\s0\s+top-level\s+completed×\d+/m);
   });
 
-  it('--json gives one record per agent with usage', async () => {
+  it('--json gives one record per agent with usage, and the subtree totals', async () => {
     const result = await runCli(['inspect', sessionsDir, '--json']);
     const nodes = JSON.parse(result.stdout) as {
       depth: number;
       usage: { inputTokens: number };
+      subtreeUsage: { inputTokens: number };
       stopReasons: string[];
     }[];
     expect(nodes).toHaveLength(6);
     for (const node of nodes) {
       expect(node.usage.inputTokens).toBeGreaterThan(0);
+      expect(node.subtreeUsage.inputTokens).toBeGreaterThanOrEqual(node.usage.inputTokens);
       expect(node.stopReasons.every((r) => r === 'completed')).toBe(true);
     }
+    // One tree: its root's subtree is every request of every session.
+    const root = nodes.find((node) => node.depth === 0);
+    expect(root?.subtreeUsage.inputTokens).toBe(nodes.reduce((sum, node) => sum + node.usage.inputTokens, 0));
   });
 });
 

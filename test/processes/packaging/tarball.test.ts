@@ -57,7 +57,7 @@ describe('the packed package, installed into an empty project', () => {
     expect(existsSync(join(project, 'main.js'))).toBe(true);
   }, 180_000); // checks all of @types/node and zod too: ~30 s on an idle 2-core machine
 
-  it('runs a delegation, and each optional feature without its package is MISSING_DEPENDENCY at configuration', async () => {
+  it('runs a delegation, and each optional feature without its package fails at configuration, naming it', async () => {
     const run = await runNode([join(project, 'main.js')], { cwd: project, timeoutMs: 60_000 });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
@@ -78,6 +78,9 @@ describe('the packed package, installed into an empty project', () => {
     expect(report.missing.acpProvider?.message).toContain('npm install @agentclientprotocol/sdk@^2.4.0');
     expect(report.missing.queueRunner?.code).toBe('MISSING_DEPENDENCY');
     expect(report.missing.queueRunner?.message).toContain('npm install bullmq@^6.7.0 ioredis@^5.11.1');
+    // telemetry is an option of createBrood: a missing package there is a configuration error.
+    expect(report.missing.telemetry?.code).toBe('INVALID_CONFIG');
+    expect(report.missing.telemetry?.message).toContain('npm install @opentelemetry/api@~1.9.0');
   }, 60_000);
 
   it('`brood run` with mcpServers, `brood host`, `brood acp` and `brood mcp` name the missing packages and exit 1', async () => {

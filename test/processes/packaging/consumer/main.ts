@@ -102,6 +102,10 @@ const missing = {
   queueRunner: await outcome(async () => {
     await createBrood({ runner: queueRunner({ connection: 'redis://127.0.0.1:6379' }) }).close();
   }),
+  // The host's own tracer object; brood still needs @opentelemetry/api for context and links.
+  telemetry: await outcome(async () => {
+    await createBrood({ runner: 'inline', telemetry: { tracer: { startSpan: () => ({}) } } }).close();
+  }),
 };
 
 const { result, children } = await delegation();

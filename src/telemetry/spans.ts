@@ -1,0 +1,317 @@
+/**
+ * GenAI spans built in the parent from what every agent's session log records (the drivers' events
+ * and the parent's own): `invoke_agent` per turn, `chat` per model request, `execute_tool` per tool
+ * call. Nothing of OpenTelemetry runs in pool threads. Times are the log's stamps (the runtime's
+ * sub-millisecond clock), so a span lasts exactly as long as the logged facts say.
+ */
+import type { Attributes, Context, Link, Span, Tracer } from '@opentelemetry/api';
+import { knownEvent } from '../sessions/event-types.js';
+import type { SessionEvent, StopReason } from '../types.js';
+import type { Otel } from './peer.js';
+
+/** SpanKind and SpanStatusCode values (the api's enums, inlined: they are part of its wire contract). */
+const INTERNAL = 0;
+const CLIENT = 2;
+const ERROR = 2;
+
+/** What an agent is, for span names and attributes (from its descriptor or its creation). */
+export interface AgentFacts {
+  id: string;
+  parentId: string | undefined;
+  depth: number;
+}
+
+/** How a child's runs attach to the parent's trace (decided when the parent starts it). */
+export interface ChildOrigin {
+  mode: 'foreground' | 'background' | 'continuable';
+  provider: string;
+  /** The parent's `execute_tool` span that started the child, when one did. */
+  call: Span | undefined;
+}
+
+export interface SpanHooks {
+  /** A chat span ended: duration in seconds and token counts, for the metrics. */
+  chatEnded?(attributes: Attributes, seconds: number, usage: { input: number; output: number } | undefined): void;
+}
+
+interface OpenCall {
+  span: Span;
+  name: string;
+}
+
+/** One agent's spans in flight. */
+class AgentSpans {
+  label: string | undefined;
+  /** Where the driver ran when not the runtime's default runner (descriptor: inline, queue, external). */
+  driver: string | undefined;
+  provider: string | undefined;
+  origin: ChildOrigin | undefined;
+  /** The context of the message a host run() or send() gave, by message id (the turn's parent). */
+  readonly hostContexts = new Map<string, Context>();
+  turn: { span: Span; context: Context; number: number } | undefined;
+  chat: { span: Span; start: number; attributes: Attributes } | undefined;
+  readonly calls = new Map<string, OpenCall>();
+  /** Calls from inside run_code programs (never logged: their spans end when the sandbox is answered). */
+  readonly codeCalls = new Map<string, Span>();
+
+  constructor(readonly facts: AgentFacts) {}
+}
+
+export class SpanBuilder {
+  private readonly agents = new Map<string, AgentSpans>();
+
+  constructor(
+    private readonly api: Otel,
+    private readonly tracer: Tracer,
+    private readonly captureContent: boolean,
+    private readonly serverOf: (provider: string) => { address: string; port: number } | undefined,
+    /** The runtime's own runner: 'worker' (the pool), 'inline' or 'queue'. */
+    private readonly defaultDriver: string,
+    private readonly hooks: SpanHooks = {},
+  ) {}
+
+  /** The host's active context when it handed `messageId` to `agent` (run/send). */
+  hostMessage(agent: AgentFacts, messageId: string, context: Context): void {
+    this.spansOf(agent).hostContexts.set(messageId, context);
+  }
+
+  /** A parent started a run of the child `facts` names; `origin.call` is the tool call that did, when known. */
+  childStarted(origin: ChildOrigin, facts: AgentFacts): void {
+    const spans = this.spansOf(facts);
+    // A continuable child keeps the link to the call that created it for all its later runs.
+    if (spans.origin === undefined || origin.call !== undefined) spans.origin = origin;
+    spans.provider ??= origin.provider;
+  }
+
+  /** The current turn's context of an agent (for propagation), if a turn is open. */
+  turnContext(agentId: string): Context | undefined {
+    return this.agents.get(agentId)?.turn?.context;
+  }
+
+  /** The open `execute_tool` span of `callId` in `agentId`'s running turn. */
+  callSpan(agentId: string, callId: string): Span | undefined {
+    const spans = this.agents.get(agentId);
+    return spans?.calls.get(callId)?.span ?? spans?.codeCalls.get(callId);
+  }
+
+  /** The latest open `run_code` call of the agent: calls from inside a program are its children. */
+  runCodeSpan(agentId: string): Span | undefined {
+    let found: Span | undefined;
+    for (const call of this.agents.get(agentId)?.calls.values() ?? []) if (call.name === 'run_code') found = call.span;
+    return found;
+  }
+
+  /** A call from inside a run_code program: a child span of the program's call; returns its end. */
+  codeCall(agent: AgentFacts, name: string, callId: string): (isError: boolean, errorType?: string) => void {
+    const spans = this.spansOf(agent);
+    const parent = this.runCodeSpan(agent.id);
+    const base = parent
+      ? this.api.trace.setSpan(spans.turn?.context ?? this.api.ROOT_CONTEXT, parent)
+      : spans.turn?.context;
+    const span = this.startToolSpan(name, callId, base ?? this.api.ROOT_CONTEXT, this.now());
+    spans.codeCalls.set(callId, span);
+    return (isError, errorType) => {
+      spans.codeCalls.delete(callId);
+      if (isError) span.setStatus({ code: ERROR }).setAttribute('error.type', errorType ?? 'tool_error');
+      span.end(this.now());
+    };
+  }
+
+  /** One stamped batch of `agent`'s log, in order. */
+  logged(agent: AgentFacts, stamped: readonly SessionEvent[]): void {
+    const spans = this.spansOf(agent);
+    for (const logged of stamped) this.apply(spans, logged);
+  }
+
+  forget(agentId: string): void {
+    const spans = this.agents.get(agentId);
+    if (spans?.turn) this.endTurn(spans, 'aborted', undefined, this.now());
+    this.agents.delete(agentId);
+  }
+
+  private spansOf(facts: AgentFacts): AgentSpans {
+    let spans = this.agents.get(facts.id);
+    if (spans === undefined) {
+      spans = new AgentSpans(facts);
+      this.agents.set(facts.id, spans);
+    }
+    return spans;
+  }
+
+  private now(): number {
+    return performance.timeOrigin + performance.now();
+  }
+
+  private apply(spans: AgentSpans, logged: SessionEvent): void {
+    const event = knownEvent(logged);
+    const time = logged.time;
+    switch (event?.type) {
+      case 'subagent/descriptor':
+        spans.label = event.data.label;
+        spans.driver = event.data.runner;
+        spans.provider = event.data.provider;
+        return;
+      case 'turn/start':
+        this.startTurn(spans, event.data.turn, event.data.messageIds[0], time);
+        return;
+      case 'model/request':
+        this.startChat(spans, event.data.provider, event.data.model, time);
+        return;
+      case 'assistant/message':
+        this.endChat(spans, event.data, time);
+        return;
+      case 'tool/call':
+        this.startCall(spans, event.data.callId, event.data.name, event.data.arguments, time);
+        return;
+      case 'tool/result':
+        this.endCall(spans, event.data, time);
+        return;
+      case 'turn/end':
+        this.endTurn(spans, event.data.reason, event.data.diagnostic, time);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private startTurn(spans: AgentSpans, turn: number, messageId: string | undefined, time: number): void {
+    const { facts, origin } = spans;
+    const hostContext = messageId === undefined ? undefined : spans.hostContexts.get(messageId);
+    if (messageId !== undefined) spans.hostContexts.delete(messageId);
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.id': facts.id,
+      'gen_ai.conversation.id': facts.id,
+      'brood.depth': facts.depth,
+      'brood.delegation.mode': origin?.mode ?? 'top',
+      // The provider that ran the child (spawn, fork, acp, ...); 'host' for an agent the host created.
+      'brood.runner': spans.provider ?? 'host',
+      'brood.driver': spans.driver ?? this.defaultDriver,
+      'brood.turn': turn,
+    };
+    if (spans.label !== undefined) attributes['gen_ai.agent.name'] = spans.label;
+    if (facts.parentId !== undefined) attributes['brood.parent.id'] = facts.parentId;
+    const links: Link[] = [];
+    let parent: Context;
+    if (origin === undefined) parent = hostContext ?? this.api.ROOT_CONTEXT;
+    else if (origin.mode === 'foreground' && origin.call !== undefined)
+      parent = this.api.trace.setSpan(this.api.ROOT_CONTEXT, origin.call);
+    else if (origin.mode === 'foreground')
+      // Started by no call brood saw (a host's subagents.start()): under the parent's running turn.
+      parent = this.turnContext(facts.parentId ?? '') ?? this.api.ROOT_CONTEXT;
+    else {
+      // Background and continuable runs outlive the call that started them: a trace of their own.
+      parent = this.api.ROOT_CONTEXT;
+      if (origin.call !== undefined) links.push({ context: origin.call.spanContext() });
+    }
+    const span = this.tracer.startSpan(
+      `invoke_agent ${spans.label ?? facts.id}`,
+      { kind: INTERNAL, attributes, links, startTime: time, root: parent === this.api.ROOT_CONTEXT },
+      parent,
+    );
+    spans.turn = { span, context: this.api.trace.setSpan(parent, span), number: turn };
+  }
+
+  private startChat(spans: AgentSpans, provider: string, model: string, time: number): void {
+    if (spans.chat) this.failChat(spans, 'superseded', time);
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': provider,
+      'gen_ai.request.model': model,
+    };
+    const server = this.serverOf(provider);
+    if (server !== undefined) {
+      attributes['server.address'] = server.address;
+      attributes['server.port'] = server.port;
+    }
+    const span = this.tracer.startSpan(
+      `chat ${model}`,
+      { kind: CLIENT, attributes, startTime: time },
+      spans.turn?.context ?? this.api.ROOT_CONTEXT,
+    );
+    spans.chat = { span, start: time, attributes };
+  }
+
+  private endChat(
+    spans: AgentSpans,
+    data: { text: string; usage: { inputTokens: number; outputTokens: number }; finish: string },
+    time: number,
+  ): void {
+    const chat = spans.chat;
+    if (chat === undefined) return;
+    spans.chat = undefined;
+    const { span } = chat;
+    const model = chat.attributes['gen_ai.request.model'];
+    if (typeof model === 'string') span.setAttribute('gen_ai.response.model', model);
+    span.setAttribute('gen_ai.usage.input_tokens', data.usage.inputTokens);
+    span.setAttribute('gen_ai.usage.output_tokens', data.usage.outputTokens);
+    span.setAttribute('gen_ai.response.finish_reasons', [data.finish]);
+    if (this.captureContent && data.text !== '') span.setAttribute('gen_ai.output.text', data.text);
+    if (data.finish === 'error') span.setStatus({ code: ERROR }).setAttribute('error.type', 'error');
+    span.end(time);
+    const seconds = (time - chat.start) / 1000;
+    this.hooks.chatEnded?.(chat.attributes, seconds, {
+      input: data.usage.inputTokens,
+      output: data.usage.outputTokens,
+    });
+  }
+
+  private failChat(spans: AgentSpans, errorType: string, time: number): void {
+    const chat = spans.chat;
+    if (chat === undefined) return;
+    spans.chat = undefined;
+    chat.span.setStatus({ code: ERROR }).setAttribute('error.type', errorType);
+    chat.span.end(time);
+    this.hooks.chatEnded?.({ ...chat.attributes, 'error.type': errorType }, (time - chat.start) / 1000, undefined);
+  }
+
+  private startCall(spans: AgentSpans, callId: string, name: string, args: string, time: number): void {
+    const span = this.startToolSpan(name, callId, spans.turn?.context ?? this.api.ROOT_CONTEXT, time);
+    if (this.captureContent) span.setAttribute('gen_ai.tool.call.arguments', args);
+    spans.calls.set(callId, { span, name });
+  }
+
+  private startToolSpan(name: string, callId: string, parent: Context, time: number): Span {
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': name,
+      'gen_ai.tool.call.id': callId,
+      'gen_ai.tool.type': 'function',
+    };
+    return this.tracer.startSpan(`execute_tool ${name}`, { kind: INTERNAL, attributes, startTime: time }, parent);
+  }
+
+  private endCall(
+    spans: AgentSpans,
+    data: { callId: string; isError: boolean; content: string; errorCode?: string },
+    time: number,
+  ): void {
+    const call = spans.calls.get(data.callId);
+    if (call === undefined) return;
+    spans.calls.delete(data.callId);
+    if (this.captureContent) call.span.setAttribute('gen_ai.tool.call.result', data.content);
+    if (data.isError) call.span.setStatus({ code: ERROR }).setAttribute('error.type', data.errorCode ?? 'tool_error');
+    call.span.end(time);
+  }
+
+  private endTurn(spans: AgentSpans, reason: StopReason, diagnostic: string | undefined, time: number): void {
+    this.failChat(spans, reason === 'completed' ? 'error' : reason, time);
+    for (const call of spans.calls.values()) {
+      call.span.setStatus({ code: ERROR }).setAttribute('error.type', reason === 'completed' ? 'unanswered' : reason);
+      call.span.end(time);
+    }
+    spans.calls.clear();
+    const turn = spans.turn;
+    if (turn === undefined) return;
+    spans.turn = undefined;
+    turn.span.setAttribute('brood.stop_reason', reason);
+    if (FAILED.has(reason)) {
+      turn.span.setStatus(diagnostic === undefined ? { code: ERROR } : { code: ERROR, message: diagnostic });
+      turn.span.setAttribute('error.type', reason);
+    }
+    turn.span.end(time);
+  }
+}
+
+/** Stop reasons that mark the turn span as failed (a refusal and a completed turn are answers). */
+const FAILED = new Set<StopReason>(['error', 'aborted', 'max-steps', 'max-tokens']);

@@ -1,0 +1,158 @@
+/**
+ * The runtime's OpenTelemetry bridge (createBrood `telemetry`). Present only when configured; every
+ * entry point is contained: a tracer, meter or exporter that throws is reported to onDiagnostic and
+ * never reaches a turn.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Attributes, Histogram, Meter as OtelMeter, Tracer as OtelTracer } from '@opentelemetry/api';
+import { DEFAULTS } from '../defaults.js';
+import { errorMessage } from '../errors.js';
+import type { SessionEvent } from '../types.js';
+import { broodVersion } from '../version.js';
+import type { TelemetryOptions } from './options.js';
+import { loadTelemetryApi, requireTelemetryPeer, type Otel } from './peer.js';
+import { SpanBuilder, type AgentFacts, type ChildOrigin } from './spans.js';
+import { traceHeadersOf } from './propagation.js';
+
+/** The tool call a piece of parent-side work runs for (a subagent start reads which call started it). */
+interface CallScope {
+  agentId: string;
+  callId: string;
+}
+
+export interface TelemetryDeps {
+  report(message: string): void;
+  /** The HTTP server of a model provider (for server.address/server.port), if it has one. */
+  serverOf(provider: string): { address: string; port: number } | undefined;
+  /** The runtime's runner ('worker', 'inline', 'queue'): where drivers run unless a descriptor says otherwise. */
+  driver: string;
+}
+
+export class Telemetry {
+  readonly propagate: boolean;
+  private readonly loading: Promise<void>;
+  private api: Otel | undefined;
+  private spans: SpanBuilder | undefined;
+  private readonly calls = new AsyncLocalStorage<CallScope>();
+
+  /** Throws INVALID_CONFIG when @opentelemetry/api is not installed. */
+  constructor(
+    private readonly options: TelemetryOptions,
+    private readonly deps: TelemetryDeps,
+  ) {
+    requireTelemetryPeer();
+    this.propagate = options.propagate ?? DEFAULTS.telemetry.propagate;
+    this.loading = loadTelemetryApi().then(
+      (api) => this.start(api),
+      (error: unknown) => deps.report(`telemetry: @opentelemetry/api failed to load: ${errorMessage(error)}`),
+    );
+  }
+
+  /** Resolves once spans can be built (createAgent and resumeAgent wait for it). */
+  ready(): Promise<void> {
+    return this.loading;
+  }
+
+  /** The host's active context is the parent of the turn that will claim this message. */
+  hostMessage(agent: AgentFacts, messageId: string): void {
+    this.guard('hostMessage', () => {
+      if (this.api && this.spans) this.spans.hostMessage(agent, messageId, this.api.context.active());
+    });
+  }
+
+  logged(agent: AgentFacts, stamped: readonly SessionEvent[]): void {
+    this.guard('span', () => this.spans?.logged(agent, stamped));
+  }
+
+  /** A parent started a run of a child: foreground runs nest under the call, others link to it. */
+  childStarted(child: AgentFacts, mode: ChildOrigin['mode'], provider: string): void {
+    this.guard('childStarted', () => {
+      const scope = this.calls.getStore();
+      const call =
+        scope?.agentId === child.parentId && scope ? this.spans?.callSpan(scope.agentId, scope.callId) : undefined;
+      this.spans?.childStarted({ mode, provider, call }, child);
+    });
+  }
+
+  /** Runs `work` as tool call `callId` of `agentId` (what a subagent start inside it reads). */
+  withCall<T>(agentId: string, callId: string, work: () => T): T {
+    return this.calls.run({ agentId, callId }, work);
+  }
+
+  /** A call from inside a run_code program; the returned function ends its span. */
+  codeCall(agent: AgentFacts, name: string, callId: string): (isError: boolean, errorType?: string) => void {
+    let end: ((isError: boolean, errorType?: string) => void) | undefined;
+    this.guard('codeCall', () => {
+      end = this.spans?.codeCall(agent, name, callId);
+    });
+    return (isError, errorType) => this.guard('codeCall', () => end?.(isError, errorType));
+  }
+
+  /** W3C trace context of the agent's running turn, for outgoing requests (undefined without `propagate`). */
+  traceHeaders(agentId: string): Record<string, string> | undefined {
+    if (!this.propagate || !this.api) return undefined;
+    let headers: Record<string, string> | undefined;
+    this.guard('propagation', () => {
+      const context = this.spans?.turnContext(agentId);
+      const span = context === undefined ? undefined : this.api?.trace.getSpan(context);
+      headers = span === undefined ? undefined : traceHeadersOf(span.spanContext());
+    });
+    return headers;
+  }
+
+  forget(agentId: string): void {
+    this.guard('forget', () => this.spans?.forget(agentId));
+  }
+
+  private start(api: Otel): void {
+    this.guard('setup', () => {
+      const tracer = this.tracerOf(api);
+      const metrics = this.options.meter === undefined ? undefined : new ChatMetrics(this.options.meter as OtelMeter);
+      const captureContent = this.options.captureContent ?? DEFAULTS.telemetry.captureContent;
+      this.spans = new SpanBuilder(api, tracer, captureContent, this.deps.serverOf, this.deps.driver, {
+        chatEnded: (attributes, seconds, usage) =>
+          this.guard('metrics', () => metrics?.record(attributes, seconds, usage)),
+      });
+      this.api = api;
+    });
+  }
+
+  private tracerOf(api: Otel): OtelTracer {
+    const { tracer, tracerProvider } = this.options;
+    if (tracer !== undefined) return tracer as OtelTracer;
+    const provider = tracerProvider ?? api.trace.getTracerProvider();
+    return provider.getTracer(DEFAULTS.telemetry.tracerName, broodVersion()) as OtelTracer;
+  }
+
+  private guard(what: string, work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      this.deps.report(`telemetry (${what}) failed: ${errorMessage(error)}`);
+    }
+  }
+}
+
+/** The GenAI client metrics: request duration and token usage histograms. */
+class ChatMetrics {
+  private readonly duration: Histogram;
+  private readonly tokens: Histogram;
+
+  constructor(meter: OtelMeter) {
+    this.duration = meter.createHistogram('gen_ai.client.operation.duration', {
+      unit: 's',
+      description: 'GenAI operation duration',
+    });
+    this.tokens = meter.createHistogram('gen_ai.client.token.usage', {
+      unit: '{token}',
+      description: 'Measures number of input and output tokens used',
+    });
+  }
+
+  record(attributes: Attributes, seconds: number, usage: { input: number; output: number } | undefined): void {
+    this.duration.record(seconds, attributes);
+    if (usage === undefined) return;
+    this.tokens.record(usage.input, { ...attributes, 'gen_ai.token.type': 'input' });
+    this.tokens.record(usage.output, { ...attributes, 'gen_ai.token.type': 'output' });
+  }
+}
