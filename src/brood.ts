@@ -2,6 +2,7 @@
  * createBrood and the public `Brood` facade: validates options at the trust boundary and fronts one
  * private runtime engine (src/runtime/runtime.ts), like piscina's public class over its pool.
  */
+import type { Approvals, ApprovalsOptions } from './approvals/types.js';
 import type { RunnerChoice } from './queue/config.js';
 import type { ResourceLimits } from 'node:worker_threads';
 import { broodOptionsSchema, parseConfig, type ParsedBroodOptions } from './config.js';
@@ -57,6 +58,8 @@ export interface BroodOptions {
   /** Where drivers run: the worker pool (default), the main thread, or remote hosts (`queueRunner(...)`). */
   runner?: RunnerChoice;
   preferences?: { get(key: string): unknown };
+  /** Tool calls that wait for a human or a policy (docs/approvals.md). */
+  approvals?: ApprovalsOptions;
   /** Told about faults no call could be failed with (a pool thread that died between tasks). Default: a process warning. */
   onDiagnostic?: (message: string) => void;
   /** Deterministic ids and clock for tests (like the AI SDK's `_internal`). */
@@ -97,6 +100,8 @@ export interface Brood {
   readonly models: ModelCatalog;
   readonly sessions: SessionStore;
   readonly subagents: SubagentRuntime;
+  /** Tool calls waiting for the host, and the host's answers (docs/approvals.md). */
+  readonly approvals: Approvals;
   createAgent(options: CreateAgentOptions): Promise<Agent>;
   resumeAgent(sessionId: string, options?: ResumeAgentOptions): Promise<Agent>;
   use<R extends Disposer | Promise<Disposer>>(plugin: BroodPlugin<R>): R;
@@ -127,6 +132,7 @@ class BroodFacade implements Brood {
   readonly models: ModelCatalog;
   readonly sessions: SessionStore;
   readonly subagents: SubagentRuntime;
+  readonly approvals: Approvals;
   readonly #runtime: Runtime;
 
   constructor(options: ParsedBroodOptions) {
@@ -146,6 +152,7 @@ class BroodFacade implements Brood {
     });
     this.#runtime = runtime;
     this.subagents = runtime.subagents;
+    this.approvals = runtime.approvals;
     const closed = (): boolean => runtime.isClosed;
     this.tools = guardDisposed(runtime.tools.global, closed, 'this brood runtime', ['execute']);
     this.prompt = guardDisposed(runtime.prompt.global, closed, 'this brood runtime', []);

@@ -50,4 +50,6 @@ export const DEFAULTS = {
   queue: { name: 'brood', prefix: 'brood', activationTimeoutMs: 10_000 },
   /** When a continuable child's report reaches its parent (subagentTool reportDelivery). */
   reportDelivery: 'next-step',
+  /** createBrood approvals: how long a request waits for the host, and what a child's call that needs one gets. */
+  approvals: { timeoutMs: 24 * 60 * 60 * 1000, children: 'deny' },
 } as const;

@@ -1,6 +1,7 @@
 /** Types shared across modules. Public ones are re-exported from src/index.ts. */
 import type { z } from 'zod';
 import type { Disposer } from './disposer.js';
+import type { ApprovalRequestEvent, ApprovalResolvedEvent, ApprovalVerdict } from './approvals/types.js';
 
 export type { Disposer } from './disposer.js';
 
@@ -118,6 +119,8 @@ export interface ToolDefinition<A = unknown> {
   readonly execute: (args: A, ctx: ToolContext) => unknown;
   readonly concurrencySafe?: boolean | ((args: A) => boolean);
   readonly forAgent?: (agent: Agent | undefined) => ToolPresentation;
+  /** Whether a call needs the host's approval first (see docs/approvals.md). */
+  readonly approval?: 'ask' | ((args: A, ctx: ToolContext) => ApprovalVerdict | Promise<ApprovalVerdict>);
 }
 
 export interface PromptContext {
@@ -295,6 +298,8 @@ export type BroodEvent =
   | SubagentRunStartEvent
   | SubagentRunEndEvent
   | SubagentReportEvent
+  | ApprovalRequestEvent
+  | ApprovalResolvedEvent
   | LaggedEvent;
 
 export type BroodEventType = BroodEvent['type'];

@@ -144,9 +144,14 @@ class ProgramLane {
     if (cls === 'exclusive') this.exclusiveRunning = true;
     const { call } = pending;
     const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: this.controller.signal };
-    // Host-style: Code Mode never collapses a call made from inside run_code.
-    void this.agent.init.tools.registry
-      .execute(request)
+    // Host-style: Code Mode never collapses a call made from inside run_code. The approval gate may
+    // park the call: the program's `tools.x()` promise waits, and the sandbox's busy clock is paused
+    // while any of its calls is pending (src/code-mode), so only the wall limit runs meanwhile.
+    void this.agent.deps.approvals
+      .check(this.agent, call, true, this.controller.signal)
+      .then((outcome) =>
+        outcome.run ? this.agent.init.tools.registry.execute({ ...request, arguments: outcome.args }) : outcome.result,
+      )
       .then(
         (result) => callReplyOf(result, this.agent.deps.limits.codeLimits.maxOutputBytes),
         (error: unknown): CodeCallReply => ({ ok: false, message: errorMessage(error) }),

@@ -9,6 +9,7 @@ import { validateDelegationDepth } from '../depth.js';
 import type { AgentImpl } from './agent.js';
 import { composeAgent } from './factory.js';
 import { rebuildSession } from './history.js';
+import { relistOpenRequests } from '../approvals/restored.js';
 import type { RuntimeCore } from './runtime-core.js';
 import type { AgentInit } from './types.js';
 import type { CodeMode, ToolFilter } from '../types.js';
@@ -108,6 +109,7 @@ async function rebuildAgent(core: RuntimeCore, sessionId: string, options: Resto
   }
   core.agents.set(sessionId, agent);
   core.onRestored(agent, descriptor);
+  relistOpenRequests(core.agentDeps.approvals, agent, events);
   agent.wake();
   return agent;
 }

@@ -8,6 +8,8 @@ import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { restoreAgent } from '../agents/restore.js';
 import type { AgentDeps } from '../agents/types.js';
+import { ApprovalGate, realClock } from '../approvals/gate.js';
+import type { ApprovalsOptions } from '../approvals/types.js';
 import {
   createAgentOptionsSchema,
   isValidSessionId,
@@ -80,6 +82,7 @@ export class Runtime implements SubagentCore {
   readonly events = new ContainedEvents<SubagentEventName>();
   readonly detachedRuns = new WeakSet<SubagentRun>();
   readonly agentDeps: AgentDeps;
+  readonly approvals: ApprovalGate;
   readonly codeMode: CodeMode;
   readonly subagents: SubagentRuntimeImpl;
   /** Faults with no caller to reject (SubagentCore.reportBackgroundError). */
@@ -112,6 +115,13 @@ export class Runtime implements SubagentCore {
     // 'worker' stands for the runtime's own runner, whatever it is (the pool, or a queue).
     this.defaultRunnerKind = options.runner === 'inline' ? 'inline' : 'worker';
     this.reportBackgroundError = diagnosticSink(options.onDiagnostic);
+    const hub = new EventHub(this.agents, now ?? preciseNow);
+    this.approvals = new ApprovalGate(options.approvals as ApprovalsOptions | undefined, {
+      ids: this.ids,
+      hub,
+      now: now ?? preciseNow,
+      clock: realClock,
+    });
     this.agentDeps = {
       store,
       runner:
@@ -123,7 +133,8 @@ export class Runtime implements SubagentCore {
       ids: this.ids,
       now: now ?? preciseNow,
       globalVersion,
-      hub: new EventHub(this.agents, now ?? preciseNow),
+      hub,
+      approvals: this.approvals,
       limits: {
         maxParallelToolCalls: options.maxParallelToolCalls ?? DEFAULTS.maxParallelToolCalls,
         codeMode: this.codeMode,
@@ -185,6 +196,7 @@ export class Runtime implements SubagentCore {
 
   /** Called after an agent was rebuilt from its session and before it wakes (continuable children re-attach). */
   onRestored(agent: AgentImpl, descriptor: Record<string, unknown>): void {
+    this.approvals.restoreRule(agent.id, descriptor.approvals);
     this.subagents.attachRestored(agent, descriptor);
   }
 
@@ -275,6 +287,7 @@ export class Runtime implements SubagentCore {
   private forget(agentId: string): void {
     this.agents.delete(agentId);
     this.subagents.jobs.cancelOwnedBy(agentId);
+    this.approvals.forget(agentId);
   }
 
   private async closeOnce(): Promise<void> {
