@@ -56,7 +56,7 @@ const LAYERS = [
   ['thread', ['src/thread/', 'workers/']],
   // The queue runner is another place drivers run; a `brood host` process runs a worker pool.
   ['pool', ['src/pool/', 'src/queue/']],
-  ['agents', ['src/agents/', 'src/events/']],
+  ['agents', ['src/agents/', 'src/events/', 'src/approvals/']],
   ['subagents', ['src/subagents/']],
   ['runtime', ['src/runtime/', 'src/brood.ts', 'src/config.ts']],
   ['features', ['src/delegation/', 'src/mcp/', 'src/acp/']],

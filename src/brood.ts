@@ -63,7 +63,12 @@ export interface BroodOptions {
   /** Told about faults no call could be failed with (a pool thread that died between tasks). Default: a process warning. */
   onDiagnostic?: (message: string) => void;
   /** Deterministic ids and clock for tests (like the AI SDK's `_internal`). */
-  _internal?: { generateId?: IdGenerator; now?: () => number };
+  _internal?: {
+    generateId?: IdGenerator;
+    now?: () => number;
+    /** The timer approval expiry runs on (returns its cancel). */
+    setTimer?: (fn: () => void, ms: number) => () => void;
+  };
 }
 
 export interface CreateAgentOptions {
@@ -149,6 +154,7 @@ class BroodFacade implements Brood {
       store: this.sessions,
       ...(internal.generateId === undefined ? {} : { generateId: internal.generateId }),
       ...(internal.now === undefined ? {} : { now: internal.now }),
+      ...(internal.setTimer === undefined ? {} : { setTimer: internal.setTimer }),
     });
     this.#runtime = runtime;
     this.subagents = runtime.subagents;

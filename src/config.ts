@@ -122,6 +122,9 @@ export const broodOptionsSchema = z
       .strictObject({
         generateId: z.custom<IdGenerator>((value) => typeof value === 'function', 'a function').optional(),
         now: z.custom<() => number>((value) => typeof value === 'function', 'a function').optional(),
+        setTimer: z
+          .custom<(fn: () => void, ms: number) => () => void>((value) => typeof value === 'function', 'a function')
+          .optional(),
       })
       .optional(),
   })

@@ -1,7 +1,6 @@
 /** Types shared across modules. Public ones are re-exported from src/index.ts. */
 import type { z } from 'zod';
 import type { Disposer } from './disposer.js';
-import type { ApprovalRequestEvent, ApprovalResolvedEvent, ApprovalVerdict } from './approvals/types.js';
 
 export type { Disposer } from './disposer.js';
 
@@ -286,6 +285,32 @@ export interface SubagentReportEvent extends BroodEventBase {
 export interface LaggedEvent extends BroodEventBase {
   type: 'lagged';
   dropped: number;
+}
+
+/** What a tool's `approval`, the runtime's `policy` and a verdict say about one call (docs/approvals.md). */
+export type ApprovalVerdict = 'allow' | 'deny' | 'ask';
+
+/** A call waits for `brood.approvals.respond()`; it was logged in the agent's session first. */
+export interface ApprovalRequestEvent extends BroodEventBase {
+  type: 'approval-request';
+  approvalId: string;
+  callId: string;
+  tool: string;
+  /** The arguments the model gave (parsed). */
+  args: unknown;
+  /** True for a `tools.x()` call from inside run_code. */
+  viaCode: boolean;
+}
+
+/** A decision was logged (before it is applied). */
+export interface ApprovalResolvedEvent extends BroodEventBase {
+  type: 'approval-resolved';
+  approvalId: string;
+  callId: string;
+  tool: string;
+  decision: 'approved' | 'denied' | 'expired';
+  /** `host`: respond(); `policy`: a tool's rule, the runtime's policy or children rule, expiry, a cancelled turn. */
+  by: 'host' | 'policy';
 }
 
 export type BroodEvent =

@@ -65,9 +65,14 @@ async function gated(
 ): Promise<ToolResult> {
   const tools = agent.init.tools;
   const refused = agent.codeMode === 'code' || call.name === RUN_CODE_TOOL_NAME;
-  const outcome = refused ? { run: true as const, args: call.arguments } : await agent.deps.approvals.check(agent, call, false, signal);
+  const outcome = refused
+    ? { run: true as const, args: call.arguments }
+    : await agent.deps.approvals.check(agent, call, false, signal);
   if (!outcome.run) return outcome.result;
-  return tools.executeFromModel({ name: call.name, arguments: outcome.args, callId: call.callId, signal }, agent.codeMode);
+  return tools.executeFromModel(
+    { name: call.name, arguments: outcome.args, callId: call.callId, signal },
+    agent.codeMode,
+  );
 }
 
 /**

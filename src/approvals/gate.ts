@@ -93,7 +93,12 @@ export class ApprovalGate implements Approvals {
    * Decides one call before it runs. Calls the resolver will refuse anyway (unknown tool, arguments
    * that fail the schema) are let through: they never reach a body, and the model gets the real error.
    */
-  async check(agent: GateAgent, call: GateCall, viaCode: boolean, signal: AbortSignal | undefined): Promise<GateOutcome> {
+  async check(
+    agent: GateAgent,
+    call: GateCall,
+    viaCode: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<GateOutcome> {
     const definition = agent.init.tools.find(call.name)?.definition;
     if (definition === undefined || needsNoDecision(definition, this.options)) return RUN_AS_IS(call.arguments);
     let args: unknown;
@@ -107,7 +112,8 @@ export class ApprovalGate implements Approvals {
     const verdict = await verdictFor(definition, args, ctx, subject, this.options);
     if (verdict === 'allow') return RUN_AS_IS(call.arguments);
     if (verdict === 'ask' && this.childMayAsk(agent)) return this.park(agent, definition, subject, signal);
-    const reason = verdict === 'deny' ? 'its approval policy refused it' : 'it needs approval, which children may not ask';
+    const reason =
+      verdict === 'deny' ? 'its approval policy refused it' : 'it needs approval, which children may not ask';
     return this.refuse(agent, call, reason);
   }
 
@@ -134,16 +140,28 @@ export class ApprovalGate implements Approvals {
     if (edited) parked.definition.parse((decision as { args: unknown }).args);
     if (decision.approve) {
       const args = edited ? (decision as { args: unknown }).args : undefined;
-      await this.resolve(parked, 'approved', 'host', {
-        run: true,
-        args: edited ? args : parked.request.args,
-      }, edited ? { args } : {});
+      await this.resolve(
+        parked,
+        'approved',
+        'host',
+        {
+          run: true,
+          args: edited ? args : parked.request.args,
+        },
+        edited ? { args } : {},
+      );
       return;
     }
     const message = decision.message ?? 'the host denied this call';
-    await this.resolve(parked, 'denied', 'host', { run: false, result: errorResult('APPROVAL_DENIED', message) }, {
-      message,
-    });
+    await this.resolve(
+      parked,
+      'denied',
+      'host',
+      { run: false, result: errorResult('APPROVAL_DENIED', message) },
+      {
+        message,
+      },
+    );
   }
 
   /**
@@ -230,7 +248,10 @@ export class ApprovalGate implements Approvals {
     try {
       await agent.writer.append([resolvedEvent(request, decision, by, extra)]);
     } catch (error) {
-      parked.settle({ run: false, result: errorResult('INTERNAL', `the decision could not be recorded: ${errorMessage(error)}`) });
+      parked.settle({
+        run: false,
+        result: errorResult('INTERNAL', `the decision could not be recorded: ${errorMessage(error)}`),
+      });
       throw error;
     }
     this.announce(agent, request, decision, by);
@@ -249,7 +270,10 @@ export class ApprovalGate implements Approvals {
   async expireUnlisted(agent: GateAgent, request: ApprovalRequest): Promise<GateOutcome> {
     await agent.writer.append([resolvedEvent(request, 'expired', 'policy', {})]);
     this.announce(agent, request, 'expired', 'policy');
-    return { run: false, result: errorResult('APPROVAL_EXPIRED', 'The turn was cancelled before the call was approved') };
+    return {
+      run: false,
+      result: errorResult('APPROVAL_EXPIRED', 'The turn was cancelled before the call was approved'),
+    };
   }
 
   private announce(

@@ -1,8 +1,7 @@
 /** Approval types (issue 35). Public ones are re-exported from src/index.ts. */
-import type { BroodEventBase, ToolContext } from '../types.js';
+import type { ApprovalResolvedEvent, ApprovalVerdict, ToolContext } from '../types.js';
 
-/** What a tool's `approval`, the runtime's `policy` and a verdict say about one call. */
-export type ApprovalVerdict = 'allow' | 'deny' | 'ask';
+export type { ApprovalRequestEvent, ApprovalResolvedEvent, ApprovalVerdict } from '../types.js';
 
 /** A tool's own rule: always ask, or decide per call from the parsed arguments. */
 export type ToolApproval = 'ask' | ((args: never, ctx: ToolContext) => ApprovalVerdict | Promise<ApprovalVerdict>);
@@ -47,7 +46,7 @@ export interface ApprovalRequest {
 /** `respond()`'s decision: approve (optionally with replacement arguments) or deny with a message for the model. */
 export type ApprovalResponse = { approve: true; args?: unknown } | { approve: false; message?: string };
 
-export type ApprovalOutcome = 'approved' | 'denied' | 'expired';
+export type ApprovalOutcome = ApprovalResolvedEvent['decision'];
 
 /** `brood.approvals`. */
 export interface Approvals {
@@ -55,18 +54,4 @@ export interface Approvals {
   pending(filter?: { agentId?: string }): ApprovalRequest[];
   /** Decides a pending request; UNKNOWN_APPROVAL for an unknown or settled id, INVALID_ARGS for bad `args`. */
   respond(approvalId: string, response: ApprovalResponse): Promise<void>;
-}
-
-export interface ApprovalRequestEvent extends BroodEventBase, Omit<ApprovalRequest, 'agentId' | 'parentId' | 'depth'> {
-  type: 'approval-request';
-}
-
-export interface ApprovalResolvedEvent extends BroodEventBase {
-  type: 'approval-resolved';
-  approvalId: string;
-  callId: string;
-  tool: string;
-  decision: ApprovalOutcome;
-  /** `host`: respond(); `policy`: a tool's rule, the runtime's policy or children rule, expiry, a cancelled turn. */
-  by: 'host' | 'policy';
 }

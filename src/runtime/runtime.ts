@@ -8,7 +8,7 @@ import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { restoreAgent } from '../agents/restore.js';
 import type { AgentDeps } from '../agents/types.js';
-import { ApprovalGate, realClock } from '../approvals/gate.js';
+import { type ApprovalClock, ApprovalGate, realClock } from '../approvals/gate.js';
 import type { ApprovalsOptions } from '../approvals/types.js';
 import {
   createAgentOptionsSchema,
@@ -50,6 +50,7 @@ export interface RuntimeParts {
   store: SessionStore;
   generateId?: IdGenerator;
   now?: () => number;
+  setTimer?: ApprovalClock['setTimer'];
 }
 
 export interface AgentOptionsInput {
@@ -94,7 +95,7 @@ export class Runtime implements SubagentCore {
   private readonly queueRunners = new Map<QueueRunnerConfig, QueueRunner>();
   private readonly modelConfigs: ModelProviderConfig[];
 
-  constructor({ options, catalog, store, generateId, now }: RuntimeParts) {
+  constructor({ options, catalog, store, generateId, now, setTimer }: RuntimeParts) {
     const globalVersion = new VersionCell();
     this.tools = createToolSystem({ onChange: () => globalVersion.bump() });
     this.prompt = createPromptSystem({
@@ -120,7 +121,7 @@ export class Runtime implements SubagentCore {
       ids: this.ids,
       hub,
       now: now ?? preciseNow,
-      clock: realClock,
+      clock: setTimer === undefined ? realClock : { setTimer },
     });
     this.agentDeps = {
       store,

@@ -7,8 +7,14 @@ import { z } from 'zod';
 import { describe } from '../describe.js';
 import { BroodError, errorMessage } from '../errors.js';
 import { readUntrusted } from '../untrusted.js';
-import type { ApprovalVerdict } from '../approvals/types.js';
-import type { Agent, JsonSchemaObject, ToolContext, ToolDefinition, ToolPresentation } from '../types.js';
+import type {
+  Agent,
+  ApprovalVerdict,
+  JsonSchemaObject,
+  ToolContext,
+  ToolDefinition,
+  ToolPresentation,
+} from '../types.js';
 
 /** Tool names are sent to providers as function names; this is the portable common subset. */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
