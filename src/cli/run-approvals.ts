@@ -67,6 +67,9 @@ export class CliApprover {
     const args = oneLine(JSON.stringify(request.args) ?? '');
     const line = await this.io.ask(`brood run: allow ${tool} ${args} (agent ${request.agentId})? [y/N] `);
     const approve = /^\s*y(es)?\s*$/i.test(line);
-    await this.brood.approvals.respond(approvalId, approve ? { approve: true } : { approve: false, message: 'the user said no' });
+    await this.brood.approvals.respond(
+      approvalId,
+      approve ? { approve: true } : { approve: false, message: 'the user said no' },
+    );
   }
 }

@@ -78,7 +78,12 @@ const configSchema = z.strictObject({
     .strictObject({
       ask: z.array(nonEmpty).optional(),
       children: z.enum(['deny', 'ask']).optional(),
-      timeoutMs: z.number().int().min(1).max(2 ** 31 - 1).optional(),
+      timeoutMs: z
+        .number()
+        .int()
+        .min(1)
+        .max(2 ** 31 - 1)
+        .optional(),
     })
     .optional(),
   models: z.array(providerSchema).min(1, 'must configure at least one provider'),

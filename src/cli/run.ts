@@ -45,7 +45,7 @@ export const RUN_HELP = commandHelp(RUN_USAGE, [
   'environment variable holding the key), the agent (createAgent options), the built-in tools',
   '(read_file, list_dir, http_get), delegation instances, MCP servers, createBrood options such as',
   'maxSteps, and an optional sessions directory. Subagents that did not complete get one line on',
-  'stderr. Ctrl-C cancels the turn. Calls the config\'s approvals.ask names wait for approval: a y/N',
+  "stderr. Ctrl-C cancels the turn. Calls the config's approvals.ask names wait for approval: a y/N",
   'prompt on a terminal; --approve <tool,tool> allows those tools without asking, and without a',
   'terminal any other call is refused. Exit codes: 0 completed, 1 the agent did not complete, 2 bad',
   'flags or config.',

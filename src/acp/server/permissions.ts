@@ -38,7 +38,8 @@ export function askClient(
           ? { approve: true as const }
           : {
               approve: false as const,
-              message: outcome.outcome === 'cancelled' ? 'the client cancelled the request' : 'the user rejected the call',
+              message:
+                outcome.outcome === 'cancelled' ? 'the client cancelled the request' : 'the user rejected the call',
             },
       (error: unknown) => ({ approve: false as const, message: `the client did not answer: ${errorMessage(error)}` }),
     )
