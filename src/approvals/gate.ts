@@ -64,6 +64,8 @@ export interface Parked {
   readonly request: ApprovalRequest;
   readonly agent: GateAgent;
   readonly definition: ToolDefinition;
+  /** What runs when the host approves without editing: the model's arguments as they came. */
+  readonly modelArgs: unknown;
   settle(outcome: GateOutcome): void;
   /** Stops the expiry timer and the cancel listener. */
   release(): void;
@@ -111,7 +113,8 @@ export class ApprovalGate implements Approvals {
     const subject = { tool: call.name, args, callId: call.callId, ...origin(agent), viaCode };
     const verdict = await verdictFor(definition, args, ctx, subject, this.options);
     if (verdict === 'allow') return RUN_AS_IS(call.arguments);
-    if (verdict === 'ask' && this.childMayAsk(agent)) return this.park(agent, definition, subject, signal);
+    if (verdict === 'ask' && this.childMayAsk(agent))
+      return this.park(agent, definition, subject, call.arguments, signal);
     const reason =
       verdict === 'deny' ? 'its approval policy refused it' : 'it needs approval, which children may not ask';
     return this.refuse(agent, call, reason);
@@ -135,33 +138,16 @@ export class ApprovalGate implements Approvals {
     if (!parsed.success)
       throw new BroodError('INVALID_ARGS', 'respond() takes { approve: true, args? } or { approve: false, message? }');
     const decision = parsed.data;
-    const edited = decision.approve && decision.args !== undefined;
-    // Checked while the request is still pending: edited arguments that fail the schema change nothing.
-    if (edited) parked.definition.parse((decision as { args: unknown }).args);
-    if (decision.approve) {
-      const args = edited ? (decision as { args: unknown }).args : undefined;
-      await this.resolve(
-        parked,
-        'approved',
-        'host',
-        {
-          run: true,
-          args: edited ? args : parked.request.args,
-        },
-        edited ? { args } : {},
-      );
-      return;
+    if (!decision.approve) {
+      const message = decision.message ?? 'the host denied this call';
+      const result = errorResult('APPROVAL_DENIED', message);
+      return this.resolve(parked, 'denied', 'host', { run: false, result }, { message });
     }
-    const message = decision.message ?? 'the host denied this call';
-    await this.resolve(
-      parked,
-      'denied',
-      'host',
-      { run: false, result: errorResult('APPROVAL_DENIED', message) },
-      {
-        message,
-      },
-    );
+    if (decision.args === undefined)
+      return this.resolve(parked, 'approved', 'host', { run: true, args: parked.modelArgs }, {});
+    // Checked while the request is still pending: edited arguments that fail the schema change nothing.
+    parked.definition.parse(decision.args);
+    return this.resolve(parked, 'approved', 'host', { run: true, args: decision.args }, { args: decision.args });
   }
 
   /**
@@ -217,6 +203,7 @@ export class ApprovalGate implements Approvals {
     agent: GateAgent,
     definition: ToolDefinition,
     subject: Omit<ApprovalRequest, 'approvalId'>,
+    modelArgs: unknown,
     signal: AbortSignal | undefined,
   ): Promise<GateOutcome> {
     const request: ApprovalRequest = { ...requestFields(subject), approvalId: this.newApprovalId() };
@@ -230,7 +217,7 @@ export class ApprovalGate implements Approvals {
         cancelTimer();
         signal?.removeEventListener('abort', onAbort);
       };
-      this.list({ request, agent, definition, settle, release });
+      this.list({ request, agent, definition, modelArgs, settle, release });
     });
   }
 

@@ -46,6 +46,7 @@ export function relistOpenRequests(gate: ApprovalGate, agent: RestoredAgent, eve
       request,
       agent,
       definition,
+      modelArgs: logged.args,
       release,
       settle: (outcome) => void runLate(agent, logged, outcome).catch(() => undefined),
     });
