@@ -107,6 +107,25 @@ describe('a top-level agent', () => {
     await expectCode(b.approvals.respond(request!.approvalId, { approve: true }), 'UNKNOWN_APPROVAL');
   });
 
+  it('a parked call counts as in flight for maxParallelToolCalls', async () => {
+    const b = runtime([calls(['guarded', { n: 1 }], ['free', { n: 2 }]), { text: 'saw {{results}}' }], {
+      maxParallelToolCalls: 1,
+    });
+    const guarded = recorded('guarded', 'ask');
+    const free = recorded('free');
+    b.tools.register(guarded.tool);
+    b.tools.register(free.tool);
+    const agent = await b.createAgent({ model: ROUTE });
+    const turn = agent.run('go');
+    await until(() => b.approvals.pending().length === 1);
+    // The only slot is the parked call's: the next call has not started (and starts once it is answered).
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(free.runs).toEqual([]);
+    await b.approvals.respond(b.approvals.pending()[0]!.approvalId, { approve: true });
+    await turn;
+    expect(free.runs).toEqual([{ n: 2 }]);
+  });
+
   it('a denied call never runs; the model reads APPROVAL_DENIED with the host message', async () => {
     const b = runtime([calls(['guarded', { n: 1 }]), { text: 'saw {{results}}' }]);
     const guarded = recorded('guarded', 'ask');
@@ -212,6 +231,8 @@ describe('who decides', () => {
     expect(plain.runs).toEqual([{ n: 1 }]);
     expect(result.output).toContain('its approval policy refused it');
     expect(seenCalls[0]).toMatchObject({ tool: 'plain', args: { n: 1 }, agentId: agent.id, depth: 0, viaCode: false });
+    const resolved = (await sessionEvents(b, agent.id)).filter((event) => event.type === 'approval/resolved');
+    expect(resolved.map((event) => event.data)).toMatchObject([{ tool: 'plain', decision: 'denied', by: 'policy' }]);
   });
 
   it("the tool's own rule wins over the policy; a throwing rule denies", async () => {
