@@ -142,9 +142,45 @@ async function measureRunner(runner, samples) {
   return out;
 }
 
+/**
+ * A turn aborted while the runtime's first pool thread is still booting (threads start lazily, on the
+ * first run): a fresh runtime per sample, the abort 10 ms after `run()`. Worker runner only.
+ */
+async function measureFirstBoot(samples) {
+  const ms = [];
+  let notAborted = 0;
+  let diagnostics = 0;
+  for (let i = 0; i < samples; i++) {
+    const brood = createBrood({
+      pool: { threads: 1 },
+      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'boot', turns: [{ text: 'done' }] }] })],
+    });
+    try {
+      const agent = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
+      const controller = new AbortController();
+      const result = agent.run('boot', { signal: controller.signal });
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const t0 = performance.now();
+      controller.abort();
+      const ended = await withDeadline(result, 10_000, 'a turn aborted during the first boot');
+      ms.push(performance.now() - t0);
+      if (ended.stopReason !== 'aborted') notAborted++;
+      if (ended.diagnostic !== undefined) diagnostics++;
+    } finally {
+      await brood.close();
+    }
+  }
+  const s = summarize(ms);
+  return { samples, p50Ms: round(s.p50, 2), p99Ms: round(s.p99, 2), maxMs: round(s.max, 2), notAborted, diagnostics };
+}
+
 export async function runAbortLatency({ quick, log }) {
   const samples = quick ? 30 : 200;
   const out = { waits: WAITS };
+  out.firstBoot = await measureFirstBoot(quick ? 10 : 30);
+  log(
+    `abort → turn end worker, first thread booting: p50 ${out.firstBoot.p50Ms} ms p99 ${out.firstBoot.p99Ms} ms (not aborted ${out.firstBoot.notAborted})`,
+  );
   for (const runner of ['worker', 'inline']) {
     out[runner] = await measureRunner(runner, samples);
     for (const wait of WAITS) {

@@ -279,9 +279,22 @@ function abortSection(ab) {
       return [runner, wait, x.samples, fmt(x.p50Ms, 2), fmt(x.p99Ms, 2), fmt(x.maxMs, 2), x.notAborted, x.forceStopped];
     }),
   );
+  const boot = ab.firstBoot;
+  if (boot)
+    rows.push([
+      'worker',
+      'first thread booting',
+      boot.samples,
+      fmt(boot.p50Ms, 2),
+      fmt(boot.p99Ms, 2),
+      fmt(boot.maxMs, 2),
+      boot.notAborted,
+      '—',
+    ]);
   return `A top-level turn aborted through its run signal while its driver waits on a scripted model request, an HTTP request a
 loopback server never answers, the HTTP adapter's wait before a retry (the server answered 503), or a tool that honours its
-signal: \`abort()\` → \`run()\` resolved (its \`turn/end\` durable), one warm thread. Target: 100 ms. The last two columns count
+signal: \`abort()\` → \`run()\` resolved (its \`turn/end\` durable), one warm thread; and a turn aborted 10 ms after the
+first \`run()\` of a fresh runtime, while its first pool thread boots. Target: 100 ms. The last two columns count
 samples that did not end \`aborted\` and samples stopped by force (both must be 0).
 
 ${table(['runner', 'waiting on', 'samples', 'p50 ms', 'p99 ms', 'max ms', 'not aborted', 'force-stopped'], rows)}

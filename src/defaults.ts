@@ -50,6 +50,18 @@ export const DEFAULTS = {
   queue: { name: 'brood', prefix: 'brood', activationTimeoutMs: 10_000 },
   /** When a continuable child's report reaches its parent (subagentTool reportDelivery). */
   reportDelivery: 'next-step',
+  /**
+   * mcpServer and `brood mcp`: the name in initialize, task support, how often a client is told to poll
+   * a task, the largest request accepted, and where `--http` listens.
+   */
+  mcpServer: {
+    name: 'brood',
+    tasks: true,
+    taskPollIntervalMs: 500,
+    maxRequestBytes: 32 * 1024 * 1024,
+    httpHost: '127.0.0.1',
+    httpPath: '/mcp',
+  },
   /** createBrood approvals: how long a request waits for the host, and what a child's call that needs one gets. */
   approvals: { timeoutMs: 24 * 60 * 60 * 1000, children: 'deny' },
 } as const;

@@ -85,6 +85,8 @@ export { queueRunner } from './queue/config.js';
 export type { QueueRunnerConfig, QueueRunnerOptions, RunnerChoice } from './queue/config.js';
 export { mcpTools } from './mcp/plugin.js';
 export type { McpServer, McpStdioServer, McpHttpServer, McpToolsOptions, McpServerStatus } from './mcp/config.js';
+export { mcpServer } from './mcp/server/index.js';
+export type { BroodMcpServer, McpServerOptions, McpServerTransport } from './mcp/server/index.js';
 export type { AsyncDisposer } from './runtime/async-plugins.js';
 export { memorySessions } from './sessions/memory.js';
 export { fileSessions } from './sessions/jsonl.js';

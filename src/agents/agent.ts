@@ -299,11 +299,11 @@ export class AgentImpl implements GatewayAgent {
       // The driver stopped mid-turn (its thread died, or it was stopped by force): close the turn so
       // its run() settles and the session stays well-formed.
       const failed = end.kind === 'failed' ? end : { stopReason: 'aborted' as const, diagnostic: 'the driver stopped' };
-      this.recordFailedRequest(turn);
-      await this.turns.finish(
-        { turn: turn.turn, output: '', stopReason: failed.stopReason, usage: NO_USAGE, diagnostic: failed.diagnostic },
-        turn,
-      );
+      // Cancelled before any driver ran it: it ends as a driver ends a cancelled turn (no request to close).
+      const neverStarted = end.kind === 'failed' && end.neverStarted === true;
+      if (!neverStarted) this.recordFailedRequest(turn);
+      const report = { turn: turn.turn, output: '', stopReason: failed.stopReason, usage: NO_USAGE };
+      await this.turns.finish(neverStarted ? report : { ...report, diagnostic: failed.diagnostic }, turn);
     }
     this.activation = undefined;
     if (this.inbox.claimable && !this.disposed) return this.wake();

@@ -12,6 +12,7 @@ import { rebuildSession } from './history.js';
 import { relistOpenRequests } from '../approvals/restored.js';
 import type { RuntimeCore } from './runtime-core.js';
 import type { AgentInit } from './types.js';
+import type { DriverRunner } from '../wire/runner.js';
 import type { CodeMode, ToolFilter } from '../types.js';
 import type { AgentDescriptorData, SubagentDescriptorData } from '../sessions/event-types.js';
 
@@ -25,10 +26,27 @@ export interface RestoreOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * What the runtime decides for a restored agent, handed down (restore never calls back up into the
+ * runtime): which runner drives it, and what attaches it once rebuilt (continuable children re-attach
+ * to their delegation).
+ */
+export interface RestoreHooks {
+  /** The runner its descriptor names (inline, external, a queue), or undefined for the runtime's own. */
+  runnerFor(sessionId: string, descriptor: Record<string, unknown>): DriverRunner | undefined;
+  /** Called after the agent is rebuilt and published, before it wakes. */
+  restored(agent: AgentImpl, descriptor: Record<string, unknown>): void;
+}
+
 /** Restores in flight per runtime: concurrent resumes of one session share one restore (and one lock). */
 const restoring = new WeakMap<RuntimeCore, Map<string, Promise<AgentImpl>>>();
 
-export function restoreAgent(core: RuntimeCore, sessionId: string, options: RestoreOptions = {}): Promise<AgentImpl> {
+export function restoreAgent(
+  core: RuntimeCore,
+  hooks: RestoreHooks,
+  sessionId: string,
+  options: RestoreOptions = {},
+): Promise<AgentImpl> {
   const live = core.agents.get(sessionId);
   if (live) return Promise.resolve(live);
   let inFlight = restoring.get(core);
@@ -39,23 +57,33 @@ export function restoreAgent(core: RuntimeCore, sessionId: string, options: Rest
   const pending = inFlight.get(sessionId);
   if (pending) return pending;
   const table = inFlight;
-  const restore = restoreOwned(core, sessionId, options).finally(() => table.delete(sessionId));
+  const restore = restoreOwned(core, hooks, sessionId, options).finally(() => table.delete(sessionId));
   table.set(sessionId, restore);
   return restore;
 }
 
 /** Takes the session's write lock first, so what is read is what this runtime then appends to. */
-async function restoreOwned(core: RuntimeCore, sessionId: string, options: RestoreOptions): Promise<AgentImpl> {
+async function restoreOwned(
+  core: RuntimeCore,
+  hooks: RestoreHooks,
+  sessionId: string,
+  options: RestoreOptions,
+): Promise<AgentImpl> {
   await core.store.acquire?.(sessionId);
   try {
-    return await rebuildAgent(core, sessionId, options);
+    return await rebuildAgent(core, hooks, sessionId, options);
   } catch (error) {
     await core.store.release?.(sessionId).catch(() => undefined);
     throw error;
   }
 }
 
-async function rebuildAgent(core: RuntimeCore, sessionId: string, options: RestoreOptions): Promise<AgentImpl> {
+async function rebuildAgent(
+  core: RuntimeCore,
+  hooks: RestoreHooks,
+  sessionId: string,
+  options: RestoreOptions,
+): Promise<AgentImpl> {
   const { header, events } = await core.store.read(sessionId);
   throwIfAborted(options.signal);
   const rebuilt = rebuildSession(events);
@@ -75,13 +103,7 @@ async function rebuildAgent(core: RuntimeCore, sessionId: string, options: Resto
     mode: modeOf(header, descriptor),
     modelSelectionEnabled: rebuilt.modelSelectionEnabled,
     validateFilter: false,
-    ...(descriptor.runner === 'inline'
-      ? { runner: core.inlineRunner }
-      : descriptor.runner === 'external'
-        ? { runner: core.externalRunner(sessionId, descriptor) }
-        : descriptor.runner === 'queue'
-          ? { runner: core.restoredQueueRunner(descriptor) }
-          : {}),
+    ...withRunner(hooks.runnerFor(sessionId, descriptor)),
     ...(typeof descriptor.persona === 'string' ? { persona: descriptor.persona } : {}),
     ...(isToolFilter(descriptor.toolFilter) ? { toolFilter: descriptor.toolFilter } : {}),
     session: {
@@ -108,10 +130,14 @@ async function rebuildAgent(core: RuntimeCore, sessionId: string, options: Resto
     throwIfAborted(options.signal);
   }
   core.agents.set(sessionId, agent);
-  core.onRestored(agent, descriptor);
+  hooks.restored(agent, descriptor);
   relistOpenRequests(core.agentDeps.approvals, agent, events);
   agent.wake();
   return agent;
+}
+
+function withRunner(runner: DriverRunner | undefined): { runner?: DriverRunner } {
+  return runner === undefined ? {} : { runner };
 }
 
 /** How many history messages came from a fork seed: the driver's scripted cursor starts after them. */

@@ -7,6 +7,7 @@ import { acpCommand, ACP_HELP, ACP_USAGE } from './acp.js';
 import { demoCommand, DEMO_HELP, DEMO_USAGE } from './demo.js';
 import { hostCommand, HOST_HELP, HOST_USAGE } from './host.js';
 import { inspectCommand, INSPECT_HELP, INSPECT_USAGE } from './inspect.js';
+import { mcpCommand, MCP_HELP, MCP_USAGE } from './mcp.js';
 import { runCommand, RUN_HELP, RUN_USAGE } from './run.js';
 import { traceCommand, TRACE_HELP, TRACE_USAGE } from './trace.js';
 import { oneLine, UsageError } from './cli-errors.js';
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   trace: traceCommand,
   acp: acpCommand,
   host: hostCommand,
+  mcp: mcpCommand,
 };
 
 /** `brood <command> --help`; a command without its own text answers with the overview. */
@@ -29,6 +31,7 @@ const COMMAND_HELP: Record<string, string> = {
   trace: TRACE_HELP,
   acp: ACP_HELP,
   host: HOST_HELP,
+  mcp: MCP_HELP,
 };
 
 const HELP = [
@@ -41,6 +44,7 @@ const HELP = [
   `  ${TRACE_USAGE}`,
   `  ${ACP_USAGE}`,
   `  ${HOST_USAGE}`,
+  `  ${MCP_USAGE}`,
   '  brood [<command>] --help | -h',
   '  brood [<command>] --version | -v',
   '',
@@ -53,13 +57,13 @@ const isVersion = (arg: string): boolean => arg === '--version' || arg === '-v';
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined)
-    throw new UsageError('brood: missing command (demo, run, inspect, trace, acp, host; see brood --help)');
+    throw new UsageError('brood: missing command (demo, run, inspect, trace, acp, host, mcp; see brood --help)');
   if (command === 'help' || isHelp(command)) return print(HELP);
   if (isVersion(command)) return print(broodVersion());
   const handler = COMMANDS[command];
   if (handler === undefined)
     throw new UsageError(
-      `brood: unknown command '${command}' (demo, run, inspect, trace, acp, host; see brood --help)`,
+      `brood: unknown command '${command}' (demo, run, inspect, trace, acp, host, mcp; see brood --help)`,
     );
   // Every command answers --help/-h and --version/-v before parsing its own flags (help wins).
   if (rest.some(isHelp)) return print(COMMAND_HELP[command] ?? HELP);

@@ -11,6 +11,7 @@
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
 import { engineMemoryPages, WASM_PAGE, type Realm, type RealmHost } from './quickjs-realm.js';
+import { newEngineString } from './engine-string.js';
 import { limitMessage } from './limits.js';
 import { formatEncodedLog } from './log-format.js';
 import type { EngineSpec, LimitName, ProgramEnd, ProgramLimits, ToolCallOut } from './sandbox-protocol.js';
@@ -74,7 +75,7 @@ export class QuickJSProgram implements RealmHost {
 
   start(code: string): void {
     this.enter(() => {
-      const source = this.vm.newString(code);
+      const source = newEngineString(this.vm, code);
       const result = this.vm.callFunction(this.realm.run, this.vm.undefined, source);
       source.dispose();
       (result.error ?? result.value).dispose();
@@ -112,8 +113,8 @@ export class QuickJSProgram implements RealmHost {
 
   /** `text`: the payload is the result itself (a string), not JSON to parse. */
   private settle(id: number, ok: boolean, payload: string, text = false): void {
+    const payloadHandle = newEngineString(this.vm, payload);
     const idHandle = this.vm.newNumber(id);
-    const payloadHandle = this.vm.newString(payload);
     const result = this.vm.callFunction(
       this.realm.settle,
       this.vm.undefined,

@@ -8,7 +8,7 @@ import type { Brood } from '../brood.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from '../subagents/types.js';
 import { withContent } from '../tools/execute.js';
-import type { Agent, ToolContext } from '../types.js';
+import type { Agent, JsonSchemaObject, ToolContext } from '../types.js';
 import { buildRequest, parseCall, type DelegationCall } from './call.js';
 import type { ResolvedSubagentToolConfig } from './config.js';
 import {
@@ -24,6 +24,8 @@ export interface ForegroundValue {
   kind: 'foreground';
   runId: string;
   output: { type: 'text'; text: string }[];
+  /** The child's structured output, when the call asked for one (served delegations only). */
+  structured?: unknown;
 }
 export interface BackgroundValue {
   kind: 'background';
@@ -41,14 +43,27 @@ export interface DelegationDeps {
   selectionFor(agent: Agent): boolean;
 }
 
+/** What a caller other than the model-facing tool may add to the start request (the MCP server's output_schema). */
+export interface DelegationExtras {
+  outputSchema?: JsonSchemaObject;
+  /** A background job's owner is told when it finished (default true; the MCP server's parents are not). */
+  notifyOwner?: boolean;
+}
+
 /** The tool body: parse, pick the route, start. */
-export async function runDelegation(deps: DelegationDeps, raw: unknown, ctx: ToolContext): Promise<unknown> {
+export async function runDelegation(
+  deps: DelegationDeps,
+  raw: unknown,
+  ctx: ToolContext,
+  extras: DelegationExtras = {},
+): Promise<unknown> {
   const parent = callingAgent(ctx, deps.config.toolName);
   const call = parseCall(deps.config, raw, deps.selectionFor(parent));
-  const request = buildRequest(deps.config, parent, call);
+  const request: Request = buildRequest(deps.config, parent, call);
+  if (extras.outputSchema !== undefined) request.outputSchema = extras.outputSchema;
   if (!call.background) return foreground(deps, request, ctx.signal);
   if (deps.config.backgroundMode === 'continuable') return continuable(deps, request, call, ctx.signal);
-  return oneShotBackground(deps, request, call, ctx.signal);
+  return oneShotBackground(deps, request, call, ctx.signal, extras.notifyOwner !== false);
 }
 
 type Request = Omit<SubagentStartRequest, 'signal'>;
@@ -74,6 +89,7 @@ async function foreground(deps: DelegationDeps, request: Request, signal: AbortS
     throw new Error(disposeAfterCompletionMessage(errorMessage(outcome.disposeError)));
   }
   const value: ForegroundValue = { kind: 'foreground', runId: run.id, output: [{ type: 'text', text: result.output }] };
+  if (result.structured !== undefined) value.structured = result.structured;
   return withContent(value, result.output);
 }
 
@@ -114,6 +130,7 @@ async function oneShotBackground(
   request: Request,
   call: DelegationCall,
   signal: AbortSignal,
+  notifyOwner: boolean,
 ): Promise<unknown> {
   const controller = new AbortController();
   // Lets the runtime's subagent-start event say 'background' for the run this job will own.
@@ -131,7 +148,9 @@ async function oneShotBackground(
     await run.dispose().catch(() => undefined);
     throw new BroodError('ABORTED', 'the delegation was cancelled before its background job was registered');
   }
-  const job = pluginAccess(deps.brood).jobs.create(request.parent, run, call.description, controller);
+  const job = pluginAccess(deps.brood).jobs.create(request.parent, run, call.description, controller, {
+    notifyOwner,
+  });
   const value: BackgroundValue = { kind: 'background', jobId: job.id };
   return withContent(value, `started background subagent job ${job.id}`);
 }

@@ -17,6 +17,7 @@ import { describeServer, isStdioServer, type McpHttpServer, type McpServer, type
 import type { McpCallResult } from './render.js';
 import { RestartPolicy } from './restart-policy.js';
 import { StdioProcessTransport } from './stdio-transport.js';
+import { checkingFetch } from './http-answers.js';
 import {
   isTimeout,
   isSessionExpired,
@@ -212,14 +213,14 @@ export class McpConnection {
       return this.#handshake(stdio, stdio, (error) => `could not be started: ${describeFailure(error)}`);
     }
     const server = this.#server;
-    const streamable = new StreamableHTTPClientTransport(new URL(server.url), requestInit(server));
+    const streamable = new StreamableHTTPClientTransport(new URL(server.url), transportOptions(server));
     try {
       return await this.#handshake(streamable, undefined, (error) => describeFailure(error));
     } catch (error) {
       const cause = (error as { cause?: unknown }).cause;
       if (!isClientErrorStatus(cause)) throw error;
       // A 4xx to the Streamable HTTP POST: an old server that only speaks HTTP+SSE (the SDK's fallback).
-      const sse = new SSEClientTransport(new URL(server.url), requestInit(server));
+      const sse = new SSEClientTransport(new URL(server.url), transportOptions(server));
       return this.#handshake(
         sse,
         undefined,
@@ -382,6 +383,11 @@ async function endHttpSession(transport: StreamableHTTPClientTransport): Promise
   clearTimeout(timer);
 }
 
-function requestInit(server: McpHttpServer): { requestInit?: RequestInit } {
-  return server.headers === undefined ? {} : { requestInit: { headers: server.headers } };
+/** Both HTTP transports read answers through checkingFetch (a malformed answer fails its call at once). */
+function transportOptions(server: McpHttpServer): {
+  requestInit?: RequestInit;
+  fetch: ReturnType<typeof checkingFetch>;
+} {
+  const fetch = checkingFetch();
+  return server.headers === undefined ? { fetch } : { requestInit: { headers: server.headers }, fetch };
 }

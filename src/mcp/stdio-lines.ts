@@ -29,10 +29,19 @@ export function messageOf(line: Line): JSONRPCMessage | Error | undefined {
   } catch (error) {
     return error as Error;
   }
+  return checkedMessage(value, () => `a line on stdout that is not a JSON-RPC message: ${clip(text)}`);
+}
+
+/**
+ * A parsed message as the client may take it: itself when it is a JSON-RPC message, a made-up error
+ * answer when it answers a request but is malformed, an Error (`unreadable` says what it was) otherwise.
+ * Shared by the stdio transport and the HTTP transports' checking fetch (http-answers.ts).
+ */
+export function checkedMessage(value: unknown, unreadable: () => string): JSONRPCMessage | Error {
   const parsed = JSONRPCMessageSchema.safeParse(value);
   if (parsed.success) return parsed.data;
   const response = responseParts(value);
-  if (response === undefined) return new Error(`a line on stdout that is not a JSON-RPC message: ${clip(text)}`);
+  if (response === undefined) return new Error(unreadable());
   return madeUpAnswer(response.id, `its answer is malformed: ${response.problem}`);
 }
 

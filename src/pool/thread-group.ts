@@ -6,11 +6,12 @@
  * here, so thread boot overlaps the parent's setup work.
  */
 import { MessagePort, type ResourceLimits, type Worker } from 'node:worker_threads';
-import { Piscina } from 'piscina';
 import type { DriverPlan } from '../wire/contract.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { portCarrier } from '../wire/port-carrier.js';
 import { LINK_HELLO } from '../wire/protocol.js';
+import { PiscinaThreads } from './piscina-threads.js';
+import { leastLoaded, mayRetire, threadsToStart } from './placement.js';
 import { ThreadLink, type PlacedActivation } from './thread-link.js';
 
 export interface ThreadGroupOptions {
@@ -32,7 +33,7 @@ export interface ThreadGroupOptions {
 }
 
 export class ThreadGroup {
-  readonly pool: Piscina;
+  private readonly pool: PiscinaThreads;
   private readonly links = new Map<number, ThreadLink>();
   /** Threads above the warm set that have gone idle, and the timers that release them. */
   private readonly retiring = new Map<ThreadLink, NodeJS.Timeout>();
@@ -42,23 +43,14 @@ export class ThreadGroup {
   private readonly attributed = new WeakSet<object>();
 
   constructor(private readonly options: ThreadGroupOptions) {
-    this.pool = new Piscina({
+    this.pool = new PiscinaThreads({
       filename: options.filename,
-      // Nothing starts here: creating a runtime costs no thread whatever the pool size (grow()).
-      minThreads: 0,
       maxThreads: options.threads,
-      // Piscina's idle timer counts its own tasks, and a thread never has one (activations are frames):
-      // it would end threads that are running drivers. Idle threads are released here (retireLater()).
-      idleTimeout: Number.POSITIVE_INFINITY,
-      atomics: 'disabled',
-      maxQueue: Number.POSITIVE_INFINITY,
       resourceLimits: options.resourceLimits,
       workerData: { models: options.models },
-      // No task is ever placed: a task exists only to make piscina start a thread (spawn()).
-      loadBalancer: (_task) => null,
+      onMessage: (message) => this.onHello(message),
+      onError: (error) => this.poolError(error),
     });
-    this.pool.on('message', (message: unknown) => this.onHello(message));
-    this.pool.on('error', (error: unknown) => this.poolError(error));
   }
 
   place(entry: PlacedActivation, plan: DriverPlan): void {
@@ -71,7 +63,7 @@ export class ThreadGroup {
     this.waiting.push({ entry, plan });
   }
 
-  /** A waiting activation that ended before it was placed (a cancel cannot end it; a close can). */
+  /** A waiting activation that ended before it was placed (its turn was cancelled, or the runtime closed). */
   forget(token: number): void {
     this.waiting = this.waiting.filter(({ entry }) => entry.token !== token);
   }
@@ -81,7 +73,7 @@ export class ThreadGroup {
   }
 
   get threads(): number {
-    return this.pool.threads.length;
+    return this.pool.started;
   }
 
   async destroy(): Promise<PlacedActivation[]> {
@@ -104,12 +96,8 @@ export class ThreadGroup {
     this.options.placed(entry, thread);
   }
 
-  /** Least live activations wins: drivers are alike, so counts balance CPU across threads. */
   private leastLoaded(): ThreadLink | undefined {
-    let best: ThreadLink | undefined;
-    for (const thread of this.links.values())
-      if (!thread.closed && (best === undefined || thread.load < best.load)) best = thread;
-    return best;
+    return leastLoaded(this.links.values());
   }
 
   private onHello(message: unknown): void {
@@ -121,7 +109,7 @@ export class ThreadGroup {
       hello.port.close();
       return;
     }
-    const worker = this.pool.threads.find((candidate) => candidate.threadId === hello.threadId);
+    const worker = this.pool.worker(hello.threadId);
     const thread = new ThreadLink(
       hello.threadId,
       worker,
@@ -172,38 +160,16 @@ export class ThreadGroup {
     if (this.waiting.length > 0) this.grow();
   }
 
-  /**
-   * Starts threads as load requires, up to `threads`. The first need starts the warm set (one thread
-   * per core, booting in the background while the first activation waits for the first of them), so a
-   * fan-out right after finds its threads ready as it did when the pool started with the runtime
-   * (the cold first fan-out bench row). Past the warm set a thread starts when every linked thread
-   * has a driver and none is still booting: one at a time, so a burst on a large pool does not boot
-   * dozens of isolates at once on the cores its drivers need.
-   */
+  /** Starts the threads placement asks for (placement.ts: the warm set first, then one at a time). */
   private grow(): void {
     if (this.closing) return;
-    const started = this.pool.threads.length;
-    if (started >= this.options.threads) return;
-    if (started < this.options.warm) {
-      for (let count = started; count < this.options.warm; count++) this.spawn();
-      return;
-    }
-    const booting = started - this.links.size;
-    if (booting > 0) return;
-    for (const thread of this.links.values()) if (thread.load === 0 && !thread.closed) return;
-    this.spawn();
-  }
-
-  /**
-   * Piscina has no call that starts one thread; a task it cannot place (the balancer places none)
-   * makes it start one. The task is aborted at once, which takes it out of piscina's queue: left
-   * there, the new thread's first idle moment would make piscina start every missing thread for it.
-   * (It never runs; DESIGN's "no abort signal for a driver task" is about tasks that do.)
-   */
-  private spawn(): void {
-    const controller = new AbortController();
-    this.pool.run(null, { signal: controller.signal }).catch(() => undefined);
-    controller.abort();
+    const count = threadsToStart({
+      started: this.pool.started,
+      linked: [...this.links.values()],
+      warm: this.options.warm,
+      max: this.options.threads,
+    });
+    for (let started = 0; started < count; started++) this.pool.spawnOne();
   }
 
   /** A thread above the warm set that stays idle for idleTimeoutMs is ended (its isolate's memory goes with it). */
@@ -212,8 +178,8 @@ export class ThreadGroup {
     clearTimeout(this.retiring.get(thread));
     const timer = setTimeout(() => {
       this.retiring.delete(thread);
-      if (this.closing || thread.load > 0 || this.links.get(thread.threadId) !== thread) return;
-      if (this.links.size <= this.options.warm) return;
+      if (this.closing || this.links.get(thread.threadId) !== thread) return;
+      if (!mayRetire(thread, this.links.size, this.options.warm)) return;
       // Unlinked first, so nothing is placed on it and its exit is no death (linkClosed ignores it).
       this.links.delete(thread.threadId);
       thread.close();

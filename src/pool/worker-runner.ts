@@ -5,6 +5,7 @@
  * parent), and an activation never holds capacity a child needs. Thread deaths are attributed through
  * the watch board (thread-deaths.ts); hung threads are recycled.
  */
+import { SilenceJudge } from '../wire/silence.js';
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -50,12 +51,13 @@ export class WorkerRunner implements DriverRunner {
   private readonly judge = new DeathJudge(this.board);
   private readonly live = new Map<number, LiveActivation>();
   private readonly hangTimeoutMs: number;
-  private readonly beats = new Map<number, { value: number; at: number }>();
+  private readonly silence: SilenceJudge<number>;
   private watchdog: NodeJS.Timeout | undefined;
   private nextToken = 0;
 
   constructor(private readonly options: WorkerRunnerOptions) {
     this.hangTimeoutMs = options.hangTimeoutMs ?? DEFAULTS.hangTimeoutMs;
+    this.silence = new SilenceJudge(this.hangTimeoutMs);
     const cores = Math.max(1, availableParallelism());
     const threads = options.threads ?? cores;
     this.shared = this.createGroup({ threads, warm: Math.min(threads, cores) }, 'shared');
@@ -86,6 +88,7 @@ export class WorkerRunner implements DriverRunner {
       done,
       cancel: (turn) => {
         if (entry.thread) entry.thread.cancel(token, turn);
+        else if (this.endsUnplaced(entry, plan, turn)) return;
         else entry.cancelled = turn === undefined ? {} : { turn };
       },
       forceStop: (reason) => {
@@ -131,6 +134,24 @@ export class WorkerRunner implements DriverRunner {
     this.options.onDiagnostic?.(
       `${where} died while running no driver task (${describeDeath(error)}); a new one starts when a driver needs it`,
     );
+  }
+
+  /**
+   * A cancel of the turn an activation was planned for, while it still waits for a thread (the pool's
+   * first threads take ~0.5 s to boot): the turn ends `aborted` now instead of when a driver starts
+   * only to see the cancel. Not for a recovered turn, whose dead driver's request must still be closed.
+   */
+  private endsUnplaced(entry: LiveActivation, plan: DriverPlan, turn: number | undefined): boolean {
+    const planned = plan.firstMessage?.turn;
+    if (plan.resumeTurn || planned === undefined || (turn !== undefined && turn !== planned)) return false;
+    entry.group.forget(entry.token);
+    entry.settle({
+      kind: 'failed',
+      stopReason: 'aborted',
+      diagnostic: 'the turn was cancelled before its driver started',
+      neverStarted: true,
+    });
+    return true;
   }
 
   private placed(entry: LiveActivation, thread: ThreadLink): void {
@@ -202,20 +223,15 @@ export class WorkerRunner implements DriverRunner {
 
   /** A thread whose heartbeat stops for hangTimeoutMs has a driver spinning synchronously on it. */
   private checkHeartbeats(): void {
-    const now = Date.now();
     const threads = new Map<number, ThreadLink>();
     for (const entry of this.live.values()) if (entry.thread) threads.set(entry.thread.threadId, entry.thread);
-    for (const [threadId, thread] of threads) {
-      const value = this.board.heartbeat(threadId);
-      const seen = this.beats.get(threadId);
-      if (!seen || seen.value !== value) {
-        this.beats.set(threadId, { value, at: now });
-      } else if (now - seen.at > this.hangTimeoutMs) {
-        const reason = `its worker thread stopped responding for more than ${this.hangTimeoutMs} ms (a driver spinning synchronously) and was recycled`;
-        this.recycle(thread, { culprit: this.board.running(threadId), reason, stopReason: 'error' });
-      }
+    const beats = [...threads.keys()].map((threadId) => [threadId, this.board.heartbeat(threadId)] as const);
+    for (const threadId of this.silence.judge(beats, Date.now())) {
+      const thread = threads.get(threadId);
+      if (!thread) continue;
+      const reason = `its worker thread stopped responding for more than ${this.hangTimeoutMs} ms (a driver spinning synchronously) and was recycled`;
+      this.recycle(thread, { culprit: this.board.running(threadId), reason, stopReason: 'error' });
     }
-    for (const threadId of this.beats.keys()) if (!threads.has(threadId)) this.beats.delete(threadId);
   }
 
   private startWatchdog(): void {
@@ -227,7 +243,7 @@ export class WorkerRunner implements DriverRunner {
   private stopWatchdog(): void {
     if (this.watchdog) clearInterval(this.watchdog);
     this.watchdog = undefined;
-    this.beats.clear();
+    this.silence.forget();
   }
 }
 

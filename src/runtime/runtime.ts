@@ -6,7 +6,7 @@
  */
 import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
-import { restoreAgent } from '../agents/restore.js';
+import { type RestoreHooks, restoreAgent } from '../agents/restore.js';
 import type { AgentDeps } from '../agents/types.js';
 import { type ApprovalClock, ApprovalGate, realClock } from '../approvals/gate.js';
 import type { ApprovalsOptions } from '../approvals/types.js';
@@ -173,10 +173,18 @@ export class Runtime implements SubagentCore {
   }
 
   restore(sessionId: string, options: ResumeOptionsInput = {}): Promise<AgentImpl> {
-    return restoreAgent(this, sessionId, options);
+    return restoreAgent(this, this.restoreHooks, sessionId, options);
   }
 
-  /** The driver of a restored child that an out-of-process provider ran. */
+  private readonly restoreHooks: RestoreHooks = {
+    runnerFor: (sessionId, descriptor) => this.restoredRunner(sessionId, descriptor),
+    restored: (agent, descriptor) => {
+      this.approvals.restoreRule(agent.id, descriptor.approvals);
+      this.subagents.attachRestored(agent, descriptor);
+    },
+  };
+
+  /** This runtime's runner for a queueRunner config (one per config, connected lazily). */
   queueRunner(config: QueueRunnerConfig): DriverRunner {
     let runner = this.queueRunners.get(config);
     if (!runner) {
@@ -186,19 +194,14 @@ export class Runtime implements SubagentCore {
     return runner;
   }
 
-  restoredQueueRunner(descriptor: Record<string, unknown>): DriverRunner {
+  /** The runner a restored agent's descriptor names; undefined for the runtime's own. */
+  private restoredRunner(sessionId: string, descriptor: Record<string, unknown>): DriverRunner | undefined {
+    if (descriptor.runner === 'inline') return this.inlineRunner;
+    if (descriptor.runner === 'external') return this.subagents.externalRunnerFor(sessionId, descriptor);
+    if (descriptor.runner !== 'queue') return undefined;
+    // A queued child's provider names the queue it runs on.
     const provider = typeof descriptor.provider === 'string' ? this.subagents.get(descriptor.provider) : undefined;
     return isQueueRunnerConfig(provider?.runner) ? this.queueRunner(provider.runner) : this.agentDeps.runner;
-  }
-
-  externalRunner(sessionId: string, descriptor: Record<string, unknown>): DriverRunner {
-    return this.subagents.externalRunnerFor(sessionId, descriptor);
-  }
-
-  /** Called after an agent was rebuilt from its session and before it wakes (continuable children re-attach). */
-  onRestored(agent: AgentImpl, descriptor: Record<string, unknown>): void {
-    this.approvals.restoreRule(agent.id, descriptor.approvals);
-    this.subagents.attachRestored(agent, descriptor);
   }
 
   async createAgent(options: AgentOptionsInput): Promise<Agent> {

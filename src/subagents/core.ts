@@ -5,6 +5,9 @@ import type { Agent } from '../types.js';
 import type { ContainedEvents } from './events.js';
 import type { SubagentEventName, SubagentRun } from './types.js';
 
+import type { QueueRunnerConfig } from '../queue/config.js';
+import type { DriverRunner } from '../wire/runner.js';
+
 export interface SubagentCore extends RuntimeCore {
   defaultRunnerKind: 'worker' | 'inline';
   events: ContainedEvents<SubagentEventName>;
@@ -14,6 +17,8 @@ export interface SubagentCore extends RuntimeCore {
   parentOf(agent: Agent): AgentImpl;
   /** Rebuilds an agent from its session (see agents/restore.ts). */
   restore(sessionId: string): Promise<AgentImpl>;
+  /** This runtime's runner for a queueRunner config (one per config, connected lazily). */
+  queueRunner(config: QueueRunnerConfig): DriverRunner;
   /** Where failures with no caller to reject go (a notice that could not be written). */
   reportBackgroundError?: (message: string) => void;
 }

@@ -6,7 +6,7 @@
 import { errorMessage } from '../errors.js';
 import type { Agent, StopReason } from '../types.js';
 import type { SubagentCore } from './core.js';
-import type { Job, JobStatus, JobTable, SubagentResult, SubagentRun } from './types.js';
+import type { Job, JobOptions, JobStatus, JobTable, SubagentResult, SubagentRun } from './types.js';
 
 class JobRecord implements Job {
   readonly kind = 'subagent' as const;
@@ -34,7 +34,7 @@ export class Jobs implements JobTable {
 
   constructor(private readonly core: SubagentCore) {}
 
-  create(owner: Agent, run: SubagentRun, label: string, controller: AbortController): Job {
+  create(owner: Agent, run: SubagentRun, label: string, controller: AbortController, options: JobOptions = {}): Job {
     this.core.detachedRuns.add(run);
     const job = new JobRecord(`job_${++this.counter}`, owner.id, label, controller);
     this.jobs.set(job.id, job);
@@ -54,7 +54,7 @@ export class Jobs implements JobTable {
         await run.dispose().catch(() => undefined);
         if (this.ownerGone(job))
           this.jobs.delete(job.id); // nobody can read it any more
-        else this.notifyOwner(job);
+        else if (options.notifyOwner !== false) this.notifyOwner(job);
       });
     return job;
   }

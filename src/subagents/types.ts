@@ -171,9 +171,17 @@ export interface Job {
   readonly done: Promise<void>;
 }
 
+export interface JobOptions {
+  /**
+   * Tell the owner when the job finished (a notice in its inbox, which starts a turn). Default true;
+   * false for owners that are not model-driven (the MCP server's parents: its client polls the task).
+   */
+  notifyOwner?: boolean;
+}
+
 export interface JobTable {
   /** Registers a running job synchronously; the job owns its own cancellation (not the tool call's). */
-  create(owner: Agent, run: SubagentRun, label: string, controller: AbortController): Job;
+  create(owner: Agent, run: SubagentRun, label: string, controller: AbortController, options?: JobOptions): Job;
   /** A job of this owner, or undefined (unknown id or another agent's). */
   get(owner: Agent, jobId: string): Job | undefined;
   list(owner: Agent): Job[];

@@ -8,7 +8,8 @@ import type { GatewayRemote } from './gateway.js';
  */
 export type ActivationEnd =
   | { kind: 'finished' }
-  | { kind: 'failed'; stopReason: 'error' | 'aborted'; diagnostic: string }
+  /** `neverStarted`: no driver ran the activation (cancelled while it waited for a thread): no model request was made. */
+  | { kind: 'failed'; stopReason: 'error' | 'aborted'; diagnostic: string; neverStarted?: true }
   | { kind: 'recover' };
 
 export interface Activation {

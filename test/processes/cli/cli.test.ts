@@ -297,7 +297,7 @@ describe('brood run --config', () => {
 });
 
 describe('help and version', () => {
-  const COMMANDS = ['demo', 'run', 'inspect', 'trace', 'acp', 'host'];
+  const COMMANDS = ['demo', 'run', 'inspect', 'trace', 'acp', 'host', 'mcp'];
 
   it.each(COMMANDS.map((command, i) => [command, i % 2 === 0 ? '--help' : '-h']))(
     'brood %s %s answers with its usage, exit 0',

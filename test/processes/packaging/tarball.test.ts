@@ -72,13 +72,15 @@ describe('the packed package, installed into an empty project', () => {
     expect(report.children).toBe(1);
     expect(report.missing.mcpTools?.code).toBe('MISSING_DEPENDENCY');
     expect(report.missing.mcpTools?.message).toContain('npm install @modelcontextprotocol/sdk@^1.32.2');
+    expect(report.missing.mcpServer?.code).toBe('MISSING_DEPENDENCY');
+    expect(report.missing.mcpServer?.message).toContain('npm install @modelcontextprotocol/sdk@^1.32.2');
     expect(report.missing.acpProvider?.code).toBe('MISSING_DEPENDENCY');
     expect(report.missing.acpProvider?.message).toContain('npm install @agentclientprotocol/sdk@^2.4.0');
     expect(report.missing.queueRunner?.code).toBe('MISSING_DEPENDENCY');
     expect(report.missing.queueRunner?.message).toContain('npm install bullmq@^6.7.0 ioredis@^5.11.1');
   }, 60_000);
 
-  it('`brood run` with mcpServers, `brood host` and `brood acp` name the missing packages and exit 1', async () => {
+  it('`brood run` with mcpServers, `brood host`, `brood acp` and `brood mcp` name the missing packages and exit 1', async () => {
     const bin = join(project, 'node_modules/brood/dist/cli/main.js');
     writeFileSync(join(project, 'mcp.json'), JSON.stringify(mcpRunConfig()));
     const run = await runNode([bin, 'run', '--config', 'mcp.json'], { cwd: project });
@@ -93,6 +95,10 @@ describe('the packed package, installed into an empty project', () => {
     expect(acp.code).toBe(1);
     expect(acp.stderr).toContain('[MISSING_DEPENDENCY]');
     expect(acp.stderr).toContain('npm install @agentclientprotocol/sdk@^2.4.0');
+    const mcp = await runNode([bin, 'mcp', '--config', 'brood.json'], { cwd: project });
+    expect(mcp.code).toBe(1);
+    expect(mcp.stderr).toContain('[MISSING_DEPENDENCY]');
+    expect(mcp.stderr).toContain('npm install @modelcontextprotocol/sdk@^1.32.2');
   });
 });
 

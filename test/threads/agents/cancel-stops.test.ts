@@ -8,10 +8,11 @@
  * loading) was dropped, so the turn ran on.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { moduleAdapter, subagentTool } from '../../../src/index.js';
+import { moduleAdapter, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Agent, Brood, TurnResult } from '../../../src/index.js';
 import { pause } from '../../support/deferred.js';
 import { eventsOf, ofType, turnEvents } from '../../support/events.js';
+import { route } from '../../support/route.js';
 import { makeBrood, RUNNERS } from '../../support/runtime.js';
 import { CHILD_REQUESTS, PARENT_REQUESTS } from './fixtures/deaf-child-adapter.mjs';
 import { LOADING, RELEASE, REQUESTS } from './fixtures/gated-load-adapter.mjs';
@@ -132,5 +133,28 @@ describe.each(PATHS)('a final answer that crosses a cancel (%s)', (path) => {
     const events = turnEvents(await eventsOf(brood, agent.id), 1);
     expect(ofType(events, 'model/request')).toHaveLength(1);
     expect(events.at(-1)?.data).toMatchObject({ turn: 1, reason: 'aborted' });
+  });
+});
+
+describe.each(PATHS)("aborted while the runtime's first pool thread is still booting (%s)", (path) => {
+  it('ends aborted as a driver would end it: no model request, no closed-out answer, and the next turn runs', async () => {
+    // Threads start lazily: this runtime has none until the first run, which waits ~0.5 s for one.
+    brood = makeBrood('worker', {
+      pool: { threads: 1 },
+      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'boot', turns: [{ text: 'done' }] }] })],
+    });
+    const agent = await brood.createAgent({ model: route });
+    const turn = startTurn(agent, 'boot', path);
+    await pause(1);
+    turn.abort();
+    const result = await turn.result;
+
+    expect(result.stopReason).toBe('aborted');
+    expect(result.diagnostic).toBeUndefined();
+    const events = turnEvents(await eventsOf(brood, agent.id), 1);
+    expect(ofType(events, 'model/request')).toHaveLength(0);
+    expect(ofType(events, 'assistant/message')).toHaveLength(0);
+    expect(events.at(-1)?.data).toMatchObject({ turn: 1, reason: 'aborted' });
+    await expect(agent.run('boot')).resolves.toMatchObject({ stopReason: 'completed', output: 'done' });
   });
 });

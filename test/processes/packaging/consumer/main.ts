@@ -6,6 +6,7 @@ import {
   BroodError,
   createBrood,
   defineTool,
+  mcpServer,
   mcpTools,
   queueRunner,
   scriptedModels,
@@ -83,6 +84,14 @@ const missing = {
     const brood = createBrood();
     try {
       await brood.use(mcpTools({ name: 'files', command: process.execPath, args: ['server.js'] }));
+    } finally {
+      await brood.close();
+    }
+  }),
+  mcpServer: await outcome(async () => {
+    const brood = createBrood();
+    try {
+      mcpServer(brood, { delegation: { provider: 'spawn' } });
     } finally {
       await brood.close();
     }

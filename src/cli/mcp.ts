@@ -1,0 +1,119 @@
+/**
+ * `brood mcp --config <file.json> [--http <port>] [--host <address>]`: brood's delegation as an MCP
+ * server, for any MCP client (desktop chat clients, IDEs, coding assistants). The config is the `brood
+ * run` format: its models, tools, MCP servers and delegation entries make the runtime; `delegate` runs
+ * children as its first `delegation` entry describes, under parents made with its `agent` settings.
+ * stdio by default (stdout carries protocol only; logs go to stderr); `--http`: Streamable HTTP at
+ * /mcp, bound to 127.0.0.1 unless `--host` says otherwise.
+ */
+import { DEFAULTS } from '../defaults.js';
+import { mcpServer, type BroodMcpServer, type SubagentToolConfig } from '../index.js';
+import { requireOptionalPeers } from '../optional-peers.js';
+import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
+import { loadRunConfig, type RunConfig } from './run-config.js';
+import { runtimeFromConfig } from './run.js';
+
+export const MCP_USAGE = 'brood mcp --config <file.json> [--http <port>] [--host <address>]';
+
+export const MCP_HELP = commandHelp(MCP_USAGE, [
+  "Serves brood as an MCP server: the tool `delegate` runs a subagent as the config's first delegation",
+  'entry describes (also as an MCP task: a background job), `list_models` when that entry enables model',
+  'selection. The config is the `brood run` format. stdio by default (stdout carries protocol only, logs',
+  `go to stderr); --http <port>: Streamable HTTP at ${DEFAULTS.mcpServer.httpPath} on ${DEFAULTS.mcpServer.httpHost} (--host to change).`,
+]);
+
+export async function mcpCommand(args: string[]): Promise<number> {
+  const { values } = parseFlags(
+    'mcp',
+    args,
+    { config: { type: 'string' }, http: { type: 'string' }, host: { type: 'string' } },
+    [],
+  );
+  const file = stringFlag(values, 'config');
+  if (file === undefined) throw new UsageError('brood mcp: --config <file.json> is required (see brood --help)');
+  const port = portOf(stringFlag(values, 'http'));
+  const host = stringFlag(values, 'host');
+  if (host !== undefined && port === undefined) throw new UsageError('brood mcp: --host needs --http <port>');
+  requireOptionalPeers('brood mcp', 'mcp');
+  // Anything printed to stdout would corrupt the stdio protocol stream.
+  console.log = console.error;
+  console.info = console.error;
+  const config = await loadRunConfig(file).catch(relabel);
+  const delegation = config.delegation[0];
+  if (delegation === undefined) {
+    throw new UsageError(
+      `brood mcp: config ${file}: delegation: needs at least one entry (delegate runs children as the first describes)`,
+    );
+  }
+  const brood = await runtimeFromConfig(config).catch(relabel);
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const makeServer = (): BroodMcpServer =>
+    mcpServer(brood, {
+      delegation: delegation as unknown as SubagentToolConfig,
+      agent: config.agent as RunConfig['agent'],
+    });
+  try {
+    const why = port === undefined ? await serveStdio(makeServer()) : await serveHttp(makeServer, port, host, log);
+    log(`brood mcp: ${why}; exiting`);
+  } finally {
+    await brood.close();
+  }
+  return 0;
+}
+
+/** Serves until the client closes stdin or a signal arrives; closing the server cancels what it started. */
+async function serveStdio(server: BroodMcpServer): Promise<string> {
+  const { LineTransport } = await import('../mcp/server/stdio.js');
+  const transport = new LineTransport(process.stdin, process.stdout);
+  const ended = new Promise<string>((resolve) => {
+    transport.onclose = () => resolve('the client closed stdin');
+    process.once('SIGTERM', () => resolve('received SIGTERM'));
+    process.once('SIGINT', () => resolve('received SIGINT'));
+    // The client gone while brood writes (EPIPE): unheard, the 'error' would crash the process.
+    process.stdout.on('error', (error: NodeJS.ErrnoException) =>
+      resolve(`stdout failed (${error.code ?? error.message})`),
+    );
+  });
+  await server.connect(transport);
+  const why = await ended;
+  await server.close();
+  process.stdin.destroy();
+  return why;
+}
+
+async function serveHttp(
+  makeServer: () => BroodMcpServer,
+  port: number,
+  host: string | undefined,
+  log: (line: string) => void,
+): Promise<string> {
+  const { serveHttp: listen } = await import('../mcp/server/http.js');
+  const serving = await listen({ host: host ?? DEFAULTS.mcpServer.httpHost, port, makeServer, log }).catch(
+    (error: unknown) => {
+      throw new UsageError(
+        `brood mcp: cannot listen on ${host ?? DEFAULTS.mcpServer.httpHost}:${port}: ${(error as Error).message}`,
+      );
+    },
+  );
+  log(`brood mcp: serving MCP at ${serving.url}`);
+  const why = await new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('received SIGTERM'));
+    process.once('SIGINT', () => resolve('received SIGINT'));
+  });
+  await serving.close();
+  return why;
+}
+
+function portOf(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65_535)
+    throw new UsageError(`brood mcp: --http: '${text}' is not a port (0-65535)`);
+  return port;
+}
+
+/** Config problems come from the shared `brood run` loader; say which command reported them. */
+function relabel(error: unknown): never {
+  if (error instanceof UsageError) throw new UsageError(error.message.replace(/^brood run:/, 'brood mcp:'));
+  throw error;
+}

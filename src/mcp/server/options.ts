@@ -1,0 +1,64 @@
+/**
+ * mcpServer's options (issue 36). Validated once, when the server is made: a bad option is one
+ * INVALID_CONFIG naming the key, never a failure on a client's first call.
+ */
+import { z } from 'zod';
+import { DEFAULTS } from '../../defaults.js';
+import { BroodError } from '../../errors.js';
+import {
+  parseSubagentToolConfig,
+  type ResolvedSubagentToolConfig,
+  type SubagentToolConfig,
+} from '../../delegation/config.js';
+import type { CreateAgentOptions } from '../../brood.js';
+import { parseUntrusted } from '../../untrusted.js';
+
+export interface McpServerOptions {
+  /** The server name in initialize (default 'brood'). */
+  name?: string;
+  /** What a delegated child may be: provider, persona, toolFilter, maxDepth, models… (subagentTool's config). */
+  delegation: SubagentToolConfig;
+  /** Whether `delegate` takes task-augmented calls (default true). */
+  tasks?: boolean;
+  /**
+   * The parent side of every served delegation: each call runs under a top-level agent made with these
+   * options. Default: the delegation's `agentOptions` route when it names a provider and model, else the
+   * catalog's first model.
+   */
+  agent?: Omit<CreateAgentOptions, 'id' | 'signal'>;
+}
+
+export interface ResolvedMcpServerOptions {
+  readonly name: string;
+  readonly delegation: ResolvedSubagentToolConfig;
+  readonly tasks: boolean;
+  readonly agent: Omit<CreateAgentOptions, 'id' | 'signal'> | undefined;
+}
+
+const optionsSchema = z.strictObject({
+  name: z.string().min(1, 'must be a non-empty string').optional(),
+  delegation: z.unknown(),
+  tasks: z.boolean().optional(),
+  agent: z.looseObject({}).optional(),
+});
+
+export function parseMcpServerOptions(input: unknown): ResolvedMcpServerOptions {
+  const parsed = parseUntrusted(optionsSchema, input, 'INVALID_CONFIG', 'mcpServer options');
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const key = issue === undefined || issue.path.length === 0 ? '(root)' : issue.path.join('.');
+    throw new BroodError('INVALID_CONFIG', `invalid mcpServer options: ${key}: ${issue?.message ?? 'invalid'}`);
+  }
+  if (parsed.data.delegation === undefined) {
+    throw new BroodError(
+      'INVALID_CONFIG',
+      'invalid mcpServer options: delegation: is required (a subagentTool config)',
+    );
+  }
+  return {
+    name: parsed.data.name ?? DEFAULTS.mcpServer.name,
+    delegation: parseSubagentToolConfig(parsed.data.delegation),
+    tasks: parsed.data.tasks ?? DEFAULTS.mcpServer.tasks,
+    agent: parsed.data.agent as ResolvedMcpServerOptions['agent'],
+  };
+}
