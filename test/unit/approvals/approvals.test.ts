@@ -9,6 +9,7 @@ import {
   type BroodEvent,
   type BroodOptions,
   defineTool,
+  memorySessions,
   scriptedModels,
   type ScriptedTurn,
   subagentTool,
@@ -19,10 +20,13 @@ import { until } from '../../support/until.js';
 
 const ROUTE = { provider: 'scripted', model: 'scripted' };
 let brood: Brood | undefined;
+/** Runtimes a test leaves running on purpose (a host that never closed), closed after it. */
+const abandoned: Brood[] = [];
 
 afterEach(async () => {
   await brood?.close();
   brood = undefined;
+  await Promise.all(abandoned.splice(0).map((b) => b.close()));
 });
 
 function calls(...list: [string, unknown][]): ScriptedTurn {
@@ -362,5 +366,57 @@ describe('children', () => {
     await b.approvals.respond(b.approvals.pending()[0]!.approvalId, { approve: true });
     await turn;
     expect(guarded.runs).toEqual([{ n: 1 }]);
+  });
+});
+
+describe('a new runtime on the same sessions', () => {
+  /** The first runtime is left running (as if its host hung up without closing): its request stays open in the log. */
+  async function openRequestIn(sessions: ReturnType<typeof memorySessions>): Promise<string> {
+    const first = inlineBrood({
+      sessions,
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [{ match: 'go', turns: [calls(['guarded', { n: 1 }]), { text: 'x' }] }],
+        }),
+      ],
+    });
+    abandoned.push(first);
+    first.tools.register(recorded('guarded', 'ask').tool);
+    const agent = await first.createAgent({ id: 'orphan', model: ROUTE });
+    void agent.run('go');
+    await until(() => first.approvals.pending().length === 1);
+    return first.approvals.pending()[0]!.approvalId;
+  }
+
+  it('lists the open request once the agent is resumed; approved, the tool runs and the agent is told', async () => {
+    const sessions = memorySessions();
+    const approvalId = await openRequestIn(sessions);
+    const b = runtime([{ text: 'hi' }], { sessions });
+    const guarded = recorded('guarded', 'ask');
+    b.tools.register(guarded.tool);
+    expect(b.approvals.pending()).toEqual([]);
+    await b.resumeAgent('orphan');
+    expect(b.approvals.pending()).toMatchObject([{ approvalId, agentId: 'orphan', tool: 'guarded', args: { n: 1 } }]);
+    await b.approvals.respond(approvalId, { approve: true });
+    await until(async () => (await sessionEvents(b, 'orphan')).some((event) => event.type === 'approval/result'));
+    expect(guarded.runs).toEqual([{ n: 1 }]);
+    const told = (await sessionEvents(b, 'orphan')).find(
+      (event) => event.type === 'user/message' && event.data.source === 'approval',
+    );
+    expect(told?.data).toMatchObject({ delivery: 'quiet' });
+  });
+
+  it('a request whose tool this runtime lacks expires at once', async () => {
+    const sessions = memorySessions();
+    await openRequestIn(sessions);
+    const b = runtime([{ text: 'hi' }], { sessions });
+    await b.resumeAgent('orphan');
+    expect(b.approvals.pending()).toEqual([]);
+    await until(async () =>
+      (await sessionEvents(b, 'orphan')).some(
+        (event) => event.type === 'approval/resolved' && event.data.decision === 'expired',
+      ),
+    );
   });
 });
