@@ -12,6 +12,7 @@ import {
   memorySessions,
   scriptedModels,
   type ScriptedTurn,
+  type SessionStore,
   subagentTool,
 } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
@@ -370,10 +371,21 @@ describe('children', () => {
 });
 
 describe('a new runtime on the same sessions', () => {
-  /** The first runtime is left running (as if its host hung up without closing): its request stays open in the log. */
-  async function openRequestIn(sessions: ReturnType<typeof memorySessions>): Promise<string> {
+  /**
+   * A host that dies with a request open: its runtime writes to the shared store until `openRequestIn`
+   * returns, and nothing after (what a killed process would still have written never lands).
+   */
+  async function openRequestIn(sessions: SessionStore): Promise<string> {
+    let dead = false;
+    const hostView: SessionStore = {
+      create: (header) => (dead ? Promise.resolve() : sessions.create(header)),
+      append: (id, events) => (dead ? Promise.resolve() : sessions.append(id, events)),
+      flush: (id) => (dead ? Promise.resolve() : sessions.flush(id)),
+      read: (id) => sessions.read(id),
+      list: () => sessions.list(),
+    };
     const first = inlineBrood({
-      sessions,
+      sessions: hostView,
       models: [
         scriptedModels({
           id: 'scripted',
@@ -386,6 +398,7 @@ describe('a new runtime on the same sessions', () => {
     const agent = await first.createAgent({ id: 'orphan', model: ROUTE });
     void agent.run('go');
     await until(() => first.approvals.pending().length === 1);
+    dead = true;
     return first.approvals.pending()[0]!.approvalId;
   }
 
