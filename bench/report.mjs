@@ -243,6 +243,9 @@ ${telemetrySection(r.telemetry)}
 ## Abort latency
 
 ${abortSection(r.abortLatency)}
+## Approvals
+
+${approvalsSection(r.approvals)}
 ## Parked continuables
 
 ${
@@ -256,6 +259,17 @@ ${fmt(pk.warmupRssGrowthMb)} MB (${fmt(pk.firstRssPerChildKb)} KB each), mostly 
 garbage from the ${pk.children} activations (\`gc()\` only collects the main isolate) and heap pages V8 keeps after collection, so the
 main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.`
 }
+`;
+}
+
+function approvalsSection(ap) {
+  if (!ap) return 'Not run.\n';
+  if (ap.error) return `Error: ${ap.error}\n`;
+  return `A root turn delegates to ${ap.children} sibling children at once (worker runner, two threads); ${ap.guarded} of them call a tool that
+needs approval, granted by the host ${ap.grantAfterMs} ms after each request. The same tree without approvals runs in ${ap.rounds}
+interleaved rounds (medians). The other children's last finish: **${fmt(ap.gatedLastFreeMs, 1)} ms** vs ${fmt(ap.plainLastFreeMs, 1)} ms
+(${fmt(ap.freeRatio, 3)}×, target ≤ 1.05×); the whole run ${fmt(ap.gatedMakespanMs, 1)} ms vs ${fmt(ap.plainMakespanMs, 1)} ms
+(${fmt(ap.makespanOverBudget, 3)}× of ${ap.grantAfterMs} ms + 1.05× the run without approvals, target ≤ 1).
 `;
 }
 

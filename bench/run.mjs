@@ -17,6 +17,7 @@ import { runEventsCost } from './events-cost.mjs';
 import { runQueueFanout } from './queue.mjs';
 import { runAbortLatency } from './abort-latency.mjs';
 import { runTelemetryCost } from './telemetry.mjs';
+import { runApprovals } from './approvals.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
 import { writeReport } from './report.mjs';
@@ -63,6 +64,7 @@ const codeMode = await attempt(() => runCodeMode({ quick, log }));
 const eventsCost = await attempt(() => runEventsCost({ quick, log }));
 const abortLatency = await attempt(() => runAbortLatency({ quick, log }));
 const telemetry = await attempt(() => runTelemetryCost({ quick, log }));
+const approvals = await attempt(() => runApprovals({ quick, log }));
 // `--queue`: children's drivers on two local `brood host` processes through Redis (needs redis-server).
 const queue = args.includes('--queue') ? await attempt(() => runQueueFanout({ quick, log })) : undefined;
 
@@ -93,6 +95,7 @@ const results = {
   eventsCost,
   abortLatency,
   telemetry,
+  approvals,
   ...(queue ? { queue } : {}),
   notes,
 };

@@ -57,8 +57,8 @@ const LAYERS = [
   ['thread', ['src/thread/', 'workers/']],
   // The queue runner is another place drivers run; a `brood host` process runs a worker pool.
   ['pool', ['src/pool/', 'src/queue/']],
-  // Telemetry builds spans from what agents log; the hub and the agents call into it.
-  ['agents', ['src/agents/', 'src/events/', 'src/telemetry/']],
+  // Telemetry builds spans from what agents log; the hub and the agents call into it. Approvals gate agents' calls.
+  ['agents', ['src/agents/', 'src/events/', 'src/telemetry/', 'src/approvals/']],
   ['subagents', ['src/subagents/']],
   ['runtime', ['src/runtime/', 'src/brood.ts', 'src/config.ts']],
   ['features', ['src/delegation/', 'src/mcp/', 'src/acp/']],

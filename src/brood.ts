@@ -2,6 +2,7 @@
  * createBrood and the public `Brood` facade: validates options at the trust boundary and fronts one
  * private runtime engine (src/runtime/runtime.ts), like piscina's public class over its pool.
  */
+import type { Approvals, ApprovalsOptions } from './approvals/types.js';
 import type { RunnerChoice } from './queue/config.js';
 import type { ResourceLimits } from 'node:worker_threads';
 import { broodOptionsSchema, parseConfig, type ParsedBroodOptions } from './config.js';
@@ -59,12 +60,19 @@ export interface BroodOptions {
   /** Where drivers run: the worker pool (default), the main thread, or remote hosts (`queueRunner(...)`). */
   runner?: RunnerChoice;
   preferences?: { get(key: string): unknown };
+  /** Tool calls that wait for a human or a policy (docs/approvals.md). */
+  approvals?: ApprovalsOptions;
   /** Told about faults no call could be failed with (a pool thread that died between tasks). Default: a process warning. */
   onDiagnostic?: (message: string) => void;
   /** OpenTelemetry spans (and metrics) of every turn, in the host's own tracing; see docs/telemetry.md. */
   telemetry?: TelemetryOptions;
   /** Deterministic ids and clock for tests (like the AI SDK's `_internal`). */
-  _internal?: { generateId?: IdGenerator; now?: () => number };
+  _internal?: {
+    generateId?: IdGenerator;
+    now?: () => number;
+    /** The timer approval expiry runs on (returns its cancel). */
+    setTimer?: (fn: () => void, ms: number) => () => void;
+  };
 }
 
 export interface CreateAgentOptions {
@@ -101,6 +109,8 @@ export interface Brood {
   readonly models: ModelCatalog;
   readonly sessions: SessionStore;
   readonly subagents: SubagentRuntime;
+  /** Tool calls waiting for the host, and the host's answers (docs/approvals.md). */
+  readonly approvals: Approvals;
   createAgent(options: CreateAgentOptions): Promise<Agent>;
   resumeAgent(sessionId: string, options?: ResumeAgentOptions): Promise<Agent>;
   use<R extends Disposer | Promise<Disposer>>(plugin: BroodPlugin<R>): R;
@@ -138,6 +148,7 @@ class BroodFacade implements Brood {
   readonly models: ModelCatalog;
   readonly sessions: SessionStore;
   readonly subagents: SubagentRuntime;
+  readonly approvals: Approvals;
   readonly #runtime: Runtime;
 
   constructor(options: ParsedBroodOptions) {
@@ -154,9 +165,11 @@ class BroodFacade implements Brood {
       store: this.sessions,
       ...(internal.generateId === undefined ? {} : { generateId: internal.generateId }),
       ...(internal.now === undefined ? {} : { now: internal.now }),
+      ...(internal.setTimer === undefined ? {} : { setTimer: internal.setTimer }),
     });
     this.#runtime = runtime;
     this.subagents = runtime.subagents;
+    this.approvals = runtime.approvals;
     const closed = (): boolean => runtime.isClosed;
     this.tools = guardDisposed(runtime.tools.global, closed, 'this brood runtime', ['execute']);
     this.prompt = guardDisposed(runtime.prompt.global, closed, 'this brood runtime', []);

@@ -1,4 +1,5 @@
 /** createBrood's options: validated synchronously at the trust boundary (SPEC §3, INVALID_CONFIG). */
+import type { ApprovalsOptions } from './approvals/types.js';
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
 import { modelRouteShape } from './models/route.js';
@@ -108,6 +109,13 @@ export const broodOptionsSchema = z
         'an object with get(key)',
       )
       .optional(),
+    approvals: z
+      .strictObject({
+        policy: z.custom<ApprovalsOptions['policy']>((value) => typeof value === 'function', 'a function').optional(),
+        children: z.enum(['deny', 'ask']).optional(),
+        timeoutMs: timerMs(1).int().optional(),
+      })
+      .optional(),
     onDiagnostic: z
       .custom<(message: string) => void>((value) => typeof value === 'function', 'a function (message: string) => void')
       .optional(),
@@ -116,6 +124,9 @@ export const broodOptionsSchema = z
       .strictObject({
         generateId: z.custom<IdGenerator>((value) => typeof value === 'function', 'a function').optional(),
         now: z.custom<() => number>((value) => typeof value === 'function', 'a function').optional(),
+        setTimer: z
+          .custom<(fn: () => void, ms: number) => () => void>((value) => typeof value === 'function', 'a function')
+          .optional(),
       })
       .optional(),
   })

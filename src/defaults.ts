@@ -64,4 +64,6 @@ export const DEFAULTS = {
     httpHost: '127.0.0.1',
     httpPath: '/mcp',
   },
+  /** createBrood approvals: how long a request waits for the host, and what a child's call that needs one gets. */
+  approvals: { timeoutMs: 24 * 60 * 60 * 1000, children: 'deny' },
 } as const;

@@ -29,6 +29,19 @@ export type {
   TurnStartEvent,
   UsageNode,
 } from './types.js';
+export type {
+  ApprovalCall,
+  ApprovalOutcome,
+  ApprovalRequest,
+  ApprovalRequestEvent,
+  ApprovalResolvedEvent,
+  ApprovalResponse,
+  Approvals,
+  ApprovalsOptions,
+  ApprovalVerdict,
+  ChildApprovals,
+  ToolApproval,
+} from './approvals/types.js';
 export { BroodError, ERROR_CODES } from './errors.js';
 export type { BroodErrorCode } from './errors.js';
 export { defineTool } from './tools/define-tool.js';

@@ -134,6 +134,8 @@ export interface ToolDefinition<A = unknown> {
   readonly execute: (args: A, ctx: ToolContext) => unknown;
   readonly concurrencySafe?: boolean | ((args: A) => boolean);
   readonly forAgent?: (agent: Agent | undefined) => ToolPresentation;
+  /** Whether a call needs the host's approval first (see docs/approvals.md). */
+  readonly approval?: 'ask' | ((args: A, ctx: ToolContext) => ApprovalVerdict | Promise<ApprovalVerdict>);
 }
 
 export interface PromptContext {
@@ -301,6 +303,32 @@ export interface LaggedEvent extends BroodEventBase {
   dropped: number;
 }
 
+/** What a tool's `approval`, the runtime's `policy` and a verdict say about one call (docs/approvals.md). */
+export type ApprovalVerdict = 'allow' | 'deny' | 'ask';
+
+/** A call waits for `brood.approvals.respond()`; it was logged in the agent's session first. */
+export interface ApprovalRequestEvent extends BroodEventBase {
+  type: 'approval-request';
+  approvalId: string;
+  callId: string;
+  tool: string;
+  /** The arguments the model gave (parsed). */
+  args: unknown;
+  /** True for a `tools.x()` call from inside run_code. */
+  viaCode: boolean;
+}
+
+/** A decision was logged (before it is applied). */
+export interface ApprovalResolvedEvent extends BroodEventBase {
+  type: 'approval-resolved';
+  approvalId: string;
+  callId: string;
+  tool: string;
+  decision: 'approved' | 'denied' | 'expired';
+  /** `host`: respond(); `policy`: a tool's rule, the runtime's policy or children rule, expiry, a cancelled turn. */
+  by: 'host' | 'policy';
+}
+
 export type BroodEvent =
   | TurnStartEvent
   | TurnEndEvent
@@ -311,6 +339,8 @@ export type BroodEvent =
   | SubagentRunStartEvent
   | SubagentRunEndEvent
   | SubagentReportEvent
+  | ApprovalRequestEvent
+  | ApprovalResolvedEvent
   | LaggedEvent;
 
 export type BroodEventType = BroodEvent['type'];

@@ -147,5 +147,23 @@ export function evaluateTargets(results) {
       'ms',
       (v) => v <= 100,
     );
+  // Issue 35: approvals park only their own call.
+  const ap = results.approvals;
+  if (ap?.freeRatio !== undefined) {
+    add(
+      'issue 35: the 56 siblings of 8 approvals finish within 1.05× of the run without approvals',
+      '64 children, 8 granted after 100 ms',
+      ap.freeRatio,
+      '×',
+      (v) => v <= 1.05,
+    );
+    add(
+      'issue 35: the run takes at most 100 ms + 1.05× the run without approvals',
+      '64 children, 8 granted after 100 ms',
+      ap.makespanOverBudget,
+      '× budget',
+      (v) => v <= 1,
+    );
+  }
   return t;
 }

@@ -167,7 +167,7 @@ export class AgentImpl implements GatewayAgent {
     source: string,
     signal: AbortSignal | undefined,
     structured?: StructuredTurn,
-    report?: { delivery: MessageDelivery; from: string },
+    report?: { delivery: MessageDelivery; from?: string },
   ): { id: string; durable: Promise<void> } {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };

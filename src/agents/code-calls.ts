@@ -146,8 +146,17 @@ class ProgramLane {
     const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: this.controller.signal };
     const { telemetry } = this.agent.deps.hub;
     const endSpan = telemetry?.codeCall(this.agent, call.name, call.callId);
-    // Host-style: Code Mode never collapses a call made from inside run_code.
-    const execute = () => this.agent.init.tools.registry.execute(request);
+    // Host-style: Code Mode never collapses a call made from inside run_code. The approval gate may
+    // park the call: the program's `tools.x()` promise waits, and the sandbox's busy clock is paused
+    // while any of its calls is pending (src/code-mode), so only the wall limit runs meanwhile.
+    const execute = () =>
+      this.agent.deps.approvals
+        .check(this.agent, call, true, this.controller.signal)
+        .then((outcome) =>
+          outcome.run
+            ? this.agent.init.tools.registry.execute({ ...request, arguments: outcome.args })
+            : outcome.result,
+        );
     void (telemetry ? telemetry.withCall(this.agent.id, call.callId, execute) : execute())
       .then((result) => {
         endSpan?.(result.isError, result.error?.code);

@@ -47,9 +47,9 @@ export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<To
     turn.calls.set(call.callId, recorded);
     return recorded;
   }
-  const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: turn?.controller.signal };
+  const signal = turn?.controller.signal;
   const { telemetry } = agent.deps.hub;
-  const execute = () => agent.init.tools.executeFromModel(request, agent.codeMode);
+  const execute = () => gated(agent, call, signal);
   // Under telemetry the call is the scope of what it starts (a subagent's spans nest under its span).
   const running = (telemetry ? telemetry.withCall(agent.id, call.callId, execute) : execute()).then(
     ({ value: _value, ...cloneable }) => cloneable,
@@ -57,6 +57,27 @@ export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<To
   const answered = turn ? holdUntilSettled(turn, call.callId, call.name, running) : running;
   turn?.calls.set(call.callId, answered);
   return answered;
+}
+
+/**
+ * The call through the approval gate, then the resolver. A call the resolver refuses outright (code
+ * mode's direct calls) skips the gate: nobody should be asked about a call that cannot run.
+ */
+async function gated(
+  agent: GatewayAgent,
+  call: { name: string; arguments: unknown; callId: string },
+  signal: AbortSignal | undefined,
+): Promise<ToolResult> {
+  const tools = agent.init.tools;
+  const refused = agent.codeMode === 'code' || call.name === RUN_CODE_TOOL_NAME;
+  const outcome = refused
+    ? { run: true as const, args: call.arguments }
+    : await agent.deps.approvals.check(agent, call, false, signal);
+  if (!outcome.run) return outcome.result;
+  return tools.executeFromModel(
+    { name: call.name, arguments: outcome.args, callId: call.callId, signal },
+    agent.codeMode,
+  );
 }
 
 /**

@@ -9,6 +9,7 @@ import { validateDelegationDepth } from '../depth.js';
 import type { AgentImpl } from './agent.js';
 import { composeAgent } from './factory.js';
 import { rebuildSession } from './history.js';
+import { relistOpenRequests } from '../approvals/restored.js';
 import type { RuntimeCore } from './runtime-core.js';
 import type { AgentInit } from './types.js';
 import type { DriverRunner } from '../wire/runner.js';
@@ -131,6 +132,7 @@ async function rebuildAgent(
   }
   core.agents.set(sessionId, agent);
   hooks.restored(agent, descriptor);
+  relistOpenRequests(core.agentDeps.approvals, agent, events);
   agent.wake();
   return agent;
 }

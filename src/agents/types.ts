@@ -1,4 +1,5 @@
 /** What an agent needs from its runtime; the runtime builds one per agent (registries are per runtime). */
+import type { ApprovalGate } from '../approvals/gate.js';
 import type { DriverRunner } from '../wire/runner.js';
 import type { VersionCell } from '../wire/version-cell.js';
 import type { EventHub } from '../events/hub.js';
@@ -29,6 +30,8 @@ export interface AgentDeps {
   globalVersion: VersionCell;
   /** Host event fan-out; inactive (and free) while nobody subscribes. */
   hub: EventHub;
+  /** The approval gate every tool call passes (docs/approvals.md). */
+  approvals: ApprovalGate;
   /** Called once the agent is disposed, so the runtime can forget it. */
   onDisposed(agentId: string): void;
 }

@@ -73,6 +73,19 @@ const mcpServerSchema = z.union([
 
 const configSchema = z.strictObject({
   ...without(broodOptionsSchema.shape, RUNTIME_OPTIONS_NOT_IN_JSON),
+  /** A policy is a function: the config names the tools whose calls ask (`*`: every tool). */
+  approvals: z
+    .strictObject({
+      ask: z.array(nonEmpty).optional(),
+      children: z.enum(['deny', 'ask']).optional(),
+      timeoutMs: z
+        .number()
+        .int()
+        .min(1)
+        .max(2 ** 31 - 1)
+        .optional(),
+    })
+    .optional(),
   models: z.array(providerSchema).min(1, 'must configure at least one provider'),
   agent: z.strictObject(without(createAgentOptionsSchema.shape, AGENT_OPTIONS_NOT_IN_JSON)),
   tools: z.array(z.enum(BUILTIN_TOOL_NAMES)).default([]),

@@ -27,6 +27,7 @@ import {
   type TurnResult,
 } from '../index.js';
 import { builtinTools } from './builtin-tools.js';
+import { CliApprover, parseApproveFlag, terminalIo } from './run-approvals.js';
 import { commandHelp, oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { loadRunConfig, mcpArguments, type ProviderEntry, type RunConfig } from './run-config.js';
 import { AnswerPrinter, SharedAnswer } from './answer-printer.js';
@@ -36,7 +37,7 @@ import { sameTerminal } from './terminal-region.js';
 import { summarizeReasons, TreeState } from './tree-state.js';
 import { LiveTreeView } from './tree-view.js';
 
-export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>]';
+export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>] [--approve <tools>]';
 export const RUN_HELP = commandHelp(RUN_USAGE, [
   'Runs one agent against the providers of the config file and streams its answer to stdout. With a',
   'TTY on stderr, the live delegation tree is drawn there. The config names the providers (kind',
@@ -44,7 +45,9 @@ export const RUN_HELP = commandHelp(RUN_USAGE, [
   'environment variable holding the key), the agent (createAgent options), the built-in tools',
   '(read_file, list_dir, http_get), delegation instances, MCP servers, createBrood options such as',
   'maxSteps, and an optional sessions directory. Subagents that did not complete get one line on',
-  'stderr. Ctrl-C cancels the turn. Exit codes: 0 completed, 1 the agent did not complete, 2 bad',
+  "stderr. Ctrl-C cancels the turn. Calls the config's approvals.ask names wait for approval: a y/N",
+  'prompt on a terminal; --approve <tool,tool> allows those tools without asking, and without a',
+  'terminal any other call is refused. Exit codes: 0 completed, 1 the agent did not complete, 2 bad',
   'flags or config.',
 ]);
 
@@ -62,7 +65,12 @@ const CONFIG_CODES = new Set([
 ]);
 
 export async function runCommand(args: string[]): Promise<number> {
-  const { values } = parseFlags('run', args, { config: { type: 'string' }, prompt: { type: 'string' } }, []);
+  const { values } = parseFlags(
+    'run',
+    args,
+    { config: { type: 'string' }, prompt: { type: 'string' }, approve: { type: 'string' } },
+    [],
+  );
   const file = stringFlag(values, 'config');
   if (file === undefined) throw new UsageError('brood run: --config <file.json> is required (see brood --help)');
   const config = await loadRunConfig(file);
@@ -85,7 +93,11 @@ export async function runCommand(args: string[]): Promise<number> {
   state.setLabel(agent.id, prompt);
   const { answer, view: live, shared } = liveOutput(state, agent.id, await loadDisplayWidth());
   view = live;
-  const following = followTree(brood, state, (event) => answer.onEvent(event));
+  const approver = new CliApprover(brood, parseApproveFlag(stringFlag(values, 'approve')), terminalIo(notice));
+  const following = followTree(brood, state, (event) => {
+    answer.onEvent(event);
+    approver.onEvent(event);
+  });
   view?.start();
   try {
     const result = await agent.run(prompt, { signal: controller.signal });
@@ -216,10 +228,19 @@ function keyed(key: string, error: unknown): unknown {
 
 /** createBrood's options: the config's runtime options as they are, plus its providers and sessions. */
 function broodOptions(config: RunConfig): BroodOptions {
-  const { file, models, agent, tools, root, delegation, sessions, prompt, mcpServers, ...runtime } = config;
+  const { file, models, agent, tools, root, delegation, sessions, prompt, mcpServers, approvals, ...runtime } = config;
   const options: BroodOptions = { ...runtime, models: models.map(providerConfig) };
+  if (approvals !== undefined) options.approvals = approvalOptions(approvals);
   if (sessions !== undefined) options.sessions = fileSessions(sessions);
   return options;
+}
+
+/** The config's `approvals.ask` (tool names, `*` for all) as the runtime's policy. */
+function approvalOptions(approvals: NonNullable<RunConfig['approvals']>): NonNullable<BroodOptions['approvals']> {
+  const { ask, ...rest } = approvals;
+  if (ask === undefined) return rest;
+  const names = new Set(ask);
+  return { ...rest, policy: (call) => (names.has('*') || names.has(call.tool) ? 'ask' : 'allow') };
 }
 
 function providerConfig(entry: ProviderEntry): ModelProviderConfig {

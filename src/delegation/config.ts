@@ -33,6 +33,8 @@ export interface SubagentToolConfig {
   maxSteps?: number;
   /** How a continuable child's `report` reaches its parent: 'next-step' (default) or 'quiet'. */
   reportDelivery?: ReportDelivery;
+  /** Children's calls that need approval: 'deny' or 'ask' (default: createBrood's `approvals.children`; tighten-only). */
+  approvals?: 'deny' | 'ask';
 }
 
 /** The validated config with defaults applied; omitted optional controls stay absent. */
@@ -50,6 +52,7 @@ export interface ResolvedSubagentToolConfig {
   readonly maxSteps?: number;
   /** Set for continuable instances only. */
   readonly reportDelivery?: ReportDelivery;
+  readonly approvals?: 'deny' | 'ask';
 }
 
 function isPositiveSafeInteger(value: unknown): boolean {
@@ -102,6 +105,7 @@ export const subagentToolConfigSchema = z
       .transform((value) => value as number)
       .optional(),
     reportDelivery: z.enum(['next-step', 'quiet']).optional(),
+    approvals: z.enum(['deny', 'ask']).optional(),
   })
   .refine((config) => !(config.enableModelSelection === true && config.modelSelectionSettings === true), {
     message: 'is mutually exclusive with modelSelectionSettings (enable one of them)',
@@ -146,6 +150,7 @@ function resolve(data: ParsedConfig): ResolvedSubagentToolConfig {
   if (data.persona !== undefined) config.persona = data.persona;
   if (data.maxSteps !== undefined) config.maxSteps = data.maxSteps;
   if (data.reportDelivery !== undefined) config.reportDelivery = data.reportDelivery;
+  if (data.approvals !== undefined) config.approvals = data.approvals;
   if (data.toolFilter !== undefined) config.toolFilter = Object.freeze(copyFilter(data.toolFilter));
   return Object.freeze(config);
 }

@@ -8,6 +8,8 @@ import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { type RestoreHooks, restoreAgent } from '../agents/restore.js';
 import type { AgentDeps } from '../agents/types.js';
+import { type ApprovalClock, ApprovalGate, realClock } from '../approvals/gate.js';
+import type { ApprovalsOptions } from '../approvals/types.js';
 import {
   createAgentOptionsSchema,
   isValidSessionId,
@@ -51,6 +53,7 @@ export interface RuntimeParts {
   store: SessionStore;
   generateId?: IdGenerator;
   now?: () => number;
+  setTimer?: ApprovalClock['setTimer'];
 }
 
 export interface AgentOptionsInput {
@@ -84,6 +87,7 @@ export class Runtime implements SubagentCore {
   readonly detachedRuns = new WeakSet<SubagentRun>();
   readonly quietParents = new WeakSet<object>();
   readonly agentDeps: AgentDeps;
+  readonly approvals: ApprovalGate;
   readonly codeMode: CodeMode;
   readonly subagents: SubagentRuntimeImpl;
   /** Faults with no caller to reject (SubagentCore.reportBackgroundError). */
@@ -95,7 +99,7 @@ export class Runtime implements SubagentCore {
   private readonly queueRunners = new Map<QueueRunnerConfig, QueueRunner>();
   private readonly modelConfigs: ModelProviderConfig[];
 
-  constructor({ options, catalog, store, generateId, now }: RuntimeParts) {
+  constructor({ options, catalog, store, generateId, now, setTimer }: RuntimeParts) {
     this.reportBackgroundError = diagnosticSink(options.onDiagnostic);
     // First: a telemetry option without its package fails createBrood before any thread starts.
     const telemetry =
@@ -120,6 +124,13 @@ export class Runtime implements SubagentCore {
     this.inlineRunner = new InlineRunner(modelConfigs);
     // 'worker' stands for the runtime's own runner, whatever it is (the pool, or a queue).
     this.defaultRunnerKind = options.runner === 'inline' ? 'inline' : 'worker';
+    const hub = new EventHub(this.agents, now ?? preciseNow);
+    this.approvals = new ApprovalGate(options.approvals as ApprovalsOptions | undefined, {
+      ids: this.ids,
+      hub,
+      now: now ?? preciseNow,
+      clock: setTimer === undefined ? realClock : { setTimer },
+    });
     this.agentDeps = {
       store,
       runner:
@@ -131,7 +142,8 @@ export class Runtime implements SubagentCore {
       ids: this.ids,
       now: now ?? preciseNow,
       globalVersion,
-      hub: new EventHub(this.agents, now ?? preciseNow),
+      hub,
+      approvals: this.approvals,
       limits: {
         maxParallelToolCalls: options.maxParallelToolCalls ?? DEFAULTS.maxParallelToolCalls,
         codeMode: this.codeMode,
@@ -175,7 +187,10 @@ export class Runtime implements SubagentCore {
 
   private readonly restoreHooks: RestoreHooks = {
     runnerFor: (sessionId, descriptor) => this.restoredRunner(sessionId, descriptor),
-    restored: (agent, descriptor) => this.subagents.attachRestored(agent, descriptor),
+    restored: (agent, descriptor) => {
+      this.approvals.restoreRule(agent.id, descriptor.approvals);
+      this.subagents.attachRestored(agent, descriptor);
+    },
   };
 
   /** This runtime's runner for a queueRunner config (one per config, connected lazily). */
@@ -298,6 +313,7 @@ export class Runtime implements SubagentCore {
     this.agents.delete(agentId);
     this.agentDeps.hub.telemetry?.forget(agentId);
     this.subagents.jobs.cancelOwnedBy(agentId);
+    this.approvals.forget(agentId);
   }
 
   private async closeOnce(): Promise<void> {

@@ -34,6 +34,8 @@ export type SubagentDescriptorData = {
   maxSteps?: number;
   /** A continuable child's default report delivery, when its start gave one. */
   reportDelivery?: MessageDelivery;
+  /** The child's approval rule (its delegation tool's, tightened by its ancestry). */
+  approvals?: 'deny' | 'ask';
   [providerField: string]: unknown;
 };
 
@@ -87,6 +89,20 @@ export type SessionEventDataMap = {
     note?: string;
   };
   'acp/fs': { op: 'read' | 'write'; path: string; ok: boolean; error?: string };
+  /** A call parked for the host (issue 35): logged before anyone is told of it; `args` are the model's. */
+  'approval/request': { approvalId: string; callId: string; tool: string; args: unknown; viaCode: boolean };
+  /** The decision, logged before it is applied; `args` are the host's replacement arguments, when it gave any. */
+  'approval/resolved': {
+    approvalId: string;
+    callId: string;
+    tool: string;
+    decision: 'approved' | 'denied' | 'expired';
+    by: 'host' | 'policy';
+    args?: unknown;
+    message?: string;
+  };
+  /** What a call approved after a restart returned (its turn had ended, so it has no tool/result). */
+  'approval/result': { approvalId: string; callId: string; tool: string; isError: boolean; content: string };
 };
 
 export type SessionEventType = keyof SessionEventDataMap;
@@ -156,6 +172,9 @@ const KNOWN_TYPES: Record<SessionEventType, true> = {
   'acp/plan': true,
   'acp/permission': true,
   'acp/fs': true,
+  'approval/request': true,
+  'approval/resolved': true,
+  'approval/result': true,
 };
 
 export function isKnownType(type: string): type is SessionEventType {

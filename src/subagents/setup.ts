@@ -81,12 +81,14 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec): Promise
     model: route,
   };
   if (seed.length > 0) header.seedLength = seed.length;
+  const approvals = core.agentDeps.approvals.ruleForChild(id, parent.id, request.approvals);
   try {
     spec.install?.(agent);
     await core.store.create(header);
     await core.store.acquire?.(id);
   } catch (error) {
     rollback();
+    core.agentDeps.approvals.forget(id);
     throw error;
   }
   // The seed first (a provider's events, logged as they are), then what brood knows about the child.
@@ -95,6 +97,7 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec): Promise
     descriptorEvent(
       spec,
       route,
+      approvals,
       external
         ? { runner: 'external', ...external.descriptor }
         : runnerKind === 'inline'
@@ -112,6 +115,7 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec): Promise
 function descriptorEvent(
   spec: ChildSpec,
   route: SessionHeader['model'],
+  approvals: 'deny' | 'ask' | undefined,
   runner: Pick<SubagentDescriptorData, 'runner'> & Record<string, unknown>,
 ): NewEventOf<'subagent/descriptor'> {
   const { request } = spec;
@@ -121,6 +125,7 @@ function descriptorEvent(
   if (request.toolFilter !== undefined) data.toolFilter = request.toolFilter;
   if (request.maxSteps !== undefined) data.maxSteps = request.maxSteps;
   if (spec.reportDelivery !== undefined) data.reportDelivery = spec.reportDelivery;
+  if (approvals !== undefined) data.approvals = approvals;
   return { type: 'subagent/descriptor', data };
 }
 

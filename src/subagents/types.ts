@@ -1,5 +1,6 @@
 /** Subagent runtime types (SPEC §9). Public ones are re-exported from src/index.ts. */
 import type { RunnerChoice } from '../queue/config.js';
+import type { ChildApprovals } from '../approvals/types.js';
 import type { Disposer } from '../disposer.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
 import type { Agent, JsonSchemaObject, ModelRoute, StopReason, ToolFilter, Usage } from '../types.js';
@@ -26,6 +27,8 @@ export interface SubagentStartRequest {
   outputSchema?: JsonSchemaObject;
   /** Model requests per turn for the child (needs the `maxSteps` capability). */
   maxSteps?: number;
+  /** Whether the child's calls that need approval ask the host or are refused; never looser than the parent's rule. */
+  approvals?: ChildApprovals;
 }
 
 export interface SubagentResult {

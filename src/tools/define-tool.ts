@@ -7,7 +7,14 @@ import { z } from 'zod';
 import { describe } from '../describe.js';
 import { BroodError, errorMessage } from '../errors.js';
 import { readUntrusted } from '../untrusted.js';
-import type { Agent, JsonSchemaObject, ToolContext, ToolDefinition, ToolPresentation } from '../types.js';
+import type {
+  Agent,
+  ApprovalVerdict,
+  JsonSchemaObject,
+  ToolContext,
+  ToolDefinition,
+  ToolPresentation,
+} from '../types.js';
 
 /** Tool names are sent to providers as function names; this is the portable common subset. */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -19,6 +26,8 @@ export interface ToolDeclaration<A> {
   execute(args: A, ctx: ToolContext): unknown;
   concurrencySafe?: boolean | ((args: A) => boolean);
   forAgent?(agent: Agent | undefined): ToolPresentation;
+  /** 'ask': every call waits for the host; a function decides per call (see docs/approvals.md). */
+  approval?: 'ask' | ((args: A, ctx: ToolContext) => ApprovalVerdict | Promise<ApprovalVerdict>);
 }
 
 /**
@@ -41,6 +50,7 @@ export function defineTool<A>(def: ToolDeclaration<A>): ToolDefinition {
     execute: fields.execute.bind(def),
     ...(fields.concurrencySafe === undefined ? {} : { concurrencySafe: bindIfFunction(def, fields.concurrencySafe) }),
     ...(fields.forAgent === undefined ? {} : { forAgent: fields.forAgent.bind(def) }),
+    ...(fields.approval === undefined ? {} : { approval: bindIfFunction(def, fields.approval) }),
   };
   return Object.freeze(definition) as unknown as ToolDefinition;
 }
@@ -63,8 +73,9 @@ export function deepFreeze<T>(value: T): T {
 function readDeclaration<A>(declaration: ToolDeclaration<A>): ToolDeclaration<A> {
   if (typeof declaration !== 'object' || declaration === null)
     throw invalidConfig('defineTool expects a tool declaration object');
-  const { name, description, parameters, execute, concurrencySafe, forAgent } = declaration;
+  const { name, description, parameters, execute, concurrencySafe, forAgent, approval } = declaration;
   const def: ToolDeclaration<A> = { name, description, parameters, execute };
+  if (approval !== undefined) def.approval = approval;
   if (concurrencySafe !== undefined) def.concurrencySafe = concurrencySafe;
   if (forAgent !== undefined) def.forAgent = forAgent;
   validateDeclaration(def);
@@ -85,6 +96,9 @@ function validateDeclaration<A>(def: ToolDeclaration<A>): void {
   }
   if (def.forAgent !== undefined && typeof def.forAgent !== 'function') {
     throw invalidConfig(`Tool "${def.name}": forAgent must be a function`);
+  }
+  if (def.approval !== undefined && def.approval !== 'ask' && typeof def.approval !== 'function') {
+    throw invalidConfig(`Tool "${def.name}": approval must be 'ask' or a function`);
   }
   const params: unknown = def.parameters;
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
@@ -159,11 +173,9 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
-function bindIfFunction<A>(
-  def: ToolDeclaration<A>,
-  value: boolean | ((args: A) => boolean),
-): boolean | ((args: A) => boolean) {
-  return typeof value === 'function' ? value.bind(def) : value;
+/** A function field bound to its declaration (so it may use `this`); a constant as it is. */
+function bindIfFunction<A, T>(def: ToolDeclaration<A>, value: T): T {
+  return typeof value === 'function' ? (value.bind(def) as T) : value;
 }
 
 function invalidConfig(message: string, cause?: unknown): BroodError {

@@ -14,6 +14,7 @@ import { loadSdk } from '../client/agent-process.js';
 import { broodVersion } from '../../version.js';
 import { guardLines } from './input-guard.js';
 import { mountClientMcpServers, unmountAll, type Unmount } from './mcp.js';
+import { askClient } from './permissions.js';
 import { replayUpdates } from './replay.js';
 import { ACP_STOP_REASONS, UpdateMapper } from './updates.js';
 
@@ -91,7 +92,7 @@ export async function serveAcp(options: AcpServerOptions): Promise<string> {
       const served = session(params.sessionId);
       if (served.cancel)
         throw acp.RequestError.invalidRequest(undefined, `session ${params.sessionId} is already running a prompt`);
-      return runPrompt(acp, brood, served, params, client);
+      return runPrompt(acp, brood, served, params, client, log);
     })
     .onNotification('session/cancel', ({ params }) => sessions.get(params.sessionId)?.cancel?.())
     .onRequest('session/close', async ({ params }) => {
@@ -157,6 +158,7 @@ async function runPrompt(
   served: ServedSession,
   params: Acp.PromptRequest,
   client: Acp.AgentContext,
+  log: (line: string) => void,
 ): Promise<Acp.PromptResponse> {
   const { agent } = served;
   const controller = new AbortController();
@@ -171,6 +173,7 @@ async function runPrompt(
   const pump = (async () => {
     for await (const event of events) {
       for (const update of mapper.map(event)) await client.notify('session/update', { sessionId: agent.id, update });
+      if (event.type === 'approval-request') askClient(brood, client, agent.id, event, log);
       if (event.type === 'turn-end' && event.agentId === agent.id) {
         lastEnded = event.turn;
         if (stopAt !== undefined && lastEnded >= stopAt) return;

@@ -1,0 +1,48 @@
+/**
+ * Who decides a call (issue 35): the tool's own `approval` first, then the runtime's `policy`, else the
+ * call runs as it always did. A child's 'ask' is then held to what its ancestry allows: the runtime's
+ * `children` and every delegation tool's `approvals` on the way down, tighten-only.
+ */
+import type { ToolDefinition, ToolContext } from '../types.js';
+import type { ApprovalCall, ApprovalsOptions, ApprovalVerdict, ChildApprovals } from './types.js';
+
+const VERDICTS: ReadonlySet<unknown> = new Set<ApprovalVerdict>(['allow', 'deny', 'ask']);
+
+/** What a rule said, read safely: anything but a verdict (a throw, a rejection, a stray value) denies. */
+async function safely(rule: () => unknown): Promise<ApprovalVerdict> {
+  try {
+    const verdict = await rule();
+    return VERDICTS.has(verdict) ? (verdict as ApprovalVerdict) : 'deny';
+  } catch {
+    return 'deny';
+  }
+}
+
+/** True when neither the tool nor the runtime has a rule: the call runs without a look (the fast path). */
+export function needsNoDecision(definition: ToolDefinition, options: ApprovalsOptions | undefined): boolean {
+  return definition.approval === undefined && options?.policy === undefined;
+}
+
+export function verdictFor(
+  definition: ToolDefinition,
+  args: unknown,
+  ctx: ToolContext,
+  call: ApprovalCall,
+  options: ApprovalsOptions | undefined,
+): Promise<ApprovalVerdict> {
+  const own = definition.approval;
+  if (own === 'ask') return Promise.resolve('ask');
+  if (typeof own === 'function') return safely(() => own(args, ctx));
+  const policy = options?.policy;
+  if (policy !== undefined) return safely(() => policy(call));
+  return Promise.resolve('allow');
+}
+
+/** The stricter of two rules: 'deny' wins, so a child can never loosen what is above it. */
+export function tighter(a: ChildApprovals, b: ChildApprovals | undefined): ChildApprovals {
+  return a === 'deny' || b === 'deny' ? 'deny' : 'ask';
+}
+
+export function isChildApprovals(value: unknown): value is ChildApprovals {
+  return value === 'deny' || value === 'ask';
+}
