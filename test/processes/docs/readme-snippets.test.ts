@@ -91,7 +91,12 @@ function typeProblems(found: Block[]): string[] {
       types: ['node'],
       typeRoots: [join(ROOT, 'node_modules/@types')],
       baseUrl: ROOT,
-      paths: { brood: [join(ROOT, 'dist/index.d.ts')], zod: [join(ROOT, 'node_modules/zod')] },
+      paths: {
+        brood: [join(ROOT, 'dist/index.d.ts')],
+        zod: [join(ROOT, 'node_modules/zod')],
+        // The optional peers' pages import their SDKs (the MCP server's transports, say).
+        '@modelcontextprotocol/sdk/*': [join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm/*')],
+      },
     });
     return ts.getPreEmitDiagnostics(program).map((d) => {
       const where = d.file
