@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   'PROVIDER_FAILED',
   'CODE_LIMIT',
   'QUEUE_UNAVAILABLE',
+  'QUEUE_FULL',
   'MISSING_DEPENDENCY',
   'INTERNAL',
 ] as const;
