@@ -3,6 +3,7 @@
  * prompt assembly — all before anything is published. On any failure every step is rolled back, so
  * a rejected creation leaves no scope, no section, no listener behind.
  */
+import type { Budget } from '../scheduler/types.js';
 import { DisposerStack } from '../disposer.js';
 import { errorMessage, BroodError } from '../errors.js';
 import type { DriverRunner } from '../wire/runner.js';
@@ -21,6 +22,8 @@ export interface AgentComposition {
   codeMode: CodeMode;
   /** Model requests per turn; default: the runtime's maxSteps. */
   maxSteps?: number;
+  /** createAgent's budget for every turn. */
+  budget?: Budget;
   mode: AgentInit['mode'];
   modelSelectionEnabled: boolean;
   /** Where this agent's driver runs, when not the runtime's default (inlineProvider children). */
@@ -64,8 +67,13 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
     const { id, depth, parentId, route, codeMode, mode, modelSelectionEnabled } = spec;
     const deps = spec.runner ? { ...core.agentDeps, runner: spec.runner } : core.agentDeps;
     const maxSteps = spec.maxSteps ?? core.agentDeps.limits.maxSteps;
+    const budget = spec.budget === undefined ? {} : { budget: spec.budget };
     agent = new AgentImpl(
-      { id, depth, parentId, route, codeMode, maxSteps, mode, modelSelectionEnabled, tools, prompt, ...spec.session },
+      {
+        ...{ id, depth, parentId, route, codeMode, maxSteps, mode, modelSelectionEnabled, tools, prompt },
+        ...budget,
+        ...spec.session,
+      },
       deps,
     );
     if (spec.setup) runSetupHook(spec.setup, agent);

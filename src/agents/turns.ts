@@ -15,6 +15,7 @@ import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
 import type { SessionWriter } from './session-writer.js';
 import type { StructuredTurn } from './structured-turn.js';
+import type { TurnGovernor } from './governor.js';
 
 export interface CurrentTurn {
   readonly turn: number;
@@ -76,6 +77,8 @@ export interface TurnLedgerInit {
   bumpView: () => void;
   /** Tells the running driver that a `next-step` message waits for its next model step. */
   stepPending: () => void;
+  /** The agent's budgets (src/agents/governor.ts): told when turns start, progress and end. */
+  governor: Pick<TurnGovernor, 'turnStarted' | 'progressed' | 'outcome'>;
 }
 
 export class TurnLedger {
@@ -132,6 +135,7 @@ export class TurnLedger {
       this.turnCounter = turn;
       const aborted = head.signal?.aborted === true;
       this.running = newTurn(turn, head.id, head.structured);
+      this.init.governor.turnStarted(this.running);
       // The turn tool changes what the model is shown: drivers re-read their view before the next request.
       if (head.structured) this.init.bumpView();
       for (const message of joined) this.history.push({ role: 'user', text: message.text });
@@ -184,6 +188,7 @@ export class TurnLedger {
         addUsage(turn.usage, usage);
         if (text.trim() !== '') turn.output = text;
         turn.lastFinish = finish;
+        this.init.governor.progressed(turn, true);
       }
     } else if (event.type === 'tool/call') {
       turn?.started.add(event.data.callId);
@@ -191,6 +196,7 @@ export class TurnLedger {
       const { callId, name, content, isError } = event.data;
       this.history.push({ role: 'tool', callId, name, content, isError });
       turn?.calls.delete(callId);
+      if (turn) this.init.governor.progressed(turn, false);
     }
   }
 
@@ -213,6 +219,7 @@ export class TurnLedger {
   addChildUsage(usage: Usage): void {
     if (!this.running) return;
     addUsage(this.running.childUsage, usage);
+    this.init.governor.progressed(this.running, true);
   }
 
   /** Ends `turn`: `turn/end` is flushed, then the message's run() settles with the parent's own tally. */
@@ -222,8 +229,13 @@ export class TurnLedger {
     for (const cleanup of turn.cleanup) cleanup();
     // The parent's own tally (from logged assistant messages) is authoritative: it survives recoveries.
     const usage = sumUsage(turn.usage, turn.childUsage);
-    const { stopReason, diagnostic: reportDiagnostic } = structuredOutcome(report, turn.structured);
-    const why = turn.heldDiagnostic ?? reportDiagnostic;
+    const structured = structuredOutcome(report, turn.structured);
+    const [stopReason, reportDiagnostic] = this.init.governor.outcome(
+      turn,
+      structured.stopReason,
+      structured.diagnostic,
+    );
+    const why = stopReason === 'budget' ? reportDiagnostic : (turn.heldDiagnostic ?? reportDiagnostic);
     const diagnostic = why === undefined ? {} : { diagnostic: why };
     writer.append([{ type: 'turn/end', data: { turn: report.turn, reason: stopReason, ...diagnostic } }], { usage });
     if (turn.structured) this.init.bumpView(); // the turn tool is gone for the next request

@@ -8,6 +8,8 @@ import type { PromptScope } from '../prompt/system.js';
 import type { ChatMessage } from '../models/types.js';
 import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore } from '../types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import type { Budget } from '../scheduler/types.js';
 
 export interface AgentRuntimeLimits {
   maxParallelToolCalls: number;
@@ -29,6 +31,8 @@ export interface AgentDeps {
   globalVersion: VersionCell;
   /** Host event fan-out; inactive (and free) while nobody subscribes. */
   hub: EventHub;
+  /** The runtime's admission scheduler (createBrood `limits`); admits nothing and costs nothing without limits. */
+  scheduler: Scheduler;
   /** Called once the agent is disposed, so the runtime can forget it. */
   onDisposed(agentId: string): void;
 }
@@ -42,6 +46,8 @@ export interface AgentInit {
   codeMode: CodeMode;
   /** This agent's step limit (model requests per turn). */
   maxSteps: number;
+  /** createAgent's `budget`: every turn's, tightened by the run's own. */
+  budget?: Budget;
   /** 'top' for host-created agents; children are one-shot runs or continuable conversations. */
   mode: 'top' | 'one-shot' | 'continuable';
   /** The session's model-selection decision (SPEC §11.9), sampled once and inherited by children. */

@@ -97,7 +97,7 @@ export function childAgentOptions(
 
 type RequestConfig = Pick<
   ResolvedSubagentToolConfig,
-  'persona' | 'toolFilter' | 'maxDepth' | 'agentOptions' | 'maxSteps'
+  'persona' | 'toolFilter' | 'maxDepth' | 'agentOptions' | 'maxSteps' | 'budget'
 >;
 
 /** The start request without a signal (the route decides whose signal the child gets). */
@@ -112,6 +112,7 @@ export function buildRequest(
   if (config.toolFilter !== undefined) request.toolFilter = copyFilter(config.toolFilter);
   if (typeof config.maxDepth === 'number') request.maxDepth = config.maxDepth;
   if (config.maxSteps !== undefined) request.maxSteps = config.maxSteps;
+  if (config.budget !== undefined) request.budget = { ...config.budget };
   const agentOptions = childAgentOptions(config.agentOptions, call.selection);
   if (agentOptions !== undefined) request.agentOptions = agentOptions;
   return request;

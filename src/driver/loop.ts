@@ -6,6 +6,8 @@
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage, ModelAdapter, ModelFinish, ModelResponse, ToolCallRecord } from '../models/types.js';
+import { estimateTokens } from '../scheduler/estimate.js';
+import { admitted } from './admission.js';
 import { type DriverEventType, type SessionEventDataMap, TEXT_DELTA_EVENT } from '../sessions/event-types.js';
 import { addUsage } from '../models/usage.js';
 import type { ToolResult, Usage } from '../types.js';
@@ -186,6 +188,8 @@ export class Driver {
 
   private async request(view: DriverView, turn: TurnState, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
     const { route } = this.plan;
+    const retryGate = await admitted(this.plan, this.host, () => estimateTokens(view.system, this.history), signal);
+    if (retryGate === 'aborted') return 'aborted';
     this.emit('model/request', {
       provider: route.provider,
       model: route.model,
@@ -209,6 +213,7 @@ export class Driver {
         ownStart: this.plan.ownStart,
         tools: view.tools,
         signal,
+        ...(retryGate === undefined ? {} : { retryGate }),
         ...(stream === undefined
           ? {}
           : {

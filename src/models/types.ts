@@ -57,6 +57,12 @@ export interface ModelRequest {
   signal: AbortSignal;
   /** Streaming progress (text deltas), for live views. Optional for adapters to call. */
   onTextDelta?: (delta: string) => void;
+  /**
+   * Set when the request is governed (createBrood `limits`): a 429/503 is not slept on by the adapter
+   * but handed here with its retry-after (undefined when the server named none); resolves when the
+   * parent admits the retry. The pause then holds every agent's requests to that provider.
+   */
+  retryGate?: (retryAfterMs: number | undefined) => Promise<void>;
 }
 
 export interface ModelResponse {

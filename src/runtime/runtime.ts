@@ -41,6 +41,9 @@ import type { DriverRunner } from '../wire/runner.js';
 import { WorkerRunner } from '../pool/worker-runner.js';
 import { isQueueRunnerConfig, type QueueRunnerConfig } from '../queue/config.js';
 import { QueueRunner } from '../queue/queue-runner.js';
+import { Scheduler } from '../scheduler/scheduler.js';
+import { schedulerEvents } from '../scheduler/events.js';
+import type { Budget, SchedulerView } from '../scheduler/types.js';
 
 export interface RuntimeParts {
   options: ParsedBroodOptions;
@@ -58,6 +61,7 @@ export interface AgentOptionsInput {
   codeMode?: CodeMode;
   depth?: number;
   maxSteps?: number;
+  budget?: Budget;
   signal?: AbortSignal;
 }
 
@@ -112,6 +116,7 @@ export class Runtime implements SubagentCore {
     // 'worker' stands for the runtime's own runner, whatever it is (the pool, or a queue).
     this.defaultRunnerKind = options.runner === 'inline' ? 'inline' : 'worker';
     this.reportBackgroundError = diagnosticSink(options.onDiagnostic);
+    const hub = new EventHub(this.agents, now ?? preciseNow);
     this.agentDeps = {
       store,
       runner:
@@ -123,7 +128,8 @@ export class Runtime implements SubagentCore {
       ids: this.ids,
       now: now ?? preciseNow,
       globalVersion,
-      hub: new EventHub(this.agents, now ?? preciseNow),
+      hub,
+      scheduler: new Scheduler(options.limits, now ?? preciseNow, schedulerEvents(hub, this.agents)),
       limits: {
         maxParallelToolCalls: options.maxParallelToolCalls ?? DEFAULTS.maxParallelToolCalls,
         codeMode: this.codeMode,
@@ -136,6 +142,11 @@ export class Runtime implements SubagentCore {
       onDisposed: (id) => this.forget(id),
     };
     this.subagents = new SubagentRuntimeImpl(this, () => this.isClosed);
+  }
+
+  /** brood.scheduler: the admission scheduler's counters. */
+  get scheduler(): SchedulerView {
+    return this.agentDeps.scheduler;
   }
 
   get isClosed(): boolean {
@@ -209,6 +220,7 @@ export class Runtime implements SubagentCore {
       modelSelectionEnabled,
       validateFilter: true,
       ...(parsed.maxSteps === undefined ? {} : { maxSteps: parsed.maxSteps }),
+      ...(parsed.budget === undefined ? {} : { budget: parsed.budget }),
       ...(parsed.persona === undefined ? {} : { persona: parsed.persona }),
       ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
       session: { nextSeq: 0, history: [], ownStart: 0, lastTurn: 0, unclaimed: [], lastRequestRoute: undefined },
@@ -278,7 +290,10 @@ export class Runtime implements SubagentCore {
   }
 
   private async closeOnce(): Promise<void> {
-    await Promise.all([...this.agents.values()].map((agent) => agent.dispose()));
+    const disposed = Promise.all([...this.agents.values()].map((agent) => agent.dispose()));
+    // Agents still waiting for admission are disposed now: nothing is admitted any more.
+    this.agentDeps.scheduler.close();
+    await disposed;
     await this.subagents.disposeProviders();
     this.agentDeps.hub.close();
     await this.asyncPlugins.close();

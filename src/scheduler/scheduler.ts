@@ -22,7 +22,8 @@ export interface SchedulerEvents {
 
 interface Waiter {
   readonly ticket: Ticket;
-  readonly resolve: () => void;
+  /** true: admitted (the policy counts it); false: withdrawn (its agent is gone). */
+  readonly resolve: (admitted: boolean) => void;
 }
 
 export class Scheduler implements SchedulerView {
@@ -59,9 +60,13 @@ export class Scheduler implements SchedulerView {
     return this.limits?.modelRequests !== undefined || Object.keys(this.limits?.providers ?? {}).length > 0;
   }
 
-  /** Whether a new request would be refused QUEUE_FULL. */
-  get full(): boolean {
-    return this.policy.full;
+  /** A turn of this agent would queue past `queue.max`: its run is refused QUEUE_FULL before it is accepted. */
+  refusesTurn(agentId: string): boolean {
+    return this.governsAgents && this.policy.full && !this.holding.has(agentId);
+  }
+
+  queueFullError(): BroodError {
+    return new BroodError('QUEUE_FULL', `the admission queue is full (limits.queue.max ${this.policy.maxQueued})`);
   }
 
   stats(): SchedulerStats {
@@ -71,8 +76,7 @@ export class Scheduler implements SchedulerView {
   /** Before an agent's activation runs: resolves once it holds a turn slot. */
   async admitTurn(agent: SchedulerAgent): Promise<void> {
     if (!this.governsAgents || this.holding.has(agent.id)) return;
-    await this.acquire({ kind: 'agent', agentId: agent.id, depth: agent.depth });
-    this.holding.add(agent.id);
+    if (await this.acquire({ kind: 'agent', agentId: agent.id, depth: agent.depth })) this.holding.add(agent.id);
   }
 
   /** The agent's activation ended (or it was disposed): its slot and any model lease are freed. */
@@ -116,8 +120,8 @@ export class Scheduler implements SchedulerView {
       this.events.throttled(agent.id, provider, retryAfterMs);
     }
     if (!this.governsModels(provider)) return;
-    await this.acquire({ kind: 'model-request', agentId: agent.id, depth: agent.depth, provider, tokens });
-    this.leases.set(agent.id, { provider, tokens });
+    const request = { kind: 'model-request', agentId: agent.id, depth: agent.depth, provider, tokens } as const;
+    if (await this.acquire(request)) this.leases.set(agent.id, { provider, tokens });
   }
 
   /** The agent's model response arrived (its usage, when reported, corrects the token estimate). */
@@ -129,13 +133,10 @@ export class Scheduler implements SchedulerView {
     this.pump();
   }
 
-  private acquire(request: TicketRequest): Promise<void> {
-    if (this.policy.full)
-      return Promise.reject(
-        new BroodError('QUEUE_FULL', `the admission queue is full (limits.queue.max ${this.policy.maxQueued})`),
-      );
+  private acquire(request: TicketRequest): Promise<boolean> {
+    if (this.policy.full) return Promise.reject(this.queueFullError());
     const { ticket, position } = this.policy.enqueue(request);
-    return new Promise<void>((resolve) => {
+    return new Promise<boolean>((resolve) => {
       this.waiters.set(ticket.id, { ticket, resolve });
       const admittedAtOnce = this.pumpNow().includes(ticket.id);
       if (!admittedAtOnce) this.events.queued(request.agentId, request.kind, request.provider, position);
@@ -158,7 +159,7 @@ export class Scheduler implements SchedulerView {
       ids.push(ticket.id);
       const waited = now - ticket.enqueuedAt;
       if (waited > 0) this.events.admitted(ticket.agentId, ticket.kind, waited);
-      waiter.resolve();
+      waiter.resolve(true);
     }
     this.arm(wakeAt);
     return ids;
@@ -178,13 +179,25 @@ export class Scheduler implements SchedulerView {
     );
   }
 
+  /** The agent is disposed: what it waits for is withdrawn (its waits end at once) and what it holds is freed. */
+  abandon(agentId: string): void {
+    for (const waiter of [...this.waiters.values()]) {
+      if (waiter.ticket.agentId !== agentId) continue;
+      this.policy.withdraw(waiter.ticket);
+      this.waiters.delete(waiter.ticket.id);
+      waiter.resolve(false);
+    }
+    this.childWaits.delete(agentId);
+    this.releaseTurn(agentId);
+  }
+
   /** The runtime closed: nothing waits any more (their agents are being disposed). */
   close(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     for (const waiter of this.waiters.values()) {
       this.policy.withdraw(waiter.ticket);
-      waiter.resolve();
+      waiter.resolve(false);
     }
     this.waiters.clear();
   }

@@ -1,4 +1,5 @@
 /** Subagent runtime types (SPEC §9). Public ones are re-exported from src/index.ts. */
+import type { Budget } from '../scheduler/types.js';
 import type { RunnerChoice } from '../queue/config.js';
 import type { Disposer } from '../disposer.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
@@ -26,6 +27,8 @@ export interface SubagentStartRequest {
   outputSchema?: JsonSchemaObject;
   /** Model requests per turn for the child (needs the `maxSteps` capability). */
   maxSteps?: number;
+  /** A ceiling on the child's run; the parent's remainder tightens it further (local providers). */
+  budget?: Budget;
 }
 
 export interface SubagentResult {

@@ -126,6 +126,25 @@ export const joinTurn = wire(
   (v) => isInt(v) && (v as number) >= 0,
 );
 
+/** admit's argument: the request about to be made (or retried after a 429/503 with its pause). */
+const admitSchema = lazy(() =>
+  obj({
+    provider: z.string().min(1),
+    tokens: z.number().finite().nonnegative(),
+    retryAfterMs: z.number().finite().nonnegative().optional(),
+  }),
+);
+const isFiniteNonNegative = (v: unknown): boolean => isNum(v) && Number.isFinite(v) && (v as number) >= 0;
+export const admitRequest = wire(
+  admitSchema,
+  (v) =>
+    isObj(v) &&
+    isStr(v.provider) &&
+    v.provider !== '' &&
+    isFiniteNonNegative(v.tokens) &&
+    optional(isFiniteNonNegative)(v.retryAfterMs),
+);
+
 const toolCallSchema = lazy(() => obj({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() }));
 export const toolCallRequest = wire(toolCallSchema, isToolCall);
 
@@ -271,6 +290,7 @@ const driverPlanSchema = lazy(() =>
     maxParallelToolCalls: safeInt().positive(),
     maxSteps: safeInt().positive().optional(),
     toolsInParent: z.boolean().optional(),
+    admission: z.boolean().optional(),
     eventsFlag: z.instanceof(SharedArrayBuffer).optional(),
     codeMode: z.enum(['native', 'code', 'both']),
     codeBusyTimeoutMs: z.number().positive(),
@@ -297,6 +317,7 @@ export const driverPlan = wire(
     v.maxParallelToolCalls > 0 &&
     optional((n) => isInt(n) && n > 0)(v.maxSteps) &&
     optional(isBool)(v.toolsInParent) &&
+    optional(isBool)(v.admission) &&
     optional(isSab)(v.eventsFlag) &&
     oneOf('native', 'code', 'both')(v.codeMode) &&
     isNum(v.codeBusyTimeoutMs) &&
