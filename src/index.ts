@@ -2,8 +2,10 @@
 export { createBrood } from './brood.js';
 export type { Brood, BroodOptions, BroodPlugin, CreateAgentOptions, ResumeAgentOptions } from './brood.js';
 export type {
+  AdmittedEvent,
   AgentEventsOptions,
   AssistantMessageEvent,
+  BudgetExceededEvent,
   BroodEvent,
   BroodEventBase,
   BroodEventOf,
@@ -11,10 +13,12 @@ export type {
   BroodEventType,
   CodeResourceLimits,
   LaggedEvent,
+  QueuedEvent,
   SubagentReportEvent,
   SubagentRunEndEvent,
   SubagentRunStartEvent,
   TextDeltaEvent,
+  ThrottledEvent,
   ToolEndEvent,
   ToolStartEvent,
   TurnEndEvent,
@@ -103,3 +107,12 @@ export type {
   TurnResult,
   Usage,
 } from './types.js';
+export type {
+  Budget,
+  BudgetKind,
+  Limits,
+  ProviderLimits,
+  QueueOrder,
+  SchedulerStats,
+  SchedulerView,
+} from './scheduler/types.js';
