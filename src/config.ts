@@ -1,6 +1,7 @@
 /** createBrood's options: validated synchronously at the trust boundary (SPEC §3, INVALID_CONFIG). */
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
+import { budgetSchema } from './scheduler/budget.js';
 import { modelRouteShape } from './models/route.js';
 import { hasFaultTurns } from './models/scripted.js';
 import type { IdGenerator } from './ids.js';
@@ -60,13 +61,6 @@ export const limitsSchema = z.strictObject({
     )
     .optional(),
   queue: z.strictObject({ max: limitCount.optional(), order: z.enum(['deeper-first', 'fifo']).optional() }).optional(),
-});
-
-/** A run's budget (createAgent, run options, subagentTool): every value positive and finite. */
-export const budgetSchema = z.strictObject({
-  timeoutMs: timerMs(1).optional(),
-  idleTimeoutMs: timerMs(1).optional(),
-  maxTokens: z.number().finite().positive().optional(),
 });
 
 export const broodOptionsSchema = z

@@ -9,7 +9,7 @@ import { BudgetWatch, budgetDiagnostic, parseBudget, tighten, type BudgetExceede
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Budget } from '../scheduler/types.js';
 import type { StopReason, Usage } from '../types.js';
-import type { CurrentTurn } from './turns.js';
+import type { CurrentTurn, TurnHooks } from './turns.js';
 
 export interface GovernedAgent {
   readonly id: string;
@@ -26,7 +26,7 @@ export interface GovernorDeps {
   now: () => number;
 }
 
-export class TurnGovernor {
+export class TurnGovernor implements TurnHooks {
   /** Budgets of accepted messages, by message id, until their turn starts. */
   private readonly pending = new Map<string, Budget>();
   private readonly watches = new WeakMap<CurrentTurn, BudgetWatch>();

@@ -10,12 +10,11 @@ import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
-import type { ModelRoute, ToolResult, TurnResult, Usage } from '../types.js';
+import type { ModelRoute, StopReason, ToolResult, TurnResult, Usage } from '../types.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
 import type { SessionWriter } from './session-writer.js';
 import type { StructuredTurn } from './structured-turn.js';
-import type { TurnGovernor } from './governor.js';
 
 export interface CurrentTurn {
   readonly turn: number;
@@ -78,7 +77,16 @@ export interface TurnLedgerInit {
   /** Tells the running driver that a `next-step` message waits for its next model step. */
   stepPending: () => void;
   /** The agent's budgets (src/agents/governor.ts): told when turns start, progress and end. */
-  governor: Pick<TurnGovernor, 'turnStarted' | 'progressed' | 'outcome'>;
+  governor: TurnHooks;
+}
+
+/** What the ledger tells the agent's budgets (src/agents/governor.ts). */
+export interface TurnHooks {
+  turnStarted(turn: CurrentTurn): void;
+  /** A response (`withTokens`: its usage, or a child's, was just added) or a tool result arrived. */
+  progressed(turn: CurrentTurn, withTokens: boolean): void;
+  /** The turn's stop reason and diagnostic, or 'budget' when a budget ended it. */
+  outcome(turn: CurrentTurn, stopReason: StopReason, diagnostic: string | undefined): [StopReason, string | undefined];
 }
 
 export class TurnLedger {

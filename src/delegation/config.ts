@@ -4,7 +4,7 @@
  * the host reads it at `use()` time and must know what to fix without reading our source.
  */
 import type { Budget } from '../scheduler/types.js';
-import { budgetSchema } from '../config.js';
+import { budgetSchema } from '../scheduler/budget.js';
 import { z } from 'zod';
 import { isDepthCap } from '../depth.js';
 import { BroodError } from '../errors.js';

@@ -6,7 +6,7 @@
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage, ModelAdapter, ModelFinish, ModelResponse, ToolCallRecord } from '../models/types.js';
-import { estimateTokens } from '../scheduler/estimate.js';
+import { estimateTokens } from '../models/estimate.js';
 import { admitted } from './admission.js';
 import { type DriverEventType, type SessionEventDataMap, TEXT_DELTA_EVENT } from '../sessions/event-types.js';
 import { addUsage } from '../models/usage.js';

@@ -42,7 +42,7 @@ import { WorkerRunner } from '../pool/worker-runner.js';
 import { isQueueRunnerConfig, type QueueRunnerConfig } from '../queue/config.js';
 import { QueueRunner } from '../queue/queue-runner.js';
 import { Scheduler } from '../scheduler/scheduler.js';
-import { schedulerEvents } from '../scheduler/events.js';
+import { schedulerEvents } from '../events/scheduler-events.js';
 import type { Budget, SchedulerView } from '../scheduler/types.js';
 
 export interface RuntimeParts {

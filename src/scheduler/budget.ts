@@ -2,7 +2,7 @@
  * Budgets of a run: the schema (INVALID_CONFIG at every door), how they combine down the tree (only
  * ever tighter) and the watch that ends a turn when one is spent.
  */
-import { budgetSchema } from '../config.js';
+import { z } from 'zod';
 import { parseConfig } from '../untrusted.js';
 import type { Budget, BudgetKind } from './types.js';
 
@@ -11,6 +11,17 @@ export function parseBudget(value: unknown, where: string): Budget | undefined {
   if (value === undefined) return undefined;
   return parseConfig(budgetSchema, value, where);
 }
+
+/** Node.js timers take a signed 32-bit delay (the same bound as every millisecond option, src/config.ts). */
+const MAX_BUDGET_MS = 2 ** 31 - 1;
+const budgetMs = z.number().finite().positive().max(MAX_BUDGET_MS, `at most ${MAX_BUDGET_MS} ms`);
+
+/** A run's budget (createAgent, run options, subagentTool): every value positive and finite. */
+export const budgetSchema = z.strictObject({
+  timeoutMs: budgetMs.optional(),
+  idleTimeoutMs: budgetMs.optional(),
+  maxTokens: z.number().finite().positive().optional(),
+});
 
 const KEYS = ['timeoutMs', 'idleTimeoutMs', 'maxTokens'] as const;
 

@@ -3,7 +3,7 @@
  * what is sent. Deliberately cheap (it runs before every governed request); the usage the response
  * reports corrects the bucket afterwards.
  */
-import type { ChatMessage } from '../models/types.js';
+import type { ChatMessage } from './types.js';
 
 const CHARS_PER_TOKEN = 4;
 
