@@ -29,6 +29,8 @@ interface Waiter {
 export class Scheduler implements SchedulerView {
   private readonly policy: AdmissionPolicy;
   private readonly waiters = new Map<number, Waiter>();
+  /** Tickets whose `queued` event was sent. */
+  private readonly announced = new Set<number>();
   /** Agents holding a turn slot now. */
   private readonly holding = new Set<string>();
   /** Foreground children each agent waits on: while any, it holds no slot. */
@@ -139,7 +141,9 @@ export class Scheduler implements SchedulerView {
     return new Promise<boolean>((resolve) => {
       this.waiters.set(ticket.id, { ticket, resolve });
       const admittedAtOnce = this.pumpNow().includes(ticket.id);
-      if (!admittedAtOnce) this.events.queued(request.agentId, request.kind, request.provider, position);
+      if (admittedAtOnce) return;
+      this.announced.add(ticket.id);
+      this.events.queued(request.agentId, request.kind, request.provider, position);
     });
   }
 
@@ -157,8 +161,8 @@ export class Scheduler implements SchedulerView {
       if (waiter === undefined) continue;
       this.waiters.delete(ticket.id);
       ids.push(ticket.id);
-      const waited = now - ticket.enqueuedAt;
-      if (waited > 0) this.events.admitted(ticket.agentId, ticket.kind, waited);
+      // Only what was announced as queued is announced as admitted.
+      if (this.announced.delete(ticket.id)) this.events.admitted(ticket.agentId, ticket.kind, now - ticket.enqueuedAt);
       waiter.resolve(true);
     }
     this.arm(wakeAt);
@@ -185,6 +189,7 @@ export class Scheduler implements SchedulerView {
       if (waiter.ticket.agentId !== agentId) continue;
       this.policy.withdraw(waiter.ticket);
       this.waiters.delete(waiter.ticket.id);
+      this.announced.delete(waiter.ticket.id);
       waiter.resolve(false);
     }
     this.childWaits.delete(agentId);
