@@ -269,8 +269,8 @@ export class AgentImpl implements GatewayAgent {
     this.activation = pending;
     void pending.done.then((end) => this.activationEnded(end));
     // Admitted before the claim (limits.agents): a queued agent's turn has not started.
-    this.deps.scheduler
-      .admitTurn(this)
+    this.governor
+      .admitTurn()
       .then(() => this.turns.claimNext())
       .then(
         (first) => {

@@ -9,6 +9,7 @@ import { BudgetWatch, budgetDiagnostic, parseBudget, tighten, type BudgetExceede
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Budget } from '../scheduler/types.js';
 import type { StopReason, Usage } from '../types.js';
+import type { Inbox } from './inbox.js';
 import type { CurrentTurn, TurnHooks } from './turns.js';
 
 export interface GovernedAgent {
@@ -16,6 +17,7 @@ export interface GovernedAgent {
   readonly depth: number;
   readonly parentId: string | undefined;
   readonly current: CurrentTurn | undefined;
+  readonly inbox: Pick<Inbox, 'refuseClaimable'>;
   /** Ends the running turn (its driver stops before its next request). */
   cancelForBudget(): void;
 }
@@ -45,6 +47,19 @@ export class TurnGovernor implements TurnHooks {
     const parsed = parseBudget(budget, 'run options budget');
     if (this.deps.scheduler.refusesTurn(this.agent.id)) throw this.deps.scheduler.queueFullError();
     return parsed;
+  }
+
+  /**
+   * Before the agent's activation runs (limits.agents): resolves once it holds a turn slot. Past
+   * queue.max its waiting messages are refused QUEUE_FULL (a child's delegation becomes an errored
+   * result with that code) and the activation ends with nothing to claim.
+   */
+  async admitTurn(): Promise<void> {
+    try {
+      await this.deps.scheduler.admitTurn(this.agent);
+    } catch (error) {
+      this.agent.inbox.refuseClaimable(error);
+    }
   }
 
   /** A message's own budget (run options, or a parent's delegation). */
