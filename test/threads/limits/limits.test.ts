@@ -101,7 +101,7 @@ describe('limits.agents', () => {
     const scripts = [{ match: 'root', turns: children('r', 0) }];
     const add = (prefix: string, depth: number): void => {
       if (depth > 3) return;
-      scripts.push({ match: `^${prefix.replace(/\./g, '\\.')}$`, turns: children(prefix, depth) });
+      scripts.push({ match: `/^${prefix.replace(/\./g, '\\.')}$/`, turns: children(prefix, depth) });
       for (const i of [1, 2, 3]) add(`${prefix}.${i}`, depth + 1);
     };
     for (const i of [1, 2, 3]) add(`r.${i}`, 1);
@@ -110,6 +110,8 @@ describe('limits.agents', () => {
       models: [scriptedModels({ id: 'scripted', scripts: scripts.map((s) => ({ ...s, latencyMs: 2 })) })],
     });
     brood.use(subagentTool({ provider: 'spawn', maxDepth: 3 }));
+    let children = 0;
+    brood.subagents.on('start', () => (children += 1));
     let maxRunning = 0;
     const sampling = (async () => {
       for await (const _ of brood.events()) maxRunning = Math.max(maxRunning, brood.scheduler.stats().running);
@@ -118,6 +120,7 @@ describe('limits.agents', () => {
     const result = await root.run('root');
     expect(result.stopReason).toBe('completed');
     expect(result.output).toBe('node r');
+    expect(children).toBe(3 + 9 + 27);
     expect(maxRunning).toBeLessThanOrEqual(2);
     expect(maxRunning).toBeGreaterThan(0);
     await brood.close();
