@@ -110,8 +110,8 @@ describe('limits.agents', () => {
       models: [scriptedModels({ id: 'scripted', scripts: scripts.map((s) => ({ ...s, latencyMs: 2 })) })],
     });
     brood.use(subagentTool({ provider: 'spawn', maxDepth: 3 }));
-    let children = 0;
-    brood.subagents.on('start', () => (children += 1));
+    let started = 0;
+    brood.subagents.on('start', () => (started += 1));
     let maxRunning = 0;
     const sampling = (async () => {
       for await (const _ of brood.events()) maxRunning = Math.max(maxRunning, brood.scheduler.stats().running);
@@ -120,7 +120,7 @@ describe('limits.agents', () => {
     const result = await root.run('root');
     expect(result.stopReason).toBe('completed');
     expect(result.output).toBe('node r');
-    expect(children).toBe(3 + 9 + 27);
+    expect(started).toBe(3 + 9 + 27);
     expect(maxRunning).toBeLessThanOrEqual(2);
     expect(maxRunning).toBeGreaterThan(0);
     await brood.close();
