@@ -240,6 +240,9 @@ ${eventsSection(r.eventsCost)}
 ## Abort latency
 
 ${abortSection(r.abortLatency)}
+## Governed fan-out
+
+${governedSection(r.governed)}
 ## Parked continuables
 
 ${
@@ -271,6 +274,30 @@ signal: \`abort()\` → \`run()\` resolved (its \`turn/end\` durable), one warm 
 samples that did not end \`aborted\` and samples stopped by force (both must be 0).
 
 ${table(['runner', 'waiting on', 'samples', 'p50 ms', 'p99 ms', 'max ms', 'not aborted', 'force-stopped'], rows)}
+`;
+}
+
+function governedSection(g) {
+  if (!g) return 'Not run.\n';
+  if (g.error) return `Error: ${g.error}\n`;
+  const rl = g.rateLimited;
+  const rows = ['matching', 'tooHigh', 'unset'].map((name) => {
+    const x = rl[name];
+    return [name, fmt(x.makespanMs, 0), fmt(x.ratio, 3), x.throttled, x.failedChildren];
+  });
+  const dc = g.deepCapped;
+  const uo = g.unlimitedOverhead;
+  return `**rateLimited**: N=${rl.n} children × ${rl.requestsPerChild} requests (${rl.latencyMs} ms each) through \`openAICompatible\` against a
+loopback server limited to ${rl.server.concurrent} concurrent and ${rl.server.perSecond} requests/s (no burst; 429 + retry-after-ms beyond
+them); ideal ${fmt(rl.matching.idealMs, 0)} ms. Targets: matching ≤ 1.10×, 0 429s, 0 failed; 25 % too high ≤ 1.30×, 0 failed.
+
+${table(['limits.providers', 'makespan ms', '÷ ideal', '429s', 'failed children'], rows)}
+
+**deepCapped**: depth ${dc.depth}, branching ${dc.branching} (${dc.agents} agents) under \`limits.agents: ${dc.agentsLimit}\`:
+${dc.completed ? 'completed' : '**did not complete**'} in ${fmt(dc.makespanMs, 0)} ms, ${fmt(dc.ratio, 2)}× (agents × latency ÷ limit = ${fmt(dc.boundMs, 0)} ms).
+
+**Unlimited overhead**: scripted fan-out N=${uo.n} P=${uo.p}, ${uo.reps} interleaved rounds: no limits ${fmt(uo.unlimitedMs, 1)} ms,
+an unreachable limit set ${fmt(uo.unreachableLimitMs, 1)} ms (**${fmt(uo.ratio, 3)}×**; target ≤ 1.03×).
 `;
 }
 

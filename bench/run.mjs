@@ -16,6 +16,7 @@ import { runCodeMode } from './code-mode.mjs';
 import { runEventsCost } from './events-cost.mjs';
 import { runQueueFanout } from './queue.mjs';
 import { runAbortLatency } from './abort-latency.mjs';
+import { runGoverned } from './governed.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
 import { writeReport } from './report.mjs';
@@ -61,6 +62,7 @@ const watchHook = await attempt(() => runWatchHook({ quick, log }));
 const codeMode = await attempt(() => runCodeMode({ quick, log }));
 const eventsCost = await attempt(() => runEventsCost({ quick, log }));
 const abortLatency = await attempt(() => runAbortLatency({ quick, log }));
+const governed = await attempt(() => runGoverned({ quick, log }));
 // `--queue`: children's drivers on two local `brood host` processes through Redis (needs redis-server).
 const queue = args.includes('--queue') ? await attempt(() => runQueueFanout({ quick, log })) : undefined;
 
@@ -90,6 +92,7 @@ const results = {
   codeMode,
   eventsCost,
   abortLatency,
+  governed,
   ...(queue ? { queue } : {}),
   notes,
 };
