@@ -99,15 +99,21 @@ export class Scheduler implements SchedulerView {
     }
   }
 
-  /** A foreground child of `agent` ended: once none is left, the parent waits for a slot again (deeper first). */
-  async childEnded(agent: SchedulerAgent): Promise<void> {
+  /**
+   * A foreground child of `agent` ended: once none is left, the parent waits for a slot again (deeper
+   * first) — only while its activation still runs (`running`), or the slot would outlive it.
+   */
+  async childEnded(agent: SchedulerAgent, running: () => boolean): Promise<void> {
     const left = (this.childWaits.get(agent.id) ?? 0) - 1;
     if (left > 0) {
       this.childWaits.set(agent.id, left);
       return;
     }
     this.childWaits.delete(agent.id);
-    if (this.governsAgents) await this.admitTurn(agent);
+    if (!this.governsAgents || !running()) return;
+    await this.admitTurn(agent);
+    // It ended while it waited: the slot it just took goes back.
+    if (!running()) this.releaseTurn(agent.id);
   }
 
   /**

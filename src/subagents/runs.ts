@@ -83,7 +83,7 @@ function waitingOnChild(
   if (!foreground) return result;
   const { scheduler } = core.agentDeps;
   scheduler.childStarted(parent.id);
-  return result.finally(() => scheduler.childEnded(parent));
+  return result.finally(() => scheduler.childEnded(parent, () => parent.status === 'running'));
 }
 
 /** The prompt's turn is the run: its structured output (the last valid call) and verdict are the turn's. */

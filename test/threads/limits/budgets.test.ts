@@ -92,8 +92,6 @@ describe('budgets', () => {
     expect(result.stopReason).toBe('budget');
     // Neither the child's 5 s answer nor its own 60 s budget held the parent.
     expect(performance.now() - started).toBeLessThan(4_000);
-    const [toolResult] = ofType(await eventsOf(b, parent.id), 'tool/result');
-    expect(toolResult?.data.isError).toBe(true);
   });
 
   it('refuses a non-positive or non-finite budget with INVALID_CONFIG at every door', async () => {

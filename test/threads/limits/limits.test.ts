@@ -61,7 +61,8 @@ describe('limits on a real provider', () => {
       { answer: () => 'ok', latencyMs: 5, limit: { concurrent: 8, retryAfterMs: 50 } },
     );
     expect(result.stopReason).toBe('completed');
-    expect(server?.counts.maxInFlight).toBe(8);
+    expect(server?.counts.maxInFlight).toBeLessThanOrEqual(8);
+    expect(server?.counts.maxInFlight).toBeGreaterThan(1);
     expect(server?.counts.throttled).toBe(0);
     expect(server?.requests.length).toBe(256);
     expect(brood?.scheduler.stats()).toMatchObject({ queued: 0, inFlight: { loop: 0 } });
