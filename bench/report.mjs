@@ -246,6 +246,9 @@ ${abortSection(r.abortLatency)}
 ## Approvals
 
 ${approvalsSection(r.approvals)}
+## Governed fan-out
+
+${governedSection(r.governed)}
 ## Parked continuables
 
 ${
@@ -311,6 +314,30 @@ function telemetrySection(te) {
 **${fmt(te.offMs, 1)} ms**, with \`telemetry\` (the SDK's in-memory exporter behind a BatchSpanProcessor, ${te.spansPerRun} spans per run)
 **${fmt(te.onMs, 1)} ms** (${fmt(te.onOverOff, 3)}×; target ≤ 1.05×). Without \`telemetry\` nothing of OpenTelemetry is loaded, so the
 fan-out table above is the no-telemetry figure.
+`;
+}
+
+function governedSection(g) {
+  if (!g) return 'Not run.\n';
+  if (g.error) return `Error: ${g.error}\n`;
+  const rl = g.rateLimited;
+  const rows = ['matching', 'tooHigh', 'unset'].map((name) => {
+    const x = rl[name];
+    return [name, fmt(x.makespanMs, 0), fmt(x.ratio, 3), x.throttled, x.failedChildren];
+  });
+  const dc = g.deepCapped;
+  const uo = g.unlimitedOverhead;
+  return `**rateLimited**: N=${rl.n} children × ${rl.requestsPerChild} requests (${rl.latencyMs} ms each) through \`openAICompatible\` against a
+loopback server limited to ${rl.server.concurrent} concurrent and ${rl.server.perSecond} requests/s (no burst; 429 + retry-after-ms beyond
+them); ideal ${fmt(rl.matching.idealMs, 0)} ms. Targets: matching ≤ 1.10×, 0 429s, 0 failed; 25 % too high ≤ 1.30×, 0 failed.
+
+${table(['limits.providers', 'makespan ms', '÷ ideal', '429s', 'failed children'], rows)}
+
+**deepCapped**: depth ${dc.depth}, branching ${dc.branching} (${dc.agents} agents) under \`limits.agents: ${dc.agentsLimit}\`:
+${dc.completed ? 'completed' : '**did not complete**'} in ${fmt(dc.makespanMs, 0)} ms, ${fmt(dc.ratio, 2)}× (agents × latency ÷ limit = ${fmt(dc.boundMs, 0)} ms).
+
+**Unlimited overhead**: scripted fan-out N=${uo.n} P=${uo.p}, ${uo.reps} interleaved rounds: no limits ${fmt(uo.unlimitedMs, 1)} ms,
+an unreachable limit set ${fmt(uo.unreachableLimitMs, 1)} ms (**${fmt(uo.ratio, 3)}×**; target ≤ 1.03×).
 `;
 }
 

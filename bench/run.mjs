@@ -18,6 +18,7 @@ import { runQueueFanout } from './queue.mjs';
 import { runAbortLatency } from './abort-latency.mjs';
 import { runTelemetryCost } from './telemetry.mjs';
 import { runApprovals } from './approvals.mjs';
+import { runGoverned } from './governed.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
 import { writeReport } from './report.mjs';
@@ -65,6 +66,7 @@ const eventsCost = await attempt(() => runEventsCost({ quick, log }));
 const abortLatency = await attempt(() => runAbortLatency({ quick, log }));
 const telemetry = await attempt(() => runTelemetryCost({ quick, log }));
 const approvals = await attempt(() => runApprovals({ quick, log }));
+const governed = await attempt(() => runGoverned({ quick, log }));
 // `--queue`: children's drivers on two local `brood host` processes through Redis (needs redis-server).
 const queue = args.includes('--queue') ? await attempt(() => runQueueFanout({ quick, log })) : undefined;
 
@@ -96,6 +98,7 @@ const results = {
   abortLatency,
   telemetry,
   approvals,
+  governed,
   ...(queue ? { queue } : {}),
   notes,
 };

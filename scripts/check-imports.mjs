@@ -50,6 +50,7 @@ const LAYERS = [
       'src/untrusted.ts',
       'src/fifo.ts',
       'src/queue/config.ts',
+      'src/scheduler/types.ts',
     ],
   ],
   ['wire', ['src/wire/']],
@@ -57,6 +58,8 @@ const LAYERS = [
   ['thread', ['src/thread/', 'workers/']],
   // The queue runner is another place drivers run; a `brood host` process runs a worker pool.
   ['pool', ['src/pool/', 'src/queue/']],
+  // The admission scheduler's policy and glue: agents and the runtime use it.
+  ['scheduler', ['src/scheduler/']],
   // Telemetry builds spans from what agents log; the hub and the agents call into it. Approvals gate agents' calls.
   ['agents', ['src/agents/', 'src/events/', 'src/telemetry/', 'src/approvals/']],
   ['subagents', ['src/subagents/']],
@@ -85,6 +88,8 @@ const SHARED = [
   'src/untrusted.ts',
   // The session event vocabulary: drivers emit it, the parent stores and reads it.
   'src/sessions/event-types.ts',
+  // createBrood limits and Budget: public types the shared src/types.ts names.
+  'src/scheduler/types.ts',
 ];
 /** Parent-side code may import these for types only. */
 const TYPES_ONLY_FOR_PARENT = ['src/driver/', 'src/code-mode/'];

@@ -23,6 +23,7 @@ import { readUntrusted } from './untrusted.js';
 import { forkProvider, spawnProvider } from './subagents/providers.js';
 import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
 import type { TelemetryOptions } from './telemetry/options.js';
+import type { Budget, Limits, SchedulerView } from './scheduler/types.js';
 import type {
   Agent,
   BroodEvent,
@@ -57,6 +58,8 @@ export interface BroodOptions {
   /** run_code engine limits: heap, stack, output and tool calls per program (see README, Code Mode). */
   codeResourceLimits?: CodeResourceLimits;
   providers?: SubagentProvider[];
+  /** Governed fan-out: agents, model requests and provider rate limits, tree-wide (docs/limits-and-budgets.md). */
+  limits?: Limits;
   /** Where drivers run: the worker pool (default), the main thread, or remote hosts (`queueRunner(...)`). */
   runner?: RunnerChoice;
   preferences?: { get(key: string): unknown };
@@ -84,6 +87,8 @@ export interface CreateAgentOptions {
   depth?: number;
   /** Model requests per turn for this agent (default: the runtime's maxSteps). */
   maxSteps?: number;
+  /** Deadline and token budget of each of this agent's runs (see docs/limits-and-budgets.md). */
+  budget?: Budget;
   /** Already aborted, or aborted before the agent is published: rejects ABORTED and nothing is published. */
   signal?: AbortSignal;
 }
@@ -111,6 +116,8 @@ export interface Brood {
   readonly subagents: SubagentRuntime;
   /** Tool calls waiting for the host, and the host's answers (docs/approvals.md). */
   readonly approvals: Approvals;
+  /** The admission scheduler of `limits`: `stats()` counts running agents, queued work, requests in flight. */
+  readonly scheduler: SchedulerView;
   createAgent(options: CreateAgentOptions): Promise<Agent>;
   resumeAgent(sessionId: string, options?: ResumeAgentOptions): Promise<Agent>;
   use<R extends Disposer | Promise<Disposer>>(plugin: BroodPlugin<R>): R;
@@ -149,6 +156,7 @@ class BroodFacade implements Brood {
   readonly sessions: SessionStore;
   readonly subagents: SubagentRuntime;
   readonly approvals: Approvals;
+  readonly scheduler: SchedulerView;
   readonly #runtime: Runtime;
 
   constructor(options: ParsedBroodOptions) {
@@ -170,6 +178,7 @@ class BroodFacade implements Brood {
     this.#runtime = runtime;
     this.subagents = runtime.subagents;
     this.approvals = runtime.approvals;
+    this.scheduler = Object.freeze({ stats: () => runtime.scheduler.stats() });
     const closed = (): boolean => runtime.isClosed;
     this.tools = guardDisposed(runtime.tools.global, closed, 'this brood runtime', ['execute']);
     this.prompt = guardDisposed(runtime.prompt.global, closed, 'this brood runtime', []);

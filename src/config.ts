@@ -2,6 +2,7 @@
 import type { ApprovalsOptions } from './approvals/types.js';
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
+import { budgetSchema } from './scheduler/budget.js';
 import { modelRouteShape } from './models/route.js';
 import { hasFaultTurns } from './models/scripted.js';
 import type { IdGenerator } from './ids.js';
@@ -43,6 +44,26 @@ export const timerMs = (min: 0 | 1) => z.number().finite().min(min).max(MAX_TIME
  * considers it ready, and piscina then stops replacing it, so queued runs would wait forever.
  */
 export const MIN_OLD_GENERATION_MB = 32;
+
+/** A limit is a positive safe integer: 0, negatives, NaN, Infinity and fractions are refused. */
+const limitCount = z.number().refine((n) => Number.isSafeInteger(n) && n > 0, 'must be a positive integer');
+
+/** createBrood's `limits` (src/scheduler/types.ts); provider ids are checked against the catalog below. */
+export const limitsSchema = z.strictObject({
+  agents: limitCount.optional(),
+  modelRequests: limitCount.optional(),
+  providers: z
+    .record(
+      z.string(),
+      z.strictObject({
+        concurrent: limitCount.optional(),
+        requestsPerMinute: limitCount.optional(),
+        tokensPerMinute: limitCount.optional(),
+      }),
+    )
+    .optional(),
+  queue: z.strictObject({ max: limitCount.optional(), order: z.enum(['deeper-first', 'fifo']).optional() }).optional(),
+});
 
 export const broodOptionsSchema = z
   .strictObject({
@@ -102,6 +123,7 @@ export const broodOptionsSchema = z
         z.custom<QueueRunnerConfig>(isQueueRunnerConfig, "'worker', 'inline' or a queueRunner(...)"),
       ])
       .optional(),
+    limits: limitsSchema.optional(),
     preferences: z
       .custom<{ get(key: string): unknown }>(
         (value) =>
@@ -147,10 +169,21 @@ export const broodOptionsSchema = z
         message: "scripts with fault turns are refused when runner is 'inline' (a fault would take the host down)",
       });
     }
+    for (const id of unknownLimitedProviders(options))
+      ctx.addIssue({ code: 'custom', path: ['limits', 'providers', id], message: 'names no catalog provider' });
     const inlineKeys = isQueueRunnerConfig(options.runner) ? inlineKeyProviders(options.models ?? []) : [];
     if (inlineKeys.length > 0)
       ctx.addIssue({ code: 'custom', path: ['models'], message: inlineKeyError(inlineKeys).message });
   });
+
+/** `limits.providers` keys that no configured provider has (the default catalog is one 'scripted' provider). */
+function unknownLimitedProviders(options: {
+  models?: ModelProviderConfig[] | undefined;
+  limits?: { providers?: Record<string, unknown> | undefined } | undefined;
+}): string[] {
+  const known = new Set((options.models ?? [{ id: 'scripted' }]).map((config) => config.id));
+  return Object.keys(options.limits?.providers ?? {}).filter((id) => !known.has(id));
+}
 
 export type ParsedBroodOptions = z.infer<typeof broodOptionsSchema>;
 
@@ -171,6 +204,7 @@ export const createAgentOptionsSchema = z.strictObject({
   codeMode: codeModeSchema.optional(),
   depth: z.unknown().optional(),
   maxSteps: maxStepsSchema.optional(),
+  budget: budgetSchema.optional(),
   signal: signalSchema.optional(),
 });
 

@@ -10,8 +10,10 @@ export type {
 } from './brood.js';
 export type { Meter, TelemetryOptions, Tracer, TracerProvider } from './telemetry/options.js';
 export type {
+  AdmittedEvent,
   AgentEventsOptions,
   AssistantMessageEvent,
+  BudgetExceededEvent,
   BroodEvent,
   BroodEventBase,
   BroodEventOf,
@@ -19,10 +21,12 @@ export type {
   BroodEventType,
   CodeResourceLimits,
   LaggedEvent,
+  QueuedEvent,
   SubagentReportEvent,
   SubagentRunEndEvent,
   SubagentRunStartEvent,
   TextDeltaEvent,
+  ThrottledEvent,
   ToolEndEvent,
   ToolStartEvent,
   TurnEndEvent,
@@ -127,3 +131,12 @@ export type {
   TurnResult,
   Usage,
 } from './types.js';
+export type {
+  Budget,
+  BudgetKind,
+  Limits,
+  ProviderLimits,
+  QueueOrder,
+  SchedulerStats,
+  SchedulerView,
+} from './scheduler/types.js';

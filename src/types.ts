@@ -1,13 +1,14 @@
 /** Types shared across modules. Public ones are re-exported from src/index.ts. */
 import type { z } from 'zod';
 import type { Disposer } from './disposer.js';
+import type { Budget, BudgetKind } from './scheduler/types.js';
 
 export type { Disposer } from './disposer.js';
 
 export type JsonSchemaObject = { [key: string]: unknown };
 
 /** How a turn ended (SPEC §7): every value, once; the wire protocol checks against this list. */
-export const STOP_REASONS = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps'] as const;
+export const STOP_REASONS = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps', 'budget'] as const;
 export type StopReason = (typeof STOP_REASONS)[number];
 export type CodeMode = 'native' | 'code' | 'both';
 /** How a tool call may share its turn with others (SPEC §7.2): in the rolling pool, or alone as a barrier. */
@@ -75,6 +76,8 @@ export interface SendOptions {
 }
 
 export interface RunOptions extends SendOptions {
+  /** This run's deadline and token budget; tightened by the agent's own (see docs/limits-and-budgets.md). */
+  budget?: Budget;
   /** The model answers through a `structured_output` tool with these parameters (zod or JSON Schema). */
   outputSchema?: z.ZodType | JsonSchemaObject;
 }
@@ -329,6 +332,38 @@ export interface ApprovalResolvedEvent extends BroodEventBase {
   by: 'host' | 'policy';
 }
 
+/** An agent turn or a model request waits for admission (createBrood `limits`). */
+export interface QueuedEvent extends BroodEventBase {
+  type: 'queued';
+  what: 'agent' | 'model-request';
+  /** The model request's provider (absent for an agent turn). */
+  provider?: string;
+  /** 1 = next to be admitted. */
+  position: number;
+}
+
+/** What was queued is admitted after `waitedMs`. */
+export interface AdmittedEvent extends BroodEventBase {
+  type: 'admitted';
+  what: 'agent' | 'model-request';
+  waitedMs: number;
+}
+
+/** A provider answered 429/503 with a retry-after: its admissions pause for every agent. */
+export interface ThrottledEvent extends BroodEventBase {
+  type: 'throttled';
+  provider: string;
+  retryAfterMs: number;
+}
+
+/** A turn spent one of its budgets; it ends with stop reason 'budget'. */
+export interface BudgetExceededEvent extends BroodEventBase {
+  type: 'budget-exceeded';
+  budget: BudgetKind;
+  limit: number;
+  used: number;
+}
+
 export type BroodEvent =
   | TurnStartEvent
   | TurnEndEvent
@@ -341,6 +376,10 @@ export type BroodEvent =
   | SubagentReportEvent
   | ApprovalRequestEvent
   | ApprovalResolvedEvent
+  | QueuedEvent
+  | AdmittedEvent
+  | ThrottledEvent
+  | BudgetExceededEvent
   | LaggedEvent;
 
 export type BroodEventType = BroodEvent['type'];

@@ -165,5 +165,39 @@ export function evaluateTargets(results) {
       (v) => v <= 1,
     );
   }
+  // Issue 33: governed fan-out against a rate-limited provider, and no cost without limits.
+  const governed = results.governed;
+  if (governed?.rateLimited) {
+    const { matching, tooHigh } = governed.rateLimited;
+    add(
+      'issue 33: rateLimited, limits matching the server ≤ 1.10× ideal',
+      `N=${governed.rateLimited.n}`,
+      matching.ratio,
+      '× ideal',
+      (v) => v <= 1.1,
+    );
+    add(
+      'issue 33: rateLimited, limits matching the server: no 429',
+      `N=${governed.rateLimited.n}`,
+      matching.throttled,
+      '429s',
+      (v) => v === 0,
+    );
+    add(
+      'issue 33: rateLimited, limits 25 % too high ≤ 1.30× ideal',
+      `N=${governed.rateLimited.n}`,
+      tooHigh.ratio,
+      '× ideal',
+      (v) => v <= 1.3,
+    );
+  }
+  if (governed?.unlimitedOverhead)
+    add(
+      'issue 33: an unreachable limit costs ≤ 1.03×',
+      'N=256 P=64',
+      governed.unlimitedOverhead.ratio,
+      '×',
+      (v) => v <= 1.03,
+    );
   return t;
 }

@@ -38,6 +38,7 @@ import { SessionWriter } from './session-writer.js';
 import { structuredTurn, type StructuredTurn } from './structured-turn.js';
 import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from './signals.js';
 import { TurnLedger, type CurrentTurn } from './turns.js';
+import { TurnGovernor } from './governor.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
 const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -62,6 +63,8 @@ export class AgentImpl implements GatewayAgent {
   /** Turn state: changed only through the ledger's transitions (claim, mirror, finish). */
   readonly turns: TurnLedger;
   readonly route: ModelRoute;
+  /** Budgets of this agent's turns (createAgent, run options, a parent's delegation). */
+  readonly governor: TurnGovernor;
   /** Told when the agent goes from idle to busy and back (each busy period of a continuable child is a run). */
   private observer: ActivationObserver | undefined;
   private activation: Activation | undefined;
@@ -84,7 +87,9 @@ export class AgentImpl implements GatewayAgent {
     this.route = init.route;
     this.codeMode = init.codeMode;
     this.writer = new SessionWriter(deps.store, init.id, init.nextSeq, deps.now);
+    this.governor = new TurnGovernor(this, deps, init.budget);
     this.turns = new TurnLedger({
+      governor: this.governor,
       writer: this.writer,
       inbox: this.inbox,
       history: init.history,
@@ -125,9 +130,11 @@ export class AgentImpl implements GatewayAgent {
   run<S extends z.ZodType>(message: string, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
   run(message: string, opts?: RunOptions): Promise<TurnResult>;
   async run(message: string, opts?: RunOptions): Promise<TurnResult> {
-    const { signal, outputSchema } = parseRunOptions(opts);
+    const { signal, outputSchema, budget } = parseRunOptions(opts);
+    const parsedBudget = this.governor.admissibleRun(budget);
     const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema);
     const accepted = this.accept(message, 'user', signal, structured);
+    this.governor.forMessage(accepted.id, parsedBudget);
     // Registered before acceptance resolves, so neither the result nor an abort can be missed.
     const result = this.inbox.result(accepted.id);
     const onAbort = (): void => this.abortMessage(accepted.id);
@@ -262,23 +269,27 @@ export class AgentImpl implements GatewayAgent {
       this.observer?.activationStarted();
     }
     // The plan is taken before the claim: the claimed message reaches the driver as `firstMessage`.
-    const plan = this.plan();
+    const plan = planActivation(this);
     const pending = new PendingActivation();
     this.activation = pending;
     void pending.done.then((end) => this.activationEnded(end));
-    this.turns.claimNext().then(
-      (first) => {
-        if (first === null) pending.finish({ kind: 'finished' });
-        else {
-          // A structured turn presents its own tool: the view taken before the claim lacks it.
-          if (this.current?.structured) plan.view = this.resolveViewSafely();
-          pending.attach(
-            this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this, this.programs)),
-          );
-        }
-      },
-      (error: unknown) => pending.finish({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),
-    );
+    // Admitted before the claim (limits.agents): a queued agent's turn has not started.
+    this.governor
+      .admitTurn()
+      .then(() => this.turns.claimNext())
+      .then(
+        (first) => {
+          if (first === null) pending.finish({ kind: 'finished' });
+          else {
+            // A structured turn presents its own tool: the view taken before the claim lacks it.
+            if (this.current?.structured) plan.view = viewOrNull(this);
+            pending.attach(
+              this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this, this.programs)),
+            );
+          }
+        },
+        (error: unknown) => pending.finish({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),
+      );
   }
 
   private startActivation(plan: DriverPlan): void {
@@ -287,18 +298,11 @@ export class AgentImpl implements GatewayAgent {
     void activation.done.then((end) => this.activationEnded(end));
   }
 
-  private plan(): DriverPlan {
-    return planActivation(this);
-  }
-
-  private resolveViewSafely(): DriverPlan['view'] {
-    return viewOrNull(this);
-  }
-
   private async activationEnded(end: ActivationEnd): Promise<void> {
     // Its driver's programs died with it (a recovered turn runs its run_code again).
     this.programs.endAll();
     if (end.kind === 'recover' && !this.disposed) return this.recover();
+    this.deps.scheduler.releaseTurn(this.id);
     const turn = this.current;
     if (turn) {
       // The driver stopped mid-turn (its thread died, or it was stopped by force): close the turn so
@@ -339,7 +343,7 @@ export class AgentImpl implements GatewayAgent {
    */
   private recover(): void {
     const turn = this.current;
-    const plan = this.plan();
+    const plan = planActivation(this);
     if (turn)
       plan.resumeTurn = {
         turn: turn.turn,
@@ -356,6 +360,11 @@ export class AgentImpl implements GatewayAgent {
   abortMessage(messageId: string): void {
     if (this.current?.messageId === messageId) this.cancelCurrentTurn();
     // A still-queued message is claimed later and sees its aborted signal (ends `aborted`, no model call).
+  }
+
+  /** The running turn spent its budget (see TurnGovernor): it ends before its next request. */
+  cancelForBudget(): void {
+    if (!this.disposed) this.cancelCurrentTurn();
   }
 
   private cancelCurrentTurn(): void {
@@ -385,6 +394,7 @@ export class AgentImpl implements GatewayAgent {
     if (this.disposed) return;
     this.cancelCurrentTurn();
     this.disposed = true;
+    this.deps.scheduler.abandon(this.id);
     this.inbox.settleQueued({
       output: '',
       stopReason: 'aborted',

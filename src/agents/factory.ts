@@ -3,6 +3,7 @@
  * prompt assembly — all before anything is published. On any failure every step is rolled back, so
  * a rejected creation leaves no scope, no section, no listener behind.
  */
+import type { Budget } from '../scheduler/types.js';
 import { DisposerStack } from '../disposer.js';
 import { errorMessage, BroodError } from '../errors.js';
 import type { DriverRunner } from '../wire/runner.js';
@@ -21,6 +22,8 @@ export interface AgentComposition {
   codeMode: CodeMode;
   /** Model requests per turn; default: the runtime's maxSteps. */
   maxSteps?: number;
+  /** createAgent's budget for every turn. */
+  budget?: Budget;
   mode: AgentInit['mode'];
   label?: string;
   modelSelectionEnabled: boolean;
@@ -66,6 +69,7 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
     const deps = spec.runner ? { ...core.agentDeps, runner: spec.runner } : core.agentDeps;
     const maxSteps = spec.maxSteps ?? core.agentDeps.limits.maxSteps;
     const label = spec.label === undefined ? {} : { label: spec.label };
+    const budget = spec.budget === undefined ? {} : { budget: spec.budget };
     agent = new AgentImpl(
       {
         id,
@@ -76,6 +80,7 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
         maxSteps,
         mode,
         ...label,
+        ...budget,
         modelSelectionEnabled,
         tools,
         prompt,

@@ -7,7 +7,7 @@ import { BroodError, decodeError } from '../errors.js';
 import type { DriverView, PlannedClass, TurnReport } from '../wire/contract.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
 import type { GatewayRemote } from '../wire/gateway.js';
-import { classifyArgs, driverEvents, joinTurn, replyOf, turnReport } from '../wire/protocol.js';
+import { admitRequest, classifyArgs, driverEvents, joinTurn, replyOf, turnReport } from '../wire/protocol.js';
 import { TEXT_DELTA_EVENT } from '../sessions/event-types.js';
 import { baseOf } from '../events/from-log.js';
 import type { CodePrograms } from './code-calls.js';
@@ -45,6 +45,11 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
         if (!answer.ok) fault ??= decodeError(answer.error);
         return answer;
       }),
+    admit: (request: unknown) =>
+      reply(() => {
+        const { provider, tokens, retryAfterMs } = admitRequest.parse(request, 'admit');
+        return agent.deps.scheduler.admitModel(agent, provider, tokens, retryAfterMs);
+      }),
     joinMessages: (turn: unknown) => reply(() => agent.turns.joinStep(joinTurn.parse(turn, 'joinMessages'))),
     endTurn: (report: unknown) =>
       reply(async () => {
@@ -54,6 +59,7 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
           throw new BroodError('INTERNAL', `endTurn for turn ${parsed.turn}, which is not running`);
         // Cancelled before it ended, it ends aborted, whatever crossed the cancel (a final answer, say).
         const cancelled = turn.controller.signal.aborted && parsed.stopReason !== 'aborted';
+        agent.deps.scheduler.releaseModel(agent.id); // an aborted request logged no response
         await agent.turns.finish(cancelled ? { ...parsed, stopReason: 'aborted' } : parsed, turn);
         return agent.turns.claimNext();
       }),
@@ -85,7 +91,7 @@ function logEvents(agent: GatewayAgent, raw: unknown): Promise<void> {
   // The wire checked the envelope; the data shapes are the driver's own (the same build wrote them).
   const events = driverEvents.parse(raw, 'log') as DriverEmittedEvent[];
   if (!events.some(isDelta)) {
-    for (const event of events) agent.turns.mirror(event);
+    for (const event of events) mirror(agent, event);
     // The gateway runs each message's handler synchronously in arrival order, so seq order is log order.
     return agent.writer.append(events);
   }
@@ -98,7 +104,7 @@ function logEvents(agent: GatewayAgent, raw: unknown): Promise<void> {
   };
   for (const event of events) {
     if (!isDelta(event)) {
-      agent.turns.mirror(event);
+      mirror(agent, event);
       run.push(event);
       continue;
     }
@@ -107,6 +113,14 @@ function logEvents(agent: GatewayAgent, raw: unknown): Promise<void> {
   }
   writeRun();
   return written;
+}
+
+/** A logged response also ends the model request's admission lease (limits), its usage correcting the estimate. */
+function mirror(agent: GatewayAgent, event: DriverEmittedEvent): void {
+  agent.turns.mirror(event);
+  if (event.type !== 'assistant/message') return;
+  const { inputTokens, outputTokens } = event.data.usage;
+  agent.deps.scheduler.releaseModel(agent.id, inputTokens + outputTokens);
 }
 
 function isDelta(event: DriverEmittedEvent): event is NewEventOf<'text/delta'> {

@@ -109,6 +109,18 @@ export class Inbox {
     this.waiters.delete(id);
   }
 
+  /**
+   * Refuses every message that could start a turn (their run() rejects with `error`): no turn of
+   * this agent can be admitted (QUEUE_FULL). Quiet reports stay for a later turn.
+   */
+  refuseClaimable(error: unknown): void {
+    const refused = this.queue.filter((message) => message.delivery !== 'quiet');
+    const kept = this.queue.filter((message) => message.delivery === 'quiet');
+    this.queue.splice(0, this.queue.length, ...kept);
+    this.quietCount = kept.length;
+    for (const message of refused) this.fail(message.id, error);
+  }
+
   /** Settles every waiter whose message will not run in this agent's lifetime (dispose). */
   settleQueued(result: TurnResult): void {
     for (const message of this.queue) this.settle(message.id, result);

@@ -35,6 +35,8 @@ export function planActivation(agent: PlannedAgent): DriverPlan {
     stepCell: agent.stepCell.buffer,
     // A report already waiting makes the driver look at its first step (a recovered turn included).
     stepSeen: agent.stepCell.value - (agent.inbox.stepPending ? 1 : 0),
+    // Only a governed provider costs the driver a crossing per request (createBrood limits).
+    ...(agent.deps.scheduler.governsModels(agent.route.provider) ? { admission: true } : {}),
   };
 }
 

@@ -22,6 +22,8 @@ const runOptions = sendOptions.extend({
       'must be a zod schema or a JSON Schema object',
     )
     .optional(),
+  // Checked where it is used (parseBudget): a bad budget is INVALID_CONFIG, like every budget.
+  budget: z.unknown().optional(),
 });
 
 /**
@@ -33,6 +35,6 @@ export function parseSendOptions(opts: unknown): SendOptions {
   return parseConfig(sendOptions, opts, 'send options', 'INVALID_ARGS');
 }
 
-export function parseRunOptions(opts: unknown): RunOptions {
+export function parseRunOptions(opts: unknown): Omit<RunOptions, 'budget'> & { budget?: unknown } {
   return parseConfig(runOptions, opts, 'run options', 'INVALID_ARGS');
 }

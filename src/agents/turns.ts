@@ -10,7 +10,7 @@ import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
-import type { ModelRoute, ToolResult, TurnResult, Usage, UsageNode } from '../types.js';
+import type { ModelRoute, StopReason, ToolResult, TurnResult, Usage, UsageNode } from '../types.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
 import type { SessionWriter } from './session-writer.js';
@@ -83,6 +83,17 @@ export interface TurnLedgerInit {
   usageIdentity: () => Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'>;
   /** The running turn's W3C trace context, when telemetry propagates it (read right after turn/start). */
   traceHeaders: () => Record<string, string> | undefined;
+  /** The agent's budgets (src/agents/governor.ts): told when turns start, progress and end. */
+  governor: TurnHooks;
+}
+
+/** What the ledger tells the agent's budgets (src/agents/governor.ts). */
+export interface TurnHooks {
+  turnStarted(turn: CurrentTurn): void;
+  /** A response (`withTokens`: its usage, or a child's, was just added) or a tool result arrived. */
+  progressed(turn: CurrentTurn, withTokens: boolean): void;
+  /** The turn's stop reason and diagnostic, or 'budget' when a budget ended it. */
+  outcome(turn: CurrentTurn, stopReason: StopReason, diagnostic: string | undefined): [StopReason, string | undefined];
 }
 
 export class TurnLedger {
@@ -139,6 +150,7 @@ export class TurnLedger {
       this.turnCounter = turn;
       const aborted = head.signal?.aborted === true;
       this.running = newTurn(turn, head.id, head.structured);
+      this.init.governor.turnStarted(this.running);
       // The turn tool changes what the model is shown: drivers re-read their view before the next request.
       if (head.structured) this.init.bumpView();
       for (const message of joined) this.history.push({ role: 'user', text: message.text });
@@ -193,6 +205,7 @@ export class TurnLedger {
         addUsage(turn.usage, usage);
         if (text.trim() !== '') turn.output = text;
         turn.lastFinish = finish;
+        this.init.governor.progressed(turn, true);
       }
     } else if (event.type === 'tool/call') {
       turn?.started.add(event.data.callId);
@@ -200,6 +213,7 @@ export class TurnLedger {
       const { callId, name, content, isError } = event.data;
       this.history.push({ role: 'tool', callId, name, content, isError });
       turn?.calls.delete(callId);
+      if (turn) this.init.governor.progressed(turn, false);
     }
   }
 
@@ -223,6 +237,7 @@ export class TurnLedger {
     if (!this.running) return;
     addUsage(this.running.childUsage, usage);
     if (tree !== undefined) this.running.childTrees.push(tree);
+    this.init.governor.progressed(this.running, true);
   }
 
   /** Ends `turn`: `turn/end` is flushed, then the message's run() settles with the parent's own tally. */
@@ -232,8 +247,13 @@ export class TurnLedger {
     for (const cleanup of turn.cleanup) cleanup();
     // The parent's own tally (from logged assistant messages) is authoritative: it survives recoveries.
     const usage = sumUsage(turn.usage, turn.childUsage);
-    const { stopReason, diagnostic: reportDiagnostic } = structuredOutcome(report, turn.structured);
-    const why = turn.heldDiagnostic ?? reportDiagnostic;
+    const structured = structuredOutcome(report, turn.structured);
+    const [stopReason, reportDiagnostic] = this.init.governor.outcome(
+      turn,
+      structured.stopReason,
+      structured.diagnostic,
+    );
+    const why = stopReason === 'budget' ? reportDiagnostic : (turn.heldDiagnostic ?? reportDiagnostic);
     const diagnostic = why === undefined ? {} : { diagnostic: why };
     writer.append([{ type: 'turn/end', data: { turn: report.turn, reason: stopReason, ...diagnostic } }], { usage });
     if (turn.structured) this.init.bumpView(); // the turn tool is gone for the next request

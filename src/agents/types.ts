@@ -9,6 +9,8 @@ import type { PromptScope } from '../prompt/system.js';
 import type { ChatMessage } from '../models/types.js';
 import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore } from '../types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import type { Budget } from '../scheduler/types.js';
 
 export interface AgentRuntimeLimits {
   maxParallelToolCalls: number;
@@ -32,6 +34,8 @@ export interface AgentDeps {
   hub: EventHub;
   /** The approval gate every tool call passes (docs/approvals.md). */
   approvals: ApprovalGate;
+  /** The runtime's admission scheduler (createBrood `limits`); admits nothing and costs nothing without limits. */
+  scheduler: Scheduler;
   /** Called once the agent is disposed, so the runtime can forget it. */
   onDisposed(agentId: string): void;
 }
@@ -45,6 +49,8 @@ export interface AgentInit {
   codeMode: CodeMode;
   /** This agent's step limit (model requests per turn). */
   maxSteps: number;
+  /** createAgent's `budget`: every turn's, tightened by the run's own. */
+  budget?: Budget;
   /** 'top' for host-created agents; children are one-shot runs or continuable conversations. */
   mode: 'top' | 'one-shot' | 'continuable';
   /** A child's delegation label (usage trees name children by it). */

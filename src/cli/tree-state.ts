@@ -26,6 +26,8 @@ export interface AgentNode {
   activeRuns: number;
   /** Live only: usage of foreground children that ended in the open turn (rolled into its turn-end usage). */
   childUsage: Usage;
+  /** Live only: the agent's next turn waits for admission (createBrood limits). */
+  admissionQueued: boolean;
 }
 
 export type AgentState = 'queued' | 'running' | 'waiting' | 'idle' | string;
@@ -143,13 +145,21 @@ function newNode(id: string, parentId: string | undefined, depth: number, create
     outputTokens: 0,
     activeRuns: 0,
     childUsage: { inputTokens: 0, outputTokens: 0 },
+    admissionQueued: false,
   };
 }
 
 function applyBroodEvent(state: TreeState, node: AgentNode, event: Exclude<BroodEvent, { type: 'lagged' }>): void {
   switch (event.type) {
     case 'turn-start':
+      node.admissionQueued = false;
       startTurn(node);
+      break;
+    case 'queued':
+      if (event.what === 'agent') node.admissionQueued = true;
+      break;
+    case 'admitted':
+      if (event.what === 'agent') node.admissionQueued = false;
       break;
     case 'turn-end':
       endTurn(node, event.stopReason, event.diagnostic);
@@ -242,6 +252,7 @@ function applyEvent(node: AgentNode, logged: SessionEvent): void {
  */
 export function stateOf(node: AgentNode, live: boolean): AgentState {
   if (node.openTurn) return node.pendingTools.size > 0 ? 'waiting' : 'running';
+  if (live && node.admissionQueued) return 'queued';
   const last = node.stopReasons.at(-1);
   if (last === undefined) return 'queued';
   if (live && last === 'completed' && node.mode !== 'one-shot') return 'idle';

@@ -97,7 +97,7 @@ export function childAgentOptions(
 
 type RequestConfig = Pick<
   ResolvedSubagentToolConfig,
-  'persona' | 'toolFilter' | 'maxDepth' | 'agentOptions' | 'maxSteps' | 'approvals'
+  'persona' | 'toolFilter' | 'maxDepth' | 'agentOptions' | 'maxSteps' | 'approvals' | 'budget'
 >;
 
 /** The start request without a signal (the route decides whose signal the child gets). */
@@ -113,6 +113,7 @@ export function buildRequest(
   if (typeof config.maxDepth === 'number') request.maxDepth = config.maxDepth;
   if (config.maxSteps !== undefined) request.maxSteps = config.maxSteps;
   if (config.approvals !== undefined) request.approvals = config.approvals;
+  if (config.budget !== undefined) request.budget = { ...config.budget };
   const agentOptions = childAgentOptions(config.agentOptions, call.selection);
   if (agentOptions !== undefined) request.agentOptions = agentOptions;
   return request;

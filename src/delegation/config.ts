@@ -3,6 +3,8 @@
  * Every violation becomes a BroodError INVALID_CONFIG whose message names the offending key, because
  * the host reads it at `use()` time and must know what to fix without reading our source.
  */
+import type { Budget } from '../scheduler/types.js';
+import { budgetSchema } from '../scheduler/budget.js';
 import { z } from 'zod';
 import { isDepthCap } from '../depth.js';
 import { BroodError } from '../errors.js';
@@ -35,6 +37,8 @@ export interface SubagentToolConfig {
   reportDelivery?: ReportDelivery;
   /** Children's calls that need approval: 'deny' or 'ask' (default: createBrood's `approvals.children`; tighten-only). */
   approvals?: 'deny' | 'ask';
+  /** A ceiling on each child's run (the parent's remainder may tighten it further). */
+  budget?: Budget;
 }
 
 /** The validated config with defaults applied; omitted optional controls stay absent. */
@@ -53,6 +57,7 @@ export interface ResolvedSubagentToolConfig {
   /** Set for continuable instances only. */
   readonly reportDelivery?: ReportDelivery;
   readonly approvals?: 'deny' | 'ask';
+  readonly budget?: Readonly<Budget>;
 }
 
 function isPositiveSafeInteger(value: unknown): boolean {
@@ -106,6 +111,7 @@ export const subagentToolConfigSchema = z
       .optional(),
     reportDelivery: z.enum(['next-step', 'quiet']).optional(),
     approvals: z.enum(['deny', 'ask']).optional(),
+    budget: budgetSchema.optional(),
   })
   .refine((config) => !(config.enableModelSelection === true && config.modelSelectionSettings === true), {
     message: 'is mutually exclusive with modelSelectionSettings (enable one of them)',
@@ -151,8 +157,13 @@ function resolve(data: ParsedConfig): ResolvedSubagentToolConfig {
   if (data.maxSteps !== undefined) config.maxSteps = data.maxSteps;
   if (data.reportDelivery !== undefined) config.reportDelivery = data.reportDelivery;
   if (data.approvals !== undefined) config.approvals = data.approvals;
+  if (data.budget !== undefined) config.budget = Object.freeze(definedOnly(data.budget));
   if (data.toolFilter !== undefined) config.toolFilter = Object.freeze(copyFilter(data.toolFilter));
   return Object.freeze(config);
+}
+
+function definedOnly(budget: { [K in keyof Budget]?: number | undefined }): Budget {
+  return Object.fromEntries(Object.entries(budget).filter(([, value]) => value !== undefined)) as Budget;
 }
 
 /** Only keys the caller gave: an absent field must stay absent (not `undefined`) in start requests. */

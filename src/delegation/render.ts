@@ -6,7 +6,7 @@ import type { Job, JobStatus, SubagentResult } from '../subagents/types.js';
 import type { StopReason } from '../types.js';
 
 /** The §11.5 headline for a run that did not complete. */
-export function stopHeadline(reason: StopReason | string): string {
+export function stopHeadline(reason: StopReason | string, diagnostic?: string): string {
   switch (reason) {
     case 'aborted':
       return 'subagent run was cancelled';
@@ -18,9 +18,16 @@ export function stopHeadline(reason: StopReason | string): string {
       return 'subagent declined the task';
     case 'max-steps':
       return 'subagent run hit its step limit';
+    case 'budget':
+      return `subagent run hit its budget (${budgetKindOf(diagnostic)})`;
     default:
       return `subagent run ended abnormally (${reason})`;
   }
+}
+
+/** Which budget ended a run, from its diagnostic ("the run hit its budget (timeout): ..."). */
+function budgetKindOf(diagnostic: string | undefined): string {
+  return /\(([a-z]+)\)/.exec(diagnostic ?? '')?.[1] ?? 'unknown';
 }
 
 /**
@@ -28,7 +35,7 @@ export function stopHeadline(reason: StopReason | string): string {
  * answer is never mistaken for success or for infrastructure detail.
  */
 export function failureMessage(result: Pick<SubagentResult, 'stopReason' | 'output' | 'diagnostic'>): string {
-  let message = stopHeadline(result.stopReason);
+  let message = stopHeadline(result.stopReason, result.diagnostic);
   if (result.diagnostic !== undefined && result.diagnostic !== '') message += `\nDiagnostic: ${result.diagnostic}`;
   if (result.output !== '') message += `\nPartial output before the run ended:\n${result.output}`;
   return message;

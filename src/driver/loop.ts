@@ -6,6 +6,8 @@
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage, ModelAdapter, ModelFinish, ModelResponse, ToolCallRecord } from '../models/types.js';
+import { estimateTokens } from '../models/estimate.js';
+import { admitted } from './admission.js';
 import { type DriverEventType, type SessionEventDataMap, TEXT_DELTA_EVENT } from '../sessions/event-types.js';
 import type { ToolResult } from '../types.js';
 import { checkModelResponse } from './response-check.js';
@@ -188,6 +190,8 @@ export class Driver {
 
   private async request(view: DriverView, turn: TurnState, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
     const { route } = this.plan;
+    const retryGate = await admitted(this.plan, this.host, () => estimateTokens(view.system, this.history), signal);
+    if (retryGate === 'aborted') return 'aborted';
     this.emit('model/request', {
       provider: route.provider,
       model: route.model,
@@ -212,6 +216,7 @@ export class Driver {
         tools: view.tools,
         signal,
         ...(this.traceHeaders === undefined ? {} : { traceHeaders: this.traceHeaders }),
+        ...(retryGate === undefined ? {} : { retryGate }),
         ...(stream === undefined
           ? {}
           : {

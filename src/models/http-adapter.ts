@@ -65,6 +65,7 @@ export function httpAdapter<R extends RequestOptions, O extends HttpAdapterOptio
         body: JSON.stringify(body.body),
         retry: options.retry,
         signal: request.signal,
+        ...(request.retryGate === undefined ? {} : { retryGate: request.retryGate }),
       });
       if (!outcome.ok) return failure(outcome.diagnostic);
       return readAnswer(protocol, outcome.response, stream ? 'sse' : 'json', request);

@@ -14,11 +14,25 @@ export interface HttpCall {
   body: string;
   retry: ResolvedRetry;
   signal: AbortSignal;
+  /** ModelRequest.retryGate: governed requests wait for the parent's admission instead of sleeping. */
+  retryGate?: (retryAfterMs: number | undefined) => Promise<void>;
 }
+
+/**
+ * A governed request told to slow down asks for admission again without spending a retry: the
+ * scheduler, not the count, paces it (the pause holds every agent). Bounded, so a server that never
+ * lets up still fails the request.
+ */
+const GOVERNED_THROTTLES = 20;
 
 /** 408/429/5xx may succeed when asked again; every other status is the server's final word. */
 function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
+}
+
+/** "Too many requests" and "overloaded": the provider's own pacing, which a governed request obeys for every agent. */
+function isThrottle(status: number): boolean {
+  return status === 429 || status === 503;
 }
 
 /**
@@ -29,6 +43,7 @@ function isRetryableStatus(status: number): boolean {
 export async function postWithRetries(call: HttpCall): Promise<HttpOutcome> {
   const init: RequestInit = { method: 'POST', headers: call.headers, body: call.body, signal: call.signal };
   const { retry, signal } = call;
+  let throttles = 0;
   for (let attempt = 0; ; attempt++) {
     const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : '';
     let response: Response;
@@ -43,6 +58,14 @@ export async function postWithRetries(call: HttpCall): Promise<HttpOutcome> {
       return { ok: false, diagnostic: `network error: ${describeCause(error)}${tries}` };
     }
     if (response.ok) return { ok: true, response };
+    if (call.retryGate && isThrottle(response.status) && throttles < GOVERNED_THROTTLES) {
+      throttles += 1;
+      attempt -= 1; // not a retry of a failure: the same attempt, admitted again
+      await response.body?.cancel().catch(() => {});
+      await call.retryGate(retryAfterMs(response));
+      if (signal.aborted) throw abortedError();
+      continue;
+    }
     if (isRetryableStatus(response.status) && attempt < retry.retries) {
       const asked = retryAfterMs(response);
       if (asked !== undefined && asked > retry.maxRetryAfterMs) {

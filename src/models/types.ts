@@ -59,6 +59,12 @@ export interface ModelRequest {
   onTextDelta?: (delta: string) => void;
   /** W3C `traceparent`/`tracestate` of the turn (createBrood telemetry): HTTP adapters send them as headers. */
   traceHeaders?: Record<string, string>;
+  /**
+   * Set when the request is governed (createBrood `limits`): a 429/503 is not slept on by the adapter
+   * but handed here with its retry-after (undefined when the server named none); resolves when the
+   * parent admits the retry. The pause then holds every agent's requests to that provider.
+   */
+  retryGate?: (retryAfterMs: number | undefined) => Promise<void>;
 }
 
 export interface ModelResponse {

@@ -25,6 +25,7 @@ export const GATEWAY_METHODS = [
   'runTools',
   'joinMessages',
   'endTurn',
+  'admit',
 ] as const;
 export type GatewayMethod = (typeof GATEWAY_METHODS)[number];
 

@@ -70,6 +70,7 @@ export class HostActivation {
     runTools: (batch) => this.call('runTools', [batch]),
     joinMessages: (turn) => this.call('joinMessages', [turn]),
     endTurn: (report) => this.call('endTurn', [report]),
+    admit: (request) => this.call('admit', [request]),
     log: (events) => {
       if (!this.severed) this.send({ k: 'log', a: this.a, events });
       return Promise.resolve({ ok: true, value: undefined });

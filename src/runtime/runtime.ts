@@ -46,6 +46,9 @@ import { WorkerRunner } from '../pool/worker-runner.js';
 import { isQueueRunnerConfig, type QueueRunnerConfig } from '../queue/config.js';
 import { QueueRunner } from '../queue/queue-runner.js';
 import { createTelemetry } from '../telemetry/setup.js';
+import { Scheduler } from '../scheduler/scheduler.js';
+import { schedulerEvents } from '../events/scheduler-events.js';
+import type { Budget, SchedulerView } from '../scheduler/types.js';
 
 export interface RuntimeParts {
   options: ParsedBroodOptions;
@@ -64,6 +67,7 @@ export interface AgentOptionsInput {
   codeMode?: CodeMode;
   depth?: number;
   maxSteps?: number;
+  budget?: Budget;
   signal?: AbortSignal;
 }
 
@@ -144,6 +148,7 @@ export class Runtime implements SubagentCore {
       globalVersion,
       hub,
       approvals: this.approvals,
+      scheduler: new Scheduler(options.limits, now ?? preciseNow, schedulerEvents(hub, this.agents)),
       limits: {
         maxParallelToolCalls: options.maxParallelToolCalls ?? DEFAULTS.maxParallelToolCalls,
         codeMode: this.codeMode,
@@ -157,6 +162,11 @@ export class Runtime implements SubagentCore {
     };
     this.agentDeps.hub.telemetry = telemetry;
     this.subagents = new SubagentRuntimeImpl(this, () => this.isClosed);
+  }
+
+  /** brood.scheduler: the admission scheduler's counters. */
+  get scheduler(): SchedulerView {
+    return this.agentDeps.scheduler;
   }
 
   get isClosed(): boolean {
@@ -235,6 +245,7 @@ export class Runtime implements SubagentCore {
       modelSelectionEnabled,
       validateFilter: true,
       ...(parsed.maxSteps === undefined ? {} : { maxSteps: parsed.maxSteps }),
+      ...(parsed.budget === undefined ? {} : { budget: parsed.budget }),
       ...(parsed.persona === undefined ? {} : { persona: parsed.persona }),
       ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
       session: { nextSeq: 0, history: [], ownStart: 0, lastTurn: 0, unclaimed: [], lastRequestRoute: undefined },
@@ -317,7 +328,10 @@ export class Runtime implements SubagentCore {
   }
 
   private async closeOnce(): Promise<void> {
-    await Promise.all([...this.agents.values()].map((agent) => agent.dispose()));
+    const disposed = Promise.all([...this.agents.values()].map((agent) => agent.dispose()));
+    // Agents still waiting for admission are disposed now: nothing is admitted any more.
+    this.agentDeps.scheduler.close();
+    await disposed;
     await this.subagents.disposeProviders();
     this.agentDeps.hub.close();
     await this.asyncPlugins.close();

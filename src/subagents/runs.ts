@@ -9,6 +9,7 @@ import { errorMessage } from '../errors.js';
 import type { TurnResult } from '../types.js';
 import { publishSubagentEnd, publishSubagentStart } from '../events/subagent-events.js';
 import type { SubagentCore } from './core.js';
+import { tighten } from '../scheduler/budget.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from './types.js';
 
 export async function startOneShot(
@@ -23,15 +24,12 @@ export async function startOneShot(
   const runId = core.ids('run');
   core.events.emit('start', { runId, provider, id: child.id, parentId: parent.id, depth: child.depth });
   const { hub } = core.agentDeps;
-  publishSubagentStart(
-    hub,
-    parent,
-    child.id,
-    hub.backgroundSignals.has(request.signal) ? 'background' : 'foreground',
-    provider,
-  );
+  const foreground = !hub.backgroundSignals.has(request.signal);
+  publishSubagentStart(hub, parent, child.id, foreground ? 'foreground' : 'background', provider);
   const accepted = child.accept(request.prompt, 'parent', request.signal, structured);
-  const turnResult = child.inbox.result(accepted.id);
+  // Budgets only tighten down the tree: the child gets at most what its parent's turn has left.
+  child.governor.forMessage(accepted.id, tighten(request.budget, parent.governor.remainder()));
+  const turnResult = waitingOnChild(core, parent, child.inbox.result(accepted.id), foreground);
   const onAbort = (): void => child.abortMessage(accepted.id);
   request.signal.addEventListener('abort', onAbort, { once: true });
   let disposing: Promise<void> | undefined;
@@ -76,6 +74,22 @@ export async function startOneShot(
   return run;
 }
 
+/**
+ * A parent waiting on a foreground child does not count as running (limits.agents): its slot is free
+ * until the child's result is in, then it waits for one again, deeper first, before it sees the result.
+ */
+function waitingOnChild(
+  core: SubagentCore,
+  parent: AgentImpl,
+  result: Promise<TurnResult>,
+  foreground: boolean,
+): Promise<TurnResult> {
+  if (!foreground) return result;
+  const { scheduler } = core.agentDeps;
+  scheduler.childStarted(parent.id);
+  return result.finally(() => scheduler.childEnded(parent, () => parent.status === 'running'));
+}
+
 /** The prompt's turn is the run: its structured output (the last valid call) and verdict are the turn's. */
 function toSubagentResult(turn: TurnResult): SubagentResult {
   const result: SubagentResult = { output: turn.output, stopReason: turn.stopReason, usage: turn.usage };
@@ -91,6 +105,7 @@ const OUTCOME_LINES: Record<TurnResult['stopReason'], (id: string) => string> = 
   refusal: (id) => `Background subagent ${id} declined the task.`,
   error: (id) => `Background subagent ${id} failed before it finished.`,
   'max-steps': (id) => `Background subagent ${id} hit its step limit before it finished.`,
+  budget: (id) => `Background subagent ${id} hit its budget before it finished.`,
 };
 
 export function settlementNotice(childId: string, last: TurnResult | undefined): string {

@@ -1,4 +1,5 @@
 /** Subagent runtime types (SPEC §9). Public ones are re-exported from src/index.ts. */
+import type { Budget } from '../scheduler/types.js';
 import type { RunnerChoice } from '../queue/config.js';
 import type { ChildApprovals } from '../approvals/types.js';
 import type { Disposer } from '../disposer.js';
@@ -29,6 +30,8 @@ export interface SubagentStartRequest {
   maxSteps?: number;
   /** Whether the child's calls that need approval ask the host or are refused; never looser than the parent's rule. */
   approvals?: ChildApprovals;
+  /** A ceiling on the child's run; the parent's remainder tightens it further (local providers). */
+  budget?: Budget;
 }
 
 export interface SubagentResult {

@@ -75,5 +75,6 @@ function methodsOf(remote: GatewayRemote): GatewayRemote {
     log: (events) => take('log')(events),
     joinMessages: (turn) => take('joinMessages')(turn),
     endTurn: (report) => take('endTurn')(report),
+    admit: (request) => (take('admit') as NonNullable<GatewayRemote['admit']>)(request),
   };
 }

@@ -45,6 +45,11 @@ export interface DriverPlan {
    * schedules every call itself.
    */
   toolsInParent?: boolean;
+  /**
+   * The route's provider is governed by createBrood `limits`: ask the parent (DriverGateway.admit)
+   * before each model request. Unset: no admission, not one crossing more.
+   */
+  admission?: boolean;
   /** Int32 cell the parent keeps non-zero while a host subscribes to events: only then are text deltas sent. */
   eventsFlag?: SharedArrayBuffer;
   codeMode: CodeMode;
@@ -143,6 +148,20 @@ export interface DriverGateway {
   joinMessages(turn: number): Promise<JoinedMessage[]>;
   /** Ends the turn and claims the next message in the same round trip. */
   endTurn(report: TurnReport): Promise<ClaimedMessage | null>;
+  /**
+   * Only when the plan says `admission`: resolves when the parent's scheduler admits the model request
+   * about to be made. The response's `assistant/message` log releases it (usage corrects the token
+   * estimate); a retry after a 429/503 asks again with the announced pause.
+   */
+  admit?(request: AdmitRequestWire): Promise<void>;
+}
+
+export interface AdmitRequestWire {
+  provider: string;
+  /** Estimated input + output tokens of the request. */
+  tokens: number;
+  /** The previous attempt was refused with this retry-after: the provider pauses for every agent. */
+  retryAfterMs?: number;
 }
 
 export interface ToolCallRequestWire {

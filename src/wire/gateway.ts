@@ -5,6 +5,7 @@
  * replies are validated the same way whether they crossed a thread or not.
  */
 import type {
+  AdmitRequestWire,
   CodeCallWire,
   DriverEvent,
   DriverGateway,
@@ -40,7 +41,11 @@ export interface GatewayRemote {
   log(events: DriverEvent[]): Promise<Reply<unknown>>;
   joinMessages(turn: number): Promise<Reply<unknown>>;
   endTurn(report: TurnReport): Promise<Reply<unknown>>;
+  /** Absent on gateways that govern nothing (a driver only calls it when its plan says `admission`). */
+  admit?(request: AdmitRequestWire): Promise<Reply<unknown>>;
 }
+
+const ADMITTED: Reply<unknown> = { ok: true, value: undefined };
 
 type Guard = <T>(what: string, send: () => Promise<unknown>, value: WireType<T>) => Promise<T>;
 
@@ -59,5 +64,6 @@ export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): Dr
     joinMessages: (turn) =>
       guard('joinMessages', () => remote.joinMessages(turn), joinedMessages) as Promise<JoinedMessage[]>,
     endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessage),
+    admit: (request) => guard('admit', () => remote.admit?.(request) ?? Promise.resolve(ADMITTED), nothing),
   };
 }

@@ -83,6 +83,11 @@ export const claimedMessage = wire(nullable(claim));
 /** joinMessages' argument: the turn the driver is running. */
 export const joinTurn = wire(int('nonnegative'));
 
+/** admit's argument: the request about to be made (or retried after a 429/503 with its pause). */
+export const admitRequest = wire(
+  object({ provider: str({ min: 1 }), tokens: num('nonnegative'), retryAfterMs: optional(num('nonnegative')) }),
+);
+
 const toolCall = object({ callId: str({ min: 1 }), name: str({ min: 1 }), arguments: str() });
 export const toolCallRequest = wire(toolCall);
 
@@ -158,6 +163,8 @@ const driverPlanDecl = object({
   maxParallelToolCalls: int('positive'),
   maxSteps: optional(int('positive')),
   toolsInParent: optional(bool()),
+  /** Model requests ask the parent for admission (createBrood `limits` name the route's provider). */
+  admission: optional(bool()),
   eventsFlag: optional(sharedBuffer()),
   codeMode: oneOf(['native', 'code', 'both']),
   codeBusyTimeoutMs: num('positive'),

@@ -19,10 +19,25 @@ export interface LoopbackOptions {
   failWhen?: (firstUserMessage: string) => boolean;
   /** Stream the answer `chars` code points at a time, `delayMs` apart (default: two chunks at once). */
   pace?: { chars: number; delayMs: number };
+  /** Wait this long before answering (a provider's latency); the request counts as in flight meanwhile. */
+  latencyMs?: number;
+  /** The server's own limits: beyond `concurrent` in flight, or for the first `throttleFirst` requests, 429 + retry-after-ms. */
+  limit?: { concurrent?: number; throttleFirst?: number; retryAfterMs: number };
+}
+
+/** What the server saw: the most requests in flight at once, and the 429s it answered. */
+export interface LoopbackCounts {
+  inFlight: number;
+  maxInFlight: number;
+  throttled: number;
+  /** When each 429 was answered and when each accepted request arrived (performance.now()). */
+  throttledAt: number[];
+  acceptedAt: number[];
 }
 
 export interface LoopbackModel {
   baseURL: string;
+  counts: LoopbackCounts;
   requests: { headers: IncomingMessage['headers']; body: ChatBody }[];
   close(): Promise<void>;
 }
@@ -36,12 +51,18 @@ interface ChatBody {
 
 export async function startLoopbackModel(options: LoopbackOptions): Promise<LoopbackModel> {
   const requests: LoopbackModel['requests'] = [];
+  const counts: LoopbackCounts = { inFlight: 0, maxInFlight: 0, throttled: 0, throttledAt: [], acceptedAt: [] };
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
     req.on('end', () => {
       const body = JSON.parse(raw) as ChatBody;
       requests.push({ headers: req.headers, body });
+      if (refusedByLimit(res, counts, options.limit)) return;
+      counts.inFlight += 1;
+      counts.maxInFlight = Math.max(counts.maxInFlight, counts.inFlight);
+      counts.acceptedAt.push(performance.now());
+      res.on('close', () => (counts.inFlight -= 1));
       const firstUser = body.messages.find((m) => m.role === 'user')?.content ?? '';
       const failed = options.status ?? (options.failWhen?.(firstUser) === true ? 500 : undefined);
       if (failed !== undefined || req.url !== '/v1/chat/completions') {
@@ -50,17 +71,33 @@ export async function startLoopbackModel(options: LoopbackOptions): Promise<Loop
           .end('{"error":{"message":"loopback failure"}}');
         return;
       }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      void streamChunks(res, replyChunks(body, options), options.pace?.delayMs ?? 0);
+      void sleep(options.latencyMs ?? 0).then(() => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        void streamChunks(res, replyChunks(body, options), options.pace?.delayMs ?? 0);
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
+    counts,
     requests,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+}
+
+function refusedByLimit(res: ServerResponse, counts: LoopbackCounts, limit: LoopbackOptions['limit']): boolean {
+  if (limit === undefined) return false;
+  const overConcurrent = limit.concurrent !== undefined && counts.inFlight >= limit.concurrent;
+  const early = limit.throttleFirst !== undefined && counts.throttled < limit.throttleFirst;
+  if (!overConcurrent && !early) return false;
+  counts.throttled += 1;
+  counts.throttledAt.push(performance.now());
+  res
+    .writeHead(429, { 'content-type': 'application/json', 'retry-after-ms': String(limit.retryAfterMs) })
+    .end('{"error":{"message":"rate limited"}}');
+  return true;
 }
 
 async function streamChunks(res: ServerResponse, chunks: unknown[], delayMs: number): Promise<void> {

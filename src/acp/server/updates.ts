@@ -96,4 +96,6 @@ export const ACP_STOP_REASONS: Record<Exclude<StopReason, 'error'>, Acp.StopReas
   'max-steps': 'max_turn_requests',
   refusal: 'refusal',
   aborted: 'cancelled',
+  // ACP has no budget reason: a spent budget is the nearest of its limits.
+  budget: 'max_turn_requests',
 };

@@ -1,0 +1,110 @@
+/**
+ * An agent's share of governed fan-out: the budget of each of its turns (the run's own, tightened by
+ * the agent's), the watch that ends a turn 'budget', and the turn slot the runtime's scheduler
+ * admits before the agent's activation runs. Kept out of the agent so the agent only calls in.
+ */
+import { baseOf } from '../events/from-log.js';
+import type { EventHub } from '../events/hub.js';
+import { BudgetWatch, budgetDiagnostic, parseBudget, tighten, type BudgetExceeded } from '../scheduler/budget.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import type { Budget } from '../scheduler/types.js';
+import type { StopReason, Usage } from '../types.js';
+import type { Inbox } from './inbox.js';
+import type { CurrentTurn, TurnHooks } from './turns.js';
+
+export interface GovernedAgent {
+  readonly id: string;
+  readonly depth: number;
+  readonly parentId: string | undefined;
+  readonly current: CurrentTurn | undefined;
+  readonly inbox: Pick<Inbox, 'refuseClaimable'>;
+  /** Ends the running turn (its driver stops before its next request). */
+  cancelForBudget(): void;
+}
+
+export interface GovernorDeps {
+  scheduler: Scheduler;
+  hub: EventHub;
+  now: () => number;
+}
+
+export class TurnGovernor implements TurnHooks {
+  /** Budgets of accepted messages, by message id, until their turn starts. */
+  private readonly pending = new Map<string, Budget>();
+  private readonly watches = new WeakMap<CurrentTurn, BudgetWatch>();
+
+  constructor(
+    private readonly agent: GovernedAgent,
+    private readonly deps: GovernorDeps,
+    private readonly own: Budget | undefined,
+  ) {}
+
+  /**
+   * Before a top-level run is accepted: its budget, parsed (INVALID_CONFIG), and QUEUE_FULL when its
+   * turn would queue past limits.queue.max.
+   */
+  admissibleRun(budget: unknown): Budget | undefined {
+    const parsed = parseBudget(budget, 'run options budget');
+    if (this.deps.scheduler.refusesTurn(this.agent.id)) throw this.deps.scheduler.queueFullError();
+    return parsed;
+  }
+
+  /**
+   * Before the agent's activation runs (limits.agents): resolves once it holds a turn slot. Past
+   * queue.max its waiting messages are refused QUEUE_FULL (a child's delegation becomes an errored
+   * result with that code) and the activation ends with nothing to claim.
+   */
+  async admitTurn(): Promise<void> {
+    try {
+      await this.deps.scheduler.admitTurn(this.agent);
+    } catch (error) {
+      this.agent.inbox.refuseClaimable(error);
+    }
+  }
+
+  /** A message's own budget (run options, or a parent's delegation). */
+  forMessage(messageId: string, budget: Budget | undefined): void {
+    if (budget !== undefined) this.pending.set(messageId, budget);
+  }
+
+  /** A turn claimed its message: its watch starts now. */
+  turnStarted(turn: CurrentTurn): void {
+    const budget = tighten(this.own, this.pending.get(turn.messageId));
+    this.pending.delete(turn.messageId);
+    if (budget === undefined) return;
+    const watch = new BudgetWatch(budget, this.deps.now, (exceeded) => this.exceeded(exceeded));
+    this.watches.set(turn, watch);
+    turn.cleanup.push(() => watch.stop());
+  }
+
+  /** A model response or tool result of the running turn: idle time restarts, tokens are checked. */
+  progressed(turn: CurrentTurn, withTokens: boolean): void {
+    const watch = this.watches.get(turn);
+    if (watch === undefined) return;
+    watch.activity();
+    if (withTokens) watch.tokens(totalOf(turn.usage) + totalOf(turn.childUsage));
+  }
+
+  /** What a child of the running turn may use at most (undefined: no budget runs). */
+  remainder(): Budget | undefined {
+    const turn = this.agent.current;
+    return turn === undefined ? undefined : this.watches.get(turn)?.remainder();
+  }
+
+  /** A turn that ends after its budget was spent ends 'budget', whatever its driver reported. */
+  outcome(turn: CurrentTurn, stopReason: StopReason, diagnostic: string | undefined): [StopReason, string | undefined] {
+    const spent = this.watches.get(turn)?.exceededBy;
+    return spent === undefined ? [stopReason, diagnostic] : ['budget', budgetDiagnostic(spent)];
+  }
+
+  private exceeded(exceeded: BudgetExceeded): void {
+    const { hub } = this.deps;
+    if (hub.active && hub.isPublished(this.agent))
+      hub.publish({ ...baseOf(this.agent, hub.now()), type: 'budget-exceeded', ...exceeded });
+    this.agent.cancelForBudget();
+  }
+}
+
+function totalOf(usage: Usage): number {
+  return usage.inputTokens + usage.outputTokens;
+}

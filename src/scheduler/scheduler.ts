@@ -1,0 +1,215 @@
+/**
+ * The runtime's one admission scheduler: the async glue around the pure AdmissionPolicy. Callers
+ * await `admitTurn` / `admitModel`; a timer wakes the queue when only time (a bucket, a pause) holds
+ * it. Agent slots and model leases are kept by agent id so whatever ends an agent's work (its
+ * response logged, its turn or activation over) releases exactly what it held.
+ */
+import { BroodError } from '../errors.js';
+import { AdmissionPolicy, type ModelLease, type Ticket, type TicketKind, type TicketRequest } from './policy.js';
+import type { Limits, SchedulerStats, SchedulerView } from './types.js';
+
+export interface SchedulerAgent {
+  readonly id: string;
+  readonly depth: number;
+}
+
+/** What the scheduler tells the runtime's event hub (the runtime adds the agent's place in the tree). */
+export interface SchedulerEvents {
+  queued(agentId: string, what: TicketKind, provider: string | undefined, position: number): void;
+  admitted(agentId: string, what: TicketKind, waitedMs: number): void;
+  throttled(agentId: string, provider: string, retryAfterMs: number): void;
+}
+
+interface Waiter {
+  readonly ticket: Ticket;
+  /** true: admitted (the policy counts it); false: withdrawn (its agent is gone). */
+  readonly resolve: (admitted: boolean) => void;
+}
+
+export class Scheduler implements SchedulerView {
+  private readonly policy: AdmissionPolicy;
+  private readonly waiters = new Map<number, Waiter>();
+  /** Tickets whose `queued` event was sent. */
+  private readonly announced = new Set<number>();
+  /** Agents holding a turn slot now. */
+  private readonly holding = new Set<string>();
+  /** Foreground children each agent waits on: while any, it holds no slot. */
+  private readonly childWaits = new Map<string, number>();
+  private readonly leases = new Map<string, ModelLease>();
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
+
+  constructor(
+    readonly limits: Limits | undefined,
+    private readonly now: () => number,
+    private readonly events: SchedulerEvents,
+  ) {
+    this.policy = new AdmissionPolicy(limits ?? {}, now);
+  }
+
+  /** Agent turns need admission (limits.agents is set). */
+  get governsAgents(): boolean {
+    return this.policy.governs('agent');
+  }
+
+  /** Model requests of this provider need admission (a model-request or provider limit is set). */
+  governsModels(provider: string): boolean {
+    return this.policy.governs('model-request', provider);
+  }
+
+  /** True when any model request at all may need admission (drivers then ask before each request). */
+  get governsAnyModel(): boolean {
+    return this.limits?.modelRequests !== undefined || Object.keys(this.limits?.providers ?? {}).length > 0;
+  }
+
+  /** A turn of this agent would queue past `queue.max`: its run is refused QUEUE_FULL before it is accepted. */
+  refusesTurn(agentId: string): boolean {
+    return this.governsAgents && this.policy.full && !this.holding.has(agentId);
+  }
+
+  queueFullError(): BroodError {
+    return new BroodError('QUEUE_FULL', `the admission queue is full (limits.queue.max ${this.policy.maxQueued})`);
+  }
+
+  stats(): SchedulerStats {
+    return this.policy.stats();
+  }
+
+  /** Before an agent's activation runs: resolves once it holds a turn slot. */
+  async admitTurn(agent: SchedulerAgent): Promise<void> {
+    if (!this.governsAgents || this.holding.has(agent.id)) return;
+    if (await this.acquire({ kind: 'agent', agentId: agent.id, depth: agent.depth })) this.holding.add(agent.id);
+  }
+
+  /** The agent's activation ended (or it was disposed): its slot and any model lease are freed. */
+  releaseTurn(agentId: string): void {
+    this.releaseModel(agentId);
+    if (!this.holding.delete(agentId)) return;
+    this.policy.releaseAgent();
+    this.pump();
+  }
+
+  /** A foreground child of `agent` starts: the waiting parent does not count as running. */
+  childStarted(agentId: string): void {
+    if (!this.governsAgents) return;
+    this.childWaits.set(agentId, (this.childWaits.get(agentId) ?? 0) + 1);
+    if (this.holding.delete(agentId)) {
+      this.policy.releaseAgent();
+      this.pump();
+    }
+  }
+
+  /**
+   * A foreground child of `agent` ended: once none is left, the parent waits for a slot again (deeper
+   * first) — only while its activation still runs (`running`), or the slot would outlive it.
+   */
+  async childEnded(agent: SchedulerAgent, running: () => boolean): Promise<void> {
+    const left = (this.childWaits.get(agent.id) ?? 0) - 1;
+    if (left > 0) {
+      this.childWaits.set(agent.id, left);
+      return;
+    }
+    this.childWaits.delete(agent.id);
+    if (!this.governsAgents || !running()) return;
+    await this.admitTurn(agent);
+    // It ended while it waited: the slot it just took goes back.
+    if (!running()) this.releaseTurn(agent.id);
+  }
+
+  /**
+   * Before one model request (or its retry after a 429/503, with the announced pause): resolves when
+   * the request may go. The agent's previous lease, if any, is released first: a driver makes one
+   * request at a time, and a throttled request holds no slot while it waits.
+   */
+  async admitModel(agent: SchedulerAgent, provider: string, tokens: number, retryAfterMs?: number): Promise<void> {
+    this.releaseModel(agent.id);
+    if (retryAfterMs !== undefined) {
+      this.policy.pause(provider, retryAfterMs);
+      this.events.throttled(agent.id, provider, retryAfterMs);
+    }
+    if (!this.governsModels(provider)) return;
+    const request = { kind: 'model-request', agentId: agent.id, depth: agent.depth, provider, tokens } as const;
+    if (await this.acquire(request)) this.leases.set(agent.id, { provider, tokens });
+  }
+
+  /** The agent's model response arrived (its usage, when reported, corrects the token estimate). */
+  releaseModel(agentId: string, usedTokens?: number): void {
+    const lease = this.leases.get(agentId);
+    if (lease === undefined) return;
+    this.leases.delete(agentId);
+    this.policy.releaseModel(lease, usedTokens);
+    this.pump();
+  }
+
+  private acquire(request: TicketRequest): Promise<boolean> {
+    if (this.policy.full) return Promise.reject(this.queueFullError());
+    const { ticket, position } = this.policy.enqueue(request);
+    return new Promise<boolean>((resolve) => {
+      this.waiters.set(ticket.id, { ticket, resolve });
+      const admittedAtOnce = this.pumpNow().includes(ticket.id);
+      if (admittedAtOnce) return;
+      this.announced.add(ticket.id);
+      this.events.queued(request.agentId, request.kind, request.provider, position);
+    });
+  }
+
+  private pump(): void {
+    this.pumpNow();
+  }
+
+  /** Admits what fits, resolves those waiters, and arms the timer for what waits on time. */
+  private pumpNow(): number[] {
+    const { admitted, wakeAt } = this.policy.admit();
+    const ids: number[] = [];
+    const now = this.now();
+    for (const ticket of admitted) {
+      const waiter = this.waiters.get(ticket.id);
+      if (waiter === undefined) continue;
+      this.waiters.delete(ticket.id);
+      ids.push(ticket.id);
+      // Only what was announced as queued is announced as admitted.
+      if (this.announced.delete(ticket.id)) this.events.admitted(ticket.agentId, ticket.kind, now - ticket.enqueuedAt);
+      waiter.resolve(true);
+    }
+    this.arm(wakeAt);
+    return ids;
+  }
+
+  private arm(wakeAt: number | undefined): void {
+    if (wakeAt === undefined || wakeAt >= this.timerAt) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = wakeAt;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerAt = Number.POSITIVE_INFINITY;
+        this.pump();
+      },
+      Math.max(0, wakeAt - this.now()),
+    );
+  }
+
+  /** The agent is disposed: what it waits for is withdrawn (its waits end at once) and what it holds is freed. */
+  abandon(agentId: string): void {
+    for (const waiter of [...this.waiters.values()]) {
+      if (waiter.ticket.agentId !== agentId) continue;
+      this.policy.withdraw(waiter.ticket);
+      this.waiters.delete(waiter.ticket.id);
+      this.announced.delete(waiter.ticket.id);
+      waiter.resolve(false);
+    }
+    this.childWaits.delete(agentId);
+    this.releaseTurn(agentId);
+  }
+
+  /** The runtime closed: nothing waits any more (their agents are being disposed). */
+  close(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const waiter of this.waiters.values()) {
+      this.policy.withdraw(waiter.ticket);
+      waiter.resolve(false);
+    }
+    this.waiters.clear();
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Governed fan-out on real pool threads against a real loopback Chat Completions server that counts
+ * what it sees: provider limits held under a 256-child fan-out, a retry-after seen by every agent, a
+ * deep tree under a tiny agent limit, and the events.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Brood, BroodOptions } from '../../../src/brood.js';
+import { subagentTool } from '../../../src/delegation/index.js';
+import { openAICompatible } from '../../../src/models/openai.js';
+import { scriptedModels } from '../../../src/models/scripted.js';
+import type { BroodEvent } from '../../../src/types.js';
+import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
+import { route } from '../../support/route.js';
+import { workerBrood } from '../../support/runtime.js';
+
+let brood: Brood | undefined;
+let server: LoopbackModel | undefined;
+afterEach(async () => {
+  await brood?.close();
+  await server?.close();
+  brood = undefined;
+  server = undefined;
+});
+
+const delegate = (prompt: string) => ({ name: 'subagent', arguments: { description: prompt, prompt } });
+
+/** A scripted root that delegates `n` children in one message; the children ask the loopback provider. */
+async function fanOut(
+  n: number,
+  options: Partial<BroodOptions>,
+  serverOptions: Parameters<typeof startLoopbackModel>[0],
+) {
+  server = await startLoopbackModel(serverOptions);
+  const prompts = Array.from({ length: n }, (_, i) => `child ${i}`);
+  brood = workerBrood({
+    maxParallelToolCalls: n,
+    models: [
+      scriptedModels({
+        id: 'scripted',
+        scripts: [{ match: 'fan out', turns: [{ toolCalls: prompts.map(delegate) }, { text: 'all done' }] }],
+      }),
+      openAICompatible({ id: 'loop', baseURL: server.baseURL, models: ['m'], acceptsUnlistedModels: true }),
+    ],
+    ...options,
+  });
+  brood.use(subagentTool({ provider: 'spawn', agentOptions: { provider: 'loop', model: 'm' } }));
+  const events: BroodEvent[] = [];
+  const collecting = (async () => {
+    for await (const event of brood.events()) events.push(event);
+  })();
+  const root = await brood.createAgent({ model: route });
+  const result = await root.run('fan out');
+  return { result, events, collecting, root };
+}
+
+describe('limits on a real provider', () => {
+  it('holds limits.providers.concurrent under a 256-child fan-out: the server never sees more, none is refused', async () => {
+    const { result } = await fanOut(
+      256,
+      { limits: { providers: { loop: { concurrent: 8 } } } },
+      { answer: () => 'ok', latencyMs: 5, limit: { concurrent: 8, retryAfterMs: 50 } },
+    );
+    expect(result.stopReason).toBe('completed');
+    expect(server?.counts.maxInFlight).toBeLessThanOrEqual(8);
+    expect(server?.counts.maxInFlight).toBeGreaterThan(1);
+    expect(server?.counts.throttled).toBe(0);
+    expect(server?.requests.length).toBe(256);
+    expect(brood?.scheduler.stats()).toMatchObject({ queued: 0, inFlight: { loop: 0 } });
+  });
+
+  it('without limits the same fan-out exceeds what the server allows (the test can fail)', async () => {
+    const { result } = await fanOut(32, {}, { answer: () => 'ok', latencyMs: 20 });
+    expect(result.stopReason).toBe('completed');
+    expect(server?.counts.maxInFlight).toBeGreaterThan(8);
+  });
+
+  it("pauses every agent's requests after one 429 with retry-after, and emits throttled", async () => {
+    const { result, events } = await fanOut(
+      16,
+      { limits: { providers: { loop: { concurrent: 4 } } } },
+      { answer: () => 'ok', limit: { throttleFirst: 1, retryAfterMs: 300 } },
+    );
+    expect(result.stopReason).toBe('completed');
+    const counts = server?.counts;
+    expect(counts?.throttled).toBe(1);
+    const pausedUntil = (counts?.throttledAt[0] ?? 0) + 300;
+    // Requests admitted before the 429 was seen may arrive during the pause; every later one waits for its end.
+    const during = (counts?.acceptedAt ?? []).filter((at) => at < pausedUntil - 5);
+    expect(during.length).toBeLessThanOrEqual(4);
+    expect(events.filter((event) => event.type === 'throttled')).toEqual([
+      expect.objectContaining({ provider: 'loop', retryAfterMs: 300 }),
+    ]);
+  });
+});
+
+describe('limits.agents', () => {
+  it('completes a depth-3 tree under agents: 2 (a waiting parent holds no slot) and never runs more than 2', async () => {
+    const children = (prefix: string, depth: number) =>
+      depth === 3
+        ? [{ text: `leaf ${prefix}` }]
+        : [{ toolCalls: [1, 2, 3].map((i) => delegate(`${prefix}.${i}`)) }, { text: `node ${prefix}` }];
+    const scripts = [{ match: 'root', turns: children('r', 0) }];
+    const add = (prefix: string, depth: number): void => {
+      if (depth > 3) return;
+      scripts.push({ match: `/^${prefix.replace(/\./g, '\\.')}$/`, turns: children(prefix, depth) });
+      for (const i of [1, 2, 3]) add(`${prefix}.${i}`, depth + 1);
+    };
+    for (const i of [1, 2, 3]) add(`r.${i}`, 1);
+    brood = workerBrood({
+      limits: { agents: 2 },
+      models: [scriptedModels({ id: 'scripted', scripts: scripts.map((s) => ({ ...s, latencyMs: 2 })) })],
+    });
+    brood.use(subagentTool({ provider: 'spawn', maxDepth: 3 }));
+    let started = 0;
+    brood.subagents.on('start', () => (started += 1));
+    let maxRunning = 0;
+    const sampling = (async () => {
+      for await (const _ of brood.events()) maxRunning = Math.max(maxRunning, brood.scheduler.stats().running);
+    })();
+    const root = await brood.createAgent({ model: route });
+    const result = await root.run('root');
+    expect(result.stopReason).toBe('completed');
+    expect(result.output).toBe('node r');
+    expect(started).toBe(3 + 9 + 27);
+    expect(maxRunning).toBeLessThanOrEqual(2);
+    expect(maxRunning).toBeGreaterThan(0);
+    await brood.close();
+    await sampling;
+  });
+
+  it('emits queued (agent, position) and admitted (waitedMs) for a turn that waited', async () => {
+    brood = workerBrood({
+      limits: { agents: 1 },
+      models: [
+        scriptedModels({ id: 'scripted', scripts: [{ match: 'slow', latencyMs: 50, turns: [{ text: 'ok' }] }] }),
+      ],
+    });
+    const events: BroodEvent[] = [];
+    const collecting = (async () => {
+      for await (const event of brood.events()) events.push(event);
+    })();
+    const a = await brood.createAgent({ model: route });
+    const b = await brood.createAgent({ model: route });
+    const results = await Promise.all([a.run('slow'), b.run('slow')]);
+    expect(results.map((r) => r.stopReason)).toEqual(['completed', 'completed']);
+    const queued = events.filter((event) => event.type === 'queued');
+    expect(queued).toEqual([expect.objectContaining({ agentId: b.id, what: 'agent', position: 1 })]);
+    const admitted = events.find((event) => event.type === 'admitted');
+    expect(admitted).toMatchObject({ agentId: b.id, what: 'agent' });
+    expect((admitted as { waitedMs: number }).waitedMs).toBeGreaterThan(0);
+    await brood.close();
+    await collecting;
+  });
+});
