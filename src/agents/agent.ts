@@ -12,7 +12,6 @@ import { VersionCell } from '../wire/version-cell.js';
 import type { DriverPlan } from '../wire/contract.js';
 import type { ChatMessage } from '../models/types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
-import { fromLogged, type LogMeta } from '../events/from-log.js';
 import type { AgentEventsOptions, BroodEvent } from '../types.js';
 import type {
   AgentStatus,
@@ -21,7 +20,6 @@ import type {
   PromptRegistry,
   RunOptions,
   SendOptions,
-  SessionEvent,
   ToolRegistry,
   TurnResult,
   Usage,
@@ -101,7 +99,7 @@ export class AgentImpl implements GatewayAgent {
       usageIdentity: () => this.usageIdentity(),
       traceHeaders: () => deps.hub.telemetry?.traceHeaders(init.id),
     });
-    this.writer.observe = (stamped, meta) => this.logged(stamped, meta);
+    this.writer.observe = (stamped, meta) => deps.hub.logged(this, stamped, meta);
     this.tools = guardDisposed(init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
     this.prompt = guardDisposed(init.prompt.registry, () => this.disposed, `agent ${this.id}`, []);
     // The agent registry's change event covers global and own tool changes; agent-layer prompt changes
@@ -150,18 +148,6 @@ export class AgentImpl implements GatewayAgent {
   events(options?: AgentEventsOptions): AsyncIterable<BroodEvent> {
     if (this.disposed) throw disposedError(this.id);
     return this.deps.hub.subscribe(this.id, options);
-  }
-
-  /** Host events from what was just stamped into the log; nothing at all while nobody subscribes. */
-  private logged(stamped: SessionEvent[], meta: LogMeta | undefined): void {
-    const { hub } = this.deps;
-    hub.telemetry?.logged(this, stamped);
-    // Events written before publication (a fork's seed, a restore's repair) are not this agent's doing.
-    if (!hub.active || !hub.isPublished(this)) return;
-    for (const event of stamped) {
-      const translated = fromLogged(this, event, meta);
-      if (translated !== undefined) hub.publish(translated);
-    }
   }
 
   /**
@@ -372,7 +358,11 @@ export class AgentImpl implements GatewayAgent {
     if (!turn || turn.controller.signal.aborted) return;
     turn.controller.abort(new BroodError('ABORTED', 'the turn was cancelled'));
     this.activation?.cancel(turn.turn);
-    this.armCancelGrace(turn);
+    // See cancel-grace.ts: the driver is stopped by force only if it, not a parent-side call, holds the turn.
+    armCancelGrace(turn, this.deps.limits.cancelGraceMs, {
+      isCurrent: (candidate) => this.current === candidate,
+      forceStop: (reason) => this.activation?.forceStop(reason),
+    });
   }
 
   /** Who this agent is in a usage tree: its label and the route it requested last. */
@@ -380,14 +370,6 @@ export class AgentImpl implements GatewayAgent {
     const route = this.turns.lastRequestRoute ?? this.route;
     const label = this.init.label === undefined ? {} : { label: this.init.label };
     return { agentId: this.id, ...label, provider: route.provider, model: route.model };
-  }
-
-  /** See cancel-grace.ts: the driver is stopped by force only if it, not a parent-side call, holds the turn. */
-  private armCancelGrace(turn: CurrentTurn): void {
-    armCancelGrace(turn, this.deps.limits.cancelGraceMs, {
-      isCurrent: (candidate) => this.current === candidate,
-      forceStop: (reason) => this.activation?.forceStop(reason),
-    });
   }
 
   private async disposeOnce(): Promise<void> {

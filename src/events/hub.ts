@@ -7,8 +7,10 @@ import { DEFAULTS } from '../defaults.js';
 import { BroodError } from '../errors.js';
 import { readUntrusted } from '../untrusted.js';
 import { EventStream } from './stream.js';
-import type { AgentEventsOptions, BroodEvent } from '../types.js';
+import type { AgentEventsOptions, BroodEvent, SessionEvent } from '../types.js';
+import type { AgentFacts } from '../telemetry/spans.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
+import { type EventOrigin, fromLogged, type LogMeta } from './from-log.js';
 
 interface Subscription {
   stream: EventStream;
@@ -42,6 +44,20 @@ export class EventHub {
 
   get active(): boolean {
     return this.subscriptions.size > 0;
+  }
+
+  /**
+   * What an agent just stamped into its log: telemetry sees all of it; host events are built only
+   * while somebody subscribes, and not for events written before publication (a fork's seed, a
+   * restore's repair are not the agent's doing).
+   */
+  logged(agent: AgentFacts & EventOrigin, stamped: SessionEvent[], meta: LogMeta | undefined): void {
+    this.telemetry?.logged(agent, stamped);
+    if (!this.active || !this.isPublished(agent)) return;
+    for (const event of stamped) {
+      const translated = fromLogged(agent, event, meta);
+      if (translated !== undefined) this.publish(translated);
+    }
   }
 
   /** `root` undefined: the whole runtime. Throws INVALID_CONFIG for bad options. */
