@@ -20,6 +20,7 @@ import {
   waitForQueuedJobs,
 } from './redis-harness.js';
 import { route } from '../support/route.js';
+import { fanOutScript } from '../support/fan-out.js';
 
 interface FanOut {
   brood: Brood;
@@ -44,18 +45,7 @@ function fanOut(url: string, n: number): FanOut {
       scriptedModels({
         id: 'scripted',
         scripts: [
-          {
-            match: 'fan out',
-            turns: [
-              {
-                toolCalls: Array.from({ length: n }, (_, i) => ({
-                  name: 'subagent',
-                  arguments: { description: `c${i}`, prompt: `child ${i}` },
-                })),
-              },
-              { text: 'done' },
-            ],
-          },
+          fanOutScript(n),
           {
             match: 'child',
             turns: [{ toolCalls: [{ name: 'once', arguments: {} }] }, { text: '{{prompt}}: {{results}}' }],

@@ -12,6 +12,7 @@ import { spawnProvider } from '../../src/subagents/providers.js';
 import { type LoopbackModel, startLoopbackModel } from '../support/loopback-model.js';
 import { route } from '../support/route.js';
 import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
+import { fanOutScript } from '../support/fan-out.js';
 
 describe.runIf(redisAvailable())('limits with the queue runner', () => {
   let redis: RedisServer;
@@ -44,20 +45,7 @@ describe.runIf(redisAvailable())('limits with the queue runner', () => {
       models: [
         scriptedModels({
           id: 'scripted',
-          scripts: [
-            {
-              match: 'fan out',
-              turns: [
-                {
-                  toolCalls: Array.from({ length: n }, (_, i) => ({
-                    name: 'subagent',
-                    arguments: { description: `c${i}`, prompt: `child ${i}` },
-                  })),
-                },
-                { text: 'done' },
-              ],
-            },
-          ],
+          scripts: [fanOutScript(n)],
         }),
         openAICompatible({ id: 'loop', baseURL: server.baseURL, models: ['m'] }),
       ],

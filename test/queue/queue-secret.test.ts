@@ -16,6 +16,7 @@ import { assertBuilt } from '../support/run-cli.js';
 import { route } from '../support/route.js';
 import { until } from '../support/until.js';
 import { type HostProcess, RedisServer, redisAvailable, spawnHost, startHost, stopHost } from './redis-harness.js';
+import { fanOutScript } from '../support/fan-out.js';
 
 const SECRET_ENV = 'BROOD_TEST_QUEUE_SECRET';
 const SECRET = 'queue-secret-for-the-test-0123456789';
@@ -50,18 +51,7 @@ describe.runIf(redisAvailable())('queueRunner with a secret', () => {
         scriptedModels({
           id: 'scripted',
           scripts: [
-            {
-              match: 'fan out',
-              turns: [
-                {
-                  toolCalls: Array.from({ length: N }, (_, i) => ({
-                    name: 'subagent',
-                    arguments: { description: `c${i}`, prompt: `child ${i}` },
-                  })),
-                },
-                { text: 'done' },
-              ],
-            },
+            fanOutScript(N),
             { match: 'child', turns: [{ toolCalls: [{ name: 'hold', arguments: {} }] }, { text: '{{results}}' }] },
           ],
         }),
