@@ -54,6 +54,7 @@ export class ServedContinuables {
     });
     childId = (result as { value: ContinuableValue }).value.subagentId;
     this.#parents.set(childId, parent);
+    ended.idKnown();
     return outcome(childId, await ended.promise);
   }
 
@@ -80,14 +81,27 @@ export class ServedContinuables {
     return [...new Set(this.#parents.values())];
   }
 
-  /** The end of the next run of the child `id()` names (read when the run ends: the id is known only after the start). */
-  #nextEnd(id: () => string | undefined, signal: AbortSignal): { promise: Promise<RunEnd>; cancel(): void } {
+  /**
+   * The end of the next run of the child `id()` names. Listening starts before the start call, when
+   * the id is not known yet: ends heard meanwhile are kept, and `idKnown()` looks among them (a fast
+   * child's first run may end before its start call has returned).
+   */
+  #nextEnd(
+    id: () => string | undefined,
+    signal: AbortSignal,
+  ): { promise: Promise<RunEnd>; cancel(): void; idKnown(): void } {
     let off: () => void = () => undefined;
+    let settle: (end: RunEnd) => void = () => undefined;
+    const early: RunEnd[] = [];
     const promise = new Promise<RunEnd>((resolve, reject) => {
-      const stop = subagentsOf(this.brood).on('end', (info: RunEnd) => {
-        if (info.id !== id()) return;
+      settle = (end) => {
         off();
-        resolve(info);
+        resolve(end);
+      };
+      const stop = subagentsOf(this.brood).on('end', (info: RunEnd) => {
+        const wanted = id();
+        if (wanted === undefined) early.push(info);
+        else if (info.id === wanted) settle(info);
       });
       const aborted = () => {
         off();
@@ -100,7 +114,12 @@ export class ServedContinuables {
       if (signal.aborted) aborted();
       else signal.addEventListener('abort', aborted, { once: true });
     });
-    return { promise, cancel: () => off() };
+    const idKnown = () => {
+      const hit = early.find((end) => end.id === id());
+      if (hit !== undefined) settle(hit);
+      early.length = 0;
+    };
+    return { promise, cancel: () => off(), idKnown };
   }
 }
 

@@ -41,9 +41,9 @@ const scripts = [
   { match: 'refuse this', turns: [{ finish: 'refusal' as const, text: 'no' }] },
 ];
 
-async function serve(options: Partial<McpServerOptions> = {}): Promise<Client> {
+async function serve(options: Partial<McpServerOptions> = {}, runner: 'worker' | 'inline' = 'worker'): Promise<Client> {
   brood = createBrood({
-    runner: 'worker',
+    runner,
     pool: { threads: 2 },
     models: [scriptedModels({ id: 'scripted', models: ['scripted', 'other'], scripts })],
   });
@@ -255,6 +255,15 @@ describe('options', () => {
     expect(parents).toHaveLength(1);
     const parentEvents = (await brood!.sessions.read(parents[0]!.id)).events;
     expect(parentEvents.filter((event) => event.type === 'model/request' || event.type === 'user/message')).toEqual([]);
+  });
+
+  it('continuable children on the inline runner too', async () => {
+    const c = await serve({ delegation: { provider: 'spawn', backgroundMode: 'continuable' } }, 'inline');
+    const first = await c.callTool({ name: 'delegate', arguments: { description: 'talk', prompt: 'remember this' } });
+    const childId = (first._meta as Record<string, unknown>)['brood/childId'] as string;
+    expect(textOf(first)).toBe(`first answer\n\nchild_id: ${childId}`);
+    const second = await c.callTool({ name: 'continue', arguments: { child_id: childId, message: 'and now?' } });
+    expect(textOf(second)).toBe(`second answer\n\nchild_id: ${childId}`);
   });
 
   it('continue with an id this server did not start, or bad arguments: isError with the code', async () => {
