@@ -6,16 +6,14 @@
  * (stdio-lines.ts), so the call fails at once and the connection stays up. Everything else —
  * redirects, errors, valid messages, lines that are not JSON — passes through unchanged.
  */
-import { checkedMessage } from './stdio-lines.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { answerToMalformed } from './stdio-lines.js';
 
 type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** A made-up answer for `value` when it is a malformed answer to a request; undefined when it may pass. */
 function replacement(value: unknown): unknown {
-  const checked = checkedMessage(value, () => 'not a JSON-RPC message');
-  return checked instanceof Error || checked === value || JSON.stringify(checked) === JSON.stringify(value)
-    ? undefined
-    : checked;
+  return JSONRPCMessageSchema.safeParse(value).success ? undefined : answerToMalformed(value);
 }
 
 function mediaType(header: string | null): string {

@@ -40,9 +40,16 @@ export function messageOf(line: Line): JSONRPCMessage | Error | undefined {
 export function checkedMessage(value: unknown, unreadable: () => string): JSONRPCMessage | Error {
   const parsed = JSONRPCMessageSchema.safeParse(value);
   if (parsed.success) return parsed.data;
+  return answerToMalformed(value) ?? new Error(unreadable());
+}
+
+/**
+ * For a value already known not to be a JSON-RPC message: a made-up error answer when it answers a
+ * request (has an id, no method), undefined otherwise.
+ */
+export function answerToMalformed(value: unknown): JSONRPCMessage | undefined {
   const response = responseParts(value);
-  if (response === undefined) return new Error(unreadable());
-  return madeUpAnswer(response.id, `its answer is malformed: ${response.problem}`);
+  return response === undefined ? undefined : madeUpAnswer(response.id, `its answer is malformed: ${response.problem}`);
 }
 
 /** The cause of a made-up answer, when `error` is one ("its answer is malformed: …"). */

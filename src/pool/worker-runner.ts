@@ -243,7 +243,7 @@ export class WorkerRunner implements DriverRunner {
   private stopWatchdog(): void {
     if (this.watchdog) clearInterval(this.watchdog);
     this.watchdog = undefined;
-    this.silence.forget();
+    this.silence.clear();
   }
 }
 

@@ -1,8 +1,9 @@
 /**
- * One rule for "this peer has gone silent", whatever the peer: a pool thread whose heartbeat counter
- * on the watch board stopped moving, or a queue host or parent that sent no frame. A peer is silent
- * once what is heard of it has not changed for longer than the timeout. Pure: the caller says what
- * it heard and when (an injected clock in tests).
+ * The rule for "this peer has gone silent": a peer is silent once what is heard of it (a pool
+ * thread's heartbeat counter on the watch board) has not changed for longer than the timeout. Pure:
+ * the caller says what it heard and when (an injected clock in tests). The pool's hang watchdog uses
+ * it; the queue's links still judge silence in their own framing (src/queue), which the Redis carrier
+ * is to replace.
  */
 export class SilenceJudge<K> {
   private readonly seen = new Map<K, { value: unknown; at: number }>();
@@ -26,19 +27,8 @@ export class SilenceJudge<K> {
     return silent;
   }
 
-  /** Something was heard of `peer` (any news resets its silence). */
-  heard(peer: K, now: number): void {
-    this.seen.set(peer, { value: Symbol('heard'), at: now });
-  }
-
-  /** Milliseconds since `peer` was last heard of; undefined when it never was. */
-  quietFor(peer: K, now: number): number | undefined {
-    const seen = this.seen.get(peer);
-    return seen === undefined ? undefined : now - seen.at;
-  }
-
-  forget(peer?: K): void {
-    if (peer === undefined) this.seen.clear();
-    else this.seen.delete(peer);
+  /** Forgets every peer (the watchdog stopped). */
+  clear(): void {
+    this.seen.clear();
   }
 }

@@ -2,7 +2,7 @@
  * Served continuable children: with a delegation whose background mode is 'continuable', `delegate`
  * starts a continuable child and answers with its first turn's output and its `child_id`; `continue`
  * sends it the next message and answers with that turn's output. Each child keeps the parent agent
- * made for its `delegate` call until the server closes (a child belongs to its parent). That parent
+ * made for its `delegate` call until the server closes (ServedDelegations disposes it then). That parent
  * never calls a model: the runtime delivers it no settlement notice (pluginAccess.quietParent), the
  * served call waits on the child's run instead.
  */
@@ -74,11 +74,6 @@ export class ServedContinuables {
       throw error;
     }
     return outcome(childId, await ended.promise);
-  }
-
-  /** The parents this object keeps (server.close() disposes them, which ends their children). */
-  parents(): Agent[] {
-    return [...new Set(this.#parents.values())];
   }
 
   /**

@@ -40,14 +40,7 @@ describe('SilenceJudge', () => {
     judge.judge([['a', 1]], 0);
     judge.judge([], 50);
     expect(judge.judge([['a', 1]], 150)).toEqual([]);
-    expect(judge.quietFor('a', 160)).toBe(10);
-  });
-
-  it('any news heard resets a peer; quietFor is undefined for a peer never heard of', () => {
-    const judge = new SilenceJudge<string>(100);
-    expect(judge.quietFor('host', 0)).toBeUndefined();
-    judge.heard('host', 0);
-    judge.heard('host', 80);
-    expect(judge.quietFor('host', 150)).toBe(70);
+    expect(judge.judge([['a', 1]], 250)).toEqual([]);
+    expect(judge.judge([['a', 1]], 251)).toEqual(['a']);
   });
 });
