@@ -76,6 +76,11 @@ function completion(answered) {
 }
 
 const delegate = (i) => ({ name: 'subagent', arguments: { description: `c${i}`, prompt: `child ${i}` } });
+/** The lead of every fan-out here: `n` children in one message, then `ok`. */
+const fanOut = (n) => ({
+  match: 'fan out',
+  turns: [{ toolCalls: Array.from({ length: n }, (_, i) => delegate(i)) }, { text: 'ok' }],
+});
 
 async function rateLimitedCase(n, limits) {
   const server = await limitedServer();
@@ -85,12 +90,7 @@ async function rateLimitedCase(n, limits) {
     models: [
       scriptedModels({
         id: 'scripted',
-        scripts: [
-          {
-            match: 'fan out',
-            turns: [{ toolCalls: Array.from({ length: n }, (_, i) => delegate(i)) }, { text: 'ok' }],
-          },
-        ],
+        scripts: [fanOut(n)],
       }),
       openAICompatible({ id: 'loop', baseURL: server.baseURL, apiKey: 'bench', models: ['m'], stream: false }),
     ],
@@ -198,13 +198,7 @@ async function fanoutOnce(n, p, limits) {
     models: [
       scriptedModels({
         id: 'scripted',
-        scripts: [
-          {
-            match: 'fan out',
-            turns: [{ toolCalls: Array.from({ length: n }, (_, i) => delegate(i)) }, { text: 'ok' }],
-          },
-          { match: 'child', latencyMs: LATENCY_MS, turns: [{ text: 'done' }] },
-        ],
+        scripts: [fanOut(n), { match: 'child', latencyMs: LATENCY_MS, turns: [{ text: 'done' }] }],
       }),
     ],
   });

@@ -1,15 +1,12 @@
+/** A `subagent` tool call as a scripted model makes it; the description defaults to the prompt. */
+export function subagentCall(prompt: string, description = prompt, extra: Record<string, unknown> = {}) {
+  return { name: 'subagent', arguments: { description, prompt, ...extra } };
+}
+
 /** The scripted lead most fan-out tests use: on "fan out" it delegates `n` children in one message, then says `done`. */
 export function fanOutScript(n: number, done = 'done') {
   return {
     match: 'fan out',
-    turns: [
-      {
-        toolCalls: Array.from({ length: n }, (_, i) => ({
-          name: 'subagent',
-          arguments: { description: `c${i}`, prompt: `child ${i}` },
-        })),
-      },
-      { text: done },
-    ],
+    turns: [{ toolCalls: Array.from({ length: n }, (_, i) => subagentCall(`child ${i}`, `c${i}`)) }, { text: done }],
   };
 }

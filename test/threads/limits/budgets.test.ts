@@ -14,6 +14,7 @@ import { eventsOf, ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
 import { workerBrood } from '../../support/runtime.js';
 import { until } from '../../support/until.js';
+import { subagentCall } from '../../support/fan-out.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {
@@ -21,7 +22,7 @@ afterEach(async () => {
   brood = undefined;
 });
 
-const delegate = (prompt: string) => ({ name: 'subagent', arguments: { description: prompt, prompt } });
+const delegate = (prompt: string) => subagentCall(prompt);
 
 function scripted(scripts: ScriptedScript[], extra: Parameters<typeof workerBrood>[0] = {}): Brood {
   brood = workerBrood({ models: [scriptedModels({ id: 'scripted', scripts })], ...extra });

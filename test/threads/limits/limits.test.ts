@@ -12,6 +12,7 @@ import type { BroodEvent } from '../../../src/types.js';
 import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { route } from '../../support/route.js';
 import { workerBrood } from '../../support/runtime.js';
+import { subagentCall } from '../../support/fan-out.js';
 
 let brood: Brood | undefined;
 let server: LoopbackModel | undefined;
@@ -22,7 +23,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-const delegate = (prompt: string) => ({ name: 'subagent', arguments: { description: prompt, prompt } });
+const delegate = (prompt: string) => subagentCall(prompt);
 
 /** A scripted root that delegates `n` children in one message; the children ask the loopback provider. */
 async function fanOut(

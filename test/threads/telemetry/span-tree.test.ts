@@ -11,11 +11,11 @@ import { route } from '../../support/route.js';
 import { until } from '../../support/until.js';
 import { RUNNERS, makeBrood } from '../../support/runtime.js';
 import { childrenOf, installContextManager, memoryTracing, parentIdOf, spanNamed } from '../../support/otel.js';
+import { subagentCall } from '../../support/fan-out.js';
 
-const delegate = (prompt: string, extra: Record<string, unknown> = {}) => ({
-  name: 'subagent',
-  arguments: { description: prompt.split(' ')[0], prompt, ...extra },
-});
+/** Labelled by the prompt's first word (the span names read `invoke_agent alpha`). */
+const delegate = (prompt: string, extra: Record<string, unknown> = {}) =>
+  subagentCall(prompt, prompt.split(' ')[0], extra);
 
 const models = scriptedModels({
   id: 'scripted',

@@ -8,11 +8,11 @@ import type { Brood, SessionStore, UsageNode } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
 import { until } from '../../support/until.js';
+import { subagentCall } from '../../support/fan-out.js';
 
-const delegate = (prompt: string, extra: Record<string, unknown> = {}) => ({
-  name: 'subagent',
-  arguments: { description: prompt.split(' ')[0], prompt, ...extra },
-});
+/** Labelled by the prompt's first word (the span names read `invoke_agent alpha`). */
+const delegate = (prompt: string, extra: Record<string, unknown> = {}) =>
+  subagentCall(prompt, prompt.split(' ')[0], extra);
 
 const models = scriptedModels({
   id: 'scripted',
