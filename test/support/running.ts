@@ -1,9 +1,15 @@
 /** Whether a process is still running, for suites that check brood left no process behind. */
 import { existsSync, readFileSync } from 'node:fs';
 
+/** `PF_EXITING` in the flags of /proc/<pid>/stat: the kernel has begun to end the process. */
+const PF_EXITING = 0x4;
+
 /**
- * Still running: signal 0 reaches it and it is not a zombie. A grandchild brood killed is reparented
- * to init, which reaps it when it gets to it; until then signal 0 still reaches the dead process.
+ * Still running: signal 0 reaches it, it is not a zombie, and it has not begun to exit. A grandchild
+ * brood killed is reparented to init, which reaps it when it gets to it; until then signal 0 still
+ * reaches the dead process. And the kernel closes a dying process's files (so its pipes report
+ * closed, and brood's close resolves) before it marks it a zombie: on a loaded machine the process
+ * can sit between the two for a while, so "began to exit" counts as gone (it never runs again).
  */
 export function isRunning(pid: number): boolean {
   try {
@@ -14,7 +20,9 @@ export function isRunning(pid: number): boolean {
   if (!existsSync('/proc/self/stat')) return true; // no procfs: signal 0 is all there is
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    // Fields after the command's closing parenthesis: state ppid pgrp session tty_nr tpgid flags …
+    const [state, , , , , , flags] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return state !== 'Z' && state !== 'X' && (Number(flags) & PF_EXITING) === 0;
   } catch {
     return false; // gone between the two looks
   }
