@@ -58,6 +58,7 @@ export class Channel {
   private rejectedTimer: NodeJS.Timeout | undefined;
   private readonly expiresSet = new Map<string, number>();
   private scheduled = false;
+  private readonly inFlight = new Set<Promise<void>>();
   private closed = false;
   private reading: Promise<void> | undefined;
 
@@ -95,33 +96,48 @@ export class Channel {
     setImmediate(() => this.flush());
   }
 
+  /**
+   * Sends one batch to `to` now, as one list entry (a link's carrier: the link has batched already).
+   * Frames queued with `send` for `to` leave first, in the same entry.
+   */
+  sendBatch(to: string, frames: unknown[]): void {
+    if (this.closed) return;
+    const queued = this.outgoing.get(to);
+    this.outgoing.delete(to);
+    this.push(to, queued ? [...queued, ...frames] : frames);
+  }
+
   /** Forgets a peer (its sequence numbers); the next batch from it starts a new pair. */
   forget(peer: string): void {
     this.sentSeq.delete(peer);
     this.seen.delete(peer);
   }
 
+  /** Sends what `send` queued; resolves once every batch handed to Redis so far is written (or failed). */
   flush(): Promise<void> {
     this.scheduled = false;
-    const sends: Promise<void>[] = [];
-    for (const [to, frames] of this.outgoing) {
-      const seq = (this.sentSeq.get(to) ?? 0) + 1;
-      this.sentSeq.set(to, seq);
-      const key = this.keyOf(to);
-      const body = this.seal.seal(to, JSON.stringify({ from: this.self, epoch: this.epoch, seq, frames }));
-      const failed = (error: unknown): void => {
-        if (!this.closed) this.handlers.broken(to, `a batch to ${to} was not delivered (${errorMessage(error)})`);
-      };
-      sends.push(this.commands.lpush(key, body).then(() => undefined, failed));
-      // The list of an endpoint that went away expires; renewing that once a second is enough.
-      const now = Date.now();
-      if ((this.expiresSet.get(to) ?? 0) < now - 1_000) {
-        this.expiresSet.set(to, now);
-        void this.commands.pexpire(key, this.ttlMs).catch(() => undefined);
-      }
-    }
+    for (const [to, frames] of this.outgoing) this.push(to, frames);
     this.outgoing.clear();
-    return Promise.all(sends).then(() => undefined);
+    return Promise.all(this.inFlight).then(() => undefined);
+  }
+
+  private push(to: string, frames: unknown[]): void {
+    const seq = (this.sentSeq.get(to) ?? 0) + 1;
+    this.sentSeq.set(to, seq);
+    const key = this.keyOf(to);
+    const body = this.seal.seal(to, JSON.stringify({ from: this.self, epoch: this.epoch, seq, frames }));
+    const failed = (error: unknown): void => {
+      if (!this.closed) this.handlers.broken(to, `a batch to ${to} was not delivered (${errorMessage(error)})`);
+    };
+    const sent = this.commands.lpush(key, body).then(() => undefined, failed);
+    this.inFlight.add(sent);
+    void sent.finally(() => this.inFlight.delete(sent));
+    // The list of an endpoint that went away expires; renewing that once a second is enough.
+    const now = Date.now();
+    if ((this.expiresSet.get(to) ?? 0) < now - 1_000) {
+      this.expiresSet.set(to, now);
+      void this.commands.pexpire(key, this.ttlMs).catch(() => undefined);
+    }
   }
 
   async close(): Promise<void> {

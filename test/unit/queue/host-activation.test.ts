@@ -3,9 +3,34 @@
  * arrives before the pool took the activation (it is made on a parent's first job) applies once it
  * does, in order; later ones apply at once.
  */
-import { describe, expect, it } from 'vitest';
-import { HostActivation } from '../../../src/queue/host-activation.js';
+import { MessageChannel } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HostActivation, type ParentLinkPort } from '../../../src/queue/host-activation.js';
+import { Link } from '../../../src/wire/link.js';
+import { portCarrier } from '../../../src/wire/port-carrier.js';
+import type { ParentFrame } from '../../../src/wire/protocol.js';
 import type { Activation } from '../../../src/wire/runner.js';
+
+/** A real link to a parent that never answers. */
+const channels: MessageChannel[] = [];
+function silentParent(): ParentLinkPort {
+  const channel = new MessageChannel();
+  channels.push(channel);
+  const ignore = () => undefined;
+  const link = new Link<ParentFrame, ParentFrame>(portCarrier(channel.port1), {
+    accept: ignore,
+    frame: ignore,
+    invalid: ignore,
+    closed: ignore,
+  });
+  return { endpoint: (a) => link.endpoint(a), send: (frame) => link.send(frame) };
+}
+afterEach(() => {
+  for (const channel of channels.splice(0)) {
+    channel.port1.close();
+    channel.port2.close();
+  }
+});
 
 /** The local pool's side of the seam, recording what the host asked of it. */
 function recordingActivation(): { activation: Activation; asked: string[] } {
@@ -20,7 +45,7 @@ function recordingActivation(): { activation: Activation; asked: string[] } {
 
 describe('HostActivation', () => {
   it('keeps a cancel and a force stop that arrive before the local activation, and applies them on attach', () => {
-    const host = new HostActivation('p1', 1, [], () => undefined);
+    const host = new HostActivation('p1', 1, [], silentParent());
     host.cancel(3);
     host.cancel(undefined);
     host.forceStop('the parent gave up');
@@ -33,7 +58,7 @@ describe('HostActivation', () => {
   });
 
   it('a severed activation answers every call WORKER_CRASHED', async () => {
-    const host = new HostActivation('p1', 1, [], () => undefined);
+    const host = new HostActivation('p1', 1, [], silentParent());
     const pending = host.gateway.claimNext();
     host.sever('gone');
     await expect(pending).resolves.toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED' } });

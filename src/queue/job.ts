@@ -1,11 +1,10 @@
 /**
- * The frames of the Redis channel and the job a parent queues per activation. They wrap the worker
- * boundary's own messages (src/wire/protocol.ts): gateway calls and their Reply envelopes, event
- * batches, cancel, force stop and end. Payloads are checked where they are used (the gateway checks
- * every call's arguments; the driver checks every reply), so these schemas check the framing.
+ * The job a parent queues per activation: everything else between a parent and a host travels on the
+ * link between them (src/wire/protocol.ts frames over a Redis carrier).
  *
- * The version cells and the events flag a thread reads from shared memory cannot cross processes:
- * the parent sends their values as `cells` frames and the host keeps local cells its threads read.
+ * The version cells and the events flag a thread reads from shared memory cannot cross processes: the
+ * job carries their values, later changes travel as `cells` frames, and the host keeps local cells its
+ * threads read.
  */
 import { z } from 'zod';
 import type { DriverPlan } from '../wire/contract.js';
@@ -14,56 +13,6 @@ import { driverPlan } from '../wire/protocol.js';
 
 const activation = z.number().int().positive();
 const int = z.number().int();
-
-export const GATEWAY_METHODS = [
-  'claimNext',
-  'refreshView',
-  'classify',
-  'executeTool',
-  'callFromCode',
-  'endProgram',
-  'runTools',
-  'joinMessages',
-  'endTurn',
-  'admit',
-] as const;
-export type GatewayMethod = (typeof GATEWAY_METHODS)[number];
-
-export const activationEndSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('finished') }),
-  z.object({ kind: z.literal('failed'), stopReason: z.enum(['error', 'aborted']), diagnostic: z.string() }),
-  z.object({ kind: z.literal('recover') }),
-]);
-
-export const hostIdentitySchema = z.object({ name: z.string().max(256), pid: int.nonnegative() });
-export type HostIdentity = z.infer<typeof hostIdentitySchema>;
-
-/** Host → parent. */
-export const toParentSchema = z.discriminatedUnion('k', [
-  z.object({ k: z.literal('hello'), a: activation, host: hostIdentitySchema }),
-  z.object({
-    k: z.literal('call'),
-    a: activation,
-    id: int.positive(),
-    m: z.enum(GATEWAY_METHODS),
-    args: z.array(z.unknown()),
-  }),
-  z.object({ k: z.literal('log'), a: activation, events: z.unknown() }),
-  z.object({ k: z.literal('end'), a: activation, end: activationEndSchema }),
-  z.object({ k: z.literal('beat') }),
-]);
-export type ToParent = z.infer<typeof toParentSchema>;
-
-/** Parent → host. `gone`: the parent no longer runs this activation (a stale or duplicate host must stop). */
-export const toHostSchema = z.discriminatedUnion('k', [
-  z.object({ k: z.literal('reply'), a: activation, id: int.positive(), r: z.unknown() }),
-  z.object({ k: z.literal('cells'), a: activation, v: z.array(int) }),
-  z.object({ k: z.literal('cancel'), a: activation, turn: int.optional() }),
-  z.object({ k: z.literal('stop'), a: activation, reason: z.string() }),
-  z.object({ k: z.literal('gone'), a: activation }),
-  z.object({ k: z.literal('beat') }),
-]);
-export type ToHost = z.infer<typeof toHostSchema>;
 
 /**
  * A plan without its shared-memory cells: `cells` holds their values in the order events flag, step
