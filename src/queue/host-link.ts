@@ -6,10 +6,9 @@
  * gateway method (comlink alone would let it read or set any property of the served gateway).
  */
 import { DriverLink, type ActivationFrame, type PlacedActivation } from '../pool/driver-link.js';
-import { FRAMES_PER_TURN } from '../pool/thread-link.js';
 import { isGatewayCall } from '../wire/gateway.js';
 import { type HostFrame, type HostIdentity, type ParentFrame, parentFrame } from '../wire/protocol.js';
-import type { RedisCarrier } from '../wire/redis-carrier.js';
+import { REDIS_LINK, type RedisCarrier } from '../wire/redis-carrier.js';
 
 export interface HostLinkEvents {
   /** The host took the activation's job. */
@@ -27,7 +26,9 @@ export class HostLink extends DriverLink<HostLink> {
     private readonly carrier: RedisCarrier,
     private readonly events: HostLinkEvents,
   ) {
-    super(carrier, { closed: (link) => events.closed(link) }, { framesPerTurn: FRAMES_PER_TURN });
+    // A host's batch is handled whole (no FRAMES_PER_TURN): its frames are children's steps, not a root
+    // driver's burst of delegations, and the answers to one batch then leave together, in one LPUSH.
+    super(carrier, { closed: (link) => events.closed(link) }, REDIS_LINK);
   }
 
   /** The host's channel endpoint. */

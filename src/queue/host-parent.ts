@@ -8,7 +8,7 @@
 import { isGatewayAnswer } from '../wire/gateway.js';
 import { Link } from '../wire/link.js';
 import { type HostFrame, hostFrame, type ParentFrame } from '../wire/protocol.js';
-import { type PeerChannel, type RedisCarrier, redisCarrier } from '../wire/redis-carrier.js';
+import { type PeerChannel, REDIS_LINK, type RedisCarrier, redisCarrier } from '../wire/redis-carrier.js';
 import { SilenceJudge } from '../wire/silence.js';
 import type { HostActivation } from './host-activation.js';
 
@@ -29,12 +29,16 @@ export class ParentEnd {
   ) {
     this.carrier = redisCarrier(channel, parent);
     this.silence = new SilenceJudge(timeoutMs);
-    this.link = new Link<HostFrame, ParentFrame>(this.carrier, {
-      accept: (raw) => (hostFrame.check(raw) && this.fromParent(raw as HostFrame) ? (raw as HostFrame) : undefined),
-      frame: (frame) => this.onFrame(frame),
-      invalid: () => this.log(`brood host: a malformed frame from parent ${parent} was dropped`),
-      closed: () => undefined,
-    });
+    this.link = new Link<HostFrame, ParentFrame>(
+      this.carrier,
+      {
+        accept: (raw) => (hostFrame.check(raw) && this.fromParent(raw as HostFrame) ? (raw as HostFrame) : undefined),
+        frame: (frame) => this.onFrame(frame),
+        invalid: () => this.log(`brood host: a malformed frame from parent ${parent} was dropped`),
+        closed: () => undefined,
+      },
+      REDIS_LINK,
+    );
   }
 
   /** A job from the parent is news of it: a parent judged silent earlier starts afresh. */

@@ -14,7 +14,7 @@ import type { ActivationEnd } from '../wire/runner.js';
 import { WorkerRunner } from '../pool/worker-runner.js';
 import { endOutcome } from '../pool/driver-link.js';
 import { Channel } from './channel.js';
-import { fromRemotePlan, type JobData, jobDataSchema, modelConfigsSchema } from './job.js';
+import { fromRemotePlan, isJobData, modelConfigsSchema } from './job.js';
 import { HostActivation } from './host-activation.js';
 import { ParentEnd } from './host-parent.js';
 import { HostRedisLog } from './host-log.js';
@@ -159,9 +159,8 @@ export class QueueHost {
   }
 
   private async run(job: Job): Promise<void> {
-    const parsed = jobDataSchema.safeParse(job.data);
-    if (!parsed.success) return this.options.log(`brood host: job ${job.id} is not an activation; dropped`);
-    const data = parsed.data as unknown as JobData;
+    if (!isJobData(job.data)) return this.options.log(`brood host: job ${job.id} is not an activation; dropped`);
+    const data = job.data;
     const parent = this.parentOf(data.parent, data.timeoutMs);
     parent.send({ k: 'hello', a: data.a, host: this.identity });
     let local: ReturnType<typeof fromRemotePlan>;

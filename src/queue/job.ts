@@ -7,12 +7,10 @@
  * threads read.
  */
 import { z } from 'zod';
+import { array, bool, int, object, optional, str } from '../declare.js';
 import type { DriverPlan } from '../wire/contract.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { driverPlan } from '../wire/protocol.js';
-
-const activation = z.number().int().positive();
-const int = z.number().int();
 
 /**
  * A plan without its shared-memory cells: `cells` holds their values in the order events flag, step
@@ -24,13 +22,23 @@ export type RemotePlan = Omit<DriverPlan, 'eventsFlag' | 'versions' | 'stepCell'
   stepCell?: boolean;
 };
 
-export const jobDataSchema = z.object({
-  parent: z.string().min(1).max(200),
-  a: activation,
-  timeoutMs: int.positive(),
-  models: z.string().regex(/^[0-9a-f]{32}$/),
-  plan: z.looseObject({ cells: z.array(int), eventsFlag: z.boolean(), stepCell: z.boolean().optional() }),
+const jobDataDecl = object({
+  parent: str({ min: 1, max: 200 }),
+  a: int('positive'),
+  timeoutMs: int('positive'),
+  models: str({ min: 32, max: 32 }),
+  plan: object({ cells: array(int()), eventsFlag: bool(), stepCell: optional(bool()) }),
 });
+const MODELS_HASH = /^[0-9a-f]{32}$/;
+
+/**
+ * Whether a job's data is an activation (the compiled check: zod would copy the whole plan). The plan
+ * itself is checked when the host rebuilds it (fromRemotePlan).
+ */
+export function isJobData(data: unknown): data is JobData {
+  return jobDataDecl.check(data) && MODELS_HASH.test((data as { models: string }).models);
+}
+
 export interface JobData {
   parent: string;
   a: number;

@@ -21,6 +21,7 @@ import { SilenceJudge } from '../wire/silence.js';
 import { type ActivationFrame, outcomeEnd, type PlacedActivation } from '../pool/driver-link.js';
 import { inlineKeyError, type QueueRunnerConfig } from './config.js';
 import { HostLink } from './host-link.js';
+import { JobBatch } from './job-batch.js';
 import { cellsOf, type JobData, jobIdOf, readCells, toRemotePlan } from './job.js';
 import { openParentRedis, type ParentRedis } from './parent-redis.js';
 import { modelsKey } from './redis.js';
@@ -57,6 +58,7 @@ export class QueueRunner implements DriverRunner {
   private storingModels: Promise<void> | undefined;
   private connecting: Promise<ParentRedis> | undefined;
   private redis: ParentRedis | undefined;
+  private readonly jobs = new JobBatch(() => (this.redis as ParentRedis).queue);
   private nextA = 0;
   private timer: NodeJS.Timeout | undefined;
   private lastTick = 0;
@@ -155,7 +157,7 @@ export class QueueRunner implements DriverRunner {
       await redis.ready();
       await this.storeModels(redis);
       if (this.live.get(entry.token) !== entry) return;
-      await redis.queue.add('activation', data, { jobId: entry.jobId, removeOnComplete: true, removeOnFail: true });
+      await this.jobs.add(data, entry.jobId);
       entry.dispatchedAt = Date.now();
     } catch (error) {
       entry.settle({

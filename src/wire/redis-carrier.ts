@@ -7,6 +7,14 @@
  */
 import type { Carrier } from './link.js';
 
+/**
+ * Link options for a Redis carrier: frames leave at the end of the tick, never mid-tick (SLICE_MS).
+ * Between threads a mid-tick exchange is one postMessage; here each batch is an LPUSH and a read on
+ * the other side (socket writes in three processes), and mid-tick exchanges made the hosts send
+ * about 40% more batches per child (5.2 LPUSH per child against 3.7 at the end of the tick only).
+ */
+export const REDIS_LINK = { sliceMs: Number.POSITIVE_INFINITY } as const;
+
 /** What a carrier needs of the channel: one list entry per batch, to one peer. */
 export interface PeerChannel {
   sendBatch(peer: string, frames: unknown[]): void;
