@@ -31,8 +31,9 @@ export class ThreadLink extends DriverLink<ThreadLink> {
     onClosed: (thread: ThreadLink) => void,
     /** The thread's last activation was released. */
     onIdle: (thread: ThreadLink) => void = () => undefined,
+    sliceMs?: number,
   ) {
-    super(carrier, { closed: onClosed, idle: onIdle }, { framesPerTurn: FRAMES_PER_TURN });
+    super(carrier, { closed: onClosed, idle: onIdle }, { framesPerTurn: FRAMES_PER_TURN, sliceMs });
     this.link.send({ k: 'init', board });
   }
 
