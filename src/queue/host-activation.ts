@@ -1,7 +1,8 @@
 /**
- * One activation on a host: the gateway the local worker pool serves to its driver is the parent's,
- * called over the activation's endpoint on the link to that parent (comlink `rpc` frames, as between a
- * pool thread and its parent); event batches go one-way as `log` frames. Severed (the parent said
+ * One activation on a host: the gateway the local worker pool serves to its driver is the parent's.
+ * The driver's comlink calls are relayed to the parent as they are (`rpc` frames on the link to that
+ * parent, as between a pool thread and its parent) and the answers relayed back; called here (the
+ * gateway's methods), they go the same way through comlink. Event batches go one-way as `log` frames. Severed (the parent said
  * `gone`, went silent, or the host hands the activation back), every pending and later call answers
  * WORKER_CRASHED, so the driver stops at its next step without acting for the parent again.
  */
@@ -30,6 +31,8 @@ export class HostActivation {
   /** Calls sent and not answered: answered WORKER_CRASHED at once when the activation is severed. */
   private readonly pending = new Set<(reply: Reply<unknown>) => void>();
   private severedReason: string | undefined;
+  /** The local pool's endpoint of a relayed gateway, and the ids of the calls relayed and not answered. */
+  private relayed: { toDriver: Endpoint; calls: Set<string> } | undefined;
   readonly gateway: GatewayRemote;
 
   constructor(
@@ -38,7 +41,8 @@ export class HostActivation {
     private readonly cells: Int32Array[],
     link: ParentLinkPort,
   ) {
-    const remote = remoteGateway(link.endpoint(a), (events) => {
+    const toParent = link.endpoint(a);
+    const remote = remoteGateway(toParent, (events) => {
       if (!this.severed) link.send({ k: 'log', a, events });
       return Promise.resolve({ ok: true, value: undefined });
     });
@@ -47,7 +51,30 @@ export class HostActivation {
       const call = remote[method] as (...args: unknown[]) => Promise<Reply<unknown>>;
       gateway[method] = (...args: unknown[]) => this.call(() => call(...args));
     }
+    gateway.relay = (toDriver: Endpoint) => this.relay(toDriver, toParent, link);
     this.gateway = gateway as unknown as GatewayRemote;
+  }
+
+  /**
+   * Passes the driver's gateway calls (comlink messages from the local pool's link) to the parent as
+   * they are, and the parent's answers back, without decoding and re-encoding either in this process.
+   * Calls still unanswered are remembered, so a severed activation answers them WORKER_CRASHED.
+   */
+  private relay(toDriver: Endpoint, toParent: Endpoint, link: ParentLinkPort): void {
+    this.relayed = { toDriver, calls: new Set() };
+    const calls = this.relayed.calls;
+    onMessage(toDriver, (data) => {
+      const message = data as { id?: unknown; type?: unknown } | null;
+      // Only calls cross (comlink's releases of a proxy the driver dropped have nobody to answer them).
+      if (message?.type !== 'APPLY' || typeof message.id !== 'string') return;
+      if (this.severed) return toDriver.postMessage({ id: message.id, type: 'RAW', value: this.severedReply() });
+      calls.add(message.id);
+      link.send({ k: 'rpc', a: this.a, m: message });
+    });
+    onMessage(toParent, (data) => {
+      const answer = data as { id: string };
+      if (calls.delete(answer.id)) toDriver.postMessage(answer);
+    });
   }
 
   get local(): Activation | undefined {
@@ -93,6 +120,11 @@ export class HostActivation {
     const answer = this.severedReply();
     for (const resolve of this.pending) resolve(answer);
     this.pending.clear();
+    if (this.relayed) {
+      const { toDriver, calls } = this.relayed;
+      for (const id of calls) toDriver.postMessage({ id, type: 'RAW', value: answer });
+      calls.clear();
+    }
     const local = this.localActivation;
     if (!local) return;
     local.cancel();
@@ -118,4 +150,8 @@ export class HostActivation {
       error: { code: 'WORKER_CRASHED', message: `this host no longer runs the activation: ${this.severedReason}` },
     };
   }
+}
+
+function onMessage(endpoint: Endpoint, handle: (data: unknown) => void): void {
+  endpoint.addEventListener('message', ((event: { data: unknown }) => handle(event.data)) as never);
 }

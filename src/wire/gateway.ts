@@ -44,6 +44,12 @@ export interface GatewayRemote {
   endTurn(report: TurnReport): Promise<Reply<unknown>>;
   /** Absent on gateways that govern nothing (a driver only calls it when its plan says `admission`). */
   admit?(request: AdmitRequestWire): Promise<Reply<unknown>>;
+  /**
+   * Present on a gateway that is itself another link's (a queue host's, whose parent is behind Redis):
+   * the driver's comlink messages on `endpoint` are passed on as they are, and the answers passed back,
+   * instead of being decoded, called here and encoded again.
+   */
+  relay?(endpoint: Comlink.Endpoint): void;
 }
 
 /**
