@@ -3,5 +3,6 @@ import * as Comlink from 'comlink';
 import type { GatewayRemote } from '../wire/gateway.js';
 
 export function serveGateway(endpoint: Comlink.Endpoint, gateway: GatewayRemote): void {
-  Comlink.expose(gateway, endpoint);
+  if (gateway.relay) gateway.relay(endpoint);
+  else Comlink.expose(gateway, endpoint);
 }

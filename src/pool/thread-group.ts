@@ -28,6 +28,8 @@ export interface ThreadGroupOptions {
   died(thread: ThreadLink, cause: unknown): void;
   /** Placed on a thread (now, or once one has booted). */
   placed(entry: PlacedActivation, thread: ThreadLink): void;
+  /** Overrides the links' mid-tick exchange slice (src/wire/link.ts SLICE_MS). */
+  linkSliceMs?: number;
   /** A thread died while no activation ran on it (piscina's pool 'error'). */
   diagnostic(error: unknown): void;
 }
@@ -117,6 +119,7 @@ export class ThreadGroup {
       this.options.board,
       (closed) => this.linkClosed(closed, undefined),
       (idle) => this.retireLater(idle),
+      this.options.linkSliceMs,
     );
     this.links.set(thread.threadId, thread);
     if (worker) this.watchExit(worker, thread);

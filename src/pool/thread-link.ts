@@ -1,24 +1,14 @@
 /**
- * The parent's end of one pool thread's link: the activations placed on that thread, their gateways
- * (served as comlink endpoints on the link), their one-way event logs, and their ends. The link holds
- * the process open only while an activation runs on it.
+ * The parent's end of one pool thread's link (driver-link.ts): activations start on it with a `start`
+ * frame after setup, and the thread gets the watch board once, in `init`.
  */
 import type { Worker } from 'node:worker_threads';
-import { Link, type Carrier } from '../wire/link.js';
-import type { GatewayRemote } from '../wire/gateway.js';
-import { serveGateway } from './gateway-server.js';
-import { activationOutcome, type ActivationOutcome, type HostFrame, type ParentFrame } from '../wire/protocol.js';
+import type { Carrier } from '../wire/link.js';
+import type { ParentFrame } from '../wire/protocol.js';
 import type { DriverPlan } from '../wire/contract.js';
-import type { ActivationEnd } from '../wire/runner.js';
+import { DriverLink, type PlacedActivation } from './driver-link.js';
 
-export interface PlacedActivation {
-  token: number;
-  agentId: string;
-  quarantined: boolean;
-  gateway: GatewayRemote;
-  /** Settles the activation (first call wins). */
-  settle(end: ActivationEnd | { outcome: unknown }): void;
-}
+export { outcomeEnd, type PlacedActivation } from './driver-link.js';
 
 const THREAD_FRAMES = new Set(['rpc', 'log', 'end']);
 
@@ -30,99 +20,32 @@ const THREAD_FRAMES = new Set(['rpc', 'log', 'end']);
  * batches waited). Pool threads handle their batches whole: what arrives there resumes drivers that
  * are waiting for it, and deferring those behind the thread's own timers would re-synchronise them.
  */
-const FRAMES_PER_TURN = 8;
+export const FRAMES_PER_TURN = 8;
 
-/** Frame kind and activation id only: payloads are checked where they are used (gateway, outcome). */
-function acceptFrame(raw: unknown): ParentFrame | undefined {
-  const frame = raw as { k?: unknown; a?: unknown } | null;
-  if (typeof frame !== 'object' || frame === null || !THREAD_FRAMES.has(frame.k as string)) return undefined;
-  return Number.isSafeInteger(frame.a) && (frame.a as number) > 0 ? (raw as ParentFrame) : undefined;
-}
-
-export class ThreadLink {
-  readonly live = new Map<number, PlacedActivation>();
-  private readonly link: Link<ParentFrame, HostFrame>;
-
+export class ThreadLink extends DriverLink<ThreadLink> {
   constructor(
     readonly threadId: number,
     readonly worker: Worker | undefined,
     carrier: Carrier,
     board: SharedArrayBuffer,
-    private readonly onClosed: (thread: ThreadLink) => void,
+    onClosed: (thread: ThreadLink) => void,
     /** The thread's last activation was released. */
-    private readonly onIdle: (thread: ThreadLink) => void = () => undefined,
+    onIdle: (thread: ThreadLink) => void = () => undefined,
+    sliceMs?: number,
   ) {
-    this.link = new Link<ParentFrame, HostFrame>(
-      carrier,
-      {
-        // Frames of activations already settled (a late `end` after the parent ended one, comlink's
-        // late releases) are turned away here, so they cost the parent no turn of its event loop.
-        accept: (raw) => {
-          const frame = acceptFrame(raw);
-          return frame && this.live.has(frame.a) ? frame : undefined;
-        },
-        frame: (frame) => this.onFrame(frame),
-        invalid: () => undefined, // malformed, or for an activation gone: nobody to fail
-        closed: () => this.onClosed(this),
-      },
-      { framesPerTurn: FRAMES_PER_TURN },
-    );
-    this.link.setActive(false);
+    super(carrier, { closed: onClosed, idle: onIdle }, { framesPerTurn: FRAMES_PER_TURN, sliceMs });
     this.link.send({ k: 'init', board });
   }
 
-  get closed(): boolean {
-    return this.link.closed;
-  }
-
-  get load(): number {
-    return this.live.size;
-  }
-
   start(entry: PlacedActivation, plan: DriverPlan): void {
-    this.live.set(entry.token, entry);
-    serveGateway(this.link.endpoint(entry.token), entry.gateway);
+    this.attach(entry);
     this.link.send({ k: 'start', a: entry.token, plan: plan as never });
-    if (this.live.size === 1) this.link.setActive(true);
   }
 
-  cancel(token: number, turn: number | undefined): void {
-    this.link.send(turn === undefined ? { k: 'cancel', a: token } : { k: 'cancel', a: token, turn });
+  /** Frame kind and activation id only: a thread is trusted code; payloads are checked where they are used. */
+  protected shape(raw: unknown): ParentFrame | undefined {
+    const frame = raw as { k?: unknown; a?: unknown } | null;
+    if (typeof frame !== 'object' || frame === null || !THREAD_FRAMES.has(frame.k as string)) return undefined;
+    return Number.isSafeInteger(frame.a) && (frame.a as number) > 0 ? (raw as ParentFrame) : undefined;
   }
-
-  /** Forgets an activation (ended, or judged after a death). */
-  release(token: number): void {
-    if (!this.live.delete(token)) return;
-    this.link.drop(token);
-    if (this.live.size > 0) return;
-    this.link.setActive(false);
-    this.onIdle(this);
-  }
-
-  close(): void {
-    this.link.close();
-  }
-
-  private onFrame(frame: ParentFrame): void {
-    const entry = this.live.get(frame.a);
-    if (!entry) return; // late frames of an activation already judged
-    if (frame.k === 'log') void entry.gateway.log(frame.events);
-    else if (frame.k === 'end') entry.settle({ outcome: frame.outcome });
-  }
-}
-
-/** A driver host's report of how an activation ended, checked like any message from a thread. */
-export function outcomeEnd(raw: unknown): { end: ActivationEnd; ok: boolean } {
-  let outcome: ActivationOutcome;
-  try {
-    outcome = activationOutcome.parse(raw, 'end');
-  } catch {
-    return {
-      ok: false,
-      end: { kind: 'failed', stopReason: 'error', diagnostic: 'a driver host reported a malformed outcome' },
-    };
-  }
-  if (!outcome.ok)
-    return { ok: false, end: { kind: 'failed', stopReason: 'error', diagnostic: outcome.error.message } };
-  return { ok: true, end: { kind: 'finished' } };
 }

@@ -30,6 +30,8 @@ export interface WorkerRunnerOptions {
   resourceLimits?: ResourceLimits;
   /** Where thread deaths that belong to no activation are reported. */
   onDiagnostic?: (message: string) => void;
+  /** Overrides the thread links' mid-tick exchange slice (src/wire/link.ts SLICE_MS): `brood host` only. */
+  linkSliceMs?: number;
 }
 
 /** What piscina loads: a small entry that loads the driver bundle through a code cache (workers/pool-entry.ts). */
@@ -119,6 +121,7 @@ export class WorkerRunner implements DriverRunner {
       placed: (placed, thread) => this.placed(placed as LiveActivation, thread),
       died: (thread, cause) => this.threadDied(thread, cause),
       diagnostic: (error) => this.onPoolError(kind, error),
+      ...(this.options.linkSliceMs === undefined ? {} : { linkSliceMs: this.options.linkSliceMs }),
     });
   }
 

@@ -15,17 +15,24 @@
  * this, and counted in one diagnostic line per burst.
  */
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import { array, int, object, optional, str, unknown } from '../declare.js';
 import { errorMessage } from '../errors.js';
 import { batchSeal } from './batch-seal.js';
 import type { RedisClient } from './redis.js';
+import { type Wire, type WireType, wire } from '../wire/wire-type.js';
 
-const envelopeSchema = z.object({
-  from: z.string().min(1).max(200),
-  epoch: z.string().min(1).max(64).optional(),
-  seq: z.number().int().positive(),
-  frames: z.array(z.unknown()),
+/** One list entry's payload, checked by the compiled check (zod would copy every frame of the batch). */
+const envelopeDecl = object({
+  from: str({ min: 1, max: 200 }),
+  epoch: optional(str({ min: 1, max: 64 })),
+  seq: int('positive'),
+  frames: array(unknown()),
 });
+type Envelope = Wire<typeof envelopeDecl>;
+const envelope: WireType<Envelope> = wire(envelopeDecl);
+
+/** The most batches one read takes from the list. */
+const READ_COUNT = 256;
 
 /** How long rejected batches are counted before the one line that reports them. */
 const REJECTED_REPORT_MS = 1_000;
@@ -58,8 +65,11 @@ export class Channel {
   private rejectedTimer: NodeJS.Timeout | undefined;
   private readonly expiresSet = new Map<string, number>();
   private scheduled = false;
+  private readonly inFlight = new Set<Promise<void>>();
   private closed = false;
   private reading: Promise<void> | undefined;
+  /** Whether Redis has BLMPOP (7.0); unknown until the first read. */
+  private hasBlmpop: boolean | undefined;
 
   constructor(
     readonly self: string,
@@ -95,33 +105,48 @@ export class Channel {
     setImmediate(() => this.flush());
   }
 
+  /**
+   * Sends one batch to `to` now, as one list entry (a link's carrier: the link has batched already).
+   * Frames queued with `send` for `to` leave first, in the same entry.
+   */
+  sendBatch(to: string, frames: unknown[]): void {
+    if (this.closed) return;
+    const queued = this.outgoing.get(to);
+    this.outgoing.delete(to);
+    this.push(to, queued ? [...queued, ...frames] : frames);
+  }
+
   /** Forgets a peer (its sequence numbers); the next batch from it starts a new pair. */
   forget(peer: string): void {
     this.sentSeq.delete(peer);
     this.seen.delete(peer);
   }
 
+  /** Sends what `send` queued; resolves once every batch handed to Redis so far is written (or failed). */
   flush(): Promise<void> {
     this.scheduled = false;
-    const sends: Promise<void>[] = [];
-    for (const [to, frames] of this.outgoing) {
-      const seq = (this.sentSeq.get(to) ?? 0) + 1;
-      this.sentSeq.set(to, seq);
-      const key = this.keyOf(to);
-      const body = this.seal.seal(to, JSON.stringify({ from: this.self, epoch: this.epoch, seq, frames }));
-      const failed = (error: unknown): void => {
-        if (!this.closed) this.handlers.broken(to, `a batch to ${to} was not delivered (${errorMessage(error)})`);
-      };
-      sends.push(this.commands.lpush(key, body).then(() => undefined, failed));
-      // The list of an endpoint that went away expires; renewing that once a second is enough.
-      const now = Date.now();
-      if ((this.expiresSet.get(to) ?? 0) < now - 1_000) {
-        this.expiresSet.set(to, now);
-        void this.commands.pexpire(key, this.ttlMs).catch(() => undefined);
-      }
-    }
+    for (const [to, frames] of this.outgoing) this.push(to, frames);
     this.outgoing.clear();
-    return Promise.all(sends).then(() => undefined);
+    return Promise.all(this.inFlight).then(() => undefined);
+  }
+
+  private push(to: string, frames: unknown[]): void {
+    const seq = (this.sentSeq.get(to) ?? 0) + 1;
+    this.sentSeq.set(to, seq);
+    const key = this.keyOf(to);
+    const body = this.seal.seal(to, JSON.stringify({ from: this.self, epoch: this.epoch, seq, frames }));
+    const failed = (error: unknown): void => {
+      if (!this.closed) this.handlers.broken(to, `a batch to ${to} was not delivered (${errorMessage(error)})`);
+    };
+    const sent = this.commands.lpush(key, body).then(() => undefined, failed);
+    this.inFlight.add(sent);
+    void sent.finally(() => this.inFlight.delete(sent));
+    // The list of an endpoint that went away expires; renewing that once a second is enough.
+    const now = Date.now();
+    if ((this.expiresSet.get(to) ?? 0) < now - 1_000) {
+      this.expiresSet.set(to, now);
+      void this.commands.pexpire(key, this.ttlMs).catch(() => undefined);
+    }
   }
 
   async close(): Promise<void> {
@@ -140,12 +165,7 @@ export class Channel {
     while (!this.closed) {
       let bodies: string[];
       try {
-        const popped = await this.blocking.brpop(key, 0);
-        if (popped === null) continue;
-        bodies = [popped[1]];
-        // Whatever queued up behind it comes in the same round trip, oldest first (RPOP count: Redis 6.2).
-        const more = await this.blocking.rpop(key, 256);
-        if (more) bodies.push(...more);
+        bodies = await this.pop(key);
       } catch {
         if (this.closed) return;
         // The connection dropped (ioredis reconnects by itself); a short pause avoids a hot loop.
@@ -156,15 +176,39 @@ export class Channel {
     }
   }
 
+  /**
+   * Waits for the list's first entry and takes whatever queued up behind it too, oldest first: one
+   * BLMPOP on Redis 7, BRPOP then RPOP with a count on 6.2 (two commands per wake-up: on a busy
+   * channel, each command is a write and a read on the socket of both this process and Redis).
+   */
+  private async pop(key: string): Promise<string[]> {
+    if (this.hasBlmpop !== false) {
+      try {
+        const popped = (await this.blocking.call('BLMPOP', 0, 1, key, 'RIGHT', 'COUNT', READ_COUNT)) as
+          | [string, string[]]
+          | null;
+        this.hasBlmpop = true;
+        return popped?.[1] ?? [];
+      } catch (error) {
+        if (this.hasBlmpop === true || !/unknown command/i.test(errorMessage(error))) throw error;
+        this.hasBlmpop = false;
+      }
+    }
+    const popped = await this.blocking.brpop(key, 0);
+    if (popped === null) return [];
+    const more = await this.blocking.rpop(key, READ_COUNT);
+    return more ? [popped[1], ...more] : [popped[1]];
+  }
+
   private receive(body: string): void {
     const payload = this.seal.open(this.self, body);
     if (payload === undefined) {
       this.countRejected(body);
       return;
     }
-    let parsed: z.infer<typeof envelopeSchema>;
+    let parsed: Envelope;
     try {
-      parsed = envelopeSchema.parse(JSON.parse(payload));
+      parsed = envelope.parse(JSON.parse(payload), 'batch');
     } catch (error) {
       this.handlers.malformed(`a malformed batch arrived on ${this.self}: ${errorMessage(error)}`);
       return;

@@ -1,17 +1,25 @@
 /**
- * One activation on a host: the gateway the local worker pool serves to its driver, whose every call
- * travels to the parent as a `call` frame and resolves with the parent's `reply`; event batches go
- * one-way as `log` frames. Severed (the parent said `gone`, its channel went away, or the host hands
- * the activation back), every pending and later call answers WORKER_CRASHED, so the driver stops at
- * its next step without acting for the parent again.
+ * One activation on a host: the gateway the local worker pool serves to its driver is the parent's.
+ * The driver's comlink calls are relayed to the parent as they are (`rpc` frames on the link to that
+ * parent, as between a pool thread and its parent) and the answers relayed back; called here (the
+ * gateway's methods), they go the same way through comlink. Event batches go one-way as `log` frames. Severed (the parent said
+ * `gone`, went silent, or the host hands the activation back), every pending and later call answers
+ * WORKER_CRASHED, so the driver stops at its next step without acting for the parent again.
  */
-import type { GatewayRemote } from '../wire/gateway.js';
-import type { Reply } from '../wire/protocol.js';
+import type { Endpoint } from 'comlink';
+import { encodeError } from '../errors.js';
+import { GATEWAY_METHODS, type GatewayRemote, remoteGateway } from '../wire/gateway.js';
+import type { ParentFrame, Reply } from '../wire/protocol.js';
 import type { Activation } from '../wire/runner.js';
-import type { GatewayMethod, ToParent } from './frames.js';
 
 /** How long a severed driver gets to stop by itself (its turn was cancelled) before it is stopped by force. */
 const SEVER_GRACE_MS = 2_000;
+
+/** What an activation needs of its link to the parent. */
+export interface ParentLinkPort {
+  endpoint(a: number): Endpoint;
+  send(frame: ParentFrame): void;
+}
 
 export class HostActivation {
   private localActivation: Activation | undefined;
@@ -20,19 +28,61 @@ export class HostActivation {
    * pool is made on a parent's first job, which takes a while): replayed on attach, never dropped.
    */
   private early: ((local: Activation) => void)[] = [];
-  private readonly calls = new Map<number, (reply: unknown) => void>();
-  private nextCall = 0;
+  /** Calls sent and not answered: answered WORKER_CRASHED at once when the activation is severed. */
+  private readonly pending = new Set<(reply: Reply<unknown>) => void>();
   private severedReason: string | undefined;
+  /** The local pool's endpoint of a relayed gateway, and the ids of the calls relayed and not answered. */
+  private relayed: { toDriver: Endpoint; calls: Set<string> } | undefined;
+  readonly gateway: GatewayRemote;
 
   constructor(
     readonly parent: string,
     readonly a: number,
     private readonly cells: Int32Array[],
-    private readonly send: (frame: ToParent) => void,
-  ) {}
+    link: ParentLinkPort,
+  ) {
+    const toParent = link.endpoint(a);
+    const remote = remoteGateway(toParent, (events) => {
+      if (!this.severed) link.send({ k: 'log', a, events });
+      return Promise.resolve({ ok: true, value: undefined });
+    });
+    const gateway: Record<string, unknown> = { log: remote.log };
+    for (const method of GATEWAY_METHODS) {
+      const call = remote[method] as (...args: unknown[]) => Promise<Reply<unknown>>;
+      gateway[method] = (...args: unknown[]) => this.call(() => call(...args));
+    }
+    gateway.relay = (toDriver: Endpoint) => this.relay(toDriver, toParent, link);
+    this.gateway = gateway as unknown as GatewayRemote;
+  }
+
+  /**
+   * Passes the driver's gateway calls (comlink messages from the local pool's link) to the parent as
+   * they are, and the parent's answers back, without decoding and re-encoding either in this process.
+   * Calls still unanswered are remembered, so a severed activation answers them WORKER_CRASHED.
+   */
+  private relay(toDriver: Endpoint, toParent: Endpoint, link: ParentLinkPort): void {
+    this.relayed = { toDriver, calls: new Set() };
+    const calls = this.relayed.calls;
+    onMessage(toDriver, (data) => {
+      const message = data as { id?: unknown; type?: unknown } | null;
+      // Only calls cross (comlink's releases of a proxy the driver dropped have nobody to answer them).
+      if (message?.type !== 'APPLY' || typeof message.id !== 'string') return;
+      if (this.severed) return toDriver.postMessage({ id: message.id, type: 'RAW', value: this.severedReply() });
+      calls.add(message.id);
+      link.send({ k: 'rpc', a: this.a, m: message });
+    });
+    onMessage(toParent, (data) => {
+      const answer = data as { id: string };
+      if (calls.delete(answer.id)) toDriver.postMessage(answer);
+    });
+  }
 
   get local(): Activation | undefined {
     return this.localActivation;
+  }
+
+  get severed(): boolean {
+    return this.severedReason !== undefined;
   }
 
   /** The local pool's activation of this plan: whatever the parent asked of it meanwhile applies now. */
@@ -56,33 +106,6 @@ export class HostActivation {
     else this.early.push(apply);
   }
 
-  get severed(): boolean {
-    return this.severedReason !== undefined;
-  }
-
-  readonly gateway: GatewayRemote = {
-    claimNext: () => this.call('claimNext', []),
-    refreshView: () => this.call('refreshView', []),
-    classify: (name, args) => this.call('classify', [name, args]),
-    executeTool: (call) => this.call('executeTool', [call]),
-    callFromCode: (call) => this.call('callFromCode', [call]),
-    endProgram: (program) => this.call('endProgram', [program]),
-    runTools: (batch) => this.call('runTools', [batch]),
-    joinMessages: (turn) => this.call('joinMessages', [turn]),
-    endTurn: (report) => this.call('endTurn', [report]),
-    admit: (request) => this.call('admit', [request]),
-    log: (events) => {
-      if (!this.severed) this.send({ k: 'log', a: this.a, events });
-      return Promise.resolve({ ok: true, value: undefined });
-    },
-  };
-
-  reply(id: number, reply: unknown): void {
-    const resolve = this.calls.get(id);
-    this.calls.delete(id);
-    resolve?.(reply);
-  }
-
   /** The parent's current cell values (view versions, events flag), for the driver's threads to read. */
   setCells(values: readonly number[]): void {
     if (values.length !== this.cells.length) return;
@@ -95,8 +118,13 @@ export class HostActivation {
     if (this.severed) return;
     this.severedReason = reason;
     const answer = this.severedReply();
-    for (const resolve of this.calls.values()) resolve(answer);
-    this.calls.clear();
+    for (const resolve of this.pending) resolve(answer);
+    this.pending.clear();
+    if (this.relayed) {
+      const { toDriver, calls } = this.relayed;
+      for (const id of calls) toDriver.postMessage({ id, type: 'RAW', value: answer });
+      calls.clear();
+    }
     const local = this.localActivation;
     if (!local) return;
     local.cancel();
@@ -105,12 +133,14 @@ export class HostActivation {
     void local.done.then(() => clearTimeout(timer));
   }
 
-  private call(method: GatewayMethod, args: unknown[]): Promise<Reply<unknown>> {
+  private call(send: () => Promise<Reply<unknown>>): Promise<Reply<unknown>> {
     if (this.severed) return Promise.resolve(this.severedReply());
     return new Promise((resolve) => {
-      this.nextCall += 1;
-      this.calls.set(this.nextCall, resolve as (reply: unknown) => void);
-      this.send({ k: 'call', a: this.a, id: this.nextCall, m: method, args });
+      const answer = (reply: Reply<unknown>): void => {
+        if (this.pending.delete(answer)) resolve(reply);
+      };
+      this.pending.add(answer);
+      send().then(answer, (error: unknown) => answer({ ok: false, error: encodeError(error) }));
     });
   }
 
@@ -120,4 +150,8 @@ export class HostActivation {
       error: { code: 'WORKER_CRASHED', message: `this host no longer runs the activation: ${this.severedReason}` },
     };
   }
+}
+
+function onMessage(endpoint: Endpoint, handle: (data: unknown) => void): void {
+  endpoint.addEventListener('message', ((event: { data: unknown }) => handle(event.data)) as never);
 }

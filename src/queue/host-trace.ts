@@ -8,7 +8,7 @@ import type { Span, SpanContext } from '@opentelemetry/api';
 import { errorMessage } from '../errors.js';
 import { broodVersion } from '../version.js';
 import type { ActivationEnd } from '../wire/runner.js';
-import type { RemotePlan } from './frames.js';
+import type { RemotePlan } from './job.js';
 
 const CONSUMER = 4;
 const ERROR = 2;

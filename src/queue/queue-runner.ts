@@ -1,8 +1,9 @@
 /**
  * Drivers on remote `brood host` processes (issue 20). Each activation becomes one BullMQ job that
  * carries its fully resolved plan; the host that takes it runs the driver in its own worker pool and
- * every gateway call (claims, view refresh, tool calls, event batches, end) comes back over the Redis
- * channel to the real gateway here: the parent stays the one resolver, no tool body runs on a host.
+ * says `hello` on its link to this parent, the same link protocol as a pool thread's (host-link.ts over
+ * a Redis carrier): every gateway call (claims, view refresh, tool calls), event batch and end comes
+ * back on it to the real gateway here. The parent stays the one resolver, no tool body runs on a host.
  *
  * Host death or a lost channel ends the activation with `recover`, and the agent is re-planned from
  * the parent's mirror exactly like after a thread crash (a new activation, a new job). Activation ids
@@ -10,39 +11,32 @@
  * an activation this parent no longer runs: it is told `gone` and everything it sends is ignored.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { DriverEvent, DriverPlan } from '../wire/contract.js';
+import type { DriverPlan } from '../wire/contract.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { GatewayRemote } from '../wire/gateway.js';
+import { GATEWAY_METHODS, type GatewayRemote } from '../wire/gateway.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
+import { redisCarrier } from '../wire/redis-carrier.js';
+import { SilenceJudge } from '../wire/silence.js';
+import { type ActivationFrame, outcomeEnd, type PlacedActivation } from '../pool/driver-link.js';
 import { inlineKeyError, type QueueRunnerConfig } from './config.js';
-import {
-  cellsOf,
-  type HostIdentity,
-  type JobData,
-  jobIdOf,
-  readCells,
-  type ToHost,
-  type ToParent,
-  toParentSchema,
-  toRemotePlan,
-} from './frames.js';
-import { openParentLink, type ParentLink } from './parent-link.js';
+import { HostLink } from './host-link.js';
+import { JobBatch } from './job-batch.js';
+import { cellsOf, type JobData, jobIdOf, readCells, toRemotePlan } from './job.js';
+import { openParentRedis, type ParentRedis } from './parent-redis.js';
 import { modelsKey } from './redis.js';
 
 /** How long the model configs stay in Redis without a dispatch renewing them. */
 const MODELS_TTL_MS = 3_600_000;
 
-interface RemoteActivation {
-  a: number;
+interface RemoteActivation extends PlacedActivation {
   jobId: string;
-  gateway: GatewayRemote;
   cells: Int32Array[];
   sentCells: number[];
-  host?: { endpoint: string; identity: HostIdentity };
+  /** The host's link, once its hello bound the activation there. */
+  host?: HostLink;
   cancelled?: { turn?: number };
   dispatchedAt?: number;
-  settle(end: ActivationEnd): void;
 }
 
 export interface QueueRunnerDeps {
@@ -54,14 +48,17 @@ export class QueueRunner implements DriverRunner {
   readonly kind = 'queue' as const;
   readonly id = `p${randomUUID().replaceAll('-', '')}`;
   private readonly live = new Map<number, RemoteActivation>();
-  private readonly heard = new Map<string, number>();
+  /** One link per host this parent has heard from (by its channel endpoint). */
+  private readonly hosts = new Map<string, HostLink>();
+  private readonly silence: SilenceJudge<HostLink>;
   /** The configs a host may receive (none with an inline apiKey), stored once per content hash. */
   private readonly modelsJson: string;
   private readonly modelsHash: string;
   private modelsStoredAt = 0;
   private storingModels: Promise<void> | undefined;
-  private linking: Promise<ParentLink> | undefined;
-  private link: ParentLink | undefined;
+  private connecting: Promise<ParentRedis> | undefined;
+  private redis: ParentRedis | undefined;
+  private readonly jobs = new JobBatch(() => (this.redis as ParentRedis).queue);
   private nextA = 0;
   private timer: NodeJS.Timeout | undefined;
   private lastTick = 0;
@@ -75,6 +72,7 @@ export class QueueRunner implements DriverRunner {
   ) {
     this.modelsJson = JSON.stringify(deps.models.filter((model) => model.options.apiKey === undefined));
     this.modelsHash = createHash('sha256').update(this.modelsJson).digest('hex').slice(0, 32);
+    this.silence = new SilenceJudge(config.activationTimeoutMs);
   }
 
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
@@ -84,15 +82,21 @@ export class QueueRunner implements DriverRunner {
     const done = new Promise<ActivationEnd>((settle) => (resolve = settle));
     const cells = cellsOf(plan);
     const entry: RemoteActivation = {
-      a,
+      token: a,
+      agentId: plan.agentId,
+      quarantined: false,
       jobId: jobIdOf(this.id, a),
-      gateway,
+      gateway: withCellsFirst(gateway, () => this.pushCells(entry, false)),
       cells,
       sentCells: readCells(cells),
-      settle: (end) => {
+      settle: (ending) => {
         if (this.live.get(a) !== entry) return;
         this.live.delete(a);
+        entry.host?.release(a);
         if (this.live.size === 0) this.idle();
+        const end = 'outcome' in ending ? outcomeEnd(ending.outcome).end : ending;
+        // A host that handed an activation back may have missed the configs (a restarted Redis).
+        if (end.kind === 'recover') this.modelsStoredAt = 0;
         resolve(end);
       },
     };
@@ -102,14 +106,14 @@ export class QueueRunner implements DriverRunner {
     return {
       done,
       cancel: (turn) => {
-        if (entry.host) this.toHost(entry, turn === undefined ? { k: 'cancel', a } : { k: 'cancel', a, turn });
+        if (entry.host) entry.host.cancel(a, turn);
         else entry.cancelled = turn === undefined ? {} : { turn };
       },
       forceStop: (reason) => {
-        if (entry.host) return this.toHost(entry, { k: 'stop', a, reason });
+        if (entry.host) return entry.host.send({ k: 'stop', a, reason });
         // Nobody took the job yet: the activation ends here; a host that takes it later is told `gone`.
         entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: reason });
-        void this.link?.queue.remove(entry.jobId).catch(() => undefined);
+        void this.redis?.queue.remove(entry.jobId).catch(() => undefined);
       },
     };
   }
@@ -118,15 +122,17 @@ export class QueueRunner implements DriverRunner {
     if (this.closed) return;
     this.closed = true;
     for (const entry of [...this.live.values()]) {
-      if (entry.host) this.toHost(entry, { k: 'gone', a: entry.a });
-      else void this.link?.queue.remove(entry.jobId).catch(() => undefined);
+      if (entry.host) entry.host.send({ k: 'gone', a: entry.token });
+      else void this.redis?.queue.remove(entry.jobId).catch(() => undefined);
       entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: 'the runtime closed' });
     }
     this.idle();
-    const link = this.link ?? (await this.linking?.catch(() => undefined));
+    const redis = this.redis ?? (await this.connecting?.catch(() => undefined));
     // Referenced while closing: the last frames and the QUIT must not be cut short by an exiting process.
-    link?.setActive(true);
-    await link?.close();
+    redis?.setActive(true);
+    for (const host of this.hosts.values()) host.close();
+    this.hosts.clear();
+    await redis?.close();
   }
 
   private async dispatch(entry: RemoteActivation, plan: DriverPlan): Promise<void> {
@@ -141,17 +147,17 @@ export class QueueRunner implements DriverRunner {
     }
     const data: JobData = {
       parent: this.id,
-      a: entry.a,
+      a: entry.token,
       timeoutMs: this.config.activationTimeoutMs,
       models: this.modelsHash,
       plan: toRemotePlan(plan, entry.cells),
     };
     try {
-      const link = await this.connect();
-      await link.ready();
-      await this.storeModels(link);
-      if (this.live.get(entry.a) !== entry) return;
-      await link.queue.add('activation', data, { jobId: entry.jobId, removeOnComplete: true, removeOnFail: true });
+      const redis = await this.connect();
+      await redis.ready();
+      await this.storeModels(redis);
+      if (this.live.get(entry.token) !== entry) return;
+      await this.jobs.add(data, entry.jobId);
       entry.dispatchedAt = Date.now();
     } catch (error) {
       entry.settle({
@@ -167,9 +173,9 @@ export class QueueRunner implements DriverRunner {
    * fan-out would ship it once per child). Renewed at most every few seconds, and after any recovery
    * (a restarted Redis may have lost it; a host that misses it hands the activation back).
    */
-  private storeModels(link: ParentLink): Promise<void> {
+  private storeModels(redis: ParentRedis): Promise<void> {
     if (Date.now() - this.modelsStoredAt < 5_000) return Promise.resolve();
-    this.storingModels ??= link.commands
+    this.storingModels ??= redis.commands
       .set(modelsKey(this.config.prefix, this.config.queue, this.modelsHash), this.modelsJson, 'PX', MODELS_TTL_MS)
       .then(() => {
         this.modelsStoredAt = Date.now();
@@ -180,106 +186,90 @@ export class QueueRunner implements DriverRunner {
     return this.storingModels;
   }
 
-  private connect(): Promise<ParentLink> {
-    this.linking ??= openParentLink(
+  private connect(): Promise<ParentRedis> {
+    this.connecting ??= openParentRedis(
       this.config,
       this.id,
       {
-        batch: (from, frames) => this.onBatch(from, frames),
-        broken: (peer) => this.hostLost(peer),
+        batch: (from, frames) => this.hostLink(from).deliver(frames),
+        broken: (peer) => {
+          const link = this.hosts.get(peer);
+          if (link) this.hostLost(link);
+        },
         malformed: (reason) => this.deps.onDiagnostic(`queue runner: ${reason}`),
       },
       this.deps.onDiagnostic,
-    ).then((link) => {
-      this.link = link;
-      link.setActive(this.live.size > 0);
-      return link;
+    ).then((redis) => {
+      this.redis = redis;
+      redis.setActive(this.live.size > 0);
+      return redis;
     });
     // A failed open (bullmq or ioredis missing) is retried by the next activation.
-    this.linking.catch(() => (this.linking = undefined));
-    return this.linking;
+    this.connecting.catch(() => (this.connecting = undefined));
+    return this.connecting;
   }
 
-  private onBatch(from: string, frames: unknown[]): void {
-    this.heard.set(from, Date.now());
-    for (const raw of frames) {
-      const parsed = toParentSchema.safeParse(raw);
-      if (!parsed.success) {
-        this.deps.onDiagnostic(`queue runner: a malformed frame from host ${from} was dropped`);
-        continue;
-      }
-      this.onFrame(from, parsed.data);
+  /** The link to the host at `endpoint`, made when it is first heard from. */
+  private hostLink(endpoint: string): HostLink {
+    let link = this.hosts.get(endpoint);
+    if (!link) {
+      const channel = { sendBatch: (peer: string, frames: unknown[]) => this.redis?.channel.sendBatch(peer, frames) };
+      link = new HostLink(redisCarrier(channel, endpoint), {
+        hello: (host, a) => this.hello(host, a),
+        stray: (host, frame) => this.stray(host, frame),
+        closed: (host) => {
+          if (this.hosts.get(host.endpoint) === host) this.hosts.delete(host.endpoint);
+        },
+      });
+      this.hosts.set(endpoint, link);
     }
+    return link;
   }
 
-  private onFrame(from: string, frame: ToParent): void {
-    if (frame.k === 'beat') return;
+  /** A host took an activation's job: bound there, unless another host has it or it is no longer run here. */
+  private hello(host: HostLink, a: number): void {
+    const entry = this.live.get(a);
+    if (!entry || entry.host) {
+      if (entry?.host !== host) host.send({ k: 'gone', a });
+      return;
+    }
+    entry.host = host;
+    host.attach(entry);
+    this.pushCells(entry, true);
+    const { cancelled } = entry;
+    if (cancelled) host.cancel(a, cancelled.turn);
+  }
+
+  /**
+   * A host acting for an activation it was never bound to here: its hello was lost, so it cannot be
+   * trusted to have the current state and the activation is re-planned; or it is stale (the
+   * activation moved on, or ended): it is told `gone`.
+   */
+  private stray(host: HostLink, frame: ActivationFrame): void {
     const entry = this.live.get(frame.a);
-    if (frame.k === 'hello') {
-      if (!entry || entry.host) {
-        if (entry?.host?.endpoint !== from) this.send(from, { k: 'gone', a: frame.a });
-        return;
-      }
-      entry.host = { endpoint: from, identity: frame.host };
-      this.heard.set(from, Date.now());
-      this.pushCells(entry, true);
-      const { cancelled } = entry;
-      if (cancelled) this.toHost(entry, { k: 'cancel', a: entry.a, ...cancelled });
-      return;
-    }
-    if (!entry || entry.host?.endpoint !== from) {
-      // A host acting for an activation it was never bound to here: its hello was lost. It cannot be
-      // trusted to have the current state, so the activation is re-planned.
-      if (entry && !entry.host) entry.settle({ kind: 'recover' });
-      if (frame.k !== 'end') this.send(from, { k: 'gone', a: frame.a });
-      return;
-    }
-    if (frame.k === 'end') {
-      if (frame.end.kind === 'recover') this.modelsStoredAt = 0;
-      entry.settle(frame.end);
-      return;
-    }
-    if (frame.k === 'log') {
-      void entry.gateway.log(withHost(frame.events, entry.host.identity) as DriverEvent[]);
-      return;
-    }
-    const method = entry.gateway[frame.m] as (...args: unknown[]) => Promise<unknown>;
-    void method.apply(entry.gateway, frame.args).then((reply) => {
-      if (this.live.get(entry.a) !== entry) return;
-      // Cells first: a tool call that changed the registry is seen before its result.
-      this.pushCells(entry, false);
-      this.toHost(entry, { k: 'reply', a: entry.a, id: frame.id, r: reply });
-    });
+    if (entry && !entry.host) entry.settle({ kind: 'recover' });
+    if (frame.k !== 'end') host.send({ k: 'gone', a: frame.a });
   }
 
   private pushCells(entry: RemoteActivation, always: boolean): void {
     const values = readCells(entry.cells);
     if (!always && values.every((value, index) => value === entry.sentCells[index])) return;
     entry.sentCells = values;
-    this.toHost(entry, { k: 'cells', a: entry.a, v: values });
-  }
-
-  private toHost(entry: RemoteActivation, frame: ToHost): void {
-    if (entry.host) this.send(entry.host.endpoint, frame);
-  }
-
-  private send(endpoint: string, frame: ToHost): void {
-    this.link?.channel.send(endpoint, frame);
+    entry.host?.send({ k: 'cells', a: entry.token, v: values });
   }
 
   /** A host went silent or a batch to or from it was lost: its activations are re-planned elsewhere. */
-  private hostLost(endpoint: string): void {
+  private hostLost(host: HostLink): void {
     this.modelsStoredAt = 0;
     for (const entry of [...this.live.values()]) {
-      if (entry.host?.endpoint !== endpoint) continue;
-      this.send(endpoint, { k: 'gone', a: entry.a });
+      if (entry.host !== host) continue;
+      host.send({ k: 'gone', a: entry.token });
       entry.settle({ kind: 'recover' });
     }
-    this.heard.delete(endpoint);
   }
 
   private busy(): void {
-    this.link?.setActive(true);
+    this.redis?.setActive(true);
     if (this.timer) return;
     this.lastTick = Date.now();
     this.timer = setInterval(() => this.tick(), Math.max(20, Math.min(100, this.config.activationTimeoutMs / 20)));
@@ -289,28 +279,27 @@ export class QueueRunner implements DriverRunner {
   private idle(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    this.link?.setActive(false);
+    this.silence.clear();
+    this.redis?.setActive(false);
   }
 
   private tick(): void {
     const now = Date.now();
     const timeout = this.config.activationTimeoutMs;
     // This process was stalled (not the hosts): nobody is judged on the silence it caused.
-    if (now - this.lastTick > timeout / 4) for (const host of this.heard.keys()) this.heard.set(host, now);
+    if (now - this.lastTick > timeout / 4) this.silence.clear();
     this.lastTick = now;
-    const hosts = new Set<string>();
+    const hosts = new Set<HostLink>();
     for (const entry of this.live.values()) {
       if (!entry.host) continue;
-      hosts.add(entry.host.endpoint);
+      hosts.add(entry.host);
       this.pushCells(entry, false);
     }
-    for (const host of hosts) {
-      const heard = this.heard.get(host) ?? now;
-      if (now - heard > timeout) this.hostLost(host);
-    }
+    const heard = [...hosts].map((host) => [host, host.heard] as const);
+    for (const host of this.silence.judge(heard, now)) this.hostLost(host);
     if (now - this.lastBeat >= timeout / 4) {
       this.lastBeat = now;
-      for (const host of hosts) this.send(host, { k: 'beat' });
+      for (const host of hosts) host.send({ k: 'beat' });
     }
     // Checked every quarter timeout, so a lost job is re-planned within 1.25 timeouts of being queued or taken.
     if (now - this.lastQueuedCheck >= timeout / 4) {
@@ -327,15 +316,15 @@ export class QueueRunner implements DriverRunner {
    * comes later names an activation that no longer exists and is told `gone`.
    */
   private async checkQueued(before: number): Promise<void> {
-    const link = this.link;
-    if (!link) return;
+    const redis = this.redis;
+    if (!redis) return;
     const waiting = [...this.live.values()].filter(
       (entry) => !entry.host && entry.dispatchedAt !== undefined && entry.dispatchedAt < before,
     );
     for (const entry of waiting) {
-      const job = await link.queue.getJob(entry.jobId).catch(() => null);
+      const job = await redis.queue.getJob(entry.jobId).catch(() => null);
       const state = job ? await job.getState().catch(() => 'error') : 'unknown';
-      if (entry.host || this.live.get(entry.a) !== entry) continue;
+      if (entry.host || this.live.get(entry.token) !== entry) continue;
       const takenAndSilent = state === 'active' && (job?.processedOn ?? Number.POSITIVE_INFINITY) < before;
       if (state === 'unknown' || state === 'completed' || state === 'failed' || takenAndSilent) {
         this.modelsStoredAt = 0;
@@ -345,13 +334,20 @@ export class QueueRunner implements DriverRunner {
   }
 }
 
-/** `model/request` records which host ran it. */
-function withHost(events: unknown, host: HostIdentity): unknown {
-  if (!Array.isArray(events)) return events;
-  return events.map((event: unknown) => {
-    const candidate = event as { type?: unknown; data?: unknown } | null;
-    if (candidate?.type !== 'model/request' || typeof candidate.data !== 'object' || candidate.data === null)
-      return event;
-    return { ...candidate, data: { ...(candidate.data as Record<string, unknown>), host } };
-  });
+/**
+ * The gateway a host is served: after each call, before its answer leaves, the cells are pushed if
+ * they moved, so a tool call that changed the registry is seen on the host before its result.
+ */
+function withCellsFirst(gateway: GatewayRemote, pushCells: () => void): GatewayRemote {
+  const served: Record<string, unknown> = { log: gateway.log.bind(gateway) };
+  for (const method of GATEWAY_METHODS) {
+    const call = gateway[method] as ((...args: unknown[]) => Promise<unknown>) | undefined;
+    if (call === undefined) continue;
+    served[method] = async (...args: unknown[]) => {
+      const answer = await call.apply(gateway, args);
+      pushCells();
+      return answer;
+    };
+  }
+  return Object.freeze(served) as unknown as GatewayRemote;
 }

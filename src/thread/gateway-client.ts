@@ -1,8 +1,8 @@
 /** A pool thread's side of the parent's gateway, one per activation (see GatewayClient). */
-import * as Comlink from 'comlink';
+import type * as Comlink from 'comlink';
 import { BroodError } from '../errors.js';
 import type { DriverEvent, DriverGateway } from '../wire/contract.js';
-import { driverHostOver, type GatewayRemote } from '../wire/gateway.js';
+import { driverHostOver, remoteGateway } from '../wire/gateway.js';
 import { unwrapReply, type WireType } from '../wire/protocol.js';
 
 /**
@@ -17,10 +17,9 @@ export class GatewayClient {
   private closedReason: string | undefined;
 
   constructor(endpoint: Comlink.Endpoint, sendLog: (events: DriverEvent[]) => void, sent?: () => Promise<void>) {
-    const host = driverHostOver(
-      methodsOf(Comlink.wrap<GatewayRemote>(endpoint) as unknown as GatewayRemote),
-      (what, send, value) => this.guard(what, send, value),
-    );
+    // `log` never goes through comlink here: it is overridden below with the one-way frame.
+    const remote = remoteGateway(endpoint, () => Promise.resolve({ ok: true, value: undefined }));
+    const host = driverHostOver(remote, (what, send, value) => this.guard(what, send, value));
     host.log = (events) => {
       if (this.closedReason !== undefined)
         return Promise.reject(new BroodError('WORKER_CRASHED', `log: ${this.closedReason}`));
@@ -50,31 +49,4 @@ export class GatewayClient {
         .finally(() => this.pending.delete(reject));
     });
   }
-}
-
-/**
- * Each method's comlink proxy, taken on first use and kept. Reading `remote.executeTool` creates a new
- * proxy and registers it with comlink's FinalizationRegistry, which per call was allocation and GC
- * work on the thread for nothing; taking all ten up front would cost more than a short activation's
- * few calls. comlink's apply ignores `this`, so a taken proxy is called as it is.
- */
-function methodsOf(remote: GatewayRemote): GatewayRemote {
-  const taken: Partial<GatewayRemote> = {};
-  const take = <K extends keyof GatewayRemote>(name: K): GatewayRemote[K] => {
-    taken[name] ??= remote[name];
-    return taken[name] as GatewayRemote[K];
-  };
-  return {
-    claimNext: () => take('claimNext')(),
-    refreshView: () => take('refreshView')(),
-    classify: (name, args) => take('classify')(name, args),
-    executeTool: (call) => take('executeTool')(call),
-    callFromCode: (call) => take('callFromCode')(call),
-    endProgram: (program) => take('endProgram')(program),
-    runTools: (batch) => take('runTools')(batch),
-    log: (events) => take('log')(events),
-    joinMessages: (turn) => take('joinMessages')(turn),
-    endTurn: (report) => take('endTurn')(report),
-    admit: (request) => (take('admit') as NonNullable<GatewayRemote['admit']>)(request),
-  };
 }

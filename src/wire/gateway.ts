@@ -4,6 +4,7 @@
  * envelopes into the typed DriverGateway a driver uses. Every runner goes through driverHostOver, so
  * replies are validated the same way whether they crossed a thread or not.
  */
+import * as Comlink from 'comlink';
 import type {
   AdmitRequestWire,
   CodeCallWire,
@@ -43,6 +44,82 @@ export interface GatewayRemote {
   endTurn(report: TurnReport): Promise<Reply<unknown>>;
   /** Absent on gateways that govern nothing (a driver only calls it when its plan says `admission`). */
   admit?(request: AdmitRequestWire): Promise<Reply<unknown>>;
+  /**
+   * Present on a gateway that is itself another link's (a queue host's, whose parent is behind Redis):
+   * the driver's comlink messages on `endpoint` are passed on as they are, and the answers passed back,
+   * instead of being decoded, called here and encoded again.
+   */
+  relay?(endpoint: Comlink.Endpoint): void;
+}
+
+/**
+ * The gateway's methods a driver host calls over a link (as comlink `rpc` frames), listed once.
+ * `log` is not among them: event batches travel as one-way `log` frames.
+ */
+export const GATEWAY_METHODS = [
+  'claimNext',
+  'refreshView',
+  'classify',
+  'executeTool',
+  'callFromCode',
+  'endProgram',
+  'runTools',
+  'joinMessages',
+  'endTurn',
+  'admit',
+] as const satisfies readonly (keyof GatewayRemote)[];
+export type GatewayMethod = (typeof GATEWAY_METHODS)[number];
+const METHOD_NAMES: ReadonlySet<string> = new Set(GATEWAY_METHODS);
+
+/**
+ * The parent's gateway as a driver host sees it: comlink calls over an activation's link endpoint.
+ * Each method's comlink proxy is taken on first use and kept. Reading `remote.executeTool` creates a
+ * new proxy and registers it with comlink's FinalizationRegistry, which per call was allocation and GC
+ * work for nothing; taking all of them up front would cost more than a short activation's few calls.
+ * comlink's apply ignores `this`, so a taken proxy is called as it is. `log` is the caller's (a frame).
+ */
+export function remoteGateway(endpoint: Comlink.Endpoint, log: GatewayRemote['log']): GatewayRemote {
+  const remote = Comlink.wrap<GatewayRemote>(endpoint) as unknown as Record<
+    GatewayMethod,
+    (...args: unknown[]) => Promise<Reply<unknown>>
+  >;
+  const taken = new Map<GatewayMethod, (...args: unknown[]) => Promise<Reply<unknown>>>();
+  const call =
+    (method: GatewayMethod) =>
+    (...args: unknown[]): Promise<Reply<unknown>> => {
+      let proxy = taken.get(method);
+      if (!proxy) {
+        proxy = remote[method];
+        taken.set(method, proxy);
+      }
+      return proxy(...args);
+    };
+  const gateway = { log } as Record<string, unknown>;
+  for (const method of GATEWAY_METHODS) gateway[method] = call(method);
+  return gateway as unknown as GatewayRemote;
+}
+
+/**
+ * Whether an `rpc` frame's message is a plain call of one gateway method (comlink's APPLY with a
+ * one-name path and plain arguments). A parent that serves its gateway to another process checks
+ * this first: comlink would also let the sender read or set any property path on the served object.
+ */
+export function isGatewayCall(message: unknown): boolean {
+  const call = message as { type?: unknown; path?: unknown; argumentList?: unknown; id?: unknown } | null;
+  if (typeof call !== 'object' || call === null || call.type !== 'APPLY' || typeof call.id !== 'string') return false;
+  const { path, argumentList } = call;
+  if (!Array.isArray(path) || path.length !== 1 || !METHOD_NAMES.has(path[0])) return false;
+  return (
+    Array.isArray(argumentList) &&
+    argumentList.every((argument) => (argument as { type?: unknown } | null)?.type === 'RAW')
+  );
+}
+
+/** Whether an `rpc` frame's message is comlink's answer to a call (a plain value or a thrown error). */
+export function isGatewayAnswer(message: unknown): boolean {
+  const answer = message as { type?: unknown; id?: unknown; name?: unknown } | null;
+  if (typeof answer !== 'object' || answer === null || typeof answer.id !== 'string') return false;
+  return answer.type === 'RAW' || (answer.type === 'HANDLER' && answer.name === 'throw');
 }
 
 const ADMITTED: Reply<unknown> = { ok: true, value: undefined };

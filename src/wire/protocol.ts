@@ -181,28 +181,55 @@ export const driverPlan = wire(driverPlanDecl);
 /** How an activation ended, as its driver host reports it: it never throws for driver-level failures. */
 const activationOutcomeDecl = tagged('ok', [
   object({ ok: literal(true) }),
-  object({ ok: literal(false), error: errorEnvelope }),
+  object({
+    ok: literal(false),
+    error: errorEnvelope,
+    /** A queue host's local pool said how the turn stopped (a thread's failures are errors). */
+    stopReason: optional(oneOf(['error', 'aborted'])),
+    /** A queue host handed the activation back (it lost its thread, or is shutting down): re-plan it. */
+    recover: optional(literal(true)),
+  }),
 ]);
 export type ActivationOutcome = Wire<typeof activationOutcomeDecl>;
 export const activationOutcome = wire(activationOutcomeDecl);
 
 // ——— frames: what a link batch carries. `a` is the activation id (the watch-board token). ———
 const activation = int('positive');
-/** Parent → driver host. `init` comes once per link, before any `start`. */
+/** Which host runs an activation (a `brood host` process), as its model/request events record it. */
+const hostIdentityDecl = object({ name: str({ max: 256 }), pid: int('nonnegative') });
+export type HostIdentity = Wire<typeof hostIdentityDecl>;
+
+/**
+ * Parent → driver host. A pool thread gets `init` once per link, before any `start`. A queue host gets
+ * its plans as jobs instead (src/queue/job.ts), and, because shared memory cannot cross processes,
+ * `cells` (the values of the plan's version cells and events flag, whenever they change), `stop` (a
+ * force stop: a thread is recycled instead), `gone` (the parent no longer runs the activation: a stale
+ * or duplicate host must drop it) and `beat` (the link is alive: a thread's heartbeat is the watch board).
+ */
 const hostFrameDecl = tagged('k', [
   object({ k: literal('init'), board: sharedBuffer() }),
   object({ k: literal('start'), a: activation, plan: driverPlanDecl }),
   object({ k: literal('rpc'), a: activation, m: unknown() }),
   object({ k: literal('cancel'), a: activation, turn: optional(int()) }),
+  object({ k: literal('cells'), a: activation, v: array(int()) }),
+  object({ k: literal('stop'), a: activation, reason: str() }),
+  object({ k: literal('gone'), a: activation }),
+  object({ k: literal('beat') }),
 ]);
 export type HostFrame = Wire<typeof hostFrameDecl>;
 export const hostFrame = wire(hostFrameDecl);
 
-/** Driver host → parent. `log` is one-way; `end` follows every other frame of its activation. */
+/**
+ * Driver host → parent. `log` is one-way; `end` follows every other frame of its activation. A queue
+ * host says `hello` when it takes an activation's job (the parent binds the activation to it then),
+ * and `beat` like the parent.
+ */
 const parentFrameDecl = tagged('k', [
   object({ k: literal('rpc'), a: activation, m: unknown() }),
   object({ k: literal('log'), a: activation, events: driverEventsDecl }),
   object({ k: literal('end'), a: activation, outcome: activationOutcomeDecl }),
+  object({ k: literal('hello'), a: activation, host: hostIdentityDecl }),
+  object({ k: literal('beat') }),
 ]);
 export type ParentFrame = Wire<typeof parentFrameDecl>;
 export const parentFrame = wire(parentFrameDecl);

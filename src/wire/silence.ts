@@ -1,9 +1,9 @@
 /**
  * The rule for "this peer has gone silent": a peer is silent once what is heard of it (a pool
- * thread's heartbeat counter on the watch board) has not changed for longer than the timeout. Pure:
- * the caller says what it heard and when (an injected clock in tests). The pool's hang watchdog uses
- * it; the queue's links still judge silence in their own framing (src/queue), which the Redis carrier
- * is to replace.
+ * thread's heartbeat counter on the watch board; the batches a Redis carrier has received from a
+ * queue host or parent, `beat` frames among them) has not changed for longer than the timeout. Pure:
+ * the caller says what it heard and when (an injected clock in tests). The pool's hang watchdog, the
+ * queue runner and `brood host` all use it.
  */
 export class SilenceJudge<K> {
   private readonly seen = new Map<K, { value: unknown; at: number }>();

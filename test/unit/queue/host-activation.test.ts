@@ -3,9 +3,36 @@
  * arrives before the pool took the activation (it is made on a parent's first job) applies once it
  * does, in order; later ones apply at once.
  */
-import { describe, expect, it } from 'vitest';
-import { HostActivation } from '../../../src/queue/host-activation.js';
+import * as Comlink from 'comlink';
+import { MessageChannel } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HostActivation, type ParentLinkPort } from '../../../src/queue/host-activation.js';
+import { Link } from '../../../src/wire/link.js';
+import { portCarrier } from '../../../src/wire/port-carrier.js';
+import type { ParentFrame } from '../../../src/wire/protocol.js';
 import type { Activation } from '../../../src/wire/runner.js';
+import { until } from '../../support/until.js';
+
+/** A real link to a parent that never answers. */
+const channels: MessageChannel[] = [];
+function silentParent(): ParentLinkPort {
+  const channel = new MessageChannel();
+  channels.push(channel);
+  const ignore = () => undefined;
+  const link = new Link<ParentFrame, ParentFrame>(portCarrier(channel.port1), {
+    accept: ignore,
+    frame: ignore,
+    invalid: ignore,
+    closed: ignore,
+  });
+  return { endpoint: (a) => link.endpoint(a), send: (frame) => link.send(frame) };
+}
+afterEach(() => {
+  for (const channel of channels.splice(0)) {
+    channel.port1.close();
+    channel.port2.close();
+  }
+});
 
 /** The local pool's side of the seam, recording what the host asked of it. */
 function recordingActivation(): { activation: Activation; asked: string[] } {
@@ -20,7 +47,7 @@ function recordingActivation(): { activation: Activation; asked: string[] } {
 
 describe('HostActivation', () => {
   it('keeps a cancel and a force stop that arrive before the local activation, and applies them on attach', () => {
-    const host = new HostActivation('p1', 1, [], () => undefined);
+    const host = new HostActivation('p1', 1, [], silentParent());
     host.cancel(3);
     host.cancel(undefined);
     host.forceStop('the parent gave up');
@@ -32,8 +59,30 @@ describe('HostActivation', () => {
     expect(asked.at(-1)).toBe('cancel 4');
   });
 
+  it("relays a driver's call to the parent; severed, the relayed call still waiting answers WORKER_CRASHED", async () => {
+    const sent: ParentFrame[] = [];
+    const parent = silentParent();
+    const host = new HostActivation('p1', 1, [], { ...parent, send: (frame) => sent.push(frame) });
+    // The local pool's link: the driver's end and the host's end of one activation.
+    const { port1, port2 } = new MessageChannel();
+    channels.push({ port1, port2 } as MessageChannel);
+    const ignore = () => undefined;
+    const handlers = { accept: (raw: unknown) => raw as ParentFrame, frame: ignore, invalid: ignore, closed: ignore };
+    const driverSide = new Link<ParentFrame, ParentFrame>(portCarrier(port1), handlers);
+    const hostSide = new Link<ParentFrame, ParentFrame>(portCarrier(port2), handlers);
+    host.gateway.relay?.(hostSide.endpoint(1));
+    const claimNext = Comlink.wrap<{ claimNext(): Promise<unknown> }>(driverSide.endpoint(1)).claimNext;
+    const pending = claimNext();
+    await until(() => sent.length === 1);
+    expect(sent[0]).toMatchObject({ k: 'rpc', a: 1, m: { type: 'APPLY', path: ['claimNext'] } });
+    host.sever('gone');
+    await expect(pending).resolves.toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED' } });
+    await expect(claimNext()).resolves.toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED' } });
+    expect(sent).toHaveLength(1);
+  });
+
   it('a severed activation answers every call WORKER_CRASHED', async () => {
-    const host = new HostActivation('p1', 1, [], () => undefined);
+    const host = new HostActivation('p1', 1, [], silentParent());
     const pending = host.gateway.claimNext();
     host.sever('gone');
     await expect(pending).resolves.toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED' } });

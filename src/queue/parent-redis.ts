@@ -22,7 +22,7 @@ import {
 /** Failed connection attempts before a dispatch gives up (with ioredis's 100, 200, 300 ms back-off). */
 const DISPATCH_ATTEMPTS = 3;
 
-export interface ParentLink {
+export interface ParentRedis {
   readonly queue: Queue;
   readonly channel: Channel;
   readonly commands: RedisClient;
@@ -35,12 +35,12 @@ export interface ParentLink {
   close(): Promise<void>;
 }
 
-export async function openParentLink(
+export async function openParentRedis(
   config: QueueRunnerConfig,
   self: string,
   handlers: ChannelHandlers,
   onError: (message: string) => void,
-): Promise<ParentLink> {
+): Promise<ParentRedis> {
   const { Queue } = await import('bullmq');
   const where = describeConnection(config.connection);
   let lastError = '';

@@ -1,0 +1,144 @@
+/**
+ * The parent's end of one link to a driver host — a pool thread (thread-link.ts) or a `brood host`
+ * process over Redis (src/queue/host-link.ts): the activations placed there, their gateways (served
+ * as comlink endpoints on the link), their one-way event logs, and their ends. The link holds the
+ * process open only while an activation runs on it.
+ */
+import { Link, type Carrier, type LinkOptions } from '../wire/link.js';
+import type { GatewayRemote } from '../wire/gateway.js';
+import { serveGateway } from './gateway-server.js';
+import { activationOutcome, type ActivationOutcome, type HostFrame, type ParentFrame } from '../wire/protocol.js';
+import type { ActivationEnd } from '../wire/runner.js';
+
+export interface PlacedActivation {
+  token: number;
+  agentId: string;
+  quarantined: boolean;
+  gateway: GatewayRemote;
+  /** Settles the activation (first call wins). */
+  settle(end: ActivationEnd | { outcome: unknown }): void;
+}
+
+/** A frame that belongs to one activation. */
+export type ActivationFrame = Extract<ParentFrame, { a: number }>;
+
+export interface DriverLinkHooks<Self> {
+  /** The carrier closed (the thread exited, the link was closed). */
+  closed(link: Self): void;
+  /** The link's last activation was released. */
+  idle?(link: Self): void;
+}
+
+export abstract class DriverLink<Self = unknown> {
+  readonly live = new Map<number, PlacedActivation>();
+  protected readonly link: Link<ParentFrame, HostFrame>;
+
+  constructor(carrier: Carrier, hooks: DriverLinkHooks<Self>, options: LinkOptions = {}) {
+    const self = this as unknown as Self;
+    this.link = new Link<ParentFrame, HostFrame>(
+      carrier,
+      {
+        // Frames of activations not live here (a late `end` after the parent ended one, comlink's late
+        // releases) are turned away here, so they cost the parent no turn of its event loop.
+        accept: (raw) => this.accept(raw),
+        frame: (frame) => this.onFrame(frame),
+        invalid: () => undefined, // malformed, or for an activation gone: nobody to fail
+        closed: () => hooks.closed(self),
+      },
+      options,
+    );
+    this.idle = () => hooks.idle?.(self);
+    this.link.setActive(false);
+  }
+
+  private readonly idle: () => void;
+
+  get closed(): boolean {
+    return this.link.closed;
+  }
+
+  get load(): number {
+    return this.live.size;
+  }
+
+  /** Serves an activation's gateway on this link; its frames are accepted from now on. */
+  attach(entry: PlacedActivation): void {
+    this.live.set(entry.token, entry);
+    serveGateway(this.link.endpoint(entry.token), entry.gateway);
+    if (this.live.size === 1) this.link.setActive(true);
+  }
+
+  cancel(token: number, turn: number | undefined): void {
+    this.link.send(turn === undefined ? { k: 'cancel', a: token } : { k: 'cancel', a: token, turn });
+  }
+
+  /** Forgets an activation (ended, or judged after a death). */
+  release(token: number): void {
+    if (!this.live.delete(token)) return;
+    this.link.drop(token);
+    if (this.live.size > 0) return;
+    this.link.setActive(false);
+    this.idle();
+  }
+
+  close(): void {
+    this.link.close();
+  }
+
+  /** The frame, if it is well formed and its activation is live here (see `stray`). */
+  private accept(raw: unknown): ParentFrame | undefined {
+    const frame = this.shape(raw);
+    if (frame === undefined || frame.k === 'beat' || frame.k === 'hello' || this.live.has(frame.a)) return frame;
+    this.stray(frame);
+    return undefined;
+  }
+
+  /** Checks a frame's shape; payloads may be left to where they are used (gateway, outcome). */
+  protected abstract shape(raw: unknown): ParentFrame | undefined;
+
+  /** A well-formed frame of an activation not live on this link. */
+  protected stray(_frame: ActivationFrame): void {}
+
+  /** Frames other than an activation's log and end (a queue host's hello and beat). */
+  protected other(_frame: ParentFrame): void {}
+
+  protected log(entry: PlacedActivation, events: Extract<ParentFrame, { k: 'log' }>['events']): void {
+    void entry.gateway.log(events);
+  }
+
+  private onFrame(frame: ParentFrame): void {
+    if (frame.k !== 'log' && frame.k !== 'end') {
+      this.other(frame);
+      return;
+    }
+    const entry = this.live.get(frame.a);
+    if (!entry) return; // late frames of an activation already judged
+    if (frame.k === 'log') this.log(entry, frame.events);
+    else entry.settle({ outcome: frame.outcome });
+  }
+}
+
+/** A driver host's report of how an activation ended, checked like any message from a thread. */
+export function outcomeEnd(raw: unknown): { end: ActivationEnd; ok: boolean } {
+  let outcome: ActivationOutcome;
+  try {
+    outcome = activationOutcome.parse(raw, 'end');
+  } catch {
+    return {
+      ok: false,
+      end: { kind: 'failed', stopReason: 'error', diagnostic: 'a driver host reported a malformed outcome' },
+    };
+  }
+  if (outcome.ok) return { ok: true, end: { kind: 'finished' } };
+  if (outcome.recover) return { ok: false, end: { kind: 'recover' } };
+  const stopReason = outcome.stopReason ?? 'error';
+  return { ok: false, end: { kind: 'failed', stopReason, diagnostic: outcome.error.message } };
+}
+
+/** The other way round: how a queue host reports the end its local pool gave an activation. */
+export function endOutcome(end: ActivationEnd): ActivationOutcome {
+  if (end.kind === 'finished') return { ok: true };
+  if (end.kind === 'recover')
+    return { ok: false, recover: true, error: { code: 'WORKER_CRASHED', message: 'the driver host lost its thread' } };
+  return { ok: false, stopReason: end.stopReason, error: { code: 'INTERNAL', message: end.diagnostic } };
+}
