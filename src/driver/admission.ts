@@ -2,31 +2,76 @@
  * A driver's side of admission (createBrood `limits`): a governed request (plan.admission) waits for
  * the parent's scheduler before it is made — one crossing per request, none at all otherwise — and
  * the adapter gets a retry gate for 429/503, which asks again with the announced pause.
+ *
+ * A paced provider's grant names the request's slot. The parent grants a little ahead, so the request
+ * is sent at its slot wherever the grant arrived from; a grant that arrives too late (its thread was
+ * busy) is given back and asked for again rather than sent on top of the next slot's request — a
+ * provider that allows no burst would refuse one of the two.
  */
 import type { ModelRequest } from '../models/types.js';
-import type { DriverGateway, DriverPlan } from '../wire/contract.js';
+import { epochNow, LOCAL_CLOCK } from '../wire/clock.js';
+import type { AdmitGrant, DriverGateway, DriverPlan } from '../wire/contract.js';
+
+/** How late after its slot a request may still be sent: under half a spacing at 100 requests/s. */
+const LATE_MS = 4;
+/** Late grants given back per request at most; then it is sent late (a refusal is handled anyway). */
+const MAX_GIVEN_BACK = 3;
+
+export interface Admission {
+  /** Resolves when the admitted request should be sent (at its slot). */
+  atSlot(): Promise<void>;
+  retryGate: NonNullable<ModelRequest['retryGate']>;
+}
 
 export async function admitted(
   plan: DriverPlan,
   host: DriverGateway,
   estimate: () => number,
   signal: AbortSignal,
-): Promise<ModelRequest['retryGate'] | 'aborted'> {
+): Promise<Admission | undefined | 'aborted'> {
   const { admit } = host;
   if (plan.admission !== true || admit === undefined) return undefined;
   const provider = plan.route.provider;
   const tokens = estimate();
-  await untilAborted(admit({ provider, tokens }), signal);
-  if (signal.aborted) return 'aborted';
-  return (retryAfterMs) =>
+  const ask = (retryAfterMs?: number) =>
     untilAborted(admit({ provider, tokens, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) }), signal);
+  let grant = await ask();
+  if (signal.aborted) return 'aborted';
+  const atSlot = async (): Promise<void> => {
+    for (let givenBack = 0; !signal.aborted; givenBack++) {
+      const wait = waitFor(grant);
+      if (wait !== 'late' || givenBack === MAX_GIVEN_BACK)
+        return wait === 'late' || wait <= 0 ? undefined : sleep(wait);
+      grant = await ask();
+    }
+  };
+  return {
+    atSlot,
+    retryGate: async (retryAfterMs) => {
+      grant = await ask(retryAfterMs);
+      await atSlot();
+    },
+  };
+}
+
+/** How long until the grant's slot (≤ 0: now), or 'late' when its slot passed more than LATE_MS ago. */
+function waitFor(grant: AdmitGrant | null | undefined): number | 'late' {
+  if (grant === null || grant === undefined) return 0;
+  // Another process's clock is not ours: its grant is read relative to when it was granted.
+  const now = grant.clock === LOCAL_CLOCK ? epochNow() : grant.grantedAt;
+  const wait = grant.at - now;
+  return wait < -LATE_MS ? 'late' : wait;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Waits for `work`, or less when `signal` aborts first (the caller checks the signal). */
-function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => resolve();
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = (): void => resolve(undefined);
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });

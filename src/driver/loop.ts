@@ -190,8 +190,8 @@ export class Driver {
 
   private async request(view: DriverView, turn: TurnState, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
     const { route } = this.plan;
-    const retryGate = await admitted(this.plan, this.host, () => estimateTokens(view.system, this.history), signal);
-    if (retryGate === 'aborted') return 'aborted';
+    const admission = await admitted(this.plan, this.host, () => estimateTokens(view.system, this.history), signal);
+    if (admission === 'aborted') return 'aborted';
     this.emit('model/request', {
       provider: route.provider,
       model: route.model,
@@ -207,6 +207,7 @@ export class Driver {
     if (sent) await sent;
     // Decided per request: with nobody watching, adapters get no callback and nothing is produced.
     const stream = this.streaming ? { open: true } : undefined;
+    await admission?.atSlot();
     try {
       const raw: unknown = await this.adapter.request({
         route,
@@ -216,7 +217,7 @@ export class Driver {
         tools: view.tools,
         signal,
         ...(this.traceHeaders === undefined ? {} : { traceHeaders: this.traceHeaders }),
-        ...(retryGate === undefined ? {} : { retryGate }),
+        ...(admission === undefined ? {} : { retryGate: admission.retryGate }),
         ...(stream === undefined
           ? {}
           : {

@@ -49,11 +49,64 @@ export class TokenBucket {
 }
 
 /**
- * Requests per minute with no burst: one request per `60_000 / rpm` ms. Providers enforce per-second
- * or finer windows, so letting a minute's worth through at once would be refused.
+ * How a paced provider's schedule absorbs delay, as fractions of its spacing. A request admitted up
+ * to CATCH_UP late (a timer that woke late, a queue that was busy) keeps the schedule — the next one
+ * still has its own slot — so small delays are not lost throughput; later than that, the schedule
+ * restarts from now, and missed slots are never bunched into a burst. A request is admitted up to
+ * LEAD ahead of its slot, so the grant has crossed to its thread by then and the thread sends at the
+ * slot (src/driver/admission.ts). MARGIN spaces requests a little wider than the limit.
  */
-export function requestBucket(requestsPerMinute: number, now: number): TokenBucket {
-  return new TokenBucket(1, requestsPerMinute / 60_000, now);
+const CATCH_UP = 0.2;
+const LEAD = 0.3;
+const MARGIN = 0.01;
+/** A refusal (429/503) slows the pace by this factor, and it stays slowed: the limit was set too high. */
+const BACK_OFF = 0.95;
+/** Refusals closer together than this many spacings are one refusal (requests already on their way). */
+const BACK_OFF_EVERY = 20;
+/** The pace never backs off below this share of the configured limit. */
+const BACK_OFF_FLOOR = 0.5;
+
+/**
+ * Requests per minute with no burst, as a schedule of slots one spacing apart (a GCRA virtual clock).
+ * Providers enforce per-second or finer windows, so letting a minute's worth through at once would
+ * be refused. Learns from refusals: each one (at most one per BACK_OFF_EVERY spacings) slows the pace
+ * by BACK_OFF, and the slower pace holds.
+ */
+export class Pacer {
+  private slot: number;
+  private spacing: number;
+  private readonly slowest: number;
+  private lastBackOff = Number.NEGATIVE_INFINITY;
+
+  constructor(requestsPerMinute: number, now: number) {
+    this.spacing = (60_000 / requestsPerMinute) * (1 + MARGIN);
+    this.slowest = this.spacing / BACK_OFF_FLOOR;
+    this.slot = now;
+  }
+
+  /** When the next request may be admitted (now when it already can): LEAD before its slot. */
+  readyAt(now: number): number {
+    return Math.max(now, this.slot - this.spacing * LEAD);
+  }
+
+  /** Takes the next slot for a request admitted now: when it should be sent (now, or a little later). */
+  take(now: number): number {
+    const slot = Math.max(this.slot, now - this.spacing * CATCH_UP);
+    this.slot = slot + this.spacing;
+    return Math.max(slot, now);
+  }
+
+  /** The provider refused a request: from now on, requests go further apart. */
+  backOff(now: number): void {
+    if (now - this.lastBackOff < this.spacing * BACK_OFF_EVERY) return;
+    this.lastBackOff = now;
+    this.spacing = Math.min(this.slowest, this.spacing / BACK_OFF);
+  }
+
+  /** Requests per minute now (the configured rate, less the margin and any back-off). */
+  get requestsPerMinute(): number {
+    return 60_000 / this.spacing;
+  }
 }
 
 /** Tokens per minute, with up to one second's worth at once. */

@@ -3,7 +3,7 @@
  * injected clock. It never waits and never sets a timer; the async glue (scheduler.ts) calls `admit`
  * whenever something changed and sleeps until `wakeAt` when work waits on time alone.
  */
-import { requestBucket, tokenBucket, type TokenBucket } from './buckets.js';
+import { Pacer, tokenBucket, type TokenBucket } from './buckets.js';
 import type { Limits, ProviderLimits, QueueOrder } from './types.js';
 
 export type TicketKind = 'agent' | 'model-request';
@@ -21,6 +21,8 @@ export interface TicketRequest {
 export interface Ticket extends TicketRequest {
   readonly id: number;
   readonly enqueuedAt: number;
+  /** Once admitted, a paced model request's slot: when it should be sent (it may be admitted a little ahead). */
+  sendAt?: number;
 }
 
 /** What an admitted model request holds until it is released (its usage corrects the estimate). */
@@ -33,7 +35,7 @@ interface ProviderState {
   readonly limits: ProviderLimits;
   inFlight: number;
   pausedUntil: number;
-  readonly requests: TokenBucket | undefined;
+  readonly requests: Pacer | undefined;
   readonly tokens: TokenBucket | undefined;
 }
 
@@ -133,7 +135,7 @@ export class AdmissionPolicy {
     const state = this.provider(ticket.provider ?? '');
     if (state.pausedUntil > now) return { global: false, at: state.pausedUntil };
     if (state.inFlight >= (state.limits.concurrent ?? Number.POSITIVE_INFINITY)) return { global: false };
-    const at = Math.max(state.requests?.readyAt(1, now) ?? now, state.tokens?.readyAt(ticket.tokens ?? 0, now) ?? now);
+    const at = Math.max(state.requests?.readyAt(now) ?? now, state.tokens?.readyAt(ticket.tokens ?? 0, now) ?? now);
     return at <= now ? true : { global: false, at };
   }
 
@@ -145,7 +147,7 @@ export class AdmissionPolicy {
     this.inFlightTotal += 1;
     const state = this.provider(ticket.provider ?? '');
     state.inFlight += 1;
-    state.requests?.take(1, now);
+    if (state.requests) ticket.sendAt = state.requests.take(now);
     state.tokens?.take(ticket.tokens ?? 0, now);
   }
 
@@ -159,7 +161,7 @@ export class AdmissionPolicy {
       limits,
       inFlight: 0,
       pausedUntil: 0,
-      requests: limits.requestsPerMinute === undefined ? undefined : requestBucket(limits.requestsPerMinute, now),
+      requests: limits.requestsPerMinute === undefined ? undefined : new Pacer(limits.requestsPerMinute, now),
       tokens: limits.tokensPerMinute === undefined ? undefined : tokenBucket(limits.tokensPerMinute, now),
     };
     this.providers.set(id, state);
@@ -179,11 +181,15 @@ export class AdmissionPolicy {
     if (usedTokens !== undefined) state.tokens?.adjust(usedTokens - lease.tokens, this.now());
   }
 
-  /** A provider said "retry after": nothing more of it is admitted until then, for every agent. */
+  /**
+   * A provider refused a request and said "retry after": nothing more of it is admitted until then,
+   * for every agent, and its requests are paced slower from now on.
+   */
   pause(provider: string, retryAfterMs: number): void {
     const now = this.now();
     const until = now + retryAfterMs;
     const state = this.provider(provider);
+    state.requests?.backOff(now);
     const from = Math.max(state.pausedUntil, now);
     if (until > from) this.throttledMs += until - from;
     state.pausedUntil = Math.max(state.pausedUntil, until);

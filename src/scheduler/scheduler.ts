@@ -118,18 +118,26 @@ export class Scheduler implements SchedulerView {
 
   /**
    * Before one model request (or its retry after a 429/503, with the announced pause): resolves when
-   * the request may go. The agent's previous lease, if any, is released first: a driver makes one
-   * request at a time, and a throttled request holds no slot while it waits.
+   * the request may go — with its slot on this clock when the provider is paced (requestsPerMinute;
+   * it may be admitted a little ahead of it). The agent's previous lease, if any, is released first:
+   * a driver makes one request at a time, and a throttled request holds no slot while it waits.
    */
-  async admitModel(agent: SchedulerAgent, provider: string, tokens: number, retryAfterMs?: number): Promise<void> {
+  async admitModel(
+    agent: SchedulerAgent,
+    provider: string,
+    tokens: number,
+    retryAfterMs?: number,
+  ): Promise<number | undefined> {
     this.releaseModel(agent.id);
     if (retryAfterMs !== undefined) {
       this.policy.pause(provider, retryAfterMs);
       this.events.throttled(agent.id, provider, retryAfterMs);
     }
-    if (!this.governsModels(provider)) return;
+    if (!this.governsModels(provider)) return undefined;
     const request = { kind: 'model-request', agentId: agent.id, depth: agent.depth, provider, tokens } as const;
-    if (await this.acquire(request)) this.leases.set(agent.id, { provider, tokens });
+    const ticket = await this.acquire(request);
+    if (ticket !== undefined) this.leases.set(agent.id, { provider, tokens });
+    return ticket?.sendAt;
   }
 
   /** The agent's model response arrived (its usage, when reported, corrects the token estimate). */
@@ -141,11 +149,12 @@ export class Scheduler implements SchedulerView {
     this.pump();
   }
 
-  private acquire(request: TicketRequest): Promise<boolean> {
+  /** Resolves with the admitted ticket, or undefined when it was withdrawn (its agent is gone). */
+  private acquire(request: TicketRequest): Promise<Ticket | undefined> {
     if (this.policy.full) return Promise.reject(this.queueFullError());
     const { ticket, position } = this.policy.enqueue(request);
-    return new Promise<boolean>((resolve) => {
-      this.waiters.set(ticket.id, { ticket, resolve });
+    return new Promise<Ticket | undefined>((resolve) => {
+      this.waiters.set(ticket.id, { ticket, resolve: (admitted) => resolve(admitted ? ticket : undefined) });
       const admittedAtOnce = this.pumpNow().includes(ticket.id);
       if (admittedAtOnce) return;
       this.announced.add(ticket.id);

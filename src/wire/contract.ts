@@ -151,9 +151,17 @@ export interface DriverGateway {
   /**
    * Only when the plan says `admission`: resolves when the parent's scheduler admits the model request
    * about to be made. The response's `assistant/message` log releases it (usage corrects the token
-   * estimate); a retry after a 429/503 asks again with the announced pause.
+   * estimate); a retry after a 429/503 asks again with the announced pause. A paced provider's grant
+   * names the request's slot: the driver sends it then (src/driver/admission.ts).
    */
-  admit?(request: AdmitRequestWire): Promise<void>;
+  admit?(request: AdmitRequestWire): Promise<AdmitGrant | null>;
+}
+
+/** A paced request's slot: send at `at`, both on the parent's clock `clock` (src/wire/clock.ts). */
+export interface AdmitGrant {
+  at: number;
+  grantedAt: number;
+  clock: string;
 }
 
 export interface AdmitRequestWire {

@@ -16,6 +16,7 @@ import type {
 } from './contract.js';
 import type { ToolResult } from '../types.js';
 import {
+  admitGrant,
   claimedMessage,
   codeCallReply,
   concurrencyClass,
@@ -45,7 +46,7 @@ export interface GatewayRemote {
   admit?(request: AdmitRequestWire): Promise<Reply<unknown>>;
 }
 
-const ADMITTED: Reply<unknown> = { ok: true, value: undefined };
+const ADMITTED: Reply<unknown> = { ok: true, value: null };
 
 type Guard = <T>(what: string, send: () => Promise<unknown>, value: WireType<T>) => Promise<T>;
 
@@ -64,6 +65,6 @@ export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): Dr
     joinMessages: (turn) =>
       guard('joinMessages', () => remote.joinMessages(turn), joinedMessages) as Promise<JoinedMessage[]>,
     endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessage),
-    admit: (request) => guard('admit', () => remote.admit?.(request) ?? Promise.resolve(ADMITTED), nothing),
+    admit: (request) => guard('admit', () => remote.admit?.(request) ?? Promise.resolve(ADMITTED), admitGrant),
   };
 }

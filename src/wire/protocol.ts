@@ -88,6 +88,12 @@ export const admitRequest = wire(
   object({ provider: str({ min: 1 }), tokens: num('nonnegative'), retryAfterMs: optional(num('nonnegative')) }),
 );
 
+/**
+ * admit's answer: null, or a paced request's slot — `at` on the parent's clock named `clock`
+ * (src/wire/clock.ts), granted at `grantedAt` on that clock.
+ */
+export const admitGrant = wire(nullable(object({ at: num(), grantedAt: num(), clock: str() })));
+
 const toolCall = object({ callId: str({ min: 1 }), name: str({ min: 1 }), arguments: str() });
 export const toolCallRequest = wire(toolCall);
 

@@ -1,0 +1,62 @@
+/** A provider's requestsPerMinute as a schedule of slots (Pacer), on a fake clock. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Pacer } from '../../../src/scheduler/buckets.js';
+
+/** 6,000 a minute: a 10 ms spacing, and the 1 % margin. */
+const SPACING = 10.1;
+
+describe('Pacer', () => {
+  it('keeps its schedule when a request is admitted a little late: the next slot does not move', () => {
+    const pacer = new Pacer(6_000, 0);
+    expect(pacer.take(0)).toBe(0);
+    expect(pacer.take(SPACING + 1)).toBe(SPACING + 1); // sent now, 1 ms after its slot
+    expect(pacer.take(2 * SPACING)).toBeCloseTo(2 * SPACING, 6);
+  });
+
+  it('restarts its schedule from now after a long gap: missed slots are not bunched into a burst', () => {
+    const pacer = new Pacer(6_000, 0);
+    pacer.take(0);
+    expect(pacer.take(100)).toBe(100);
+    const next = pacer.take(pacer.readyAt(100));
+    expect(next - 100).toBeGreaterThanOrEqual(0.8 * SPACING - 1e-9);
+  });
+
+  it('never sends two requests closer than 80 % of a spacing, nor more than the rate over any run', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0, max: 30, noNaN: true }), { minLength: 2, maxLength: 200 }), (delays) => {
+        const pacer = new Pacer(6_000, 0);
+        let now = 0;
+        const sent: number[] = [];
+        for (const delay of delays) {
+          now = pacer.readyAt(now) + delay;
+          sent.push(pacer.take(now));
+        }
+        for (let i = 1; i < sent.length; i++) {
+          expect((sent[i] ?? 0) - (sent[i - 1] ?? 0)).toBeGreaterThanOrEqual(0.8 * SPACING - 1e-9);
+          // From the first send, request i goes no earlier than i spacings less one catch-up.
+          expect((sent[i] ?? 0) - (sent[0] ?? 0)).toBeGreaterThanOrEqual(i * SPACING - 0.2 * SPACING - 1e-9);
+        }
+      }),
+    );
+  });
+
+  it('is admitted a little ahead of its slot and says when to send', () => {
+    const pacer = new Pacer(6_000, 0);
+    pacer.take(0);
+    const admitAt = pacer.readyAt(0);
+    expect(admitAt).toBeGreaterThan(0);
+    expect(admitAt).toBeLessThan(SPACING);
+    expect(pacer.take(admitAt)).toBeCloseTo(SPACING, 6);
+  });
+
+  it('backs off after a refusal, once for refusals close together, and never below half the limit', () => {
+    const pacer = new Pacer(6_000, 0);
+    const configured = pacer.requestsPerMinute;
+    pacer.backOff(0);
+    pacer.backOff(50); // the same burst of refusals
+    expect(pacer.requestsPerMinute).toBeCloseTo(configured * 0.95, 6);
+    for (let i = 1; i <= 100; i++) pacer.backOff(i * 1_000);
+    expect(pacer.requestsPerMinute).toBeCloseTo(configured / 2, 6);
+  });
+});
