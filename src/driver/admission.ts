@@ -1,7 +1,8 @@
 /**
  * A driver's side of admission (createBrood `limits`): a governed request (plan.admission) waits for
  * the parent's scheduler before it is made — one crossing per request, none at all otherwise — and
- * the adapter gets a retry gate for 429/503, which asks again with the announced pause.
+ * the adapter gets a retry gate for 429/503, which asks again with the announced pause. An
+ * activation's first request may come admitted with its plan (plan.firstAdmitted): it asks nothing.
  *
  * A paced provider's grant names the request's slot. The parent grants a little ahead, so the request
  * is sent at its slot wherever the grant arrived from; a grant that arrives too late (its thread was
@@ -28,6 +29,7 @@ export async function admitted(
   host: DriverGateway,
   estimate: () => number,
   signal: AbortSignal,
+  preAdmitted = false,
 ): Promise<Admission | undefined | 'aborted'> {
   const { admit } = host;
   if (plan.admission !== true || admit === undefined) return undefined;
@@ -35,7 +37,7 @@ export async function admitted(
   const tokens = estimate();
   const ask = (retryAfterMs?: number) =>
     untilAborted(admit({ provider, tokens, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) }), signal);
-  let grant = await ask();
+  let grant = preAdmitted ? null : await ask();
   if (signal.aborted) return 'aborted';
   const atSlot = async (): Promise<void> => {
     for (let givenBack = 0; !signal.aborted; givenBack++) {

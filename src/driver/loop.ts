@@ -55,6 +55,8 @@ export class Driver {
   private flushScheduled = false;
   private deltaTimer: NodeJS.Timeout | undefined;
   private readonly eventsFlag: Int32Array | undefined;
+  /** The next request was admitted with the plan (the activation's first): it asks nothing. */
+  private preAdmitted: boolean;
 
   constructor(
     private readonly plan: DriverPlan,
@@ -66,6 +68,7 @@ export class Driver {
     this.views = new ViewTracker(plan.view, plan.versions, () => host.refreshView());
     this.stepWatch = new StepWatch(plan);
     this.eventsFlag = plan.eventsFlag === undefined ? undefined : new Int32Array(plan.eventsFlag);
+    this.preAdmitted = plan.firstAdmitted === true;
   }
 
   /** True while a host subscribes to events: only then is streamed text worth sending. */
@@ -190,7 +193,9 @@ export class Driver {
 
   private async request(view: DriverView, turn: TurnState, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
     const { route } = this.plan;
-    const admission = await admitted(this.plan, this.host, () => estimateTokens(view.system, this.history), signal);
+    const estimate = () => estimateTokens(view.system, this.history);
+    const admission = await admitted(this.plan, this.host, estimate, signal, this.preAdmitted);
+    this.preAdmitted = false;
     if (admission === 'aborted') return 'aborted';
     this.emit('model/request', {
       provider: route.provider,

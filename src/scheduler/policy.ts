@@ -97,6 +97,20 @@ export class AdmissionPolicy {
     return index === -1 ? this.queue.length : index;
   }
 
+  /**
+   * Admits a model request at once or not at all (nothing is queued): only while nothing waits, only
+   * for a provider that is not paced (its slot would matter), and only when it fits now.
+   */
+  admitNow(request: TicketRequest): boolean {
+    const state = this.provider(request.provider ?? '');
+    if (this.queue.length > 0 || state.requests !== undefined || state.tokens !== undefined) return false;
+    const now = this.now();
+    const ticket: Ticket = { ...request, id: this.nextId++, enqueuedAt: now };
+    if (this.fits(ticket, now) !== true) return false;
+    this.take(ticket, now);
+    return true;
+  }
+
   /** Drops a ticket that will never be admitted (its caller gave up). */
   withdraw(ticket: Ticket): void {
     const index = this.queue.indexOf(ticket);

@@ -140,6 +140,18 @@ export class Scheduler implements SchedulerView {
     return ticket?.sendAt;
   }
 
+  /**
+   * An activation's first model request, admitted with its plan when that costs no waiting (see
+   * AdmissionPolicy.admitNow): true when the agent now holds its lease, released as any other.
+   */
+  admitFirstRequest(agent: SchedulerAgent, provider: string): boolean {
+    if (!this.governsModels(provider) || this.leases.has(agent.id)) return false;
+    const request = { kind: 'model-request', agentId: agent.id, depth: agent.depth, provider, tokens: 0 } as const;
+    if (!this.policy.admitNow(request)) return false;
+    this.leases.set(agent.id, { provider, tokens: 0 });
+    return true;
+  }
+
   /** The agent's model response arrived (its usage, when reported, corrects the token estimate). */
   releaseModel(agentId: string, usedTokens?: number): void {
     const lease = this.leases.get(agentId);

@@ -50,6 +50,12 @@ export interface DriverPlan {
    * before each model request. Unset: no admission, not one crossing more.
    */
   admission?: boolean;
+  /**
+   * With `admission`: the activation's first model request was admitted with the plan (nothing
+   * queued and far from the limit), so it asks nothing — a one-request child crosses no more than
+   * without limits. The parent holds its lease until the response is logged or the activation ends.
+   */
+  firstAdmitted?: boolean;
   /** Int32 cell the parent keeps non-zero while a host subscribes to events: only then are text deltas sent. */
   eventsFlag?: SharedArrayBuffer;
   codeMode: CodeMode;

@@ -171,6 +171,8 @@ const driverPlanDecl = object({
   toolsInParent: optional(bool()),
   /** Model requests ask the parent for admission (createBrood `limits` name the route's provider). */
   admission: optional(bool()),
+  /** The activation's first model request was admitted with the plan (the parent holds its lease). */
+  firstAdmitted: optional(bool()),
   eventsFlag: optional(sharedBuffer()),
   codeMode: oneOf(['native', 'code', 'both']),
   codeBusyTimeoutMs: num('positive'),

@@ -149,6 +149,18 @@ describe('AdmissionPolicy', () => {
     expect(admittedIds(policy)).toEqual(['b']);
   });
 
+  it('admits a model request at once only when nothing waits, the provider is not paced and it fits', () => {
+    const { policy } = policyOn({ providers: { p: { concurrent: 1 }, paced: { requestsPerMinute: 60 } } });
+    expect(policy.admitNow(request('a', 'p'))).toBe(true);
+    expect(policy.stats().inFlight).toMatchObject({ p: 1 });
+    expect(policy.admitNow(request('b', 'p'))).toBe(false); // at the limit
+    expect(policy.admitNow(request('c', 'paced'))).toBe(false); // its slot matters: it asks
+    policy.releaseModel({ provider: 'p', tokens: 0 });
+    policy.enqueue(agent('queued', 0));
+    expect(policy.admitNow(request('d', 'p'))).toBe(false); // something waits: no overtaking
+    expect(policy.stats()).toMatchObject({ queued: 1, inFlight: { p: 0 } });
+  });
+
   it('governs only what a limit names', () => {
     const { policy } = policyOn({ agents: 4, providers: { p: { concurrent: 1 } } });
     expect(policy.governs('agent')).toBe(true);
