@@ -59,28 +59,38 @@ export class TokenBucket {
 const CATCH_UP = 0.2;
 const LEAD = 0.3;
 const MARGIN = 0.01;
-/** A refusal (429/503) slows the pace by this factor, and it stays slowed: the limit was set too high. */
+/** A refusal (429/503) slows the pace by this factor: the limit was set too high, or the way is jittery. */
 const BACK_OFF = 0.95;
 /** Refusals closer together than this many spacings are one refusal (requests already on their way). */
 const BACK_OFF_EVERY = 20;
 /** The pace never backs off below this share of the configured limit. */
 const BACK_OFF_FLOOR = 0.5;
+/**
+ * The slower pace holds for this many spacings without a refusal; then it creeps back up by
+ * RECOVER_STEP of the configured rate every BACK_OFF_EVERY spacings, so one refusal from a stall
+ * does not cost the rest of the run, and a limit set too high settles just under the real one.
+ */
+const HOLD = 100;
+const RECOVER_STEP = 0.01;
 
 /**
  * Requests per minute with no burst, as a schedule of slots one spacing apart (a GCRA virtual clock).
  * Providers enforce per-second or finer windows, so letting a minute's worth through at once would
  * be refused. Learns from refusals: each one (at most one per BACK_OFF_EVERY spacings) slows the pace
- * by BACK_OFF, and the slower pace holds.
+ * by BACK_OFF; the slower pace holds, then creeps back towards the configured one (HOLD).
  */
 export class Pacer {
   private slot: number;
   private spacing: number;
+  private readonly fastest: number;
   private readonly slowest: number;
   private lastBackOff = Number.NEGATIVE_INFINITY;
+  private lastStep = Number.NEGATIVE_INFINITY;
 
   constructor(requestsPerMinute: number, now: number) {
-    this.spacing = (60_000 / requestsPerMinute) * (1 + MARGIN);
-    this.slowest = this.spacing / BACK_OFF_FLOOR;
+    this.fastest = (60_000 / requestsPerMinute) * (1 + MARGIN);
+    this.spacing = this.fastest;
+    this.slowest = this.fastest / BACK_OFF_FLOOR;
     this.slot = now;
   }
 
@@ -91,6 +101,7 @@ export class Pacer {
 
   /** Takes the next slot for a request admitted now: when it should be sent (now, or a little later). */
   take(now: number): number {
+    this.recover(now);
     const slot = Math.max(this.slot, now - this.spacing * CATCH_UP);
     this.slot = slot + this.spacing;
     return Math.max(slot, now);
@@ -101,6 +112,15 @@ export class Pacer {
     if (now - this.lastBackOff < this.spacing * BACK_OFF_EVERY) return;
     this.lastBackOff = now;
     this.spacing = Math.min(this.slowest, this.spacing / BACK_OFF);
+  }
+
+  /** HOLD spacings after the last refusal, one RECOVER_STEP back towards the configured rate per BACK_OFF_EVERY. */
+  private recover(now: number): void {
+    if (this.spacing === this.fastest || now - this.lastBackOff < this.spacing * HOLD) return;
+    if (now - this.lastStep < this.spacing * BACK_OFF_EVERY) return;
+    this.lastStep = now;
+    const rate = 1 / this.spacing + RECOVER_STEP / this.fastest;
+    this.spacing = Math.max(this.fastest, 1 / rate);
   }
 
   /** Requests per minute now (the configured rate, less the margin and any back-off). */

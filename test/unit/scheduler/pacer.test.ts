@@ -50,6 +50,19 @@ describe('Pacer', () => {
     expect(pacer.take(admitAt)).toBeCloseTo(SPACING, 6);
   });
 
+  it('holds a backed-off pace, then creeps back up to the configured rate (never past it)', () => {
+    const pacer = new Pacer(6_000, 0);
+    const configured = pacer.requestsPerMinute;
+    pacer.backOff(0);
+    const slowed = pacer.requestsPerMinute;
+    pacer.take(500); // within the hold
+    expect(pacer.requestsPerMinute).toBe(slowed);
+    pacer.take(2_000);
+    expect(pacer.requestsPerMinute).toBeGreaterThan(slowed);
+    for (let t = 3_000; t < 60_000; t += 250) pacer.take(t);
+    expect(pacer.requestsPerMinute).toBeCloseTo(configured, 6);
+  });
+
   it('backs off after a refusal, once for refusals close together, and never below half the limit', () => {
     const pacer = new Pacer(6_000, 0);
     const configured = pacer.requestsPerMinute;
