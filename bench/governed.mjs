@@ -54,6 +54,8 @@ async function rateLimitedCase(n, limits) {
   const makespanMs = performance.now() - started;
   await brood.close();
   const counts = await server.counts();
+  if (process.env.TRACE_ADMIT)
+    (await import('node:fs')).writeFileSync('/tmp/trace2.json', JSON.stringify(globalThis.__tr));
   await server.close();
   const idealMs = ((2 * n) / SERVER.perSecond) * 1000;
   return {

@@ -61,8 +61,13 @@ const LEAD = 0.3;
 const MARGIN = 0.01;
 /** A refusal (429/503) slows the pace by this factor: the limit was set too high, or the way is jittery. */
 const BACK_OFF = 0.95;
-/** Refusals closer together than this many spacings are one refusal (requests already on their way). */
+/**
+ * The pace backs off at most once per BACK_OFF_EVERY spacings, and only when refusals recur: a second
+ * one within BACK_OFF_EVERY spacings of the last. Refusals within CLUSTER spacings of each other are
+ * one (requests a stall let through together): a lone stall is not a limit set too high.
+ */
 const BACK_OFF_EVERY = 20;
+const CLUSTER = 2;
 /** The pace never backs off below this share of the configured limit. */
 const BACK_OFF_FLOOR = 0.5;
 /**
@@ -85,6 +90,9 @@ export class Pacer {
   private readonly fastest: number;
   private readonly slowest: number;
   private lastBackOff = Number.NEGATIVE_INFINITY;
+  /** The last refusal, and when the cluster of refusals before it began. */
+  private lastRefusal = Number.NEGATIVE_INFINITY;
+  private clusterStart = Number.NEGATIVE_INFINITY;
   private lastStep = Number.NEGATIVE_INFINITY;
 
   constructor(requestsPerMinute: number, now: number) {
@@ -107,9 +115,14 @@ export class Pacer {
     return Math.max(slot, now);
   }
 
-  /** The provider refused a request: from now on, requests go further apart. */
+  /** The provider refused a request: when refusals recur, requests go further apart from now on. */
   backOff(now: number): void {
-    if (now - this.lastBackOff < this.spacing * BACK_OFF_EVERY) return;
+    const sameCluster = now - this.lastRefusal < this.spacing * CLUSTER;
+    this.lastRefusal = now;
+    if (sameCluster) return;
+    const recurring = now - this.clusterStart < this.spacing * BACK_OFF_EVERY;
+    this.clusterStart = now;
+    if (!recurring || now - this.lastBackOff < this.spacing * BACK_OFF_EVERY) return;
     this.lastBackOff = now;
     this.spacing = Math.min(this.slowest, this.spacing / BACK_OFF);
   }

@@ -47,7 +47,7 @@ export interface PolicyStats {
 }
 
 export class AdmissionPolicy {
-  private readonly queue: Ticket[] = [];
+  private queue: Ticket[] = [];
   private readonly providers = new Map<string, ProviderState>();
   private nextId = 1;
   private running = 0;
@@ -126,19 +126,25 @@ export class AdmissionPolicy {
     const admitted: Ticket[] = [];
     const blocked = new Set<string>();
     let wakeAt: number | undefined;
-    for (const ticket of [...this.queue]) {
+    // One pass that keeps what stays queued (in order): a pump runs on every release, with hundreds waiting.
+    const staying: Ticket[] = [];
+    for (const ticket of this.queue) {
       const lane = ticket.kind === 'agent' ? 'agent' : `model:${ticket.provider}`;
-      if (blocked.has(lane) || (ticket.kind === 'model-request' && blocked.has('model'))) continue;
+      if (blocked.has(lane) || (ticket.kind === 'model-request' && blocked.has('model'))) {
+        staying.push(ticket);
+        continue;
+      }
       const verdict = this.fits(ticket, now);
       if (verdict === true) {
         this.take(ticket, now);
-        this.withdraw(ticket);
         admitted.push(ticket);
         continue;
       }
+      staying.push(ticket);
       blocked.add(verdict.global ? (ticket.kind === 'agent' ? 'agent' : 'model') : lane);
       if (verdict.at !== undefined) wakeAt = Math.min(wakeAt ?? verdict.at, verdict.at);
     }
+    if (admitted.length > 0) this.queue = staying;
     return { admitted, wakeAt };
   }
 

@@ -54,7 +54,9 @@ describe('Pacer', () => {
     const pacer = new Pacer(6_000, 0);
     const configured = pacer.requestsPerMinute;
     pacer.backOff(0);
+    pacer.backOff(50);
     const slowed = pacer.requestsPerMinute;
+    expect(slowed).toBeLessThan(configured);
     pacer.take(500); // within the hold
     expect(pacer.requestsPerMinute).toBe(slowed);
     pacer.take(2_000);
@@ -63,13 +65,22 @@ describe('Pacer', () => {
     expect(pacer.requestsPerMinute).toBeCloseTo(configured, 6);
   });
 
-  it('backs off after a refusal, once for refusals close together, and never below half the limit', () => {
+  it('backs off when refusals recur, not for one stall (refusals a few ms apart are one)', () => {
     const pacer = new Pacer(6_000, 0);
     const configured = pacer.requestsPerMinute;
     pacer.backOff(0);
-    pacer.backOff(50); // the same burst of refusals
+    pacer.backOff(5); // the same stall: requests it let through together
+    expect(pacer.requestsPerMinute).toBe(configured);
+    pacer.backOff(60); // again, 60 ms later: the limit is too high
     expect(pacer.requestsPerMinute).toBeCloseTo(configured * 0.95, 6);
-    for (let i = 1; i <= 100; i++) pacer.backOff(i * 1_000);
+    pacer.backOff(120); // recurring, but within 20 spacings of the last back-off
+    expect(pacer.requestsPerMinute).toBeCloseTo(configured * 0.95, 6);
+  });
+
+  it('never backs off below half the limit', () => {
+    const pacer = new Pacer(6_000, 0);
+    const configured = pacer.requestsPerMinute;
+    for (let t = 0; t <= 100_000; t += 100) pacer.backOff(t);
     expect(pacer.requestsPerMinute).toBeCloseTo(configured / 2, 6);
   });
 });

@@ -92,6 +92,8 @@ describe('AdmissionPolicy', () => {
     policy.enqueue(request('a', 'p'));
     admittedIds(policy);
     policy.pause('p', 5);
+    clock.now = 60;
+    policy.pause('p', 5); // refused again: the limit is too high
     clock.now = 100;
     for (const id of ['b', 'c']) policy.enqueue(request(id, 'p'));
     const [b] = policy.admit().admitted;
