@@ -212,7 +212,7 @@ export class Driver {
     if (sent) await sent;
     // Decided per request: with nobody watching, adapters get no callback and nothing is produced.
     const stream = this.streaming ? { open: true } : undefined;
-    await admission?.atSlot();
+    if (admission !== undefined) await admission.atSlot(); // no await at all when nothing is governed
     try {
       const raw: unknown = await this.adapter.request({
         route,
