@@ -64,6 +64,7 @@ function serve({ concurrent, perSecond, latencyMs }) {
       nextAllowed = Math.max(nextAllowed, now) + spacing;
       if (lastArrival !== undefined) counts.gaps.push(now - lastArrival);
       lastArrival = now;
+      counts.firstAt ??= performance.timeOrigin + now; // epoch ms, comparable across threads
       counts.requests += 1;
       counts.inFlight += 1;
       counts.maxInFlight = Math.max(counts.maxInFlight, counts.inFlight);
