@@ -48,9 +48,8 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
       }),
     admit: (request: unknown) =>
       reply(async () => {
-        const { provider, tokens, retryAfterMs } = admitRequest.parse(request, 'admit');
         const { scheduler, now } = agent.deps;
-        const slot = await scheduler.admitModel(agent, provider, tokens, retryAfterMs);
+        const slot = await scheduler.admitModel(agent, admitRequest.parse(request, 'admit'));
         return slot === undefined ? null : grantOf(slot, now());
       }),
     joinMessages: (turn: unknown) => reply(() => agent.turns.joinStep(joinTurn.parse(turn, 'joinMessages'))),

@@ -39,8 +39,8 @@ export async function admitted(
   if (plan.admission !== true || admit === undefined) return undefined;
   const provider = plan.route.provider;
   const tokens = estimate();
-  const ask = (retryAfterMs?: number) =>
-    untilAborted(admit({ provider, tokens, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) }), signal);
+  const ask = (more: { retryAfterMs?: number; givenBack?: true } = {}) =>
+    untilAborted(admit({ provider, tokens, ...more }), signal);
   let grant = preAdmitted ? null : await ask();
   if (signal.aborted) return 'aborted';
   const atSlot = async (): Promise<void> => {
@@ -49,7 +49,7 @@ export async function admitted(
       const wait = waitFor(grant);
       if (wait === 'late' && givenBack < MAX_GIVEN_BACK) {
         givenBack += 1;
-        grant = await ask();
+        grant = await ask({ givenBack: true });
       } else if (wait !== 'late' && wait > 0) {
         await sleep(wait); // and look again: a busy thread wakes late
       } else return;
@@ -58,7 +58,7 @@ export async function admitted(
   return {
     atSlot,
     retryGate: async (retryAfterMs) => {
-      grant = await ask(retryAfterMs);
+      grant = await ask(retryAfterMs === undefined ? {} : { retryAfterMs });
       await atSlot();
     },
   };

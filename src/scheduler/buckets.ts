@@ -94,6 +94,8 @@ export class Pacer {
   private lastRefusal = Number.NEGATIVE_INFINITY;
   private clusterStart = Number.NEGATIVE_INFINITY;
   private lastStep = Number.NEGATIVE_INFINITY;
+  /** The last slot taken and when it was to be sent, until a later one is taken (or it is given back). */
+  private last: { slot: number; sendAt: number } | undefined;
 
   constructor(requestsPerMinute: number, now: number) {
     this.fastest = (60_000 / requestsPerMinute) * (1 + MARGIN);
@@ -112,7 +114,20 @@ export class Pacer {
     this.recover(now);
     const slot = Math.max(this.slot, now - this.spacing * CATCH_UP);
     this.slot = slot + this.spacing;
-    return Math.max(slot, now);
+    const sendAt = Math.max(slot, now);
+    this.last = { slot, sendAt };
+    return sendAt;
+  }
+
+  /**
+   * A request admitted for `sendAt` was never sent (its grant reached its thread too late). When no
+   * later slot was taken since, the schedule goes back to that slot: the provider saw nothing there,
+   * and the next request may have it (from now, as far as it is past) instead of the slot after.
+   */
+  giveBack(sendAt: number): void {
+    if (this.last?.sendAt !== sendAt) return;
+    this.slot = this.last.slot;
+    this.last = undefined;
   }
 
   /** The provider refused a request: when refusals recur, requests go further apart from now on. */

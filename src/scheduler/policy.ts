@@ -29,6 +29,8 @@ export interface Ticket extends TicketRequest {
 export interface ModelLease {
   readonly provider: string;
   readonly tokens: number;
+  /** A paced request's slot (Ticket.sendAt). */
+  readonly sendAt?: number;
 }
 
 interface ProviderState {
@@ -199,6 +201,12 @@ export class AdmissionPolicy {
     const state = this.provider(lease.provider);
     state.inFlight = Math.max(0, state.inFlight - 1);
     if (usedTokens !== undefined) state.tokens?.adjust(usedTokens - lease.tokens, this.now());
+  }
+
+  /** An admitted model request was never sent: its slot and its tokens go back (see Pacer.giveBack). */
+  releaseUnsent(lease: ModelLease): void {
+    this.releaseModel(lease, 0);
+    if (lease.sendAt !== undefined) this.provider(lease.provider).requests?.giveBack(lease.sendAt);
   }
 
   /**

@@ -8,6 +8,17 @@ import { BroodError } from '../errors.js';
 import { AdmissionPolicy, type ModelLease, type Ticket, type TicketKind, type TicketRequest } from './policy.js';
 import type { Limits, SchedulerStats, SchedulerView } from './types.js';
 
+/** One model request asking for admission (DriverGateway.admit's argument). */
+export interface ModelAdmission {
+  provider: string;
+  /** Estimated input + output tokens. */
+  tokens: number;
+  /** The previous attempt was refused with this retry-after. */
+  retryAfterMs?: number | undefined;
+  /** The previous grant reached its thread too late and was never sent. */
+  givenBack?: boolean | undefined;
+}
+
 export interface SchedulerAgent {
   readonly id: string;
   readonly depth: number;
@@ -122,21 +133,28 @@ export class Scheduler implements SchedulerView {
    * it may be admitted a little ahead of it). The agent's previous lease, if any, is released first:
    * a driver makes one request at a time, and a throttled request holds no slot while it waits.
    */
-  async admitModel(
-    agent: SchedulerAgent,
-    provider: string,
-    tokens: number,
-    retryAfterMs?: number,
-  ): Promise<number | undefined> {
-    this.releaseModel(agent.id);
+  async admitModel(agent: SchedulerAgent, request: ModelAdmission): Promise<number | undefined> {
+    const { provider, tokens, retryAfterMs } = request;
+    if (request.givenBack === true) this.releaseUnsent(agent.id);
+    else this.releaseModel(agent.id);
     if (retryAfterMs !== undefined) {
       this.policy.pause(provider, retryAfterMs);
       this.events.throttled(agent.id, provider, retryAfterMs);
     }
     if (!this.governsModels(provider)) return undefined;
-    const request = { kind: 'model-request', agentId: agent.id, depth: agent.depth, provider, tokens } as const;
-    const ticket = await this.acquire(request);
-    if (ticket !== undefined) this.leases.set(agent.id, { provider, tokens });
+    const ticket = await this.acquire({
+      kind: 'model-request',
+      agentId: agent.id,
+      depth: agent.depth,
+      provider,
+      tokens,
+    });
+    if (ticket !== undefined)
+      this.leases.set(agent.id, {
+        provider,
+        tokens,
+        ...(ticket.sendAt === undefined ? {} : { sendAt: ticket.sendAt }),
+      });
     return ticket?.sendAt;
   }
 
@@ -153,6 +171,15 @@ export class Scheduler implements SchedulerView {
   }
 
   /** The agent's model response arrived (its usage, when reported, corrects the token estimate). */
+  /** The agent's admitted request was never sent: its slot and tokens go back. */
+  private releaseUnsent(agentId: string): void {
+    const lease = this.leases.get(agentId);
+    if (lease === undefined) return;
+    this.leases.delete(agentId);
+    this.policy.releaseUnsent(lease);
+    this.pump();
+  }
+
   releaseModel(agentId: string, usedTokens?: number): void {
     const lease = this.leases.get(agentId);
     if (lease === undefined) return;

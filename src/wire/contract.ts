@@ -176,6 +176,8 @@ export interface AdmitRequestWire {
   tokens: number;
   /** The previous attempt was refused with this retry-after: the provider pauses for every agent. */
   retryAfterMs?: number;
+  /** The previous grant reached the driver too late and was never sent: its slot may be reused. */
+  givenBack?: boolean;
 }
 
 export interface ToolCallRequestWire {

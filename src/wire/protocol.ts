@@ -85,7 +85,12 @@ export const joinTurn = wire(int('nonnegative'));
 
 /** admit's argument: the request about to be made (or retried after a 429/503 with its pause). */
 export const admitRequest = wire(
-  object({ provider: str({ min: 1 }), tokens: num('nonnegative'), retryAfterMs: optional(num('nonnegative')) }),
+  object({
+    provider: str({ min: 1 }),
+    tokens: num('nonnegative'),
+    retryAfterMs: optional(num('nonnegative')),
+    givenBack: optional(bool()),
+  }),
 );
 
 /**

@@ -41,6 +41,22 @@ describe('Pacer', () => {
     );
   });
 
+  it('takes back a slot never used when no later one was taken: the next request has it', () => {
+    const pacer = new Pacer(6_000, 0);
+    pacer.take(0);
+    const unsent = pacer.take(pacer.readyAt(0));
+    expect(unsent).toBeCloseTo(SPACING, 6);
+    pacer.giveBack(unsent);
+    // 5 ms after the slot nothing was sent: the next request goes now, not a spacing later.
+    expect(pacer.readyAt(SPACING + 5)).toBe(SPACING + 5);
+    expect(pacer.take(SPACING + 5)).toBe(SPACING + 5);
+    // A slot given back after a later one was taken is gone.
+    const taken = pacer.take(pacer.readyAt(0));
+    pacer.take(pacer.readyAt(0));
+    pacer.giveBack(taken);
+    expect(pacer.readyAt(0)).toBeGreaterThan(taken + SPACING / 2);
+  });
+
   it('is admitted a little ahead of its slot and says when to send', () => {
     const pacer = new Pacer(6_000, 0);
     pacer.take(0);
