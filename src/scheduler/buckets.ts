@@ -49,14 +49,15 @@ export class TokenBucket {
 }
 
 /**
- * How a paced provider's schedule absorbs delay, as fractions of its spacing. A request admitted up
- * to CATCH_UP late (a timer that woke late, a queue that was busy) keeps the schedule — the next one
- * still has its own slot — so small delays are not lost throughput; later than that, the schedule
- * restarts from now, and missed slots are never bunched into a burst. A request is admitted up to
- * LEAD ahead of its slot, so the grant has crossed to its thread by then and the thread sends at the
- * slot (src/driver/admission.ts). MARGIN spaces requests a little wider than the limit.
+ * How a paced provider's schedule absorbs delay, as fractions of its spacing. A request is admitted up
+ * to LEAD ahead of its slot, so a timer that wakes a little late still grants in time, the grant has
+ * crossed to its thread by the slot, and the thread sends at the slot (src/driver/admission.ts). One
+ * admitted later than that keeps the schedule if it is at most CATCH_UP late; otherwise the schedule
+ * restarts from now (missed slots are never bunched into a burst). CATCH_UP is small on purpose: two
+ * requests then go a spacing less CATCH_UP apart, and the provider's tolerance for arrival jitter
+ * (half a spacing, say) is better spent on the way to it. MARGIN spaces requests a little wider.
  */
-const CATCH_UP = 0.2;
+const CATCH_UP = 0.05;
 const LEAD = 0.3;
 const MARGIN = 0.01;
 /** A refusal (429/503) slows the pace by this factor: the limit was set too high, or the way is jittery. */

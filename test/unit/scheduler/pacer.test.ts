@@ -10,7 +10,7 @@ describe('Pacer', () => {
   it('keeps its schedule when a request is admitted a little late: the next slot does not move', () => {
     const pacer = new Pacer(6_000, 0);
     expect(pacer.take(0)).toBe(0);
-    expect(pacer.take(SPACING + 1)).toBe(SPACING + 1); // sent now, 1 ms after its slot
+    expect(pacer.take(SPACING + 0.4)).toBe(SPACING + 0.4); // sent now, a little after its slot
     expect(pacer.take(2 * SPACING)).toBeCloseTo(2 * SPACING, 6);
   });
 
@@ -19,10 +19,10 @@ describe('Pacer', () => {
     pacer.take(0);
     expect(pacer.take(100)).toBe(100);
     const next = pacer.take(pacer.readyAt(100));
-    expect(next - 100).toBeGreaterThanOrEqual(0.8 * SPACING - 1e-9);
+    expect(next - 100).toBeGreaterThanOrEqual(0.95 * SPACING - 1e-9);
   });
 
-  it('never sends two requests closer than 80 % of a spacing, nor more than the rate over any run', () => {
+  it('never sends two requests closer than 95 % of a spacing, nor more than the rate over any run', () => {
     fc.assert(
       fc.property(fc.array(fc.double({ min: 0, max: 30, noNaN: true }), { minLength: 2, maxLength: 200 }), (delays) => {
         const pacer = new Pacer(6_000, 0);
@@ -33,9 +33,9 @@ describe('Pacer', () => {
           sent.push(pacer.take(now));
         }
         for (let i = 1; i < sent.length; i++) {
-          expect((sent[i] ?? 0) - (sent[i - 1] ?? 0)).toBeGreaterThanOrEqual(0.8 * SPACING - 1e-9);
+          expect((sent[i] ?? 0) - (sent[i - 1] ?? 0)).toBeGreaterThanOrEqual(0.95 * SPACING - 1e-9);
           // From the first send, request i goes no earlier than i spacings less one catch-up.
-          expect((sent[i] ?? 0) - (sent[0] ?? 0)).toBeGreaterThanOrEqual(i * SPACING - 0.2 * SPACING - 1e-9);
+          expect((sent[i] ?? 0) - (sent[0] ?? 0)).toBeGreaterThanOrEqual(i * SPACING - 0.05 * SPACING - 1e-9);
         }
       }),
     );
