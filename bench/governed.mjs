@@ -1,13 +1,15 @@
 // Issue 33: governed fan-out. Three rows, all through the real runtime:
 //  - rateLimited: N children × 2 requests (50 ms each) through the real openAICompatible adapter against a
-//    loopback Chat Completions server that enforces its own limits (32 concurrent, 100 requests/s, no
-//    burst; 429 + retry-after-ms beyond them). limits.providers matching the server, 25 % too high, unset.
-//    Reported: makespan ÷ the limit-bound ideal (2N requests at 100/s), 429s received, failed children.
+//    loopback Chat Completions server on its own thread that enforces its own limits (32 concurrent,
+//    100 requests/s, no burst; 429 + retry-after-ms beyond them; bench/lib/limited-server.mjs).
+//    limits.providers matching the server, 25 % too high, unset; each on a warmed runtime.
+//    Reported: makespan ÷ the limit-bound ideal (2N requests at 100/s), 429s received, failed children,
+//    the gaps between accepted arrivals, and the start-up (run() to the first accepted request).
 //  - deepCapped: depth 3, branching 8 (585 agents) under limits.agents 16: completes (no deadlock);
 //    makespan ÷ (585 × latency ÷ 16).
 //  - unlimitedOverhead: N=256 P=64 scripted fan-out with no limits and with an unreachable limit set
 //    (every request then asks for admission), interleaved; the ratio of medians.
-//   node bench/governed.mjs [--quick]
+//   node bench/governed.mjs [--quick] [--row rateLimited[:matching|tooHigh|unset]|deepCapped|unlimitedOverhead]
 import { createBrood, defineTool, openAICompatible, scriptedModels, subagentTool } from '../dist/index.js';
 import { limitedServer } from './lib/limited-server.mjs';
 import { percentile, round } from './lib/stats.mjs';
