@@ -323,15 +323,22 @@ function governedSection(g) {
   const rl = g.rateLimited;
   const rows = ['matching', 'tooHigh', 'unset'].map((name) => {
     const x = rl[name];
-    return [name, fmt(x.makespanMs, 0), fmt(x.ratio, 3), x.throttled, x.failedChildren];
+    const gaps = x.arrivalGapMs;
+    const gapCell = gaps ? `${fmt(gaps.p1, 1)} / ${fmt(gaps.p50, 1)} / ${fmt(gaps.p99, 1)}` : '–';
+    const paced = x.pacedRatio === undefined ? '–' : `${fmt(x.firstArrivalMs, 0)} / ${fmt(x.pacedRatio, 3)}`;
+    return [name, fmt(x.makespanMs, 0), fmt(x.ratio, 3), x.throttled, x.failedChildren, gapCell, paced];
   });
   const dc = g.deepCapped;
   const uo = g.unlimitedOverhead;
   return `**rateLimited**: N=${rl.n} children × ${rl.requestsPerChild} requests (${rl.latencyMs} ms each) through \`openAICompatible\` against a
 loopback server limited to ${rl.server.concurrent} concurrent and ${rl.server.perSecond} requests/s (no burst; 429 + retry-after-ms beyond
 them); ideal ${fmt(rl.matching.idealMs, 0)} ms. Targets: matching ≤ 1.10×, 0 429s, 0 failed; 25 % too high ≤ 1.30×, 0 failed.
+The server runs on its own thread (as a provider runs on its own machine) and enforces the rate as GCRA: a request is refused
+if it arrives more than half a spacing (5 ms) before one spacing after the last accepted one's slot — never two inside one
+spacing. Arrival gaps are between consecutive accepted requests as the server read them; start-up is run() to the first
+accepted request (a cold runtime: pool threads, 256 child starts), and the paced ratio counts from there.
 
-${table(['limits.providers', 'makespan ms', '÷ ideal', '429s', 'failed children'], rows)}
+${table(['limits.providers', 'makespan ms', '÷ ideal', '429s', 'failed children', 'arrival gap p1 / p50 / p99 ms', 'start-up ms / paced ratio'], rows)}
 
 **deepCapped**: depth ${dc.depth}, branching ${dc.branching} (${dc.agents} agents) under \`limits.agents: ${dc.agentsLimit}\`:
 ${dc.completed ? 'completed' : '**did not complete**'} in ${fmt(dc.makespanMs, 0)} ms, ${fmt(dc.ratio, 2)}× (agents × latency ÷ limit = ${fmt(dc.boundMs, 0)} ms).

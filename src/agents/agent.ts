@@ -28,7 +28,7 @@ import type {
 import type { Activation, ActivationEnd } from '../wire/runner.js';
 import { CodePrograms } from './code-calls.js';
 import { createGateway } from './gateway.js';
-import { planActivation, viewOrNull } from './plan.js';
+import { admitFirstRequest, planActivation, viewOrNull } from './plan.js';
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
@@ -269,6 +269,7 @@ export class AgentImpl implements GatewayAgent {
           else {
             // A structured turn presents its own tool: the view taken before the claim lacks it.
             if (this.current?.structured) plan.view = viewOrNull(this);
+            admitFirstRequest(this, plan);
             pending.attach(
               this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this, this.programs)),
             );

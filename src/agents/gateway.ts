@@ -4,7 +4,8 @@
  * Reply envelope so error codes survive the crossing.
  */
 import { BroodError, decodeError } from '../errors.js';
-import type { DriverView, PlannedClass, TurnReport } from '../wire/contract.js';
+import type { AdmitGrant, DriverView, PlannedClass, TurnReport } from '../wire/contract.js';
+import { epochNow, LOCAL_CLOCK } from '../wire/clock.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
 import type { GatewayRemote } from '../wire/gateway.js';
 import { admitRequest, classifyArgs, driverEvents, joinTurn, replyOf, turnReport } from '../wire/protocol.js';
@@ -46,9 +47,10 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
         return answer;
       }),
     admit: (request: unknown) =>
-      reply(() => {
-        const { provider, tokens, retryAfterMs } = admitRequest.parse(request, 'admit');
-        return agent.deps.scheduler.admitModel(agent, provider, tokens, retryAfterMs);
+      reply(async () => {
+        const { scheduler, now } = agent.deps;
+        const slot = await scheduler.admitModel(agent, admitRequest.parse(request, 'admit'));
+        return slot === undefined ? null : grantOf(slot, now());
       }),
     joinMessages: (turn: unknown) => reply(() => agent.turns.joinStep(joinTurn.parse(turn, 'joinMessages'))),
     endTurn: (report: unknown) =>
@@ -64,6 +66,12 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
         return agent.turns.claimNext();
       }),
   }) as GatewayRemote;
+}
+
+/** A paced request's slot, from the scheduler's clock onto the one that crosses (src/wire/clock.ts). */
+function grantOf(slot: number, now: number): AdmitGrant {
+  const grantedAt = epochNow();
+  return { at: grantedAt + (slot - now), grantedAt, clock: LOCAL_CLOCK };
 }
 
 export function resolveView(agent: GatewayAgent): DriverView {

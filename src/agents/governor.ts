@@ -29,8 +29,8 @@ export interface GovernorDeps {
 }
 
 export class TurnGovernor implements TurnHooks {
-  /** Budgets of accepted messages, by message id, until their turn starts. */
-  private readonly pending = new Map<string, Budget>();
+  /** Budgets of accepted messages and when they were accepted, by message id, until their turn starts. */
+  private readonly pending = new Map<string, { budget: Budget | undefined; acceptedAt: number }>();
   private readonly watches = new WeakMap<CurrentTurn, BudgetWatch>();
 
   constructor(
@@ -62,17 +62,22 @@ export class TurnGovernor implements TurnHooks {
     }
   }
 
-  /** A message's own budget (run options, or a parent's delegation). */
+  /**
+   * A message was accepted (run() called, or a parent delegated), with its own budget: its wall time
+   * counts from now, time spent queued for its turn included.
+   */
   forMessage(messageId: string, budget: Budget | undefined): void {
-    if (budget !== undefined) this.pending.set(messageId, budget);
+    if (budget !== undefined || this.own !== undefined)
+      this.pending.set(messageId, { budget, acceptedAt: this.deps.now() });
   }
 
-  /** A turn claimed its message: its watch starts now. */
+  /** A turn claimed its message: its watch starts, its wall time counted from the message's acceptance. */
   turnStarted(turn: CurrentTurn): void {
-    const budget = tighten(this.own, this.pending.get(turn.messageId));
+    const accepted = this.pending.get(turn.messageId);
     this.pending.delete(turn.messageId);
+    const budget = tighten(this.own, accepted?.budget);
     if (budget === undefined) return;
-    const watch = new BudgetWatch(budget, this.deps.now, (exceeded) => this.exceeded(exceeded));
+    const watch = new BudgetWatch(budget, this.deps.now, (exceeded) => this.exceeded(exceeded), accepted?.acceptedAt);
     this.watches.set(turn, watch);
     turn.cleanup.push(() => watch.stop());
   }

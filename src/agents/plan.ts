@@ -41,6 +41,15 @@ export function planActivation(agent: PlannedAgent): DriverPlan {
 }
 
 /**
+ * Just before the activation starts (its turn admitted, its message claimed): its first model request
+ * is admitted with the plan when that costs no waiting, so it crosses nothing to ask.
+ */
+export function admitFirstRequest(agent: PlannedAgent, plan: DriverPlan): void {
+  if (plan.admission === true && agent.deps.scheduler.admitFirstRequest(agent, agent.route.provider))
+    plan.firstAdmitted = true;
+}
+
+/**
  * If the prompt cannot be assembled right now (a template error in a later turn), the plan carries
  * no view: the driver asks for it before its first request and ends that turn `error`.
  */

@@ -1,32 +1,87 @@
 /**
  * A driver's side of admission (createBrood `limits`): a governed request (plan.admission) waits for
  * the parent's scheduler before it is made — one crossing per request, none at all otherwise — and
- * the adapter gets a retry gate for 429/503, which asks again with the announced pause.
+ * the adapter gets a retry gate for 429/503, which asks again with the announced pause. An
+ * activation's first request may come admitted with its plan (plan.firstAdmitted): it asks nothing.
+ *
+ * A paced provider's grant names the request's slot. The parent grants a little ahead, so the request
+ * is sent at its slot wherever the grant arrived from; a grant that arrives too late (its thread was
+ * busy) is given back and asked for again rather than sent on top of the next slot's request — a
+ * provider that allows no burst would refuse one of the two.
  */
 import type { ModelRequest } from '../models/types.js';
-import type { DriverGateway, DriverPlan } from '../wire/contract.js';
+import { epochNow, LOCAL_CLOCK } from '../wire/clock.js';
+import type { AdmitGrant, DriverGateway, DriverPlan } from '../wire/contract.js';
+
+/**
+ * How late after its slot a request may still be sent: a provider that allows no burst tolerates
+ * some arrival jitter (half a spacing at 100 requests/s is 5 ms), and the way from here to its
+ * door (the body, the socket) takes some of it.
+ */
+const LATE_MS = 3;
+/** Late grants given back per request at most; then it is sent late (a refusal is handled anyway). */
+const MAX_GIVEN_BACK = 3;
+
+export interface Admission {
+  /** Resolves when the admitted request should be sent (at its slot). */
+  atSlot(): Promise<void>;
+  retryGate: NonNullable<ModelRequest['retryGate']>;
+}
 
 export async function admitted(
   plan: DriverPlan,
   host: DriverGateway,
   estimate: () => number,
   signal: AbortSignal,
-): Promise<ModelRequest['retryGate'] | 'aborted'> {
+  preAdmitted = false,
+): Promise<Admission | undefined | 'aborted'> {
   const { admit } = host;
   if (plan.admission !== true || admit === undefined) return undefined;
   const provider = plan.route.provider;
   const tokens = estimate();
-  await untilAborted(admit({ provider, tokens }), signal);
+  const ask = (more: { retryAfterMs?: number; givenBack?: true } = {}) =>
+    untilAborted(admit({ provider, tokens, ...more }), signal);
+  let grant = preAdmitted ? null : await ask();
   if (signal.aborted) return 'aborted';
-  return (retryAfterMs) =>
-    untilAborted(admit({ provider, tokens, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) }), signal);
+  const atSlot = async (): Promise<void> => {
+    let givenBack = 0;
+    while (!signal.aborted) {
+      const wait = waitFor(grant);
+      if (wait === 'late' && givenBack < MAX_GIVEN_BACK) {
+        givenBack += 1;
+        grant = await ask({ givenBack: true });
+      } else if (wait !== 'late' && wait > 0) {
+        await sleep(wait); // and look again: a busy thread wakes late
+      } else return;
+    }
+  };
+  return {
+    atSlot,
+    retryGate: async (retryAfterMs) => {
+      grant = await ask(retryAfterMs === undefined ? {} : { retryAfterMs });
+      await atSlot();
+    },
+  };
+}
+
+/** How long until the grant's slot (≤ 0: now), or 'late' when its slot passed more than LATE_MS ago. */
+function waitFor(grant: AdmitGrant | null | undefined): number | 'late' {
+  if (grant === null || grant === undefined) return 0;
+  // Another process's clock is not ours: its grant is read relative to when it was granted.
+  const now = grant.clock === LOCAL_CLOCK ? epochNow() : grant.grantedAt;
+  const wait = grant.at - now;
+  return wait < -LATE_MS ? 'late' : wait;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Waits for `work`, or less when `signal` aborts first (the caller checks the signal). */
-function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => resolve();
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = (): void => resolve(undefined);
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });

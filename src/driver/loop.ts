@@ -55,6 +55,8 @@ export class Driver {
   private flushScheduled = false;
   private deltaTimer: NodeJS.Timeout | undefined;
   private readonly eventsFlag: Int32Array | undefined;
+  /** The next request was admitted with the plan (the activation's first): it asks nothing. */
+  private preAdmitted: boolean;
 
   constructor(
     private readonly plan: DriverPlan,
@@ -66,6 +68,7 @@ export class Driver {
     this.views = new ViewTracker(plan.view, plan.versions, () => host.refreshView());
     this.stepWatch = new StepWatch(plan);
     this.eventsFlag = plan.eventsFlag === undefined ? undefined : new Int32Array(plan.eventsFlag);
+    this.preAdmitted = plan.firstAdmitted === true;
   }
 
   /** True while a host subscribes to events: only then is streamed text worth sending. */
@@ -190,8 +193,10 @@ export class Driver {
 
   private async request(view: DriverView, turn: TurnState, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
     const { route } = this.plan;
-    const retryGate = await admitted(this.plan, this.host, () => estimateTokens(view.system, this.history), signal);
-    if (retryGate === 'aborted') return 'aborted';
+    const estimate = () => estimateTokens(view.system, this.history);
+    const admission = await admitted(this.plan, this.host, estimate, signal, this.preAdmitted);
+    this.preAdmitted = false;
+    if (admission === 'aborted') return 'aborted';
     this.emit('model/request', {
       provider: route.provider,
       model: route.model,
@@ -207,6 +212,7 @@ export class Driver {
     if (sent) await sent;
     // Decided per request: with nobody watching, adapters get no callback and nothing is produced.
     const stream = this.streaming ? { open: true } : undefined;
+    if (admission !== undefined) await admission.atSlot(); // no await at all when nothing is governed
     try {
       const raw: unknown = await this.adapter.request({
         route,
@@ -216,7 +222,7 @@ export class Driver {
         tools: view.tools,
         signal,
         ...(this.traceHeaders === undefined ? {} : { traceHeaders: this.traceHeaders }),
-        ...(retryGate === undefined ? {} : { retryGate }),
+        ...(admission === undefined ? {} : { retryGate: admission.retryGate }),
         ...(stream === undefined
           ? {}
           : {

@@ -49,11 +49,113 @@ export class TokenBucket {
 }
 
 /**
- * Requests per minute with no burst: one request per `60_000 / rpm` ms. Providers enforce per-second
- * or finer windows, so letting a minute's worth through at once would be refused.
+ * How a paced provider's schedule absorbs delay, as fractions of its spacing. A request is admitted up
+ * to LEAD ahead of its slot, so a timer that wakes a little late still grants in time, the grant has
+ * crossed to its thread by the slot, and the thread sends at the slot (src/driver/admission.ts). One
+ * admitted later than that keeps the schedule if it is at most CATCH_UP late; otherwise the schedule
+ * restarts from now (missed slots are never bunched into a burst). CATCH_UP is small on purpose: two
+ * requests then go a spacing less CATCH_UP apart, and the provider's tolerance for arrival jitter
+ * (half a spacing, say) is better spent on the way to it. MARGIN spaces requests a little wider.
  */
-export function requestBucket(requestsPerMinute: number, now: number): TokenBucket {
-  return new TokenBucket(1, requestsPerMinute / 60_000, now);
+const CATCH_UP = 0.05;
+const LEAD = 0.3;
+const MARGIN = 0.01;
+/** A refusal (429/503) slows the pace by this factor: the limit was set too high, or the way is jittery. */
+const BACK_OFF = 0.95;
+/**
+ * The pace backs off at most once per BACK_OFF_EVERY spacings, and only when refusals recur: a second
+ * one within BACK_OFF_EVERY spacings of the last. Refusals within CLUSTER spacings of each other are
+ * one (requests a stall let through together): a lone stall is not a limit set too high.
+ */
+const BACK_OFF_EVERY = 20;
+const CLUSTER = 2;
+/** The pace never backs off below this share of the configured limit. */
+const BACK_OFF_FLOOR = 0.5;
+/**
+ * The slower pace holds for this many spacings without a refusal; then it creeps back up by
+ * RECOVER_STEP of the configured rate every BACK_OFF_EVERY spacings, so one refusal from a stall
+ * does not cost the rest of the run, and a limit set too high settles just under the real one.
+ */
+const HOLD = 100;
+const RECOVER_STEP = 0.01;
+
+/**
+ * Requests per minute with no burst, as a schedule of slots one spacing apart (a GCRA virtual clock).
+ * Providers enforce per-second or finer windows, so letting a minute's worth through at once would
+ * be refused. Learns from refusals: each one (at most one per BACK_OFF_EVERY spacings) slows the pace
+ * by BACK_OFF; the slower pace holds, then creeps back towards the configured one (HOLD).
+ */
+export class Pacer {
+  private slot: number;
+  private spacing: number;
+  private readonly fastest: number;
+  private readonly slowest: number;
+  private lastBackOff = Number.NEGATIVE_INFINITY;
+  /** The last refusal, and when the cluster of refusals before it began. */
+  private lastRefusal = Number.NEGATIVE_INFINITY;
+  private clusterStart = Number.NEGATIVE_INFINITY;
+  private lastStep = Number.NEGATIVE_INFINITY;
+  /** The last slot taken and when it was to be sent, until a later one is taken (or it is given back). */
+  private last: { slot: number; sendAt: number } | undefined;
+
+  constructor(requestsPerMinute: number, now: number) {
+    this.fastest = (60_000 / requestsPerMinute) * (1 + MARGIN);
+    this.spacing = this.fastest;
+    this.slowest = this.fastest / BACK_OFF_FLOOR;
+    this.slot = now;
+  }
+
+  /** When the next request may be admitted (now when it already can): LEAD before its slot. */
+  readyAt(now: number): number {
+    return Math.max(now, this.slot - this.spacing * LEAD);
+  }
+
+  /** Takes the next slot for a request admitted now: when it should be sent (now, or a little later). */
+  take(now: number): number {
+    this.recover(now);
+    const slot = Math.max(this.slot, now - this.spacing * CATCH_UP);
+    this.slot = slot + this.spacing;
+    const sendAt = Math.max(slot, now);
+    this.last = { slot, sendAt };
+    return sendAt;
+  }
+
+  /**
+   * A request admitted for `sendAt` was never sent (its grant reached its thread too late). When no
+   * later slot was taken since, the schedule goes back to that slot: the provider saw nothing there,
+   * and the next request may have it (from now, as far as it is past) instead of the slot after.
+   */
+  giveBack(sendAt: number): void {
+    if (this.last?.sendAt !== sendAt) return;
+    this.slot = this.last.slot;
+    this.last = undefined;
+  }
+
+  /** The provider refused a request: when refusals recur, requests go further apart from now on. */
+  backOff(now: number): void {
+    const sameCluster = now - this.lastRefusal < this.spacing * CLUSTER;
+    this.lastRefusal = now;
+    if (sameCluster) return;
+    const recurring = now - this.clusterStart < this.spacing * BACK_OFF_EVERY;
+    this.clusterStart = now;
+    if (!recurring || now - this.lastBackOff < this.spacing * BACK_OFF_EVERY) return;
+    this.lastBackOff = now;
+    this.spacing = Math.min(this.slowest, this.spacing / BACK_OFF);
+  }
+
+  /** HOLD spacings after the last refusal, one RECOVER_STEP back towards the configured rate per BACK_OFF_EVERY. */
+  private recover(now: number): void {
+    if (this.spacing === this.fastest || now - this.lastBackOff < this.spacing * HOLD) return;
+    if (now - this.lastStep < this.spacing * BACK_OFF_EVERY) return;
+    this.lastStep = now;
+    const rate = 1 / this.spacing + RECOVER_STEP / this.fastest;
+    this.spacing = Math.max(this.fastest, 1 / rate);
+  }
+
+  /** Requests per minute now (the configured rate, less the margin and any back-off). */
+  get requestsPerMinute(): number {
+    return 60_000 / this.spacing;
+  }
 }
 
 /** Tokens per minute, with up to one second's worth at once. */

@@ -51,7 +51,7 @@ export function budgetDiagnostic(exceeded: BudgetExceeded): string {
 }
 
 /**
- * One turn's budget: wall time from the start, idle time since the last model response or tool
+ * One turn's budget: wall time from the run's start (its message accepted, queueing included), idle time since the last model response or tool
  * result, tokens as responses report them (the caller passes the running total, children included).
  * `exceeded` is called once, with the first budget spent.
  */
@@ -67,12 +67,17 @@ export class BudgetWatch {
     readonly budget: Budget,
     private readonly now: () => number,
     private readonly exceeded: (what: BudgetExceeded) => void,
+    /** When the run began (its message accepted): wall time counts from then. Default: now. */
+    startedAt?: number,
   ) {
-    this.startedAt = now();
-    this.lastActivity = this.startedAt;
+    const at = now();
+    this.startedAt = Math.min(startedAt ?? at, at);
+    this.lastActivity = at;
     const { timeoutMs } = budget;
-    if (timeoutMs !== undefined)
-      this.wallTimer = setTimeout(() => this.spend('timeout', timeoutMs, this.now() - this.startedAt), timeoutMs);
+    if (timeoutMs !== undefined) {
+      const left = Math.max(0, timeoutMs - (at - this.startedAt));
+      this.wallTimer = setTimeout(() => this.spend('timeout', timeoutMs, this.now() - this.startedAt), left);
+    }
     this.armIdle();
   }
 

@@ -3,7 +3,7 @@
  * injected clock. It never waits and never sets a timer; the async glue (scheduler.ts) calls `admit`
  * whenever something changed and sleeps until `wakeAt` when work waits on time alone.
  */
-import { requestBucket, tokenBucket, type TokenBucket } from './buckets.js';
+import { Pacer, tokenBucket, type TokenBucket } from './buckets.js';
 import type { Limits, ProviderLimits, QueueOrder } from './types.js';
 
 export type TicketKind = 'agent' | 'model-request';
@@ -21,19 +21,23 @@ export interface TicketRequest {
 export interface Ticket extends TicketRequest {
   readonly id: number;
   readonly enqueuedAt: number;
+  /** Once admitted, a paced model request's slot: when it should be sent (it may be admitted a little ahead). */
+  sendAt?: number;
 }
 
 /** What an admitted model request holds until it is released (its usage corrects the estimate). */
 export interface ModelLease {
   readonly provider: string;
   readonly tokens: number;
+  /** A paced request's slot (Ticket.sendAt). */
+  readonly sendAt?: number;
 }
 
 interface ProviderState {
   readonly limits: ProviderLimits;
   inFlight: number;
   pausedUntil: number;
-  readonly requests: TokenBucket | undefined;
+  readonly requests: Pacer | undefined;
   readonly tokens: TokenBucket | undefined;
 }
 
@@ -45,7 +49,7 @@ export interface PolicyStats {
 }
 
 export class AdmissionPolicy {
-  private readonly queue: Ticket[] = [];
+  private queue: Ticket[] = [];
   private readonly providers = new Map<string, ProviderState>();
   private nextId = 1;
   private running = 0;
@@ -95,6 +99,20 @@ export class AdmissionPolicy {
     return index === -1 ? this.queue.length : index;
   }
 
+  /**
+   * Admits a model request at once or not at all (nothing is queued): only while nothing waits, only
+   * for a provider that is not paced (its slot would matter), and only when it fits now.
+   */
+  admitNow(request: TicketRequest): boolean {
+    const state = this.provider(request.provider ?? '');
+    if (this.queue.length > 0 || state.requests !== undefined || state.tokens !== undefined) return false;
+    const now = this.now();
+    const ticket: Ticket = { ...request, id: this.nextId++, enqueuedAt: now };
+    if (this.fits(ticket, now) !== true) return false;
+    this.take(ticket, now);
+    return true;
+  }
+
   /** Drops a ticket that will never be admitted (its caller gave up). */
   withdraw(ticket: Ticket): void {
     const index = this.queue.indexOf(ticket);
@@ -110,19 +128,25 @@ export class AdmissionPolicy {
     const admitted: Ticket[] = [];
     const blocked = new Set<string>();
     let wakeAt: number | undefined;
-    for (const ticket of [...this.queue]) {
+    // One pass that keeps what stays queued (in order): a pump runs on every release, with hundreds waiting.
+    const staying: Ticket[] = [];
+    for (const ticket of this.queue) {
       const lane = ticket.kind === 'agent' ? 'agent' : `model:${ticket.provider}`;
-      if (blocked.has(lane) || (ticket.kind === 'model-request' && blocked.has('model'))) continue;
+      if (blocked.has(lane) || (ticket.kind === 'model-request' && blocked.has('model'))) {
+        staying.push(ticket);
+        continue;
+      }
       const verdict = this.fits(ticket, now);
       if (verdict === true) {
         this.take(ticket, now);
-        this.withdraw(ticket);
         admitted.push(ticket);
         continue;
       }
+      staying.push(ticket);
       blocked.add(verdict.global ? (ticket.kind === 'agent' ? 'agent' : 'model') : lane);
       if (verdict.at !== undefined) wakeAt = Math.min(wakeAt ?? verdict.at, verdict.at);
     }
+    if (admitted.length > 0) this.queue = staying;
     return { admitted, wakeAt };
   }
 
@@ -133,7 +157,7 @@ export class AdmissionPolicy {
     const state = this.provider(ticket.provider ?? '');
     if (state.pausedUntil > now) return { global: false, at: state.pausedUntil };
     if (state.inFlight >= (state.limits.concurrent ?? Number.POSITIVE_INFINITY)) return { global: false };
-    const at = Math.max(state.requests?.readyAt(1, now) ?? now, state.tokens?.readyAt(ticket.tokens ?? 0, now) ?? now);
+    const at = Math.max(state.requests?.readyAt(now) ?? now, state.tokens?.readyAt(ticket.tokens ?? 0, now) ?? now);
     return at <= now ? true : { global: false, at };
   }
 
@@ -145,7 +169,7 @@ export class AdmissionPolicy {
     this.inFlightTotal += 1;
     const state = this.provider(ticket.provider ?? '');
     state.inFlight += 1;
-    state.requests?.take(1, now);
+    if (state.requests) ticket.sendAt = state.requests.take(now);
     state.tokens?.take(ticket.tokens ?? 0, now);
   }
 
@@ -159,7 +183,7 @@ export class AdmissionPolicy {
       limits,
       inFlight: 0,
       pausedUntil: 0,
-      requests: limits.requestsPerMinute === undefined ? undefined : requestBucket(limits.requestsPerMinute, now),
+      requests: limits.requestsPerMinute === undefined ? undefined : new Pacer(limits.requestsPerMinute, now),
       tokens: limits.tokensPerMinute === undefined ? undefined : tokenBucket(limits.tokensPerMinute, now),
     };
     this.providers.set(id, state);
@@ -179,11 +203,21 @@ export class AdmissionPolicy {
     if (usedTokens !== undefined) state.tokens?.adjust(usedTokens - lease.tokens, this.now());
   }
 
-  /** A provider said "retry after": nothing more of it is admitted until then, for every agent. */
+  /** An admitted model request was never sent: its slot and its tokens go back (see Pacer.giveBack). */
+  releaseUnsent(lease: ModelLease): void {
+    this.releaseModel(lease, 0);
+    if (lease.sendAt !== undefined) this.provider(lease.provider).requests?.giveBack(lease.sendAt);
+  }
+
+  /**
+   * A provider refused a request and said "retry after": nothing more of it is admitted until then,
+   * for every agent, and its requests are paced slower from now on.
+   */
   pause(provider: string, retryAfterMs: number): void {
     const now = this.now();
     const until = now + retryAfterMs;
     const state = this.provider(provider);
+    state.requests?.backOff(now);
     const from = Math.max(state.pausedUntil, now);
     if (until > from) this.throttledMs += until - from;
     state.pausedUntil = Math.max(state.pausedUntil, until);

@@ -8,6 +8,17 @@ import { BroodError } from '../errors.js';
 import { AdmissionPolicy, type ModelLease, type Ticket, type TicketKind, type TicketRequest } from './policy.js';
 import type { Limits, SchedulerStats, SchedulerView } from './types.js';
 
+/** One model request asking for admission (DriverGateway.admit's argument). */
+export interface ModelAdmission {
+  provider: string;
+  /** Estimated input + output tokens. */
+  tokens: number;
+  /** The previous attempt was refused with this retry-after. */
+  retryAfterMs?: number | undefined;
+  /** The previous grant reached its thread too late and was never sent. */
+  givenBack?: boolean | undefined;
+}
+
 export interface SchedulerAgent {
   readonly id: string;
   readonly depth: number;
@@ -118,21 +129,57 @@ export class Scheduler implements SchedulerView {
 
   /**
    * Before one model request (or its retry after a 429/503, with the announced pause): resolves when
-   * the request may go. The agent's previous lease, if any, is released first: a driver makes one
-   * request at a time, and a throttled request holds no slot while it waits.
+   * the request may go — with its slot on this clock when the provider is paced (requestsPerMinute;
+   * it may be admitted a little ahead of it). The agent's previous lease, if any, is released first:
+   * a driver makes one request at a time, and a throttled request holds no slot while it waits.
    */
-  async admitModel(agent: SchedulerAgent, provider: string, tokens: number, retryAfterMs?: number): Promise<void> {
-    this.releaseModel(agent.id);
+  async admitModel(agent: SchedulerAgent, request: ModelAdmission): Promise<number | undefined> {
+    const { provider, tokens, retryAfterMs } = request;
+    if (request.givenBack === true) this.releaseUnsent(agent.id);
+    else this.releaseModel(agent.id);
     if (retryAfterMs !== undefined) {
       this.policy.pause(provider, retryAfterMs);
       this.events.throttled(agent.id, provider, retryAfterMs);
     }
-    if (!this.governsModels(provider)) return;
-    const request = { kind: 'model-request', agentId: agent.id, depth: agent.depth, provider, tokens } as const;
-    if (await this.acquire(request)) this.leases.set(agent.id, { provider, tokens });
+    if (!this.governsModels(provider)) return undefined;
+    const ticket = await this.acquire({
+      kind: 'model-request',
+      agentId: agent.id,
+      depth: agent.depth,
+      provider,
+      tokens,
+    });
+    if (ticket !== undefined)
+      this.leases.set(agent.id, {
+        provider,
+        tokens,
+        ...(ticket.sendAt === undefined ? {} : { sendAt: ticket.sendAt }),
+      });
+    return ticket?.sendAt;
+  }
+
+  /**
+   * An activation's first model request, admitted with its plan when that costs no waiting (see
+   * AdmissionPolicy.admitNow): true when the agent now holds its lease, released as any other.
+   */
+  admitFirstRequest(agent: SchedulerAgent, provider: string): boolean {
+    if (!this.governsModels(provider) || this.leases.has(agent.id)) return false;
+    const request = { kind: 'model-request', agentId: agent.id, depth: agent.depth, provider, tokens: 0 } as const;
+    if (!this.policy.admitNow(request)) return false;
+    this.leases.set(agent.id, { provider, tokens: 0 });
+    return true;
   }
 
   /** The agent's model response arrived (its usage, when reported, corrects the token estimate). */
+  /** The agent's admitted request was never sent: its slot and tokens go back. */
+  private releaseUnsent(agentId: string): void {
+    const lease = this.leases.get(agentId);
+    if (lease === undefined) return;
+    this.leases.delete(agentId);
+    this.policy.releaseUnsent(lease);
+    this.pump();
+  }
+
   releaseModel(agentId: string, usedTokens?: number): void {
     const lease = this.leases.get(agentId);
     if (lease === undefined) return;
@@ -141,11 +188,12 @@ export class Scheduler implements SchedulerView {
     this.pump();
   }
 
-  private acquire(request: TicketRequest): Promise<boolean> {
+  /** Resolves with the admitted ticket, or undefined when it was withdrawn (its agent is gone). */
+  private acquire(request: TicketRequest): Promise<Ticket | undefined> {
     if (this.policy.full) return Promise.reject(this.queueFullError());
     const { ticket, position } = this.policy.enqueue(request);
-    return new Promise<boolean>((resolve) => {
-      this.waiters.set(ticket.id, { ticket, resolve });
+    return new Promise<Ticket | undefined>((resolve) => {
+      this.waiters.set(ticket.id, { ticket, resolve: (admitted) => resolve(admitted ? ticket : undefined) });
       const admittedAtOnce = this.pumpNow().includes(ticket.id);
       if (admittedAtOnce) return;
       this.announced.add(ticket.id);

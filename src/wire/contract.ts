@@ -50,6 +50,12 @@ export interface DriverPlan {
    * before each model request. Unset: no admission, not one crossing more.
    */
   admission?: boolean;
+  /**
+   * With `admission`: the activation's first model request was admitted with the plan (nothing
+   * queued and far from the limit), so it asks nothing — a one-request child crosses no more than
+   * without limits. The parent holds its lease until the response is logged or the activation ends.
+   */
+  firstAdmitted?: boolean;
   /** Int32 cell the parent keeps non-zero while a host subscribes to events: only then are text deltas sent. */
   eventsFlag?: SharedArrayBuffer;
   codeMode: CodeMode;
@@ -151,9 +157,17 @@ export interface DriverGateway {
   /**
    * Only when the plan says `admission`: resolves when the parent's scheduler admits the model request
    * about to be made. The response's `assistant/message` log releases it (usage corrects the token
-   * estimate); a retry after a 429/503 asks again with the announced pause.
+   * estimate); a retry after a 429/503 asks again with the announced pause. A paced provider's grant
+   * names the request's slot: the driver sends it then (src/driver/admission.ts).
    */
-  admit?(request: AdmitRequestWire): Promise<void>;
+  admit?(request: AdmitRequestWire): Promise<AdmitGrant | null>;
+}
+
+/** A paced request's slot: send at `at`, both on the parent's clock `clock` (src/wire/clock.ts). */
+export interface AdmitGrant {
+  at: number;
+  grantedAt: number;
+  clock: string;
 }
 
 export interface AdmitRequestWire {
@@ -162,6 +176,8 @@ export interface AdmitRequestWire {
   tokens: number;
   /** The previous attempt was refused with this retry-after: the provider pauses for every agent. */
   retryAfterMs?: number;
+  /** The previous grant reached the driver too late and was never sent: its slot may be reused. */
+  givenBack?: boolean;
 }
 
 export interface ToolCallRequestWire {

@@ -17,6 +17,7 @@ import type {
 } from './contract.js';
 import type { ToolResult } from '../types.js';
 import {
+  admitGrant,
   claimedMessage,
   codeCallReply,
   concurrencyClass,
@@ -122,7 +123,7 @@ export function isGatewayAnswer(message: unknown): boolean {
   return answer.type === 'RAW' || (answer.type === 'HANDLER' && answer.name === 'throw');
 }
 
-const ADMITTED: Reply<unknown> = { ok: true, value: undefined };
+const ADMITTED: Reply<unknown> = { ok: true, value: null };
 
 type Guard = <T>(what: string, send: () => Promise<unknown>, value: WireType<T>) => Promise<T>;
 
@@ -141,6 +142,6 @@ export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): Dr
     joinMessages: (turn) =>
       guard('joinMessages', () => remote.joinMessages(turn), joinedMessages) as Promise<JoinedMessage[]>,
     endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessage),
-    admit: (request) => guard('admit', () => remote.admit?.(request) ?? Promise.resolve(ADMITTED), nothing),
+    admit: (request) => guard('admit', () => remote.admit?.(request) ?? Promise.resolve(ADMITTED), admitGrant),
   };
 }

@@ -85,8 +85,19 @@ export const joinTurn = wire(int('nonnegative'));
 
 /** admit's argument: the request about to be made (or retried after a 429/503 with its pause). */
 export const admitRequest = wire(
-  object({ provider: str({ min: 1 }), tokens: num('nonnegative'), retryAfterMs: optional(num('nonnegative')) }),
+  object({
+    provider: str({ min: 1 }),
+    tokens: num('nonnegative'),
+    retryAfterMs: optional(num('nonnegative')),
+    givenBack: optional(bool()),
+  }),
 );
+
+/**
+ * admit's answer: null, or a paced request's slot — `at` on the parent's clock named `clock`
+ * (src/wire/clock.ts), granted at `grantedAt` on that clock.
+ */
+export const admitGrant = wire(nullable(object({ at: num(), grantedAt: num(), clock: str() })));
 
 const toolCall = object({ callId: str({ min: 1 }), name: str({ min: 1 }), arguments: str() });
 export const toolCallRequest = wire(toolCall);
@@ -165,6 +176,8 @@ const driverPlanDecl = object({
   toolsInParent: optional(bool()),
   /** Model requests ask the parent for admission (createBrood `limits` name the route's provider). */
   admission: optional(bool()),
+  /** The activation's first model request was admitted with the plan (the parent holds its lease). */
+  firstAdmitted: optional(bool()),
   eventsFlag: optional(sharedBuffer()),
   codeMode: oneOf(['native', 'code', 'both']),
   codeBusyTimeoutMs: num('positive'),

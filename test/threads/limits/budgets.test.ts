@@ -60,6 +60,26 @@ describe('budgets', () => {
     expect(ofType(await eventsOf(b, agent.id), 'assistant/message')).toHaveLength(1);
   });
 
+  it('counts timeoutMs from run(): time queued for its turn (limits.agents) is part of the run', async () => {
+    const b = scripted(
+      [
+        { match: 'hold', latencyMs: 600, turns: [{ text: 'held' }] },
+        { match: 'quick', latencyMs: 50, turns: [{ text: 'quick' }] },
+      ],
+      { limits: { agents: 1 } },
+    );
+    const holder = await b.createAgent({ model: route });
+    const queued = await b.createAgent({ model: route });
+    const holding = holder.run('hold');
+    await until(() => b.scheduler.stats().running === 1);
+    // Its turn cannot start before the holder's ends (600 ms), after its 300 ms are up; counted from
+    // the turn's start instead, its 50 ms request would fit.
+    const result = await queued.run('quick', { budget: { timeoutMs: 300 } });
+    expect(result.stopReason).toBe('budget');
+    expect(result.diagnostic).toMatch(/budget \(timeout\)/);
+    expect((await holding).stopReason).toBe('completed');
+  });
+
   it('ends an idle run (no response or tool result for idleTimeoutMs)', async () => {
     const b = scripted([{ match: 'idle', latencyMs: 5_000, turns: [{ text: 'late' }] }]);
     const agent = await b.createAgent({ model: route });

@@ -69,6 +69,20 @@ describe('limits on a real provider', () => {
     expect(brood?.scheduler.stats()).toMatchObject({ queued: 0, inFlight: { loop: 0 } });
   });
 
+  it("paces a provider's requestsPerMinute: 32 one-request children reach the server no faster than the limit", async () => {
+    const { result } = await fanOut(
+      32,
+      { limits: { providers: { loop: { requestsPerMinute: 6_000 } } } },
+      { answer: () => 'ok' },
+    );
+    expect(result.stopReason).toBe('completed');
+    const accepted = [...(server?.counts.acceptedAt ?? [])].sort((a, b) => a - b);
+    expect(accepted).toHaveLength(32);
+    // 100 a second: 31 spacings of 10 ms between the first and the last, less a little arrival jitter.
+    // Unpaced (first requests admitted with their plans, say), all 32 arrive within a few ms.
+    expect((accepted.at(-1) ?? 0) - (accepted[0] ?? 0)).toBeGreaterThan(31 * 10 * 0.8);
+  });
+
   it('without limits the same fan-out exceeds what the server allows (the test can fail)', async () => {
     const { result } = await fanOut(32, {}, { answer: () => 'ok', latencyMs: 20 });
     expect(result.stopReason).toBe('completed');

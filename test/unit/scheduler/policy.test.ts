@@ -70,16 +70,36 @@ describe('AdmissionPolicy', () => {
     expect(policy.stats()).toMatchObject({ queued: 1, inFlight: { p: 1, q: 2 } });
   });
 
-  it('spaces requests of a provider by its requestsPerMinute, with no burst', () => {
+  it('gives requests of a provider slots one spacing apart by its requestsPerMinute, with no burst', () => {
     const { clock, policy } = policyOn({ providers: { p: { requestsPerMinute: 6_000 } } });
     for (const id of ['a', 'b', 'c']) policy.enqueue(request(id, 'p'));
     const first = policy.admit();
-    expect(first.admitted.map((t) => t.agentId)).toEqual(['a']);
-    expect(first.wakeAt).toBe(10);
-    clock.now = 9;
+    expect(first.admitted.map((t) => [t.agentId, t.sendAt])).toEqual([['a', 0]]);
+    // b is admitted a little ahead of its slot (10 ms and a 1 % margin), so its grant can cross in time.
+    const wakeAt = first.wakeAt ?? Number.NaN;
+    expect(wakeAt).toBeGreaterThan(5);
+    expect(wakeAt).toBeLessThan(10.1);
+    clock.now = wakeAt - 0.5;
     expect(admittedIds(policy)).toEqual([]);
-    clock.now = 10;
-    expect(admittedIds(policy)).toEqual(['b']);
+    clock.now = wakeAt;
+    const second = policy.admit().admitted;
+    expect(second.map((t) => t.agentId)).toEqual(['b']);
+    expect(second[0]?.sendAt).toBeCloseTo(10.1, 6);
+  });
+
+  it('paces a provider slower after it refused a request (a limit set too high)', () => {
+    const { clock, policy } = policyOn({ providers: { p: { requestsPerMinute: 6_000 } } });
+    policy.enqueue(request('a', 'p'));
+    admittedIds(policy);
+    policy.pause('p', 5);
+    clock.now = 60;
+    policy.pause('p', 5); // refused again: the limit is too high
+    clock.now = 100;
+    for (const id of ['b', 'c']) policy.enqueue(request(id, 'p'));
+    const [b] = policy.admit().admitted;
+    clock.now = 200;
+    const [c] = policy.admit().admitted;
+    expect((c?.sendAt ?? 0) - (b?.sendAt ?? 0)).toBeGreaterThan(10.1);
   });
 
   it('charges estimated tokens per minute and corrects them by the usage reported', () => {
@@ -129,6 +149,18 @@ describe('AdmissionPolicy', () => {
     policy.withdraw(ticket);
     expect(policy.full).toBe(false);
     expect(admittedIds(policy)).toEqual(['b']);
+  });
+
+  it('admits a model request at once only when nothing waits, the provider is not paced and it fits', () => {
+    const { policy } = policyOn({ providers: { p: { concurrent: 1 }, paced: { requestsPerMinute: 60 } } });
+    expect(policy.admitNow(request('a', 'p'))).toBe(true);
+    expect(policy.stats().inFlight).toMatchObject({ p: 1 });
+    expect(policy.admitNow(request('b', 'p'))).toBe(false); // at the limit
+    expect(policy.admitNow(request('c', 'paced'))).toBe(false); // its slot matters: it asks
+    policy.releaseModel({ provider: 'p', tokens: 0 });
+    policy.enqueue(agent('queued', 0));
+    expect(policy.admitNow(request('d', 'p'))).toBe(false); // something waits: no overtaking
+    expect(policy.stats()).toMatchObject({ queued: 1, inFlight: { p: 0 } });
   });
 
   it('governs only what a limit names', () => {

@@ -1,0 +1,74 @@
+/** A driver's side of admission: when a paced request is sent, and what it does with a grant that came too late. */
+import { describe, expect, it } from 'vitest';
+import { admitted } from '../../../src/driver/admission.js';
+import { epochNow, LOCAL_CLOCK } from '../../../src/wire/clock.js';
+import type { AdmitGrant, AdmitRequestWire, DriverGateway, DriverPlan } from '../../../src/wire/contract.js';
+
+const plan = { admission: true, route: { provider: 'p', model: 'm' } } as unknown as DriverPlan;
+
+/** A gateway whose admit answers the given grants in turn (then null) and records what was asked. */
+function gatewayAnswering(...grants: (AdmitGrant | null)[]) {
+  const asked: AdmitRequestWire[] = [];
+  const host = {
+    admit: async (request: AdmitRequestWire) => {
+      asked.push(request);
+      return grants.shift() ?? null;
+    },
+  } as unknown as DriverGateway;
+  return { host, asked };
+}
+
+const local = (at: number): AdmitGrant => ({ at, grantedAt: epochNow(), clock: LOCAL_CLOCK });
+
+async function admissionOf(host: DriverGateway) {
+  const admission = await admitted(plan, host, () => 12, new AbortController().signal);
+  if (admission === undefined || admission === 'aborted') throw new Error('not admitted');
+  return admission;
+}
+
+describe('driver admission', () => {
+  it('asks once and sends at once when the grant names no slot (an unpaced provider)', async () => {
+    const { host, asked } = gatewayAnswering(null);
+    await (await admissionOf(host)).atSlot();
+    expect(asked).toEqual([{ provider: 'p', tokens: 12 }]);
+  });
+
+  it('gives a grant back and asks again when it arrived well after its slot (its thread was busy)', async () => {
+    const { host, asked } = gatewayAnswering(local(epochNow() - 50), local(epochNow()));
+    await (await admissionOf(host)).atSlot();
+    expect(asked).toEqual([
+      { provider: 'p', tokens: 12 },
+      { provider: 'p', tokens: 12, givenBack: true },
+    ]);
+  });
+
+  it('gives back at most three late grants, then sends late', async () => {
+    const late = () => local(epochNow() - 50);
+    const { host, asked } = gatewayAnswering(late(), late(), late(), late(), late());
+    await (await admissionOf(host)).atSlot();
+    expect(asked).toHaveLength(4);
+  });
+
+  it("reads another process's grant relative to when it was granted, never against this clock", async () => {
+    const long = { at: 1_000, grantedAt: 1_000, clock: 'elsewhere/1' };
+    const { host, asked } = gatewayAnswering(long);
+    await (await admissionOf(host)).atSlot();
+    expect(asked).toHaveLength(1);
+    const late = gatewayAnswering({ at: 900, grantedAt: 1_000, clock: 'elsewhere/1' });
+    await (await admissionOf(late.host)).atSlot();
+    expect(late.asked).toHaveLength(2);
+  });
+
+  it('asks again with the pause when the provider refused, and waits for the new slot', async () => {
+    const { host, asked } = gatewayAnswering(null, null);
+    await (await admissionOf(host)).retryGate(250);
+    expect(asked[1]).toEqual({ provider: 'p', tokens: 12, retryAfterMs: 250 });
+  });
+
+  it('asks nothing when the plan governs nothing', async () => {
+    const { host, asked } = gatewayAnswering();
+    const ungoverned = { ...plan, admission: undefined } as unknown as DriverPlan;
+    expect(await admitted(ungoverned, host, () => 0, new AbortController().signal)).toBeUndefined();
+    expect(asked).toEqual([]);
+  });
+});

@@ -1,0 +1,60 @@
+/** The scheduler's glue: leases by agent, the first request admitted with a plan, events only for what queued. */
+import { describe, expect, it } from 'vitest';
+import { Scheduler, type SchedulerEvents } from '../../../src/scheduler/scheduler.js';
+import type { Limits } from '../../../src/scheduler/types.js';
+
+function schedulerWith(limits: Limits) {
+  const seen: string[] = [];
+  const events: SchedulerEvents = {
+    queued: (agentId, what) => seen.push(`queued ${agentId} ${what}`),
+    admitted: (agentId, what) => seen.push(`admitted ${agentId} ${what}`),
+    throttled: (agentId) => seen.push(`throttled ${agentId}`),
+  };
+  const scheduler = new Scheduler(limits, () => 0, events);
+  return { scheduler, seen };
+}
+
+const agent = (id: string) => ({ id, depth: 1 });
+
+describe('Scheduler', () => {
+  it("admits an activation's first request with its plan while it fits, and holds that lease until released", async () => {
+    const { scheduler, seen } = schedulerWith({ providers: { p: { concurrent: 1 } } });
+    expect(scheduler.admitFirstRequest(agent('a'), 'p')).toBe(true);
+    expect(scheduler.stats().inFlight).toEqual({ p: 1 });
+    // The limit is reached: the next activation's first request asks (and queues) as any other.
+    expect(scheduler.admitFirstRequest(agent('b'), 'p')).toBe(false);
+    let admitted = false;
+    const waiting = scheduler.admitModel(agent('b'), { provider: 'p', tokens: 1 }).then(() => (admitted = true));
+    await Promise.resolve();
+    expect(admitted).toBe(false);
+    scheduler.releaseModel('a', 10); // a's response was logged
+    await waiting;
+    expect(seen).toEqual(['queued b model-request', 'admitted b model-request']);
+    expect(scheduler.stats().inFlight).toEqual({ p: 1 });
+  });
+
+  it('admits nothing with a plan for an ungoverned provider, nor for a paced one', () => {
+    const { scheduler } = schedulerWith({ providers: { paced: { requestsPerMinute: 600 } } });
+    expect(scheduler.admitFirstRequest(agent('a'), 'other')).toBe(false);
+    expect(scheduler.admitFirstRequest(agent('a'), 'paced')).toBe(false);
+    expect(Object.values(scheduler.stats().inFlight).every((count) => count === 0)).toBe(true);
+  });
+
+  it('frees the lease of a first request its activation never made when the activation ends', () => {
+    const { scheduler } = schedulerWith({ providers: { p: { concurrent: 1 } } });
+    scheduler.admitFirstRequest(agent('a'), 'p');
+    scheduler.releaseTurn('a');
+    expect(scheduler.stats().inFlight).toEqual({ p: 0 });
+    expect(scheduler.admitFirstRequest(agent('b'), 'p')).toBe(true);
+  });
+
+  it("names a paced request's slot, and a refused request's retry pauses the provider for everyone", async () => {
+    const { scheduler, seen } = schedulerWith({ providers: { p: { requestsPerMinute: 6_000 } } });
+    expect(await scheduler.admitModel(agent('a'), { provider: 'p', tokens: 1 })).toBe(0);
+    const retry = scheduler.admitModel(agent('a'), { provider: 'p', tokens: 1, retryAfterMs: 50 });
+    expect(seen).toContain('throttled a');
+    expect(scheduler.stats().throttledMs).toBe(50);
+    scheduler.close(); // the runtime closed: the waiting retry ends
+    expect(await retry).toBeUndefined();
+  });
+});
