@@ -13,6 +13,7 @@ import type { TelemetryOptions } from './options.js';
 import { loadTelemetryApi, requireTelemetryPeer, type Otel } from './peer.js';
 import { SpanBuilder, type AgentFacts, type ChildOrigin } from './spans.js';
 import { traceHeadersOf } from './propagation.js';
+import { SpanQueue } from './span-queue.js';
 
 /** The tool call a piece of parent-side work runs for (a subagent start reads which call started it). */
 interface CallScope {
@@ -33,6 +34,7 @@ export class Telemetry {
   private readonly loading: Promise<void>;
   private api: Otel | undefined;
   private spans: SpanBuilder | undefined;
+  private queue: SpanQueue | undefined;
   private readonly calls = new AsyncLocalStorage<CallScope>();
 
   /** Throws INVALID_CONFIG when @opentelemetry/api is not installed. */
@@ -56,21 +58,25 @@ export class Telemetry {
   /** The host's active context is the parent of the turn that will claim this message. */
   hostMessage(agent: AgentFacts, messageId: string): void {
     this.guard('hostMessage', () => {
-      if (this.api && this.spans) this.spans.hostMessage(agent, messageId, this.api.context.active());
+      const { api, spans, queue } = this;
+      if (api === undefined || spans === undefined || queue === undefined) return;
+      const active = api.context.active(); // read now: it is the caller's context
+      queue.later(() => spans.hostMessage(agent, messageId, active));
     });
   }
 
   logged(agent: AgentFacts, stamped: readonly SessionEvent[]): void {
-    this.guard('span', () => this.spans?.logged(agent, stamped));
+    this.queue?.logged(agent, stamped);
   }
 
   /** A parent started a run of a child: foreground runs nest under the call, others link to it. */
   childStarted(child: AgentFacts, mode: ChildOrigin['mode'], provider: string): void {
-    this.guard('childStarted', () => {
-      const scope = this.calls.getStore();
-      const call =
-        scope?.agentId === child.parentId && scope ? this.spans?.callSpan(scope.agentId, scope.callId) : undefined;
-      this.spans?.childStarted({ mode, provider, call }, child);
+    const { spans, queue } = this;
+    if (spans === undefined || queue === undefined) return;
+    const scope = this.calls.getStore(); // read now: the caller's scope
+    queue.later(() => {
+      const call = scope?.agentId === child.parentId && scope ? spans.callSpan(scope.agentId, scope.callId) : undefined;
+      spans.childStarted({ mode, provider, call }, child);
     });
   }
 
@@ -83,6 +89,7 @@ export class Telemetry {
   codeCall(agent: AgentFacts, name: string, callId: string): (isError: boolean, errorType?: string) => void {
     let end: ((isError: boolean, errorType?: string) => void) | undefined;
     this.guard('codeCall', () => {
+      this.queue?.drain();
       end = this.spans?.codeCall(agent, name, callId);
     });
     return (isError, errorType) => this.guard('codeCall', () => end?.(isError, errorType));
@@ -93,6 +100,7 @@ export class Telemetry {
     if (!this.propagate || !this.api) return undefined;
     let headers: Record<string, string> | undefined;
     this.guard('propagation', () => {
+      this.queue?.drain();
       const context = this.spans?.turnContext(agentId);
       const span = context === undefined ? undefined : this.api?.trace.getSpan(context);
       headers = span === undefined ? undefined : traceHeadersOf(span.spanContext());
@@ -101,7 +109,10 @@ export class Telemetry {
   }
 
   forget(agentId: string): void {
-    this.guard('forget', () => this.spans?.forget(agentId));
+    this.guard('forget', () => {
+      this.queue?.drain();
+      this.spans?.forget(agentId);
+    });
   }
 
   private start(api: Otel): void {
@@ -109,10 +120,15 @@ export class Telemetry {
       const tracer = this.tracerOf(api);
       const metrics = this.options.meter === undefined ? undefined : new ChatMetrics(this.options.meter as OtelMeter);
       const captureContent = this.options.captureContent ?? DEFAULTS.telemetry.captureContent;
-      this.spans = new SpanBuilder(api, tracer, captureContent, this.deps.serverOf, this.deps.driver, {
+      const spans = new SpanBuilder(api, tracer, captureContent, this.deps.serverOf, this.deps.driver, {
         chatEnded: (attributes, seconds, usage) =>
           this.guard('metrics', () => metrics?.record(attributes, seconds, usage)),
       });
+      this.spans = spans;
+      this.queue = new SpanQueue(
+        (agent, stamped) => spans.logged(agent, stamped),
+        (error) => this.deps.report(`telemetry (span) failed: ${errorMessage(error)}`),
+      );
       this.api = api;
     });
   }

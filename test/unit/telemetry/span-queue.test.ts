@@ -1,0 +1,79 @@
+/**
+ * When spans are built: after the burst of events that arrived together has been answered, except
+ * where something reads them at once (a turn's end, the propagation of a turn's context).
+ */
+import { setImmediate as nextTurnOfLoop } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import type { SessionEvent } from '../../../src/types.js';
+import { Telemetry } from '../../../src/telemetry/telemetry.js';
+import { memoryTracing, spanNamed } from '../../support/otel.js';
+
+const lead = { id: 'lead', parentId: undefined, depth: 0 };
+let seq = 0;
+const at = (time: number, type: string, data: Record<string, unknown>): SessionEvent => ({
+  seq: seq++,
+  time,
+  type,
+  data,
+});
+const request = (time: number) =>
+  at(time, 'model/request', { provider: 'p', model: 'gpt', system: '', tools: [], threadId: 0 });
+const answer = (time: number) =>
+  at(time, 'assistant/message', {
+    text: 'hi',
+    toolCalls: [],
+    usage: { inputTokens: 1, outputTokens: 1 },
+    finish: 'stop',
+  });
+
+async function telemetry() {
+  const { provider, exporter } = memoryTracing();
+  const reports: string[] = [];
+  const built = new Telemetry(
+    { tracerProvider: provider },
+    { report: (message) => reports.push(message), serverOf: () => undefined, driver: 'inline' },
+  );
+  await built.ready();
+  return { built, exporter, reports };
+}
+
+describe('span building order', () => {
+  it('builds a burst after it is answered, with the logged times', async () => {
+    const { built, exporter } = await telemetry();
+    built.logged(lead, [at(10, 'turn/start', { turn: 1, messageIds: ['m1'] }), request(11)]);
+    built.logged(lead, [answer(13.25)]);
+    expect(exporter.getFinishedSpans()).toHaveLength(0);
+    await nextTurnOfLoop();
+    expect(spanNamed(exporter.getFinishedSpans(), 'chat gpt').duration).toEqual([0, 2_250_000]);
+  });
+
+  it("ends a turn's spans before the call that logged its end returns", async () => {
+    const { built, exporter } = await telemetry();
+    built.logged(lead, [at(1, 'turn/start', { turn: 1, messageIds: ['m1'] }), request(2)]);
+    built.logged(lead, [answer(3), at(4, 'turn/end', { turn: 1, reason: 'completed' })]);
+    expect(
+      exporter
+        .getFinishedSpans()
+        .map((span) => span.name)
+        .sort(),
+    ).toEqual(['chat gpt', 'invoke_agent lead']);
+  });
+
+  it('builds a queued turn before its context is propagated', async () => {
+    const { built } = await telemetry();
+    built.logged(lead, [at(1, 'turn/start', { turn: 1, messageIds: ['m1'] })]);
+    expect(built.traceHeaders('lead')?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+  });
+
+  it('reports a tracer that throws and still builds what follows', async () => {
+    const { built, exporter, reports } = await telemetry();
+    // A tool result for a call nobody started is ignored; a malformed event throws inside the builder.
+    built.logged(lead, [{ seq: 0, time: 1, type: 'turn/start', data: null as never }]);
+    built.logged(lead, [
+      at(2, 'turn/start', { turn: 1, messageIds: ['m1'] }),
+      at(3, 'turn/end', { turn: 1, reason: 'completed' }),
+    ]);
+    expect(reports).toHaveLength(1);
+    expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(['invoke_agent lead']);
+  });
+});
