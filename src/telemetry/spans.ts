@@ -1,8 +1,10 @@
 /**
  * GenAI spans built in the parent from what every agent's session log records (the drivers' events
  * and the parent's own): `invoke_agent` per turn, `chat` per model request, `execute_tool` per tool
- * call. Nothing of OpenTelemetry runs in pool threads. Times are the log's stamps (the runtime's
- * sub-millisecond clock), so a span lasts exactly as long as the logged facts say.
+ * call. Nothing of OpenTelemetry runs in pool threads. Times are the clock of whoever did the work:
+ * the driver's stamp (`at`) on a model request, its answer and the calls the driver runs itself; the
+ * log's stamp (the parent's clock, sub-millisecond) on what the parent did (a turn's claim and end, the
+ * calls it runs). So a chat span lasts exactly as long as the driver saw the request take.
  */
 import type { Attributes, Context, Link, Span, Tracer } from '@opentelemetry/api';
 import { knownEvent } from '../sessions/event-types.js';
@@ -144,7 +146,7 @@ export class SpanBuilder {
 
   private apply(spans: AgentSpans, logged: SessionEvent): void {
     const event = knownEvent(logged);
-    const time = logged.time;
+    const time = factTime(logged);
     switch (event?.type) {
       case 'subagent/descriptor':
         spans.label = event.data.label;
@@ -311,6 +313,16 @@ export class SpanBuilder {
     }
     turn.span.end(time);
   }
+}
+
+/**
+ * When the logged fact happened: the driver's stamp when it has one, else the log's. A stamp later
+ * than the parent's receipt is a driver clock ahead of the parent's (another machine): the receipt is
+ * the better bound, and keeps the span inside its turn.
+ */
+function factTime(logged: SessionEvent): number {
+  const at = logged.data.at;
+  return typeof at === 'number' && at <= logged.time ? at : logged.time;
 }
 
 /** Stop reasons that mark the turn span as failed (a refusal and a completed turn are answers). */
