@@ -61,7 +61,7 @@ export class Telemetry {
       const { api, spans, queue } = this;
       if (api === undefined || spans === undefined || queue === undefined) return;
       const active = api.context.active(); // read now: it is the caller's context
-      queue.later(() => spans.hostMessage(agent, messageId, active));
+      queue.later(agent.id, () => spans.hostMessage(agent, messageId, active));
     });
   }
 
@@ -74,7 +74,8 @@ export class Telemetry {
     const { spans, queue } = this;
     if (spans === undefined || queue === undefined) return;
     const scope = this.calls.getStore(); // read now: the caller's scope
-    queue.later(() => {
+    // Queued with the parent's spans: it reads the call span that started the child.
+    queue.later(child.parentId ?? child.id, () => {
       const call = scope?.agentId === child.parentId && scope ? spans.callSpan(scope.agentId, scope.callId) : undefined;
       spans.childStarted({ mode, provider, call }, child);
     });
@@ -89,7 +90,7 @@ export class Telemetry {
   codeCall(agent: AgentFacts, name: string, callId: string): (isError: boolean, errorType?: string) => void {
     let end: ((isError: boolean, errorType?: string) => void) | undefined;
     this.guard('codeCall', () => {
-      this.queue?.drain();
+      this.queue?.buildFor(agent.id);
       end = this.spans?.codeCall(agent, name, callId);
     });
     return (isError, errorType) => this.guard('codeCall', () => end?.(isError, errorType));
@@ -100,7 +101,7 @@ export class Telemetry {
     if (!this.propagate || !this.api) return undefined;
     let headers: Record<string, string> | undefined;
     this.guard('propagation', () => {
-      this.queue?.drain();
+      this.queue?.buildFor(agentId);
       const context = this.spans?.turnContext(agentId);
       const span = context === undefined ? undefined : this.api?.trace.getSpan(context);
       headers = span === undefined ? undefined : traceHeadersOf(span.spanContext());
@@ -110,7 +111,8 @@ export class Telemetry {
 
   forget(agentId: string): void {
     this.guard('forget', () => {
-      this.queue?.drain();
+      this.queue?.buildFor(agentId);
+      this.queue?.forget(agentId);
       this.spans?.forget(agentId);
     });
   }

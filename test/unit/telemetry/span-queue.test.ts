@@ -65,6 +65,43 @@ describe('span building order', () => {
     expect(built.traceHeaders('lead')?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
   });
 
+  it("builds one agent's share at its turn's end and leaves the others' burst for later", async () => {
+    const { built, exporter } = await telemetry();
+    const solo = { id: 'solo', parentId: undefined, depth: 0 };
+    built.logged(lead, [at(1, 'turn/start', { turn: 1, messageIds: ['m1'] }), request(2), answer(3)]);
+    built.logged(solo, [at(1, 'turn/start', { turn: 1, messageIds: ['m2'] }), request(2), answer(4)]);
+    built.logged(solo, [at(5, 'turn/end', { turn: 1, reason: 'completed' })]);
+    expect(
+      exporter
+        .getFinishedSpans()
+        .map((span) => span.name)
+        .sort(),
+    ).toEqual(['chat gpt', 'invoke_agent solo']);
+    await nextTurnOfLoop();
+    expect(exporter.getFinishedSpans()).toHaveLength(3);
+  });
+
+  it("nests a child under its parent's queued call when the child's turn ends first", async () => {
+    const { built, exporter } = await telemetry();
+    const child = { id: 'child', parentId: 'lead', depth: 1 };
+    built.logged(lead, [
+      at(1, 'turn/start', { turn: 1, messageIds: ['m1'] }),
+      at(2, 'tool/call', { callId: 'c1', name: 'subagent', arguments: '{}' }),
+    ]);
+    built.withCall('lead', 'c1', () => built.childStarted(child, 'foreground', 'spawn'));
+    built.logged(child, [
+      at(3, 'turn/start', { turn: 1, messageIds: ['x'] }),
+      at(4, 'turn/end', { turn: 1, reason: 'completed' }),
+    ]);
+    built.logged(lead, [
+      at(5, 'tool/result', { callId: 'c1', name: 'subagent', isError: false, content: 'ok' }),
+      at(6, 'turn/end', { turn: 1, reason: 'completed' }),
+    ]);
+    const finished = exporter.getFinishedSpans();
+    const call = spanNamed(finished, 'execute_tool subagent');
+    expect(spanNamed(finished, 'invoke_agent child').parentSpanContext?.spanId).toBe(call.spanContext().spanId);
+  });
+
   it('reports a tracer that throws and still builds what follows', async () => {
     const { built, exporter, reports } = await telemetry();
     // A tool result for a call nobody started is ignored; a malformed event throws inside the builder.
