@@ -3,7 +3,6 @@
  * entry point is contained: a tracer, meter or exporter that throws is reported to onDiagnostic and
  * never reaches a turn.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Attributes, Histogram, Meter as OtelMeter, Tracer as OtelTracer } from '@opentelemetry/api';
 import { DEFAULTS } from '../defaults.js';
 import { errorMessage } from '../errors.js';
@@ -16,7 +15,7 @@ import { traceHeadersOf } from './propagation.js';
 import { SpanQueue } from './span-queue.js';
 
 /** The tool call a piece of parent-side work runs for (a subagent start reads which call started it). */
-interface CallScope {
+export interface CallScope {
   agentId: string;
   callId: string;
 }
@@ -35,7 +34,16 @@ export class Telemetry {
   private api: Otel | undefined;
   private spans: SpanBuilder | undefined;
   private queue: SpanQueue | undefined;
-  private readonly calls = new AsyncLocalStorage<CallScope>();
+  /**
+   * The tool call whose execute() is running synchronously right now. A subagent start reads it at its
+   * synchronous entry (brood's delegation tools start children before their first await), which costs
+   * nothing per promise, unlike an AsyncLocalStorage (in Node 20 it hooks every promise the process makes).
+   */
+  private running: CallScope | undefined;
+  /** The call that made each subagent start request (read when the child's run is published). */
+  private readonly starts = new WeakMap<object, CallScope>();
+  /** The call that last sent a continuable child a message (its next run links to it). */
+  private readonly wakes = new Map<string, CallScope>();
 
   /** Throws INVALID_CONFIG when @opentelemetry/api is not installed. */
   constructor(
@@ -69,11 +77,15 @@ export class Telemetry {
     this.queue?.logged(agent, stamped);
   }
 
-  /** A parent started a run of a child: foreground runs nest under the call, others link to it. */
-  childStarted(child: AgentFacts, mode: ChildOrigin['mode'], provider: string): void {
+  /**
+   * A parent started a run of a child: foreground runs nest under the call that made `request`, others
+   * link to it; a continuable child's run links to the call that woke it.
+   */
+  childStarted(child: AgentFacts, mode: ChildOrigin['mode'], provider: string, request?: object): void {
     const { spans, queue } = this;
     if (spans === undefined || queue === undefined) return;
-    const scope = this.calls.getStore(); // read now: the caller's scope
+    const scope = request === undefined ? this.wakes.get(child.id) : this.starts.get(request);
+    if (request === undefined) this.wakes.delete(child.id);
     // Queued with the parent's spans: it reads the call span that started the child.
     queue.later(child.parentId ?? child.id, () => {
       const call = scope?.agentId === child.parentId && scope ? spans.callSpan(scope.agentId, scope.callId) : undefined;
@@ -81,9 +93,30 @@ export class Telemetry {
     });
   }
 
-  /** Runs `work` as tool call `callId` of `agentId` (what a subagent start inside it reads). */
+  /** Runs `work`, the synchronous part of tool call `callId` of `agentId` (what a subagent start in it reads). */
   withCall<T>(agentId: string, callId: string, work: () => T): T {
-    return this.calls.run({ agentId, callId }, work);
+    const outer = this.running;
+    this.running = { agentId, callId };
+    try {
+      return work();
+    } finally {
+      this.running = outer;
+    }
+  }
+
+  /** The call running now, if any (read by a subagent start or followup at its synchronous entry). */
+  runningCall(): CallScope | undefined {
+    return this.running;
+  }
+
+  /** `request` starts a child for the call running now (read at the start's synchronous entry). */
+  startedBy(request: object): void {
+    if (this.running !== undefined) this.starts.set(request, this.running);
+  }
+
+  /** A continuable child was sent a message by `call`: its next run links to it. */
+  wokenBy(childId: string, call: CallScope | undefined): void {
+    if (call !== undefined) this.wakes.set(childId, call);
   }
 
   /** A call from inside a run_code program; the returned function ends its span. */
@@ -113,6 +146,7 @@ export class Telemetry {
     this.guard('forget', () => {
       this.queue?.buildFor(agentId);
       this.queue?.forget(agentId);
+      this.wakes.delete(agentId);
       this.spans?.forget(agentId);
     });
   }

@@ -88,7 +88,9 @@ describe('span building order', () => {
       at(1, 'turn/start', { turn: 1, messageIds: ['m1'] }),
       at(2, 'tool/call', { callId: 'c1', name: 'subagent', arguments: '{}' }),
     ]);
-    built.withCall('lead', 'c1', () => built.childStarted(child, 'foreground', 'spawn'));
+    const request = {}; // a start request made while call c1 ran
+    built.withCall('lead', 'c1', () => built.startedBy(request));
+    built.childStarted(child, 'foreground', 'spawn', request);
     built.logged(child, [
       at(3, 'turn/start', { turn: 1, messageIds: ['x'] }),
       at(4, 'turn/end', { turn: 1, reason: 'completed' }),
@@ -100,6 +102,37 @@ describe('span building order', () => {
     const finished = exporter.getFinishedSpans();
     const call = spanNamed(finished, 'execute_tool subagent');
     expect(spanNamed(finished, 'invoke_agent child').parentSpanContext?.spanId).toBe(call.spanContext().spanId);
+  });
+
+  it("links a continuable child's run to the call that sent it a message, read while that call ran", async () => {
+    const { built, exporter } = await telemetry();
+    const kid = { id: 'kid', parentId: 'lead', depth: 1 };
+    built.logged(lead, [
+      at(1, 'turn/start', { turn: 1, messageIds: ['m1'] }),
+      at(2, 'tool/call', { callId: 'c2', name: 'send_message', arguments: '{}' }),
+    ]);
+    const sender = built.withCall('lead', 'c2', () => built.runningCall());
+    expect(built.runningCall()).toBeUndefined();
+    built.wokenBy('kid', sender);
+    built.childStarted(kid, 'continuable', 'spawn');
+    built.logged(kid, [
+      at(3, 'turn/start', { turn: 1, messageIds: ['x'] }),
+      at(4, 'turn/end', { turn: 1, reason: 'completed' }),
+    ]);
+    // Its next run was woken by no call: it keeps the link it had.
+    built.childStarted(kid, 'continuable', 'spawn');
+    built.logged(kid, [
+      at(5, 'turn/start', { turn: 2, messageIds: ['y'] }),
+      at(6, 'turn/end', { turn: 2, reason: 'completed' }),
+    ]);
+    built.logged(lead, [
+      at(7, 'tool/result', { callId: 'c2', name: 'send_message', isError: false, content: 'ok' }),
+      at(8, 'turn/end', { turn: 1, reason: 'completed' }),
+    ]);
+    const finished = exporter.getFinishedSpans();
+    const call = spanNamed(finished, 'execute_tool send_message');
+    const runs = finished.filter((span) => span.name === 'invoke_agent kid');
+    expect(runs.map((run) => run.links.map((link) => link.context.spanId))).toEqual([[call.spanContext().spanId], [call.spanContext().spanId]]);
   });
 
   it('reports a tracer that throws and still builds what follows', async () => {
