@@ -17,7 +17,9 @@ import type { AgentFacts } from './spans.js';
 /** One logged batch, or parent-side work that reads the spans built so far (a child's start). */
 interface Pending {
   readonly seq: number;
-  readonly batch: { readonly agent: AgentFacts; readonly stamped: readonly SessionEvent[] } | undefined;
+  /** A logged batch: whose, and the events. */
+  readonly agent: AgentFacts | undefined;
+  readonly stamped: readonly SessionEvent[] | undefined;
   readonly step: (() => void) | undefined;
   done: boolean;
 }
@@ -41,7 +43,7 @@ export class SpanQueue {
   /** A logged batch: built now when it ends a turn, otherwise once the current burst is answered. */
   logged(agent: AgentFacts, stamped: readonly SessionEvent[]): void {
     this.parents.set(agent.id, agent.parentId);
-    this.push(agent.id, { agent, stamped }, undefined);
+    this.push(agent.id, agent, stamped, undefined);
     if (endsTurn(stamped)) this.buildFor(agent.id);
     else this.schedule();
   }
@@ -51,7 +53,7 @@ export class SpanQueue {
    * call that started it), a host message with its agent's.
    */
   later(ownerId: string, step: () => void): void {
-    this.push(ownerId, undefined, step);
+    this.push(ownerId, undefined, undefined, step);
     this.schedule();
   }
 
@@ -65,7 +67,8 @@ export class SpanQueue {
       lanes.push(lane);
     }
     if (lanes.length === 1) for (const item of lanes[0] as Pending[]) this.run(item);
-    else if (lanes.length > 1) for (const item of lanes.flat().sort(bySeq)) this.run(item);
+    else if (lanes.length === 2) this.runMerged(lanes[0] as Pending[], lanes[1] as Pending[]);
+    else if (lanes.length > 2) for (const item of lanes.flat().sort(bySeq)) this.run(item);
   }
 
   /** Builds everything queued, in arrival order. */
@@ -85,8 +88,8 @@ export class SpanQueue {
     this.parents.delete(agentId);
   }
 
-  private push(owner: string, batch: Pending['batch'], step: Pending['step']): void {
-    const item: Pending = { seq: this.seq++, batch, step, done: false };
+  private push(owner: string, agent: Pending['agent'], stamped: Pending['stamped'], step: Pending['step']): void {
+    const item: Pending = { seq: this.seq++, agent, stamped, step, done: false };
     this.pending.push(item);
     const lane = this.byAgent.get(owner);
     if (lane === undefined) this.byAgent.set(owner, [item]);
@@ -98,9 +101,19 @@ export class SpanQueue {
     item.done = true;
     try {
       if (item.step !== undefined) item.step();
-      else if (item.batch !== undefined) this.build(item.batch.agent, item.batch.stamped);
+      else if (item.agent !== undefined && item.stamped !== undefined) this.build(item.agent, item.stamped);
     } catch (error) {
       this.failed(error);
+    }
+  }
+
+  /** Two lanes in arrival order (an agent and its parent: the common case) without sorting. */
+  private runMerged(a: Pending[], b: Pending[]): void {
+    let i = 0;
+    let j = 0;
+    while (i < a.length || j < b.length) {
+      const next = j >= b.length || (i < a.length && (a[i] as Pending).seq < (b[j] as Pending).seq) ? a[i++] : b[j++];
+      this.run(next as Pending);
     }
   }
 

@@ -104,6 +104,40 @@ describe('span building order', () => {
     expect(spanNamed(finished, 'invoke_agent child').parentSpanContext?.spanId).toBe(call.spanContext().spanId);
   });
 
+  it('builds a grandchild that ends first under the queued calls of both its ancestors', async () => {
+    const { built, exporter } = await telemetry();
+    const mid = { id: 'mid', parentId: 'lead', depth: 1 };
+    const leaf = { id: 'leaf', parentId: 'mid', depth: 2 };
+    const delegate = (agent: typeof lead, child: typeof lead, callId: string, time: number) => {
+      built.logged(agent, [
+        at(time, 'turn/start', { turn: 1, messageIds: [`m-${agent.id}`] }),
+        at(time + 1, 'tool/call', { callId, name: 'subagent', arguments: '{}' }),
+      ]);
+      const request = {};
+      built.withCall(agent.id, callId, () => built.startedBy(request));
+      built.childStarted(child, 'foreground', 'spawn', request);
+    };
+    delegate(lead, mid, 'c-lead', 1);
+    delegate(mid, leaf, 'c-mid', 3);
+    built.logged(leaf, [
+      at(5, 'turn/start', { turn: 1, messageIds: ['x'] }),
+      at(6, 'turn/end', { turn: 1, reason: 'completed' }),
+    ]);
+    const leafSpan = spanNamed(exporter.getFinishedSpans(), 'invoke_agent leaf');
+    await nextTurnOfLoop();
+    built.forget('mid');
+    built.forget('lead');
+    const finished = exporter.getFinishedSpans();
+    const callOf = (agentId: string) =>
+      finished.find(
+        (span) => span.name === 'execute_tool subagent' && span.attributes['gen_ai.tool.call.id'] === `c-${agentId}`,
+      );
+    expect(leafSpan.parentSpanContext?.spanId).toBe(callOf('mid')?.spanContext().spanId);
+    expect(spanNamed(finished, 'invoke_agent mid').parentSpanContext?.spanId).toBe(
+      callOf('lead')?.spanContext().spanId,
+    );
+  });
+
   it("links a continuable child's run to the call that sent it a message, read while that call ran", async () => {
     const { built, exporter } = await telemetry();
     const kid = { id: 'kid', parentId: 'lead', depth: 1 };
@@ -132,7 +166,10 @@ describe('span building order', () => {
     const finished = exporter.getFinishedSpans();
     const call = spanNamed(finished, 'execute_tool send_message');
     const runs = finished.filter((span) => span.name === 'invoke_agent kid');
-    expect(runs.map((run) => run.links.map((link) => link.context.spanId))).toEqual([[call.spanContext().spanId], [call.spanContext().spanId]]);
+    expect(runs.map((run) => run.links.map((link) => link.context.spanId))).toEqual([
+      [call.spanContext().spanId],
+      [call.spanContext().spanId],
+    ]);
   });
 
   it('reports a tracer that throws and still builds what follows', async () => {
