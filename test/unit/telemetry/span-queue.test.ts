@@ -5,10 +5,11 @@
 import { setImmediate as nextTurnOfLoop } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../src/types.js';
+import type { AgentFacts } from '../../../src/telemetry/spans.js';
 import { Telemetry } from '../../../src/telemetry/telemetry.js';
 import { memoryTracing, spanNamed } from '../../support/otel.js';
 
-const lead = { id: 'lead', parentId: undefined, depth: 0 };
+const lead: AgentFacts = { id: 'lead', parentId: undefined, depth: 0 };
 let seq = 0;
 const at = (time: number, type: string, data: Record<string, unknown>): SessionEvent => ({
   seq: seq++,
@@ -108,7 +109,7 @@ describe('span building order', () => {
     const { built, exporter } = await telemetry();
     const mid = { id: 'mid', parentId: 'lead', depth: 1 };
     const leaf = { id: 'leaf', parentId: 'mid', depth: 2 };
-    const delegate = (agent: typeof lead, child: typeof lead, callId: string, time: number) => {
+    const delegate = (agent: AgentFacts, child: AgentFacts, callId: string, time: number) => {
       built.logged(agent, [
         at(time, 'turn/start', { turn: 1, messageIds: [`m-${agent.id}`] }),
         at(time + 1, 'tool/call', { callId, name: 'subagent', arguments: '{}' }),
