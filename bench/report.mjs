@@ -312,7 +312,7 @@ function telemetrySection(te) {
   if (te.error) return `Error: ${te.error}\n`;
   return `Latency-only fan-out N=${te.n} P=${te.p}, two warm worker runtimes, ${te.rounds} interleaved rounds: without telemetry
 **${fmt(te.offMs, 1)} ms**, with \`telemetry\` (the SDK's in-memory exporter behind a BatchSpanProcessor, ${te.spansPerRun} spans per run)
-**${fmt(te.onMs, 1)} ms** (${fmt(te.onOverOff, 3)}×; target ≤ 1.05×). Without \`telemetry\` nothing of OpenTelemetry is loaded, so the
+**${fmt(te.onMs, 1)} ms** (${fmt(te.onOverOff, 3)}×; target ≤ 1.05×).${te.mainCpuMsPerRun ? ` The parent's main thread, where spans are built, used ${fmt(te.mainCpuMsPerRun.off, 1)} ms of CPU per run without and ${fmt(te.mainCpuMsPerRun.on, 1)} ms with.` : ''} Without \`telemetry\` nothing of OpenTelemetry is loaded, so the
 fan-out table above is the no-telemetry figure.
 `;
 }

@@ -149,15 +149,14 @@ class ProgramLane {
     // Host-style: Code Mode never collapses a call made from inside run_code. The approval gate may
     // park the call: the program's `tools.x()` promise waits, and the sandbox's busy clock is paused
     // while any of its calls is pending (src/code-mode), so only the wall limit runs meanwhile.
-    const execute = () =>
-      this.agent.deps.approvals
-        .check(this.agent, call, true, this.controller.signal)
-        .then((outcome) =>
-          outcome.run
-            ? this.agent.init.tools.registry.execute({ ...request, arguments: outcome.args })
-            : outcome.result,
-        );
-    void (telemetry ? telemetry.withCall(this.agent.id, call.callId, execute) : execute())
+    const run = (args: unknown) => () => this.agent.init.tools.registry.execute({ ...request, arguments: args });
+    void this.agent.deps.approvals
+      .check(this.agent, call, true, this.controller.signal)
+      .then((outcome) => {
+        if (!outcome.run) return outcome.result;
+        // Under telemetry the call is the scope of what its execute() starts.
+        return telemetry ? telemetry.withCall(this.agent.id, call.callId, run(outcome.args)) : run(outcome.args)();
+      })
       .then((result) => {
         endSpan?.(result.isError, result.error?.code);
         return result;

@@ -48,12 +48,7 @@ export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<To
     return recorded;
   }
   const signal = turn?.controller.signal;
-  const { telemetry } = agent.deps.hub;
-  const execute = () => gated(agent, call, signal);
-  // Under telemetry the call is the scope of what it starts (a subagent's spans nest under its span).
-  const running = (telemetry ? telemetry.withCall(agent.id, call.callId, execute) : execute()).then(
-    ({ value: _value, ...cloneable }) => cloneable,
-  );
+  const running = gated(agent, call, signal).then(({ value: _value, ...cloneable }) => cloneable);
   const answered = turn ? holdUntilSettled(turn, call.callId, call.name, running) : running;
   turn?.calls.set(call.callId, answered);
   return answered;
@@ -74,10 +69,11 @@ async function gated(
     ? { run: true as const, args: call.arguments }
     : await agent.deps.approvals.check(agent, call, false, signal);
   if (!outcome.run) return outcome.result;
-  return tools.executeFromModel(
-    { name: call.name, arguments: outcome.args, callId: call.callId, signal },
-    agent.codeMode,
-  );
+  const execute = () =>
+    tools.executeFromModel({ name: call.name, arguments: outcome.args, callId: call.callId, signal }, agent.codeMode);
+  // Under telemetry the call is the scope of what its execute() starts (a subagent's spans nest under its span).
+  const { telemetry } = agent.deps.hub;
+  return telemetry ? telemetry.withCall(agent.id, call.callId, execute) : execute();
 }
 
 /**

@@ -8,7 +8,13 @@ import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage, ModelAdapter, ModelFinish, ModelResponse, ToolCallRecord } from '../models/types.js';
 import { estimateTokens } from '../models/estimate.js';
 import { admitted } from './admission.js';
-import { type DriverEventType, type SessionEventDataMap, TEXT_DELTA_EVENT } from '../sessions/event-types.js';
+import {
+  type DriverEventType,
+  type DriverStamp,
+  type SessionEventDataMap,
+  TEXT_DELTA_EVENT,
+} from '../sessions/event-types.js';
+import { driverTime } from './clock.js';
 import type { ToolResult } from '../types.js';
 import { checkModelResponse } from './response-check.js';
 import { historyTail } from '../models/history-tail.js';
@@ -361,8 +367,12 @@ export class Driver {
     this.emit('tool/result', toolResultData(call, result));
   }
 
-  /** Events are batched per microtask into one log() call; the parent appends them in order. */
-  private emit<T extends DriverEventType>(type: T, data: SessionEventDataMap[T]): void {
+  /**
+   * Batched per microtask into one log() call; the parent appends them in order. Stamped with this
+   * thread's clock (spans time the work by it); each caller builds `data` fresh, so it is stamped in place.
+   */
+  private emit<T extends Exclude<DriverEventType, 'text/delta'>>(type: T, data: SessionEventDataMap[T]): void {
+    (data as DriverStamp).at = driverTime();
     this.pendingEvents.push({ type, data });
     if (this.flushScheduled) return;
     this.flushScheduled = true;

@@ -12,9 +12,12 @@ export function publishSubagentStart(
   childId: string,
   mode: SubagentRunStartEvent['mode'],
   provider: string,
+  /** The start request of a one-shot run (telemetry knows which tool call made it). */
+  request?: object,
 ): void {
   if (parent === undefined) return;
-  hub.telemetry?.childStarted({ id: childId, parentId: parent.id, depth: parent.depth + 1 }, mode, provider);
+  const child = { id: childId, parentId: parent.id, depth: parent.depth + 1 };
+  hub.telemetry?.childStarted(child, mode, provider, request);
   if (!hub.active) return;
   hub.publish({ ...baseOf(parent, hub.now()), type: 'subagent-start', childId, mode, provider });
 }

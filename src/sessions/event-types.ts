@@ -39,6 +39,14 @@ export type SubagentDescriptorData = {
   [providerField: string]: unknown;
 };
 
+/**
+ * What a driver stamps on the events that start and end its work (a model request and its answer, a
+ * call it runs itself and its result): its own clock when the fact happened, epoch milliseconds at
+ * microsecond resolution. The event's `time` is when the parent logged it; sessions written before
+ * this field lack it.
+ */
+export type DriverStamp = { at?: number };
+
 export type SessionEventDataMap = {
   'agent/descriptor': AgentDescriptorData;
   'subagent/descriptor': SubagentDescriptorData;
@@ -64,16 +72,22 @@ export type SessionEventDataMap = {
     threadId: number;
     /** Set by the queue runner: the `brood host` process that ran the request. */
     host?: { name: string; pid: number };
-  };
+  } & DriverStamp;
   'assistant/message': {
     text: string;
     toolCalls: ToolCallRecord[];
     usage: Usage;
     finish: ModelFinish;
     reasoning?: ReasoningBlock[];
-  };
-  'tool/call': { callId: string; name: string; arguments: string; kind?: string; title?: string };
-  'tool/result': { callId: string; name: string; isError: boolean; content: string; errorCode?: string };
+  } & DriverStamp;
+  'tool/call': { callId: string; name: string; arguments: string; kind?: string; title?: string } & DriverStamp;
+  'tool/result': {
+    callId: string;
+    name: string;
+    isError: boolean;
+    content: string;
+    errorCode?: string;
+  } & DriverStamp;
   /** Streamed text for subscribers: crosses the thread boundary with the driver's events, never logged. */
   'text/delta': { turn: number; delta: string };
   // What an out-of-process (ACP) child reports besides text and tool calls (src/acp/client/transcript.ts).

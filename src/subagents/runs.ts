@@ -25,7 +25,7 @@ export async function startOneShot(
   core.events.emit('start', { runId, provider, id: child.id, parentId: parent.id, depth: child.depth });
   const { hub } = core.agentDeps;
   const foreground = !hub.backgroundSignals.has(request.signal);
-  publishSubagentStart(hub, parent, child.id, foreground ? 'foreground' : 'background', provider);
+  publishSubagentStart(hub, parent, child.id, foreground ? 'foreground' : 'background', provider, request);
   const accepted = child.accept(request.prompt, 'parent', request.signal, structured);
   // Budgets only tighten down the tree: the child gets at most what its parent's turn has left.
   child.governor.forMessage(accepted.id, tighten(request.budget, parent.governor.remainder()));

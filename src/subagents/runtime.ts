@@ -114,6 +114,8 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     // The host's request is copied (its data; the parent and signal by reference) and checked under
     // guard: a getter or proxy trap that throws is INVALID_ARGS. Providers get the copy.
     const request = snapshot('INVALID_ARGS', 'a start request', untrusted);
+    // Read now, synchronously: the tool call that is starting this child (its spans nest under it).
+    this.core.agentDeps.hub.telemetry?.startedBy(request);
     const provider = readUntrusted('INVALID_ARGS', 'a start request', () => {
       validateStartRequest(request, true);
       const passed = gate(this.providers, providerName, request);
@@ -125,6 +127,8 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
 
   async startContinuable(untrusted: ContinuableSpec): Promise<{ childId: string; messageId: string }> {
     this.assertOpen();
+    const { telemetry } = this.core.agentDeps.hub;
+    const startedBy = telemetry?.runningCall(); // read now, synchronously: the child's runs link to it
     const spec = snapshot('INVALID_CONFIG', 'a startContinuable spec', untrusted);
     validateContinuableSpec(spec);
     const request: SubagentStartRequest = { ...spec.request, label: spec.label, signal: spec.signal };
@@ -160,6 +164,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
       install: (agent) => this.reports.install(agent, spec.reportDelivery),
     });
     observeContinuable(this.core, provider.name, child);
+    telemetry?.wokenBy(childId, startedBy);
     const accepted = child.accept(request.prompt, 'parent', undefined);
     await accepted.durable;
     return { childId, messageId: accepted.id };
@@ -168,9 +173,12 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
   async followup(parent: Agent, childId: string, message: string, opts: { signal: AbortSignal }): Promise<string> {
     this.assertOpen();
     const { signal } = parseSendOptions(opts);
+    const { telemetry } = this.core.agentDeps.hub;
+    const sentBy = telemetry?.runningCall(); // read now, synchronously: the run this wakes links to it
     const parentImpl = readUntrusted('INVALID_ARGS', 'followup parent', () => this.core.parentOf(parent));
     const child = this.core.agents.get(childId) ?? (await this.restoreContinuable(parentImpl, childId));
     authorize(child, parentImpl);
+    telemetry?.wokenBy(child.id, sentBy);
     const accepted = child.accept(message, 'parent', signal);
     await accepted.durable;
     return accepted.id;

@@ -1,11 +1,13 @@
 /**
  * GenAI spans built in the parent from what every agent's session log records (the drivers' events
  * and the parent's own): `invoke_agent` per turn, `chat` per model request, `execute_tool` per tool
- * call. Nothing of OpenTelemetry runs in pool threads. Times are the log's stamps (the runtime's
- * sub-millisecond clock), so a span lasts exactly as long as the logged facts say.
+ * call. Nothing of OpenTelemetry runs in pool threads. Times are the clock of whoever did the work:
+ * the driver's stamp (`at`) on a model request, its answer and the calls the driver runs itself; the
+ * log's stamp (the parent's clock, sub-millisecond) on what the parent did (a turn's claim and end, the
+ * calls it runs). So a chat span lasts exactly as long as the driver saw the request take.
  */
 import type { Attributes, Context, Link, Span, Tracer } from '@opentelemetry/api';
-import { knownEvent } from '../sessions/event-types.js';
+import type { KnownSessionEvent } from '../sessions/event-types.js';
 import type { SessionEvent, StopReason } from '../types.js';
 import type { Otel } from './peer.js';
 
@@ -143,31 +145,38 @@ export class SpanBuilder {
   }
 
   private apply(spans: AgentSpans, logged: SessionEvent): void {
-    const event = knownEvent(logged);
-    const time = logged.time;
-    switch (event?.type) {
+    // The runtime's own log: a type this switch names is brood's own event with that data shape (a
+    // foreign type falls through), so there is no lookup in the known-type table per event.
+    const event = logged as KnownSessionEvent;
+    switch (event.type) {
       case 'subagent/descriptor':
         spans.label = event.data.label;
         spans.driver = event.data.runner;
         spans.provider = event.data.provider;
         return;
       case 'turn/start':
-        this.startTurn(spans, event.data.turn, event.data.messageIds[0], time);
+        this.startTurn(spans, event.data.turn, event.data.messageIds[0], event.time);
         return;
       case 'model/request':
-        this.startChat(spans, event.data.provider, event.data.model, time);
+        this.startChat(spans, event.data.provider, event.data.model, factTime(event.time, event.data.at));
         return;
       case 'assistant/message':
-        this.endChat(spans, event.data, time);
+        this.endChat(spans, event.data, factTime(event.time, event.data.at));
         return;
       case 'tool/call':
-        this.startCall(spans, event.data.callId, event.data.name, event.data.arguments, time);
+        this.startCall(
+          spans,
+          event.data.callId,
+          event.data.name,
+          event.data.arguments,
+          factTime(event.time, event.data.at),
+        );
         return;
       case 'tool/result':
-        this.endCall(spans, event.data, time);
+        this.endCall(spans, event.data, factTime(event.time, event.data.at));
         return;
       case 'turn/end':
-        this.endTurn(spans, event.data.reason, event.data.diagnostic, time);
+        this.endTurn(spans, event.data.reason, event.data.diagnostic, event.time);
         return;
       default:
         return;
@@ -311,6 +320,15 @@ export class SpanBuilder {
     }
     turn.span.end(time);
   }
+}
+
+/**
+ * When the logged fact happened: the driver's stamp when it has one, else the log's. A stamp later
+ * than the parent's receipt is a driver clock ahead of the parent's (another machine): the receipt is
+ * the better bound, and keeps the span inside its turn.
+ */
+function factTime(loggedTime: number, driverTime: number | undefined): number {
+  return driverTime !== undefined && driverTime <= loggedTime ? driverTime : loggedTime;
 }
 
 /** Stop reasons that mark the turn span as failed (a refusal and a completed turn are answers). */

@@ -3,7 +3,6 @@
  * entry point is contained: a tracer, meter or exporter that throws is reported to onDiagnostic and
  * never reaches a turn.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Attributes, Histogram, Meter as OtelMeter, Tracer as OtelTracer } from '@opentelemetry/api';
 import { DEFAULTS } from '../defaults.js';
 import { errorMessage } from '../errors.js';
@@ -13,9 +12,10 @@ import type { TelemetryOptions } from './options.js';
 import { loadTelemetryApi, requireTelemetryPeer, type Otel } from './peer.js';
 import { SpanBuilder, type AgentFacts, type ChildOrigin } from './spans.js';
 import { traceHeadersOf } from './propagation.js';
+import { SpanQueue } from './span-queue.js';
 
 /** The tool call a piece of parent-side work runs for (a subagent start reads which call started it). */
-interface CallScope {
+export interface CallScope {
   agentId: string;
   callId: string;
 }
@@ -33,7 +33,17 @@ export class Telemetry {
   private readonly loading: Promise<void>;
   private api: Otel | undefined;
   private spans: SpanBuilder | undefined;
-  private readonly calls = new AsyncLocalStorage<CallScope>();
+  private queue: SpanQueue | undefined;
+  /**
+   * The tool call whose execute() is running synchronously right now. A subagent start reads it at its
+   * synchronous entry (brood's delegation tools start children before their first await), which costs
+   * nothing per promise, unlike an AsyncLocalStorage (in Node 20 it hooks every promise the process makes).
+   */
+  private running: CallScope | undefined;
+  /** The call that made each subagent start request (read when the child's run is published). */
+  private readonly starts = new WeakMap<object, CallScope>();
+  /** The call that last sent a continuable child a message (its next run links to it). */
+  private readonly wakes = new Map<string, CallScope>();
 
   /** Throws INVALID_CONFIG when @opentelemetry/api is not installed. */
   constructor(
@@ -56,33 +66,64 @@ export class Telemetry {
   /** The host's active context is the parent of the turn that will claim this message. */
   hostMessage(agent: AgentFacts, messageId: string): void {
     this.guard('hostMessage', () => {
-      if (this.api && this.spans) this.spans.hostMessage(agent, messageId, this.api.context.active());
+      const { api, spans, queue } = this;
+      if (api === undefined || spans === undefined || queue === undefined) return;
+      const active = api.context.active(); // read now: it is the caller's context
+      queue.later(agent.id, () => spans.hostMessage(agent, messageId, active));
     });
   }
 
   logged(agent: AgentFacts, stamped: readonly SessionEvent[]): void {
-    this.guard('span', () => this.spans?.logged(agent, stamped));
+    this.queue?.logged(agent, stamped);
   }
 
-  /** A parent started a run of a child: foreground runs nest under the call, others link to it. */
-  childStarted(child: AgentFacts, mode: ChildOrigin['mode'], provider: string): void {
-    this.guard('childStarted', () => {
-      const scope = this.calls.getStore();
-      const call =
-        scope?.agentId === child.parentId && scope ? this.spans?.callSpan(scope.agentId, scope.callId) : undefined;
-      this.spans?.childStarted({ mode, provider, call }, child);
+  /**
+   * A parent started a run of a child: foreground runs nest under the call that made `request`, others
+   * link to it; a continuable child's run links to the call that woke it.
+   */
+  childStarted(child: AgentFacts, mode: ChildOrigin['mode'], provider: string, request?: object): void {
+    const { spans, queue } = this;
+    if (spans === undefined || queue === undefined) return;
+    const scope = request === undefined ? this.wakes.get(child.id) : this.starts.get(request);
+    if (request === undefined) this.wakes.delete(child.id);
+    // Queued with the parent's spans: it reads the call span that started the child.
+    queue.later(child.parentId ?? child.id, () => {
+      const call = scope?.agentId === child.parentId && scope ? spans.callSpan(scope.agentId, scope.callId) : undefined;
+      spans.childStarted({ mode, provider, call }, child);
     });
   }
 
-  /** Runs `work` as tool call `callId` of `agentId` (what a subagent start inside it reads). */
+  /** Runs `work`, the synchronous part of tool call `callId` of `agentId` (what a subagent start in it reads). */
   withCall<T>(agentId: string, callId: string, work: () => T): T {
-    return this.calls.run({ agentId, callId }, work);
+    const outer = this.running;
+    this.running = { agentId, callId };
+    try {
+      return work();
+    } finally {
+      this.running = outer;
+    }
+  }
+
+  /** The call running now, if any (read by a subagent start or followup at its synchronous entry). */
+  runningCall(): CallScope | undefined {
+    return this.running;
+  }
+
+  /** `request` starts a child for the call running now (read at the start's synchronous entry). */
+  startedBy(request: object): void {
+    if (this.running !== undefined) this.starts.set(request, this.running);
+  }
+
+  /** A continuable child was sent a message by `call`: its next run links to it. */
+  wokenBy(childId: string, call: CallScope | undefined): void {
+    if (call !== undefined) this.wakes.set(childId, call);
   }
 
   /** A call from inside a run_code program; the returned function ends its span. */
   codeCall(agent: AgentFacts, name: string, callId: string): (isError: boolean, errorType?: string) => void {
     let end: ((isError: boolean, errorType?: string) => void) | undefined;
     this.guard('codeCall', () => {
+      this.queue?.buildFor(agent.id);
       end = this.spans?.codeCall(agent, name, callId);
     });
     return (isError, errorType) => this.guard('codeCall', () => end?.(isError, errorType));
@@ -93,6 +134,7 @@ export class Telemetry {
     if (!this.propagate || !this.api) return undefined;
     let headers: Record<string, string> | undefined;
     this.guard('propagation', () => {
+      this.queue?.buildFor(agentId);
       const context = this.spans?.turnContext(agentId);
       const span = context === undefined ? undefined : this.api?.trace.getSpan(context);
       headers = span === undefined ? undefined : traceHeadersOf(span.spanContext());
@@ -101,7 +143,12 @@ export class Telemetry {
   }
 
   forget(agentId: string): void {
-    this.guard('forget', () => this.spans?.forget(agentId));
+    this.guard('forget', () => {
+      this.queue?.buildFor(agentId);
+      this.queue?.forget(agentId);
+      this.wakes.delete(agentId);
+      this.spans?.forget(agentId);
+    });
   }
 
   private start(api: Otel): void {
@@ -109,10 +156,15 @@ export class Telemetry {
       const tracer = this.tracerOf(api);
       const metrics = this.options.meter === undefined ? undefined : new ChatMetrics(this.options.meter as OtelMeter);
       const captureContent = this.options.captureContent ?? DEFAULTS.telemetry.captureContent;
-      this.spans = new SpanBuilder(api, tracer, captureContent, this.deps.serverOf, this.deps.driver, {
+      const spans = new SpanBuilder(api, tracer, captureContent, this.deps.serverOf, this.deps.driver, {
         chatEnded: (attributes, seconds, usage) =>
           this.guard('metrics', () => metrics?.record(attributes, seconds, usage)),
       });
+      this.spans = spans;
+      this.queue = new SpanQueue(
+        (agent, stamped) => spans.logged(agent, stamped),
+        (error) => this.deps.report(`telemetry (span) failed: ${errorMessage(error)}`),
+      );
       this.api = api;
     });
   }
