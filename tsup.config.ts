@@ -88,8 +88,9 @@ export default defineConfig([
     target: 'node20',
     platform: 'node',
     external: optionalPeers,
-    // `npm start` builds JavaScript only (BROOD_BUILD_DTS=0): declarations are for publishing and tests.
-    dts: process.env.BROOD_BUILD_DTS === '0' ? false : { entry: { index: 'src/index.ts', testing: 'src/testing.ts' } },
+    // Declarations come from the tsc pass that type-checks the tree (scripts/declarations.mjs, run by
+    // `npm run build` after tsup), not from a second check here.
+    dts: false,
     sourcemap: true,
     clean: false, // parallel test runs keep loading dist/workers while a rebuild writes it
     splitting: true,

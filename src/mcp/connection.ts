@@ -15,6 +15,7 @@ import { BroodError, errorMessage } from '../errors.js';
 import { broodVersion } from '../version.js';
 import { describeServer, isStdioServer, type McpHttpServer, type McpServer, type McpServerStatus } from './config.js';
 import type { McpCallResult } from './render.js';
+import { REAL_CLOCK, type McpClock } from './clock.js';
 import { RestartPolicy } from './restart-policy.js';
 import { StdioProcessTransport } from './stdio-transport.js';
 import { checkingFetch } from './http-answers.js';
@@ -64,15 +65,18 @@ export class McpConnection {
   #session: Session | undefined;
   #attempt: Promise<Session> | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
-  readonly #restarts = new RestartPolicy();
+  readonly #clock: McpClock;
+  readonly #restarts: RestartPolicy;
   #lastFailure = '';
   #live = false;
   #refreshing: Promise<void> | undefined;
   #refreshAgain = false;
   #closed = false;
 
-  constructor(server: McpServer, timeoutMs: number, events: ConnectionEvents) {
+  constructor(server: McpServer, timeoutMs: number, events: ConnectionEvents, clock: McpClock = REAL_CLOCK) {
     this.#server = server;
+    this.#clock = clock;
+    this.#restarts = new RestartPolicy(clock.now);
     this.#timeoutMs = timeoutMs;
     this.#events = events;
     this.#label = describeServer(server);
@@ -185,7 +189,7 @@ export class McpConnection {
       return;
     }
     this.#status({ state: 'down', error: this.#lastFailure, retryInMs: delay });
-    this.#retryTimer = setTimeout(() => {
+    this.#retryTimer = this.#clock.setTimeout(() => {
       this.#retryTimer = undefined;
       this.#reconnect().catch(() => undefined);
     }, delay);
@@ -209,7 +213,7 @@ export class McpConnection {
 
   async #connect(): Promise<{ session: Session; tools: McpToolInfo[] }> {
     if (isStdioServer(this.#server)) {
-      const stdio = new StdioProcessTransport(this.#server);
+      const stdio = new StdioProcessTransport(this.#server, this.#clock);
       return this.#handshake(stdio, stdio, (error) => `could not be started: ${describeFailure(error)}`);
     }
     const server = this.#server;

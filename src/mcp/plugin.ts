@@ -10,29 +10,44 @@ import { requireOptionalPeers } from '../optional-peers.js';
 import { makeAsyncDisposer, type AsyncDisposer } from '../runtime/async-plugins.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
 import type { ToolRegistry } from '../types.js';
+import { REAL_CLOCK, type McpClock } from './clock.js';
 import { parseMcpConfig, type McpServer, type McpToolsOptions, type ParsedMcpConfig } from './config.js';
 import { McpToolSet } from './tool-set.js';
 import { readUntrusted } from '../untrusted.js';
 
 export function mcpTools(server: McpServer, options: McpToolsOptions = {}): BroodPlugin<Promise<AsyncDisposer>> {
+  return mcpToolsOnClock(server, options, REAL_CLOCK);
+}
+
+/** mcpTools waiting on the given clock (clock.ts): for process tests only, not exported by the package. */
+export function mcpToolsOnClock(
+  server: McpServer,
+  options: McpToolsOptions,
+  clock: McpClock,
+): BroodPlugin<Promise<AsyncDisposer>> {
   const label = readUntrusted('INVALID_CONFIG', 'MCP server', () => {
     const name = (server as { name?: unknown } | undefined)?.name;
     return typeof name === 'string' ? name : '?';
   });
-  return { name: `mcp:${label}`, install: (brood) => install(brood, server, options) };
+  return { name: `mcp:${label}`, install: (brood) => install(brood, server, options, clock) };
 }
 
-async function install(brood: Brood, server: unknown, options: unknown): Promise<AsyncDisposer> {
+async function install(brood: Brood, server: unknown, options: unknown, clock: McpClock): Promise<AsyncDisposer> {
   const config = parseMcpConfig(server, options);
   const registry = registryFor(brood, config);
   // Lazy: the SDK (an optional peer) is loaded only by hosts that connect to an MCP server.
   requireOptionalPeers('mcpTools', 'mcp');
   const { McpConnection } = await import('./connection.js');
   let tools: McpToolSet | undefined;
-  const connection = new McpConnection(config.server, config.timeoutMs, {
-    tools: (list) => tools?.sync(list),
-    ...(config.onStatus === undefined ? {} : { status: config.onStatus }),
-  });
+  const connection = new McpConnection(
+    config.server,
+    config.timeoutMs,
+    {
+      tools: (list) => tools?.sync(list),
+      ...(config.onStatus === undefined ? {} : { status: config.onStatus }),
+    },
+    clock,
+  );
   const first = await connection.open();
   const set = new McpToolSet(registry, config, (name, args, signal) => connection.callTool(name, args, signal));
   try {

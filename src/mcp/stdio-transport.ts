@@ -13,6 +13,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineSplitter } from '../json-lines.js';
 import { signalOwned, spawnOwned } from '../owned-process.js';
+import { REAL_CLOCK, type McpClock } from './clock.js';
 import type { McpStdioServer } from './config.js';
 import { MAX_MESSAGE_BYTES, messageOf } from './stdio-lines.js';
 
@@ -29,6 +30,7 @@ export class StdioProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   readonly #server: McpStdioServer;
+  readonly #clock: McpClock;
   readonly #lines = new LineSplitter(MAX_MESSAGE_BYTES);
   readonly #stderr: string[] = [];
   #partialLine = '';
@@ -37,8 +39,9 @@ export class StdioProcessTransport implements Transport {
   #exited!: Promise<void>;
   #markExited!: () => void;
 
-  constructor(server: McpStdioServer) {
+  constructor(server: McpStdioServer, clock: McpClock = REAL_CLOCK) {
     this.#server = server;
+    this.#clock = clock;
     this.#exited = new Promise((resolve) => (this.#markExited = resolve));
   }
 
@@ -124,7 +127,7 @@ export class StdioProcessTransport implements Transport {
 
   #exitsWithin(ms: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    const timeout = new Promise<boolean>((resolve) => (timer = this.#clock.setTimeout(() => resolve(false), ms)));
     return Promise.race([this.#exited.then(() => true), timeout]).finally(() => clearTimeout(timer));
   }
 

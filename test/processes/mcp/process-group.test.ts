@@ -3,14 +3,16 @@
  * whose real process ignores stdin EOF and SIGTERM: brood ends the server's whole process group, so
  * the disposer and brood.close() resolve and neither the wrapper nor the server is left running.
  * (The killed server was the wrapper's child; init reaps it, so "running" excludes a zombie.)
+ * The shutdown's 2 s graces run on a fast clock (helpers.ts): the sequence is the same, shorter.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, mcpTools } from '../../../src/index.js';
+import { createBrood } from '../../../src/index.js';
+import { mcpToolsOnClock } from '../../../src/mcp/plugin.js';
 import type { Brood, McpStdioServer } from '../../../src/index.js';
 import { isRunning } from '../../support/running.js';
-import { childProcesses } from './helpers.js';
+import { FAST_CLOCK, childProcesses } from './helpers.js';
 
 const STUBBORN_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'ignoring-signals-server.mjs');
 
@@ -46,7 +48,7 @@ async function serverPids(brood: Brood, name: string): Promise<{ wrapper: number
 describe('a wrapped stdio server that ignores EOF and SIGTERM', () => {
   it('brood.close() resolves and leaves neither the wrapper nor the server running', async () => {
     brood = createBrood({ runner: 'inline' });
-    await brood.use(mcpTools(wrapped('stubborn')));
+    await brood.use(mcpToolsOnClock(wrapped('stubborn'), {}, FAST_CLOCK));
     const { wrapper, server } = await serverPids(brood, 'stubborn');
     await brood.close();
     brood = undefined;
@@ -56,13 +58,13 @@ describe('a wrapped stdio server that ignores EOF and SIGTERM', () => {
 
   it("the use() disposer resolves the same way; the runtime's other server keeps working", async () => {
     brood = createBrood({ runner: 'inline' });
-    const dispose = await brood.use(mcpTools(wrapped('first')));
+    const dispose = await brood.use(mcpToolsOnClock(wrapped('first'), {}, FAST_CLOCK));
     const first = await serverPids(brood, 'first');
     await dispose();
     expect(isRunning(first.server)).toBe(false);
     expect(isRunning(first.wrapper)).toBe(false);
     expect(brood.tools.view().names).toEqual([]);
-    await brood.use(mcpTools(wrapped('second')));
+    await brood.use(mcpToolsOnClock(wrapped('second'), {}, FAST_CLOCK));
     const second = await serverPids(brood, 'second');
     expect(second.server).not.toBe(first.server);
   });

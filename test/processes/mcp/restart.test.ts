@@ -11,7 +11,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createBrood, defineTool, mcpTools, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
 import { tapStore } from '../../support/tap-store.js';
-import { FIXTURE_SCRIPT, StatusLog, announcements, childProcesses, fixture, isAlive, toolResults } from './helpers.js';
+import { mcpToolsOnClock } from '../../../src/mcp/plugin.js';
+import {
+  FAST_CLOCK,
+  FIXTURE_SCRIPT,
+  StatusLog,
+  announcements,
+  childProcesses,
+  fixture,
+  isAlive,
+  toolResults,
+} from './helpers.js';
 import { route } from '../../support/route.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
@@ -119,13 +129,14 @@ describe('stdio server crash and restart', () => {
     const flag = await failFlag();
     const status = new StatusLog();
     const brood = makeBrood();
-    await brood.use(mcpTools(fixture({ FIXTURE_FAIL_FLAG: flag }), { onStatus: status.onStatus }));
+    // The whole schedule (15.5 s) on a clock fifty times faster.
+    await brood.use(mcpToolsOnClock(fixture({ FIXTURE_FAIL_FLAG: flag }), { onStatus: status.onStatus }, FAST_CLOCK));
     const [pid] = await childProcesses(FIXTURE_SCRIPT);
     await writeFile(flag, '');
     const gaveUp = status.next((s) => s.state === 'down' && s.retryInMs === undefined);
     process.kill(pid!, 'SIGKILL');
     await gaveUp;
-    // The loss, then one status per failed attempt: 0.5 s doubling (this takes 15.5 s).
+    // The loss, then one status per failed attempt: 0.5 s doubling.
     expect(status.seen.map((s) => (s.state === 'down' ? s.retryInMs : 'up'))).toEqual([
       500,
       1_000,
@@ -145,5 +156,5 @@ describe('stdio server crash and restart', () => {
     const revived = await brood.tools.execute(ping); // this call's attempt succeeds and the call is served
     expect(revived).toMatchObject({ isError: false, content: expect.stringMatching(/^pong \d+$/) });
     expect(status.seen.at(-1)).toMatchObject({ state: 'connected' });
-  }, 40_000);
+  });
 });
