@@ -151,7 +151,9 @@ describe('run_code programs', () => {
     expect(turn.output).toBe(`after: ${expected}`);
 
     const { events, results } = await resultsOf(b, agent.id);
-    expect(results).toEqual([{ callId: 'call_0_0', name: 'run_code', isError: false, content: expected }]);
+    expect(results).toEqual([
+      { callId: 'call_0_0', name: 'run_code', isError: false, content: expected, at: expect.any(Number) },
+    ]);
     // Sub-calls are not model tool calls: only run_code is in the session.
     expect(ofType(events, 'tool/call').map((e) => e.data.name)).toEqual(['run_code']);
     // Each tool ran exactly once, as this agent, with sub-call ids <callId>:code:<n>.
