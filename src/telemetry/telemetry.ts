@@ -12,7 +12,6 @@ import type { TelemetryOptions } from './options.js';
 import { loadTelemetryApi, requireTelemetryPeer, type Otel } from './peer.js';
 import { SpanBuilder, type AgentFacts, type ChildOrigin } from './spans.js';
 import { traceHeadersOf } from './propagation.js';
-import { SpanQueue } from './span-queue.js';
 
 /** The tool call a piece of parent-side work runs for (a subagent start reads which call started it). */
 export interface CallScope {
@@ -33,7 +32,6 @@ export class Telemetry {
   private readonly loading: Promise<void>;
   private api: Otel | undefined;
   private spans: SpanBuilder | undefined;
-  private queue: SpanQueue | undefined;
   /**
    * The tool call whose execute() is running synchronously right now. A subagent start reads it at its
    * synchronous entry (brood's delegation tools start children before their first await), which costs
@@ -66,15 +64,12 @@ export class Telemetry {
   /** The host's active context is the parent of the turn that will claim this message. */
   hostMessage(agent: AgentFacts, messageId: string): void {
     this.guard('hostMessage', () => {
-      const { api, spans, queue } = this;
-      if (api === undefined || spans === undefined || queue === undefined) return;
-      const active = api.context.active(); // read now: it is the caller's context
-      queue.later(agent.id, () => spans.hostMessage(agent, messageId, active));
+      if (this.api && this.spans) this.spans.hostMessage(agent, messageId, this.api.context.active());
     });
   }
 
   logged(agent: AgentFacts, stamped: readonly SessionEvent[]): void {
-    this.queue?.logged(agent, stamped);
+    this.guard('span', () => this.spans?.logged(agent, stamped));
   }
 
   /**
@@ -82,12 +77,11 @@ export class Telemetry {
    * link to it; a continuable child's run links to the call that woke it.
    */
   childStarted(child: AgentFacts, mode: ChildOrigin['mode'], provider: string, request?: object): void {
-    const { spans, queue } = this;
-    if (spans === undefined || queue === undefined) return;
+    const { spans } = this;
+    if (spans === undefined) return;
     const scope = request === undefined ? this.wakes.get(child.id) : this.starts.get(request);
     if (request === undefined) this.wakes.delete(child.id);
-    // Queued with the parent's spans: it reads the call span that started the child.
-    queue.later(child.parentId ?? child.id, () => {
+    this.guard('childStarted', () => {
       const call = scope?.agentId === child.parentId && scope ? spans.callSpan(scope.agentId, scope.callId) : undefined;
       spans.childStarted({ mode, provider, call }, child);
     });
@@ -123,7 +117,6 @@ export class Telemetry {
   codeCall(agent: AgentFacts, name: string, callId: string): (isError: boolean, errorType?: string) => void {
     let end: ((isError: boolean, errorType?: string) => void) | undefined;
     this.guard('codeCall', () => {
-      this.queue?.buildFor(agent.id);
       end = this.spans?.codeCall(agent, name, callId);
     });
     return (isError, errorType) => this.guard('codeCall', () => end?.(isError, errorType));
@@ -134,7 +127,6 @@ export class Telemetry {
     if (!this.propagate || !this.api) return undefined;
     let headers: Record<string, string> | undefined;
     this.guard('propagation', () => {
-      this.queue?.buildFor(agentId);
       const context = this.spans?.turnContext(agentId);
       const span = context === undefined ? undefined : this.api?.trace.getSpan(context);
       headers = span === undefined ? undefined : traceHeadersOf(span.spanContext());
@@ -144,8 +136,6 @@ export class Telemetry {
 
   forget(agentId: string): void {
     this.guard('forget', () => {
-      this.queue?.buildFor(agentId);
-      this.queue?.forget(agentId);
       this.wakes.delete(agentId);
       this.spans?.forget(agentId);
     });
@@ -156,15 +146,10 @@ export class Telemetry {
       const tracer = this.tracerOf(api);
       const metrics = this.options.meter === undefined ? undefined : new ChatMetrics(this.options.meter as OtelMeter);
       const captureContent = this.options.captureContent ?? DEFAULTS.telemetry.captureContent;
-      const spans = new SpanBuilder(api, tracer, captureContent, this.deps.serverOf, this.deps.driver, {
+      this.spans = new SpanBuilder(api, tracer, captureContent, this.deps.serverOf, this.deps.driver, {
         chatEnded: (attributes, seconds, usage) =>
           this.guard('metrics', () => metrics?.record(attributes, seconds, usage)),
       });
-      this.spans = spans;
-      this.queue = new SpanQueue(
-        (agent, stamped) => spans.logged(agent, stamped),
-        (error) => this.deps.report(`telemetry (span) failed: ${errorMessage(error)}`),
-      );
       this.api = api;
     });
   }
