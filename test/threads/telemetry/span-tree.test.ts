@@ -11,11 +11,9 @@ import { route } from '../../support/route.js';
 import { until } from '../../support/until.js';
 import { RUNNERS, makeBrood } from '../../support/runtime.js';
 import { childrenOf, installContextManager, memoryTracing, parentIdOf, spanNamed } from '../../support/otel.js';
-import { subagentCall } from '../../support/fan-out.js';
+import { labelledCall } from '../../support/fan-out.js';
 
-/** Labelled by the prompt's first word (the span names read `invoke_agent alpha`). */
-const delegate = (prompt: string, extra: Record<string, unknown> = {}) =>
-  subagentCall(prompt, prompt.split(' ')[0], extra);
+const delegate = labelledCall;
 
 const models = scriptedModels({
   id: 'scripted',

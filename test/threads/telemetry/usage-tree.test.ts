@@ -8,11 +8,9 @@ import type { Brood, SessionStore, UsageNode } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
 import { until } from '../../support/until.js';
-import { subagentCall } from '../../support/fan-out.js';
+import { labelledCall } from '../../support/fan-out.js';
 
-/** Labelled by the prompt's first word (the span names read `invoke_agent alpha`). */
-const delegate = (prompt: string, extra: Record<string, unknown> = {}) =>
-  subagentCall(prompt, prompt.split(' ')[0], extra);
+const delegate = labelledCall;
 
 const models = scriptedModels({
   id: 'scripted',
