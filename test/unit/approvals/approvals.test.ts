@@ -18,8 +18,8 @@ import {
 import { expectCode } from '../../support/codes.js';
 import { inlineBrood } from '../../support/runtime.js';
 import { until } from '../../support/until.js';
+import { route } from '../../support/route.js';
 
-const ROUTE = { provider: 'scripted', model: 'scripted' };
 let brood: Brood | undefined;
 /** Runtimes a test leaves running on purpose (a host that never closed), closed after it. */
 const abandoned: Brood[] = [];
@@ -85,7 +85,7 @@ function registerGuarded(b: Brood) {
 
 /** Starts a turn on `b` ("go") and waits until one call of the tree is parked for approval. */
 async function runUntilParked(b: Brood) {
-  const agent = await b.createAgent({ model: ROUTE });
+  const agent = await b.createAgent({ model: route });
   const turn = agent.run('go');
   await until(() => b.approvals.pending().length === 1);
   return { agent, turn, request: b.approvals.pending()[0]! };
@@ -229,7 +229,7 @@ describe('who decides', () => {
     });
     const plain = recorded('plain');
     b.tools.register(plain.tool);
-    const agent = await b.createAgent({ model: ROUTE });
+    const agent = await b.createAgent({ model: route });
     const result = await agent.run('go');
     expect(plain.runs).toEqual([{ n: 1 }]);
     expect(result.output).toContain('its approval policy refused it');
@@ -251,7 +251,7 @@ describe('who decides', () => {
     });
     b.tools.register(own.tool);
     b.tools.register(broken.tool);
-    const agent = await b.createAgent({ model: ROUTE });
+    const agent = await b.createAgent({ model: route });
     await agent.run('go');
     expect(own.runs).toEqual([{ n: 1 }]);
     expect(broken.runs).toEqual([]);
@@ -261,7 +261,7 @@ describe('who decides', () => {
     const b = runtime([calls(['plain', { n: 1 }]), { text: 'saw {{results}}' }]);
     const plain = recorded('plain');
     b.tools.register(plain.tool);
-    const agent = await b.createAgent({ model: ROUTE });
+    const agent = await b.createAgent({ model: route });
     await agent.run('go');
     expect(plain.runs).toEqual([{ n: 1 }]);
     const types = (await sessionEvents(b, agent.id)).map((event) => event.type);
@@ -292,7 +292,7 @@ describe('children', () => {
     ]);
     const guarded = registerGuarded(b);
     b.use(subagentTool({ provider: 'spawn' }));
-    const agent = await b.createAgent({ model: ROUTE });
+    const agent = await b.createAgent({ model: route });
     const result = await agent.run('go');
     expect(result.output).toContain('children may not ask');
     expect(guarded.runs).toEqual([]);
@@ -326,7 +326,7 @@ describe('children', () => {
     const guarded = registerGuarded(b);
     b.use(subagentTool({ provider: 'spawn', approvals: 'deny' }));
     b.use(subagentTool({ provider: 'spawn', toolName: 'loose', approvals: 'ask' }));
-    const agent = await b.createAgent({ model: ROUTE });
+    const agent = await b.createAgent({ model: route });
     const result = await agent.run('go');
     expect(result.output).toContain('children may not ask');
     expect(guarded.runs).toEqual([]);
@@ -385,7 +385,7 @@ describe('a new runtime on the same sessions', () => {
     });
     abandoned.push(first);
     first.tools.register(recorded('guarded', 'ask').tool);
-    const agent = await first.createAgent({ id: 'orphan', model: ROUTE });
+    const agent = await first.createAgent({ id: 'orphan', model: route });
     void agent.run('go');
     await until(() => first.approvals.pending().length === 1);
     dead = true;
