@@ -178,6 +178,14 @@ export class QueueHost {
     return Math.max(0, Math.min(concurrency - held, concurrency - 1 - this.placedRunning));
   }
 
+  /**
+   * Tells a parent how much room this host has, with each hello and end of one of its activations:
+   * its next ones can come straight here (`place` frames) instead of through BullMQ.
+   */
+  private offerRoom(parent: ParentEnd): void {
+    if (!this.stopping && this.parents.get(parent.parent) === parent) parent.send({ k: 'room', n: this.room() });
+  }
+
   /** A parent placed an activation here (it was told of room): run like a job, or turned away when full. */
   private place(parent: ParentEnd, data: JobData): void {
     if (this.stopping || this.room() === 0) {
@@ -214,6 +222,7 @@ export class QueueHost {
     const traced = this.options.tracing?.activation(data.plan);
     let outcome: ActivationEnd | undefined;
     parent.activations.set(data.a, activation);
+    this.offerRoom(parent);
     const end = (ending: ActivationEnd): void => {
       if (!activation.severed) parent.send({ k: 'end', a: data.a, outcome: endOutcome(ending) });
     };
@@ -233,9 +242,7 @@ export class QueueHost {
     } finally {
       traced?.end(outcome);
       if (parent.activations.get(data.a) === activation) parent.drop(data.a);
-      // The parent's next activation can come straight here (a place frame) instead of through BullMQ.
-      const room = this.room();
-      if (room > 0 && !this.stopping && this.parents.get(data.parent) === parent) parent.send({ k: 'room', n: room });
+      this.offerRoom(parent);
     }
   }
 
