@@ -66,6 +66,9 @@ describe('usage errors exit 2 with one line on stderr', () => {
     [['trace', '/definitely/not/here', 'x'], /not a directory/],
     [['run'], /--config <file.json> is required/],
     [['run', '--config'], /^brood run: Option '--config <value>' argument missing/],
+    [['mcp'], /^brood mcp: --config <file.json> is required/],
+    [['mcp', '--config', 'mcp.json', '--http', 'eighty'], /^brood mcp: --http: 'eighty' is not a port/],
+    [['mcp', '--config', 'mcp.json', '--host', '0.0.0.0'], /^brood mcp: --host needs --http <port>/],
   ])('%j', async (args, pattern) => {
     expectOneLine(await brood(args), pattern);
   });
