@@ -32,21 +32,35 @@ async function midPrompt(scenario: string, seen: number): Promise<void> {
   await until(async () => (await readdir(marks)).filter((name) => name.startsWith(`${scenario}-`)).length > seen);
 }
 
-const start = (prompt: string, abort = signal()) =>
-  h!.brood.subagents.start('acp', { parent: h!.lead, prompt, signal: abort });
+const startOn = (harness: AcpHarness, prompt: string, abort = signal()) =>
+  harness.brood.subagents.start('acp', { parent: harness.lead, prompt, signal: abort });
+const start = (prompt: string, abort = signal()) => startOn(h!, prompt, abort);
+
+/**
+ * One runtime and agent process for the cases that only start children and read what those recorded
+ * (one process serving every session is the design); cases about the process's life get their own.
+ */
+let recorder: AcpHarness | undefined;
+const recording = async (): Promise<AcpHarness> => {
+  recorder ??= await acpHarness(fixtureOptions());
+  return recorder;
+};
+afterAll(async () => {
+  await recorder?.close();
+});
 
 describe('acpProvider: the child session records what the agent reports', () => {
   it('prompts with the task text; header, turn, text and usage are recorded like any child', async () => {
-    h = await acpHarness(fixtureOptions());
-    const run = await start('hello there');
+    const r = await recording();
+    const run = await startOn(r, 'hello there');
     const result = await run.result;
     expect(result).toMatchObject({
       stopReason: 'completed',
       output: 'echo: hello there',
       usage: { inputTokens: 11, outputTokens: 7 },
     });
-    const { header, events } = await h.brood.sessions.read(run.id);
-    expect(header).toMatchObject({ parentSession: h.lead.id, origin: 'subagent', delegationDepth: 1 });
+    const { header, events } = await r.brood.sessions.read(run.id);
+    expect(header).toMatchObject({ parentSession: r.lead.id, origin: 'subagent', delegationDepth: 1 });
     expect(events.map((e) => e.type)).toEqual([
       'subagent/descriptor',
       'user/message',
@@ -71,14 +85,14 @@ describe('acpProvider: the child session records what the agent reports', () => 
   });
 
   it('tool calls become tool/call + tool/result (failed ones errored, unfinished ones closed); thoughts and plans are kept', async () => {
-    h = await acpHarness(fixtureOptions());
-    const tools = await start('tools');
+    const r = await recording();
+    const tools = await startOn(r, 'tools');
     expect(await tools.result).toMatchObject({
       stopReason: 'completed',
       output: 'Done with tools.',
       usage: { inputTokens: 0, outputTokens: 0 },
     });
-    const events = (await eventsOf(h.brood, tools.id)).filter(
+    const events = (await eventsOf(r.brood, tools.id)).filter(
       (e) => e.type.startsWith('tool/') || e.type === 'assistant/message',
     );
     expect(events.map((e) => [e.type, e.data.callId ?? e.data.text])).toEqual([
@@ -101,9 +115,9 @@ describe('acpProvider: the child session records what the agent reports', () => 
       content: 'Error: the agent reported no outcome for this tool call',
     });
 
-    const think = await start('think');
+    const think = await startOn(r, 'think');
     expect((await think.result).output).toBe('thought it through');
-    const extra = (await eventsOf(h.brood, think.id)).filter((e) => e.type.startsWith('acp/'));
+    const extra = (await eventsOf(r.brood, think.id)).filter((e) => e.type.startsWith('acp/'));
     expect(extra.map((e) => [e.type, e.data])).toEqual([
       ['acp/thought', { text: 'let me think' }],
       ['acp/plan', { entries: [{ content: 'step one', priority: 'high', status: 'in_progress' }] }],
@@ -111,10 +125,10 @@ describe('acpProvider: the child session records what the agent reports', () => 
   });
 
   it('maps stop reasons: max_tokens, refusal, max_turn_requests (max-steps), cancelled', async () => {
-    h = await acpHarness(fixtureOptions());
+    const r = await recording();
     const results = await Promise.all(
       ['stop:max_tokens', 'stop:refusal', 'stop:max_turn_requests', 'stop:cancelled'].map(
-        async (p) => (await start(p)).result,
+        async (p) => (await startOn(r, p)).result,
       ),
     );
     expect(results.map((r) => r.stopReason)).toEqual(['max-tokens', 'refusal', 'max-steps', 'aborted']);
@@ -125,13 +139,13 @@ describe('acpProvider: the child session records what the agent reports', () => 
 
 describe('acpProvider: host events', () => {
   it('an ACP child streams like any child: turn-start, text deltas, assistant-message, turn-end, inside subagent-start/-end on the parent', async () => {
-    h = await acpHarness(fixtureOptions());
+    const r = await recording();
     const controller = new AbortController();
     const seen: BroodEvent[] = [];
     const collected = (async () => {
-      for await (const event of h!.brood.events({ signal: controller.signal })) seen.push(event);
+      for await (const event of r.brood.events({ signal: controller.signal })) seen.push(event);
     })();
-    const run = await start('hello there');
+    const run = await startOn(r, 'hello there');
     await run.result;
     await until(() => seen.some((e) => e.type === 'subagent-end'));
     controller.abort();
@@ -140,7 +154,7 @@ describe('acpProvider: host events', () => {
       .filter((e) => e.agentId === run.id)
       .map((e) => (e.type === 'text-delta' ? `delta:${e.delta}` : e.type));
     expect(child).toEqual(['turn-start', 'delta:echo: ', 'delta:hello there', 'assistant-message', 'turn-end']);
-    const lead = seen.filter((e) => e.agentId === h!.lead.id).map((e) => e.type);
+    const lead = seen.filter((e) => e.agentId === r.lead.id).map((e) => e.type);
     expect(lead).toEqual(['subagent-start', 'subagent-end']);
     expect(seen.find((e) => e.type === 'subagent-start')).toMatchObject({ childId: run.id, provider: 'acp' });
   });
