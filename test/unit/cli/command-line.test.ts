@@ -66,6 +66,7 @@ describe('usage errors exit 2 with one line on stderr', () => {
     [['trace', '/definitely/not/here', 'x'], /not a directory/],
     [['run'], /--config <file.json> is required/],
     [['run', '--config'], /^brood run: Option '--config <value>' argument missing/],
+    [['acp'], /^brood acp: --config <file.json> is required/],
     [['mcp'], /^brood mcp: --config <file.json> is required/],
     [['mcp', '--config', 'mcp.json', '--http', 'eighty'], /^brood mcp: --http: 'eighty' is not a port/],
     [['mcp', '--config', 'mcp.json', '--host', '0.0.0.0'], /^brood mcp: --host needs --http <port>/],
@@ -151,6 +152,11 @@ describe('brood run: a bad option of a library factory → exit 2 and one line n
     ['delegation option', { delegation: [{ provider: 'spawn', maxDepth: -1 }] }, /delegation\[0\]\.maxDepth: /],
     ['MCP server name', { mcpServers: { 'bad name': { command: 'x' } } }, /mcpServers\.bad name: letters, digits/],
     ['mcpTools option', { mcpServers: { fs: { command: 'x', timeoutMs: -1 } } }, /mcpServers\.fs\.timeoutMs: /],
+    [
+      'an MCP server with both command and url',
+      { mcpServers: { fs: { command: 'x', url: 'http://127.0.0.1:1/' } } },
+      /mcpServers\.fs/,
+    ],
   ])('%s', async (_name, extra, pattern) => {
     const file = await writeConfig({
       prompt: 'What is here?',
