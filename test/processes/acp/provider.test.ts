@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BroodEvent } from '../../../src/index.js';
-import { acpHarness, agentPid, alive, FIXTURE_AGENT, fixtureOptions, signal, type AcpHarness } from './helpers.js';
+import { acpHarness, agentPid, FIXTURE_AGENT, fixtureOptions, signal, type AcpHarness } from './helpers.js';
 import { eventsOf } from '../../support/events.js';
 import { until } from '../../support/until.js';
 import { expectCode } from '../../support/codes.js';
-import { isRunning } from '../../support/running.js';
+import { isRunning, processExists } from '../../support/running.js';
 
 let h: AcpHarness | undefined;
 let marks: string;
@@ -168,10 +168,10 @@ describe('acpProvider: one agent process, sessions multiplexed on it', () => {
     const pids = await Promise.all(runs.map((r) => agentPid(h!.brood, r.id)));
     expect(new Set(pids).size).toBe(1);
     expect(new Set(outputs.map((o) => /session (\S+)/.exec(o)![1])).size).toBe(3); // one ACP session per child
-    expect(alive(pids[0]!)).toBe(true);
+    expect(processExists(pids[0]!)).toBe(true);
     await h.close();
     h = undefined;
-    expect(alive(pids[0]!)).toBe(false);
+    expect(processExists(pids[0]!)).toBe(false);
   });
 
   it('disposing the registration ends the process; a later start fails NO_PROVIDER, nothing else is touched', async () => {
@@ -187,11 +187,11 @@ describe('acpProvider: one agent process, sessions multiplexed on it', () => {
     await other.result;
     const otherPid = await agentPid(h.brood, other.id);
     unregister();
-    await until(() => !alive(otherPid));
-    expect(alive(pid)).toBe(true); // the first provider's process is its own
+    await until(() => !processExists(otherPid));
+    expect(processExists(pid)).toBe(true); // the first provider's process is its own
     await expectCode(h.brood.subagents.start('acp2', { parent: h.lead, prompt: 'x', signal: signal() }), 'NO_PROVIDER');
     await (provider as { dispose(): Promise<void> }).dispose();
-    expect(alive(pid)).toBe(false);
+    expect(processExists(pid)).toBe(false);
   });
 });
 
@@ -233,7 +233,7 @@ describe('acpProvider: cancellation', () => {
     const result = await run.result;
     expect(result.stopReason).toBe('aborted');
     const pid = await agentPid(h.brood, run.id);
-    expect(alive(pid)).toBe(true);
+    expect(processExists(pid)).toBe(true);
     const next = await start('count');
     expect((await next.result).stopReason).toBe('completed');
     expect(await agentPid(h.brood, next.id)).toBe(pid);
@@ -259,7 +259,7 @@ describe('acpProvider: cancellation', () => {
     expect(stubbornResult.diagnostic).toMatch(/stopped by force/);
     expect(siblingResult.stopReason).toBe('error');
     expect(siblingResult.diagnostic).toMatch(/^PROVIDER_FAILED: .*was stopped: child \S+ ignored its cancellation/);
-    await until(() => !alive(pid));
+    await until(() => !processExists(pid));
     const next = await start('count');
     expect((await next.result).stopReason).toBe('completed');
     expect(await agentPid(h.brood, next.id)).not.toBe(pid);
@@ -327,7 +327,7 @@ describe('acpProvider: the agent process failing', () => {
       expect(result.stopReason).toBe('error');
       expect(result.diagnostic).toMatch(/^PROVIDER_FAILED: /);
       expect(result.diagnostic).toMatch(reason);
-      await until(async () => !alive(await agentPid(h!.brood, run.id)));
+      await until(async () => !processExists(await agentPid(h!.brood, run.id)));
     }
     expect((await (await start('after')).result).output).toBe('echo: after');
   });
