@@ -6,7 +6,6 @@
 import { armCancelGrace } from './cancel-grace.js';
 import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
-import { awaitingModel } from '../models/history-tail.js';
 import { guardDisposed } from '../guard.js';
 import { VersionCell } from '../wire/version-cell.js';
 import type { DriverPlan } from '../wire/contract.js';
@@ -28,18 +27,17 @@ import type {
 import type { Activation, ActivationEnd } from '../wire/runner.js';
 import { CodePrograms } from './code-calls.js';
 import { createGateway } from './gateway.js';
-import { admitFirstRequest, planActivation, viewOrNull } from './plan.js';
+import { admitFirstRequest, planActivation, resumePlan, viewOrNull } from './plan.js';
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
 import { SessionWriter } from './session-writer.js';
+import { closeStoppedTurn, NO_USAGE } from './stopped-turn.js';
 import { structuredTurn, type StructuredTurn } from './structured-turn.js';
 import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from './signals.js';
 import { TurnLedger, type CurrentTurn } from './turns.js';
 import { TurnGovernor } from './governor.js';
 import type { AgentDeps, AgentInit } from './types.js';
-
-const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
 
 export interface ActivationObserver {
   activationStarted(): void;
@@ -291,16 +289,8 @@ export class AgentImpl implements GatewayAgent {
     if (end.kind === 'recover' && !this.disposed) return this.recover();
     this.deps.scheduler.releaseTurn(this.id);
     const turn = this.current;
-    if (turn) {
-      // The driver stopped mid-turn (its thread died, or it was stopped by force): close the turn so
-      // its run() settles and the session stays well-formed.
-      const failed = end.kind === 'failed' ? end : { stopReason: 'aborted' as const, diagnostic: 'the driver stopped' };
-      // Cancelled before any driver ran it: it ends as a driver ends a cancelled turn (no request to close).
-      const neverStarted = end.kind === 'failed' && end.neverStarted === true;
-      if (!neverStarted) this.recordFailedRequest(turn);
-      const report = { turn: turn.turn, output: '', stopReason: failed.stopReason, usage: NO_USAGE };
-      await this.turns.finish(neverStarted ? report : { ...report, diagnostic: failed.diagnostic }, turn);
-    }
+    // The driver stopped mid-turn (its thread died, or it was stopped by force).
+    if (turn) await closeStoppedTurn(this, turn, end);
     this.activation = undefined;
     if (this.inbox.claimable && !this.disposed) return this.wake();
     if (this.busy) {
@@ -312,33 +302,10 @@ export class AgentImpl implements GatewayAgent {
     for (const resolve of waiters) resolve();
   }
 
-  /**
-   * A request that a dead or force-stopped driver never answered still gets its `assistant/message`
-   * with `finish: 'error'` (SPEC §6), so the history stays well-formed and the next turn does not
-   * replay the failed step (a scripted fault turn would otherwise run again on every later turn).
-   */
-  private recordFailedRequest(turn: CurrentTurn): void {
-    if (turn.lastFinish !== undefined && turn.lastFinish !== 'tool-calls') return; // the step had ended
-    if (!awaitingModel(this.history)) return;
-    this.turns.recordUnansweredRequest(turn);
-  }
-
-  /**
-   * The thread this driver shared died because of another driver: re-plan it from what the parent
-   * logged onto a healthy thread. A turn in progress continues (the model request is re-issued; tool
-   * calls still running in the parent are re-attached by call id).
-   */
+  /** The thread this driver shared died because of another driver: it continues on a healthy one. */
   private recover(): void {
     const turn = this.current;
-    const plan = planActivation(this);
-    if (turn)
-      plan.resumeTurn = {
-        turn: turn.turn,
-        messageId: turn.messageId,
-        startedCallIds: [...turn.started],
-        ...(turn.lastFinish === undefined ? {} : { lastFinish: turn.lastFinish }),
-      };
-    this.startActivation(plan);
+    this.startActivation(resumePlan(this, turn));
     // A cancelled turn stays cancelled on its new thread: the resumed driver begins it aborted.
     if (turn?.controller.signal.aborted) this.activation?.cancel(turn.turn);
   }

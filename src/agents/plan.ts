@@ -5,6 +5,7 @@ import type { Inbox } from './inbox.js';
 import type { VersionCell } from '../wire/version-cell.js';
 import { resolveView } from './gateway.js';
 import type { GatewayAgent } from './parent-tools.js';
+import type { CurrentTurn } from './turns.js';
 
 /** The agent as a plan reads it: its own cells and inbox besides what the gateway sees. */
 export interface PlannedAgent extends GatewayAgent {
@@ -38,6 +39,23 @@ export function planActivation(agent: PlannedAgent): DriverPlan {
     // Only a governed provider costs the driver a crossing per request (createBrood limits).
     ...(agent.deps.scheduler.governsModels(agent.route.provider) ? { admission: true } : {}),
   };
+}
+
+/**
+ * The plan of a driver re-planned onto a healthy thread (the one it shared died because of another
+ * driver), from what the parent logged. A turn in progress continues: the model request is re-issued,
+ * tool calls still running in the parent are re-attached by call id.
+ */
+export function resumePlan(agent: PlannedAgent, turn: CurrentTurn | undefined): DriverPlan {
+  const plan = planActivation(agent);
+  if (turn)
+    plan.resumeTurn = {
+      turn: turn.turn,
+      messageId: turn.messageId,
+      startedCallIds: [...turn.started],
+      ...(turn.lastFinish === undefined ? {} : { lastFinish: turn.lastFinish }),
+    };
+  return plan;
 }
 
 /**

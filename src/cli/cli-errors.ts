@@ -5,6 +5,12 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
+/** Where a command writes: the process's stdout and stderr, or a test's buffers. */
+export interface CliStreams {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
 /** Bad flags, bad arguments, bad config: reported as one line on stderr, exit code 2. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';

@@ -5,7 +5,7 @@
  */
 import { knownEvent } from '../sessions/event-types.js';
 import type { SessionEvent } from '../types.js';
-import { commandHelp, parseFlags } from './cli-errors.js';
+import { type CliStreams, commandHelp, parseFlags } from './cli-errors.js';
 import { formatMs, formatTokens, table, truncate } from './format.js';
 import { loadSessionDir } from './session-dir.js';
 import { summarizeReasons, type AgentNode } from './tree-state.js';
@@ -18,7 +18,7 @@ export const INSPECT_HELP = commandHelp(INSPECT_USAGE, [
   'rows as JSON.',
 ]);
 
-export async function inspectCommand(args: string[]): Promise<number> {
+export async function inspectCommand(args: string[], { stdout }: CliStreams): Promise<number> {
   const { values, positionals } = parseFlags('inspect', args, { json: { type: 'boolean' } }, ['dir']);
   const [dir] = positionals;
   const { tree, events } = await loadSessionDir('inspect', dir);
@@ -26,7 +26,7 @@ export async function inspectCommand(args: string[]): Promise<number> {
   const reports = reportsByChild(events);
   const subtree = subtreeTotals(ordered.map(({ node }) => node));
   if (values.json === true) {
-    process.stdout.write(
+    stdout.write(
       `${JSON.stringify(
         ordered.map(({ node }) => ({
           ...toJson(node),
@@ -53,14 +53,14 @@ export async function inspectCommand(args: string[]): Promise<number> {
   ]);
   const headers = ['agent', 'label', 'depth', 'mode', 'stop', 'turns', 'tokens in/out', 'subtree in/out', 'duration'];
   const lines = table(headers, rows);
-  process.stdout.write(`${dir}: ${ordered.length} sessions, ${roots} tree${roots === 1 ? '' : 's'}\n`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  stdout.write(`${dir}: ${ordered.length} sessions, ${roots} tree${roots === 1 ? '' : 's'}\n`);
+  stdout.write(`${lines.join('\n')}\n`);
   for (const { node } of ordered) {
-    for (const diagnostic of node.diagnostics) process.stdout.write(`  ${node.id}: ${diagnostic}\n`);
+    for (const diagnostic of node.diagnostics) stdout.write(`  ${node.id}: ${diagnostic}\n`);
   }
   for (const { node } of ordered) {
     for (const report of reports.get(node.id) ?? [])
-      process.stdout.write(`  ${node.id} reported (${report.messageId}): ${truncate(report.output, 100)}\n`);
+      stdout.write(`  ${node.id} reported (${report.messageId}): ${truncate(report.output, 100)}\n`);
   }
   return 0;
 }

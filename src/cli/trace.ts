@@ -15,7 +15,7 @@ import { writeFile } from 'node:fs/promises';
 import type { SessionEvent } from '../index.js';
 import { definedEntries, isPlainObject } from '../plain.js';
 import { knownEvent, parsedToolArguments, type SessionEventOf } from '../sessions/event-types.js';
-import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
+import { type CliStreams, commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { truncate } from './format.js';
 import { loadSessionDir } from './session-dir.js';
 import type { AgentNode } from './tree-state.js';
@@ -51,7 +51,7 @@ interface Span {
 
 const PID = 1;
 
-export async function traceCommand(args: string[]): Promise<number> {
+export async function traceCommand(args: string[], { stdout, stderr }: CliStreams): Promise<number> {
   const { values, positionals } = parseFlags('trace', args, { out: { type: 'string' } }, ['dir', 'id']);
   const [dir, id] = positionals;
   const { tree, events } = await loadSessionDir('trace', dir);
@@ -59,10 +59,10 @@ export async function traceCommand(args: string[]): Promise<number> {
   if (agents === undefined) throw new UsageError(`brood trace: no session ${id} in ${dir}`);
   const json = JSON.stringify({ traceEvents: buildTrace(agents, events), displayTimeUnit: 'ms' });
   const out = stringFlag(values, 'out');
-  if (out === undefined) process.stdout.write(`${json}\n`);
+  if (out === undefined) stdout.write(`${json}\n`);
   else {
     await writeFile(out, `${json}\n`);
-    process.stderr.write(`wrote ${out} (${agents.length} agents); open it in https://ui.perfetto.dev\n`);
+    stderr.write(`wrote ${out} (${agents.length} agents); open it in https://ui.perfetto.dev\n`);
   }
   return 0;
 }

@@ -1,4 +1,4 @@
-/** Whether a process is still running, for suites that check brood left no process behind. */
+/** Whether a process is still there, for suites that check brood left no process behind. */
 import { existsSync, readFileSync } from 'node:fs';
 
 /** `PF_EXITING` in the flags of /proc/<pid>/stat: the kernel has begun to end the process. */
@@ -25,5 +25,20 @@ export function isRunning(pid: number): boolean {
     return state !== 'Z' && state !== 'X' && (Number(flags) & PF_EXITING) === 0;
   } catch {
     return false; // gone between the two looks
+  }
+}
+
+/**
+ * A process with this pid exists: signal 0 reaches it (EPERM: it exists, owned by someone else).
+ * Stricter than isRunning on purpose: a child of this process that exited stays a zombie until its
+ * parent reaps it, so `processExists(child) === false` also says brood waited for the child's exit —
+ * which isRunning, counting a zombie or an exiting process as gone, would not check.
+ */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }

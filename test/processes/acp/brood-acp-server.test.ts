@@ -287,12 +287,8 @@ describe('brood acp: the client MCP servers', () => {
 });
 
 describe('brood acp: bad flags and config', () => {
+  // A missing --config: test/unit/cli/command-line.test.ts.
   it('exit 2 with one line on stderr, naming the command', async () => {
-    const missing = await runCli(['acp']);
-    expect(missing.code).toBe(2);
-    expect(missing.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(/^brood acp: --config <file.json> is required/),
-    ]);
     const bad = join(dir, 'bad.json');
     await writeFile(bad, JSON.stringify({ models: [] }));
     const invalid = await runCli(['acp', '--config', bad]);

@@ -8,7 +8,8 @@ import type { Budget } from '../../../src/index.js';
 import { scriptedModels, subagentTool } from '../../../src/index.js';
 import { eventsOf, ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';
-import { acpHarness, agentPid, alive, fixtureOptions, signal, type AcpHarness } from './helpers.js';
+import { acpHarness, agentPid, fixtureOptions, signal, type AcpHarness } from './helpers.js';
+import { processExists } from '../../support/running.js';
 
 let h: AcpHarness | undefined;
 afterEach(async () => {
@@ -29,7 +30,7 @@ describe('acpProvider: budgets', () => {
     const turnEnd = (await eventsOf(h.brood, run.id)).find((event) => event.type === 'turn/end');
     expect(turnEnd?.data).toMatchObject({ reason: 'budget', diagnostic: expect.stringMatching(/\(timeout\)/) });
     // Cancelled through ACP, not by killing the process its siblings share.
-    expect(alive(await agentPid(h.brood, run.id))).toBe(true);
+    expect(processExists(await agentPid(h.brood, run.id))).toBe(true);
   });
 
   it('ends an ACP child that reports nothing for idleTimeoutMs', async () => {

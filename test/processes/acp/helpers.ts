@@ -38,13 +38,3 @@ export async function agentPid(brood: Brood, childId: string): Promise<number> {
   const descriptor = (await eventsOf(brood, childId)).find((event) => event.type === 'subagent/descriptor');
   return Number((descriptor?.data.acp as { pid?: unknown } | undefined)?.pid);
 }
-
-/** True while a process with this pid exists. */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

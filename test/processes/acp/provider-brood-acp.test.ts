@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { messageTools, scriptedModels, subagentTool } from '../../../src/index.js';
 import { assertBuilt, CLI } from '../../support/run-cli.js';
-import { acpHarness, agentPid, alive, signal, type AcpHarness } from './helpers.js';
+import { acpHarness, agentPid, signal, type AcpHarness } from './helpers.js';
+import { processExists } from '../../support/running.js';
 import { startScriptedEndpoint, type ScriptedEndpoint } from './scripted-endpoint.js';
 import { eventsOf } from '../../support/events.js';
 import { route } from '../../support/route.js';
@@ -129,7 +130,7 @@ describe('acpProvider → brood acp', () => {
     await until(async () => (await answers()).length === 2);
     const pid = await agentPid(h.brood, childId);
     process.kill(pid, 'SIGKILL');
-    await until(() => !alive(pid));
+    await until(() => !processExists(pid));
     await h.brood.subagents.followup(h.lead, childId, 'How many third', { signal: signal() });
     await until(async () => (await answers()).length === 3);
     expect(await answers()).toEqual(['turns so far: 1', 'turns so far: 2', 'turns so far: 3']);

@@ -16,7 +16,8 @@ import {
   subagentTool,
 } from '../../../src/index.js';
 import type { AcpPermissionRequest } from '../../../src/index.js';
-import { acpHarness, agentPid, alive, fixtureOptions, signal, type AcpHarness } from './helpers.js';
+import { acpHarness, agentPid, fixtureOptions, signal, type AcpHarness } from './helpers.js';
+import { processExists } from '../../support/running.js';
 import { eventsOf } from '../../support/events.js';
 import { route } from '../../support/route.js';
 import { until } from '../../support/until.js';
@@ -174,7 +175,7 @@ describe('acpProvider: a continuable child whose ACP session is gone', () => {
     await until(async () => (await notes(childId, 'turn/end')).length === 1);
     const pid = await agentPid(h.brood, childId);
     process.kill(pid, 'SIGKILL');
-    await until(() => !alive(pid));
+    await until(() => !processExists(pid));
     await h.brood.subagents.followup(h.lead, childId, 'count again', { signal: signal() });
     await until(async () => (await notes(childId, 'turn/end')).length === 2);
     const [, second] = await notes(childId, 'turn/end');

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BroodEvent } from '../../../src/index.js';
-import { acpHarness, agentPid, alive, FIXTURE_AGENT, fixtureOptions, signal, type AcpHarness } from './helpers.js';
+import { acpHarness, agentPid, FIXTURE_AGENT, fixtureOptions, signal, type AcpHarness } from './helpers.js';
 import { eventsOf } from '../../support/events.js';
 import { until } from '../../support/until.js';
 import { expectCode } from '../../support/codes.js';
-import { isRunning } from '../../support/running.js';
+import { isRunning, processExists } from '../../support/running.js';
 
 let h: AcpHarness | undefined;
 let marks: string;
@@ -32,21 +32,35 @@ async function midPrompt(scenario: string, seen: number): Promise<void> {
   await until(async () => (await readdir(marks)).filter((name) => name.startsWith(`${scenario}-`)).length > seen);
 }
 
-const start = (prompt: string, abort = signal()) =>
-  h!.brood.subagents.start('acp', { parent: h!.lead, prompt, signal: abort });
+const startOn = (harness: AcpHarness, prompt: string, abort = signal()) =>
+  harness.brood.subagents.start('acp', { parent: harness.lead, prompt, signal: abort });
+const start = (prompt: string, abort = signal()) => startOn(h!, prompt, abort);
+
+/**
+ * One runtime and agent process for the cases that only start children and read what those recorded
+ * (one process serving every session is the design); cases about the process's life get their own.
+ */
+let recorder: AcpHarness | undefined;
+const recording = async (): Promise<AcpHarness> => {
+  recorder ??= await acpHarness(fixtureOptions());
+  return recorder;
+};
+afterAll(async () => {
+  await recorder?.close();
+});
 
 describe('acpProvider: the child session records what the agent reports', () => {
   it('prompts with the task text; header, turn, text and usage are recorded like any child', async () => {
-    h = await acpHarness(fixtureOptions());
-    const run = await start('hello there');
+    const r = await recording();
+    const run = await startOn(r, 'hello there');
     const result = await run.result;
     expect(result).toMatchObject({
       stopReason: 'completed',
       output: 'echo: hello there',
       usage: { inputTokens: 11, outputTokens: 7 },
     });
-    const { header, events } = await h.brood.sessions.read(run.id);
-    expect(header).toMatchObject({ parentSession: h.lead.id, origin: 'subagent', delegationDepth: 1 });
+    const { header, events } = await r.brood.sessions.read(run.id);
+    expect(header).toMatchObject({ parentSession: r.lead.id, origin: 'subagent', delegationDepth: 1 });
     expect(events.map((e) => e.type)).toEqual([
       'subagent/descriptor',
       'user/message',
@@ -71,14 +85,14 @@ describe('acpProvider: the child session records what the agent reports', () => 
   });
 
   it('tool calls become tool/call + tool/result (failed ones errored, unfinished ones closed); thoughts and plans are kept', async () => {
-    h = await acpHarness(fixtureOptions());
-    const tools = await start('tools');
+    const r = await recording();
+    const tools = await startOn(r, 'tools');
     expect(await tools.result).toMatchObject({
       stopReason: 'completed',
       output: 'Done with tools.',
       usage: { inputTokens: 0, outputTokens: 0 },
     });
-    const events = (await eventsOf(h.brood, tools.id)).filter(
+    const events = (await eventsOf(r.brood, tools.id)).filter(
       (e) => e.type.startsWith('tool/') || e.type === 'assistant/message',
     );
     expect(events.map((e) => [e.type, e.data.callId ?? e.data.text])).toEqual([
@@ -101,9 +115,9 @@ describe('acpProvider: the child session records what the agent reports', () => 
       content: 'Error: the agent reported no outcome for this tool call',
     });
 
-    const think = await start('think');
+    const think = await startOn(r, 'think');
     expect((await think.result).output).toBe('thought it through');
-    const extra = (await eventsOf(h.brood, think.id)).filter((e) => e.type.startsWith('acp/'));
+    const extra = (await eventsOf(r.brood, think.id)).filter((e) => e.type.startsWith('acp/'));
     expect(extra.map((e) => [e.type, e.data])).toEqual([
       ['acp/thought', { text: 'let me think' }],
       ['acp/plan', { entries: [{ content: 'step one', priority: 'high', status: 'in_progress' }] }],
@@ -111,10 +125,10 @@ describe('acpProvider: the child session records what the agent reports', () => 
   });
 
   it('maps stop reasons: max_tokens, refusal, max_turn_requests (max-steps), cancelled', async () => {
-    h = await acpHarness(fixtureOptions());
+    const r = await recording();
     const results = await Promise.all(
       ['stop:max_tokens', 'stop:refusal', 'stop:max_turn_requests', 'stop:cancelled'].map(
-        async (p) => (await start(p)).result,
+        async (p) => (await startOn(r, p)).result,
       ),
     );
     expect(results.map((r) => r.stopReason)).toEqual(['max-tokens', 'refusal', 'max-steps', 'aborted']);
@@ -125,13 +139,13 @@ describe('acpProvider: the child session records what the agent reports', () => 
 
 describe('acpProvider: host events', () => {
   it('an ACP child streams like any child: turn-start, text deltas, assistant-message, turn-end, inside subagent-start/-end on the parent', async () => {
-    h = await acpHarness(fixtureOptions());
+    const r = await recording();
     const controller = new AbortController();
     const seen: BroodEvent[] = [];
     const collected = (async () => {
-      for await (const event of h!.brood.events({ signal: controller.signal })) seen.push(event);
+      for await (const event of r.brood.events({ signal: controller.signal })) seen.push(event);
     })();
-    const run = await start('hello there');
+    const run = await startOn(r, 'hello there');
     await run.result;
     await until(() => seen.some((e) => e.type === 'subagent-end'));
     controller.abort();
@@ -140,7 +154,7 @@ describe('acpProvider: host events', () => {
       .filter((e) => e.agentId === run.id)
       .map((e) => (e.type === 'text-delta' ? `delta:${e.delta}` : e.type));
     expect(child).toEqual(['turn-start', 'delta:echo: ', 'delta:hello there', 'assistant-message', 'turn-end']);
-    const lead = seen.filter((e) => e.agentId === h!.lead.id).map((e) => e.type);
+    const lead = seen.filter((e) => e.agentId === r.lead.id).map((e) => e.type);
     expect(lead).toEqual(['subagent-start', 'subagent-end']);
     expect(seen.find((e) => e.type === 'subagent-start')).toMatchObject({ childId: run.id, provider: 'acp' });
   });
@@ -154,10 +168,10 @@ describe('acpProvider: one agent process, sessions multiplexed on it', () => {
     const pids = await Promise.all(runs.map((r) => agentPid(h!.brood, r.id)));
     expect(new Set(pids).size).toBe(1);
     expect(new Set(outputs.map((o) => /session (\S+)/.exec(o)![1])).size).toBe(3); // one ACP session per child
-    expect(alive(pids[0]!)).toBe(true);
+    expect(processExists(pids[0]!)).toBe(true);
     await h.close();
     h = undefined;
-    expect(alive(pids[0]!)).toBe(false);
+    expect(processExists(pids[0]!)).toBe(false);
   });
 
   it('disposing the registration ends the process; a later start fails NO_PROVIDER, nothing else is touched', async () => {
@@ -173,11 +187,11 @@ describe('acpProvider: one agent process, sessions multiplexed on it', () => {
     await other.result;
     const otherPid = await agentPid(h.brood, other.id);
     unregister();
-    await until(() => !alive(otherPid));
-    expect(alive(pid)).toBe(true); // the first provider's process is its own
+    await until(() => !processExists(otherPid));
+    expect(processExists(pid)).toBe(true); // the first provider's process is its own
     await expectCode(h.brood.subagents.start('acp2', { parent: h.lead, prompt: 'x', signal: signal() }), 'NO_PROVIDER');
     await (provider as { dispose(): Promise<void> }).dispose();
-    expect(alive(pid)).toBe(false);
+    expect(processExists(pid)).toBe(false);
   });
 });
 
@@ -219,7 +233,7 @@ describe('acpProvider: cancellation', () => {
     const result = await run.result;
     expect(result.stopReason).toBe('aborted');
     const pid = await agentPid(h.brood, run.id);
-    expect(alive(pid)).toBe(true);
+    expect(processExists(pid)).toBe(true);
     const next = await start('count');
     expect((await next.result).stopReason).toBe('completed');
     expect(await agentPid(h.brood, next.id)).toBe(pid);
@@ -245,7 +259,7 @@ describe('acpProvider: cancellation', () => {
     expect(stubbornResult.diagnostic).toMatch(/stopped by force/);
     expect(siblingResult.stopReason).toBe('error');
     expect(siblingResult.diagnostic).toMatch(/^PROVIDER_FAILED: .*was stopped: child \S+ ignored its cancellation/);
-    await until(() => !alive(pid));
+    await until(() => !processExists(pid));
     const next = await start('count');
     expect((await next.result).stopReason).toBe('completed');
     expect(await agentPid(h.brood, next.id)).not.toBe(pid);
@@ -313,7 +327,7 @@ describe('acpProvider: the agent process failing', () => {
       expect(result.stopReason).toBe('error');
       expect(result.diagnostic).toMatch(/^PROVIDER_FAILED: /);
       expect(result.diagnostic).toMatch(reason);
-      await until(async () => !alive(await agentPid(h!.brood, run.id)));
+      await until(async () => !processExists(await agentPid(h!.brood, run.id)));
     }
     expect((await (await start('after')).result).output).toBe('echo: after');
   });

@@ -1,8 +1,14 @@
-/** SPEC §14: the built `brood` bin — demo, inspect, trace, run, and exit codes. */
+/**
+ * SPEC §14: the built `brood` bin — demo, inspect, trace, run, and exit codes. Each command runs once as
+ * a real process (argv, exit code, stdout and stderr wired); further cases of inspect and trace call the
+ * command line in process over the demo's sessions. Usage errors, bad configs, help and version for
+ * every command: test/unit/cli/command-line.test.ts.
+ */
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommandLine } from '../../../src/cli/cli.js';
 import { startLoopbackModel, type LoopbackModel } from '../../support/loopback-model.js';
 import { assertBuilt, runCli, type Spawned } from '../../support/run-cli.js';
 
@@ -27,6 +33,16 @@ async function headers(): Promise<{ id: string; parentSession?: string; delegati
   return Promise.all(
     files.map(async (f) => JSON.parse((await readFile(join(sessionsDir, f), 'utf8')).split('\n')[0]!)),
   );
+}
+
+/** `brood <args>` in this process, its output captured. */
+async function inProcess(args: string[]): Promise<Spawned> {
+  const outcome = { stdout: '', stderr: '' };
+  const code = await runCommandLine(args, {
+    stdout: { write: (text: string) => (outcome.stdout += text) },
+    stderr: { write: (text: string) => (outcome.stderr += text) },
+  });
+  return { code, ...outcome };
 }
 
 function expectOneLine(result: Spawned, pattern: RegExp): void {
@@ -71,7 +87,7 @@ describe('brood inspect', () => {
   });
 
   it('--json gives one record per agent with usage, and the subtree totals', async () => {
-    const result = await runCli(['inspect', sessionsDir, '--json']);
+    const result = await inProcess(['inspect', sessionsDir, '--json']);
     const nodes = JSON.parse(result.stdout) as {
       depth: number;
       usage: { inputTokens: number };
@@ -104,7 +120,7 @@ describe('brood trace', () => {
 
   it('emits Chrome trace events: one named track per agent, nested X spans for turns, requests and tool calls', async () => {
     const root = (await headers()).find((h) => h.parentSession === undefined)!;
-    const result = await runCli(['trace', sessionsDir, root.id]);
+    const result = await inProcess(['trace', sessionsDir, root.id]);
     expect(result.code).toBe(0);
     const { traceEvents } = JSON.parse(result.stdout) as { traceEvents: Event[] };
     const spans = traceEvents.filter((e) => e.ph === 'X');
@@ -125,8 +141,16 @@ describe('brood trace', () => {
     const out = join(tmp, 'trace.json');
     const result = await runCli(['trace', sessionsDir, child.id, '--out', out]);
     expect(result.code).toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      new RegExp(`^wrote ${out} \\(\\d+ agents?\\); open it in https://ui.perfetto.dev\n$`),
+    );
     const { traceEvents } = JSON.parse(await readFile(out, 'utf8')) as { traceEvents: Event[] };
     expect(traceEvents.some((e) => e.ph === 'X' && e.cat === 'turn')).toBe(true);
+  });
+
+  it('an unknown id: exit 2, one line', async () => {
+    expectOneLine(await inProcess(['trace', sessionsDir, 'nope']), /no session nope/);
   });
 
   /** Perfetto requires complete events on one thread to nest; partial overlaps are dropped. */
@@ -145,21 +169,24 @@ describe('brood trace', () => {
   }
 });
 
-describe('usage errors exit 2 with one line on stderr', () => {
-  it.each([
-    [['demo', '--bogus'], /^brood demo: Unknown option '--bogus'/],
-    [['inspect'], /^brood inspect: expected <dir>/],
-    [['frobnicate'], /^brood: unknown command 'frobnicate'/],
-    [[], /^brood: missing command/],
-    [['trace', '/definitely/not/here', 'x'], /not a directory/],
-    [['run'], /--config <file.json> is required/],
-    [['run', '--config'], /^brood run: Option '--config <value>' argument missing/],
-  ])('%j', async (args, pattern) => {
-    expectOneLine(await runCli(args), pattern);
+describe('the bin wires exit codes and streams', () => {
+  it('a usage error: exit 2, one line on stderr, nothing on stdout', async () => {
+    const result = await runCli(['run', '--config']);
+    expectOneLine(result, /^brood run: Option '--config <value>' argument missing/);
+    expect(result.stdout).toBe('');
   });
 
-  it('trace of an unknown id', async () => {
-    expectOneLine(await runCli(['trace', sessionsDir, 'nope']), /no session nope/);
+  it('--version on stdout, exit 0', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    expect(await runCli(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it("a command's --help on stdout, exit 0", async () => {
+    const result = await runCli(['mcp', '-h']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toMatch(/^Usage: brood mcp/);
   });
 });
 
@@ -269,71 +296,6 @@ describe('brood run --config', () => {
       await delegating.close();
     }
   });
-
-  it.each([
-    ['missing file', null, /cannot read config .*ENOENT/],
-    ['invalid JSON', '{ "models": [', /is not valid JSON/],
-    ['unknown built-in tool', { tools: ['rm_rf'] }, /tools\[0\]: /],
-    ['unknown key', { colour: 'blue' }, /\(root\): .*colour/],
-    [
-      'agent provider not configured',
-      { agent: { model: { provider: 'nope', model: 'm' } } },
-      /agent\.model\.provider: 'nope' is not one of/,
-    ],
-    [
-      'unset key variable',
-      { models: [{ id: 'loop', baseURL: 'http://127.0.0.1:1/v1', apiKeyEnv: 'BROOD_TEST_UNSET_KEY', models: ['m'] }] },
-      /environment variable BROOD_TEST_UNSET_KEY is not set/,
-    ],
-    [
-      'bad delegation instance',
-      { delegation: [{ provider: 'spawn', maxDepth: -1 }] },
-      /delegation\[0\]\.maxDepth: must be a non-negative safe integer/,
-    ],
-    ['no prompt', { prompt: undefined }, /prompt: required/],
-  ])('bad config (%s) → exit 2, one line', async (_name, value, pattern) => {
-    const file =
-      value === null
-        ? join(workspace, 'missing.json')
-        : await writeConfig(typeof value === 'string' ? value : config(value), 'bad.json');
-    expectOneLine(
-      await runCli(['run', '--config', file], { env: { LOOP_KEY: 'k', BROOD_TEST_UNSET_KEY: undefined } }),
-      pattern,
-    );
-  });
-});
-
-describe('help and version', () => {
-  const COMMANDS = ['demo', 'run', 'inspect', 'trace', 'acp', 'host', 'mcp'];
-
-  it.each(COMMANDS.map((command, i) => [command, i % 2 === 0 ? '--help' : '-h']))(
-    'brood %s %s answers with its usage, exit 0',
-    async (command, flag) => {
-      const result = await runCli([command, flag]);
-      expect(result.code).toBe(0);
-      expect(result.stderr).toBe('');
-      expect(result.stdout).toMatch(new RegExp(`^Usage: brood ${command}`));
-    },
-  );
-
-  it.each([[['--version']], [['-v']], ...COMMANDS.map((command, i) => [[command, i % 2 === 0 ? '-v' : '--version']])])(
-    'brood %j prints the package version',
-    async (args) => {
-      const { version } = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-        version: string;
-      };
-      const result = await runCli(args);
-      expect(result.stderr).toBe('');
-      expect(result.code).toBe(0);
-      expect(result.stdout).toBe(`${version}\n`);
-    },
-  );
-
-  it('flags after the command still count: brood trace <dir> <id> --help', async () => {
-    const result = await runCli(['trace', 'some-dir', 'some-id', '--help']);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^Usage: brood trace/);
-  });
 });
 
 describe('brood trace: metadata and flows', () => {
@@ -351,7 +313,7 @@ describe('brood trace: metadata and flows', () => {
       id?: number;
       bp?: string;
     };
-    const { traceEvents } = JSON.parse((await runCli(['trace', sessionsDir, root.id])).stdout) as {
+    const { traceEvents } = JSON.parse((await inProcess(['trace', sessionsDir, root.id])).stdout) as {
       traceEvents: Event[];
     };
     expect(traceEvents.filter((e) => e.ph === 'M').every((e) => e.cat === '__metadata')).toBe(true);

@@ -1,7 +1,8 @@
 /**
  * `brood run`'s config is validated by the library's own option schemas: every openAICompatible /
  * anthropicCompatible option (picked by `kind`), createBrood's and createAgent's options (maxSteps,
- * pool, ...), subagentTool's and mcpTools'. Real CLI processes against loopback model servers.
+ * pool, ...), subagentTool's and mcpTools'. Real CLI processes against loopback model servers. A bad
+ * option of each kind, refused with exit 2: test/unit/cli/command-line.test.ts.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -41,7 +42,7 @@ async function run(config: Record<string, unknown>, env: Record<string, string> 
   return runCli(['run', '--config', file], { env });
 }
 
-/** Bad configs are refused before any request: they need no server behind the URL. */
+/** An OpenAI-compatible provider entry; a config that is refused needs no server behind the URL. */
 const openaiProvider = (extra: Record<string, unknown> = {}, baseURL = 'http://127.0.0.1:1/v1') => ({
   id: 'loop',
   baseURL,
@@ -108,42 +109,6 @@ describe('providers take every option of their factory', () => {
     });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^brood run: agent ended max-steps/);
-  });
-});
-
-describe('a bad option → exit 2 and one line naming the key', () => {
-  it.each([
-    ['unknown kind', { models: [openaiProvider({ kind: 'gemini' })] }, /models\[0\]\.kind: must be 'openai'/],
-    ['inline key', { models: [openaiProvider({ apiKey: 'sk-1' })] }, /models\[0\]\.apiKey: .*apiKeyEnv/],
-    ['request option type', { models: [openaiProvider({ temperature: 'hot' })] }, /models\[0\]\.temperature: /],
-    [
-      'per-model option',
-      { models: [openaiProvider({ models: [{ id: 'm', seed: 1.5 }] })] },
-      /models\[0\]\.models\[0\]\.seed: /,
-    ],
-    ['retry option', { models: [openaiProvider({ retry: { retries: 99 } })] }, /models\[0\]\.retry\.retries: /],
-    [
-      'an OpenAI-only option on anthropic',
-      { models: [{ kind: 'anthropic', id: 'loop', baseURL: 'http://127.0.0.1:1', models: ['m'], seed: 1 }] },
-      /models\[0\]: Unrecognized key: "seed"$/,
-    ],
-    ['runtime maxSteps', { maxSteps: 0 }, /^brood run: config .*: maxSteps: must be a positive safe integer/],
-    ['agent maxSteps', { agent: { ...openaiAgent, maxSteps: 1.5 } }, /agent\.maxSteps: must be a positive/],
-    ['pool option', { pool: { threads: 0 } }, /pool\.threads: /],
-    [
-      'a cross-option rule of createBrood',
-      { pool: { hangTimeoutMs: 10 }, codeBusyTimeoutMs: 100 },
-      /pool\.hangTimeoutMs: must exceed codeBusyTimeoutMs.*\[INVALID_CONFIG\]/,
-    ],
-    ['delegation option', { delegation: [{ provider: 'spawn', maxDepth: -1 }] }, /delegation\[0\]\.maxDepth: /],
-    ['MCP server name', { mcpServers: { 'bad name': { command: 'x' } } }, /mcpServers\.bad name: letters, digits/],
-    ['mcpTools option', { mcpServers: { fs: { command: 'x', timeoutMs: -1 } } }, /mcpServers\.fs\.timeoutMs: /],
-  ])('%s', async (_name, extra, pattern) => {
-    const result = await run({ models: [openaiProvider()], agent: openaiAgent, ...extra });
-    expect(result.code).toBe(2);
-    const lines = result.stderr.split('\n').filter((line) => line !== '');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(pattern);
   });
 });
 

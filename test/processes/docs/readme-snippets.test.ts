@@ -10,8 +10,7 @@
  *   a ```text block, it is the block's expected stdout. Runnable blocks must need no network
  *   (scriptedModels, loopback servers).
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -72,17 +71,31 @@ function withContext(code: string): string {
   return `${preamble.join('\n')}\n${code}\nexport {};\n`;
 }
 
+/**
+ * Where the blocks and the check's build info stay between runs (.tsbuild/, beside the tsc pass's own):
+ * the check is incremental, so a run checks again only the blocks whose text changed, or all of them
+ * when what they import (dist/index.d.ts and its graph) changed. Delete it to check from cold.
+ */
+const CHECK_DIR = join(ROOT, '.tsbuild', 'docs-snippets');
+
 function typeProblems(found: Block[]): string[] {
-  const dir = mkdtempSync(join(tmpdir(), 'brood-docs-'));
-  try {
-    const files = found.map((block, index) => {
-      const file = join(dir, `${block.file.replace(/\W/g, '_')}-line-${block.line}-${index}.ts`);
-      writeFileSync(file, withContext(block.code));
-      return file;
-    });
-    const program = ts.createProgram(files, {
+  mkdirSync(CHECK_DIR, { recursive: true });
+  const files = found.map((block, index) => {
+    const file = join(CHECK_DIR, `${block.file.replace(/\W/g, '_')}-line-${block.line}-${index}.ts`);
+    writeFileSync(file, withContext(block.code));
+    return file;
+  });
+  // Blocks that moved or went: their old files would still be checked (and reported) otherwise.
+  for (const name of readdirSync(CHECK_DIR)) {
+    if (name.endsWith('.ts') && !files.includes(join(CHECK_DIR, name))) rmSync(join(CHECK_DIR, name));
+  }
+  const program = ts.createIncrementalProgram({
+    rootNames: files,
+    options: {
       strict: true,
       noEmit: true,
+      incremental: true,
+      tsBuildInfoFile: join(CHECK_DIR, 'snippets.tsbuildinfo'),
       target: ts.ScriptTarget.ES2022,
       lib: ['lib.es2022.d.ts'], // no DOM: snippets are Node code, and the DOM declarations dominate check time
       module: ts.ModuleKind.ESNext,
@@ -97,16 +110,23 @@ function typeProblems(found: Block[]): string[] {
         // The optional peers' pages import their SDKs (the MCP server's transports, say).
         '@modelcontextprotocol/sdk/*': [join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm/*')],
       },
-    });
-    return ts.getPreEmitDiagnostics(program).map((d) => {
-      const where = d.file
-        ? `${d.file.fileName.split('/').at(-1)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line}`
-        : '';
-      return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
-    });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+    },
+  });
+  // What ts.getPreEmitDiagnostics reports; the builder answers unchanged files from the build info.
+  const diagnostics = [
+    ...program.getConfigFileParsingDiagnostics(),
+    ...program.getOptionsDiagnostics(),
+    ...program.getSyntacticDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...program.getSemanticDiagnostics(),
+  ];
+  program.emit(); // noEmit: writes the build info only
+  return diagnostics.map((d) => {
+    const where = d.file
+      ? `${d.file.fileName.split('/').at(-1)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line}`
+      : '';
+    return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+  });
 }
 
 /** The block as a Node ES module; TypeScript is only stripped of its types (it was checked above). */

@@ -58,24 +58,8 @@ describe('brood run with mcpServers', () => {
     expect(offered).toContain('mcp__fs__list_directory');
   });
 
-  it('an invalid server name exits 2 with one line; a server that cannot start exits 1 naming it', async () => {
-    const badName = await runCli([
-      'run',
-      '--config',
-      await writeConfig(config({ 'bad name': { command: process.execPath } }), 'bad-name.json'),
-    ]);
-    expect(badName.code).toBe(2);
-    expect(badName.stderr.trim().split('\n')).toHaveLength(1);
-    expect(badName.stderr).toMatch(/mcpServers\.bad name: letters, digits/);
-
-    const badShape = await runCli([
-      'run',
-      '--config',
-      await writeConfig(config({ fs: { command: 'x', url: 'http://127.0.0.1:1/' } }), 'bad-shape.json'),
-    ]);
-    expect(badShape.code).toBe(2);
-    expect(badShape.stderr).toMatch(/mcpServers\.fs/);
-
+  // Invalid entries (a bad name, both command and url) exit 2: test/unit/cli/command-line.test.ts.
+  it('a server that cannot start exits 1 with one line naming it', async () => {
     const missing = await runCli([
       'run',
       '--config',

@@ -42,15 +42,6 @@ export async function childProcesses(needle: string): Promise<number[]> {
   return pids;
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
-
 /** Handles of child processes still open in this process (ProcessWrap): 0 once every child is gone. */
 export function processHandles(): number {
   return process.getActiveResourcesInfo().filter((type) => type === 'ProcessWrap').length;

@@ -19,9 +19,9 @@ import {
   announcements,
   childProcesses,
   fixture,
-  isAlive,
   toolResults,
 } from './helpers.js';
+import { processExists } from '../../support/running.js';
 import { route } from '../../support/route.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
@@ -93,7 +93,7 @@ describe('stdio server crash and restart', () => {
 
     await back;
     expect(status.seen[0]).toMatchObject({ state: 'down', retryInMs: 500 });
-    expect(isAlive(pid)).toBe(false);
+    expect(processExists(pid)).toBe(false);
     const [newPid] = await childProcesses(FIXTURE_SCRIPT);
     expect(newPid).not.toBe(pid);
     expect(await brood.tools.execute(ping)).toMatchObject({ isError: false, content: `pong ${newPid}` });

@@ -17,11 +17,11 @@ import {
   childProcesses,
   everything,
   filesystem,
-  isAlive,
   processHandles,
   requestedTools,
   toolResults,
 } from './helpers.js';
+import { processExists } from '../../support/running.js';
 import { route } from '../../support/route.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
@@ -217,9 +217,9 @@ describe('server-everything over stdio', () => {
     const dispose = await brood.use(mcpTools(everything()));
     const [pid] = await childProcesses(EVERYTHING_SCRIPT);
     expect(pid).toBeDefined();
-    expect(isAlive(pid!)).toBe(true);
+    expect(processExists(pid!)).toBe(true);
     await dispose();
-    expect(isAlive(pid!)).toBe(false);
+    expect(processExists(pid!)).toBe(false);
     expect(await childProcesses(EVERYTHING_SCRIPT)).toEqual([]);
     expect(processHandles()).toBe(handlesBefore);
     expect(brood.tools.view().names).toEqual([]);
