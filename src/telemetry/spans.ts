@@ -6,7 +6,7 @@
  * log's stamp (the parent's clock, sub-millisecond) on what the parent did (a turn's claim and end, the
  * calls it runs). So a chat span lasts exactly as long as the driver saw the request take.
  */
-import type { Attributes, Context, Link, Span, Tracer } from '@opentelemetry/api';
+import type { Attributes, Context, HrTime, Link, Span, Tracer } from '@opentelemetry/api';
 import type { KnownSessionEvent } from '../sessions/event-types.js';
 import type { SessionEvent, StopReason } from '../types.js';
 import type { Otel } from './peer.js';
@@ -51,7 +51,8 @@ class AgentSpans {
   /** The context of the message a host run() or send() gave, by message id (the turn's parent). */
   readonly hostContexts = new Map<string, Context>();
   turn: { span: Span; context: Context; number: number } | undefined;
-  chat: { span: Span; start: number; attributes: Attributes } | undefined;
+  /** The model request in flight: its span is built when it is answered (see endChat). */
+  chat: { provider: string; model: string; start: number } | undefined;
   readonly calls = new Map<string, OpenCall>();
   /** Calls from inside run_code programs (never logged: their spans end when the sandbox is answered). */
   readonly codeCalls = new Map<string, Span>();
@@ -110,12 +111,12 @@ export class SpanBuilder {
     const base = parent
       ? this.api.trace.setSpan(spans.turn?.context ?? this.api.ROOT_CONTEXT, parent)
       : spans.turn?.context;
-    const span = this.startToolSpan(name, callId, base ?? this.api.ROOT_CONTEXT, this.now());
+    const span = this.startToolSpan(name, callId, base ?? this.api.ROOT_CONTEXT, hrTimeOf(this.now()));
     spans.codeCalls.set(callId, span);
     return (isError, errorType) => {
       spans.codeCalls.delete(callId);
       if (isError) span.setStatus({ code: ERROR }).setAttribute('error.type', errorType ?? 'tool_error');
-      span.end(this.now());
+      span.end(hrTimeOf(this.now()));
     };
   }
 
@@ -141,7 +142,7 @@ export class SpanBuilder {
   }
 
   private now(): number {
-    return performance.timeOrigin + performance.now();
+    return TIME_ORIGIN + performance.now();
   }
 
   private apply(spans: AgentSpans, logged: SessionEvent): void {
@@ -200,7 +201,8 @@ export class SpanBuilder {
     };
     if (spans.label !== undefined) attributes['gen_ai.agent.name'] = spans.label;
     if (facts.parentId !== undefined) attributes['brood.parent.id'] = facts.parentId;
-    const links: Link[] = [];
+    let links: Link[] | undefined;
+    // A root turn gets ROOT_CONTEXT, which holds no span: the SDK starts a new trace without `root`.
     let parent: Context;
     if (origin === undefined) parent = hostContext ?? this.api.ROOT_CONTEXT;
     else if (origin.mode === 'foreground' && origin.call !== undefined)
@@ -211,11 +213,11 @@ export class SpanBuilder {
     else {
       // Background and continuable runs outlive the call that started them: a trace of their own.
       parent = this.api.ROOT_CONTEXT;
-      if (origin.call !== undefined) links.push({ context: origin.call.spanContext() });
+      if (origin.call !== undefined) links = [{ context: origin.call.spanContext() }];
     }
     const span = this.tracer.startSpan(
       `invoke_agent ${spans.label ?? facts.id}`,
-      { kind: INTERNAL, attributes, links, startTime: time, root: parent === this.api.ROOT_CONTEXT },
+      { kind: INTERNAL, attributes, links, startTime: hrTimeOf(time) },
       parent,
     );
     spans.turn = { span, context: this.api.trace.setSpan(parent, span), number: turn };
@@ -223,24 +225,14 @@ export class SpanBuilder {
 
   private startChat(spans: AgentSpans, provider: string, model: string, time: number): void {
     if (spans.chat) this.failChat(spans, 'superseded', time);
-    const attributes: Attributes = {
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': provider,
-      'gen_ai.request.model': model,
-    };
-    const server = this.serverOf(provider);
-    if (server !== undefined) {
-      attributes['server.address'] = server.address;
-      attributes['server.port'] = server.port;
-    }
-    const span = this.tracer.startSpan(
-      `chat ${model}`,
-      { kind: CLIENT, attributes, startTime: time },
-      spans.turn?.context ?? this.api.ROOT_CONTEXT,
-    );
-    spans.chat = { span, start: time, attributes };
+    spans.chat = { provider, model, start: time };
   }
 
+  /**
+   * The chat span is built when its request is answered, with everything known in one startSpan and
+   * its start time set to the request's: the same span as one started at the request, at one SDK
+   * call instead of five (nothing nests under a chat span, so nothing needs it open earlier).
+   */
   private endChat(
     spans: AgentSpans,
     data: { text: string; usage: { inputTokens: number; outputTokens: number }; finish: string },
@@ -249,17 +241,16 @@ export class SpanBuilder {
     const chat = spans.chat;
     if (chat === undefined) return;
     spans.chat = undefined;
-    const { span } = chat;
-    const model = chat.attributes['gen_ai.request.model'];
-    if (typeof model === 'string') span.setAttribute('gen_ai.response.model', model);
-    span.setAttribute('gen_ai.usage.input_tokens', data.usage.inputTokens);
-    span.setAttribute('gen_ai.usage.output_tokens', data.usage.outputTokens);
-    span.setAttribute('gen_ai.response.finish_reasons', [data.finish]);
-    if (this.captureContent && data.text !== '') span.setAttribute('gen_ai.output.text', data.text);
-    if (data.finish === 'error') span.setStatus({ code: ERROR }).setAttribute('error.type', 'error');
-    span.end(time);
-    const seconds = (time - chat.start) / 1000;
-    this.hooks.chatEnded?.(chat.attributes, seconds, {
+    const attributes = this.chatAttributes(chat);
+    attributes['gen_ai.response.model'] = chat.model;
+    attributes['gen_ai.usage.input_tokens'] = data.usage.inputTokens;
+    attributes['gen_ai.usage.output_tokens'] = data.usage.outputTokens;
+    attributes['gen_ai.response.finish_reasons'] = [data.finish];
+    if (this.captureContent && data.text !== '') attributes['gen_ai.output.text'] = data.text;
+    const failed = data.finish === 'error';
+    if (failed) attributes['error.type'] = 'error';
+    this.endedChat(spans, chat, attributes, failed, time);
+    this.hooks.chatEnded?.(this.chatAttributes(chat), (time - chat.start) / 1000, {
       input: data.usage.inputTokens,
       output: data.usage.outputTokens,
     });
@@ -269,18 +260,50 @@ export class SpanBuilder {
     const chat = spans.chat;
     if (chat === undefined) return;
     spans.chat = undefined;
-    chat.span.setStatus({ code: ERROR }).setAttribute('error.type', errorType);
-    chat.span.end(time);
-    this.hooks.chatEnded?.({ ...chat.attributes, 'error.type': errorType }, (time - chat.start) / 1000, undefined);
+    const attributes = this.chatAttributes(chat);
+    attributes['error.type'] = errorType;
+    this.endedChat(spans, chat, attributes, true, time);
+    this.hooks.chatEnded?.(attributes, (time - chat.start) / 1000, undefined);
+  }
+
+  /** The request's own attributes (also the metrics' attributes). */
+  private chatAttributes(chat: { provider: string; model: string }): Attributes {
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': chat.provider,
+      'gen_ai.request.model': chat.model,
+    };
+    const server = this.serverOf(chat.provider);
+    if (server !== undefined) {
+      attributes['server.address'] = server.address;
+      attributes['server.port'] = server.port;
+    }
+    return attributes;
+  }
+
+  private endedChat(
+    spans: AgentSpans,
+    chat: { model: string; start: number },
+    attributes: Attributes,
+    failed: boolean,
+    time: number,
+  ): void {
+    const span = this.tracer.startSpan(
+      `chat ${chat.model}`,
+      { kind: CLIENT, attributes, startTime: hrTimeOf(chat.start) },
+      spans.turn?.context ?? this.api.ROOT_CONTEXT,
+    );
+    if (failed) span.setStatus({ code: ERROR });
+    span.end(hrTimeOf(time));
   }
 
   private startCall(spans: AgentSpans, callId: string, name: string, args: string, time: number): void {
-    const span = this.startToolSpan(name, callId, spans.turn?.context ?? this.api.ROOT_CONTEXT, time);
+    const span = this.startToolSpan(name, callId, spans.turn?.context ?? this.api.ROOT_CONTEXT, hrTimeOf(time));
     if (this.captureContent) span.setAttribute('gen_ai.tool.call.arguments', args);
     spans.calls.set(callId, { span, name });
   }
 
-  private startToolSpan(name: string, callId: string, parent: Context, time: number): Span {
+  private startToolSpan(name: string, callId: string, parent: Context, time: HrTime): Span {
     const attributes: Attributes = {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': name,
@@ -300,14 +323,16 @@ export class SpanBuilder {
     spans.calls.delete(data.callId);
     if (this.captureContent) call.span.setAttribute('gen_ai.tool.call.result', data.content);
     if (data.isError) call.span.setStatus({ code: ERROR }).setAttribute('error.type', data.errorCode ?? 'tool_error');
-    call.span.end(time);
+    call.span.end(hrTimeOf(time));
   }
 
   private endTurn(spans: AgentSpans, reason: StopReason, diagnostic: string | undefined, time: number): void {
     this.failChat(spans, reason === 'completed' ? 'error' : reason, time);
+    const end = hrTimeOf(time);
     for (const call of spans.calls.values()) {
       call.span.setStatus({ code: ERROR }).setAttribute('error.type', reason === 'completed' ? 'unanswered' : reason);
-      call.span.end(time);
+      // Each span keeps its end time (the SDK stores it as given): one array per span.
+      call.span.end([end[0], end[1]]);
     }
     spans.calls.clear();
     const turn = spans.turn;
@@ -318,8 +343,19 @@ export class SpanBuilder {
       turn.span.setStatus(diagnostic === undefined ? { code: ERROR } : { code: ERROR, message: diagnostic });
       turn.span.setAttribute('error.type', reason);
     }
-    turn.span.end(time);
+    turn.span.end(end);
   }
+}
+
+/** performance.timeOrigin is constant, and its getter is not free. */
+const TIME_ORIGIN = performance.timeOrigin;
+
+/**
+ * An epoch-ms time as the SDK's HrTime, computed exactly as its millisToHrTime does. The SDK takes
+ * an HrTime as it is; a number costs it a performance.now() per call to tell epoch from relative time.
+ */
+function hrTimeOf(epochMs: number): HrTime {
+  return [Math.trunc(epochMs / 1000), Math.round((epochMs % 1000) * 1e6)];
 }
 
 /**
