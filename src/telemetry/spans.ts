@@ -48,20 +48,24 @@ class AgentSpans {
   driver: string | undefined;
   provider: string | undefined;
   origin: ChildOrigin | undefined;
-  /** The context of the message a host run() or send() gave, by message id (the turn's parent). */
-  readonly hostContexts = new Map<string, Context>();
+  /**
+   * The context of the message a host run() or send() gave, by message id (the turn's parent). Only
+   * the host's agents have one, so it is made on first use (a fan-out makes hundreds of children).
+   */
+  hostContexts: Map<string, Context> | undefined;
   turn: { span: Span; context: Context; number: number } | undefined;
   /** The model request in flight: its span is built when it is answered (see endChat). */
   chat: { provider: string; model: string; start: number } | undefined;
   readonly calls = new Map<string, OpenCall>();
-  /** Calls from inside run_code programs (never logged: their spans end when the sandbox is answered). */
-  readonly codeCalls = new Map<string, Span>();
+  /** Calls from inside run_code programs (never logged: their spans end when the sandbox is answered). Made on first use. */
+  codeCalls: Map<string, Span> | undefined;
 
   constructor(readonly facts: AgentFacts) {}
 }
 
 export class SpanBuilder {
   private readonly agents = new Map<string, AgentSpans>();
+  private lastServer: { provider: string; server: { address: string; port: number } | undefined } | undefined;
 
   constructor(
     private readonly api: Otel,
@@ -75,7 +79,9 @@ export class SpanBuilder {
 
   /** The host's active context when it handed `messageId` to `agent` (run/send). */
   hostMessage(agent: AgentFacts, messageId: string, context: Context): void {
-    this.spansOf(agent).hostContexts.set(messageId, context);
+    const spans = this.spansOf(agent);
+    spans.hostContexts ??= new Map();
+    spans.hostContexts.set(messageId, context);
   }
 
   /** A parent started a run of the child `facts` names; `origin.call` is the tool call that did, when known. */
@@ -91,10 +97,15 @@ export class SpanBuilder {
     return this.agents.get(agentId)?.turn?.context;
   }
 
+  /** The span of an agent's open turn, if any. */
+  turnSpan(agentId: string): Span | undefined {
+    return this.agents.get(agentId)?.turn?.span;
+  }
+
   /** The open `execute_tool` span of `callId` in `agentId`'s running turn. */
   callSpan(agentId: string, callId: string): Span | undefined {
     const spans = this.agents.get(agentId);
-    return spans?.calls.get(callId)?.span ?? spans?.codeCalls.get(callId);
+    return spans?.calls.get(callId)?.span ?? spans?.codeCalls?.get(callId);
   }
 
   /** The latest open `run_code` call of the agent: calls from inside a program are its children. */
@@ -112,9 +123,10 @@ export class SpanBuilder {
       ? this.api.trace.setSpan(spans.turn?.context ?? this.api.ROOT_CONTEXT, parent)
       : spans.turn?.context;
     const span = this.startToolSpan(name, callId, base ?? this.api.ROOT_CONTEXT, hrTimeOf(this.now()));
+    spans.codeCalls ??= new Map();
     spans.codeCalls.set(callId, span);
     return (isError, errorType) => {
-      spans.codeCalls.delete(callId);
+      spans.codeCalls?.delete(callId);
       if (isError) span.setStatus({ code: ERROR }).setAttribute('error.type', errorType ?? 'tool_error');
       span.end(hrTimeOf(this.now()));
     };
@@ -186,8 +198,8 @@ export class SpanBuilder {
 
   private startTurn(spans: AgentSpans, turn: number, messageId: string | undefined, time: number): void {
     const { facts, origin } = spans;
-    const hostContext = messageId === undefined ? undefined : spans.hostContexts.get(messageId);
-    if (messageId !== undefined) spans.hostContexts.delete(messageId);
+    const hostContext = messageId === undefined ? undefined : spans.hostContexts?.get(messageId);
+    if (messageId !== undefined) spans.hostContexts?.delete(messageId);
     const attributes: Attributes = {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.id': facts.id,
@@ -273,12 +285,18 @@ export class SpanBuilder {
       'gen_ai.provider.name': chat.provider,
       'gen_ai.request.model': chat.model,
     };
-    const server = this.serverOf(chat.provider);
+    const server = this.serverFor(chat.provider);
     if (server !== undefined) {
       attributes['server.address'] = server.address;
       attributes['server.port'] = server.port;
     }
     return attributes;
+  }
+
+  /** serverOf for a chat's provider; a run asks for the same provider request after request. */
+  private serverFor(provider: string): { address: string; port: number } | undefined {
+    if (provider !== this.lastServer?.provider) this.lastServer = { provider, server: this.serverOf(provider) };
+    return this.lastServer.server;
   }
 
   private endedChat(
@@ -326,15 +344,19 @@ export class SpanBuilder {
     call.span.end(hrTimeOf(time));
   }
 
-  private endTurn(spans: AgentSpans, reason: StopReason, diagnostic: string | undefined, time: number): void {
-    this.failChat(spans, reason === 'completed' ? 'error' : reason, time);
-    const end = hrTimeOf(time);
+  private endUnanswered(spans: AgentSpans, reason: StopReason, end: HrTime): void {
     for (const call of spans.calls.values()) {
       call.span.setStatus({ code: ERROR }).setAttribute('error.type', reason === 'completed' ? 'unanswered' : reason);
       // Each span keeps its end time (the SDK stores it as given): one array per span.
       call.span.end([end[0], end[1]]);
     }
     spans.calls.clear();
+  }
+
+  private endTurn(spans: AgentSpans, reason: StopReason, diagnostic: string | undefined, time: number): void {
+    this.failChat(spans, reason === 'completed' ? 'error' : reason, time);
+    const end = hrTimeOf(time);
+    if (spans.calls.size > 0) this.endUnanswered(spans, reason, end);
     const turn = spans.turn;
     if (turn === undefined) return;
     spans.turn = undefined;

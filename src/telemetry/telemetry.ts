@@ -130,14 +130,14 @@ export class Telemetry {
 
   /** W3C trace context of the agent's running turn, for outgoing requests (undefined without `propagate`). */
   traceHeaders(agentId: string): Record<string, string> | undefined {
-    if (!this.propagate || !this.api) return undefined;
-    let headers: Record<string, string> | undefined;
-    this.guard('propagation', () => {
-      const context = this.spans?.turnContext(agentId);
-      const span = context === undefined ? undefined : this.api?.trace.getSpan(context);
-      headers = span === undefined ? undefined : traceHeadersOf(span.spanContext());
-    });
-    return headers;
+    if (!this.propagate || this.spans === undefined) return undefined;
+    try {
+      const span = this.spans.turnSpan(agentId);
+      return span === undefined ? undefined : traceHeadersOf(span.spanContext());
+    } catch (error) {
+      this.reportFailure('propagation', error);
+      return undefined;
+    }
   }
 
   forget(agentId: string): void {
