@@ -29,7 +29,14 @@ function fanoutBrood(n, { telemetry, sessions }) {
     },
     { match: 'telemetry-child ', latencyMs: L, turns: childTurns },
   ];
-  const brood = makeBrood({ runner: 'worker', scripts, maxParallelToolCalls: P, threads: THREADS, telemetry, sessions });
+  const brood = makeBrood({
+    runner: 'worker',
+    scripts,
+    maxParallelToolCalls: P,
+    threads: THREADS,
+    telemetry,
+    sessions,
+  });
   brood.tools.register(noopTool());
   installDelegation(brood);
   return brood;
