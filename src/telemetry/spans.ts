@@ -9,6 +9,7 @@
 import type { Attributes, Context, HrTime, Link, Span, Tracer } from '@opentelemetry/api';
 import type { KnownSessionEvent } from '../sessions/event-types.js';
 import type { SessionEvent, StopReason } from '../types.js';
+import { spanSetter } from './context.js';
 import type { Otel } from './peer.js';
 
 /** SpanKind and SpanStatusCode values (the api's enums, inlined: they are part of its wire contract). */
@@ -65,6 +66,8 @@ class AgentSpans {
 
 export class SpanBuilder {
   private readonly agents = new Map<string, AgentSpans>();
+  /** trace.setSpan for the contexts brood keeps (see context.ts). */
+  private readonly withSpan: (parent: Context, span: Span) => Context;
   private lastServer: { provider: string; server: { address: string; port: number } | undefined } | undefined;
 
   constructor(
@@ -75,7 +78,9 @@ export class SpanBuilder {
     /** The runtime's own runner: 'worker' (the pool), 'inline' or 'queue'. */
     private readonly defaultDriver: string,
     private readonly hooks: SpanHooks = {},
-  ) {}
+  ) {
+    this.withSpan = spanSetter(api);
+  }
 
   /** The host's active context when it handed `messageId` to `agent` (run/send). */
   hostMessage(agent: AgentFacts, messageId: string, context: Context): void {
@@ -120,7 +125,7 @@ export class SpanBuilder {
     const spans = this.spansOf(agent);
     const parent = this.runCodeSpan(agent.id);
     const base = parent
-      ? this.api.trace.setSpan(spans.turn?.context ?? this.api.ROOT_CONTEXT, parent)
+      ? this.withSpan(spans.turn?.context ?? this.api.ROOT_CONTEXT, parent)
       : spans.turn?.context;
     const span = this.startToolSpan(name, callId, base ?? this.api.ROOT_CONTEXT, hrTimeOf(this.now()));
     spans.codeCalls ??= new Map();
@@ -218,7 +223,7 @@ export class SpanBuilder {
     let parent: Context;
     if (origin === undefined) parent = hostContext ?? this.api.ROOT_CONTEXT;
     else if (origin.mode === 'foreground' && origin.call !== undefined)
-      parent = this.api.trace.setSpan(this.api.ROOT_CONTEXT, origin.call);
+      parent = this.withSpan(this.api.ROOT_CONTEXT, origin.call);
     else if (origin.mode === 'foreground')
       // Started by no call brood saw (a host's subagents.start()): under the parent's running turn.
       parent = this.turnContext(facts.parentId ?? '') ?? this.api.ROOT_CONTEXT;
@@ -232,7 +237,7 @@ export class SpanBuilder {
       { kind: INTERNAL, attributes, links, startTime: hrTimeOf(time) },
       parent,
     );
-    spans.turn = { span, context: this.api.trace.setSpan(parent, span), number: turn };
+    spans.turn = { span, context: this.withSpan(parent, span), number: turn };
   }
 
   private startChat(spans: AgentSpans, provider: string, model: string, time: number): void {
