@@ -121,13 +121,14 @@ export async function runTelemetryCost({ quick, log }) {
   const cpu = { off: 0, floor: 0, on: 0 };
   const spans = { floor: 0, on: 0 };
   const run = async (side, measured) => {
-    tracing[side]?.exporter.reset();
     const before = mainThreadCpuMs();
     const wall = await timedRun(broods[side], ROOT, `telemetry fan-out (${side})`);
     const used = mainThreadCpuMs() - before;
     if (tracing[side]) {
       await tracing[side].processor.forceFlush();
       spans[side] = tracing[side].exporter.getFinishedSpans().length;
+      // Nothing of one side's run stays on the heap into another side's run.
+      tracing[side].exporter.reset();
     }
     if (!measured) return;
     ms[side].push(wall);
