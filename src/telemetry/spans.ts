@@ -124,9 +124,7 @@ export class SpanBuilder {
   codeCall(agent: AgentFacts, name: string, callId: string): (isError: boolean, errorType?: string) => void {
     const spans = this.spansOf(agent);
     const parent = this.runCodeSpan(agent.id);
-    const base = parent
-      ? this.withSpan(spans.turn?.context ?? this.api.ROOT_CONTEXT, parent)
-      : spans.turn?.context;
+    const base = parent ? this.withSpan(spans.turn?.context ?? this.api.ROOT_CONTEXT, parent) : spans.turn?.context;
     const span = this.startToolSpan(name, callId, base ?? this.api.ROOT_CONTEXT, hrTimeOf(this.now()));
     spans.codeCalls ??= new Map();
     spans.codeCalls.set(callId, span);
