@@ -118,7 +118,7 @@ export async function runTelemetryCost({ quick, log }) {
     on: fanoutBrood(n, { telemetry: { tracerProvider: tracing.on.provider } }),
   };
   const ms = { off: [], floor: [], on: [] };
-  const cpu = { off: 0, floor: 0, on: 0 };
+  const cpu = { off: [], floor: [], on: [] };
   const spans = { floor: 0, on: 0 };
   const run = async (side, measured) => {
     const before = mainThreadCpuMs();
@@ -132,7 +132,7 @@ export async function runTelemetryCost({ quick, log }) {
     }
     if (!measured) return;
     ms[side].push(wall);
-    cpu[side] += used;
+    cpu[side].push(used);
   };
   try {
     // Warm-up of all: thread start and JIT are not telemetry's cost.
@@ -141,9 +141,10 @@ export async function runTelemetryCost({ quick, log }) {
       // Each side takes each place in the round in turn (the later runs of a round can differ).
       for (let k = 0; k < SIDES.length; k++) await run(SIDES[(i + k) % SIDES.length], true);
     }
-    const perRun = (side) => round(cpu[side] / rounds, 1);
+    const sum = (values) => values.reduce((a, b) => a + b, 0);
+    const perRun = (side) => round(sum(cpu[side]) / rounds, 1);
     const overOff = (side) => round(median(ms[side]) / median(ms.off), 3);
-    const usPerSpan = (side) => round(((cpu[side] - cpu.off) / rounds / spans[side]) * 1000, 1);
+    const usPerSpan = (side) => round(((sum(cpu[side]) - sum(cpu.off)) / rounds / spans[side]) * 1000, 1);
     const result = {
       n,
       p: P,
@@ -159,6 +160,7 @@ export async function runTelemetryCost({ quick, log }) {
       spansPerRun: spans.on,
       floorSpansPerRun: spans.floor,
       mainCpuMsPerRun: { off: perRun('off'), floor: perRun('floor'), on: perRun('on') },
+      mainCpuSamplesMs: Object.fromEntries(SIDES.map((side) => [side, cpu[side].map((v) => round(v, 1))])),
       // Main-thread CPU above `off` per span: the bare SDK's, and brood's (the SDK's included).
       mainCpuUsPerSpan: { floor: usPerSpan('floor'), on: usPerSpan('on') },
       load: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number),
