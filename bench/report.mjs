@@ -310,11 +310,16 @@ ${table(['runner', 'waiting on', 'samples', 'p50 ms', 'p99 ms', 'max ms', 'not a
 function telemetrySection(te) {
   if (!te) return 'Not run.\n';
   if (te.error) return `Error: ${te.error}\n`;
-  return `Latency-only fan-out N=${te.n} P=${te.p}, two warm worker runtimes, ${te.rounds} interleaved rounds: without telemetry
+  return `Latency-only fan-out N=${te.n} P=${te.p}, ${te.floorMs === undefined ? 'two' : 'three'} warm worker runtimes, ${te.rounds} interleaved rounds: without telemetry
 **${fmt(te.offMs, 1)} ms**, with \`telemetry\` (the SDK's in-memory exporter behind a BatchSpanProcessor, ${te.spansPerRun} spans per run)
-**${fmt(te.onMs, 1)} ms** (${fmt(te.onOverOff, 3)}×; target ≤ 1.05×).${te.mainCpuMsPerRun ? ` The parent's main thread, where spans are built, used ${fmt(te.mainCpuMsPerRun.off, 1)} ms of CPU per run without and ${fmt(te.mainCpuMsPerRun.on, 1)} ms with.` : ''} Without \`telemetry\` nothing of OpenTelemetry is loaded, so the
+**${fmt(te.onMs, 1)} ms** (${fmt(te.onOverOff, 3)}×; target ≤ 1.05×).${te.mainCpuMsPerRun ? ` The parent's main thread, where spans are built, used ${fmt(te.mainCpuMsPerRun.off, 1)} ms of CPU per run without and ${fmt(te.mainCpuMsPerRun.on, 1)} ms with.` : ''}${te.floorMs === undefined ? '' : floorSentence(te)} Without \`telemetry\` nothing of OpenTelemetry is loaded, so the
 fan-out table above is the no-telemetry figure.
 `;
+}
+
+function floorSentence(te) {
+  const cpu = te.mainCpuMsPerRun;
+  return ` The SDK's floor, measured in place (no \`telemetry\`; the same number of spans of the same shapes made with bare SDK calls as the parent's session store receives the events that end them): **${fmt(te.floorMs, 1)} ms** (${fmt(te.floorOverOff, 3)}×), ${fmt(cpu.floor, 1)} ms of main-thread CPU per run. Main-thread CPU per span above the run without: ${fmt(te.mainCpuUsPerSpan.floor, 1)} µs for bare SDK calls, ${fmt(te.mainCpuUsPerSpan.on, 1)} µs with brood's telemetry (load ${te.load.join(' ')}).`;
 }
 
 function governedSection(g) {

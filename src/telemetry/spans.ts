@@ -6,9 +6,10 @@
  * log's stamp (the parent's clock, sub-millisecond) on what the parent did (a turn's claim and end, the
  * calls it runs). So a chat span lasts exactly as long as the driver saw the request take.
  */
-import type { Attributes, Context, Link, Span, Tracer } from '@opentelemetry/api';
+import type { Attributes, Context, HrTime, Link, Span, Tracer } from '@opentelemetry/api';
 import type { KnownSessionEvent } from '../sessions/event-types.js';
 import type { SessionEvent, StopReason } from '../types.js';
+import { spanSetter } from './context.js';
 import type { Otel } from './peer.js';
 
 /** SpanKind and SpanStatusCode values (the api's enums, inlined: they are part of its wire contract). */
@@ -48,19 +49,26 @@ class AgentSpans {
   driver: string | undefined;
   provider: string | undefined;
   origin: ChildOrigin | undefined;
-  /** The context of the message a host run() or send() gave, by message id (the turn's parent). */
-  readonly hostContexts = new Map<string, Context>();
+  /**
+   * The context of the message a host run() or send() gave, by message id (the turn's parent). Only
+   * the host's agents have one, so it is made on first use (a fan-out makes hundreds of children).
+   */
+  hostContexts: Map<string, Context> | undefined;
   turn: { span: Span; context: Context; number: number } | undefined;
-  chat: { span: Span; start: number; attributes: Attributes } | undefined;
+  /** The model request in flight: its span is built when it is answered (see endChat). */
+  chat: { provider: string; model: string; start: number } | undefined;
   readonly calls = new Map<string, OpenCall>();
-  /** Calls from inside run_code programs (never logged: their spans end when the sandbox is answered). */
-  readonly codeCalls = new Map<string, Span>();
+  /** Calls from inside run_code programs (never logged: their spans end when the sandbox is answered). Made on first use. */
+  codeCalls: Map<string, Span> | undefined;
 
   constructor(readonly facts: AgentFacts) {}
 }
 
 export class SpanBuilder {
   private readonly agents = new Map<string, AgentSpans>();
+  /** trace.setSpan for the contexts brood keeps (see context.ts). */
+  private readonly withSpan: (parent: Context, span: Span) => Context;
+  private lastServer: { provider: string; server: { address: string; port: number } | undefined } | undefined;
 
   constructor(
     private readonly api: Otel,
@@ -70,11 +78,15 @@ export class SpanBuilder {
     /** The runtime's own runner: 'worker' (the pool), 'inline' or 'queue'. */
     private readonly defaultDriver: string,
     private readonly hooks: SpanHooks = {},
-  ) {}
+  ) {
+    this.withSpan = spanSetter(api);
+  }
 
   /** The host's active context when it handed `messageId` to `agent` (run/send). */
   hostMessage(agent: AgentFacts, messageId: string, context: Context): void {
-    this.spansOf(agent).hostContexts.set(messageId, context);
+    const spans = this.spansOf(agent);
+    spans.hostContexts ??= new Map();
+    spans.hostContexts.set(messageId, context);
   }
 
   /** A parent started a run of the child `facts` names; `origin.call` is the tool call that did, when known. */
@@ -90,10 +102,15 @@ export class SpanBuilder {
     return this.agents.get(agentId)?.turn?.context;
   }
 
+  /** The span of an agent's open turn, if any. */
+  turnSpan(agentId: string): Span | undefined {
+    return this.agents.get(agentId)?.turn?.span;
+  }
+
   /** The open `execute_tool` span of `callId` in `agentId`'s running turn. */
   callSpan(agentId: string, callId: string): Span | undefined {
     const spans = this.agents.get(agentId);
-    return spans?.calls.get(callId)?.span ?? spans?.codeCalls.get(callId);
+    return spans?.calls.get(callId)?.span ?? spans?.codeCalls?.get(callId);
   }
 
   /** The latest open `run_code` call of the agent: calls from inside a program are its children. */
@@ -107,15 +124,14 @@ export class SpanBuilder {
   codeCall(agent: AgentFacts, name: string, callId: string): (isError: boolean, errorType?: string) => void {
     const spans = this.spansOf(agent);
     const parent = this.runCodeSpan(agent.id);
-    const base = parent
-      ? this.api.trace.setSpan(spans.turn?.context ?? this.api.ROOT_CONTEXT, parent)
-      : spans.turn?.context;
-    const span = this.startToolSpan(name, callId, base ?? this.api.ROOT_CONTEXT, this.now());
+    const base = parent ? this.withSpan(spans.turn?.context ?? this.api.ROOT_CONTEXT, parent) : spans.turn?.context;
+    const span = this.startToolSpan(name, callId, base ?? this.api.ROOT_CONTEXT, hrTimeOf(this.now()));
+    spans.codeCalls ??= new Map();
     spans.codeCalls.set(callId, span);
     return (isError, errorType) => {
-      spans.codeCalls.delete(callId);
+      spans.codeCalls?.delete(callId);
       if (isError) span.setStatus({ code: ERROR }).setAttribute('error.type', errorType ?? 'tool_error');
-      span.end(this.now());
+      span.end(hrTimeOf(this.now()));
     };
   }
 
@@ -141,7 +157,7 @@ export class SpanBuilder {
   }
 
   private now(): number {
-    return performance.timeOrigin + performance.now();
+    return TIME_ORIGIN + performance.now();
   }
 
   private apply(spans: AgentSpans, logged: SessionEvent): void {
@@ -185,8 +201,8 @@ export class SpanBuilder {
 
   private startTurn(spans: AgentSpans, turn: number, messageId: string | undefined, time: number): void {
     const { facts, origin } = spans;
-    const hostContext = messageId === undefined ? undefined : spans.hostContexts.get(messageId);
-    if (messageId !== undefined) spans.hostContexts.delete(messageId);
+    const hostContext = messageId === undefined ? undefined : spans.hostContexts?.get(messageId);
+    if (messageId !== undefined) spans.hostContexts?.delete(messageId);
     const attributes: Attributes = {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.id': facts.id,
@@ -200,47 +216,38 @@ export class SpanBuilder {
     };
     if (spans.label !== undefined) attributes['gen_ai.agent.name'] = spans.label;
     if (facts.parentId !== undefined) attributes['brood.parent.id'] = facts.parentId;
-    const links: Link[] = [];
+    let links: Link[] | undefined;
+    // A root turn gets ROOT_CONTEXT, which holds no span: the SDK starts a new trace without `root`.
     let parent: Context;
     if (origin === undefined) parent = hostContext ?? this.api.ROOT_CONTEXT;
     else if (origin.mode === 'foreground' && origin.call !== undefined)
-      parent = this.api.trace.setSpan(this.api.ROOT_CONTEXT, origin.call);
+      parent = this.withSpan(this.api.ROOT_CONTEXT, origin.call);
     else if (origin.mode === 'foreground')
       // Started by no call brood saw (a host's subagents.start()): under the parent's running turn.
       parent = this.turnContext(facts.parentId ?? '') ?? this.api.ROOT_CONTEXT;
     else {
       // Background and continuable runs outlive the call that started them: a trace of their own.
       parent = this.api.ROOT_CONTEXT;
-      if (origin.call !== undefined) links.push({ context: origin.call.spanContext() });
+      if (origin.call !== undefined) links = [{ context: origin.call.spanContext() }];
     }
     const span = this.tracer.startSpan(
       `invoke_agent ${spans.label ?? facts.id}`,
-      { kind: INTERNAL, attributes, links, startTime: time, root: parent === this.api.ROOT_CONTEXT },
+      { kind: INTERNAL, attributes, links, startTime: hrTimeOf(time) },
       parent,
     );
-    spans.turn = { span, context: this.api.trace.setSpan(parent, span), number: turn };
+    spans.turn = { span, context: this.withSpan(parent, span), number: turn };
   }
 
   private startChat(spans: AgentSpans, provider: string, model: string, time: number): void {
     if (spans.chat) this.failChat(spans, 'superseded', time);
-    const attributes: Attributes = {
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': provider,
-      'gen_ai.request.model': model,
-    };
-    const server = this.serverOf(provider);
-    if (server !== undefined) {
-      attributes['server.address'] = server.address;
-      attributes['server.port'] = server.port;
-    }
-    const span = this.tracer.startSpan(
-      `chat ${model}`,
-      { kind: CLIENT, attributes, startTime: time },
-      spans.turn?.context ?? this.api.ROOT_CONTEXT,
-    );
-    spans.chat = { span, start: time, attributes };
+    spans.chat = { provider, model, start: time };
   }
 
+  /**
+   * The chat span is built when its request is answered, with everything known in one startSpan and
+   * its start time set to the request's: the same span as one started at the request, at one SDK
+   * call instead of five (nothing nests under a chat span, so nothing needs it open earlier).
+   */
   private endChat(
     spans: AgentSpans,
     data: { text: string; usage: { inputTokens: number; outputTokens: number }; finish: string },
@@ -249,17 +256,16 @@ export class SpanBuilder {
     const chat = spans.chat;
     if (chat === undefined) return;
     spans.chat = undefined;
-    const { span } = chat;
-    const model = chat.attributes['gen_ai.request.model'];
-    if (typeof model === 'string') span.setAttribute('gen_ai.response.model', model);
-    span.setAttribute('gen_ai.usage.input_tokens', data.usage.inputTokens);
-    span.setAttribute('gen_ai.usage.output_tokens', data.usage.outputTokens);
-    span.setAttribute('gen_ai.response.finish_reasons', [data.finish]);
-    if (this.captureContent && data.text !== '') span.setAttribute('gen_ai.output.text', data.text);
-    if (data.finish === 'error') span.setStatus({ code: ERROR }).setAttribute('error.type', 'error');
-    span.end(time);
-    const seconds = (time - chat.start) / 1000;
-    this.hooks.chatEnded?.(chat.attributes, seconds, {
+    const attributes = this.chatAttributes(chat);
+    attributes['gen_ai.response.model'] = chat.model;
+    attributes['gen_ai.usage.input_tokens'] = data.usage.inputTokens;
+    attributes['gen_ai.usage.output_tokens'] = data.usage.outputTokens;
+    attributes['gen_ai.response.finish_reasons'] = [data.finish];
+    if (this.captureContent && data.text !== '') attributes['gen_ai.output.text'] = data.text;
+    const failed = data.finish === 'error';
+    if (failed) attributes['error.type'] = 'error';
+    this.endedChat(spans, chat, attributes, failed, time);
+    this.hooks.chatEnded?.(this.chatAttributes(chat), (time - chat.start) / 1000, {
       input: data.usage.inputTokens,
       output: data.usage.outputTokens,
     });
@@ -269,18 +275,56 @@ export class SpanBuilder {
     const chat = spans.chat;
     if (chat === undefined) return;
     spans.chat = undefined;
-    chat.span.setStatus({ code: ERROR }).setAttribute('error.type', errorType);
-    chat.span.end(time);
-    this.hooks.chatEnded?.({ ...chat.attributes, 'error.type': errorType }, (time - chat.start) / 1000, undefined);
+    const attributes = this.chatAttributes(chat);
+    attributes['error.type'] = errorType;
+    this.endedChat(spans, chat, attributes, true, time);
+    this.hooks.chatEnded?.(attributes, (time - chat.start) / 1000, undefined);
+  }
+
+  /** The request's own attributes (also the metrics' attributes). */
+  private chatAttributes(chat: { provider: string; model: string }): Attributes {
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': chat.provider,
+      'gen_ai.request.model': chat.model,
+    };
+    const server = this.serverFor(chat.provider);
+    if (server !== undefined) {
+      attributes['server.address'] = server.address;
+      attributes['server.port'] = server.port;
+    }
+    return attributes;
+  }
+
+  /** serverOf for a chat's provider; a run asks for the same provider request after request. */
+  private serverFor(provider: string): { address: string; port: number } | undefined {
+    if (provider !== this.lastServer?.provider) this.lastServer = { provider, server: this.serverOf(provider) };
+    return this.lastServer.server;
+  }
+
+  private endedChat(
+    spans: AgentSpans,
+    chat: { model: string; start: number },
+    attributes: Attributes,
+    failed: boolean,
+    time: number,
+  ): void {
+    const span = this.tracer.startSpan(
+      `chat ${chat.model}`,
+      { kind: CLIENT, attributes, startTime: hrTimeOf(chat.start) },
+      spans.turn?.context ?? this.api.ROOT_CONTEXT,
+    );
+    if (failed) span.setStatus({ code: ERROR });
+    span.end(hrTimeOf(time));
   }
 
   private startCall(spans: AgentSpans, callId: string, name: string, args: string, time: number): void {
-    const span = this.startToolSpan(name, callId, spans.turn?.context ?? this.api.ROOT_CONTEXT, time);
+    const span = this.startToolSpan(name, callId, spans.turn?.context ?? this.api.ROOT_CONTEXT, hrTimeOf(time));
     if (this.captureContent) span.setAttribute('gen_ai.tool.call.arguments', args);
     spans.calls.set(callId, { span, name });
   }
 
-  private startToolSpan(name: string, callId: string, parent: Context, time: number): Span {
+  private startToolSpan(name: string, callId: string, parent: Context, time: HrTime): Span {
     const attributes: Attributes = {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': name,
@@ -300,16 +344,22 @@ export class SpanBuilder {
     spans.calls.delete(data.callId);
     if (this.captureContent) call.span.setAttribute('gen_ai.tool.call.result', data.content);
     if (data.isError) call.span.setStatus({ code: ERROR }).setAttribute('error.type', data.errorCode ?? 'tool_error');
-    call.span.end(time);
+    call.span.end(hrTimeOf(time));
+  }
+
+  private endUnanswered(spans: AgentSpans, reason: StopReason, end: HrTime): void {
+    for (const call of spans.calls.values()) {
+      call.span.setStatus({ code: ERROR }).setAttribute('error.type', reason === 'completed' ? 'unanswered' : reason);
+      // Each span keeps its end time (the SDK stores it as given): one array per span.
+      call.span.end([end[0], end[1]]);
+    }
+    spans.calls.clear();
   }
 
   private endTurn(spans: AgentSpans, reason: StopReason, diagnostic: string | undefined, time: number): void {
     this.failChat(spans, reason === 'completed' ? 'error' : reason, time);
-    for (const call of spans.calls.values()) {
-      call.span.setStatus({ code: ERROR }).setAttribute('error.type', reason === 'completed' ? 'unanswered' : reason);
-      call.span.end(time);
-    }
-    spans.calls.clear();
+    const end = hrTimeOf(time);
+    if (spans.calls.size > 0) this.endUnanswered(spans, reason, end);
     const turn = spans.turn;
     if (turn === undefined) return;
     spans.turn = undefined;
@@ -318,8 +368,19 @@ export class SpanBuilder {
       turn.span.setStatus(diagnostic === undefined ? { code: ERROR } : { code: ERROR, message: diagnostic });
       turn.span.setAttribute('error.type', reason);
     }
-    turn.span.end(time);
+    turn.span.end(end);
   }
+}
+
+/** performance.timeOrigin is constant, and its getter is not free. */
+const TIME_ORIGIN = performance.timeOrigin;
+
+/**
+ * An epoch-ms time as the SDK's HrTime, computed exactly as its millisToHrTime does. The SDK takes
+ * an HrTime as it is; a number costs it a performance.now() per call to tell epoch from relative time.
+ */
+function hrTimeOf(epochMs: number): HrTime {
+  return [Math.trunc(epochMs / 1000), Math.round((epochMs % 1000) * 1e6)];
 }
 
 /**

@@ -69,7 +69,13 @@ export class Telemetry {
   }
 
   logged(agent: AgentFacts, stamped: readonly SessionEvent[]): void {
-    this.guard('span', () => this.spans?.logged(agent, stamped));
+    // Every batch of every agent comes through here: no closure per call, unlike guard().
+    if (this.spans === undefined) return;
+    try {
+      this.spans.logged(agent, stamped);
+    } catch (error) {
+      this.reportFailure('span', error);
+    }
   }
 
   /**
@@ -124,14 +130,14 @@ export class Telemetry {
 
   /** W3C trace context of the agent's running turn, for outgoing requests (undefined without `propagate`). */
   traceHeaders(agentId: string): Record<string, string> | undefined {
-    if (!this.propagate || !this.api) return undefined;
-    let headers: Record<string, string> | undefined;
-    this.guard('propagation', () => {
-      const context = this.spans?.turnContext(agentId);
-      const span = context === undefined ? undefined : this.api?.trace.getSpan(context);
-      headers = span === undefined ? undefined : traceHeadersOf(span.spanContext());
-    });
-    return headers;
+    if (!this.propagate || this.spans === undefined) return undefined;
+    try {
+      const span = this.spans.turnSpan(agentId);
+      return span === undefined ? undefined : traceHeadersOf(span.spanContext());
+    } catch (error) {
+      this.reportFailure('propagation', error);
+      return undefined;
+    }
   }
 
   forget(agentId: string): void {
@@ -146,10 +152,15 @@ export class Telemetry {
       const tracer = this.tracerOf(api);
       const metrics = this.options.meter === undefined ? undefined : new ChatMetrics(this.options.meter as OtelMeter);
       const captureContent = this.options.captureContent ?? DEFAULTS.telemetry.captureContent;
-      this.spans = new SpanBuilder(api, tracer, captureContent, this.deps.serverOf, this.deps.driver, {
-        chatEnded: (attributes, seconds, usage) =>
-          this.guard('metrics', () => metrics?.record(attributes, seconds, usage)),
-      });
+      // Without a meter there is no hook: a chat span then costs nothing for metrics.
+      const hooks =
+        metrics === undefined
+          ? {}
+          : {
+              chatEnded: (attributes: Attributes, seconds: number, usage?: { input: number; output: number }) =>
+                this.guard('metrics', () => metrics.record(attributes, seconds, usage)),
+            };
+      this.spans = new SpanBuilder(api, tracer, captureContent, this.deps.serverOf, this.deps.driver, hooks);
       this.api = api;
     });
   }
@@ -165,8 +176,12 @@ export class Telemetry {
     try {
       work();
     } catch (error) {
-      this.deps.report(`telemetry (${what}) failed: ${errorMessage(error)}`);
+      this.reportFailure(what, error);
     }
+  }
+
+  private reportFailure(what: string, error: unknown): void {
+    this.deps.report(`telemetry (${what}) failed: ${errorMessage(error)}`);
   }
 }
 

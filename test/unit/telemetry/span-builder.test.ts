@@ -51,8 +51,11 @@ describe('SpanBuilder', () => {
       'gen_ai.usage.input_tokens': 10,
       'gen_ai.response.finish_reasons': ['tool-calls'],
     });
-    // 2.5 ms of logged time, kept at sub-millisecond precision.
+    // Built when answered, the chat span still starts at its request: 2.5 ms of logged time, kept at
+    // sub-millisecond precision.
+    expect(chat.startTime).toEqual([1, 1_000_000]);
     expect(chat.duration).toEqual([0, 2_500_000]);
+    expect(turn.startTime).toEqual([1, 0]);
     expect(tool.status.code).toBe(api.SpanStatusCode.ERROR);
     expect(tool.attributes['error.type']).toBe('TIMEOUT');
     expect(tool.attributes['gen_ai.tool.call.arguments']).toBeUndefined();
