@@ -36,8 +36,15 @@ export function planActivation(agent: PlannedAgent): DriverPlan {
     // A report already waiting makes the driver look at its first step (a recovered turn included).
     stepSeen: agent.stepCell.value - (agent.inbox.stepPending ? 1 : 0),
     // Only a governed provider costs the driver a crossing per request (createBrood limits).
-    ...(agent.deps.scheduler.governsModels(agent.route.provider) ? { admission: true } : {}),
+    ...(agent.deps.scheduler.governsModels(agent.route.provider) ? { admission: true, ...paceOf(agent) } : {}),
   };
+}
+
+/** A paced provider's shared schedule crosses only to drivers in this process (threads share memory). */
+function paceOf(agent: PlannedAgent): { pace?: SharedArrayBuffer } {
+  if (agent.deps.runner.kind !== 'worker' && agent.deps.runner.kind !== 'inline') return {};
+  const pace = agent.deps.scheduler.paceCell(agent.route.provider);
+  return pace === undefined ? {} : { pace };
 }
 
 /**

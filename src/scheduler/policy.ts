@@ -16,6 +16,8 @@ export interface TicketRequest {
   provider?: string;
   /** Model requests only: estimated input + output tokens. */
   tokens?: number;
+  /** Model requests only: its driver takes its own slot of a paced provider (Pacer.reserve). */
+  claimsOwnSlot?: boolean;
 }
 
 export interface Ticket extends TicketRequest {
@@ -31,6 +33,8 @@ export interface ModelLease {
   readonly tokens: number;
   /** A paced request's slot (Ticket.sendAt). */
   readonly sendAt?: number;
+  /** Its driver takes its own slot (TicketRequest.claimsOwnSlot). */
+  readonly claimsOwnSlot?: boolean;
 }
 
 interface ProviderState {
@@ -157,7 +161,10 @@ export class AdmissionPolicy {
     const state = this.provider(ticket.provider ?? '');
     if (state.pausedUntil > now) return { global: false, at: state.pausedUntil };
     if (state.inFlight >= (state.limits.concurrent ?? Number.POSITIVE_INFINITY)) return { global: false };
-    const at = Math.max(state.requests?.readyAt(now) ?? now, state.tokens?.readyAt(ticket.tokens ?? 0, now) ?? now);
+    const at = Math.max(
+      state.requests?.readyAt(now, ticket.claimsOwnSlot === true) ?? now,
+      state.tokens?.readyAt(ticket.tokens ?? 0, now) ?? now,
+    );
     return at <= now ? true : { global: false, at };
   }
 
@@ -169,7 +176,8 @@ export class AdmissionPolicy {
     this.inFlightTotal += 1;
     const state = this.provider(ticket.provider ?? '');
     state.inFlight += 1;
-    if (state.requests) ticket.sendAt = state.requests.take(now);
+    if (state.requests)
+      ticket.sendAt = ticket.claimsOwnSlot === true ? state.requests.reserve(now) : state.requests.take(now);
     state.tokens?.take(ticket.tokens ?? 0, now);
   }
 
@@ -200,6 +208,7 @@ export class AdmissionPolicy {
     this.inFlightTotal = Math.max(0, this.inFlightTotal - 1);
     const state = this.provider(lease.provider);
     state.inFlight = Math.max(0, state.inFlight - 1);
+    if (lease.claimsOwnSlot === true) state.requests?.released();
     if (usedTokens !== undefined) state.tokens?.adjust(usedTokens - lease.tokens, this.now());
   }
 
@@ -218,9 +227,15 @@ export class AdmissionPolicy {
     const until = now + retryAfterMs;
     const state = this.provider(provider);
     state.requests?.backOff(now);
+    state.requests?.holdUntil(until);
     const from = Math.max(state.pausedUntil, now);
     if (until > from) this.throttledMs += until - from;
     state.pausedUntil = Math.max(state.pausedUntil, until);
+  }
+
+  /** A paced provider's shared schedule, for drivers that take their own slots (in this process). */
+  paceCell(provider: string): SharedArrayBuffer | undefined {
+    return this.provider(provider).requests?.cell.buffer;
   }
 
   stats(): PolicyStats {

@@ -17,6 +17,8 @@ export interface ModelAdmission {
   retryAfterMs?: number | undefined;
   /** The previous grant reached its thread too late and was never sent. */
   givenBack?: boolean | undefined;
+  /** The driver takes its own slot from the provider's PaceCell (paceCell). */
+  claims?: boolean | undefined;
 }
 
 export interface SchedulerAgent {
@@ -71,6 +73,11 @@ export class Scheduler implements SchedulerView {
   /** True when any model request at all may need admission (drivers then ask before each request). */
   get governsAnyModel(): boolean {
     return this.limits?.modelRequests !== undefined || Object.keys(this.limits?.providers ?? {}).length > 0;
+  }
+
+  /** A paced provider's shared schedule: drivers in this process take their own slots from it. */
+  paceCell(provider: string): SharedArrayBuffer | undefined {
+    return this.governsModels(provider) ? this.policy.paceCell(provider) : undefined;
   }
 
   /** A turn of this agent would queue past `queue.max`: its run is refused QUEUE_FULL before it is accepted. */
@@ -148,12 +155,14 @@ export class Scheduler implements SchedulerView {
       depth: agent.depth,
       provider,
       tokens,
+      ...(request.claims === true ? { claimsOwnSlot: true } : {}),
     });
     if (ticket !== undefined)
       this.leases.set(agent.id, {
         provider,
         tokens,
         ...(ticket.sendAt === undefined ? {} : { sendAt: ticket.sendAt }),
+        ...(request.claims === true ? { claimsOwnSlot: true } : {}),
       });
     return ticket?.sendAt;
   }
