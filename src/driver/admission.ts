@@ -41,11 +41,10 @@ export async function admitted(
   const { admit } = host;
   if (plan.admission !== true || admit === undefined) return undefined;
   const provider = plan.route.provider;
-  const tokens = estimate();
   const cell = plan.pace === undefined ? undefined : new PaceCell(plan.pace);
   const claims = cell === undefined ? {} : { claims: true };
   const ask = (more: { retryAfterMs?: number; givenBack?: true } = {}) =>
-    untilAborted(admit({ provider, tokens, ...claims, ...more }), signal);
+    untilAborted(admit({ provider, tokens: estimate(), ...claims, ...more }), signal);
   let grant = preAdmitted ? null : await ask();
   if (signal.aborted) return 'aborted';
   const atGrantedSlot = async (): Promise<void> => {

@@ -96,7 +96,12 @@ export class Scheduler implements SchedulerView {
   /** Before an agent's activation runs: resolves once it holds a turn slot. */
   async admitTurn(agent: SchedulerAgent): Promise<void> {
     if (!this.governsAgents || this.holding.has(agent.id)) return;
-    if (await this.acquire({ kind: 'agent', agentId: agent.id, depth: agent.depth })) this.holding.add(agent.id);
+    const request = { kind: 'agent', agentId: agent.id, depth: agent.depth } as const;
+    if (this.policy.admitNow(request)) {
+      this.holding.add(agent.id);
+      return;
+    }
+    if (await this.acquire(request)) this.holding.add(agent.id);
   }
 
   /** The agent's activation ended (or it was disposed): its slot and any model lease are freed. */
@@ -179,7 +184,6 @@ export class Scheduler implements SchedulerView {
     return true;
   }
 
-  /** The agent's model response arrived (its usage, when reported, corrects the token estimate). */
   /** The agent's admitted request was never sent: its slot and tokens go back. */
   private releaseUnsent(agentId: string): void {
     const lease = this.leases.get(agentId);
@@ -189,6 +193,7 @@ export class Scheduler implements SchedulerView {
     this.pump();
   }
 
+  /** The agent's model response arrived (its usage, when reported, corrects the token estimate). */
   releaseModel(agentId: string, usedTokens?: number): void {
     const lease = this.leases.get(agentId);
     if (lease === undefined) return;
@@ -216,6 +221,7 @@ export class Scheduler implements SchedulerView {
 
   /** Admits what fits, resolves those waiters, and arms the timer for what waits on time. */
   private pumpNow(): number[] {
+    if (this.policy.queued === 0) return []; // a release far from every limit: nothing waits
     const { admitted, wakeAt } = this.policy.admit();
     const ids: number[] = [];
     const now = this.now();
