@@ -64,12 +64,17 @@ const MARGIN = 0.01;
 /** A refusal (429/503) slows the pace by this factor: the limit was set too high, or the way is jittery. */
 const BACK_OFF = 0.95;
 /**
- * The pace backs off at most once per BACK_OFF_EVERY spacings, and only when refusals recur: a second
- * one within BACK_OFF_EVERY spacings of the last. Refusals within CLUSTER spacings of each other are
- * one (requests a stall let through together): a lone stall is not a limit set too high.
+ * The pace backs off at most once per BACK_OFF_EVERY spacings, and only when refusals are frequent:
+ * RECURRING of them within RECURRING_WINDOW spacings. Refusals within CLUSTER spacings of each other
+ * are one (requests a stall let through together). A provider that enforces no burst refuses now and
+ * then when the way to it is jittery (a request delayed on the way, the next one not): those few
+ * refusals each pause the schedule for the time they announce, and slowing the whole run for them
+ * would cost more than they do. A limit set too high is refused every few requests.
  */
 const BACK_OFF_EVERY = 20;
 const CLUSTER = 2;
+const RECURRING = 3;
+const RECURRING_WINDOW = 40;
 /** The pace never backs off below this share of the configured limit. */
 const BACK_OFF_FLOOR = 0.5;
 /**
@@ -97,7 +102,8 @@ export class Pacer {
   private lastBackOff = Number.NEGATIVE_INFINITY;
   /** The last refusal, and when the cluster of refusals before it began. */
   private lastRefusal = Number.NEGATIVE_INFINITY;
-  private clusterStart = Number.NEGATIVE_INFINITY;
+  /** When each of the recent clusters of refusals began (within RECURRING_WINDOW spacings). */
+  private clusters: number[] = [];
   private lastStep = Number.NEGATIVE_INFINITY;
   /** The last slot taken and when it was to be sent, until a later one is taken (or it is given back). */
   private last: { slot: number; sendAt: number } | undefined;
@@ -170,14 +176,14 @@ export class Pacer {
     this.cell.holdUntil(until);
   }
 
-  /** The provider refused a request: when refusals recur, requests go further apart from now on. */
+  /** The provider refused a request: when refusals are frequent, requests go further apart from now on. */
   backOff(now: number): void {
     const sameCluster = now - this.lastRefusal < this.spacing * CLUSTER;
     this.lastRefusal = now;
     if (sameCluster) return;
-    const recurring = now - this.clusterStart < this.spacing * BACK_OFF_EVERY;
-    this.clusterStart = now;
-    if (!recurring || now - this.lastBackOff < this.spacing * BACK_OFF_EVERY) return;
+    this.clusters = this.clusters.filter((start) => now - start < this.spacing * RECURRING_WINDOW);
+    this.clusters.push(now);
+    if (this.clusters.length < RECURRING || now - this.lastBackOff < this.spacing * BACK_OFF_EVERY) return;
     this.lastBackOff = now;
     this.setSpacing(Math.min(this.slowest, this.spacing / BACK_OFF));
   }
