@@ -5,7 +5,7 @@
  * write to turn state is one of the named transitions below.
  */
 import { setMaxListeners } from 'node:events';
-import type { JoinedMessage, TurnReport } from '../wire/contract.js';
+import type { ClaimedMessage, JoinedMessage, TurnReport } from '../wire/contract.js';
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';
@@ -56,16 +56,6 @@ export interface HeldCall {
   readonly name: string;
   /** Answers the driver now with an ABORTED result; the tool's own result, if it ever comes, is dropped. */
   abandon(message: string): void;
-}
-
-export interface Claim {
-  turn: number;
-  messageId: string;
-  text: string;
-  aborted: boolean;
-  /** Quiet messages the turn took with its own, in acceptance order (they come first in the history). */
-  joined?: JoinedMessage[];
-  traceHeaders?: Record<string, string>;
 }
 
 export interface TurnLedgerInit {
@@ -132,7 +122,7 @@ export class TurnLedger {
    * Claims the next accepted message as a new turn, with the quiet messages queued ahead of it;
    * `turn/start` is durable before the driver sees it.
    */
-  async claimNext(): Promise<Claim | null> {
+  async claimNext(): Promise<ClaimedMessage | null> {
     const { inbox, writer } = this.init;
     for (;;) {
       if (this.init.isDisposed()) return null;

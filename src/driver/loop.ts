@@ -8,13 +8,6 @@ import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage, ModelAdapter, ModelFinish, ModelResponse, ToolCallRecord } from '../models/types.js';
 import { estimateTokens } from '../models/estimate.js';
 import { admitted } from './admission.js';
-import {
-  type DriverEventType,
-  type DriverStamp,
-  type SessionEventDataMap,
-  TEXT_DELTA_EVENT,
-} from '../sessions/event-types.js';
-import { driverTime } from './clock.js';
 import type { ToolResult } from '../types.js';
 import { checkModelResponse } from './response-check.js';
 import { historyTail } from '../models/history-tail.js';
@@ -22,18 +15,15 @@ import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
 import type {
   ClaimedMessage,
   ConcurrencyClass,
-  DriverEvent,
   DriverGateway,
   DriverPlan,
   DriverView,
   TurnReport,
 } from '../wire/contract.js';
+import { EventOutbox } from './event-outbox.js';
 import { StepWatch } from './step-watch.js';
 import { FINAL_FINISHES, requestsSinceUserMessage, TurnState } from './turn-state.js';
 import { ViewTracker } from './view-tracker.js';
-
-/** How long streamed deltas may wait to share one message across the thread boundary. */
-const DELTA_BATCH_MS = 10;
 
 export interface DriverHooks {
   /** Runs `run_code` (Code Mode); absent where Code Mode is unavailable. */
@@ -56,10 +46,8 @@ export class Driver {
    * driver resumed). That turn begins aborted.
    */
   private cancelledAhead: number | undefined;
-  private pendingEvents: DriverEvent[] = [];
+  private readonly events: EventOutbox;
   private alreadyLogged: Set<string> | undefined;
-  private flushScheduled = false;
-  private deltaTimer: NodeJS.Timeout | undefined;
   private readonly eventsFlag: Int32Array | undefined;
   /** The next request was admitted with the plan (the activation's first): it asks nothing. */
   private preAdmitted: boolean;
@@ -71,6 +59,7 @@ export class Driver {
     private readonly hooks: DriverHooks = {},
   ) {
     this.history = [...plan.history];
+    this.events = new EventOutbox((batch) => host.log(batch));
     this.views = new ViewTracker(plan.view, plan.versions, () => host.refreshView());
     this.stepWatch = new StepWatch(plan);
     this.eventsFlag = plan.eventsFlag === undefined ? undefined : new Int32Array(plan.eventsFlag);
@@ -114,7 +103,7 @@ export class Driver {
   }
 
   private async finishTurn(report: TurnReport): Promise<ClaimedMessage | null> {
-    await this.flushEvents();
+    await this.events.flush();
     return this.host.endTurn(report);
   }
 
@@ -193,7 +182,7 @@ export class Driver {
 
   /** Messages for this step (a child's report) follow the step's tool results, before the request. */
   private async joinMessages(turn: number): Promise<void> {
-    await this.flushEvents(); // the results they follow are logged first
+    await this.events.flush(); // the results they follow are logged first
     for (const joined of await this.host.joinMessages(turn)) this.history.push({ role: 'user', text: joined.text });
   }
 
@@ -203,7 +192,7 @@ export class Driver {
     const admission = await admitted(this.plan, this.host, estimate, signal, this.preAdmitted);
     this.preAdmitted = false;
     if (admission === 'aborted') return 'aborted';
-    this.emit('model/request', {
+    this.events.emit('model/request', {
       provider: route.provider,
       model: route.model,
       ...(route.reasoningEffort === undefined ? {} : { reasoningEffort: route.reasoningEffort }),
@@ -213,7 +202,7 @@ export class Driver {
       threadId: this.hooks.threadId ?? 0,
     });
     // Sent before the adapter runs: a request that kills the thread synchronously (a fault) is still logged.
-    void this.flushEvents().catch(() => undefined);
+    this.events.flushSoon();
     const sent = this.host.sent?.();
     if (sent) await sent;
     // Decided per request: with nobody watching, adapters get no callback and nothing is produced.
@@ -233,7 +222,7 @@ export class Driver {
           ? {}
           : {
               onTextDelta: (delta: string): void => {
-                if (stream.open) this.emitDelta(turn.turn, delta);
+                if (stream.open) this.events.emitDelta(turn.turn, delta);
               },
             }),
       });
@@ -275,7 +264,7 @@ export class Driver {
   private recordAssistant(response: ModelResponse, finish: ModelFinish): void {
     const reasoning = response.reasoning === undefined ? {} : { reasoning: response.reasoning };
     this.history.push({ role: 'assistant', text: response.text, toolCalls: response.toolCalls, ...reasoning });
-    this.emit('assistant/message', {
+    this.events.emit('assistant/message', {
       text: response.text,
       toolCalls: response.toolCalls,
       usage: response.usage,
@@ -304,7 +293,7 @@ export class Driver {
       execute: (call) => this.executeCall(call, signal),
       started: (call) => {
         if (this.alreadyLogged?.has(call.callId)) return;
-        this.emit('tool/call', toolCallData(call));
+        this.events.emit('tool/call', toolCallData(call));
       },
       commit: (call, result) => this.commitResult(call, result),
     });
@@ -329,7 +318,7 @@ export class Driver {
     calls: ToolCallRecord[],
     runTools: NonNullable<DriverGateway['runTools']>,
   ): Promise<void> {
-    void this.flushEvents().catch(() => undefined);
+    this.events.flushSoon();
     const results = await runTools({ calls });
     if (results.length !== calls.length)
       throw new BroodError('INTERNAL', `runTools answered ${results.length} results for ${calls.length} calls`);
@@ -346,7 +335,7 @@ export class Driver {
 
   private executeCall(call: ToolCallRecord, signal: AbortSignal): Promise<ToolResult> {
     // Watched: post this call's tool/call ahead of the execution, so a child it starts is seen after it.
-    if (this.streaming && this.pendingEvents.length > 0) void this.flushEvents().catch(() => undefined);
+    if (this.streaming && this.events.hasPending) this.events.flushSoon();
     const runCode = this.sandboxFor(call);
     if (runCode) return runCode(call, signal);
     return this.host.executeTool(call);
@@ -364,39 +353,7 @@ export class Driver {
 
   private commitResult(call: ToolCallRecord, result: ToolResult): void {
     this.pushResult(call, result);
-    this.emit('tool/result', toolResultData(call, result));
-  }
-
-  /**
-   * Batched per microtask into one log() call; the parent appends them in order. Stamped with this
-   * thread's clock (spans time the work by it); each caller builds `data` fresh, so it is stamped in place.
-   */
-  private emit<T extends Exclude<DriverEventType, 'text/delta'>>(type: T, data: SessionEventDataMap[T]): void {
-    (data as DriverStamp).at = driverTime();
-    this.pendingEvents.push({ type, data });
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    queueMicrotask(() => void this.flushEvents().catch(() => undefined));
-  }
-
-  /** Streamed text waits briefly so a burst of adapter chunks shares one message (each chunk stays one delta). */
-  private emitDelta(turn: number, delta: string): void {
-    if (typeof delta !== 'string' || delta === '') return;
-    this.pendingEvents.push({ type: TEXT_DELTA_EVENT, data: { turn, delta } });
-    if (this.flushScheduled || this.deltaTimer !== undefined) return;
-    this.deltaTimer = setTimeout(() => void this.flushEvents().catch(() => undefined), DELTA_BATCH_MS);
-  }
-
-  private async flushEvents(): Promise<void> {
-    this.flushScheduled = false;
-    if (this.deltaTimer !== undefined) {
-      clearTimeout(this.deltaTimer);
-      this.deltaTimer = undefined;
-    }
-    if (this.pendingEvents.length === 0) return;
-    const batch = this.pendingEvents;
-    this.pendingEvents = [];
-    await this.host.log(batch);
+    this.events.emit('tool/result', toolResultData(call, result));
   }
 }
 

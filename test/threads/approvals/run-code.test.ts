@@ -7,6 +7,7 @@ import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Brood, createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import { until } from '../../support/until.js';
+import { route } from '../../support/route.js';
 
 let brood: Brood | undefined;
 
@@ -15,7 +16,6 @@ afterEach(async () => {
   brood = undefined;
 });
 
-const ROUTE = { provider: 'scripted', model: 'scripted' };
 const CODE = 'const first = await tools.guarded({ n: 1 }); return first + " / " + (await tools.free({ n: 2 }));';
 
 function start(codeWallTimeoutMs = 60_000): { brood: Brood; runs: string[] } {
@@ -59,7 +59,7 @@ function start(codeWallTimeoutMs = 60_000): { brood: Brood; runs: string[] } {
 
 it('the tools.x() promise waits for approval well past the busy limit, then the program goes on', async () => {
   const { brood: b, runs } = start();
-  const agent = await b.createAgent({ model: ROUTE });
+  const agent = await b.createAgent({ model: route });
   const turn = agent.run('go');
   await until(() => b.approvals.pending().length === 1);
   expect(b.approvals.pending()[0]).toMatchObject({ tool: 'guarded', args: { n: 1 }, viaCode: true, depth: 0 });
@@ -74,7 +74,7 @@ it('the tools.x() promise waits for approval well past the busy limit, then the 
 
 it('the wall limit still runs while a call waits: the program ends CODE_LIMIT and the request expires', async () => {
   const { brood: b, runs } = start(300);
-  const agent = await b.createAgent({ model: ROUTE });
+  const agent = await b.createAgent({ model: route });
   const result = await agent.run('go');
   expect(result.output).toContain('codeWallTimeoutMs');
   expect(runs).toEqual([]);

@@ -18,8 +18,8 @@ import {
 import { expectCode } from '../../support/codes.js';
 import { inlineBrood } from '../../support/runtime.js';
 import { until } from '../../support/until.js';
+import { route } from '../../support/route.js';
 
-const ROUTE = { provider: 'scripted', model: 'scripted' };
 let brood: Brood | undefined;
 /** Runtimes a test leaves running on purpose (a host that never closed), closed after it. */
 const abandoned: Brood[] = [];
@@ -76,6 +76,21 @@ async function sessionEvents(b: Brood, id: string) {
   return (await b.sessions.read(id)).events;
 }
 
+/** Registers the `guarded` tool, which always asks. */
+function registerGuarded(b: Brood) {
+  const guarded = recorded('guarded', 'ask');
+  b.tools.register(guarded.tool);
+  return guarded;
+}
+
+/** Starts a turn on `b` ("go") and waits until one call of the tree is parked for approval. */
+async function runUntilParked(b: Brood) {
+  const agent = await b.createAgent({ model: route });
+  const turn = agent.run('go');
+  await until(() => b.approvals.pending().length === 1);
+  return { agent, turn, request: b.approvals.pending()[0]! };
+}
+
 describe('a top-level agent', () => {
   it('parks only the call that needs approval; the approved call runs once', async () => {
     const b = runtime([calls(['guarded', { n: 1 }], ['free', { n: 2 }]), { text: 'saw {{results}}' }], {
@@ -86,16 +101,13 @@ describe('a top-level agent', () => {
     b.tools.register(guarded.tool);
     b.tools.register(free.tool);
     const seen = collect(b);
-    const agent = await b.createAgent({ model: ROUTE });
-    const turn = agent.run('go');
-    await until(() => b.approvals.pending().length === 1);
+    const { agent, turn, request } = await runUntilParked(b);
     // The sibling call ran while the guarded one waits.
     await until(() => free.runs.length === 1);
     expect(guarded.runs).toEqual([]);
-    const [request] = b.approvals.pending();
     expect(request).toMatchObject({ agentId: agent.id, depth: 0, tool: 'guarded', args: { n: 1 }, viaCode: false });
     expect(b.approvals.pending({ agentId: 'someone-else' })).toEqual([]);
-    await b.approvals.respond(request!.approvalId, { approve: true });
+    await b.approvals.respond(request.approvalId, { approve: true });
     const result = await turn;
     expect(result.output).toContain('guarded ran with 1');
     expect(guarded.runs).toEqual([{ n: 1 }]);
@@ -103,13 +115,13 @@ describe('a top-level agent', () => {
     const types = (await sessionEvents(b, agent.id)).map((event) => event.type);
     expect(types.indexOf('approval/request')).toBeLessThan(types.indexOf('approval/resolved'));
     await until(() => seen.some((event) => event.type === 'approval-resolved'));
-    expect(seen.find((event) => event.type === 'approval-request')).toMatchObject({ approvalId: request!.approvalId });
+    expect(seen.find((event) => event.type === 'approval-request')).toMatchObject({ approvalId: request.approvalId });
     expect(seen.find((event) => event.type === 'approval-resolved')).toMatchObject({
-      approvalId: request!.approvalId,
+      approvalId: request.approvalId,
       decision: 'approved',
       by: 'host',
     });
-    await expectCode(b.approvals.respond(request!.approvalId, { approve: true }), 'UNKNOWN_APPROVAL');
+    await expectCode(b.approvals.respond(request.approvalId, { approve: true }), 'UNKNOWN_APPROVAL');
   });
 
   it('a parked call counts as in flight for maxParallelToolCalls', async () => {
@@ -120,25 +132,20 @@ describe('a top-level agent', () => {
     const free = recorded('free');
     b.tools.register(guarded.tool);
     b.tools.register(free.tool);
-    const agent = await b.createAgent({ model: ROUTE });
-    const turn = agent.run('go');
-    await until(() => b.approvals.pending().length === 1);
+    const { turn, request } = await runUntilParked(b);
     // The only slot is the parked call's: the next call has not started (and starts once it is answered).
     await new Promise((resolve) => setImmediate(resolve));
     expect(free.runs).toEqual([]);
-    await b.approvals.respond(b.approvals.pending()[0]!.approvalId, { approve: true });
+    await b.approvals.respond(request.approvalId, { approve: true });
     await turn;
     expect(free.runs).toEqual([{ n: 2 }]);
   });
 
   it('a denied call never runs; the model reads APPROVAL_DENIED with the host message', async () => {
     const b = runtime([calls(['guarded', { n: 1 }]), { text: 'saw {{results}}' }]);
-    const guarded = recorded('guarded', 'ask');
-    b.tools.register(guarded.tool);
-    const agent = await b.createAgent({ model: ROUTE });
-    const turn = agent.run('go');
-    await until(() => b.approvals.pending().length === 1);
-    await b.approvals.respond(b.approvals.pending()[0]!.approvalId, { approve: false, message: 'not on a Friday' });
+    const guarded = registerGuarded(b);
+    const { agent, turn, request } = await runUntilParked(b);
+    await b.approvals.respond(request.approvalId, { approve: false, message: 'not on a Friday' });
     expect((await turn).output).toContain('not on a Friday');
     expect(guarded.runs).toEqual([]);
     const result = (await sessionEvents(b, agent.id)).find((event) => event.type === 'tool/result');
@@ -147,12 +154,9 @@ describe('a top-level agent', () => {
 
   it('edited args replace the model’s once they pass the schema; bad ones leave the request pending', async () => {
     const b = runtime([calls(['guarded', { n: 1 }]), { text: 'saw {{results}}' }]);
-    const guarded = recorded('guarded', 'ask');
-    b.tools.register(guarded.tool);
-    const agent = await b.createAgent({ model: ROUTE });
-    const turn = agent.run('go');
-    await until(() => b.approvals.pending().length === 1);
-    const { approvalId } = b.approvals.pending()[0]!;
+    const guarded = registerGuarded(b);
+    const { agent, turn, request } = await runUntilParked(b);
+    const { approvalId } = request;
     await expectCode(b.approvals.respond(approvalId, { approve: true, args: { n: 1000 } }), 'INVALID_ARGS');
     expect(b.approvals.pending()).toHaveLength(1);
     await b.approvals.respond(approvalId, { approve: true, args: { n: 7 } });
@@ -183,14 +187,11 @@ describe('a top-level agent', () => {
       approvals: { timeoutMs: 60_000 },
       _internal: { setTimer },
     });
-    const guarded = recorded('guarded', 'ask');
-    b.tools.register(guarded.tool);
+    const guarded = registerGuarded(b);
     const seen = collect(b);
-    const agent = await b.createAgent({ model: ROUTE });
-    const turn = agent.run('go');
-    await until(() => b.approvals.pending().length === 1);
+    const { turn, request } = await runUntilParked(b);
     expect(timers.map((timer) => timer.ms)).toEqual([60_000]);
-    const { approvalId } = b.approvals.pending()[0]!;
+    const { approvalId } = request;
     timers[0]!.fn();
     expect((await turn).output).toContain('not approved in time');
     expect(guarded.runs).toEqual([]);
@@ -204,11 +205,8 @@ describe('a top-level agent', () => {
 
   it('cancelling the turn expires its pending requests', async () => {
     const b = runtime([calls(['guarded', { n: 1 }]), { text: 'unreached' }]);
-    const guarded = recorded('guarded', 'ask');
-    b.tools.register(guarded.tool);
-    const agent = await b.createAgent({ model: ROUTE });
-    const turn = agent.run('go');
-    await until(() => b.approvals.pending().length === 1);
+    const guarded = registerGuarded(b);
+    const { agent, turn } = await runUntilParked(b);
     agent.cancel();
     expect((await turn).stopReason).toBe('aborted');
     expect(b.approvals.pending()).toEqual([]);
@@ -231,7 +229,7 @@ describe('who decides', () => {
     });
     const plain = recorded('plain');
     b.tools.register(plain.tool);
-    const agent = await b.createAgent({ model: ROUTE });
+    const agent = await b.createAgent({ model: route });
     const result = await agent.run('go');
     expect(plain.runs).toEqual([{ n: 1 }]);
     expect(result.output).toContain('its approval policy refused it');
@@ -253,7 +251,7 @@ describe('who decides', () => {
     });
     b.tools.register(own.tool);
     b.tools.register(broken.tool);
-    const agent = await b.createAgent({ model: ROUTE });
+    const agent = await b.createAgent({ model: route });
     await agent.run('go');
     expect(own.runs).toEqual([{ n: 1 }]);
     expect(broken.runs).toEqual([]);
@@ -263,7 +261,7 @@ describe('who decides', () => {
     const b = runtime([calls(['plain', { n: 1 }]), { text: 'saw {{results}}' }]);
     const plain = recorded('plain');
     b.tools.register(plain.tool);
-    const agent = await b.createAgent({ model: ROUTE });
+    const agent = await b.createAgent({ model: route });
     await agent.run('go');
     expect(plain.runs).toEqual([{ n: 1 }]);
     const types = (await sessionEvents(b, agent.id)).map((event) => event.type);
@@ -292,10 +290,9 @@ describe('children', () => {
     const b = runtime([delegate('child-task'), { text: 'parent saw {{results}}' }], {}, [
       { match: 'child-task', turns: [calls(['guarded', { n: 1 }]), { text: 'child saw {{results}}' }] },
     ]);
-    const guarded = recorded('guarded', 'ask');
-    b.tools.register(guarded.tool);
+    const guarded = registerGuarded(b);
     b.use(subagentTool({ provider: 'spawn' }));
-    const agent = await b.createAgent({ model: ROUTE });
+    const agent = await b.createAgent({ model: route });
     const result = await agent.run('go');
     expect(result.output).toContain('children may not ask');
     expect(guarded.runs).toEqual([]);
@@ -307,17 +304,13 @@ describe('children', () => {
       { match: 'level-one', turns: [delegate('level-two'), { text: 'one saw {{results}}' }] },
       { match: 'level-two', turns: [calls(['guarded', { n: 2 }]), { text: 'two saw {{results}}' }] },
     ]);
-    const guarded = recorded('guarded', 'ask');
-    b.tools.register(guarded.tool);
+    const guarded = registerGuarded(b);
     b.use(subagentTool({ provider: 'spawn' }));
-    const agent = await b.createAgent({ model: ROUTE });
-    const turn = agent.run('go');
-    await until(() => b.approvals.pending().length === 1);
-    const [request] = b.approvals.pending();
+    const { agent, turn, request } = await runUntilParked(b);
     expect(request).toMatchObject({ depth: 2, tool: 'guarded', args: { n: 2 } });
-    expect(b.approvals.pending({ agentId: request!.agentId })).toHaveLength(1);
+    expect(b.approvals.pending({ agentId: request.agentId })).toHaveLength(1);
     expect(b.approvals.pending({ agentId: agent.id })).toEqual([]);
-    await b.approvals.respond(request!.approvalId, { approve: true });
+    await b.approvals.respond(request.approvalId, { approve: true });
     expect((await turn).output).toContain('guarded ran with 2');
     expect(guarded.runs).toEqual([{ n: 2 }]);
   });
@@ -330,11 +323,10 @@ describe('children', () => {
       },
       { match: 'level-two', turns: [calls(['guarded', { n: 2 }]), { text: 'two saw {{results}}' }] },
     ]);
-    const guarded = recorded('guarded', 'ask');
-    b.tools.register(guarded.tool);
+    const guarded = registerGuarded(b);
     b.use(subagentTool({ provider: 'spawn', approvals: 'deny' }));
     b.use(subagentTool({ provider: 'spawn', toolName: 'loose', approvals: 'ask' }));
-    const agent = await b.createAgent({ model: ROUTE });
+    const agent = await b.createAgent({ model: route });
     const result = await agent.run('go');
     expect(result.output).toContain('children may not ask');
     expect(guarded.runs).toEqual([]);
@@ -358,13 +350,11 @@ describe('children', () => {
     b.tools.register(free.tool);
     b.use(subagentTool({ provider: 'spawn' }));
     const seen = collect(b);
-    const agent = await b.createAgent({ model: ROUTE });
-    const turn = agent.run('go');
-    await until(() => b.approvals.pending().length === 1);
+    const { turn, request } = await runUntilParked(b);
     // The other child finishes its whole run while its sibling's call is parked.
     await until(() => seen.filter((event) => event.type === 'subagent-end').length === 1);
     expect(free.runs).toEqual([{ n: 2 }]);
-    await b.approvals.respond(b.approvals.pending()[0]!.approvalId, { approve: true });
+    await b.approvals.respond(request.approvalId, { approve: true });
     await turn;
     expect(guarded.runs).toEqual([{ n: 1 }]);
   });
@@ -395,7 +385,7 @@ describe('a new runtime on the same sessions', () => {
     });
     abandoned.push(first);
     first.tools.register(recorded('guarded', 'ask').tool);
-    const agent = await first.createAgent({ id: 'orphan', model: ROUTE });
+    const agent = await first.createAgent({ id: 'orphan', model: route });
     void agent.run('go');
     await until(() => first.approvals.pending().length === 1);
     dead = true;
@@ -406,8 +396,7 @@ describe('a new runtime on the same sessions', () => {
     const sessions = memorySessions();
     const approvalId = await openRequestIn(sessions);
     const b = runtime([{ text: 'hi' }], { sessions });
-    const guarded = recorded('guarded', 'ask');
-    b.tools.register(guarded.tool);
+    const guarded = registerGuarded(b);
     expect(b.approvals.pending()).toEqual([]);
     await b.resumeAgent('orphan');
     expect(b.approvals.pending()).toMatchObject([{ approvalId, agentId: 'orphan', tool: 'guarded', args: { n: 1 } }]);

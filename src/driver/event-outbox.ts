@@ -1,0 +1,63 @@
+/**
+ * A driver's outgoing session events. Events are stamped with this thread's clock (spans time the work
+ * by it) and batched per microtask into one `log()` crossing; the parent appends them in order. Streamed
+ * text waits up to DELTA_BATCH_MS so a burst of adapter chunks shares one message (each chunk stays one
+ * delta).
+ */
+import {
+  type DriverEventType,
+  type DriverStamp,
+  type SessionEventDataMap,
+  TEXT_DELTA_EVENT,
+} from '../sessions/event-types.js';
+import type { DriverEvent } from '../wire/contract.js';
+import { driverTime } from './clock.js';
+
+/** How long streamed deltas may wait to share one message across the thread boundary. */
+const DELTA_BATCH_MS = 10;
+
+export class EventOutbox {
+  private pending: DriverEvent[] = [];
+  private flushScheduled = false;
+  private deltaTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly log: (batch: DriverEvent[]) => Promise<void>) {}
+
+  get hasPending(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** Each caller builds `data` fresh, so it is stamped in place. */
+  emit<T extends Exclude<DriverEventType, 'text/delta'>>(type: T, data: SessionEventDataMap[T]): void {
+    (data as DriverStamp).at = driverTime();
+    this.pending.push({ type, data });
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => this.flushSoon());
+  }
+
+  emitDelta(turn: number, delta: string): void {
+    if (typeof delta !== 'string' || delta === '') return;
+    this.pending.push({ type: TEXT_DELTA_EVENT, data: { turn, delta } });
+    if (this.flushScheduled || this.deltaTimer !== undefined) return;
+    this.deltaTimer = setTimeout(() => this.flushSoon(), DELTA_BATCH_MS);
+  }
+
+  /** Sends what is pending; resolves when the parent has it. */
+  async flush(): Promise<void> {
+    this.flushScheduled = false;
+    if (this.deltaTimer !== undefined) {
+      clearTimeout(this.deltaTimer);
+      this.deltaTimer = undefined;
+    }
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    await this.log(batch);
+  }
+
+  /** Sends what is pending without waiting: a send that fails is the link's to report, not the turn's. */
+  flushSoon(): void {
+    this.flush().catch(() => undefined);
+  }
+}
