@@ -126,10 +126,15 @@ export class Pacer {
     return Math.max(now, this.nextSlot(now) - this.spacing * (claims ? CLAIM_LEAD : LEAD));
   }
 
-  /** The next free slot: the cell's, after the requests admitted that have not taken theirs yet. */
+  /**
+   * The next free slot: the cell's, after the requests admitted that have not taken theirs yet. When
+   * they are late to take them (their threads are busy), the pace of admissions does not wait for
+   * them: the next request may be admitted and take the slot first (the cell keeps every send a
+   * spacing apart, whoever takes it).
+   */
   private nextSlot(now: number): number {
     const pending = this.reserved - this.cell.claims;
-    return Math.max(this.cell.nextAt, now - this.spacing * CATCH_UP) + pending * this.spacing;
+    return Math.max(this.cell.nextAt + pending * this.spacing, now - this.spacing * CATCH_UP);
   }
 
   /** Takes the next slot for a request admitted now: when it should be sent (now, or a little later). */

@@ -103,7 +103,7 @@ describe('AdmissionPolicy for drivers that take their own slots', () => {
     claimsOwnSlot: true,
   });
 
-  it('shares the provider schedule and admits no faster than its drivers take their slots', () => {
+  it('shares the provider schedule and admits at its pace even while drivers are late to take their slots', () => {
     const clock = { now: 0 };
     const policy = new AdmissionPolicy({ providers: { p: { requestsPerMinute: 6_000 } } }, () => clock.now);
     const cell = new PaceCell(policy.paceCell('p') ?? new SharedArrayBuffer(0));
@@ -111,16 +111,17 @@ describe('AdmissionPolicy for drivers that take their own slots', () => {
     const first = policy.admit();
     expect(first.admitted.map((ticket) => ticket.agentId)).toEqual(['a', 'b']);
     expect(first.wakeAt).toBeCloseTo(SPACING, 6);
-    // Nobody took a slot: the two admitted still wait to go, so nothing more is admitted.
+    // Nobody took a slot yet (their threads are busy): one more is admitted at the pace, to take
+    // whichever slot is free first.
     clock.now = SPACING;
-    expect(policy.admit().admitted).toEqual([]);
-    // One takes its slot (the schedule restarts from it): the next is admitted a spacing ahead of its slot.
+    expect(policy.admit().admitted.map((ticket) => ticket.agentId)).toEqual(['c']);
+    // One takes its slot late (the schedule restarts from it); the two others wait, and so does d.
     const taken = slotOf(cell.tryClaim(SPACING, 1));
     const { admitted, wakeAt } = policy.admit();
     expect(admitted).toEqual([]);
-    expect(wakeAt).toBeCloseTo(taken + SPACING, 6);
+    expect(wakeAt).toBeCloseTo(taken + 2 * SPACING, 6);
     clock.now = wakeAt ?? Number.NaN;
-    expect(policy.admit().admitted.map((ticket) => ticket.agentId)).toEqual(['c']);
+    expect(policy.admit().admitted.map((ticket) => ticket.agentId)).toEqual(['d']);
     // A retry-after holds the shared schedule too: drivers already admitted wait for it.
     policy.pause('p', 100);
     expect(cell.tryClaim(clock.now, 1)).toEqual({ retryIn: expect.closeTo(100 - 1, 6) });
