@@ -40,11 +40,17 @@ export function planActivation(agent: PlannedAgent): DriverPlan {
   };
 }
 
-/** A paced provider's shared schedule crosses only to drivers in this process (threads share memory). */
-function paceOf(agent: PlannedAgent): { pace?: SharedArrayBuffer } {
+/**
+ * Shared memory crosses only to drivers in this process (threads): a paced provider's schedule, or
+ * the cell that tells the driver its next request was admitted ahead (Scheduler.admitAhead).
+ */
+function paceOf(agent: PlannedAgent): { pace?: SharedArrayBuffer; credit?: SharedArrayBuffer } {
   if (agent.deps.runner.kind !== 'worker' && agent.deps.runner.kind !== 'inline') return {};
-  const pace = agent.deps.scheduler.paceCell(agent.route.provider);
-  return pace === undefined ? {} : { pace };
+  const { scheduler } = agent.deps;
+  const pace = scheduler.paceCell(agent.route.provider);
+  if (pace !== undefined) return { pace };
+  const credit = scheduler.creditCell(agent.id, agent.route.provider);
+  return credit === undefined ? {} : { credit };
 }
 
 /**

@@ -45,7 +45,7 @@ export async function admitted(
   const claims = cell === undefined ? {} : { claims: true };
   const ask = (more: { retryAfterMs?: number; givenBack?: true } = {}) =>
     untilAborted(admit({ provider, tokens: estimate(), ...claims, ...more }), signal);
-  let grant = preAdmitted ? null : await ask();
+  let grant = preAdmitted || takeCredit(plan) ? null : await ask();
   if (signal.aborted) return 'aborted';
   const atGrantedSlot = async (): Promise<void> => {
     let givenBack = 0;
@@ -84,6 +84,11 @@ async function atOwnSlot(cell: PaceCell, signal: AbortSignal): Promise<void> {
     if (wait > 0) await sleep(wait);
     return;
   }
+}
+
+/** The parent admitted this request ahead (DriverPlan.credit): taken, so it is used once. */
+function takeCredit(plan: DriverPlan): boolean {
+  return plan.credit !== undefined && Atomics.compareExchange(new Int32Array(plan.credit), 0, 1, 0) === 1;
 }
 
 /** How long until the grant's slot (≤ 0: now), or 'late' when its slot passed more than LATE_MS ago. */

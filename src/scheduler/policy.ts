@@ -238,6 +238,11 @@ export class AdmissionPolicy {
     state.pausedUntil = Math.max(state.pausedUntil, until);
   }
 
+  /** Whether a provider's requests are paced (requestsPerMinute). */
+  paced(provider: string): boolean {
+    return this.limits.providers?.[provider]?.requestsPerMinute !== undefined;
+  }
+
   /** A paced provider's shared schedule, for drivers that take their own slots (in this process). */
   paceCell(provider: string): SharedArrayBuffer | undefined {
     return this.provider(provider).requests?.cell.buffer;

@@ -49,6 +49,8 @@ export class Scheduler implements SchedulerView {
   /** Foreground children each agent waits on: while any, it holds no slot. */
   private readonly childWaits = new Map<string, number>();
   private readonly leases = new Map<string, ModelLease>();
+  /** Per agent whose driver reads shared memory: 1 while its next model request is admitted ahead. */
+  private readonly credits = new Map<string, { cell: Int32Array; provider: string }>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
@@ -184,6 +186,31 @@ export class Scheduler implements SchedulerView {
     return true;
   }
 
+  /**
+   * The cell through which the agent's driver learns that its next request was admitted ahead
+   * (admitAhead), so it asks nothing: for drivers in this process, of an unpaced governed provider.
+   */
+  creditCell(agentId: string, provider: string): SharedArrayBuffer | undefined {
+    if (!this.governsModels(provider) || this.policy.paced(provider)) return undefined;
+    let credit = this.credits.get(agentId);
+    if (credit?.provider !== provider) {
+      credit = { cell: new Int32Array(new SharedArrayBuffer(4)), provider };
+      this.credits.set(agentId, credit);
+    }
+    return credit.cell.buffer as SharedArrayBuffer;
+  }
+
+  /**
+   * The agent's tool results are about to cross to its driver, whose next model request follows:
+   * admitted now when that costs no waiting (as an activation's first request), so the driver asks
+   * nothing. Unused (the turn ended first), the lease goes with the next release.
+   */
+  admitAhead(agent: SchedulerAgent): void {
+    const credit = this.credits.get(agent.id);
+    if (credit === undefined || !this.admitFirstRequest(agent, credit.provider)) return;
+    Atomics.store(credit.cell, 0, 1);
+  }
+
   /** The agent's admitted request was never sent: its slot and tokens go back. */
   private releaseUnsent(agentId: string): void {
     const lease = this.leases.get(agentId);
@@ -195,6 +222,8 @@ export class Scheduler implements SchedulerView {
 
   /** The agent's model response arrived (its usage, when reported, corrects the token estimate). */
   releaseModel(agentId: string, usedTokens?: number): void {
+    const credit = this.credits.get(agentId);
+    if (credit !== undefined) Atomics.store(credit.cell, 0, 0); // a credit not taken is void with its lease
     const lease = this.leases.get(agentId);
     if (lease === undefined) return;
     this.leases.delete(agentId);
@@ -263,6 +292,7 @@ export class Scheduler implements SchedulerView {
     }
     this.childWaits.delete(agentId);
     this.releaseTurn(agentId);
+    this.credits.delete(agentId);
   }
 
   /** The runtime closed: nothing waits any more (their agents are being disposed). */

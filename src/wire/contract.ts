@@ -61,6 +61,12 @@ export interface DriverPlan {
    * the parent's process: the driver takes its own send time from it once admitted.
    */
   pace?: SharedArrayBuffer;
+  /**
+   * With `admission`, when the driver runs in the parent's process: an Int32 the parent sets to 1
+   * when the next model request was admitted ahead (with the tool results that precede it); the
+   * driver takes it (back to 0) and asks nothing.
+   */
+  credit?: SharedArrayBuffer;
   /** Int32 cell the parent keeps non-zero while a host subscribes to events: only then are text deltas sent. */
   eventsFlag?: SharedArrayBuffer;
   codeMode: CodeMode;

@@ -180,6 +180,7 @@ const driverPlanDecl = object({
   /** The activation's first model request was admitted with the plan (the parent holds its lease). */
   firstAdmitted: optional(bool()),
   pace: optional(sharedBuffer()),
+  credit: optional(sharedBuffer()),
   eventsFlag: optional(sharedBuffer()),
   codeMode: oneOf(['native', 'code', 'both']),
   codeBusyTimeoutMs: num('positive'),
