@@ -72,10 +72,15 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
   }) as GatewayRemote;
 }
 
-/** With limits: the model request that follows the results is admitted with them when it fits (Scheduler.admitAhead). */
+/**
+ * With limits: the model request that follows the results is admitted with them when it fits
+ * (Scheduler.admitAhead) — only while their turn still runs, or nothing would release that lease.
+ */
 async function runToolsAdmittingAhead(agent: GatewayAgent, batch: unknown): Promise<ToolResult[]> {
+  const turn = agent.turns.current;
   const results = await runToolBatch(agent, batch);
-  agent.deps.scheduler.admitAhead(agent);
+  if (turn !== undefined && agent.turns.current === turn && !turn.controller.signal.aborted)
+    agent.deps.scheduler.admitAhead(agent);
   return results;
 }
 
