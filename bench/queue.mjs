@@ -15,20 +15,46 @@ const { createBrood, queueRunner, scriptedModels, spawnProvider } = brood;
 /** CPU ms a process has used so far, all its threads. */
 const processCpuMs = (pid) => procCpuMs(`/proc/${pid}/stat`);
 
+/**
+ * Redis commands per run, from INFO commandstats (reset before the run): calls and µs of Redis time
+ * by command. A script's inner commands are counted too (and its µs include theirs): EVALSHA calls
+ * are BullMQ's scripts, LPUSH and BLMPOP the link's batches.
+ */
+async function commandStats(redis) {
+  const info = await redis.info('commandstats');
+  const stats = {};
+  for (const line of info.split('\n')) {
+    const match = /^cmdstat_([\w|-]+):calls=(\d+),usec=(\d+)/.exec(line);
+    if (match && match[1] !== 'info' && !match[1].startsWith('config'))
+      stats[match[1]] = { calls: Number(match[2]), us: Number(match[3]) };
+  }
+  return stats;
+}
+
+/** Per child: the commands that cost Redis most (calls and µs), most expensive first. */
+function commandsPerChild(stats, n) {
+  return Object.entries(stats)
+    .sort((a, b) => b[1].us - a[1].us)
+    .slice(0, 8)
+    .map(([command, { calls, us }]) => ({ command, calls: round(calls / n, 2), us: round(us / n, 1) }));
+}
+
 /** CPU used by the parent, the hosts and Redis during `run` (what the two cores had to give). */
-async function withCpu(hosts, run) {
+async function withCpu(hosts, redis, run) {
   const pids = { parent: process.pid, hosts: hosts.pids, redis: hosts.redisPid };
   const read = () => ({
     parent: processCpuMs(pids.parent),
     hosts: pids.hosts.reduce((sum, pid) => sum + processCpuMs(pid), 0),
     redis: processCpuMs(pids.redis),
   });
+  await redis.config('RESETSTAT');
   const before = read();
   await run();
   const after = read();
+  const commands = await commandStats(redis);
   const cpu = Object.fromEntries(Object.keys(before).map((k) => [k, after[k] - before[k]]));
   cpu.total = cpu.parent + cpu.hosts + cpu.redis;
-  return { cpu };
+  return { cpu, commands };
 }
 const P = 64;
 const HOSTS = 2;
@@ -54,6 +80,9 @@ export async function runQueueFanout({ quick, log }) {
     threads: Math.max(1, Math.floor(THREADS / HOSTS)),
     queue: 'bench',
   });
+  // A client of the hosts' Redis, for its command counts only.
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(hosts.url);
   const pool = burnerPool(THREADS);
   // The parent and its local pool as in the worker rows; only the children go to the hosts.
   const queued = createBrood({
@@ -78,9 +107,9 @@ export async function runQueueFanout({ quick, log }) {
         samples.floor.push((await instrumented(() => floorFanout(pool, { n, p: P, cpuMs: 0 }))).ms);
         samples.worker.push((await instrumented(() => fanOnce(worker, n))).ms);
         // CPU is read around the fan-out alone (instrumented's GC before its clock starts is not in it).
-        const queuedRun = await instrumented(() => withCpu(hosts, () => fanOnce(queued, n)));
+        const queuedRun = await instrumented(() => withCpu(hosts, redis, () => fanOnce(queued, n)));
         samples.queue.push(queuedRun.ms);
-        cpu.push({ ...queuedRun.value.cpu, ms: queuedRun.ms });
+        cpu.push({ ...queuedRun.value.cpu, ms: queuedRun.ms, commands: queuedRun.value.commands });
       }
       const mid = (key) => round(median(samples[key]), 1);
       const row = {
@@ -97,22 +126,26 @@ export async function runQueueFanout({ quick, log }) {
       row.perChildOverheadMs = round((row.queueMs - row.floorMs) / n, 2);
       // CPU of one queued run (median by total): with every process on these cores, the run cannot
       // take less wall time than total / cores.
-      const { ms: runMs, ...mine } = cpu.sort((a, b) => a.total - b.total)[Math.floor(cpu.length / 2)];
+      const { ms: runMs, commands, ...mine } = cpu.sort((a, b) => a.total - b.total)[Math.floor(cpu.length / 2)];
       row.queueCpuMs = mine;
       // Per child, by process and in total: the issue 38 target is ≤ 2.0 ms in total at N=256.
       row.queueCpuPerChildMs = Object.fromEntries(Object.entries(mine).map(([k, v]) => [k, round(v / n, 2)]));
+      // What each child cost Redis, by command (the same run): how chatty the queue and the link are.
+      row.redisCommandsPerChild = commandsPerChild(commands, n);
+      const calls = Object.values(commands).reduce((sum, { calls: c }) => sum + c, 0);
+      row.redisCallsPerChild = round(calls / n, 1);
       row.cpuBoundMinimumMs = round(mine.total / THREADS, 0);
       // Share of the machine's cores that run used (1 = every core busy for the whole makespan).
       row.queueCpuUtilization = round(mine.total / (runMs * THREADS), 2);
       row.samplesMs = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, v.map((x) => round(x, 1))]));
       log(
-        `queue fan-out N=${n} P=${P}: floor ${row.floorMs} worker ${row.workerMs} queue ${row.queueMs} (×${row.queueOverFloor} floor, ${row.perChildOverheadMs} ms/child); CPU of a queued run ${JSON.stringify(mine)} ms (per child ${JSON.stringify(row.queueCpuPerChildMs)}), so ≥ ${row.cpuBoundMinimumMs} ms on ${THREADS} cores (cores busy ${row.queueCpuUtilization})`,
+        `queue fan-out N=${n} P=${P}: floor ${row.floorMs} worker ${row.workerMs} queue ${row.queueMs} (×${row.queueOverFloor} floor, ${row.perChildOverheadMs} ms/child); CPU of a queued run ${JSON.stringify(mine)} ms (per child ${JSON.stringify(row.queueCpuPerChildMs)}), so ≥ ${row.cpuBoundMinimumMs} ms on ${THREADS} cores (cores busy ${row.queueCpuUtilization}); Redis per child ${row.redisCallsPerChild} calls, top ${row.redisCommandsPerChild.map((c) => `${c.command} ${c.calls}×/${c.us}µs`).join(', ')}`,
       );
       rows.push(row);
     }
     return { hosts: HOSTS, hostThreads: Math.max(1, Math.floor(THREADS / HOSTS)), L, rows };
   } finally {
-    await Promise.all([queued.close(), worker.close(), pool.close()]);
+    await Promise.all([queued.close(), worker.close(), pool.close(), redis.quit()]);
     await hosts.close();
   }
 }

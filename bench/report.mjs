@@ -433,6 +433,12 @@ function queueSection(q) {
       : '—',
     fmt(x.cpuBoundMinimumMs, 0),
     fmt(x.queueCpuUtilization, 2),
+    x.redisCommandsPerChild
+      ? `${fmt(x.redisCallsPerChild, 1)}: ${x.redisCommandsPerChild
+          .slice(0, 3)
+          .map((c) => `${c.command} ${fmt(c.calls, 2)}`)
+          .join(', ')}`
+      : '—',
   ]);
   return `## Scale-out (queue runner, \`--queue\`)
 
@@ -445,9 +451,11 @@ machine's cores with the parent and Redis, so this measures the protocol's cost,
 CPU of one queued run (ms, from /proc in 10 ms ticks: parent / both hosts / Redis), the same per child (parent / hosts /
 Redis / total; target ≤ 2.0 ms in total at N=256), the least wall time it allows on this
 machine's cores (total CPU ÷ cores) and the share of the cores it kept busy over its makespan: when that minimum is above 1.5× the
-floor, the target cannot be met here whatever the scheduling.
+floor, the target cannot be met here whatever the scheduling. Redis calls per child (INFO commandstats over the same run; a
+script's inner commands count too) and the three commands that cost Redis most: EVALSHA are BullMQ's scripts (a job's add, take
+and finish), LPUSH and BLMPOP the link's batches.
 
-${table(['N', 'P', 'ideal', 'floor', 'worker', 'queue', 'queue/floor', 'worker/floor', 'queue÷worker', 'overhead ms/child', 'CPU parent / hosts / Redis ms', 'CPU per child parent / hosts / Redis / total ms', 'CPU-bound minimum ms', 'cores busy'], rows)}
+${table(['N', 'P', 'ideal', 'floor', 'worker', 'queue', 'queue/floor', 'worker/floor', 'queue÷worker', 'overhead ms/child', 'CPU parent / hosts / Redis ms', 'CPU per child parent / hosts / Redis / total ms', 'CPU-bound minimum ms', 'cores busy', 'Redis calls per child'], rows)}
 
 `;
 }

@@ -38,8 +38,11 @@ function waitFor(child, stream, pattern, what) {
   });
 }
 
-/** Redis plus `hosts` hosts of `threads` threads each; resolves once every host printed its ready line. */
-export async function startRedisAndHosts({ hosts, threads, queue }) {
+/**
+ * Redis plus `hosts` hosts of `threads` threads each; resolves once every host printed its ready line.
+ * `nodeArgs`: extra node flags for the hosts (profiling: `--cpu-prof`).
+ */
+export async function startRedisAndHosts({ hosts, threads, queue, nodeArgs = [] }) {
   if (!REDIS_SERVER) throw new Error('redis-server is not installed (apt-get install redis-server)');
   const dir = mkdtempSync(join(tmpdir(), 'brood-bench-redis-'));
   const port = await freePort();
@@ -53,7 +56,19 @@ export async function startRedisAndHosts({ hosts, threads, queue }) {
   const children = Array.from({ length: hosts }, () =>
     spawn(
       process.execPath,
-      [CLI, 'host', '--redis', url, '--queue', queue, '--threads', String(threads), '--concurrency', '256'],
+      [
+        ...nodeArgs,
+        CLI,
+        'host',
+        '--redis',
+        url,
+        '--queue',
+        queue,
+        '--threads',
+        String(threads),
+        '--concurrency',
+        '256',
+      ],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
       },

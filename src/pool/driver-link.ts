@@ -88,7 +88,7 @@ export abstract class DriverLink<Self = unknown> {
   /** The frame, if it is well formed and its activation is live here (see `stray`). */
   private accept(raw: unknown): ParentFrame | undefined {
     const frame = this.shape(raw);
-    if (frame === undefined || frame.k === 'beat' || frame.k === 'hello' || this.live.has(frame.a)) return frame;
+    if (frame === undefined || !('a' in frame) || frame.k === 'hello' || this.live.has(frame.a)) return frame;
     this.stray(frame);
     return undefined;
   }
@@ -99,7 +99,7 @@ export abstract class DriverLink<Self = unknown> {
   /** A well-formed frame of an activation not live on this link. */
   protected stray(_frame: ActivationFrame): void {}
 
-  /** Frames other than an activation's log and end (a queue host's hello and beat). */
+  /** Frames other than an activation's log and end (a queue host's hello, beat, room and full). */
   protected other(_frame: ParentFrame): void {}
 
   protected log(entry: PlacedActivation, events: Extract<ParentFrame, { k: 'log' }>['events']): void {

@@ -15,12 +15,21 @@ export interface HostLinkEvents {
   hello(link: HostLink, a: number): void;
   /** A frame of an activation this link does not carry (its hello was lost, or it is stale). */
   stray(link: HostLink, frame: ActivationFrame): void;
+  /** The host had no room for an activation placed on it: it never started there. */
+  full?(link: HostLink, a: number): void;
   closed(link: HostLink): void;
 }
 
 export class HostLink extends DriverLink<HostLink> {
   /** Who the host is, from its hellos: its model requests record it. */
   identity: HostIdentity = { name: '', pid: 0 };
+  /**
+   * How many more activations the host said it can take from this parent as `place` frames (it said
+   * so when one of ours ended there; advisory: a host with no room after all answers `full`).
+   */
+  room = 0;
+  /** When the host last said how much room it has. */
+  roomAt = 0;
 
   constructor(
     private readonly carrier: RedisCarrier,
@@ -66,9 +75,16 @@ export class HostLink extends DriverLink<HostLink> {
   }
 
   protected override other(frame: ParentFrame): void {
-    if (frame.k !== 'hello') return;
-    this.identity = frame.host;
-    this.events.hello(this, frame.a);
+    if (frame.k === 'room') {
+      this.room = frame.n;
+      this.roomAt = Date.now();
+    } else if (frame.k === 'full') {
+      this.room = 0;
+      this.events.full?.(this, frame.a);
+    } else if (frame.k === 'hello') {
+      this.identity = frame.host;
+      this.events.hello(this, frame.a);
+    }
   }
 
   protected override log(entry: PlacedActivation, events: Extract<ParentFrame, { k: 'log' }>['events']): void {

@@ -11,8 +11,9 @@ import { type HostFrame, hostFrame, type ParentFrame } from '../wire/protocol.js
 import { type PeerChannel, REDIS_LINK, type RedisCarrier, redisCarrier } from '../wire/redis-carrier.js';
 import { SilenceJudge } from '../wire/silence.js';
 import type { HostActivation } from './host-activation.js';
+import { isJobData, type JobData } from './job.js';
 
-const FROM_PARENT = new Set(['rpc', 'cancel', 'cells', 'stop', 'gone', 'beat']);
+const FROM_PARENT = new Set(['rpc', 'cancel', 'cells', 'stop', 'gone', 'beat', 'place']);
 
 export class ParentEnd {
   readonly activations = new Map<number, HostActivation>();
@@ -26,6 +27,8 @@ export class ParentEnd {
     readonly parent: string,
     private timeoutMs: number,
     private readonly log: (line: string) => void,
+    /** A `place` frame: the parent hands this host an activation directly (it is the job's data). */
+    private readonly placed: (end: ParentEnd, job: JobData) => void = (end, job) => end.send({ k: 'full', a: job.a }),
   ) {
     this.carrier = redisCarrier(channel, parent);
     this.silence = new SilenceJudge(timeoutMs);
@@ -97,10 +100,18 @@ export class ParentEnd {
   }
 
   private fromParent(frame: HostFrame): boolean {
-    return FROM_PARENT.has(frame.k) && (frame.k !== 'rpc' || isGatewayAnswer(frame.m));
+    if (!FROM_PARENT.has(frame.k)) return false;
+    if (frame.k === 'rpc') return isGatewayAnswer(frame.m);
+    // A placed job is this parent's own activation, like a job it queued.
+    if (frame.k === 'place') return isJobData(frame.job) && frame.job.a === frame.a && frame.job.parent === this.parent;
+    return true;
   }
 
   private onFrame(frame: HostFrame): void {
+    if (frame.k === 'place') {
+      this.placed(this, frame.job as JobData);
+      return;
+    }
     if (frame.k === 'beat' || frame.k === 'init' || frame.k === 'start' || frame.k === 'rpc') return;
     const activation = this.activations.get(frame.a);
     if (!activation) return;

@@ -14,7 +14,7 @@ import type { ActivationEnd } from '../wire/runner.js';
 import { WorkerRunner } from '../pool/worker-runner.js';
 import { endOutcome } from '../pool/driver-link.js';
 import { Channel } from './channel.js';
-import { fromRemotePlan, isJobData, modelConfigsSchema } from './job.js';
+import { fromRemotePlan, isJobData, type JobData, modelConfigsSchema } from './job.js';
 import { HostActivation } from './host-activation.js';
 import { ParentEnd } from './host-parent.js';
 import { HostRedisLog } from './host-log.js';
@@ -67,6 +67,8 @@ export class QueueHost {
   private lastTick = Date.now();
   private stopping: Promise<void> | undefined;
   private readonly redisLog: HostRedisLog;
+  /** Activations placed here by `place` frames (not jobs), running now. */
+  private placedRunning = 0;
 
   constructor(private readonly options: HostOptions) {
     this.redisLog = new HostRedisLog(options.log);
@@ -158,9 +160,51 @@ export class QueueHost {
     await Promise.all(this.clients.map((client) => disconnect(client)));
   }
 
-  private async run(job: Job): Promise<void> {
-    if (!isJobData(job.data)) return this.options.log(`brood host: job ${job.id} is not an activation; dropped`);
-    const data = job.data;
+  private run(job: Job): Promise<void> {
+    if (!isJobData(job.data))
+      return Promise.resolve(this.options.log(`brood host: job ${job.id} is not an activation; dropped`));
+    return this.runActivation(job.data);
+  }
+
+  /**
+   * How many more activations this host can take as `place` frames: what is free of its concurrency,
+   * keeping one slot for BullMQ (its worker takes at most concurrency − placed jobs, and never fewer
+   * than one), so jobs and placed activations together never exceed the concurrency.
+   */
+  private room(): number {
+    let held = 0;
+    for (const parent of this.parents.values()) held += parent.activations.size;
+    const { concurrency } = this.options;
+    return Math.max(0, Math.min(concurrency - held, concurrency - 1 - this.placedRunning));
+  }
+
+  /**
+   * Tells a parent how much room this host has, with each hello and end of one of its activations:
+   * its next ones can come straight here (`place` frames) instead of through BullMQ.
+   */
+  private offerRoom(parent: ParentEnd): void {
+    if (!this.stopping && this.parents.get(parent.parent) === parent) parent.send({ k: 'room', n: this.room() });
+  }
+
+  /** A parent placed an activation here (it was told of room): run like a job, or turned away when full. */
+  private place(parent: ParentEnd, data: JobData): void {
+    if (this.stopping || this.room() === 0) {
+      parent.send({ k: 'full', a: data.a });
+      return;
+    }
+    this.placedRunning += 1;
+    this.fitWorker();
+    void this.runActivation(data).finally(() => {
+      this.placedRunning -= 1;
+      this.fitWorker();
+    });
+  }
+
+  private fitWorker(): void {
+    if (this.worker) this.worker.concurrency = Math.max(1, this.options.concurrency - this.placedRunning);
+  }
+
+  private async runActivation(data: JobData): Promise<void> {
     const parent = this.parentOf(data.parent, data.timeoutMs);
     parent.send({ k: 'hello', a: data.a, host: this.identity });
     let local: ReturnType<typeof fromRemotePlan>;
@@ -178,6 +222,7 @@ export class QueueHost {
     const traced = this.options.tracing?.activation(data.plan);
     let outcome: ActivationEnd | undefined;
     parent.activations.set(data.a, activation);
+    this.offerRoom(parent);
     const end = (ending: ActivationEnd): void => {
       if (!activation.severed) parent.send({ k: 'end', a: data.a, outcome: endOutcome(ending) });
     };
@@ -197,6 +242,7 @@ export class QueueHost {
     } finally {
       traced?.end(outcome);
       if (parent.activations.get(data.a) === activation) parent.drop(data.a);
+      this.offerRoom(parent);
     }
   }
 
@@ -240,7 +286,7 @@ export class QueueHost {
     let end = this.parents.get(parent);
     if (!end) {
       const channel = { sendBatch: (peer: string, frames: unknown[]) => this.channel?.sendBatch(peer, frames) };
-      end = new ParentEnd(channel, parent, timeoutMs, this.options.log);
+      end = new ParentEnd(channel, parent, timeoutMs, this.options.log, (from, job) => this.place(from, job));
       this.parents.set(parent, end);
     }
     end.heardFrom(timeoutMs);

@@ -1,9 +1,11 @@
 /**
  * Drivers on remote `brood host` processes (issue 20). Each activation becomes one BullMQ job that
- * carries its fully resolved plan; the host that takes it runs the driver in its own worker pool and
- * says `hello` on its link to this parent, the same link protocol as a pool thread's (host-link.ts over
- * a Redis carrier): every gateway call (claims, view refresh, tool calls), event batch and end comes
- * back on it to the real gateway here. The parent stays the one resolver, no tool body runs on a host.
+ * carries its fully resolved plan, or, when a host said it has room for more of this parent's, the
+ * same data in a `place` frame on the link to that host (no BullMQ round trips; a host that is full
+ * after all answers `full`, and the job is queued). The host runs the driver in its own worker pool
+ * and says `hello` on its link to this parent, the same link protocol as a pool thread's (host-link.ts
+ * over a Redis carrier): every gateway call, event batch and end comes back on it to the real gateway
+ * here. The parent stays the one resolver, no tool body runs on a host.
  *
  * Host death or a lost channel ends the activation with `recover`, and the agent is re-planned from
  * the parent's mirror exactly like after a thread crash (a new activation, a new job). Activation ids
@@ -14,12 +16,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { DriverPlan } from '../wire/contract.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import { GATEWAY_METHODS, type GatewayRemote } from '../wire/gateway.js';
+import type { GatewayRemote } from '../wire/gateway.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
 import { redisCarrier } from '../wire/redis-carrier.js';
 import { SilenceJudge } from '../wire/silence.js';
 import { type ActivationFrame, outcomeEnd, type PlacedActivation } from '../pool/driver-link.js';
 import { inlineKeyError, type QueueRunnerConfig } from './config.js';
+import { withCellsFirst } from './cells-first.js';
 import { HostLink } from './host-link.js';
 import { JobBatch } from './job-batch.js';
 import { cellsOf, type JobData, jobIdOf, readCells, toRemotePlan } from './job.js';
@@ -33,9 +36,14 @@ interface RemoteActivation extends PlacedActivation {
   jobId: string;
   cells: Int32Array[];
   sentCells: number[];
-  /** The host's link, once its hello bound the activation there. */
+  /** The host's link, once its hello bound the activation there (or it was placed there). */
   host?: HostLink;
+  /** Placed on `host` with a `place` frame, and not confirmed by its hello yet. */
+  placed?: boolean;
+  /** What a host runs: sent as a job, or in a `place` frame (then kept, to be queued if the host is full). */
+  job?: JobData;
   cancelled?: { turn?: number };
+  stopped?: string;
   dispatchedAt?: number;
 }
 
@@ -106,10 +114,12 @@ export class QueueRunner implements DriverRunner {
     return {
       done,
       cancel: (turn) => {
-        if (entry.host) entry.host.cancel(a, turn);
-        else entry.cancelled = turn === undefined ? {} : { turn };
+        // Kept even when sent: a placed activation the host turns away is queued, and applied at its hello.
+        entry.cancelled = turn === undefined ? {} : { turn };
+        entry.host?.cancel(a, turn);
       },
       forceStop: (reason) => {
+        entry.stopped = reason;
         if (entry.host) return entry.host.send({ k: 'stop', a, reason });
         // Nobody took the job yet: the activation ends here; a host that takes it later is told `gone`.
         entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: reason });
@@ -152,20 +162,68 @@ export class QueueRunner implements DriverRunner {
       models: this.modelsHash,
       plan: toRemotePlan(plan, entry.cells),
     };
+    entry.job = data;
+    entry.sentCells = data.plan.cells;
     try {
       const redis = await this.connect();
       await redis.ready();
       await this.storeModels(redis);
       if (this.live.get(entry.token) !== entry) return;
-      await this.jobs.add(data, entry.jobId);
-      entry.dispatchedAt = Date.now();
+      const roomy = this.roomyHost();
+      if (roomy) return this.place(entry, roomy, data);
+      await this.queueJob(entry, data);
     } catch (error) {
-      entry.settle({
-        kind: 'failed',
-        stopReason: 'error',
-        diagnostic: `QUEUE_UNAVAILABLE: the activation could not be queued on '${this.config.queue}' (${errorMessage(error)})`,
-      });
+      this.notQueued(entry, error);
     }
+  }
+
+  private async queueJob(entry: RemoteActivation, data: JobData): Promise<void> {
+    await this.jobs.add(data, entry.jobId);
+    entry.dispatchedAt = Date.now();
+  }
+
+  /**
+   * The host with the most room it told of (when one of ours ended there), if said within half a
+   * timeout: a host forgets a parent silent for a timeout and would drop what it places. Placing skips
+   * BullMQ (a job costs a script call to add it, one to take it and one to finish it).
+   */
+  private roomyHost(): HostLink | undefined {
+    const since = Date.now() - this.config.activationTimeoutMs / 2;
+    let best: HostLink | undefined;
+    for (const host of this.hosts.values())
+      if (host.room > (best?.room ?? 0) && host.roomAt > since && !host.closed) best = host;
+    return best;
+  }
+
+  /** Bound to `host` at once (its silence is judged from now on), the job sent on the link. */
+  private place(entry: RemoteActivation, host: HostLink, data: JobData): void {
+    host.room -= 1;
+    entry.host = host;
+    entry.placed = true;
+    host.attach(entry);
+    host.send({ k: 'place', a: entry.token, job: data });
+    entry.dispatchedAt = Date.now();
+  }
+
+  /** The host had no room after all: the activation never started there and goes to the queue. */
+  private full(host: HostLink, a: number): void {
+    const entry = this.live.get(a);
+    if (!entry?.placed || entry.host !== host || !entry.job) return;
+    host.release(a);
+    entry.host = undefined;
+    entry.placed = false;
+    if (entry.stopped !== undefined) {
+      entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: entry.stopped });
+      return;
+    }
+    entry.job = { ...entry.job, plan: { ...entry.job.plan, cells: readCells(entry.cells) } };
+    entry.sentCells = entry.job.plan.cells;
+    this.queueJob(entry, entry.job).catch((error: unknown) => this.notQueued(entry, error));
+  }
+
+  private notQueued(entry: RemoteActivation, error: unknown): void {
+    const diagnostic = `QUEUE_UNAVAILABLE: the activation could not be queued on '${this.config.queue}' (${errorMessage(error)})`;
+    entry.settle({ kind: 'failed', stopReason: 'error', diagnostic });
   }
 
   /**
@@ -217,6 +275,7 @@ export class QueueRunner implements DriverRunner {
       link = new HostLink(redisCarrier(channel, endpoint), {
         hello: (host, a) => this.hello(host, a),
         stray: (host, frame) => this.stray(host, frame),
+        full: (host, a) => this.full(host, a),
         closed: (host) => {
           if (this.hosts.get(host.endpoint) === host) this.hosts.delete(host.endpoint);
         },
@@ -229,6 +288,11 @@ export class QueueRunner implements DriverRunner {
   /** A host took an activation's job: bound there, unless another host has it or it is no longer run here. */
   private hello(host: HostLink, a: number): void {
     const entry = this.live.get(a);
+    if (entry?.placed && entry.host === host) {
+      // Placed there: bound already, and the cells it carried are the ones last sent.
+      entry.placed = false;
+      return;
+    }
     if (!entry || entry.host) {
       if (entry?.host !== host) host.send({ k: 'gone', a });
       return;
@@ -261,6 +325,7 @@ export class QueueRunner implements DriverRunner {
   /** A host went silent or a batch to or from it was lost: its activations are re-planned elsewhere. */
   private hostLost(host: HostLink): void {
     this.modelsStoredAt = 0;
+    host.room = 0;
     for (const entry of [...this.live.values()]) {
       if (entry.host !== host) continue;
       host.send({ k: 'gone', a: entry.token });
@@ -332,22 +397,4 @@ export class QueueRunner implements DriverRunner {
       }
     }
   }
-}
-
-/**
- * The gateway a host is served: after each call, before its answer leaves, the cells are pushed if
- * they moved, so a tool call that changed the registry is seen on the host before its result.
- */
-function withCellsFirst(gateway: GatewayRemote, pushCells: () => void): GatewayRemote {
-  const served: Record<string, unknown> = { log: gateway.log.bind(gateway) };
-  for (const method of GATEWAY_METHODS) {
-    const call = gateway[method] as ((...args: unknown[]) => Promise<unknown>) | undefined;
-    if (call === undefined) continue;
-    served[method] = async (...args: unknown[]) => {
-      const answer = await call.apply(gateway, args);
-      pushCells();
-      return answer;
-    };
-  }
-  return Object.freeze(served) as unknown as GatewayRemote;
 }

@@ -220,7 +220,8 @@ export type HostIdentity = Wire<typeof hostIdentityDecl>;
  * its plans as jobs instead (src/queue/job.ts), and, because shared memory cannot cross processes,
  * `cells` (the values of the plan's version cells and events flag, whenever they change), `stop` (a
  * force stop: a thread is recycled instead), `gone` (the parent no longer runs the activation: a stale
- * or duplicate host must drop it) and `beat` (the link is alive: a thread's heartbeat is the watch board).
+ * or duplicate host must drop it), `beat` (the link is alive: a thread's heartbeat is the watch board)
+ * and `place` (an activation handed straight to a host that said it has `room`, instead of a job).
  */
 const hostFrameDecl = tagged('k', [
   object({ k: literal('init'), board: sharedBuffer() }),
@@ -231,6 +232,8 @@ const hostFrameDecl = tagged('k', [
   object({ k: literal('stop'), a: activation, reason: str() }),
   object({ k: literal('gone'), a: activation }),
   object({ k: literal('beat') }),
+  /** A queue activation placed on a host that said it has room: the job it would have been (src/queue/job.ts). */
+  object({ k: literal('place'), a: activation, job: unknown() }),
 ]);
 export type HostFrame = Wire<typeof hostFrameDecl>;
 export const hostFrame = wire(hostFrameDecl);
@@ -238,7 +241,7 @@ export const hostFrame = wire(hostFrameDecl);
 /**
  * Driver host → parent. `log` is one-way; `end` follows every other frame of its activation. A queue
  * host says `hello` when it takes an activation's job (the parent binds the activation to it then),
- * and `beat` like the parent.
+ * and `beat` like the parent; `room` invites `place` frames, `full` turns one away.
  */
 const parentFrameDecl = tagged('k', [
   object({ k: literal('rpc'), a: activation, m: unknown() }),
@@ -246,6 +249,10 @@ const parentFrameDecl = tagged('k', [
   object({ k: literal('end'), a: activation, outcome: activationOutcomeDecl }),
   object({ k: literal('hello'), a: activation, host: hostIdentityDecl }),
   object({ k: literal('beat') }),
+  /** A queue host can take `n` more activations from this parent as `place` frames (advisory). */
+  object({ k: literal('room'), n: int('nonnegative') }),
+  /** A queue host had no room for a placed activation: it never started there (the parent queues it as a job). */
+  object({ k: literal('full'), a: activation }),
 ]);
 export type ParentFrame = Wire<typeof parentFrameDecl>;
 export const parentFrame = wire(parentFrameDecl);
