@@ -25,7 +25,7 @@ const fanOut = (n) => ({
 });
 
 const SCRIPTED = { provider: 'scripted', model: 'scripted' };
-/** The warm-up lead: `n` scripted children through the `warm_child` tool, then `ok`. */
+/** The warm-up lead: `n` children through the `warm_child` tool (they call the warm-up server), then `ok`. */
 const warmUp = (n) => ({
   match: 'warm up',
   turns: [
@@ -41,15 +41,19 @@ const warmUp = (n) => ({
 
 async function rateLimitedCase(n, limits) {
   const server = await limitedServer({ ...SERVER, latencyMs: LATENCY_MS });
+  // The warm-up's children call a server of their own, with no limits: every pool thread has made
+  // HTTP requests before the measured run, as in a runtime that has been serving for a while.
+  const warmServer = await limitedServer({ concurrent: 1_000_000, perSecond: 1_000_000, latencyMs: 0 });
   const brood = createBrood({
     maxParallelToolCalls: n,
     ...(limits ? { limits } : {}),
     models: [
       scriptedModels({
         id: 'scripted',
-        scripts: [fanOut(n), warmUp(n), { match: 'warm', turns: [{ text: 'warm' }] }],
+        scripts: [fanOut(n), warmUp(n)],
       }),
       openAICompatible({ id: 'loop', baseURL: server.baseURL, apiKey: 'bench', models: ['m'], stream: false }),
+      openAICompatible({ id: 'warm', baseURL: warmServer.baseURL, apiKey: 'bench', models: ['m'], stream: false }),
     ],
   });
   brood.tools.register(
@@ -61,9 +65,11 @@ async function rateLimitedCase(n, limits) {
     }),
   );
   brood.use(subagentTool({ provider: 'spawn', agentOptions: { provider: 'loop', model: 'm' } }));
-  brood.use(subagentTool({ provider: 'spawn', toolName: 'warm_child', agentOptions: SCRIPTED }));
+  brood.use(
+    subagentTool({ provider: 'spawn', toolName: 'warm_child', agentOptions: { provider: 'warm', model: 'm' } }),
+  );
   // The pool's threads start and the code is warm before the measured run, as in the other rows; the
-  // warm-up's children never reach the server (the scripted provider answers them).
+  // warm-up's children never reach the limited server.
   await (await brood.createAgent({ model: SCRIPTED })).run('warm up');
   let failed = 0;
   brood.subagents.on('end', (event) => {
@@ -77,6 +83,7 @@ async function rateLimitedCase(n, limits) {
   await brood.close();
   const counts = await server.counts();
   await server.close();
+  await warmServer.close();
   const idealMs = ((2 * n) / SERVER.perSecond) * 1000;
   return {
     makespanMs: round(makespanMs, 0),

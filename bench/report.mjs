@@ -341,7 +341,8 @@ them); ideal ${fmt(rl.matching.idealMs, 0)} ms. Targets: matching ≤ 1.10×, 0 
 The server runs on its own thread (as a provider runs on its own machine) and enforces the rate as GCRA: a request is refused
 if it arrives more than half a spacing (5 ms) before one spacing after the last accepted one's slot — never two inside one
 spacing. Arrival gaps are between consecutive accepted requests as the server read them; start-up is run() to the first
-accepted request (a cold runtime: pool threads, 256 child starts), and the paced ratio counts from there.
+accepted request (256 child starts on a warm runtime: a warm-up fan-out first started the pool's threads and made HTTP requests
+from them to a server of its own), and the paced ratio counts from there.
 
 ${table(['limits.providers', 'makespan ms', '÷ ideal', '429s', 'failed children', 'arrival gap p1 / p50 / p99 ms', 'start-up ms / paced ratio'], rows)}
 

@@ -8,6 +8,7 @@ import type { AdmitGrant, DriverView, PlannedClass, TurnReport } from '../wire/c
 import { epochNow, LOCAL_CLOCK } from '../wire/clock.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
 import type { GatewayRemote } from '../wire/gateway.js';
+import type { ToolResult } from '../types.js';
 import { admitRequest, classifyArgs, driverEvents, joinTurn, replyOf, turnReport } from '../wire/protocol.js';
 import { TEXT_DELTA_EVENT } from '../sessions/event-types.js';
 import { baseOf } from '../events/from-log.js';
@@ -40,7 +41,10 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
     executeTool: (call: unknown) => reply(() => executeTool(agent, call)),
     callFromCode: (call: unknown) => reply(() => programs.call(call)),
     endProgram: (program: unknown) => reply(() => programs.end(program)),
-    runTools: (batch: unknown) => reply(() => runToolBatch(agent, batch)),
+    runTools: (batch: unknown) =>
+      reply(() =>
+        agent.deps.scheduler.governsAnyModel ? runToolsAdmittingAhead(agent, batch) : runToolBatch(agent, batch),
+      ),
     log: (events: unknown) =>
       reply(() => logEvents(agent, events)).then((answer) => {
         if (!answer.ok) fault ??= decodeError(answer.error);
@@ -66,6 +70,18 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
         return agent.turns.claimNext();
       }),
   }) as GatewayRemote;
+}
+
+/**
+ * With limits: the model request that follows the results is admitted with them when it fits
+ * (Scheduler.admitAhead) — only while their turn still runs, or nothing would release that lease.
+ */
+async function runToolsAdmittingAhead(agent: GatewayAgent, batch: unknown): Promise<ToolResult[]> {
+  const turn = agent.turns.current;
+  const results = await runToolBatch(agent, batch);
+  if (turn !== undefined && agent.turns.current === turn && !turn.controller.signal.aborted)
+    agent.deps.scheduler.admitAhead(agent);
+  return results;
 }
 
 /** A paced request's slot, from the scheduler's clock onto the one that crosses (src/wire/clock.ts). */

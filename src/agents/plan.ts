@@ -37,7 +37,7 @@ export function planActivation(agent: PlannedAgent): DriverPlan {
     // A report already waiting makes the driver look at its first step (a recovered turn included).
     stepSeen: agent.stepCell.value - (agent.inbox.stepPending ? 1 : 0),
     // Only a governed provider costs the driver a crossing per request (createBrood limits).
-    ...(agent.deps.scheduler.governsModels(agent.route.provider) ? { admission: true } : {}),
+    ...(agent.deps.scheduler.governsModels(agent.route.provider) ? { admission: true, ...paceOf(agent) } : {}),
   };
 }
 
@@ -56,6 +56,19 @@ export function resumePlan(agent: PlannedAgent, turn: CurrentTurn | undefined): 
       ...(turn.lastFinish === undefined ? {} : { lastFinish: turn.lastFinish }),
     };
   return plan;
+}
+
+/**
+ * Shared memory crosses only to drivers in this process (threads): a paced provider's schedule, or
+ * the cell that tells the driver its next request was admitted ahead (Scheduler.admitAhead).
+ */
+function paceOf(agent: PlannedAgent): { pace?: SharedArrayBuffer; credit?: SharedArrayBuffer } {
+  if (agent.deps.runner.kind !== 'worker' && agent.deps.runner.kind !== 'inline') return {};
+  const { scheduler } = agent.deps;
+  const pace = scheduler.paceCell(agent.route.provider);
+  if (pace !== undefined) return { pace };
+  const credit = scheduler.creditCell(agent.id, agent.route.provider);
+  return credit === undefined ? {} : { credit };
 }
 
 /**

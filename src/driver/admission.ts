@@ -11,6 +11,7 @@
  */
 import type { ModelRequest } from '../models/types.js';
 import { epochNow, LOCAL_CLOCK } from '../wire/clock.js';
+import { PaceCell } from '../wire/pace-cell.js';
 import type { AdmitGrant, DriverGateway, DriverPlan } from '../wire/contract.js';
 
 /**
@@ -21,6 +22,8 @@ import type { AdmitGrant, DriverGateway, DriverPlan } from '../wire/contract.js'
 const LATE_MS = 3;
 /** Late grants given back per request at most; then it is sent late (a refusal is handled anyway). */
 const MAX_GIVEN_BACK = 3;
+/** How far ahead of its slot a driver takes it from a shared schedule: a timer waits no less than 1 ms. */
+const CLAIM_AHEAD_MS = 1;
 
 export interface Admission {
   /** Resolves when the admitted request should be sent (at its slot). */
@@ -38,12 +41,13 @@ export async function admitted(
   const { admit } = host;
   if (plan.admission !== true || admit === undefined) return undefined;
   const provider = plan.route.provider;
-  const tokens = estimate();
+  const cell = plan.pace === undefined ? undefined : new PaceCell(plan.pace);
+  const claims = cell === undefined ? {} : { claims: true };
   const ask = (more: { retryAfterMs?: number; givenBack?: true } = {}) =>
-    untilAborted(admit({ provider, tokens, ...more }), signal);
-  let grant = preAdmitted ? null : await ask();
+    untilAborted(admit({ provider, tokens: estimate(), ...claims, ...more }), signal);
+  let grant = preAdmitted || takeCredit(plan) ? null : await ask();
   if (signal.aborted) return 'aborted';
-  const atSlot = async (): Promise<void> => {
+  const atGrantedSlot = async (): Promise<void> => {
     let givenBack = 0;
     while (!signal.aborted) {
       const wait = waitFor(grant);
@@ -55,6 +59,7 @@ export async function admitted(
       } else return;
     }
   };
+  const atSlot = cell === undefined ? atGrantedSlot : () => atOwnSlot(cell, signal);
   return {
     atSlot,
     retryGate: async (retryAfterMs) => {
@@ -62,6 +67,28 @@ export async function admitted(
       await atSlot();
     },
   };
+}
+
+/**
+ * Takes the request's own slot from the provider's shared schedule and waits for it. A timer wakes
+ * a little late: the slot is taken up to CLAIM_AHEAD_MS ahead, so the next one is not lost to it.
+ */
+async function atOwnSlot(cell: PaceCell, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    const claim = cell.tryClaim(epochNow(), CLAIM_AHEAD_MS);
+    if ('retryIn' in claim) {
+      await sleep(claim.retryIn);
+      continue;
+    }
+    const wait = claim.slot - epochNow();
+    if (wait > 0) await sleep(wait);
+    return;
+  }
+}
+
+/** The parent admitted this request ahead (DriverPlan.credit): taken, so it is used once. */
+function takeCredit(plan: DriverPlan): boolean {
+  return plan.credit !== undefined && Atomics.compareExchange(new Int32Array(plan.credit), 0, 1, 0) === 1;
 }
 
 /** How long until the grant's slot (≤ 0: now), or 'late' when its slot passed more than LATE_MS ago. */

@@ -1,3 +1,5 @@
+import { CATCH_UP, PaceCell } from '../wire/pace-cell.js';
+
 /**
  * A token bucket on an injected clock: `level` refills at `ratePerMs` up to `capacity` and may go
  * negative when usage reported after the fact exceeds what was taken (the debt is paid by waiting).
@@ -49,26 +51,30 @@ export class TokenBucket {
 }
 
 /**
- * How a paced provider's schedule absorbs delay, as fractions of its spacing. A request is admitted up
- * to LEAD ahead of its slot, so a timer that wakes a little late still grants in time, the grant has
- * crossed to its thread by the slot, and the thread sends at the slot (src/driver/admission.ts). One
- * admitted later than that keeps the schedule if it is at most CATCH_UP late; otherwise the schedule
- * restarts from now (missed slots are never bunched into a burst). CATCH_UP is small on purpose: two
- * requests then go a spacing less CATCH_UP apart, and the provider's tolerance for arrival jitter
- * (half a spacing, say) is better spent on the way to it. MARGIN spaces requests a little wider.
+ * How far ahead of its slot a paced request is admitted, as a share of the spacing. A request whose
+ * driver takes its own slot (PaceCell) waits at its thread for it: admitted a spacing ahead, one
+ * usually waits there when the slot comes, so a driver whose thread was busy loses its place, not
+ * the slot. A slot the parent takes must cross to its driver in time: LEAD ahead, so a timer that
+ * wakes a little late still grants in time (src/driver/admission.ts). MARGIN spaces requests a
+ * little wider.
  */
-const CATCH_UP = 0.05;
+const CLAIM_LEAD = 1;
 const LEAD = 0.3;
 const MARGIN = 0.01;
 /** A refusal (429/503) slows the pace by this factor: the limit was set too high, or the way is jittery. */
 const BACK_OFF = 0.95;
 /**
- * The pace backs off at most once per BACK_OFF_EVERY spacings, and only when refusals recur: a second
- * one within BACK_OFF_EVERY spacings of the last. Refusals within CLUSTER spacings of each other are
- * one (requests a stall let through together): a lone stall is not a limit set too high.
+ * The pace backs off at most once per BACK_OFF_EVERY spacings, and only when refusals are frequent:
+ * RECURRING of them within RECURRING_WINDOW spacings. Refusals within CLUSTER spacings of each other
+ * are one (requests a stall let through together). A provider that enforces no burst refuses now and
+ * then when the way to it is jittery (a request delayed on the way, the next one not): those few
+ * refusals each pause the schedule for the time they announce, and slowing the whole run for them
+ * would cost more than they do. A limit set too high is refused every few requests.
  */
 const BACK_OFF_EVERY = 20;
 const CLUSTER = 2;
+const RECURRING = 3;
+const RECURRING_WINDOW = 40;
 /** The pace never backs off below this share of the configured limit. */
 const BACK_OFF_FLOOR = 0.5;
 /**
@@ -80,44 +86,83 @@ const HOLD = 100;
 const RECOVER_STEP = 0.01;
 
 /**
- * Requests per minute with no burst, as a schedule of slots one spacing apart (a GCRA virtual clock).
- * Providers enforce per-second or finer windows, so letting a minute's worth through at once would
- * be refused. Learns from refusals: each one (at most one per BACK_OFF_EVERY spacings) slows the pace
- * by BACK_OFF; the slower pace holds, then creeps back towards the configured one (HOLD).
+ * Requests per minute with no burst, as a schedule of slots one spacing apart (a GCRA virtual clock
+ * in a PaceCell). Providers enforce per-second or finer windows, so letting a minute's worth through
+ * at once would be refused. A request is admitted ahead of its slot; either the parent takes the slot
+ * (`take`: the grant names it) or the request's driver takes it from the shared cell when it is
+ * ready to send (`reserve`: the parent counts it until then). Learns from refusals: each one (at most
+ * one per BACK_OFF_EVERY spacings) slows the pace by BACK_OFF; the slower pace holds, then creeps back
+ * towards the configured one (HOLD).
  */
 export class Pacer {
-  private slot: number;
+  readonly cell: PaceCell;
   private spacing: number;
   private readonly fastest: number;
   private readonly slowest: number;
   private lastBackOff = Number.NEGATIVE_INFINITY;
   /** The last refusal, and when the cluster of refusals before it began. */
   private lastRefusal = Number.NEGATIVE_INFINITY;
-  private clusterStart = Number.NEGATIVE_INFINITY;
+  /** When each of the recent clusters of refusals began (within RECURRING_WINDOW spacings). */
+  private clusters: number[] = [];
   private lastStep = Number.NEGATIVE_INFINITY;
   /** The last slot taken and when it was to be sent, until a later one is taken (or it is given back). */
   private last: { slot: number; sendAt: number } | undefined;
+  /** Requests admitted to take their own slot (`reserve`), and how many of them are still admitted. */
+  private reserved = 0;
+  private reservedOpen = 0;
 
   constructor(requestsPerMinute: number, now: number) {
     this.fastest = (60_000 / requestsPerMinute) * (1 + MARGIN);
     this.spacing = this.fastest;
     this.slowest = this.fastest / BACK_OFF_FLOOR;
-    this.slot = now;
+    this.cell = PaceCell.create(this.spacing, now);
   }
 
-  /** When the next request may be admitted (now when it already can): LEAD before its slot. */
-  readyAt(now: number): number {
-    return Math.max(now, this.slot - this.spacing * LEAD);
+  /**
+   * When the next request may be admitted (now when it already can): ahead of its slot, by more
+   * when its driver takes the slot itself (`claims`).
+   */
+  readyAt(now: number, claims = false): number {
+    return Math.max(now, this.nextSlot(now) - this.spacing * (claims ? CLAIM_LEAD : LEAD));
+  }
+
+  /**
+   * The next free slot: the cell's, after the requests admitted that have not taken theirs yet. When
+   * they are late to take them (their threads are busy), the pace of admissions does not wait for
+   * them: the next request may be admitted and take the slot first (the cell keeps every send a
+   * spacing apart, whoever takes it).
+   */
+  private nextSlot(now: number): number {
+    const pending = this.reserved - this.cell.claims;
+    return Math.max(this.cell.nextAt + pending * this.spacing, now - this.spacing * CATCH_UP);
   }
 
   /** Takes the next slot for a request admitted now: when it should be sent (now, or a little later). */
   take(now: number): number {
     this.recover(now);
-    const slot = Math.max(this.slot, now - this.spacing * CATCH_UP);
-    this.slot = slot + this.spacing;
+    const slot = this.cell.take(now);
     const sendAt = Math.max(slot, now);
     this.last = { slot, sendAt };
     return sendAt;
+  }
+
+  /** Admits a request whose driver takes its own slot from the cell: the slot it will likely get. */
+  reserve(now: number): number {
+    this.recover(now);
+    const slot = this.nextSlot(now);
+    this.reserved += 1;
+    this.reservedOpen += 1;
+    return Math.max(slot, now);
+  }
+
+  /**
+   * A reserved request ended. One that never took its slot (it was cancelled first) is no longer
+   * counted ahead of the next: every reserved request not yet taken is still admitted.
+   */
+  released(): void {
+    this.reservedOpen = Math.max(0, this.reservedOpen - 1);
+    const pending = this.reserved - this.cell.claims;
+    if (pending > this.reservedOpen) this.reserved -= pending - this.reservedOpen;
   }
 
   /**
@@ -127,20 +172,25 @@ export class Pacer {
    */
   giveBack(sendAt: number): void {
     if (this.last?.sendAt !== sendAt) return;
-    this.slot = this.last.slot;
+    this.cell.giveBack(this.last.slot);
     this.last = undefined;
   }
 
-  /** The provider refused a request: when refusals recur, requests go further apart from now on. */
+  /** The provider said "retry after": nothing is sent before `until`. */
+  holdUntil(until: number): void {
+    this.cell.holdUntil(until);
+  }
+
+  /** The provider refused a request: when refusals are frequent, requests go further apart from now on. */
   backOff(now: number): void {
     const sameCluster = now - this.lastRefusal < this.spacing * CLUSTER;
     this.lastRefusal = now;
     if (sameCluster) return;
-    const recurring = now - this.clusterStart < this.spacing * BACK_OFF_EVERY;
-    this.clusterStart = now;
-    if (!recurring || now - this.lastBackOff < this.spacing * BACK_OFF_EVERY) return;
+    this.clusters = this.clusters.filter((start) => now - start < this.spacing * RECURRING_WINDOW);
+    this.clusters.push(now);
+    if (this.clusters.length < RECURRING || now - this.lastBackOff < this.spacing * BACK_OFF_EVERY) return;
     this.lastBackOff = now;
-    this.spacing = Math.min(this.slowest, this.spacing / BACK_OFF);
+    this.setSpacing(Math.min(this.slowest, this.spacing / BACK_OFF));
   }
 
   /** HOLD spacings after the last refusal, one RECOVER_STEP back towards the configured rate per BACK_OFF_EVERY. */
@@ -149,7 +199,12 @@ export class Pacer {
     if (now - this.lastStep < this.spacing * BACK_OFF_EVERY) return;
     this.lastStep = now;
     const rate = 1 / this.spacing + RECOVER_STEP / this.fastest;
-    this.spacing = Math.max(this.fastest, 1 / rate);
+    this.setSpacing(Math.max(this.fastest, 1 / rate));
+  }
+
+  private setSpacing(spacing: number): void {
+    this.spacing = spacing;
+    this.cell.spacingMs = spacing;
   }
 
   /** Requests per minute now (the configured rate, less the margin and any back-off). */

@@ -16,6 +16,8 @@ export interface TicketRequest {
   provider?: string;
   /** Model requests only: estimated input + output tokens. */
   tokens?: number;
+  /** Model requests only: its driver takes its own slot of a paced provider (Pacer.reserve). */
+  claimsOwnSlot?: boolean;
 }
 
 export interface Ticket extends TicketRequest {
@@ -31,6 +33,8 @@ export interface ModelLease {
   readonly tokens: number;
   /** A paced request's slot (Ticket.sendAt). */
   readonly sendAt?: number;
+  /** Its driver takes its own slot (TicketRequest.claimsOwnSlot). */
+  readonly claimsOwnSlot?: boolean;
 }
 
 interface ProviderState {
@@ -100,16 +104,19 @@ export class AdmissionPolicy {
   }
 
   /**
-   * Admits a model request at once or not at all (nothing is queued): only while nothing waits, only
-   * for a provider that is not paced (its slot would matter), and only when it fits now.
+   * Admits a request at once or not at all (nothing is queued): only while nothing waits, for a
+   * model request only when its provider is not paced (its slot would matter), and only when it fits
+   * now. The way of nearly every request while far from every limit: no ticket, no waiting.
    */
   admitNow(request: TicketRequest): boolean {
-    const state = this.provider(request.provider ?? '');
-    if (this.queue.length > 0 || state.requests !== undefined || state.tokens !== undefined) return false;
+    if (this.queue.length > 0) return false;
+    if (request.kind === 'model-request') {
+      const state = this.provider(request.provider ?? '');
+      if (state.requests !== undefined || state.tokens !== undefined) return false;
+    }
     const now = this.now();
-    const ticket: Ticket = { ...request, id: this.nextId++, enqueuedAt: now };
-    if (this.fits(ticket, now) !== true) return false;
-    this.take(ticket, now);
+    if (this.fits(request, now) !== true) return false;
+    this.take(request, now);
     return true;
   }
 
@@ -138,7 +145,8 @@ export class AdmissionPolicy {
       }
       const verdict = this.fits(ticket, now);
       if (verdict === true) {
-        this.take(ticket, now);
+        const sendAt = this.take(ticket, now);
+        if (sendAt !== undefined) ticket.sendAt = sendAt;
         admitted.push(ticket);
         continue;
       }
@@ -150,27 +158,32 @@ export class AdmissionPolicy {
     return { admitted, wakeAt };
   }
 
-  private fits(ticket: Ticket, now: number): true | { global: boolean; at?: number } {
+  private fits(ticket: TicketRequest, now: number): true | { global: boolean; at?: number } {
     if (ticket.kind === 'agent')
       return this.running < (this.limits.agents ?? Number.POSITIVE_INFINITY) || { global: true };
     if (this.inFlightTotal >= (this.limits.modelRequests ?? Number.POSITIVE_INFINITY)) return { global: true };
     const state = this.provider(ticket.provider ?? '');
     if (state.pausedUntil > now) return { global: false, at: state.pausedUntil };
     if (state.inFlight >= (state.limits.concurrent ?? Number.POSITIVE_INFINITY)) return { global: false };
-    const at = Math.max(state.requests?.readyAt(now) ?? now, state.tokens?.readyAt(ticket.tokens ?? 0, now) ?? now);
+    const at = Math.max(
+      state.requests?.readyAt(now, ticket.claimsOwnSlot === true) ?? now,
+      state.tokens?.readyAt(ticket.tokens ?? 0, now) ?? now,
+    );
     return at <= now ? true : { global: false, at };
   }
 
-  private take(ticket: Ticket, now: number): void {
+  /** Counts an admitted request; a paced one's slot: when it should be sent. */
+  private take(ticket: TicketRequest, now: number): number | undefined {
     if (ticket.kind === 'agent') {
       this.running += 1;
-      return;
+      return undefined;
     }
     this.inFlightTotal += 1;
     const state = this.provider(ticket.provider ?? '');
     state.inFlight += 1;
-    if (state.requests) ticket.sendAt = state.requests.take(now);
     state.tokens?.take(ticket.tokens ?? 0, now);
+    if (state.requests === undefined) return undefined;
+    return ticket.claimsOwnSlot === true ? state.requests.reserve(now) : state.requests.take(now);
   }
 
   /** A provider's state, made on first use (one without limits of its own still counts and pauses). */
@@ -200,6 +213,7 @@ export class AdmissionPolicy {
     this.inFlightTotal = Math.max(0, this.inFlightTotal - 1);
     const state = this.provider(lease.provider);
     state.inFlight = Math.max(0, state.inFlight - 1);
+    if (lease.claimsOwnSlot === true) state.requests?.released();
     if (usedTokens !== undefined) state.tokens?.adjust(usedTokens - lease.tokens, this.now());
   }
 
@@ -218,9 +232,20 @@ export class AdmissionPolicy {
     const until = now + retryAfterMs;
     const state = this.provider(provider);
     state.requests?.backOff(now);
+    state.requests?.holdUntil(until);
     const from = Math.max(state.pausedUntil, now);
     if (until > from) this.throttledMs += until - from;
     state.pausedUntil = Math.max(state.pausedUntil, until);
+  }
+
+  /** Whether a provider's requests are paced (requestsPerMinute). */
+  paced(provider: string): boolean {
+    return this.limits.providers?.[provider]?.requestsPerMinute !== undefined;
+  }
+
+  /** A paced provider's shared schedule, for drivers that take their own slots (in this process). */
+  paceCell(provider: string): SharedArrayBuffer | undefined {
+    return this.provider(provider).requests?.cell.buffer;
   }
 
   stats(): PolicyStats {

@@ -17,6 +17,8 @@ export interface ModelAdmission {
   retryAfterMs?: number | undefined;
   /** The previous grant reached its thread too late and was never sent. */
   givenBack?: boolean | undefined;
+  /** The driver takes its own slot from the provider's PaceCell (paceCell). */
+  claims?: boolean | undefined;
 }
 
 export interface SchedulerAgent {
@@ -47,6 +49,8 @@ export class Scheduler implements SchedulerView {
   /** Foreground children each agent waits on: while any, it holds no slot. */
   private readonly childWaits = new Map<string, number>();
   private readonly leases = new Map<string, ModelLease>();
+  /** Per agent whose driver reads shared memory: 1 while its next model request is admitted ahead. */
+  private readonly credits = new Map<string, { cell: Int32Array; provider: string }>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
@@ -73,6 +77,11 @@ export class Scheduler implements SchedulerView {
     return this.limits?.modelRequests !== undefined || Object.keys(this.limits?.providers ?? {}).length > 0;
   }
 
+  /** A paced provider's shared schedule: drivers in this process take their own slots from it. */
+  paceCell(provider: string): SharedArrayBuffer | undefined {
+    return this.governsModels(provider) ? this.policy.paceCell(provider) : undefined;
+  }
+
   /** A turn of this agent would queue past `queue.max`: its run is refused QUEUE_FULL before it is accepted. */
   refusesTurn(agentId: string): boolean {
     return this.governsAgents && this.policy.full && !this.holding.has(agentId);
@@ -89,7 +98,12 @@ export class Scheduler implements SchedulerView {
   /** Before an agent's activation runs: resolves once it holds a turn slot. */
   async admitTurn(agent: SchedulerAgent): Promise<void> {
     if (!this.governsAgents || this.holding.has(agent.id)) return;
-    if (await this.acquire({ kind: 'agent', agentId: agent.id, depth: agent.depth })) this.holding.add(agent.id);
+    const request = { kind: 'agent', agentId: agent.id, depth: agent.depth } as const;
+    if (this.policy.admitNow(request)) {
+      this.holding.add(agent.id);
+      return;
+    }
+    if (await this.acquire(request)) this.holding.add(agent.id);
   }
 
   /** The agent's activation ended (or it was disposed): its slot and any model lease are freed. */
@@ -148,12 +162,14 @@ export class Scheduler implements SchedulerView {
       depth: agent.depth,
       provider,
       tokens,
+      ...(request.claims === true ? { claimsOwnSlot: true } : {}),
     });
     if (ticket !== undefined)
       this.leases.set(agent.id, {
         provider,
         tokens,
         ...(ticket.sendAt === undefined ? {} : { sendAt: ticket.sendAt }),
+        ...(request.claims === true ? { claimsOwnSlot: true } : {}),
       });
     return ticket?.sendAt;
   }
@@ -170,7 +186,31 @@ export class Scheduler implements SchedulerView {
     return true;
   }
 
-  /** The agent's model response arrived (its usage, when reported, corrects the token estimate). */
+  /**
+   * The cell through which the agent's driver learns that its next request was admitted ahead
+   * (admitAhead), so it asks nothing: for drivers in this process, of an unpaced governed provider.
+   */
+  creditCell(agentId: string, provider: string): SharedArrayBuffer | undefined {
+    if (!this.governsModels(provider) || this.policy.paced(provider)) return undefined;
+    let credit = this.credits.get(agentId);
+    if (credit?.provider !== provider) {
+      credit = { cell: new Int32Array(new SharedArrayBuffer(4)), provider };
+      this.credits.set(agentId, credit);
+    }
+    return credit.cell.buffer as SharedArrayBuffer;
+  }
+
+  /**
+   * The agent's tool results are about to cross to its driver, whose next model request follows:
+   * admitted now when that costs no waiting (as an activation's first request), so the driver asks
+   * nothing. Unused (the turn ended first), the lease goes with the next release.
+   */
+  admitAhead(agent: SchedulerAgent): void {
+    const credit = this.credits.get(agent.id);
+    if (credit === undefined || !this.admitFirstRequest(agent, credit.provider)) return;
+    Atomics.store(credit.cell, 0, 1);
+  }
+
   /** The agent's admitted request was never sent: its slot and tokens go back. */
   private releaseUnsent(agentId: string): void {
     const lease = this.leases.get(agentId);
@@ -180,7 +220,10 @@ export class Scheduler implements SchedulerView {
     this.pump();
   }
 
+  /** The agent's model response arrived (its usage, when reported, corrects the token estimate). */
   releaseModel(agentId: string, usedTokens?: number): void {
+    const credit = this.credits.get(agentId);
+    if (credit !== undefined) Atomics.store(credit.cell, 0, 0); // a credit not taken is void with its lease
     const lease = this.leases.get(agentId);
     if (lease === undefined) return;
     this.leases.delete(agentId);
@@ -207,6 +250,7 @@ export class Scheduler implements SchedulerView {
 
   /** Admits what fits, resolves those waiters, and arms the timer for what waits on time. */
   private pumpNow(): number[] {
+    if (this.policy.queued === 0) return []; // a release far from every limit: nothing waits
     const { admitted, wakeAt } = this.policy.admit();
     const ids: number[] = [];
     const now = this.now();
@@ -248,6 +292,7 @@ export class Scheduler implements SchedulerView {
     }
     this.childWaits.delete(agentId);
     this.releaseTurn(agentId);
+    this.credits.delete(agentId);
   }
 
   /** The runtime closed: nothing waits any more (their agents are being disposed). */

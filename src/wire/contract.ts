@@ -56,6 +56,17 @@ export interface DriverPlan {
    * without limits. The parent holds its lease until the response is logged or the activation ends.
    */
   firstAdmitted?: boolean;
+  /**
+   * With `admission`, a paced provider's schedule (src/wire/pace-cell.ts) when the driver runs in
+   * the parent's process: the driver takes its own send time from it once admitted.
+   */
+  pace?: SharedArrayBuffer;
+  /**
+   * With `admission`, when the driver runs in the parent's process: an Int32 the parent sets to 1
+   * when the next model request was admitted ahead (with the tool results that precede it); the
+   * driver takes it (back to 0) and asks nothing.
+   */
+  credit?: SharedArrayBuffer;
   /** Int32 cell the parent keeps non-zero while a host subscribes to events: only then are text deltas sent. */
   eventsFlag?: SharedArrayBuffer;
   codeMode: CodeMode;
@@ -178,6 +189,8 @@ export interface AdmitRequestWire {
   retryAfterMs?: number;
   /** The previous grant reached the driver too late and was never sent: its slot may be reused. */
   givenBack?: boolean;
+  /** The driver takes its own slot from the plan's `pace` cell (the grant's slot is only a hint). */
+  claims?: boolean;
 }
 
 export interface ToolCallRequestWire {

@@ -90,6 +90,7 @@ export const admitRequest = wire(
     tokens: num('nonnegative'),
     retryAfterMs: optional(num('nonnegative')),
     givenBack: optional(bool()),
+    claims: optional(bool()),
   }),
 );
 
@@ -178,6 +179,8 @@ const driverPlanDecl = object({
   admission: optional(bool()),
   /** The activation's first model request was admitted with the plan (the parent holds its lease). */
   firstAdmitted: optional(bool()),
+  pace: optional(sharedBuffer()),
+  credit: optional(sharedBuffer()),
   eventsFlag: optional(sharedBuffer()),
   codeMode: oneOf(['native', 'code', 'both']),
   codeBusyTimeoutMs: num('positive'),

@@ -13,6 +13,7 @@ import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-m
 import { route } from '../../support/route.js';
 import { workerBrood } from '../../support/runtime.js';
 import { subagentCall } from '../../support/fan-out.js';
+import { defineTool } from '../../../src/index.js';
 
 let brood: Brood | undefined;
 let server: LoopbackModel | undefined;
@@ -30,6 +31,7 @@ async function fanOut(
   n: number,
   options: Partial<BroodOptions>,
   serverOptions: Parameters<typeof startLoopbackModel>[0],
+  setUp?: (brood: Brood) => void,
 ) {
   server = await startLoopbackModel(serverOptions);
   const prompts = Array.from({ length: n }, (_, i) => `child ${i}`);
@@ -45,6 +47,7 @@ async function fanOut(
     ...options,
   });
   brood.use(subagentTool({ provider: 'spawn', agentOptions: { provider: 'loop', model: 'm' } }));
+  setUp?.(brood);
   const events: BroodEvent[] = [];
   const collecting = (async () => {
     for await (const event of brood.events()) events.push(event);
@@ -66,6 +69,31 @@ describe('limits on a real provider', () => {
     expect(server?.counts.maxInFlight).toBeGreaterThan(1);
     expect(server?.counts.throttled).toBe(0);
     expect(server?.requests.length).toBe(256);
+    expect(brood?.scheduler.stats()).toMatchObject({ queued: 0, inFlight: { loop: 0 } });
+  });
+
+  it('holds the limit when requests after tool results are admitted ahead: none leaks, none is refused', async () => {
+    const note = defineTool({
+      name: 'note',
+      description: 'takes a note',
+      parameters: { type: 'object', properties: {} },
+      execute: () => 'noted',
+    });
+    const { result } = await fanOut(
+      64,
+      { limits: { providers: { loop: { concurrent: 4 } } } },
+      {
+        toolCall: { name: 'note', arguments: {} },
+        answer: () => 'ok',
+        latencyMs: 5,
+        limit: { concurrent: 4, retryAfterMs: 50 },
+      },
+      (brood) => brood.tools.register(note),
+    );
+    expect(result.stopReason).toBe('completed');
+    expect(server?.requests.length).toBe(128); // the tool call, then the answer
+    expect(server?.counts.maxInFlight).toBeLessThanOrEqual(4);
+    expect(server?.counts.throttled).toBe(0);
     expect(brood?.scheduler.stats()).toMatchObject({ queued: 0, inFlight: { loop: 0 } });
   });
 

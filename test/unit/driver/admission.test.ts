@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { admitted } from '../../../src/driver/admission.js';
 import { epochNow, LOCAL_CLOCK } from '../../../src/wire/clock.js';
+import { PaceCell } from '../../../src/wire/pace-cell.js';
 import type { AdmitGrant, AdmitRequestWire, DriverGateway, DriverPlan } from '../../../src/wire/contract.js';
 
 const plan = { admission: true, route: { provider: 'p', model: 'm' } } as unknown as DriverPlan;
@@ -70,5 +71,34 @@ describe('driver admission', () => {
     const ungoverned = { ...plan, admission: undefined } as unknown as DriverPlan;
     expect(await admitted(ungoverned, host, () => 0, new AbortController().signal)).toBeUndefined();
     expect(asked).toEqual([]);
+  });
+  it('takes its own slot from a shared schedule: it says so when it asks, and each request takes one', async () => {
+    const cell = PaceCell.create(10, epochNow() - 100);
+    const { host, asked } = gatewayAnswering(local(epochNow() + 1_000), local(epochNow() + 1_000));
+    const shared = { ...plan, pace: cell.buffer } as DriverPlan;
+    for (let i = 0; i < 2; i++) {
+      const admission = await admitted(shared, host, () => 12, new AbortController().signal);
+      if (admission === undefined || admission === 'aborted') throw new Error('not admitted');
+      await admission.atSlot(); // the grant's slot (a second away) is only a hint: the cell's is now
+    }
+    expect(asked).toEqual([
+      { provider: 'p', tokens: 12, claims: true },
+      { provider: 'p', tokens: 12, claims: true },
+    ]);
+    expect(cell.claims).toBe(2);
+  });
+
+  it('asks nothing for a request admitted ahead (a credit), and takes that credit once', async () => {
+    const credit = new Int32Array(new SharedArrayBuffer(4));
+    Atomics.store(credit, 0, 1);
+    const { host, asked } = gatewayAnswering(null);
+    const withCredit = { ...plan, credit: credit.buffer } as DriverPlan;
+    for (let i = 0; i < 2; i++) {
+      const admission = await admitted(withCredit, host, () => 12, new AbortController().signal);
+      if (admission === undefined || admission === 'aborted') throw new Error('not admitted');
+      await admission.atSlot();
+    }
+    expect(asked).toEqual([{ provider: 'p', tokens: 12 }]);
+    expect(Atomics.load(credit, 0)).toBe(0);
   });
 });

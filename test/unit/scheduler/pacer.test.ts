@@ -5,6 +5,8 @@ import { Pacer } from '../../../src/scheduler/buckets.js';
 
 /** 6,000 a minute: a 10 ms spacing, and the 1 % margin. */
 const SPACING = 10.1;
+/** The schedule is kept in whole microseconds (src/wire/pace-cell.ts). */
+const MICROSECOND = 1e-3;
 
 describe('Pacer', () => {
   it('keeps its schedule when a request is admitted a little late: the next slot does not move', () => {
@@ -33,9 +35,11 @@ describe('Pacer', () => {
           sent.push(pacer.take(now));
         }
         for (let i = 1; i < sent.length; i++) {
-          expect((sent[i] ?? 0) - (sent[i - 1] ?? 0)).toBeGreaterThanOrEqual(0.95 * SPACING - 1e-9);
+          expect((sent[i] ?? 0) - (sent[i - 1] ?? 0)).toBeGreaterThanOrEqual(0.95 * SPACING - MICROSECOND);
           // From the first send, request i goes no earlier than i spacings less one catch-up.
-          expect((sent[i] ?? 0) - (sent[0] ?? 0)).toBeGreaterThanOrEqual(i * SPACING - 0.05 * SPACING - 1e-9);
+          expect((sent[i] ?? 0) - (sent[0] ?? 0)).toBeGreaterThanOrEqual(
+            i * SPACING - 0.05 * SPACING - i * MICROSECOND,
+          );
         }
       }),
     );
@@ -69,8 +73,7 @@ describe('Pacer', () => {
   it('holds a backed-off pace, then creeps back up to the configured rate (never past it)', () => {
     const pacer = new Pacer(6_000, 0);
     const configured = pacer.requestsPerMinute;
-    pacer.backOff(0);
-    pacer.backOff(50);
+    for (const at of [0, 50, 100]) pacer.backOff(at);
     const slowed = pacer.requestsPerMinute;
     expect(slowed).toBeLessThan(configured);
     pacer.take(500); // within the hold
@@ -81,15 +84,18 @@ describe('Pacer', () => {
     expect(pacer.requestsPerMinute).toBeCloseTo(configured, 6);
   });
 
-  it('backs off when refusals recur, not for one stall (refusals a few ms apart are one)', () => {
+  it('backs off when refusals are frequent, not for a stall nor for a refusal now and then', () => {
     const pacer = new Pacer(6_000, 0);
     const configured = pacer.requestsPerMinute;
     pacer.backOff(0);
     pacer.backOff(5); // the same stall: requests it let through together
+    pacer.backOff(300); // another one, 30 spacings later: jitter on the way, not a limit set too high
     expect(pacer.requestsPerMinute).toBe(configured);
-    pacer.backOff(60); // again, 60 ms later: the limit is too high
+    pacer.backOff(1_000);
+    pacer.backOff(1_100);
+    pacer.backOff(1_200); // three within 40 spacings: the limit is too high
     expect(pacer.requestsPerMinute).toBeCloseTo(configured * 0.95, 6);
-    pacer.backOff(120); // recurring, but within 20 spacings of the last back-off
+    pacer.backOff(1_300); // frequent, but within 20 spacings of the last back-off
     expect(pacer.requestsPerMinute).toBeCloseTo(configured * 0.95, 6);
   });
 

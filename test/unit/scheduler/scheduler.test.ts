@@ -57,4 +57,32 @@ describe('Scheduler', () => {
     scheduler.close(); // the runtime closed: the waiting retry ends
     expect(await retry).toBeUndefined();
   });
+  it("admits an agent's next request ahead, with its tool results, while it fits: a credit its driver takes once", async () => {
+    const { scheduler } = schedulerWith({ providers: { p: { concurrent: 1 } } });
+    const cell = new Int32Array(scheduler.creditCell('a', 'p') ?? new SharedArrayBuffer(4));
+    scheduler.admitAhead(agent('a'));
+    expect(Atomics.load(cell, 0)).toBe(1);
+    expect(scheduler.stats().inFlight).toEqual({ p: 1 });
+    // The driver takes the credit and sends; its logged response releases the lease as any other.
+    Atomics.store(cell, 0, 0);
+    scheduler.releaseModel('a', 10);
+    expect(scheduler.stats().inFlight).toEqual({ p: 0 });
+    // Another agent holds the only slot: no credit, the driver asks (and waits) as usual.
+    expect(scheduler.admitFirstRequest(agent('b'), 'p')).toBe(true);
+    scheduler.admitAhead(agent('a'));
+    expect(Atomics.load(cell, 0)).toBe(0);
+    scheduler.releaseModel('b');
+    // A credit never taken (the turn ended first) is void with its lease.
+    scheduler.admitAhead(agent('a'));
+    scheduler.releaseModel('a');
+    expect(Atomics.load(cell, 0)).toBe(0);
+    expect(scheduler.stats().inFlight).toEqual({ p: 0 });
+  });
+
+  it('gives no credit cell for a paced or ungoverned provider (those drivers ask, or take slots)', () => {
+    const { scheduler } = schedulerWith({ providers: { paced: { requestsPerMinute: 600 }, p: { concurrent: 2 } } });
+    expect(scheduler.creditCell('a', 'paced')).toBeUndefined();
+    expect(scheduler.creditCell('a', 'other')).toBeUndefined();
+    expect(scheduler.creditCell('a', 'p')).toBeInstanceOf(SharedArrayBuffer);
+  });
 });

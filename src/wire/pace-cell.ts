@@ -1,0 +1,108 @@
+/**
+ * A paced provider's schedule in shared memory (requestsPerMinute): the parent's scheduler and the
+ * drivers on its threads read and advance one cell, so a driver takes its send time itself, at the
+ * moment its request is ready to go, instead of being handed a slot that a busy thread may receive
+ * too late. Whichever admitted request is ready first takes the next slot; one whose thread was
+ * late loses nothing but its place.
+ *
+ * Layout (BigInt64, microseconds on the process's epoch clock, src/wire/clock.ts): the earliest time
+ * the next request may be sent, the spacing, and how many requests took a slot so far.
+ */
+const NEXT = 0;
+const SPACING = 1;
+const CLAIMS = 2;
+const FIELDS = 3;
+
+/**
+ * A request that takes its slot later than the schedule keeps the schedule if it is at most this
+ * share of a spacing late; later, the schedule restarts from it (missed slots are never bunched).
+ */
+export const CATCH_UP = 0.05;
+
+const toMicros = (ms: number): bigint => BigInt(Math.round(ms * 1000));
+const toMs = (micros: bigint): number => Number(micros) / 1000;
+
+export class PaceCell {
+  private readonly cells: BigInt64Array;
+
+  constructor(readonly buffer: SharedArrayBuffer) {
+    this.cells = new BigInt64Array(buffer);
+  }
+
+  static create(spacingMs: number, now: number): PaceCell {
+    const cell = new PaceCell(new SharedArrayBuffer(FIELDS * BigInt64Array.BYTES_PER_ELEMENT));
+    Atomics.store(cell.cells, NEXT, toMicros(now));
+    cell.spacingMs = spacingMs;
+    return cell;
+  }
+
+  get spacingMs(): number {
+    return toMs(Atomics.load(this.cells, SPACING));
+  }
+
+  set spacingMs(ms: number) {
+    Atomics.store(this.cells, SPACING, toMicros(ms));
+  }
+
+  /** The earliest time the next request may be sent. */
+  get nextAt(): number {
+    return toMs(Atomics.load(this.cells, NEXT));
+  }
+
+  get claims(): number {
+    return Number(Atomics.load(this.cells, CLAIMS));
+  }
+
+  /**
+   * Takes the next slot for a request ready at `now` when it is at most `aheadMs` away (a timer
+   * cannot wait less than a millisecond): `{ slot }`, to send then; else `{ retryIn }`, how long to
+   * wait before trying again (another request may take this slot meanwhile).
+   */
+  tryClaim(now: number, aheadMs: number): { slot: number } | { retryIn: number } {
+    for (;;) {
+      const next = Atomics.load(this.cells, NEXT);
+      const wait = toMs(next) - now;
+      if (wait > aheadMs) return { retryIn: wait - aheadMs };
+      const slot = Math.max(toMs(next), this.restartFrom(now));
+      if (this.advance(next, now)) {
+        Atomics.add(this.cells, CLAIMS, 1n);
+        return { slot };
+      }
+    }
+  }
+
+  /** The parent takes a slot for a request whose driver cannot read this cell: when it should be sent. */
+  take(now: number): number {
+    for (;;) {
+      const next = Atomics.load(this.cells, NEXT);
+      const slot = Math.max(toMs(next), this.restartFrom(now));
+      if (this.advance(next, now)) return slot;
+    }
+  }
+
+  /** A slot taken with `take` was never used: when no later one was taken since, the next request has it. */
+  giveBack(slot: number): void {
+    const from = toMicros(slot);
+    Atomics.compareExchange(this.cells, NEXT, from + Atomics.load(this.cells, SPACING), from);
+  }
+
+  /** Nothing may be sent before `at` (a provider's retry-after). */
+  holdUntil(at: number): void {
+    for (;;) {
+      const next = Atomics.load(this.cells, NEXT);
+      const until = toMicros(at);
+      if (next >= until || Atomics.compareExchange(this.cells, NEXT, next, until) === next) return;
+    }
+  }
+
+  private restartFrom(now: number): number {
+    return now - this.spacingMs * CATCH_UP;
+  }
+
+  /** Moves the schedule one spacing past the slot taken now, unless another side moved it first. */
+  private advance(next: bigint, now: number): boolean {
+    const slot = Math.max(toMs(next), this.restartFrom(now));
+    const after = toMicros(slot) + Atomics.load(this.cells, SPACING);
+    return Atomics.compareExchange(this.cells, NEXT, next, after) === next;
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * A paced provider's schedule in shared memory (PaceCell) on a fake clock: drivers take their own
+ * slots from it, the parent admits ahead of it and counts the requests that have not taken theirs.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Pacer } from '../../../src/scheduler/buckets.js';
+import { AdmissionPolicy, type TicketRequest } from '../../../src/scheduler/policy.js';
+import { PaceCell } from '../../../src/wire/pace-cell.js';
+
+/** 6,000 a minute: a 10 ms spacing, and the 1 % margin. */
+const SPACING = 10.1;
+
+function slotOf(claim: { slot: number } | { retryIn: number }): number {
+  if (!('slot' in claim)) throw new Error(`no slot: retry in ${claim.retryIn} ms`);
+  return claim.slot;
+}
+
+describe('PaceCell', () => {
+  it('gives whoever is ready first the next slot; the others wait for the one after', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    expect(slotOf(cell.tryClaim(0, 1))).toBe(0);
+    const early = cell.tryClaim(2, 1);
+    expect(early).toEqual({ retryIn: expect.closeTo(SPACING - 2 - 1, 6) });
+    // Taken up to 1 ms ahead (a timer waits no less): the slot is the schedule's, not the caller's now.
+    expect(slotOf(cell.tryClaim(SPACING - 0.5, 1))).toBeCloseTo(SPACING, 6);
+    expect(cell.claims).toBe(2);
+  });
+
+  it('restarts from a late request instead of bunching the slots it missed', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    cell.tryClaim(0, 1);
+    expect(slotOf(cell.tryClaim(100, 1))).toBeCloseTo(100 - 0.05 * SPACING, 6);
+    expect(cell.nextAt).toBeCloseTo(100 - 0.05 * SPACING + SPACING, 6);
+  });
+
+  it('never lets two requests go closer than a spacing less the catch-up, however they arrive', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0, max: 25, noNaN: true }), { minLength: 2, maxLength: 200 }), (delays) => {
+        const cell = PaceCell.create(SPACING, 0);
+        let now = 0;
+        const sent: number[] = [];
+        for (const delay of delays) {
+          now += delay;
+          const claim = cell.tryClaim(now, 1);
+          if ('retryIn' in claim) {
+            now += claim.retryIn;
+            sent.push(slotOf(cell.tryClaim(now, 1)));
+          } else sent.push(claim.slot);
+        }
+        for (let i = 1; i < sent.length; i++)
+          expect((sent[i] ?? 0) - (sent[i - 1] ?? 0)).toBeGreaterThanOrEqual(0.95 * SPACING - 1e-3); // whole microseconds
+      }),
+    );
+  });
+
+  it('holds every slot until a retry-after has passed', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    cell.tryClaim(0, 1);
+    cell.holdUntil(250);
+    expect(cell.tryClaim(SPACING, 1)).toEqual({ retryIn: expect.closeTo(250 - SPACING - 1, 6) });
+    expect(slotOf(cell.tryClaim(250, 1))).toBe(250);
+    cell.holdUntil(100); // earlier than the schedule already is: no change
+    expect(cell.nextAt).toBeCloseTo(250 + SPACING, 6);
+  });
+});
+
+describe('Pacer with drivers that take their own slots', () => {
+  it('admits a spacing ahead and counts admitted requests that have not taken their slot yet', () => {
+    const pacer = new Pacer(6_000, 0);
+    expect(pacer.readyAt(0, true)).toBe(0);
+    expect(pacer.reserve(0)).toBe(0);
+    // One admitted, its slot not taken: the next may be admitted now, a spacing ahead of its slot.
+    expect(pacer.readyAt(0, true)).toBe(0);
+    expect(pacer.reserve(0)).toBeCloseTo(SPACING, 6);
+    // Two waiting: the third is admitted a spacing before the third slot.
+    expect(pacer.readyAt(0, true)).toBeCloseTo(SPACING, 6);
+    slotOf(pacer.cell.tryClaim(0, 1));
+    slotOf(pacer.cell.tryClaim(SPACING, 1));
+    expect(pacer.readyAt(SPACING, true)).toBeCloseTo(SPACING, 6);
+  });
+
+  it('forgets a request released before it took its slot (cancelled): the next one has its place', () => {
+    const pacer = new Pacer(6_000, 0);
+    pacer.reserve(0);
+    pacer.reserve(0);
+    pacer.released(); // one of them ended without taking a slot
+    expect(pacer.readyAt(0, true)).toBe(0);
+    slotOf(pacer.cell.tryClaim(0, 1)); // the other one takes the first slot
+    pacer.released();
+    expect(pacer.readyAt(0, true)).toBe(0);
+    expect(pacer.reserve(0)).toBeCloseTo(SPACING, 6);
+  });
+});
+
+describe('AdmissionPolicy for drivers that take their own slots', () => {
+  const request = (agentId: string): TicketRequest => ({
+    kind: 'model-request',
+    agentId,
+    depth: 0,
+    provider: 'p',
+    tokens: 10,
+    claimsOwnSlot: true,
+  });
+
+  it('shares the provider schedule and admits at its pace even while drivers are late to take their slots', () => {
+    const clock = { now: 0 };
+    const policy = new AdmissionPolicy({ providers: { p: { requestsPerMinute: 6_000 } } }, () => clock.now);
+    const cell = new PaceCell(policy.paceCell('p') ?? new SharedArrayBuffer(0));
+    for (const id of ['a', 'b', 'c', 'd']) policy.enqueue(request(id));
+    const first = policy.admit();
+    expect(first.admitted.map((ticket) => ticket.agentId)).toEqual(['a', 'b']);
+    expect(first.wakeAt).toBeCloseTo(SPACING, 6);
+    // Nobody took a slot yet (their threads are busy): one more is admitted at the pace, to take
+    // whichever slot is free first.
+    clock.now = SPACING;
+    expect(policy.admit().admitted.map((ticket) => ticket.agentId)).toEqual(['c']);
+    // One takes its slot late (the schedule restarts from it); the two others wait, and so does d.
+    const taken = slotOf(cell.tryClaim(SPACING, 1));
+    const { admitted, wakeAt } = policy.admit();
+    expect(admitted).toEqual([]);
+    expect(wakeAt).toBeCloseTo(taken + 2 * SPACING, 6);
+    clock.now = wakeAt ?? Number.NaN;
+    expect(policy.admit().admitted.map((ticket) => ticket.agentId)).toEqual(['d']);
+    // A retry-after holds the shared schedule too: drivers already admitted wait for it.
+    policy.pause('p', 100);
+    expect(cell.tryClaim(clock.now, 1)).toEqual({ retryIn: expect.closeTo(100 - 1, 6) });
+  });
+});
