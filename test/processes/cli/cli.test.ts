@@ -8,7 +8,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommandLine } from '../../../src/cli/cli.js';
+import { expectUsageError, runInProcess } from '../../support/command-line.js';
 import { startLoopbackModel, type LoopbackModel } from '../../support/loopback-model.js';
 import { assertBuilt, runCli, type Spawned } from '../../support/run-cli.js';
 
@@ -33,23 +33,6 @@ async function headers(): Promise<{ id: string; parentSession?: string; delegati
   return Promise.all(
     files.map(async (f) => JSON.parse((await readFile(join(sessionsDir, f), 'utf8')).split('\n')[0]!)),
   );
-}
-
-/** `brood <args>` in this process, its output captured. */
-async function inProcess(args: string[]): Promise<Spawned> {
-  const outcome = { stdout: '', stderr: '' };
-  const code = await runCommandLine(args, {
-    stdout: { write: (text: string) => (outcome.stdout += text) },
-    stderr: { write: (text: string) => (outcome.stderr += text) },
-  });
-  return { code, ...outcome };
-}
-
-function expectOneLine(result: Spawned, pattern: RegExp): void {
-  expect(result.code).toBe(2);
-  const lines = result.stderr.split('\n').filter((line) => line !== '');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(pattern);
 }
 
 describe('brood demo (non-TTY)', () => {
@@ -87,7 +70,7 @@ describe('brood inspect', () => {
   });
 
   it('--json gives one record per agent with usage, and the subtree totals', async () => {
-    const result = await inProcess(['inspect', sessionsDir, '--json']);
+    const result = await runInProcess(['inspect', sessionsDir, '--json']);
     const nodes = JSON.parse(result.stdout) as {
       depth: number;
       usage: { inputTokens: number };
@@ -120,7 +103,7 @@ describe('brood trace', () => {
 
   it('emits Chrome trace events: one named track per agent, nested X spans for turns, requests and tool calls', async () => {
     const root = (await headers()).find((h) => h.parentSession === undefined)!;
-    const result = await inProcess(['trace', sessionsDir, root.id]);
+    const result = await runInProcess(['trace', sessionsDir, root.id]);
     expect(result.code).toBe(0);
     const { traceEvents } = JSON.parse(result.stdout) as { traceEvents: Event[] };
     const spans = traceEvents.filter((e) => e.ph === 'X');
@@ -150,7 +133,7 @@ describe('brood trace', () => {
   });
 
   it('an unknown id: exit 2, one line', async () => {
-    expectOneLine(await inProcess(['trace', sessionsDir, 'nope']), /no session nope/);
+    expectUsageError(await runInProcess(['trace', sessionsDir, 'nope']), /no session nope/);
   });
 
   /** Perfetto requires complete events on one thread to nest; partial overlaps are dropped. */
@@ -172,7 +155,7 @@ describe('brood trace', () => {
 describe('the bin wires exit codes and streams', () => {
   it('a usage error: exit 2, one line on stderr, nothing on stdout', async () => {
     const result = await runCli(['run', '--config']);
-    expectOneLine(result, /^brood run: Option '--config <value>' argument missing/);
+    expectUsageError(result, /^brood run: Option '--config <value>' argument missing/);
     expect(result.stdout).toBe('');
   });
 
@@ -313,7 +296,7 @@ describe('brood trace: metadata and flows', () => {
       id?: number;
       bp?: string;
     };
-    const { traceEvents } = JSON.parse((await inProcess(['trace', sessionsDir, root.id])).stdout) as {
+    const { traceEvents } = JSON.parse((await runInProcess(['trace', sessionsDir, root.id])).stdout) as {
       traceEvents: Event[];
     };
     expect(traceEvents.filter((e) => e.ph === 'M').every((e) => e.cat === '__metadata')).toBe(true);

@@ -11,30 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runCommandLine } from '../../../src/cli/cli.js';
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function brood(args: string[]): Promise<Outcome> {
-  const outcome = { stdout: '', stderr: '' };
-  const code = await runCommandLine(args, {
-    stdout: { write: (text: string) => (outcome.stdout += text) },
-    stderr: { write: (text: string) => (outcome.stderr += text) },
-  });
-  return { code, ...outcome };
-}
-
-function expectOneLine(result: Outcome, pattern: RegExp): void {
-  expect(result.code).toBe(2);
-  expect(result.stdout).toBe('');
-  const lines = result.stderr.split('\n').filter((line) => line !== '');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(pattern);
-}
+import { expectUsageError, runInProcess } from '../../support/command-line.js';
 
 let workspace: string;
 
@@ -71,7 +48,7 @@ describe('usage errors exit 2 with one line on stderr', () => {
     [['mcp', '--config', 'mcp.json', '--http', 'eighty'], /^brood mcp: --http: 'eighty' is not a port/],
     [['mcp', '--config', 'mcp.json', '--host', '0.0.0.0'], /^brood mcp: --host needs --http <port>/],
   ])('%j', async (args, pattern) => {
-    expectOneLine(await brood(args), pattern);
+    expectUsageError(await runInProcess(args), pattern);
   });
 });
 
@@ -113,7 +90,7 @@ describe('brood run: a bad config → exit 2, one line', () => {
       value === null
         ? join(workspace, 'missing.json')
         : await writeConfig(typeof value === 'string' ? value : config(value));
-    expectOneLine(await brood(['run', '--config', file]), pattern);
+    expectUsageError(await runInProcess(['run', '--config', file]), pattern);
   });
 });
 
@@ -164,7 +141,7 @@ describe('brood run: a bad option of a library factory → exit 2 and one line n
       agent: openaiAgent,
       ...extra,
     });
-    expectOneLine(await brood(['run', '--config', file]), pattern);
+    expectUsageError(await runInProcess(['run', '--config', file]), pattern);
   });
 });
 
@@ -174,7 +151,7 @@ describe('help and version', () => {
   it.each([[['--help']], [['-h']], [['help']]])(
     'brood %j prints the overview with every command, exit 0',
     async (args) => {
-      const result = await brood(args);
+      const result = await runInProcess(args);
       expect(result).toMatchObject({ code: 0, stderr: '' });
       for (const command of COMMANDS) expect(result.stdout).toMatch(new RegExp(`^ {2}brood ${command} `, 'm'));
     },
@@ -183,7 +160,7 @@ describe('help and version', () => {
   it.each(COMMANDS.map((command, i) => [command, i % 2 === 0 ? '--help' : '-h']))(
     'brood %s %s answers with its usage, exit 0',
     async (command, flag) => {
-      const result = await brood([command, flag]);
+      const result = await runInProcess([command, flag]);
       expect(result).toMatchObject({ code: 0, stderr: '' });
       expect(result.stdout).toMatch(new RegExp(`^Usage: brood ${command}`));
     },
@@ -195,17 +172,17 @@ describe('help and version', () => {
       const { version } = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as {
         version: string;
       };
-      expect(await brood(args)).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+      expect(await runInProcess(args)).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
     },
   );
 
   it('flags after the command still count: brood trace <dir> <id> --help', async () => {
-    const result = await brood(['trace', 'some-dir', 'some-id', '--help']);
+    const result = await runInProcess(['trace', 'some-dir', 'some-id', '--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Usage: brood trace/);
   });
 
   it('help wins over version', async () => {
-    expect((await brood(['run', '--version', '--help'])).stdout).toMatch(/^Usage: brood run/);
+    expect((await runInProcess(['run', '--version', '--help'])).stdout).toMatch(/^Usage: brood run/);
   });
 });
