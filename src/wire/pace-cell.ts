@@ -59,10 +59,13 @@ export class PaceCell {
    * wait before trying again (another request may take this slot meanwhile).
    */
   tryClaim(now: number, aheadMs: number): { slot: number } | { retryIn: number } {
+    // Compared in whole microseconds, as the schedule is kept: a caller that waited exactly `retryIn`
+    // is not turned away again by a float rounding a hair short of the slot.
+    const aheadUs = toMicros(aheadMs);
     for (;;) {
       const next = Atomics.load(this.cells, NEXT);
-      const wait = toMs(next) - now;
-      if (wait > aheadMs) return { retryIn: wait - aheadMs };
+      const waitUs = next - toMicros(now);
+      if (waitUs > aheadUs) return { retryIn: toMs(waitUs - aheadUs) };
       const slot = Math.max(toMs(next), this.restartFrom(now));
       if (this.advance(next, now)) {
         Atomics.add(this.cells, CLAIMS, 1n);

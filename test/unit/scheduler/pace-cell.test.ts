@@ -34,6 +34,16 @@ describe('PaceCell', () => {
     expect(cell.nextAt).toBeCloseTo(100 - 0.05 * SPACING + SPACING, 6);
   });
 
+  it('gives a slot to a request that waited exactly the retryIn it was told (no float rounding short of it)', () => {
+    // fast-check's counterexample: 1.6499… + (11.245 − 1.6499… − 1) rounds to a hair before the slot's ahead window.
+    const cell = PaceCell.create(SPACING, 0);
+    const first = 1.6499039604431944;
+    cell.tryClaim(first, 1);
+    const told = cell.tryClaim(first, 1);
+    if (!('retryIn' in told)) throw new Error('the second request should wait');
+    expect(cell.tryClaim(first + told.retryIn, 1)).toEqual({ slot: expect.any(Number) });
+  });
+
   it('never lets two requests go closer than a spacing less the catch-up, however they arrive', () => {
     fc.assert(
       fc.property(fc.array(fc.double({ min: 0, max: 25, noNaN: true }), { minLength: 2, maxLength: 200 }), (delays) => {
