@@ -156,20 +156,21 @@ export class Scheduler implements SchedulerView {
       this.events.throttled(agent.id, provider, retryAfterMs);
     }
     if (!this.governsModels(provider)) return undefined;
+    const claims = request.claims === true ? ({ claimsOwnSlot: true } as const) : {};
     const ticket = await this.acquire({
       kind: 'model-request',
       agentId: agent.id,
       depth: agent.depth,
       provider,
       tokens,
-      ...(request.claims === true ? { claimsOwnSlot: true } : {}),
+      ...claims,
     });
     if (ticket !== undefined)
       this.leases.set(agent.id, {
         provider,
         tokens,
         ...(ticket.sendAt === undefined ? {} : { sendAt: ticket.sendAt }),
-        ...(request.claims === true ? { claimsOwnSlot: true } : {}),
+        ...claims,
       });
     return ticket?.sendAt;
   }
