@@ -63,8 +63,7 @@ const factTime = (event) => (event.data.at !== undefined && event.data.at <= eve
  * is made at its answer in one call, as nothing nests under it; a turn's stop reason is the one
  * attribute set after start (it is not known before). No error paths: the fan-out has no failures.
  */
-function floorSessions(tracer) {
-  const inner = memorySessions();
+export function floorSessions(tracer, inner = memorySessions()) {
   /** Per session: its header, label, open turn, pending request, open calls, subagent calls not yet claimed. */
   const agents = new Map();
   const agentOf = (id) => {
