@@ -329,18 +329,20 @@ export class SpanBuilder {
   }
 
   private startCall(spans: AgentSpans, callId: string, name: string, args: string, time: number): void {
-    const span = this.startToolSpan(name, callId, spans.turn?.context ?? this.api.ROOT_CONTEXT, hrTimeOf(time));
-    if (this.captureContent) span.setAttribute('gen_ai.tool.call.arguments', args);
+    const parent = spans.turn?.context ?? this.api.ROOT_CONTEXT;
+    const span = this.startToolSpan(name, callId, parent, hrTimeOf(time), this.captureContent ? args : undefined);
     spans.calls.set(callId, { span, name });
   }
 
-  private startToolSpan(name: string, callId: string, parent: Context, time: HrTime): Span {
+  /** `args`: the call's arguments when content is captured (known at start, so given to startSpan). */
+  private startToolSpan(name: string, callId: string, parent: Context, time: HrTime, args?: string): Span {
     const attributes: Attributes = {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': name,
       'gen_ai.tool.call.id': callId,
       'gen_ai.tool.type': 'function',
     };
+    if (args !== undefined) attributes['gen_ai.tool.call.arguments'] = args;
     return this.tracer.startSpan(`execute_tool ${name}`, { kind: INTERNAL, attributes, startTime: time }, parent);
   }
 
