@@ -15,7 +15,7 @@ import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@
 import { memorySessions } from '../dist/index.js';
 import { L, THREADS, parentTurns, childTurns } from './lib/schedule.mjs';
 import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
-import { median, round } from './lib/stats.mjs';
+import { median, percentile, round } from './lib/stats.mjs';
 
 const P = 64;
 const ROOT = 'telemetry-root';
@@ -186,7 +186,7 @@ const perRound = (a, b) => a.map((value, i) => value - b[i]);
 export async function runTelemetryCost({ quick, log }) {
   const n = quick ? 64 : 256;
   // Wall ratios of single rounds spread by ±5 % on the shared machine: the medians need many rounds.
-  const rounds = quick ? 3 : 15;
+  const rounds = quick ? 3 : 20;
   const warmups = quick ? 1 : 2;
   const tracing = { floor: memoryTracing(), on: memoryTracing() };
   const broods = {
@@ -221,7 +221,10 @@ export async function runTelemetryCost({ quick, log }) {
     const ratio = (side) => round(median(ms[side].map((value, i) => value / ms.off[i])), 3);
     const cpuPerRun = (side) => round(median(cpu[side]), 1);
     // Main-thread CPU per span: the median over rounds of one side's run less the other's in that round.
-    const usPerSpan = (side, base) => round((median(perRound(cpu[side], cpu[base])) / spans.on) * 1000, 1);
+    const usPerSpan = (side, base, p = 50) =>
+      round((percentile(perRound(cpu[side], cpu[base]), p) / spans.on) * 1000, 1);
+    // The spread of those per-round figures (25th and 75th percentiles): how far one median can be trusted.
+    const usSpread = (side, base) => [usPerSpan(side, base, 25), usPerSpan(side, base, 75)];
     const offMs = median(ms.off);
     // The wall budget of on ≤ 1.05× off, and what the floor's spans cost the parent's main thread (the
     // run's critical path: it claims every turn, runs every delegation call, logs every event).
@@ -247,6 +250,7 @@ export async function runTelemetryCost({ quick, log }) {
       mainCpuSamplesMs: Object.fromEntries(SIDES.map((side) => [side, cpu[side].map((v) => round(v, 1))])),
       // The floor's own main-thread CPU per span (above off), brood's above the floor, and on's in all.
       mainCpuUsPerSpan: { floor: floorUs, broodAboveFloor: usPerSpan('on', 'floor'), on: usPerSpan('on', 'off') },
+      mainCpuUsPerSpanQuartiles: { floor: usSpread('floor', 'off'), broodAboveFloor: usSpread('on', 'floor') },
       budgetMs: round(budgetMs, 1),
       floorSpansMs: round(floorSpansMs, 1),
       floorFitsBudget: floorSpansMs <= budgetMs,
@@ -254,7 +258,7 @@ export async function runTelemetryCost({ quick, log }) {
     };
     const us = result.mainCpuUsPerSpan;
     log(
-      `telemetry: N=${n} P=${P} ${rounds} rounds, medians: off ${result.offMs} ms, floor ${result.floorMs} ms (${result.floorOverOff}×), on ${result.onMs} ms (${result.onOverOff}×, ${spans.on} spans/run, floor ${spans.floor}); main-thread CPU/run off ${result.mainCpuMsPerRun.off}, floor ${result.mainCpuMsPerRun.floor}, on ${result.mainCpuMsPerRun.on} ms; µs/span: floor ${us.floor}, brood above floor ${us.broodAboveFloor}, on ${us.on}; budget (5 % of off) ${result.budgetMs} ms vs floor ${us.floor} µs × ${spans.on} = ${result.floorSpansMs} ms (${result.floorFitsBudget ? 'fits' : 'exceeds'}); load ${result.load.join(' ')}`,
+      `telemetry: N=${n} P=${P} ${rounds} rounds, medians: off ${result.offMs} ms, floor ${result.floorMs} ms (${result.floorOverOff}×), on ${result.onMs} ms (${result.onOverOff}×, ${spans.on} spans/run, floor ${spans.floor}); main-thread CPU/run off ${result.mainCpuMsPerRun.off}, floor ${result.mainCpuMsPerRun.floor}, on ${result.mainCpuMsPerRun.on} ms; µs/span: floor ${us.floor} [${result.mainCpuUsPerSpanQuartiles.floor.join('..')}], brood above floor ${us.broodAboveFloor} [${result.mainCpuUsPerSpanQuartiles.broodAboveFloor.join('..')}], on ${us.on}; budget (5 % of off) ${result.budgetMs} ms vs floor ${us.floor} µs × ${spans.on} = ${result.floorSpansMs} ms (${result.floorFitsBudget ? 'fits' : 'exceeds'}); load ${result.load.join(' ')}`,
     );
     return result;
   } finally {
