@@ -319,7 +319,16 @@ fan-out table above is the no-telemetry figure.
 
 function floorSentence(te) {
   const cpu = te.mainCpuMsPerRun;
-  return ` The SDK's floor, measured in place (no \`telemetry\`; the same number of spans of the same shapes made with bare SDK calls as the parent's session store receives the events that end them): **${fmt(te.floorMs, 1)} ms** (${fmt(te.floorOverOff, 3)}×), ${fmt(cpu.floor, 1)} ms of main-thread CPU per run. Main-thread CPU per span above the run without: ${fmt(te.mainCpuUsPerSpan.floor, 1)} µs for bare SDK calls, ${fmt(te.mainCpuUsPerSpan.on, 1)} µs with brood's telemetry (load ${te.load.join(' ')}).`;
+  const us = te.mainCpuUsPerSpan;
+  if (us.broodAboveFloor === undefined)
+    return ` The SDK's floor, measured in place: **${fmt(te.floorMs, 1)} ms** (${fmt(te.floorOverOff, 3)}×), ${fmt(cpu.floor, 1)} ms of main-thread CPU per run; ${fmt(us.floor, 1)} µs per span for bare SDK calls, ${fmt(us.on, 1)} µs with brood's telemetry (load ${te.load.join(' ')}).`;
+  return ` Ratios are medians of the per-round ratios. The floor, measured in place (no \`telemetry\`; the same spans, names, kinds, attributes and parents made the cheapest way the SDK allows, with the same provider, processor and exporter, as the parent's session store receives the events): **${fmt(te.floorMs, 1)} ms** (${fmt(te.floorOverOff, 3)}×), ${fmt(cpu.floor, 1)} ms of main-thread CPU per run. Main-thread CPU per span (medians of per-round differences): the floor ${fmt(us.floor, 1)} µs above off${quartiles(te, 'floor')}${te.floorInPlaceUsPerSpan === undefined ? '' : `, ${fmt(te.floorInPlaceUsPerSpan, 1)} µs timed in place around its own span work`}, brood ${fmt(us.broodAboveFloor, 1)} µs above the floor${quartiles(te, 'broodAboveFloor')} (${fmt(us.on, 1)} µs above off in all). The wall budget of 1.05× is ${fmt(te.budgetMs, 1)} ms; the floor's spans alone cost the parent's main thread, the run's critical path, ${fmt(us.floor, 1)} µs × ${te.spansPerRun} = ${fmt(te.floorSpansMs, 1)} ms per run, which ${te.floorFitsBudget ? 'fits within' : 'exceeds'} it (load ${te.load.join(' ')}).`;
+}
+
+/** The middle half of the per-round figures, when the row recorded them. */
+function quartiles(te, key) {
+  const q = te.mainCpuUsPerSpanQuartiles?.[key];
+  return q ? ` (middle half of rounds ${fmt(q[0], 1)} to ${fmt(q[1], 1)})` : '';
 }
 
 function governedSection(g) {

@@ -256,11 +256,17 @@ export class SpanBuilder {
     const chat = spans.chat;
     if (chat === undefined) return;
     spans.chat = undefined;
-    const attributes = this.chatAttributes(chat);
-    attributes['gen_ai.response.model'] = chat.model;
-    attributes['gen_ai.usage.input_tokens'] = data.usage.inputTokens;
-    attributes['gen_ai.usage.output_tokens'] = data.usage.outputTokens;
-    attributes['gen_ai.response.finish_reasons'] = [data.finish];
+    // One literal of every key known here (no shape change per added key), the server's after it.
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': chat.provider,
+      'gen_ai.request.model': chat.model,
+      'gen_ai.response.model': chat.model,
+      'gen_ai.usage.input_tokens': data.usage.inputTokens,
+      'gen_ai.usage.output_tokens': data.usage.outputTokens,
+      'gen_ai.response.finish_reasons': [data.finish],
+    };
+    this.addServer(attributes, chat.provider);
     if (this.captureContent && data.text !== '') attributes['gen_ai.output.text'] = data.text;
     const failed = data.finish === 'error';
     if (failed) attributes['error.type'] = 'error';
@@ -288,12 +294,16 @@ export class SpanBuilder {
       'gen_ai.provider.name': chat.provider,
       'gen_ai.request.model': chat.model,
     };
-    const server = this.serverFor(chat.provider);
-    if (server !== undefined) {
-      attributes['server.address'] = server.address;
-      attributes['server.port'] = server.port;
-    }
+    this.addServer(attributes, chat.provider);
     return attributes;
+  }
+
+  /** server.address and server.port of an HTTP adapter's provider (none for in-process models). */
+  private addServer(attributes: Attributes, provider: string): void {
+    const server = this.serverFor(provider);
+    if (server === undefined) return;
+    attributes['server.address'] = server.address;
+    attributes['server.port'] = server.port;
   }
 
   /** serverOf for a chat's provider; a run asks for the same provider request after request. */
@@ -319,18 +329,20 @@ export class SpanBuilder {
   }
 
   private startCall(spans: AgentSpans, callId: string, name: string, args: string, time: number): void {
-    const span = this.startToolSpan(name, callId, spans.turn?.context ?? this.api.ROOT_CONTEXT, hrTimeOf(time));
-    if (this.captureContent) span.setAttribute('gen_ai.tool.call.arguments', args);
+    const parent = spans.turn?.context ?? this.api.ROOT_CONTEXT;
+    const span = this.startToolSpan(name, callId, parent, hrTimeOf(time), this.captureContent ? args : undefined);
     spans.calls.set(callId, { span, name });
   }
 
-  private startToolSpan(name: string, callId: string, parent: Context, time: HrTime): Span {
+  /** `args`: the call's arguments when content is captured (known at start, so given to startSpan). */
+  private startToolSpan(name: string, callId: string, parent: Context, time: HrTime, args?: string): Span {
     const attributes: Attributes = {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': name,
       'gen_ai.tool.call.id': callId,
       'gen_ai.tool.type': 'function',
     };
+    if (args !== undefined) attributes['gen_ai.tool.call.arguments'] = args;
     return this.tracer.startSpan(`execute_tool ${name}`, { kind: INTERNAL, attributes, startTime: time }, parent);
   }
 

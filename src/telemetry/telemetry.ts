@@ -33,11 +33,14 @@ export class Telemetry {
   private api: Otel | undefined;
   private spans: SpanBuilder | undefined;
   /**
-   * The tool call whose execute() is running synchronously right now. A subagent start reads it at its
-   * synchronous entry (brood's delegation tools start children before their first await), which costs
-   * nothing per promise, unlike an AsyncLocalStorage (in Node 20 it hooks every promise the process makes).
+   * The tool call whose execute() is running synchronously right now (agent and call id, two fields:
+   * every tool call of every agent passes here, and few start a child). A subagent start reads it at
+   * its synchronous entry (brood's delegation tools start children before their first await), which
+   * costs nothing per promise, unlike an AsyncLocalStorage (in Node 20 it hooks every promise the
+   * process makes).
    */
-  private running: CallScope | undefined;
+  private runningAgent: string | undefined;
+  private runningCallId = '';
   /** The call that made each subagent start request (read when the child's run is published). */
   private readonly starts = new WeakMap<object, CallScope>();
   /** The call that last sent a continuable child a message (its next run links to it). */
@@ -87,31 +90,38 @@ export class Telemetry {
     if (spans === undefined) return;
     const scope = request === undefined ? this.wakes.get(child.id) : this.starts.get(request);
     if (request === undefined) this.wakes.delete(child.id);
-    this.guard('childStarted', () => {
+    try {
       const call = scope?.agentId === child.parentId && scope ? spans.callSpan(scope.agentId, scope.callId) : undefined;
       spans.childStarted({ mode, provider, call }, child);
-    });
+    } catch (error) {
+      this.reportFailure('childStarted', error);
+    }
   }
 
   /** Runs `work`, the synchronous part of tool call `callId` of `agentId` (what a subagent start in it reads). */
   withCall<T>(agentId: string, callId: string, work: () => T): T {
-    const outer = this.running;
-    this.running = { agentId, callId };
+    const outerAgent = this.runningAgent;
+    const outerCallId = this.runningCallId;
+    this.runningAgent = agentId;
+    this.runningCallId = callId;
     try {
       return work();
     } finally {
-      this.running = outer;
+      this.runningAgent = outerAgent;
+      this.runningCallId = outerCallId;
     }
   }
 
   /** The call running now, if any (read by a subagent start or followup at its synchronous entry). */
   runningCall(): CallScope | undefined {
-    return this.running;
+    const agentId = this.runningAgent;
+    return agentId === undefined ? undefined : { agentId, callId: this.runningCallId };
   }
 
   /** `request` starts a child for the call running now (read at the start's synchronous entry). */
   startedBy(request: object): void {
-    if (this.running !== undefined) this.starts.set(request, this.running);
+    const scope = this.runningCall();
+    if (scope !== undefined) this.starts.set(request, scope);
   }
 
   /** A continuable child was sent a message by `call`: its next run links to it. */
@@ -141,10 +151,12 @@ export class Telemetry {
   }
 
   forget(agentId: string): void {
-    this.guard('forget', () => {
-      this.wakes.delete(agentId);
+    this.wakes.delete(agentId);
+    try {
       this.spans?.forget(agentId);
-    });
+    } catch (error) {
+      this.reportFailure('forget', error);
+    }
   }
 
   private start(api: Otel): void {
