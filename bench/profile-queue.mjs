@@ -59,7 +59,14 @@ const perChild = (ms, children) => (ms / children).toFixed(2);
 async function redisBytes(probe) {
   const info = await probe.info('stats');
   const read = (key) => Number(new RegExp(`${key}:(\\d+)`).exec(info)?.[1]);
-  return { in: read('total_net_input_bytes'), out: read('total_net_output_bytes') };
+  const commands = await probe.info('commandstats');
+  const calls = (name) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(commands)?.[1] ?? 0);
+  return {
+    in: read('total_net_input_bytes'),
+    out: read('total_net_output_bytes'),
+    lpush: calls('lpush'),
+    blmpop: calls('blmpop'),
+  };
 }
 
 async function startPerf(pids) {
@@ -143,7 +150,7 @@ try {
   }
   console.log(`  total ${perChild(total, children)} ms per child`);
   console.log(
-    `  Redis bytes per child: in ${perChild(bytesAfter.in - bytesBefore.in, children)}, out ${perChild(bytesAfter.out - bytesBefore.out, children)}`,
+    `  Redis per child: bytes in ${perChild(bytesAfter.in - bytesBefore.in, children)}, out ${perChild(bytesAfter.out - bytesBefore.out, children)}; LPUSH ${perChild(bytesAfter.lpush - bytesBefore.lpush, children)}, BLMPOP ${perChild(bytesAfter.blmpop - bytesBefore.blmpop, children)}`,
   );
 } finally {
   probe.disconnect();
