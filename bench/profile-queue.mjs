@@ -1,13 +1,11 @@
 // Profiling harness (not part of `npm run bench`): repeated queued latency-only fan-outs (P = 64)
-// through two local `brood host` processes of one pool thread each, after untimed ones (N = 16, then
-// N). Prints the CPU per child of the timed runs by process and kind (user / sys from /proc), and
+// through two local `brood host` processes of one pool thread each, after two untimed ones (N = 16,
+// then N). Prints the CPU per child of the timed runs by process and kind (user / sys from /proc), and
 // per process by thread group: `main`; `early`, the threads a process has from its start (V8's
 // compiler and GC helpers: TurboFan's concurrent compiles land there); `late`, the threads started
 // after it (pool threads, libuv's). Also Redis's bytes in and out per child.
 //   node [node flags] bench/profile-queue.mjs [N] [reps] [-- host node flags…]
-// Environment: HOST_THREADS=n the hosts' --threads (default 1; 0: drivers on their main threads);
-// WARM=k untimed runs of N first (default 1); PER_REP=1 prints every timed run's CPU per child (does
-// the compile work amortise?);
+// Environment: PER_REP=1 prints every timed run's CPU per child (does the compile work amortise?);
 // PERF=<file> records the three node processes with `perf record -g` over the timed runs (run node and
 // the hosts with --perf-basic-prof so JIT frames are named: `-- --perf-basic-prof`). Host flags such
 // as --trace-opt or --trace-gc print on this process's stdout.
@@ -83,7 +81,7 @@ async function startPerf(pids) {
 
 const hosts = await startRedisAndHosts({
   hosts: 2,
-  threads: Number(process.env.HOST_THREADS ?? 1),
+  threads: 1,
   queue: 'prof',
   nodeArgs: hostArgs,
   hostStdout: hostArgs.length > 0 ? 'inherit' : 'ignore',
@@ -111,7 +109,7 @@ const { Redis } = await import('ioredis');
 const probe = new Redis(hosts.url);
 try {
   await timedRun(runtime, prompt(16), 'warm-up');
-  for (let i = 0; i < Number(process.env.WARM ?? 1); i++) await timedRun(runtime, prompt(N), 'warm-up');
+  await timedRun(runtime, prompt(N), 'warm-up');
   const pids = { parent: process.pid, host1: hosts.pids[0], host2: hosts.pids[1], redis: hosts.redisPid };
   const readAll = () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuByGroup(pid)]));
   const bytesBefore = await redisBytes(probe);

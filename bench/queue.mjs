@@ -1,8 +1,6 @@
 // `npm run bench -- --queue`: latency-only fan-out (C = 0) with the children's drivers on two local
 // `brood host` processes (queueRunner over a private Redis), beside the floor and the worker runner,
-// interleaved per repetition like the main fan-out table. The same queued run is measured a second
-// time on two hosts started with `--threads 0` (drivers on the hosts' main threads, no pool), over a
-// Redis of their own. Per-child overhead is the makespan above
+// interleaved per repetition like the main fan-out table. Per-child overhead is the makespan above
 // the floor, amortised over the N children (P = 64 run at once, so it is not a per-child latency).
 import * as brood from '../dist/index.js';
 import { floorFanout, burnerPool } from './floor.mjs';
@@ -82,25 +80,20 @@ export async function runQueueFanout({ quick, log }) {
     threads: Math.max(1, Math.floor(THREADS / HOSTS)),
     queue: 'bench',
   });
-  const inlineHosts = await startRedisAndHosts({ hosts: HOSTS, threads: 0, queue: 'bench' });
-  // Clients of the hosts' Redis servers, for their command counts only.
+  // A client of the hosts' Redis, for its command counts only.
   const { Redis } = await import('ioredis');
   const redis = new Redis(hosts.url);
-  const inlineRedis = new Redis(inlineHosts.url);
   const pool = burnerPool(THREADS);
   // The parent and its local pool as in the worker rows; only the children go to the hosts.
-  const queuedOn = (url) =>
-    createBrood({
-      maxParallelToolCalls: P,
-      pool: { threads: THREADS },
-      models: [scriptedModels({ id: 'scripted', scripts: scripts(ns) })],
-      providers: [spawnProvider({ runner: queueRunner({ connection: url, queue: 'bench' }) })],
-    });
-  const queued = queuedOn(hosts.url);
-  const queuedInline = queuedOn(inlineHosts.url);
+  const queued = createBrood({
+    maxParallelToolCalls: P,
+    pool: { threads: THREADS },
+    models: [scriptedModels({ id: 'scripted', scripts: scripts(ns) })],
+    providers: [spawnProvider({ runner: queueRunner({ connection: hosts.url, queue: 'bench' }) })],
+  });
   const worker = makeBrood({ runner: 'worker', scripts: scripts(ns), maxParallelToolCalls: P, threads: THREADS });
   try {
-    for (const runtime of [queued, queuedInline, worker]) {
+    for (const runtime of [queued, worker]) {
       runtime.tools.register(noopTool());
       installDelegation(runtime);
       await fanOnce(runtime, 16); // warm-up: connections, host pools, JIT
@@ -111,9 +104,8 @@ export async function runQueueFanout({ quick, log }) {
       // of a size still compiles code that later ones reuse (in the parent and in every host).
       for (const runtime of [queued, queuedInline, worker]) await fanOnce(runtime, n);
       const reps = quick ? 1 : n >= 256 ? 2 : 3;
-      const samples = { floor: [], worker: [], queue: [], queueInline: [] };
+      const samples = { floor: [], worker: [], queue: [] };
       const cpu = [];
-      const inlineCpu = [];
       for (let i = 0; i < reps; i++) {
         samples.floor.push((await instrumented(() => floorFanout(pool, { n, p: P, cpuMs: 0 }))).ms);
         samples.worker.push((await instrumented(() => fanOnce(worker, n))).ms);
@@ -121,9 +113,6 @@ export async function runQueueFanout({ quick, log }) {
         const queuedRun = await instrumented(() => withCpu(hosts, redis, () => fanOnce(queued, n)));
         samples.queue.push(queuedRun.ms);
         cpu.push({ ...queuedRun.value.cpu, ms: queuedRun.ms, commands: queuedRun.value.commands });
-        const inlineRun = await instrumented(() => withCpu(inlineHosts, inlineRedis, () => fanOnce(queuedInline, n)));
-        samples.queueInline.push(inlineRun.ms);
-        inlineCpu.push({ ...inlineRun.value.cpu, commands: inlineRun.value.commands });
       }
       const mid = (key) => round(median(samples[key]), 1);
       const row = {
@@ -151,36 +140,16 @@ export async function runQueueFanout({ quick, log }) {
       row.cpuBoundMinimumMs = round(mine.total / THREADS, 0);
       // Share of the machine's cores that run used (1 = every core busy for the whole makespan).
       row.queueCpuUtilization = round(mine.total / (runMs * THREADS), 2);
-      // The same run on hosts with --threads 0 (median by total CPU), for comparison.
-      row.queueInlineHostsMs = mid('queueInline');
-      const { commands: inlineCommands, ...inlineMine } = inlineCpu.sort((a, b) => a.total - b.total)[
-        Math.floor(inlineCpu.length / 2)
-      ];
-      row.queueInlineHostsCpuMs = inlineMine;
-      row.queueInlineHostsCpuPerChildMs = Object.fromEntries(
-        Object.entries(inlineMine).map(([k, v]) => [k, round(v / n, 2)]),
-      );
-      row.queueInlineHostsRedisCallsPerChild = round(
-        Object.values(inlineCommands).reduce((sum, { calls: c }) => sum + c, 0) / n,
-        1,
-      );
       row.samplesMs = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, v.map((x) => round(x, 1))]));
       log(
-        `queue fan-out N=${n} P=${P}: floor ${row.floorMs} worker ${row.workerMs} queue ${row.queueMs} (×${row.queueOverFloor} floor, ${row.perChildOverheadMs} ms/child); CPU of a queued run ${JSON.stringify(mine)} ms (per child ${JSON.stringify(row.queueCpuPerChildMs)}), so ≥ ${row.cpuBoundMinimumMs} ms on ${THREADS} cores (cores busy ${row.queueCpuUtilization}); Redis per child ${row.redisCallsPerChild} calls, top ${row.redisCommandsPerChild.map((c) => `${c.command} ${c.calls}×/${c.us}µs`).join(', ')}; hosts --threads 0: queue ${row.queueInlineHostsMs}, CPU per child ${JSON.stringify(row.queueInlineHostsCpuPerChildMs)}`,
+        `queue fan-out N=${n} P=${P}: floor ${row.floorMs} worker ${row.workerMs} queue ${row.queueMs} (×${row.queueOverFloor} floor, ${row.perChildOverheadMs} ms/child); CPU of a queued run ${JSON.stringify(mine)} ms (per child ${JSON.stringify(row.queueCpuPerChildMs)}), so ≥ ${row.cpuBoundMinimumMs} ms on ${THREADS} cores (cores busy ${row.queueCpuUtilization}); Redis per child ${row.redisCallsPerChild} calls, top ${row.redisCommandsPerChild.map((c) => `${c.command} ${c.calls}×/${c.us}µs`).join(', ')}`,
       );
       rows.push(row);
     }
     return { hosts: HOSTS, hostThreads: Math.max(1, Math.floor(THREADS / HOSTS)), L, rows };
   } finally {
-    await Promise.all([
-      queued.close(),
-      queuedInline.close(),
-      worker.close(),
-      pool.close(),
-      redis.quit(),
-      inlineRedis.quit(),
-    ]);
-    await Promise.all([hosts.close(), inlineHosts.close()]);
+    await Promise.all([queued.close(), worker.close(), pool.close(), redis.quit()]);
+    await hosts.close();
   }
 }
 

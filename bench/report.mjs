@@ -461,29 +461,7 @@ script's inner commands count too) and the three commands that cost Redis most: 
 and finish), LPUSH and BLMPOP the link's batches.
 
 ${table(['N', 'P', 'ideal', 'floor', 'worker', 'queue', 'queue/floor', 'worker/floor', 'queue÷worker', 'overhead ms/child', 'CPU parent / hosts / Redis ms', 'CPU per child parent / hosts / Redis / total ms', 'CPU-bound minimum ms', 'cores busy', 'Redis calls per child'], rows)}
-${inlineHostsTable(q.rows)}
-`;
-}
 
-/** The same queued runs on hosts started with `--threads 0` (bench/queue.mjs), when the run measured them. */
-function inlineHostsTable(rows) {
-  const measured = rows.filter((x) => x.queueInlineHostsCpuPerChildMs);
-  if (measured.length === 0) return '';
-  const lines = measured.map((x) => {
-    const c = x.queueInlineHostsCpuPerChildMs;
-    return [
-      x.n,
-      fmt(x.queueInlineHostsMs, 0),
-      ratio(x.queueInlineHostsMs, x.floorMs),
-      `${fmt(c.parent, 2)} / ${fmt(c.hosts, 2)} / ${fmt(c.redis, 2)} / ${fmt(c.total, 2)}`,
-      fmt(x.queueInlineHostsRedisCallsPerChild, 1),
-    ];
-  });
-  return `
-The same queued runs, interleaved with the above, on two more local hosts started with \`--threads 0\` (each host runs its drivers
-on its main thread: no pool thread to relay to, one isolate to compile the driver in):
-
-${table(['N', 'queue', 'queue/floor', 'CPU per child parent / hosts / Redis / total ms', 'Redis calls per child'], lines)}
 `;
 }
 
