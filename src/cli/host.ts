@@ -15,9 +15,7 @@ export const HOST_USAGE =
 
 export const HOST_HELP = commandHelp(HOST_USAGE, [
   'Runs the drivers of queueRunner parents in this process (its own worker pool); every tool call goes',
-  'back to the parent. --queue defaults to brood, --threads to the CPU count (0: the drivers run on this',
-  "process's main thread, no pool: less CPU per activation for drivers that mostly wait on models, but a",
-  'force stop then ends an activation without stopping its driver), --concurrency (activations',
+  'back to the parent. --queue defaults to brood, --threads to the CPU count, --concurrency (activations',
   'held at once) to 64. Prints "brood host ready <queue> threads=<n> concurrency=<k>" on stderr when it',
   'takes work; SIGINT/SIGTERM hand held activations back to their parents and exit. --secret-env names',
   "the environment variable holding the parents' queueRunner secret: batches are then sealed and checked.",
@@ -47,8 +45,8 @@ export async function hostCommand(args: string[]): Promise<number> {
     throw new UsageError('brood host: --redis <redis://host:port> is required (see brood --help)');
   const queue = nameFlag(values, 'queue', DEFAULTS.queue.name);
   const prefix = nameFlag(values, 'prefix', DEFAULTS.queue.prefix);
-  const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), DEFAULTS.maxPoolThreads, 0);
-  const concurrency = countFlag(values, 'concurrency', 64, 100_000, 1);
+  const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), DEFAULTS.maxPoolThreads);
+  const concurrency = countFlag(values, 'concurrency', 64, 100_000);
   const secret = secretFlag(values);
   requireOptionalPeers('brood host', 'queue');
   if (values.telemetry === true) requireOptionalPeers('brood host --telemetry', 'telemetry');
@@ -97,11 +95,11 @@ function nameFlag(values: Record<string, unknown>, name: string, fallback: strin
   return value;
 }
 
-function countFlag(values: Record<string, unknown>, name: string, fallback: number, max: number, min: number): number {
+function countFlag(values: Record<string, unknown>, name: string, fallback: number, max: number): number {
   const value = stringFlag(values as never, name);
   if (value === undefined) return fallback;
   const count = Number(value);
-  if (!Number.isSafeInteger(count) || count < min || count > max)
-    throw new UsageError(`brood host: --${name} must be an integer from ${min} to ${max}`);
+  if (!Number.isSafeInteger(count) || count < 1 || count > max)
+    throw new UsageError(`brood host: --${name} must be an integer from 1 to ${max}`);
   return count;
 }

@@ -11,7 +11,6 @@ import { encodeError } from '../errors.js';
 import { GATEWAY_METHODS, type GatewayRemote, remoteGateway } from '../wire/gateway.js';
 import type { ParentFrame, Reply } from '../wire/protocol.js';
 import type { Activation } from '../wire/runner.js';
-import { endOutcome } from '../pool/driver-link.js';
 
 /** How long a severed driver gets to stop by itself (its turn was cancelled) before it is stopped by force. */
 const SEVER_GRACE_MS = 2_000;
@@ -155,27 +154,4 @@ export class HostActivation {
 
 function onMessage(endpoint: Endpoint, handle: (data: unknown) => void): void {
   endpoint.addEventListener('message', ((event: { data: unknown }) => handle(event.data)) as never);
-}
-
-/**
- * A driver on the host's main thread (`brood host --threads 0`) cannot be stopped by force: there is
- * no thread to recycle. A force stop from the parent then ends the activation there at once
- * ('aborted', as a recycled thread's would) and severs it here, so nothing the driver still does
- * reaches the parent, and it stops at its next gateway call (its turn was cancelled too).
- */
-export function stopBySevering(local: Activation, activation: HostActivation, link: ParentLinkPort): Activation {
-  return {
-    done: local.done,
-    cancel: (turn) => local.cancel(turn),
-    forceStop: (reason) => {
-      if (activation.severed) return;
-      const diagnostic = `the driver was stopped: ${reason}`;
-      link.send({
-        k: 'end',
-        a: activation.a,
-        outcome: endOutcome({ kind: 'failed', stopReason: 'aborted', diagnostic }),
-      });
-      activation.sever(reason);
-    },
-  };
 }

@@ -10,13 +10,12 @@ import { hostname } from 'node:os';
 import type { Job, Worker } from 'bullmq';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { ActivationEnd, DriverRunner } from '../wire/runner.js';
+import type { ActivationEnd } from '../wire/runner.js';
 import { WorkerRunner } from '../pool/worker-runner.js';
-import { InlineRunner } from '../thread/inline-runner.js';
 import { endOutcome } from '../pool/driver-link.js';
 import { Channel } from './channel.js';
 import { fromRemotePlan, isJobData, type JobData, modelConfigsSchema } from './job.js';
-import { HostActivation, stopBySevering } from './host-activation.js';
+import { HostActivation } from './host-activation.js';
 import { ParentEnd } from './host-parent.js';
 import { HostRedisLog } from './host-log.js';
 import type { HostTracing } from './host-trace.js';
@@ -36,10 +35,6 @@ export interface HostOptions {
   redis: string;
   queue: string;
   prefix: string;
-  /**
-   * Pool threads the drivers run on; 0 runs them on this process's main thread (no pool: the relay
-   * between Redis and a pool thread, and a second isolate to compile the driver in, are saved).
-   */
   threads: number;
   concurrency: number;
   /** The parents' queueRunner secret: batches are sealed and checked (unset: Redis is trusted). */
@@ -64,7 +59,7 @@ export class QueueHost {
   readonly id = `h${randomUUID().replaceAll('-', '')}`;
   readonly identity = { name: hostname(), pid: process.pid };
   private readonly parents = new Map<string, ParentEnd>();
-  private readonly runners = new Map<string, Promise<DriverRunner>>();
+  private readonly runners = new Map<string, Promise<WorkerRunner>>();
   private worker: Worker | undefined;
   private channel: Channel | undefined;
   private clients: RedisClient[] = [];
@@ -241,7 +236,7 @@ export class QueueHost {
         return end({ kind: 'failed', stopReason: 'error', diagnostic: runner.message });
       }
       const started = runner.activate(local.plan, activation.gateway);
-      activation.attach(runner.kind === 'inline' ? stopBySevering(started, activation, parent) : started);
+      activation.attach(started);
       outcome = await started.done;
       end(outcome);
     } finally {
@@ -259,22 +254,21 @@ export class QueueHost {
     activation.sever(reason);
   }
 
-  /** One local runner per set of model configs (per parent deployment), read from Redis by content hash once. */
-  private runnerFor(hash: string): Promise<DriverRunner> {
+  /** One local pool per set of model configs (per parent deployment), read from Redis by content hash once. */
+  private runnerFor(hash: string): Promise<WorkerRunner> {
     let runner = this.runners.get(hash);
     if (!runner) {
-      runner = this.loadModels(hash).then((models) =>
-        this.options.threads === 0
-          ? new InlineRunner(models)
-          : new WorkerRunner({
-              models,
-              threads: this.options.threads,
-              // The host's main thread only relays: what arrives from Redis arrives whole, and what
-              // answers it is ready by the end of the tick. Mid-tick exchanges there only split each
-              // relay into more postMessages (hosts' CPU per child −8% in interleaved N=256 runs).
-              linkSliceMs: Number.POSITIVE_INFINITY,
-              onDiagnostic: (line) => this.options.log(`brood host: ${line}`),
-            }),
+      runner = this.loadModels(hash).then(
+        (models) =>
+          new WorkerRunner({
+            models,
+            threads: this.options.threads,
+            // The host's main thread only relays: what arrives from Redis arrives whole, and what
+            // answers it is ready by the end of the tick. Mid-tick exchanges there only split each
+            // relay into more postMessages (hosts' CPU per child −8% in interleaved N=256 runs).
+            linkSliceMs: Number.POSITIVE_INFINITY,
+            onDiagnostic: (line) => this.options.log(`brood host: ${line}`),
+          }),
       );
       this.runners.set(hash, runner);
       runner.catch(() => this.runners.delete(hash));

@@ -2,7 +2,6 @@
  * Global setup of the `queue-behaviour` project: the delegation and subagent behaviour suites run a
  * second time with every driver on `brood host` processes. One Redis and two hosts serve the whole
  * project; the suites' helpers read the URL with inject('broodQueueRedis') (behaviourRunner in test/support/runtime.ts).
- * BROOD_BEHAVIOUR_HOST_THREADS=0 runs the matrix on hosts whose drivers run on their main thread.
  */
 import type { TestProject } from 'vitest/node';
 import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
@@ -11,16 +10,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   if (!redisAvailable()) return undefined;
   const redis = await RedisServer.start();
   const hosts: HostProcess[] = await Promise.all(
-    [0, 1].map(() =>
-      startHost(redis.url, [
-        '--queue',
-        'behaviour',
-        '--concurrency',
-        '256',
-        '--threads',
-        process.env.BROOD_BEHAVIOUR_HOST_THREADS ?? '1',
-      ]),
-    ),
+    [0, 1].map(() => startHost(redis.url, ['--queue', 'behaviour', '--concurrency', '256'])),
   );
   project.provide('broodQueueRedis', redis.url);
   return async () => {

@@ -6,7 +6,7 @@
 import * as Comlink from 'comlink';
 import { MessageChannel } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HostActivation, type ParentLinkPort, stopBySevering } from '../../../src/queue/host-activation.js';
+import { HostActivation, type ParentLinkPort } from '../../../src/queue/host-activation.js';
 import { Link } from '../../../src/wire/link.js';
 import { portCarrier } from '../../../src/wire/port-carrier.js';
 import type { ParentFrame } from '../../../src/wire/protocol.js';
@@ -87,30 +87,5 @@ describe('HostActivation', () => {
     host.sever('gone');
     await expect(pending).resolves.toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED' } });
     await expect(host.gateway.endTurn({} as never)).resolves.toMatchObject({ error: { code: 'WORKER_CRASHED' } });
-  });
-
-  it("a driver on the host's main thread is force-stopped by ending the activation for the parent and severing it", async () => {
-    const sent: ParentFrame[] = [];
-    const host = new HostActivation('p1', 1, [], { ...silentParent(), send: (frame) => sent.push(frame) });
-    const pending = host.gateway.claimNext();
-    const { activation, asked } = recordingActivation();
-    host.attach(stopBySevering(activation, host, { ...silentParent(), send: (frame) => sent.push(frame) }));
-    host.forceStop('it ignored the cancel');
-    host.forceStop('again');
-    expect(sent).toEqual([
-      {
-        k: 'end',
-        a: 1,
-        outcome: {
-          ok: false,
-          stopReason: 'aborted',
-          error: { code: 'INTERNAL', message: 'the driver was stopped: it ignored the cancel' },
-        },
-      },
-    ]);
-    // Severed: the driver's turn is cancelled and whatever it still asks is answered WORKER_CRASHED.
-    expect(asked).toEqual(['cancel all']);
-    expect(host.severed).toBe(true);
-    await expect(pending).resolves.toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED' } });
   });
 });
