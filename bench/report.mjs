@@ -458,7 +458,7 @@ function queueSection(q) {
 
 The latency-only fan-out (C = 0, L = ${q.L} ms, K = 3) with the parent on the local pool and the children's drivers on ${q.hosts}
 local \`brood host\` processes (${q.hostThreads} thread(s) each) through a private Redis; every tool call goes back to the parent.
-Interleaved with the floor and the worker runner per repetition. Per-child overhead = (queue − floor) / N: makespan above the floor
+Interleaved with the floor and the worker runner per repetition, after one untimed first run of each configuration. Per-child overhead = (queue − floor) / N: makespan above the floor
 amortised over the children (P run at once), not a per-child latency. Target: queue/floor ≤ 1.5 at N=256. The hosts share this
 machine's cores with the parent and Redis, so this measures the protocol's cost, not scale-out gains.
 

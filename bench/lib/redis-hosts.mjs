@@ -40,9 +40,10 @@ function waitFor(child, stream, pattern, what) {
 
 /**
  * Redis plus `hosts` hosts of `threads` threads each; resolves once every host printed its ready line.
- * `nodeArgs`: extra node flags for the hosts (profiling: `--cpu-prof`).
+ * `nodeArgs`: extra node flags for the hosts (profiling: `--cpu-prof`); `hostStdout`: where the hosts'
+ * stdout goes (profiling: 'inherit' shows what V8's --trace-* flags print).
  */
-export async function startRedisAndHosts({ hosts, threads, queue, nodeArgs = [] }) {
+export async function startRedisAndHosts({ hosts, threads, queue, nodeArgs = [], hostStdout = 'ignore' }) {
   if (!REDIS_SERVER) throw new Error('redis-server is not installed (apt-get install redis-server)');
   const dir = mkdtempSync(join(tmpdir(), 'brood-bench-redis-'));
   const port = await freePort();
@@ -70,7 +71,7 @@ export async function startRedisAndHosts({ hosts, threads, queue, nodeArgs = [] 
         '256',
       ],
       {
-        stdio: ['ignore', 'ignore', 'pipe'],
+        stdio: ['ignore', hostStdout, 'pipe'],
       },
     ),
   );

@@ -9,6 +9,7 @@ import { DriverLink, type ActivationFrame, type PlacedActivation } from '../pool
 import { isGatewayCall } from '../wire/gateway.js';
 import { type HostFrame, type HostIdentity, type ParentFrame, parentFrame } from '../wire/protocol.js';
 import { REDIS_LINK, type RedisCarrier } from '../wire/redis-carrier.js';
+import { SentViews } from './shared-views.js';
 
 export interface HostLinkEvents {
   /** The host took the activation's job. */
@@ -30,6 +31,8 @@ export class HostLink extends DriverLink<HostLink> {
   room = 0;
   /** When the host last said how much room it has. */
   roomAt = 0;
+  /** The views placed on this host so far (a `place` frame carries each once). */
+  readonly views = new SentViews();
 
   constructor(
     private readonly carrier: RedisCarrier,

@@ -12,6 +12,7 @@ import { type PeerChannel, REDIS_LINK, type RedisCarrier, redisCarrier } from '.
 import { SilenceJudge } from '../wire/silence.js';
 import type { HostActivation } from './host-activation.js';
 import { isJobData, type JobData } from './job.js';
+import { KnownViews } from './shared-views.js';
 
 const FROM_PARENT = new Set(['rpc', 'cancel', 'cells', 'stop', 'gone', 'beat', 'place']);
 
@@ -21,6 +22,8 @@ export class ParentEnd {
   private readonly link: Link<HostFrame, ParentFrame>;
   private silence: SilenceJudge<string>;
   private lastBeat = 0;
+  /** The views this parent placed here (src/queue/shared-views.ts). */
+  private readonly views = new KnownViews();
 
   constructor(
     channel: PeerChannel,
@@ -109,7 +112,9 @@ export class ParentEnd {
 
   private onFrame(frame: HostFrame): void {
     if (frame.k === 'place') {
-      this.placed(this, frame.job as JobData);
+      const job = this.views.resolve(frame.job as JobData, frame.view);
+      if (job) this.placed(this, job);
+      else this.send({ k: 'full', a: frame.a });
       return;
     }
     if (frame.k === 'beat' || frame.k === 'init' || frame.k === 'start' || frame.k === 'rpc') return;

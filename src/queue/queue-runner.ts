@@ -201,7 +201,8 @@ export class QueueRunner implements DriverRunner {
     entry.host = host;
     entry.placed = true;
     host.attach(entry);
-    host.send({ k: 'place', a: entry.token, job: data });
+    const { job, view } = host.views.place(data);
+    host.send(view === undefined ? { k: 'place', a: entry.token, job } : { k: 'place', a: entry.token, job, view });
     entry.dispatchedAt = Date.now();
   }
 
@@ -209,6 +210,7 @@ export class QueueRunner implements DriverRunner {
   private full(host: HostLink, a: number): void {
     const entry = this.live.get(a);
     if (!entry?.placed || entry.host !== host || !entry.job) return;
+    host.views.forget();
     host.release(a);
     entry.host = undefined;
     entry.placed = false;

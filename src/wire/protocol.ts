@@ -232,8 +232,12 @@ const hostFrameDecl = tagged('k', [
   object({ k: literal('stop'), a: activation, reason: str() }),
   object({ k: literal('gone'), a: activation }),
   object({ k: literal('beat') }),
-  /** A queue activation placed on a host that said it has room: the job it would have been (src/queue/job.ts). */
-  object({ k: literal('place'), a: activation, job: unknown() }),
+  /**
+   * A queue activation placed on a host that said it has room: the job it would have been (src/queue/job.ts).
+   * `view` numbers the plan's view on this link: the first place of a view carries it and its number,
+   * later ones the number alone (the job's view null), so a fan-out's children do not ship it each.
+   */
+  object({ k: literal('place'), a: activation, job: unknown(), view: optional(int('positive')) }),
 ]);
 export type HostFrame = Wire<typeof hostFrameDecl>;
 export const hostFrame = wire(hostFrameDecl);
