@@ -16,6 +16,8 @@ export interface HttpCall {
   signal: AbortSignal;
   /** ModelRequest.retryGate: governed requests wait for the parent's admission instead of sleeping. */
   retryGate?: (retryAfterMs: number | undefined) => Promise<void>;
+  /** ModelRequest.atSlot: awaited right before each attempt is sent. */
+  atSlot?: () => Promise<void>;
 }
 
 /**
@@ -47,6 +49,10 @@ export async function postWithRetries(call: HttpCall): Promise<HttpOutcome> {
   for (let attempt = 0; ; attempt++) {
     const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : '';
     let response: Response;
+    if (call.atSlot) {
+      await call.atSlot();
+      if (signal.aborted) throw abortedError();
+    }
     try {
       response = await fetch(call.url, init);
     } catch (error) {

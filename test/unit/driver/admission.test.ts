@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { admitted } from '../../../src/driver/admission.js';
 import { epochNow, LOCAL_CLOCK } from '../../../src/wire/clock.js';
-import { PaceCell } from '../../../src/wire/pace-cell.js';
+import { PaceCell, SEND_SLACK } from '../../../src/wire/pace-cell.js';
 import type { AdmitGrant, AdmitRequestWire, DriverGateway, DriverPlan } from '../../../src/wire/contract.js';
 
 const plan = { admission: true, route: { provider: 'p', model: 'm' } } as unknown as DriverPlan;
@@ -86,6 +86,33 @@ describe('driver admission', () => {
       { provider: 'p', tokens: 12, claims: true },
     ]);
     expect(cell.claims).toBe(2);
+  });
+
+  it('waits for a spacing after a send that went late since its slot was taken, and records its own send', async () => {
+    const spacing = 10;
+    const cell = PaceCell.create(spacing, epochNow() - 200);
+    const other = cell.tryClaim(epochNow(), 1);
+    if (!('slot' in other)) throw new Error('the first request should have a slot');
+    const lateSend = epochNow() + 30; // another driver's thread was busy: its request goes 30 ms late
+    cell.sent(other.slot, lateSend);
+    const shared = { ...plan, pace: cell.buffer } as DriverPlan;
+    const admission = await admitted(shared, gatewayAnswering(null).host, () => 12, new AbortController().signal);
+    if (admission === undefined || admission === 'aborted') throw new Error('not admitted');
+    await admission.atSlot();
+    const sentAt = epochNow();
+    expect(sentAt).toBeGreaterThanOrEqual(lateSend + spacing * (1 - SEND_SLACK));
+    expect(cell.clearAt(0)).toBeGreaterThanOrEqual(sentAt - 1 + spacing * (1 - SEND_SLACK)); // its send is recorded
+  });
+
+  it('asks again after a refusal without waiting for a slot when the adapter sends at it (readmit)', async () => {
+    const cell = PaceCell.create(10, epochNow() + 60_000); // no slot for a minute
+    const { host, asked } = gatewayAnswering(null, null);
+    const shared = { ...plan, pace: cell.buffer } as DriverPlan;
+    const admission = await admitted(shared, host, () => 12, new AbortController().signal);
+    if (admission === undefined || admission === 'aborted') throw new Error('not admitted');
+    await admission.readmit(40);
+    expect(asked[1]).toEqual({ provider: 'p', tokens: 12, claims: true, retryAfterMs: 40 });
+    expect(cell.claims).toBe(0);
   });
 
   it('asks nothing for a request admitted ahead (a credit), and takes that credit once', async () => {
