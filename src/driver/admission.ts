@@ -65,9 +65,18 @@ export async function admitted(
       } else return;
     }
   };
-  const atSlot = cell === undefined ? atGrantedSlot : () => atOwnSlot(cell, signal);
+  // The first send after an admission takes the slot the parent counted for it; a resend that was not
+  // admitted again (after a 5xx or a network error) is paced too, but counted by nobody.
+  let admittedSend = true;
+  const atSlot = async (): Promise<void> => {
+    const counted = admittedSend;
+    admittedSend = false;
+    if (cell !== undefined) return atOwnSlot(cell, signal, counted);
+    if (counted) await atGrantedSlot(); // a grant's slot is for one send
+  };
   const readmit = async (retryAfterMs: number | undefined): Promise<void> => {
     grant = await ask(retryAfterMs === undefined ? {} : { retryAfterMs });
+    admittedSend = true;
   };
   return {
     atSlot,
@@ -85,9 +94,9 @@ export async function admitted(
  * CLAIM_AHEAD_MS ahead, so the next one is not lost to it; a send since then that went late (its
  * thread was busy) pushed the schedule, and this one waits for that too (PaceCell.clearAt).
  */
-async function atOwnSlot(cell: PaceCell, signal: AbortSignal): Promise<void> {
+async function atOwnSlot(cell: PaceCell, signal: AbortSignal, counted: boolean): Promise<void> {
   while (!signal.aborted) {
-    const claim = cell.tryClaim(epochNow(), CLAIM_AHEAD_MS);
+    const claim = cell.tryClaim(epochNow(), CLAIM_AHEAD_MS, counted);
     if ('retryIn' in claim) {
       await sleep(claim.retryIn);
       continue;

@@ -71,9 +71,10 @@ export class PaceCell {
   /**
    * Takes the next slot for a request ready at `now` when it is at most `aheadMs` away (a timer
    * cannot wait less than a millisecond): `{ slot }`, to send then; else `{ retryIn }`, how long to
-   * wait before trying again (another request may take this slot meanwhile).
+   * wait before trying again (another request may take this slot meanwhile). `counted`: the slot is
+   * the one the parent admitted the request for (PaceCell.claims); a resend's is not.
    */
-  tryClaim(now: number, aheadMs: number): { slot: number } | { retryIn: number } {
+  tryClaim(now: number, aheadMs: number, counted = true): { slot: number } | { retryIn: number } {
     // Compared in whole microseconds, as the schedule is kept: a caller that waited exactly `retryIn`
     // is not turned away again by a float rounding a hair short of the slot.
     const aheadUs = toMicros(aheadMs);
@@ -83,7 +84,7 @@ export class PaceCell {
       if (waitUs > aheadUs) return { retryIn: toMs(waitUs - aheadUs) };
       const slot = Math.max(toMs(next), this.restartFrom(now));
       if (this.advance(next, now)) {
-        Atomics.add(this.cells, CLAIMS, 1n);
+        if (counted) Atomics.add(this.cells, CLAIMS, 1n);
         return { slot };
       }
     }

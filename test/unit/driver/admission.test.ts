@@ -104,6 +104,31 @@ describe('driver admission', () => {
     expect(cell.clearAt(0)).toBeGreaterThanOrEqual(sentAt - 1 + spacing * (1 - SEND_SLACK)); // its send is recorded
   });
 
+  it('paces a resend that was not admitted again (after a 5xx) without counting it as an admitted slot', async () => {
+    const cell = PaceCell.create(10, epochNow() - 100);
+    const shared = { ...plan, pace: cell.buffer } as DriverPlan;
+    const { host, asked } = gatewayAnswering(null);
+    const admission = await admitted(shared, host, () => 12, new AbortController().signal);
+    if (admission === undefined || admission === 'aborted') throw new Error('not admitted');
+    await admission.atSlot();
+    const before = cell.nextAt;
+    await admission.atSlot(); // the resend takes the next slot
+    expect(cell.nextAt).toBeGreaterThan(before);
+    expect(cell.claims).toBe(1);
+    await admission.readmit(undefined); // admitted again (after a 429): its send is counted
+    await admission.atSlot();
+    expect(cell.claims).toBe(2);
+    expect(asked).toHaveLength(2);
+  });
+
+  it("sends a resend at once when its grant's slot was used (the parent's grant is for one send)", async () => {
+    const { host, asked } = gatewayAnswering(local(epochNow()));
+    const admission = await admissionOf(host);
+    await admission.atSlot();
+    await admission.atSlot(); // its grant is now 'late': no give-back, no asking
+    expect(asked).toHaveLength(1);
+  });
+
   it('asks again after a refusal without waiting for a slot when the adapter sends at it (readmit)', async () => {
     const cell = PaceCell.create(10, epochNow() + 60_000); // no slot for a minute
     const { host, asked } = gatewayAnswering(null, null);
