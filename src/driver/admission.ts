@@ -31,6 +31,8 @@ export interface Admission {
    * by the adapter when it can (ModelRequest.atSlot), so nothing runs between the slot and the write.
    */
   atSlot(): Promise<void>;
+  /** A paced request was written to its socket at `at`: the shared schedule follows it (PaceCell.wrote). */
+  onWrite?: (at: number) => void;
   /** After a 429/503: asks again with the announced pause (the adapter then awaits atSlot before resending). */
   readmit: NonNullable<ModelRequest['retryGate']>;
   /** readmit, then atSlot: for an adapter that does not await atSlot itself. */
@@ -79,6 +81,7 @@ export async function admitted(
     admittedSend = true;
   };
   return {
+    ...(cell === undefined ? {} : { onWrite: (at: number) => cell.wrote(at) }),
     atSlot,
     readmit,
     retryGate: async (retryAfterMs) => {

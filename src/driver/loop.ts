@@ -224,7 +224,11 @@ export class Driver {
         ...(admission === undefined
           ? {}
           : atSend
-            ? { atSlot: admission.atSlot, retryGate: admission.readmit }
+            ? {
+                atSlot: admission.atSlot,
+                retryGate: admission.readmit,
+                ...(admission.onWrite === undefined ? {} : { onWrite: admission.onWrite }),
+              }
             : { retryGate: admission.retryGate }),
         ...(stream === undefined
           ? {}

@@ -75,6 +75,7 @@ export function httpAdapter<R extends RequestOptions, O extends HttpAdapterOptio
         signal: request.signal,
         ...(request.retryGate === undefined ? {} : { retryGate: request.retryGate }),
         ...(request.atSlot === undefined ? {} : { atSlot: request.atSlot }),
+        ...(request.onWrite === undefined ? {} : { onWrite: request.onWrite }),
       });
       if (!outcome.ok) return failure(outcome.diagnostic);
       return readAnswer(protocol, outcome.response, stream ? 'sse' : 'json', request);

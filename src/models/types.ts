@@ -72,6 +72,8 @@ export interface ModelRequest {
    * `request` is called.
    */
   atSlot?: () => Promise<void>;
+  /** With atSlot: told when each attempt is written to its socket (epoch ms), which the schedule follows. */
+  onWrite?: (at: number) => void;
 }
 
 export interface ModelResponse {

@@ -103,12 +103,26 @@ export class PaceCell {
    * does — when it is later than its slot by more than the slack, the next slot moves with it.
    */
   sent(slot: number, at: number): void {
+    this.recordSend(at);
+    if (at - slot <= this.spacingMs * SEND_SLACK) return;
+    this.holdUntil(at + this.spacingMs * (1 - SEND_SLACK));
+  }
+
+  private recordSend(at: number): void {
     const atUs = toMicros(at);
     for (;;) {
       const last = Atomics.load(this.cells, LAST_SENT);
-      if (last >= atUs || Atomics.compareExchange(this.cells, LAST_SENT, last, atUs) === last) break;
+      if (last >= atUs || Atomics.compareExchange(this.cells, LAST_SENT, last, atUs) === last) return;
     }
-    if (at - slot <= this.spacingMs * SEND_SLACK) return;
+  }
+
+  /**
+   * A request to this provider was written to its socket at `at` (what the provider reads): when that
+   * is later than the schedule allows for, the schedule follows it as `sent` does — a connection
+   * opened first or a busy thread can delay the write after the slot was taken.
+   */
+  wrote(at: number): void {
+    this.recordSend(at);
     this.holdUntil(at + this.spacingMs * (1 - SEND_SLACK));
   }
 

@@ -129,6 +129,22 @@ describe('driver admission', () => {
     expect(asked).toHaveLength(1);
   });
 
+  it("hands the adapter a write hook only for a shared schedule, which follows the request's socket write", async () => {
+    const cell = PaceCell.create(10, epochNow() - 100);
+    const paced = await admitted(
+      { ...plan, pace: cell.buffer } as DriverPlan,
+      gatewayAnswering(null).host,
+      () => 1,
+      new AbortController().signal,
+    );
+    const unpaced = await admissionOf(gatewayAnswering(null).host);
+    if (paced === undefined || paced === 'aborted') throw new Error('not admitted');
+    expect(unpaced.onWrite).toBeUndefined();
+    const late = epochNow() + 50;
+    paced.onWrite?.(late);
+    expect(cell.nextAt).toBeCloseTo(late + 10 * (1 - SEND_SLACK), 3);
+  });
+
   it('asks again after a refusal without waiting for a slot when the adapter sends at it (readmit)', async () => {
     const cell = PaceCell.create(10, epochNow() + 60_000); // no slot for a minute
     const { host, asked } = gatewayAnswering(null, null);

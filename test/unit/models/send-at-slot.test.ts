@@ -8,7 +8,8 @@ import { loadAdapter, openAICompatible, scriptedModels } from '../../../src/mode
 import type { ModelAdapter } from '../../../src/models/types.js';
 import { deferred, pause } from '../../support/deferred.js';
 import { makeRequest, user } from './helpers.js';
-import { json, startLoopback, status, type Loopback } from './loopback.js';
+import { json, startLoopback, status, type Handler, type Loopback } from './loopback.js';
+import { epochNow } from '../../../src/wire/clock.js';
 
 let server: Loopback;
 beforeAll(async () => {
@@ -45,6 +46,27 @@ describe('sending at the slot', () => {
     });
     expect(await (await adapter()).request(request)).toMatchObject({ finish: 'stop' });
     expect(steps).toEqual(['slot (0 seen)', 'gate 5', 'slot (1 seen)']);
+  });
+
+  it('tells onWrite when each attempt is written, before the provider reads it', async () => {
+    const writes: number[] = [];
+    const readAfter: number[] = [];
+    const record =
+      (handler: Handler): Handler =>
+      (req, res, seen) => {
+        readAfter.push(writes.length);
+        handler(req, res, seen);
+      };
+    server.push(record(status(429, '{}', { 'retry-after-ms': '1' })), record(answer()));
+    const request = makeRequest([user('q')], {
+      atSlot: async () => {},
+      retryGate: async () => {},
+      onWrite: (at) => void writes.push(at),
+    });
+    const before = epochNow();
+    expect(await (await adapter()).request(request)).toMatchObject({ finish: 'stop' });
+    expect(readAfter).toEqual([1, 2]);
+    expect(writes[0]).toBeGreaterThanOrEqual(before);
   });
 
   it('is what the HTTP adapters do; other adapters are sent at their slot by the driver', async () => {

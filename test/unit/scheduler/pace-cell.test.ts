@@ -119,6 +119,17 @@ describe('PaceCell', () => {
     );
   });
 
+  it('follows a write that went out later than the schedule allows (a connection was opened first)', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    const first = slotOf(cell.tryClaim(0, 1));
+    cell.sent(first, 0.5); // recorded on time when fetch was called…
+    cell.wrote(6); // …but written to its socket 6 ms after its slot
+    expect(cell.nextAt).toBeCloseTo(6 + SPACING * (1 - SEND_SLACK), 3);
+    expect(cell.clearAt(SPACING)).toBeCloseTo(6 + SPACING * (1 - SEND_SLACK), 3);
+    cell.wrote(SPACING * 2); // on time for the schedule now: it moves nothing more than a send would
+    expect(cell.nextAt).toBeCloseTo(SPACING * 2 + SPACING * (1 - SEND_SLACK), 3);
+  });
+
   it('holds every slot until a retry-after has passed', () => {
     const cell = PaceCell.create(SPACING, 0);
     cell.tryClaim(0, 1);
