@@ -7,12 +7,15 @@
 //    the gaps between accepted arrivals, and the start-up (run() to the first accepted request).
 //  - deepCapped: depth 3, branching 8 (585 agents) under limits.agents 16: completes (no deadlock);
 //    makespan ÷ (585 × latency ÷ 16).
-//  - unlimitedOverhead: N=256 P=64 scripted fan-out with no limits and with an unreachable limit set
-//    (every request then asks for admission), interleaved; the ratio of medians.
+//  - unlimitedOverhead: N=256 P=64 scripted fan-out with no limits and with an unreachable limit set,
+//    as pairs interleaved on two warm runtimes in one process; the median of the per-pair ratios and
+//    the parent's main-thread CPU per run for both.
 //   node bench/governed.mjs [--quick] [--row rateLimited[:matching|tooHigh|unset]|deepCapped|unlimitedOverhead]
 import { createBrood, defineTool, openAICompatible, scriptedModels, subagentTool } from '../dist/index.js';
 import { limitedServer } from './lib/limited-server.mjs';
-import { percentile, round } from './lib/stats.mjs';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { percentile, procCpuMs, round } from './lib/stats.mjs';
 
 const LATENCY_MS = 50;
 const SERVER = { concurrent: 32, perSecond: 100 };
@@ -182,7 +185,8 @@ async function runDeepCapped(depth, branching, agents, log) {
   return out;
 }
 
-async function fanoutOnce(n, p, limits) {
+/** A warm runtime for the overhead row: its pool started and its code warmed by two fan-outs first. */
+async function overheadRuntime(n, p, limits) {
   const brood = createBrood({
     maxParallelToolCalls: p,
     ...(limits ? { limits } : {}),
@@ -194,42 +198,97 @@ async function fanoutOnce(n, p, limits) {
     ],
   });
   brood.use(subagentTool({ provider: 'spawn' }));
-  const root = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
-  await root.run('fan out'); // warm the pool
-  const again = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
-  const started = performance.now();
-  await again.run('fan out');
-  const ms = performance.now() - started;
-  await brood.close();
-  return ms;
+  const fan = async () => {
+    const root = await brood.createAgent({ model: SCRIPTED });
+    await root.run('fan out');
+  };
+  await fan();
+  await fan();
+  return { brood, fan };
 }
 
-async function runUnlimitedOverhead(n, p, reps, log) {
+/**
+ * The main thread's CPU time so far: the scheduler's nanosecond count (/proc schedstat), else the
+ * 10 ms ticks of /proc stat.
+ */
+function mainThreadCpuMs() {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return procCpuMs(`/proc/self/task/${process.pid}/stat`);
+  }
+}
+
+/**
+ * One measured fan-out: its wall time, the parent's main-thread CPU, its event-loop busy time (wall
+ * time, so it counts time the thread waited for a core), and the whole process's CPU.
+ */
+async function measuredFanOut(fan) {
+  const cpu0 = process.cpuUsage();
+  const elu0 = performance.eventLoopUtilization();
+  const main0 = mainThreadCpuMs();
+  const started = performance.now();
+  await fan();
+  const ms = performance.now() - started;
+  const elu = performance.eventLoopUtilization(elu0);
+  const cpu = process.cpuUsage(cpu0);
+  return {
+    ms,
+    mainCpuMs: mainThreadCpuMs() - main0,
+    mainBusyMs: elu.active,
+    processCpuMs: (cpu.user + cpu.system) / 1000,
+  };
+}
+
+/**
+ * The unlimited fan-out with and without an unreachable limit, as pairs interleaved on two warm
+ * runtimes in one process (which goes first alternates: the second of a pair tends to run faster).
+ * The figure is the median of the per-pair ratios; the CPU columns say whether the limit path costs
+ * anything, whatever the wall times' noise.
+ */
+async function runUnlimitedOverhead(n, p, pairs, log) {
   const unreachable = {
     agents: 1_000_000,
     modelRequests: 1_000_000,
     providers: { scripted: { concurrent: 1_000_000 } },
   };
-  const plain = [];
-  const limited = [];
-  // Alternating which goes first: the second of a pair ran consistently faster (a warmer process).
-  for (let i = 0; i < reps; i++) {
-    if (i % 2 === 0) {
-      plain.push(await fanoutOnce(n, p, undefined));
-      limited.push(await fanoutOnce(n, p, unreachable));
-    } else {
-      limited.push(await fanoutOnce(n, p, unreachable));
-      plain.push(await fanoutOnce(n, p, undefined));
-    }
+  const plain = await overheadRuntime(n, p, undefined);
+  const limited = await overheadRuntime(n, p, unreachable);
+  const runs = { plain: [], limited: [] };
+  for (let i = 0; i < pairs; i++) {
+    const order = i % 2 === 0 ? ['plain', 'limited'] : ['limited', 'plain'];
+    for (const name of order) runs[name].push(await measuredFanOut(name === 'plain' ? plain.fan : limited.fan));
   }
+  await plain.brood.close();
+  await limited.brood.close();
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+  const of = (name, key) => runs[name].map((run) => run[key]);
+  const perPair = runs.plain.map((run, i) => runs.limited[i].ms / run.ms);
+  const perRun = (name, key) => round(sum(of(name, key)) / pairs, 1);
   const out = {
     n,
     p,
-    reps,
-    unlimitedMs: round(median(plain), 1),
-    unreachableLimitMs: round(median(limited), 1),
-    ratio: round(median(limited) / median(plain), 3),
+    pairs,
+    unlimitedMs: round(median(of('plain', 'ms')), 1),
+    unreachableLimitMs: round(median(of('limited', 'ms')), 1),
+    // The median of the per-pair ratios (each pair ran back to back, so shares its machine's load).
+    ratio: round(median(perPair), 3),
+    pairRatios: perPair.map((r) => round(r, 3)),
+    cpuPerRunMs: {
+      unlimited: {
+        main: perRun('plain', 'mainCpuMs'),
+        mainBusy: perRun('plain', 'mainBusyMs'),
+        process: perRun('plain', 'processCpuMs'),
+      },
+      unreachableLimit: {
+        main: perRun('limited', 'mainCpuMs'),
+        mainBusy: perRun('limited', 'mainBusyMs'),
+        process: perRun('limited', 'processCpuMs'),
+      },
+    },
+    mainCpuRatio: round(sum(of('limited', 'mainCpuMs')) / sum(of('plain', 'mainCpuMs')), 3),
+    load: loadavg().map((x) => round(x, 2)),
   };
   log(`governed unlimitedOverhead: ${JSON.stringify(out)}`);
   return out;
@@ -239,7 +298,7 @@ export async function runGoverned({ quick = false, log = console.log } = {}) {
   return {
     rateLimited: await runRateLimited(quick ? 64 : 256, log),
     deepCapped: await runDeepCapped(3, quick ? 4 : 8, 16, log),
-    unlimitedOverhead: await runUnlimitedOverhead(256, 64, quick ? 3 : 5, log),
+    unlimitedOverhead: await runUnlimitedOverhead(256, 64, quick ? 4 : 16, log),
   };
 }
 
@@ -248,7 +307,7 @@ async function runRow(row, quick) {
   const [name, only] = row.split(':');
   if (name === 'rateLimited') return runRateLimited(quick ? 64 : 256, console.log, only);
   if (name === 'deepCapped') return runDeepCapped(3, quick ? 4 : 8, 16, console.log);
-  return runUnlimitedOverhead(256, 64, quick ? 3 : 5, console.log);
+  return runUnlimitedOverhead(256, 64, quick ? 4 : 16, console.log);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -26,8 +26,16 @@ const MAX_GIVEN_BACK = 3;
 const CLAIM_AHEAD_MS = 1;
 
 export interface Admission {
-  /** Resolves when the admitted request should be sent (at its slot). */
+  /**
+   * Resolves when the admitted request should be sent (at its slot): awaited right before the send,
+   * by the adapter when it can (ModelRequest.atSlot), so nothing runs between the slot and the write.
+   */
   atSlot(): Promise<void>;
+  /** A paced request was written to its socket at `at`: the shared schedule follows it (PaceCell.wrote). */
+  onWrite?: (at: number) => void;
+  /** After a 429/503: asks again with the announced pause (the adapter then awaits atSlot before resending). */
+  readmit: NonNullable<ModelRequest['retryGate']>;
+  /** readmit, then atSlot: for an adapter that does not await atSlot itself. */
   retryGate: NonNullable<ModelRequest['retryGate']>;
 }
 
@@ -59,29 +67,50 @@ export async function admitted(
       } else return;
     }
   };
-  const atSlot = cell === undefined ? atGrantedSlot : () => atOwnSlot(cell, signal);
+  // The first send after an admission takes the slot the parent counted for it; a resend that was not
+  // admitted again (after a 5xx or a network error) is paced too, but counted by nobody.
+  let admittedSend = true;
+  const atSlot = async (): Promise<void> => {
+    const counted = admittedSend;
+    admittedSend = false;
+    if (cell !== undefined) return atOwnSlot(cell, signal, counted);
+    if (counted) await atGrantedSlot(); // a grant's slot is for one send
+  };
+  const readmit = async (retryAfterMs: number | undefined): Promise<void> => {
+    grant = await ask(retryAfterMs === undefined ? {} : { retryAfterMs });
+    admittedSend = true;
+  };
   return {
+    ...(cell === undefined ? {} : { onWrite: (at: number) => cell.wrote(at) }),
     atSlot,
+    readmit,
     retryGate: async (retryAfterMs) => {
-      grant = await ask(retryAfterMs === undefined ? {} : { retryAfterMs });
+      await readmit(retryAfterMs);
       await atSlot();
     },
   };
 }
 
 /**
- * Takes the request's own slot from the provider's shared schedule and waits for it. A timer wakes
- * a little late: the slot is taken up to CLAIM_AHEAD_MS ahead, so the next one is not lost to it.
+ * Takes the request's own slot from the provider's shared schedule and waits for it; then records the
+ * send, which the caller makes at once. A timer wakes a little late: the slot is taken up to
+ * CLAIM_AHEAD_MS ahead, so the next one is not lost to it; a send since then that went late (its
+ * thread was busy) pushed the schedule, and this one waits for that too (PaceCell.clearAt).
  */
-async function atOwnSlot(cell: PaceCell, signal: AbortSignal): Promise<void> {
+async function atOwnSlot(cell: PaceCell, signal: AbortSignal, counted: boolean): Promise<void> {
   while (!signal.aborted) {
-    const claim = cell.tryClaim(epochNow(), CLAIM_AHEAD_MS);
+    const claim = cell.tryClaim(epochNow(), CLAIM_AHEAD_MS, counted);
     if ('retryIn' in claim) {
       await sleep(claim.retryIn);
       continue;
     }
-    const wait = claim.slot - epochNow();
-    if (wait > 0) await sleep(wait);
+    for (
+      let wait = cell.clearAt(claim.slot) - epochNow();
+      wait > 0 && !signal.aborted;
+      wait = cell.clearAt(claim.slot) - epochNow()
+    )
+      await sleep(wait);
+    cell.sent(claim.slot, epochNow());
     return;
   }
 }

@@ -7,6 +7,7 @@ import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage, ModelAdapter, ModelFinish, ModelResponse, ToolCallRecord } from '../models/types.js';
 import { estimateTokens } from '../models/estimate.js';
+import { sendsAtSlot } from '../models/http-adapter.js';
 import { admitted } from './admission.js';
 import type { ToolResult } from '../types.js';
 import { checkModelResponse } from './response-check.js';
@@ -207,7 +208,10 @@ export class Driver {
     if (sent) await sent;
     // Decided per request: with nobody watching, adapters get no callback and nothing is produced.
     const stream = this.streaming ? { open: true } : undefined;
-    if (admission !== undefined) await admission.atSlot(); // no await at all when nothing is governed
+    // No await at all when nothing is governed; an adapter that sends at the slot itself waits for it
+    // right before its write (after building the body), so nothing runs between the slot and the send.
+    const atSend = admission !== undefined && sendsAtSlot(this.adapter);
+    if (admission !== undefined && !atSend) await admission.atSlot();
     try {
       const raw: unknown = await this.adapter.request({
         route,
@@ -217,7 +221,15 @@ export class Driver {
         tools: view.tools,
         signal,
         ...(this.traceHeaders === undefined ? {} : { traceHeaders: this.traceHeaders }),
-        ...(admission === undefined ? {} : { retryGate: admission.retryGate }),
+        ...(admission === undefined
+          ? {}
+          : atSend
+            ? {
+                atSlot: admission.atSlot,
+                retryGate: admission.readmit,
+                ...(admission.onWrite === undefined ? {} : { onWrite: admission.onWrite }),
+              }
+            : { retryGate: admission.retryGate }),
         ...(stream === undefined
           ? {}
           : {

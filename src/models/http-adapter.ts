@@ -41,6 +41,14 @@ export interface HttpProtocol<R extends RequestOptions, O extends HttpAdapterOpt
   readJson(json: unknown, onTextDelta: ModelRequest['onTextDelta']): ModelResponse;
 }
 
+/** Adapters that await ModelRequest.atSlot right before each send (the HTTP adapters). */
+const slotSenders = new WeakSet<ModelAdapter>();
+
+/** Whether `adapter` sends a paced request at its slot itself (ModelRequest.atSlot). */
+export function sendsAtSlot(adapter: ModelAdapter): boolean {
+  return slotSenders.has(adapter);
+}
+
 export function httpAdapter<R extends RequestOptions, O extends HttpAdapterOptions<R>>(
   config: ModelProviderConfig,
   options: O,
@@ -48,7 +56,7 @@ export function httpAdapter<R extends RequestOptions, O extends HttpAdapterOptio
 ): ModelAdapter {
   const url = `${options.baseURL.replace(/\/+$/, '')}${protocol.path}`;
   const models = new Map(config.models.map((m) => [m.id, m]));
-  return {
+  const adapter: ModelAdapter = {
     request: async (request) => {
       throwIfAborted(request.signal);
       const effective = effectiveOptions(options.request, options.perModel[request.route.model]);
@@ -66,11 +74,15 @@ export function httpAdapter<R extends RequestOptions, O extends HttpAdapterOptio
         retry: options.retry,
         signal: request.signal,
         ...(request.retryGate === undefined ? {} : { retryGate: request.retryGate }),
+        ...(request.atSlot === undefined ? {} : { atSlot: request.atSlot }),
+        ...(request.onWrite === undefined ? {} : { onWrite: request.onWrite }),
       });
       if (!outcome.ok) return failure(outcome.diagnostic);
       return readAnswer(protocol, outcome.response, stream ? 'sse' : 'json', request);
     },
   };
+  slotSenders.add(adapter);
+  return adapter;
 }
 
 async function readAnswer<R extends RequestOptions, O extends HttpAdapterOptions<R>>(

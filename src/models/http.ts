@@ -2,6 +2,7 @@
  * HTTP plumbing both wire adapters share: one POST with retries, error text extraction and
  * content-type dispatch. Nothing here knows a protocol's body shape.
  */
+import { subscribe } from 'node:diagnostics_channel';
 import { errorMessage } from '../errors.js';
 import { abortedError, sleep } from './abort.js';
 import type { ResolvedRetry } from './request-options.js';
@@ -16,6 +17,30 @@ export interface HttpCall {
   signal: AbortSignal;
   /** ModelRequest.retryGate: governed requests wait for the parent's admission instead of sleeping. */
   retryGate?: (retryAfterMs: number | undefined) => Promise<void>;
+  /** ModelRequest.atSlot: awaited right before each attempt is sent. */
+  atSlot?: () => Promise<void>;
+  /** ModelRequest.onWrite: told when a request to this URL is written to its socket. */
+  onWrite?: (at: number) => void;
+}
+
+/**
+ * Paced URLs of this thread and what a write to each tells (ModelRequest.onWrite). A request's write
+ * is seen where fetch makes it (undici's `sendHeaders` diagnostics channel) — after its connection
+ * was opened or found, which fetch does after it is called. Requests to one URL share one provider's
+ * schedule, so whichever request it was, the write is a send that schedule follows.
+ */
+const writeWatchers = new Map<string, (at: number) => void>();
+let watchingWrites = false;
+
+function watchWrites(url: string, onWrite: (at: number) => void): void {
+  writeWatchers.set(url, onWrite);
+  if (watchingWrites) return;
+  watchingWrites = true;
+  subscribe('undici:client:sendHeaders', (message) => {
+    const request = (message as { request?: { origin?: unknown; path?: unknown } }).request;
+    if (typeof request?.origin === 'string' && typeof request.path === 'string')
+      writeWatchers.get(`${request.origin}${request.path}`)?.(performance.timeOrigin + performance.now());
+  });
 }
 
 /**
@@ -47,6 +72,11 @@ export async function postWithRetries(call: HttpCall): Promise<HttpOutcome> {
   for (let attempt = 0; ; attempt++) {
     const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : '';
     let response: Response;
+    if (call.onWrite) watchWrites(call.url, call.onWrite);
+    if (call.atSlot) {
+      await call.atSlot();
+      if (signal.aborted) throw abortedError();
+    }
     try {
       response = await fetch(call.url, init);
     } catch (error) {

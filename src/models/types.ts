@@ -65,6 +65,15 @@ export interface ModelRequest {
    * parent admits the retry. The pause then holds every agent's requests to that provider.
    */
   retryGate?: (retryAfterMs: number | undefined) => Promise<void>;
+  /**
+   * Set for a governed request to a paced provider, handed only to adapters that send at it (the HTTP
+   * adapters): awaited right before each send — after the body is built — so the provider reads it at
+   * its slot; retryGate then only asks again. Other adapters' requests wait for their slot before
+   * `request` is called.
+   */
+  atSlot?: () => Promise<void>;
+  /** With atSlot: told when each attempt is written to its socket (epoch ms), which the schedule follows. */
+  onWrite?: (at: number) => void;
 }
 
 export interface ModelResponse {

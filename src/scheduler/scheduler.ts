@@ -51,6 +51,11 @@ export class Scheduler implements SchedulerView {
   private readonly leases = new Map<string, ModelLease>();
   /** Per agent whose driver reads shared memory: 1 while its next model request is admitted ahead. */
   private readonly credits = new Map<string, { cell: Int32Array; provider: string }>();
+  /**
+   * Credit cells of ended activations, for the next ones: shared memory costs an allocation and a
+   * collection each, which a wide fan-out of short-lived children would otherwise pay per child.
+   */
+  private readonly spareCredits: Int32Array[] = [];
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
@@ -106,9 +111,17 @@ export class Scheduler implements SchedulerView {
     if (await this.acquire(request)) this.holding.add(agent.id);
   }
 
-  /** The agent's activation ended (or it was disposed): its slot and any model lease are freed. */
+  /**
+   * The agent's activation ended (or it was disposed): its slot and any model lease are freed, and its
+   * credit cell (void now) goes to the next activation planned — its driver is gone.
+   */
   releaseTurn(agentId: string): void {
     this.releaseModel(agentId);
+    const credit = this.credits.get(agentId);
+    if (credit !== undefined) {
+      this.credits.delete(agentId);
+      this.spareCredits.push(credit.cell);
+    }
     if (!this.holding.delete(agentId)) return;
     this.policy.releaseAgent();
     this.pump();
@@ -126,16 +139,21 @@ export class Scheduler implements SchedulerView {
 
   /**
    * A foreground child of `agent` ended: once none is left, the parent waits for a slot again (deeper
-   * first) — only while its activation still runs (`running`), or the slot would outlive it.
+   * first) — only while its activation still runs (`running`), or the slot would outlive it. Nothing
+   * to wait for (undefined) costs no promise: every child of a fan-out ends here.
    */
-  async childEnded(agent: SchedulerAgent, running: () => boolean): Promise<void> {
+  childEnded(agent: SchedulerAgent, running: () => boolean): Promise<void> | undefined {
+    if (!this.governsAgents) return undefined;
     const left = (this.childWaits.get(agent.id) ?? 0) - 1;
     if (left > 0) {
       this.childWaits.set(agent.id, left);
-      return;
+      return undefined;
     }
     this.childWaits.delete(agent.id);
-    if (!this.governsAgents || !running()) return;
+    return running() ? this.readmitParent(agent, running) : undefined;
+  }
+
+  private async readmitParent(agent: SchedulerAgent, running: () => boolean): Promise<void> {
     await this.admitTurn(agent);
     // It ended while it waited: the slot it just took goes back.
     if (!running()) this.releaseTurn(agent.id);
@@ -195,7 +213,7 @@ export class Scheduler implements SchedulerView {
     if (!this.governsModels(provider) || this.policy.paced(provider)) return undefined;
     let credit = this.credits.get(agentId);
     if (credit?.provider !== provider) {
-      credit = { cell: new Int32Array(new SharedArrayBuffer(4)), provider };
+      credit = { cell: this.spareCredits.pop() ?? new Int32Array(new SharedArrayBuffer(4)), provider };
       this.credits.set(agentId, credit);
     }
     return credit.cell.buffer as SharedArrayBuffer;
@@ -284,6 +302,13 @@ export class Scheduler implements SchedulerView {
 
   /** The agent is disposed: what it waits for is withdrawn (its waits end at once) and what it holds is freed. */
   abandon(agentId: string): void {
+    if (this.waiters.size > 0) this.withdrawWaits(agentId);
+    this.childWaits.delete(agentId);
+    this.releaseTurn(agentId);
+    this.credits.delete(agentId);
+  }
+
+  private withdrawWaits(agentId: string): void {
     for (const waiter of [...this.waiters.values()]) {
       if (waiter.ticket.agentId !== agentId) continue;
       this.policy.withdraw(waiter.ticket);
@@ -291,9 +316,6 @@ export class Scheduler implements SchedulerView {
       this.announced.delete(waiter.ticket.id);
       waiter.resolve(false);
     }
-    this.childWaits.delete(agentId);
-    this.releaseTurn(agentId);
-    this.credits.delete(agentId);
   }
 
   /** The runtime closed: nothing waits any more (their agents are being disposed). */

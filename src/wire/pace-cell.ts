@@ -5,19 +5,33 @@
  * too late. Whichever admitted request is ready first takes the next slot; one whose thread was
  * late loses nothing but its place.
  *
+ * A provider's limiter counts a request when it reads it, and a request read late pushes its schedule
+ * (GCRA: the next is due a spacing after the later of its slot and its arrival), so this schedule
+ * follows actual sends too: a driver records each send (`sent`), one sent late moves the next slot,
+ * and a request whose slot was taken before that waits for it (`clearAt`).
+ *
  * Layout (BigInt64, microseconds on the process's epoch clock, src/wire/clock.ts): the earliest time
- * the next request may be sent, the spacing, and how many requests took a slot so far.
+ * the next request may be sent, the spacing, how many requests took a slot so far, and the latest send.
  */
 const NEXT = 0;
 const SPACING = 1;
 const CLAIMS = 2;
-const FIELDS = 3;
+const LAST_SENT = 3;
+const FIELDS = 4;
 
 /**
  * A request that takes its slot later than the schedule keeps the schedule if it is at most this
  * share of a spacing late; later, the schedule restarts from it (missed slots are never bunched).
  */
 export const CATCH_UP = 0.05;
+
+/**
+ * How much sooner than a spacing after the previous send a request may still go, and how late after
+ * its slot a send may be and move nothing: a timer wakes up to a millisecond late, and a late move
+ * costs throughput. The rest of the provider's tolerance for arrival jitter (half a spacing at the
+ * bench's server; unknown elsewhere) is kept for the way to it.
+ */
+export const SEND_SLACK = 0.2;
 
 const toMicros = (ms: number): bigint => BigInt(Math.round(ms * 1000));
 const toMs = (micros: bigint): number => Number(micros) / 1000;
@@ -32,6 +46,7 @@ export class PaceCell {
   static create(spacingMs: number, now: number): PaceCell {
     const cell = new PaceCell(new SharedArrayBuffer(FIELDS * BigInt64Array.BYTES_PER_ELEMENT));
     Atomics.store(cell.cells, NEXT, toMicros(now));
+    Atomics.store(cell.cells, LAST_SENT, toMicros(now - spacingMs)); // nothing sent yet holds anything back
     cell.spacingMs = spacingMs;
     return cell;
   }
@@ -56,9 +71,10 @@ export class PaceCell {
   /**
    * Takes the next slot for a request ready at `now` when it is at most `aheadMs` away (a timer
    * cannot wait less than a millisecond): `{ slot }`, to send then; else `{ retryIn }`, how long to
-   * wait before trying again (another request may take this slot meanwhile).
+   * wait before trying again (another request may take this slot meanwhile). `counted`: the slot is
+   * the one the parent admitted the request for (PaceCell.claims); a resend's is not.
    */
-  tryClaim(now: number, aheadMs: number): { slot: number } | { retryIn: number } {
+  tryClaim(now: number, aheadMs: number, counted = true): { slot: number } | { retryIn: number } {
     // Compared in whole microseconds, as the schedule is kept: a caller that waited exactly `retryIn`
     // is not turned away again by a float rounding a hair short of the slot.
     const aheadUs = toMicros(aheadMs);
@@ -68,10 +84,46 @@ export class PaceCell {
       if (waitUs > aheadUs) return { retryIn: toMs(waitUs - aheadUs) };
       const slot = Math.max(toMs(next), this.restartFrom(now));
       if (this.advance(next, now)) {
-        Atomics.add(this.cells, CLAIMS, 1n);
+        if (counted) Atomics.add(this.cells, CLAIMS, 1n);
         return { slot };
       }
     }
+  }
+
+  /**
+   * When the request whose slot is `slot` may be sent: at its slot, unless a send since it was taken
+   * went late (then a spacing, less the slack, after that send).
+   */
+  clearAt(slot: number): number {
+    return Math.max(slot, toMs(Atomics.load(this.cells, LAST_SENT)) + this.spacingMs * (1 - SEND_SLACK));
+  }
+
+  /**
+   * The request whose slot is `slot` is being sent at `at`: the schedule follows it, as the provider's
+   * does — when it is later than its slot by more than the slack, the next slot moves with it.
+   */
+  sent(slot: number, at: number): void {
+    this.recordSend(at);
+    if (at - slot <= this.spacingMs * SEND_SLACK) return;
+    this.holdUntil(at + this.spacingMs * (1 - SEND_SLACK));
+  }
+
+  private recordSend(at: number): void {
+    const atUs = toMicros(at);
+    for (;;) {
+      const last = Atomics.load(this.cells, LAST_SENT);
+      if (last >= atUs || Atomics.compareExchange(this.cells, LAST_SENT, last, atUs) === last) return;
+    }
+  }
+
+  /**
+   * A request to this provider was written to its socket at `at` (what the provider reads): when that
+   * is later than the schedule allows for, the schedule follows it as `sent` does — a connection
+   * opened first or a busy thread can delay the write after the slot was taken.
+   */
+  wrote(at: number): void {
+    this.recordSend(at);
+    this.holdUntil(at + this.spacingMs * (1 - SEND_SLACK));
   }
 
   /** The parent takes a slot for a request whose driver cannot read this cell: when it should be sent. */

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { admitted } from '../../../src/driver/admission.js';
 import { epochNow, LOCAL_CLOCK } from '../../../src/wire/clock.js';
-import { PaceCell } from '../../../src/wire/pace-cell.js';
+import { PaceCell, SEND_SLACK } from '../../../src/wire/pace-cell.js';
 import type { AdmitGrant, AdmitRequestWire, DriverGateway, DriverPlan } from '../../../src/wire/contract.js';
 
 const plan = { admission: true, route: { provider: 'p', model: 'm' } } as unknown as DriverPlan;
@@ -86,6 +86,74 @@ describe('driver admission', () => {
       { provider: 'p', tokens: 12, claims: true },
     ]);
     expect(cell.claims).toBe(2);
+  });
+
+  it('waits for a spacing after a send that went late since its slot was taken, and records its own send', async () => {
+    const spacing = 10;
+    const cell = PaceCell.create(spacing, epochNow() - 200);
+    const other = cell.tryClaim(epochNow(), 1);
+    if (!('slot' in other)) throw new Error('the first request should have a slot');
+    const lateSend = epochNow() + 30; // another driver's thread was busy: its request goes 30 ms late
+    cell.sent(other.slot, lateSend);
+    const shared = { ...plan, pace: cell.buffer } as DriverPlan;
+    const admission = await admitted(shared, gatewayAnswering(null).host, () => 12, new AbortController().signal);
+    if (admission === undefined || admission === 'aborted') throw new Error('not admitted');
+    await admission.atSlot();
+    const sentAt = epochNow();
+    expect(sentAt).toBeGreaterThanOrEqual(lateSend + spacing * (1 - SEND_SLACK));
+    expect(cell.clearAt(0)).toBeGreaterThanOrEqual(sentAt - 1 + spacing * (1 - SEND_SLACK)); // its send is recorded
+  });
+
+  it('paces a resend that was not admitted again (after a 5xx) without counting it as an admitted slot', async () => {
+    const cell = PaceCell.create(10, epochNow() - 100);
+    const shared = { ...plan, pace: cell.buffer } as DriverPlan;
+    const { host, asked } = gatewayAnswering(null);
+    const admission = await admitted(shared, host, () => 12, new AbortController().signal);
+    if (admission === undefined || admission === 'aborted') throw new Error('not admitted');
+    await admission.atSlot();
+    const before = cell.nextAt;
+    await admission.atSlot(); // the resend takes the next slot
+    expect(cell.nextAt).toBeGreaterThan(before);
+    expect(cell.claims).toBe(1);
+    await admission.readmit(undefined); // admitted again (after a 429): its send is counted
+    await admission.atSlot();
+    expect(cell.claims).toBe(2);
+    expect(asked).toHaveLength(2);
+  });
+
+  it("sends a resend at once when its grant's slot was used (the parent's grant is for one send)", async () => {
+    const { host, asked } = gatewayAnswering(local(epochNow()));
+    const admission = await admissionOf(host);
+    await admission.atSlot();
+    await admission.atSlot(); // its grant is now 'late': no give-back, no asking
+    expect(asked).toHaveLength(1);
+  });
+
+  it("hands the adapter a write hook only for a shared schedule, which follows the request's socket write", async () => {
+    const cell = PaceCell.create(10, epochNow() - 100);
+    const paced = await admitted(
+      { ...plan, pace: cell.buffer } as DriverPlan,
+      gatewayAnswering(null).host,
+      () => 1,
+      new AbortController().signal,
+    );
+    const unpaced = await admissionOf(gatewayAnswering(null).host);
+    if (paced === undefined || paced === 'aborted') throw new Error('not admitted');
+    expect(unpaced.onWrite).toBeUndefined();
+    const late = epochNow() + 50;
+    paced.onWrite?.(late);
+    expect(cell.nextAt).toBeCloseTo(late + 10 * (1 - SEND_SLACK), 3);
+  });
+
+  it('asks again after a refusal without waiting for a slot when the adapter sends at it (readmit)', async () => {
+    const cell = PaceCell.create(10, epochNow() + 60_000); // no slot for a minute
+    const { host, asked } = gatewayAnswering(null, null);
+    const shared = { ...plan, pace: cell.buffer } as DriverPlan;
+    const admission = await admitted(shared, host, () => 12, new AbortController().signal);
+    if (admission === undefined || admission === 'aborted') throw new Error('not admitted');
+    await admission.readmit(40);
+    expect(asked[1]).toEqual({ provider: 'p', tokens: 12, claims: true, retryAfterMs: 40 });
+    expect(cell.claims).toBe(0);
   });
 
   it('asks nothing for a request admitted ahead (a credit), and takes that credit once', async () => {

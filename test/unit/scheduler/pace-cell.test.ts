@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Pacer } from '../../../src/scheduler/buckets.js';
 import { AdmissionPolicy, type TicketRequest } from '../../../src/scheduler/policy.js';
-import { PaceCell } from '../../../src/wire/pace-cell.js';
+import { PaceCell, SEND_SLACK } from '../../../src/wire/pace-cell.js';
 
 /** 6,000 a minute: a 10 ms spacing, and the 1 % margin. */
 const SPACING = 10.1;
@@ -62,6 +62,72 @@ describe('PaceCell', () => {
           expect((sent[i] ?? 0) - (sent[i - 1] ?? 0)).toBeGreaterThanOrEqual(0.95 * SPACING - 1e-3); // whole microseconds
       }),
     );
+  });
+
+  it('follows a send that went late: the next slot moves with it, as the provider reads it', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    cell.sent(slotOf(cell.tryClaim(0, 1)), 30); // its thread was busy: 30 ms after its slot
+    expect(cell.nextAt).toBeCloseTo(30 + SPACING * (1 - SEND_SLACK), 3);
+    expect(cell.tryClaim(30, 1)).toEqual({ retryIn: expect.closeTo(SPACING * (1 - SEND_SLACK) - 1, 3) });
+  });
+
+  it('keeps the schedule for a send within the slack of its slot', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    cell.sent(slotOf(cell.tryClaim(0, 1)), SPACING * SEND_SLACK * 0.9);
+    expect(cell.nextAt).toBeCloseTo(SPACING, 3);
+  });
+
+  it('holds a slot taken before an earlier send went late until a spacing after that send', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    const first = slotOf(cell.tryClaim(0, 1));
+    const second = slotOf(cell.tryClaim(SPACING - 0.5, 1)); // taken ahead, while the first had not gone yet
+    expect(cell.clearAt(second)).toBeCloseTo(second, 3);
+    cell.sent(first, 8);
+    expect(cell.clearAt(second)).toBeCloseTo(8 + SPACING * (1 - SEND_SLACK), 3);
+    // An on-time send holds nothing back.
+    expect(PaceCell.create(SPACING, 0).clearAt(5)).toBe(5);
+  });
+
+  it('never lets two sends go closer than a spacing less the slack, however late their threads are', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.double({ min: 0, max: 25, noNaN: true }), fc.double({ min: 0, max: 40, noNaN: true })), {
+          minLength: 2,
+          maxLength: 100,
+        }),
+        (requests) => {
+          const cell = PaceCell.create(SPACING, 0);
+          let now = 0;
+          const sends: number[] = [];
+          for (const [delay, lateness] of requests) {
+            now += delay;
+            let claim = cell.tryClaim(now, 1);
+            if ('retryIn' in claim) {
+              now += claim.retryIn;
+              claim = cell.tryClaim(now, 1);
+            }
+            // The driver wakes `lateness` after its slot (or later, when an earlier send held it back).
+            const at = Math.max(slotOf(claim) + lateness, cell.clearAt(slotOf(claim)));
+            cell.sent(slotOf(claim), at);
+            sends.push(at);
+            now = Math.max(now, at);
+          }
+          for (let i = 1; i < sends.length; i++)
+            expect((sends[i] ?? 0) - (sends[i - 1] ?? 0)).toBeGreaterThanOrEqual(SPACING * (1 - SEND_SLACK) - 2e-3);
+        },
+      ),
+    );
+  });
+
+  it('follows a write that went out later than the schedule allows (a connection was opened first)', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    const first = slotOf(cell.tryClaim(0, 1));
+    cell.sent(first, 0.5); // recorded on time when fetch was called…
+    cell.wrote(6); // …but written to its socket 6 ms after its slot
+    expect(cell.nextAt).toBeCloseTo(6 + SPACING * (1 - SEND_SLACK), 3);
+    expect(cell.clearAt(SPACING)).toBeCloseTo(6 + SPACING * (1 - SEND_SLACK), 3);
+    cell.wrote(SPACING * 2); // on time for the schedule now: it moves nothing more than a send would
+    expect(cell.nextAt).toBeCloseTo(SPACING * 2 + SPACING * (1 - SEND_SLACK), 3);
   });
 
   it('holds every slot until a retry-after has passed', () => {

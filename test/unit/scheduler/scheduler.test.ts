@@ -79,6 +79,20 @@ describe('Scheduler', () => {
     expect(scheduler.stats().inFlight).toEqual({ p: 0 });
   });
 
+  it("hands an ended activation's credit cell, void, to the next activation planned (no new shared memory per child)", () => {
+    const { scheduler } = schedulerWith({ providers: { p: { concurrent: 2 } } });
+    const first = scheduler.creditCell('a', 'p');
+    scheduler.admitAhead(agent('a')); // admitted ahead, never taken: the activation ended first
+    expect(scheduler.creditCell('b', 'p')).not.toBe(first); // a's activation still runs: b gets a cell of its own
+    scheduler.releaseTurn('a');
+    const next = scheduler.creditCell('c', 'p');
+    expect(next).toBe(first);
+    expect(Atomics.load(new Int32Array(next ?? new SharedArrayBuffer(4)), 0)).toBe(0);
+    expect(scheduler.stats().inFlight).toEqual({ p: 0 });
+    // The same agent's next activation keeps asking for one: it gets a cell again.
+    expect(scheduler.creditCell('a', 'p')).toBeInstanceOf(SharedArrayBuffer);
+  });
+
   it('gives no credit cell for a paced or ungoverned provider (those drivers ask, or take slots)', () => {
     const { scheduler } = schedulerWith({ providers: { paced: { requestsPerMinute: 600 }, p: { concurrent: 2 } } });
     expect(scheduler.creditCell('a', 'paced')).toBeUndefined();
