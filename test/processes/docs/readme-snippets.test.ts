@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { ROOT, assertBuilt, runNode } from '../../support/run-cli.js';
+import { ROOT, assertBuilt, declarationsBuilt, runNode } from '../../support/run-cli.js';
 
 interface Block {
   file: string;
@@ -138,8 +138,9 @@ function asModule(block: Block): string {
 }
 
 describe('README.md and docs/', () => {
-  it('every TypeScript block type-checks against the built public API', () => {
+  it('every TypeScript block type-checks against the built public API', async () => {
     assertBuilt();
+    await declarationsBuilt();
     const found = ALL.filter((block) => block.lang === 'ts');
     expect(found.length).toBeGreaterThanOrEqual(10);
     expect(typeProblems(found)).toEqual([]);
