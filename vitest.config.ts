@@ -36,10 +36,13 @@ const QUEUE_BEHAVIOUR_SUITES = [
 ];
 
 /**
- * Test files run two at a time: most of their time is spent waiting on threads, child processes and
- * sockets, so a second file fills the wait (vitest's default on a 2-core machine is one).
+ * Test files run three at a time on this 2-core machine: much of a file's time is spent waiting on
+ * threads, child processes, sockets and fsync (cli/terminal: ~6 s of CPU in ~26 s; agents/cancel-stops:
+ * ~3 s in ~15 s), and a file that waits holds its worker. With two workers the sum of the files'
+ * durations (~375 s) divided by two was longer than their CPU (~300 s) shared by two cores: the cores
+ * idled while both workers waited. A third worker fills those waits (vitest's default here is one).
  */
-const PARALLEL_FILES = 2;
+const PARALLEL_FILES = 3;
 
 export default defineConfig({
   test: {
