@@ -144,7 +144,7 @@ describe('README.md and docs/', () => {
     const found = ALL.filter((block) => block.lang === 'ts');
     expect(found.length).toBeGreaterThanOrEqual(10);
     expect(typeProblems(found)).toEqual([]);
-  }, 180_000); // one TypeScript program over every block; slow on a loaded 2-core machine
+  }, 300_000); // after the tsc pass in `npm test`, then one TypeScript program over every block
 
   it('README.md has a runnable example, and runnable blocks are TypeScript or JavaScript', () => {
     expect(ALL.some((block) => block.file === 'README.md' && block.runnable)).toBe(true);

@@ -34,7 +34,7 @@ beforeAll(async () => {
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }));
   npm(project, ['install', '--offline', '--no-audit', '--no-fund', join(dir, packed!.filename)]);
   packages = installedPackages(project);
-}, 180_000);
+}, 300_000); // in `npm test`, after the tsc pass that writes the declarations, which runs beside the tests
 
 afterAll(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
