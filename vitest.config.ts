@@ -44,6 +44,9 @@ const QUEUE_BEHAVIOUR_SUITES = [
  */
 const PARALLEL_FILES = 3;
 
+/** The Redis tier (`npm run test:queue`) keeps two files at a time, in a group of its own. */
+const QUEUE_TIER = { maxWorkers: 2, sequence: { groupOrder: 2 } };
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -106,6 +109,7 @@ export default defineConfig({
           include: ['test/queue/**/*.test.ts'],
           exclude: ['test/queue/behaviour-runner.test.ts'],
           retry: 0,
+          ...QUEUE_TIER,
         },
       },
       {
@@ -116,6 +120,7 @@ export default defineConfig({
           include: QUEUE_BEHAVIOUR_SUITES,
           globalSetup: ['test/queue/behaviour-setup.ts'],
           retry: 0,
+          ...QUEUE_TIER,
         },
       },
     ],
