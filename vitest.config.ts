@@ -13,8 +13,8 @@ import { defineConfig } from 'vitest/config';
  * Suites whose tests run real worker threads against real time limits (hang watchdog, cancel grace,
  * run_code busy/wall limits, heap and resource baselines). On shared 2-core machines a stolen time
  * slice can push one of them over a limit, so these — and only these — get one retry, and they run
- * after everything else, two files at a time; a deterministic bug still fails twice, and every retry
- * is reported. Every other test runs once: a flaky test shows up as a failure.
+ * before every other test file, two files at a time; a deterministic bug still fails twice, and every
+ * retry is reported. Every other test runs once: a flaky test shows up as a failure.
  */
 const REAL_TIME_LIMIT_SUITES = [
   'test/threads/pool/faults-independent.test.ts',
@@ -36,10 +36,16 @@ const QUEUE_BEHAVIOUR_SUITES = [
 ];
 
 /**
- * Test files run two at a time: most of their time is spent waiting on threads, child processes and
- * sockets, so a second file fills the wait (vitest's default on a 2-core machine is one).
+ * Test files run three at a time on this 2-core machine: much of a file's time is spent waiting on
+ * threads, child processes, sockets and fsync (cli/terminal: ~6 s of CPU in ~26 s; agents/cancel-stops:
+ * ~3 s in ~15 s), and a file that waits holds its worker. With two workers the sum of the files'
+ * durations (~375 s) divided by two was longer than their CPU (~300 s) shared by two cores: the cores
+ * idled while both workers waited. A third worker fills those waits (vitest's default here is one).
  */
-const PARALLEL_FILES = 2;
+const PARALLEL_FILES = 3;
+
+/** The Redis tier (`npm run test:queue`) keeps two files at a time, in a group of its own. */
+const QUEUE_TIER = { maxWorkers: 2, sequence: { groupOrder: 2 } };
 
 export default defineConfig({
   test: {
@@ -47,6 +53,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     maxWorkers: PARALLEL_FILES,
+    // Every project runs in group 1 but the real-time-limits suites, which run first (group 0, below).
+    sequence: { groupOrder: 1 },
     // Projects below (not the queue's) set `isolate: false`: a worker process runs file after file in
     // one module graph instead of a fresh process and src import per file, which was a third of the
     // CPU of `npm test`. Their suites close what they start and restore what they change.
@@ -76,10 +84,12 @@ export default defineConfig({
           name: 'real-time-limits',
           include: REAL_TIME_LIMIT_SUITES,
           retry: 1,
-          // A group of its own, after the others: nothing else competes for the CPU. Two files at a time:
-          // these suites mostly wait (alone, ~23 s of CPU in ~55 s), so each still has a core nearly always.
+          // A group of its own, before the others, two files at a time: these suites mostly wait (~23 s of
+          // CPU in ~25 s), and in `npm test` they run beside the single-threaded tsc pass (scripts/checks.mjs),
+          // which takes the other core — no other test file competes with them. Run last, as they were,
+          // they left a core idle for their whole duration at the end of the run.
           maxWorkers: 2,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 0 },
           isolate: false,
         },
       },
@@ -99,6 +109,7 @@ export default defineConfig({
           include: ['test/queue/**/*.test.ts'],
           exclude: ['test/queue/behaviour-runner.test.ts'],
           retry: 0,
+          ...QUEUE_TIER,
         },
       },
       {
@@ -109,6 +120,7 @@ export default defineConfig({
           include: QUEUE_BEHAVIOUR_SUITES,
           globalSetup: ['test/queue/behaviour-setup.ts'],
           retry: 0,
+          ...QUEUE_TIER,
         },
       },
     ],

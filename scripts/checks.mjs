@@ -1,17 +1,22 @@
 #!/usr/bin/env node
 // `npm test` up to its tests: the lint, the import check, the build (tsup's JavaScript and the tsc
 // pass that type-checks the tree and writes the declarations), then the package check — and, with a
-// command after its name (`node scripts/checks.mjs vitest run …`), that command beside the package check.
+// command after its name (`node scripts/checks.mjs vitest run …`), that command beside them.
 //
-// The first four only read the tree or write disjoint files of dist/ (tsup the JavaScript, the tsc pass
-// the declarations), so they run at once: the tsc pass is single-threaded and takes most of the time,
-// and the others fit on the second core beside it. Each step's output is held and printed in one piece
-// when it ends, so the log reads as if they had run one after another. The package check packs dist/,
-// so it waits for the build; the tests wait for it too (the threads and processes tiers run dist/), and
-// run beside the package check, which mostly waits on npm, attw and publint starting up. The tests'
-// output is live; the package check's is printed when the tests end.
+// The run is CPU-bound on two cores, so nothing waits that need not:
+// - The lint, the import check, tsup and the tsc pass only read the tree or write disjoint files of
+//   dist/ (tsup the JavaScript, the tsc pass the declarations), so they start at once.
+// - The tests start as soon as tsup has written the JavaScript: the threads and processes tiers run
+//   dist/, not its declarations. The single-threaded tsc pass (the longest step) runs beside them.
+//   The two test files that read dist's declarations (the packed tarball's consumer and the docs'
+//   type check) wait for the tsc pass: this script names a file in BROOD_DECLARATIONS_STAMP and
+//   writes `ok` or `failed` into it when that pass ends (test/support/run-cli.ts, declarationsBuilt).
+// - The package check packs dist/, so it waits for both build steps.
+// Each step's output is held and printed in one piece; the tests' output is live, and the steps that
+// end while the tests run are printed once the tests end, so the log reads as one step after another.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,19 +24,14 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const script = (name) => [process.execPath, join(root, 'scripts', name)];
 
-const TOGETHER = [
-  ['lint', [bin('biome'), 'check', '.']],
-  ['check:imports', script('check-imports.mjs')],
-  ['build: JavaScript (tsup)', [bin('tsup')]],
-  ['build: types and declarations (tsc)', script('declarations.mjs')],
-];
-const AFTER = [['check:package', script('check-package.mjs')]];
+const LINT = ['lint', [bin('biome'), 'check', '.']];
+const IMPORTS = ['check:imports', script('check-imports.mjs')];
+const JAVASCRIPT = ['build: JavaScript (tsup)', [bin('tsup')]];
+const DECLARATIONS = ['build: types and declarations (tsc)', script('declarations.mjs')];
+const PACKAGE = ['check:package', script('check-package.mjs')];
 
-/**
- * Runs one step with its output captured; resolves whether it passed, after printing that output
- * (once `printAfter` has resolved, if given).
- */
-function step([name, [command, ...args]], printAfter = Promise.resolve()) {
+/** Runs one step with its output captured; resolves with whether it passed and a `print()` of its output. */
+function step([name, [command, ...args]]) {
   const started = Date.now();
   return new Promise((done) => {
     const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -39,22 +39,23 @@ function step([name, [command, ...args]], printAfter = Promise.resolve()) {
     child.stdout.on('data', (chunk) => output.push(chunk));
     child.stderr.on('data', (chunk) => output.push(chunk));
     child.on('error', (error) => output.push(Buffer.from(`${error.message}\n`)));
-    child.on('close', async (code) => {
+    child.on('close', (code) => {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      await printAfter;
-      process.stdout.write(`\n> ${name} (${code === 0 ? 'ok' : `failed, exit ${code}`}, ${seconds} s)\n`);
-      process.stdout.write(Buffer.concat(output));
-      done(code === 0);
+      const print = () => {
+        process.stdout.write(`\n> ${name} (${code === 0 ? 'ok' : `failed, exit ${code}`}, ${seconds} s)\n`);
+        process.stdout.write(Buffer.concat(output));
+      };
+      done({ ok: code === 0, print });
     });
   });
 }
 
 /** The command given after this script's name, with its output live; resolves whether it passed. */
-function live([name, ...args]) {
+function live([name, ...args], env) {
   // A package's bin by its name, as npm scripts find it.
   const command = existsSync(bin(name)) ? bin(name) : name;
   return new Promise((done) => {
-    const child = spawn(command, args, { cwd: root, stdio: 'inherit' });
+    const child = spawn(command, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
     child.on('error', (error) => {
       console.error(`${name}: ${error.message}`);
       done(false);
@@ -63,16 +64,31 @@ function live([name, ...args]) {
   });
 }
 
-const alongside = process.argv.slice(2);
-const together = await Promise.all(TOGETHER.map((entry) => step(entry)));
-if (together.every(Boolean)) {
-  // The tests' output stays in one piece: the package check's is printed once they end.
-  let testsEnded;
-  const ended = new Promise((resolve) => (testsEnded = resolve));
-  const after = Promise.all(AFTER.map((entry) => step(entry, ended)));
-  const tests = alongside.length === 0 || (await live(alongside));
-  testsEnded();
-  if (!tests || !(await after).every(Boolean)) process.exitCode = 1;
-} else {
-  process.exitCode = 1;
+const tests = process.argv.slice(2);
+const stampDir = mkdtempSync(join(tmpdir(), 'brood-checks-'));
+const stamp = join(stampDir, 'declarations');
+try {
+  const checks = [step(LINT), step(IMPORTS)];
+  const declarations = step(DECLARATIONS).then((result) => {
+    // Renamed into place: a test that sees the file reads all of it.
+    writeFileSync(`${stamp}.tmp`, result.ok ? 'ok' : 'failed');
+    renameSync(`${stamp}.tmp`, stamp);
+    return result;
+  });
+  const javascript = await step(JAVASCRIPT);
+  javascript.print();
+  let passed = javascript.ok;
+  if (javascript.ok) {
+    const packaged = declarations.then((result) => (result.ok ? step(PACKAGE) : undefined));
+    if (tests.length > 0) passed = await live(tests, { BROOD_DECLARATIONS_STAMP: stamp });
+    for (const result of await Promise.all([...checks, declarations, packaged])) {
+      result?.print();
+      if (result !== undefined && !result.ok) passed = false;
+    }
+  } else {
+    for (const result of await Promise.all([...checks, declarations])) result.print();
+  }
+  if (!passed) process.exitCode = 1;
+} finally {
+  rmSync(stampDir, { recursive: true, force: true });
 }

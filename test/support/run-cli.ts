@@ -1,13 +1,27 @@
 /** Spawns the built `brood` bin (dist/cli/main.js); `npm test` builds before vitest runs. */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { until } from './until.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 export function assertBuilt(): void {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
+}
+
+/**
+ * Resolves once dist's declarations are written. `npm test` (scripts/checks.mjs) starts the tests as
+ * soon as the JavaScript is built, while the tsc pass still writes the declarations; it names a file
+ * in BROOD_DECLARATIONS_STAMP that it writes (`ok` or `failed`) when that pass ends. Outside `npm test`
+ * the build has ended before the tests start.
+ */
+export async function declarationsBuilt(): Promise<void> {
+  const stamp = process.env.BROOD_DECLARATIONS_STAMP;
+  if (stamp === undefined) return;
+  await until(() => existsSync(stamp));
+  if (readFileSync(stamp, 'utf8') !== 'ok') throw new Error('the declarations build failed: see its output');
 }
 
 export interface Spawned {

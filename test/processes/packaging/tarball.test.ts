@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPTIONAL_PEERS } from '../../../src/optional-peers.js';
-import { assertBuilt, ROOT, runNode, type Spawned } from '../../support/run-cli.js';
+import { assertBuilt, declarationsBuilt, ROOT, runNode, type Spawned } from '../../support/run-cli.js';
 
 const PEERS = Object.values(OPTIONAL_PEERS).flat();
 const MAX_PACKAGES = 25;
@@ -21,8 +21,9 @@ let dir: string;
 let project: string;
 let packages: string[];
 
-beforeAll(() => {
+beforeAll(async () => {
   assertBuilt();
+  await declarationsBuilt();
   if (!existsSync(join(ROOT, 'dist/index.d.ts'))) throw new Error('dist/index.d.ts is missing: run `npm run build`');
   dir = mkdtempSync(join(tmpdir(), 'brood-tarball-'));
   const [packed] = JSON.parse(npm(ROOT, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir])) as {
@@ -33,7 +34,7 @@ beforeAll(() => {
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }));
   npm(project, ['install', '--offline', '--no-audit', '--no-fund', join(dir, packed!.filename)]);
   packages = installedPackages(project);
-}, 180_000);
+}, 300_000); // in `npm test`, after the tsc pass that writes the declarations, which runs beside the tests
 
 afterAll(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
