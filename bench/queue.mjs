@@ -102,7 +102,7 @@ export async function runQueueFanout({ quick, log }) {
     for (const n of [64, 256]) {
       // One untimed first run of each configuration, as in the main fan-out table: the first fan-out
       // of a size still compiles code that later ones reuse (in the parent and in every host).
-      for (const runtime of [queued, queuedInline, worker]) await fanOnce(runtime, n);
+      for (const runtime of [queued, worker]) await fanOnce(runtime, n);
       const reps = quick ? 1 : n >= 256 ? 2 : 3;
       const samples = { floor: [], worker: [], queue: [] };
       const cpu = [];
