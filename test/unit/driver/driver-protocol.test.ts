@@ -4,7 +4,6 @@
  * the protocol: replies are validated (malformed → INTERNAL), error codes survive the crossing, and a
  * closed link rejects pending calls with WORKER_CRASHED instead of leaving them hanging.
  */
-import { DEFAULTS } from '../../../src/defaults.js';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Driver } from '../../../src/driver/loop.js';
@@ -24,6 +23,7 @@ import { ThreadLink, outcomeEnd, type PlacedActivation } from '../../../src/pool
 import { createBoard } from '../../../src/wire/watch-board.js';
 import { expectCode } from '../../support/codes.js';
 import { deferred } from '../../support/deferred.js';
+import { planDefaults } from '../../support/plan.js';
 
 const ports: MessagePort[] = [];
 afterEach(() => {
@@ -133,13 +133,7 @@ function connect(
     agentId: 'a1',
     route: { provider: 'fake', model: 'fake' },
     view: parent.view,
-    history: [],
-    ownStart: 0,
-    maxParallelToolCalls: 4,
-    codeMode: 'native',
-    codeBusyTimeoutMs: 5_000,
-    codeWallTimeoutMs: 300_000,
-    codeLimits: DEFAULTS.codeResourceLimits,
+    ...planDefaults(),
     versions: [version.buffer],
     ...plan,
   };
@@ -356,13 +350,8 @@ describe('ThreadHost (the pool thread side of a link, run in-process)', () => {
       agentId: 'a1',
       route: { provider: 'fake', model: 'scripted' },
       view: { system: '', tools: [], classes: {} },
-      history: [],
-      ownStart: 0,
+      ...planDefaults(),
       maxParallelToolCalls: 2,
-      codeMode: 'native',
-      codeBusyTimeoutMs: 5_000,
-      codeWallTimeoutMs: 300_000,
-      codeLimits: DEFAULTS.codeResourceLimits,
       versions: [new VersionCell().buffer],
     };
     const outcome = run(3, plan, parent.gateway());

@@ -8,6 +8,7 @@ import { ParentEnd } from '../../../src/queue/host-parent.js';
 import type { JobData } from '../../../src/queue/job.js';
 import { KnownViews, SentViews } from '../../../src/queue/shared-views.js';
 import type { DriverView } from '../../../src/wire/contract.js';
+import { planDefaults } from '../../support/plan.js';
 
 const view = (system: string): DriverView => ({ system, tools: [], classes: { run_code: 'exclusive' } });
 
@@ -21,13 +22,7 @@ function job(a: number, planView: DriverView | null): JobData {
       agentId: `agent-${a}`,
       route: { provider: 'scripted', model: 'scripted' },
       view: planView,
-      history: [],
-      ownStart: 0,
-      maxParallelToolCalls: 4,
-      codeMode: 'native',
-      codeBusyTimeoutMs: 5_000,
-      codeWallTimeoutMs: 300_000,
-      codeLimits: { memoryMb: 64, stackKb: 1024, maxOutputBytes: 1_048_576, maxToolCalls: 1_000 },
+      ...planDefaults(),
       cells: [0],
       eventsFlag: false,
     },
