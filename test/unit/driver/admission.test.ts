@@ -7,19 +7,26 @@ import type { AdmitGrant, AdmitRequestWire, DriverGateway, DriverPlan } from '..
 
 const plan = { admission: true, route: { provider: 'p', model: 'm' } } as unknown as DriverPlan;
 
-/** A gateway whose admit answers the given grants in turn (then null) and records what was asked. */
-function gatewayAnswering(...grants: (AdmitGrant | null)[]) {
+/**
+ * A gateway whose admit answers the given grants in turn (then null) and records what was asked. A
+ * function is a grant made when it is asked for: a slot of "now" must not have aged past lateness by
+ * the time a slow first test gets to it.
+ */
+function gatewayAnswering(...grants: (AdmitGrant | null | (() => AdmitGrant))[]) {
   const asked: AdmitRequestWire[] = [];
   const host = {
     admit: async (request: AdmitRequestWire) => {
       asked.push(request);
-      return grants.shift() ?? null;
+      const next = grants.shift() ?? null;
+      return typeof next === 'function' ? next() : next;
     },
   } as unknown as DriverGateway;
   return { host, asked };
 }
 
 const local = (at: number): AdmitGrant => ({ at, grantedAt: epochNow(), clock: LOCAL_CLOCK });
+/** A grant whose slot is the moment it is granted. */
+const slotNow = () => local(epochNow());
 
 async function admissionOf(host: DriverGateway) {
   const admission = await admitted(plan, host, () => 12, new AbortController().signal);
@@ -35,7 +42,7 @@ describe('driver admission', () => {
   });
 
   it('gives a grant back and asks again when it arrived well after its slot (its thread was busy)', async () => {
-    const { host, asked } = gatewayAnswering(local(epochNow() - 50), local(epochNow()));
+    const { host, asked } = gatewayAnswering(local(epochNow() - 50), slotNow);
     await (await admissionOf(host)).atSlot();
     expect(asked).toEqual([
       { provider: 'p', tokens: 12 },
@@ -122,7 +129,7 @@ describe('driver admission', () => {
   });
 
   it("sends a resend at once when its grant's slot was used (the parent's grant is for one send)", async () => {
-    const { host, asked } = gatewayAnswering(local(epochNow()));
+    const { host, asked } = gatewayAnswering(slotNow);
     const admission = await admissionOf(host);
     await admission.atSlot();
     await admission.atSlot(); // its grant is now 'late': no give-back, no asking
