@@ -49,6 +49,7 @@ import { createTelemetry } from '../telemetry/setup.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { schedulerEvents } from '../events/scheduler-events.js';
 import type { Budget, SchedulerView } from '../scheduler/types.js';
+import { epochNow } from '../wire/clock.js';
 
 export interface RuntimeParts {
   options: ParsedBroodOptions;
@@ -128,11 +129,13 @@ export class Runtime implements SubagentCore {
     this.inlineRunner = new InlineRunner(modelConfigs);
     // 'worker' stands for the runtime's own runner, whatever it is (the pool, or a queue).
     this.defaultRunnerKind = options.runner === 'inline' ? 'inline' : 'worker';
-    const hub = new EventHub(this.agents, now ?? preciseNow);
+    // Session and host events share one clock, epoch ms with sub-millisecond precision (trace shows µs).
+    const clockNow = now ?? epochNow;
+    const hub = new EventHub(this.agents, clockNow);
     this.approvals = new ApprovalGate(options.approvals as ApprovalsOptions | undefined, {
       ids: this.ids,
       hub,
-      now: now ?? preciseNow,
+      now: clockNow,
       clock: setTimer === undefined ? realClock : { setTimer },
     });
     this.agentDeps = {
@@ -144,11 +147,11 @@ export class Runtime implements SubagentCore {
             ? this.queueRunner(options.runner)
             : createWorkerRunner(options, modelConfigs, this.reportBackgroundError),
       ids: this.ids,
-      now: now ?? preciseNow,
+      now: clockNow,
       globalVersion,
       hub,
       approvals: this.approvals,
-      scheduler: new Scheduler(options.limits, now ?? preciseNow, schedulerEvents(hub, this.agents)),
+      scheduler: new Scheduler(options.limits, clockNow, schedulerEvents(hub, this.agents)),
       limits: {
         maxParallelToolCalls: options.maxParallelToolCalls ?? DEFAULTS.maxParallelToolCalls,
         codeMode: this.codeMode,
@@ -343,11 +346,6 @@ export class Runtime implements SubagentCore {
     const store = this.store as SessionStore & { close?: () => Promise<void> };
     await store.close?.();
   }
-}
-
-/** Epoch milliseconds with sub-millisecond precision: session events and host events share this clock (trace shows µs). */
-function preciseNow(): number {
-  return performance.timeOrigin + performance.now();
 }
 
 function driverKind(runner: ParsedBroodOptions['runner']): string {

@@ -9,7 +9,9 @@
 import type { Attributes, Context, HrTime, Link, Span, Tracer } from '@opentelemetry/api';
 import type { KnownSessionEvent } from '../sessions/event-types.js';
 import type { SessionEvent, StopReason } from '../types.js';
+import { epochNow } from '../wire/clock.js';
 import { spanSetter } from './context.js';
+import { factTime, hrTimeOf } from './span-times.js';
 import type { Otel } from './peer.js';
 
 /** SpanKind and SpanStatusCode values (the api's enums, inlined: they are part of its wire contract). */
@@ -125,13 +127,13 @@ export class SpanBuilder {
     const spans = this.spansOf(agent);
     const parent = this.runCodeSpan(agent.id);
     const base = parent ? this.withSpan(spans.turn?.context ?? this.api.ROOT_CONTEXT, parent) : spans.turn?.context;
-    const span = this.startToolSpan(name, callId, base ?? this.api.ROOT_CONTEXT, hrTimeOf(this.now()));
+    const span = this.startToolSpan(name, callId, base ?? this.api.ROOT_CONTEXT, hrTimeOf(epochNow()));
     spans.codeCalls ??= new Map();
     spans.codeCalls.set(callId, span);
     return (isError, errorType) => {
       spans.codeCalls?.delete(callId);
       if (isError) span.setStatus({ code: ERROR }).setAttribute('error.type', errorType ?? 'tool_error');
-      span.end(hrTimeOf(this.now()));
+      span.end(hrTimeOf(epochNow()));
     };
   }
 
@@ -143,7 +145,7 @@ export class SpanBuilder {
 
   forget(agentId: string): void {
     const spans = this.agents.get(agentId);
-    if (spans?.turn) this.endTurn(spans, 'aborted', undefined, this.now());
+    if (spans?.turn) this.endTurn(spans, 'aborted', undefined, epochNow());
     this.agents.delete(agentId);
   }
 
@@ -154,10 +156,6 @@ export class SpanBuilder {
       this.agents.set(facts.id, spans);
     }
     return spans;
-  }
-
-  private now(): number {
-    return TIME_ORIGIN + performance.now();
   }
 
   private apply(spans: AgentSpans, logged: SessionEvent): void {
@@ -382,26 +380,6 @@ export class SpanBuilder {
     }
     turn.span.end(end);
   }
-}
-
-/** performance.timeOrigin is constant, and its getter is not free. */
-const TIME_ORIGIN = performance.timeOrigin;
-
-/**
- * An epoch-ms time as the SDK's HrTime, computed exactly as its millisToHrTime does. The SDK takes
- * an HrTime as it is; a number costs it a performance.now() per call to tell epoch from relative time.
- */
-function hrTimeOf(epochMs: number): HrTime {
-  return [Math.trunc(epochMs / 1000), Math.round((epochMs % 1000) * 1e6)];
-}
-
-/**
- * When the logged fact happened: the driver's stamp when it has one, else the log's. A stamp later
- * than the parent's receipt is a driver clock ahead of the parent's (another machine): the receipt is
- * the better bound, and keeps the span inside its turn.
- */
-function factTime(loggedTime: number, driverTime: number | undefined): number {
-  return driverTime !== undefined && driverTime <= loggedTime ? driverTime : loggedTime;
 }
 
 /** Stop reasons that mark the turn span as failed (a refusal and a completed turn are answers). */
