@@ -53,7 +53,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     maxWorkers: PARALLEL_FILES,
-    setupFiles: ['/tmp/cpu-setup.ts'],
     // Every project runs in group 1 but the real-time-limits suites, which run first (group 0, below).
     sequence: { groupOrder: 1 },
     // Projects below (not the queue's) set `isolate: false`: a worker process runs file after file in
