@@ -25,7 +25,10 @@ try {
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const emit = ['--noEmit', 'false', '--declaration', '--emitDeclarationOnly', '--outDir', out];
   const incremental = ['--incremental', '--tsBuildInfoFile', join(out, 'tsconfig.tsbuildinfo')];
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), ...emit, ...incremental], {
+  // A larger young generation: tsc allocates fast and keeps little, so fewer, larger scavenges save
+  // it work (a cold pass on the 2-core machine: 34.5 s of CPU → 29.2 s, 21.7 s → 18.7 s of wall).
+  const youngGeneration = '--max-semi-space-size=64';
+  execFileSync(process.execPath, [youngGeneration, tsc, '-p', join(root, 'tsconfig.json'), ...emit, ...incremental], {
     stdio: 'inherit',
   });
   dropOrphans(join(out, 'src'), join(root, 'src'));
