@@ -1,5 +1,5 @@
 /** A driver's side of admission: when a paced request is sent, and what it does with a grant that came too late. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { admitted } from '../../../src/driver/admission.js';
 import { epochNow, LOCAL_CLOCK } from '../../../src/wire/clock.js';
 import { PaceCell, SEND_SLACK } from '../../../src/wire/pace-cell.js';
@@ -9,8 +9,7 @@ const plan = { admission: true, route: { provider: 'p', model: 'm' } } as unknow
 
 /**
  * A gateway whose admit answers the given grants in turn (then null) and records what was asked. A
- * function is a grant made when it is asked for: a slot of "now" must not have aged past lateness by
- * the time a slow first test gets to it.
+ * function is a grant made when it is asked for, on the clock of that moment.
  */
 function gatewayAnswering(...grants: (AdmitGrant | null | (() => AdmitGrant))[]) {
   const asked: AdmitRequestWire[] = [];
@@ -25,11 +24,28 @@ function gatewayAnswering(...grants: (AdmitGrant | null | (() => AdmitGrant))[])
 }
 
 const local = (at: number): AdmitGrant => ({ at, grantedAt: epochNow(), clock: LOCAL_CLOCK });
+/** A grant whose slot is 10 ms after it is granted (made when asked for: on the test's clock). */
+const slotSoon = () => local(epochNow() + 10);
+
 /**
- * A grant whose slot is a little after it is granted: never late however slow the test is to get to
- * it (a slot of "now" aged past lateness under load, and was given back).
+ * Runs `body` on fake timers (setTimeout and performance.now, which the epoch clock reads): a slot and
+ * a sleep end exactly when the test advances time to them, so a test never depends on how late a busy
+ * machine wakes a timer (a grant whose slot passed more than 3 ms ago is given back).
  */
-const slotSoon = () => local(epochNow() + 40);
+async function onFakeTime(body: () => Promise<void>): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  try {
+    await body();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
+/** Awaits `sent` while fake time runs on by `ms`. */
+async function after<T>(ms: number, sent: Promise<T>): Promise<T> {
+  await vi.advanceTimersByTimeAsync(ms);
+  return sent;
+}
 
 async function admissionOf(host: DriverGateway) {
   const admission = await admitted(plan, host, () => 12, new AbortController().signal);
@@ -44,14 +60,15 @@ describe('driver admission', () => {
     expect(asked).toEqual([{ provider: 'p', tokens: 12 }]);
   });
 
-  it('gives a grant back and asks again when it arrived well after its slot (its thread was busy)', async () => {
-    const { host, asked } = gatewayAnswering(local(epochNow() - 50), slotSoon);
-    await (await admissionOf(host)).atSlot();
-    expect(asked).toEqual([
-      { provider: 'p', tokens: 12 },
-      { provider: 'p', tokens: 12, givenBack: true },
-    ]);
-  });
+  it('gives a grant back and asks again when it arrived well after its slot (its thread was busy)', () =>
+    onFakeTime(async () => {
+      const { host, asked } = gatewayAnswering(local(epochNow() - 50), slotSoon);
+      await after(10, (await admissionOf(host)).atSlot());
+      expect(asked).toEqual([
+        { provider: 'p', tokens: 12 },
+        { provider: 'p', tokens: 12, givenBack: true },
+      ]);
+    }));
 
   it('gives back at most three late grants, then sends late', async () => {
     const late = () => local(epochNow() - 50);
@@ -131,14 +148,15 @@ describe('driver admission', () => {
     expect(asked).toHaveLength(2);
   });
 
-  it("sends a resend at once when its grant's slot was used (the parent's grant is for one send)", async () => {
-    const { host, asked } = gatewayAnswering(slotSoon);
-    const admission = await admissionOf(host);
-    await admission.atSlot();
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    await admission.atSlot(); // its grant is now 'late': no give-back, no asking
-    expect(asked).toHaveLength(1);
-  });
+  it("sends a resend at once when its grant's slot was used (the parent's grant is for one send)", () =>
+    onFakeTime(async () => {
+      const { host, asked } = gatewayAnswering(slotSoon);
+      const admission = await admissionOf(host);
+      await after(10, admission.atSlot());
+      await vi.advanceTimersByTimeAsync(20);
+      await admission.atSlot(); // its grant is now 20 ms 'late': no give-back, no asking
+      expect(asked).toHaveLength(1);
+    }));
 
   it("hands the adapter a write hook only for a shared schedule, which follows the request's socket write", async () => {
     const cell = PaceCell.create(10, epochNow() - 100);
