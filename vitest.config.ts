@@ -1,13 +1,19 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Tiers, one project per folder of test/, named for what its tests run:
+ * Tiers, one folder of test/ each, named for what its tests run:
  *   unit       pure modules and the inline runner: no thread, no child process (test/unit)
  *   threads    real pool and sandbox threads (test/threads; dist/workers must be built)
  *   processes  child processes: the CLI, MCP servers, ACP agents, the examples (test/processes)
  *   queue      a real Redis and `brood host` processes (test/queue), plus `queue-behaviour` below
  * `npm test` runs every tier but the queue; `npm run test:queue` runs the queue (README, Tests).
+ *
+ * The unit, threads and processes tiers are one vitest project, `unit+threads+processes`: vitest gives
+ * each project workers and a module graph of its own, so as three projects they started nine worker
+ * processes that each transformed and imported src again (transform and import time halved when
+ * merged). A tier alone is its folder: `npx vitest run --project unit+threads+processes test/threads`.
  */
+const TIERS = ['unit', 'threads', 'processes'];
 
 /**
  * Suites whose tests run real worker threads against real time limits (hang watchdog, cancel grace,
@@ -62,20 +68,11 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
-          retry: 0,
-          isolate: false, // 66 s → 36 s CPU
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'threads',
-          include: ['test/threads/**/*.test.ts'],
+          name: 'unit+threads+processes',
+          include: TIERS.map((tier) => `test/${tier}/**/*.test.ts`),
           exclude: REAL_TIME_LIMIT_SUITES,
           retry: 0,
-          isolate: false, // 143 s → 98 s CPU
+          isolate: false,
         },
       },
       {
@@ -91,15 +88,6 @@ export default defineConfig({
           maxWorkers: 2,
           sequence: { groupOrder: 0 },
           isolate: false,
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'processes',
-          include: ['test/processes/**/*.test.ts'],
-          retry: 0,
-          isolate: false, // 172 s → 128 s CPU
         },
       },
       {
