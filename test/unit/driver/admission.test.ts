@@ -42,7 +42,7 @@ async function onFakeTime(body: () => Promise<void>): Promise<void> {
 }
 
 /** Awaits `sent` while fake time runs on by `ms`. */
-async function after<T>(ms: number, sent: Promise<T>): Promise<T> {
+async function whileTimePasses<T>(ms: number, sent: Promise<T>): Promise<T> {
   await vi.advanceTimersByTimeAsync(ms);
   return sent;
 }
@@ -63,7 +63,7 @@ describe('driver admission', () => {
   it('gives a grant back and asks again when it arrived well after its slot (its thread was busy)', () =>
     onFakeTime(async () => {
       const { host, asked } = gatewayAnswering(local(epochNow() - 50), slotSoon);
-      await after(10, (await admissionOf(host)).atSlot());
+      await whileTimePasses(10, (await admissionOf(host)).atSlot());
       expect(asked).toEqual([
         { provider: 'p', tokens: 12 },
         { provider: 'p', tokens: 12, givenBack: true },
@@ -152,7 +152,7 @@ describe('driver admission', () => {
     onFakeTime(async () => {
       const { host, asked } = gatewayAnswering(slotSoon);
       const admission = await admissionOf(host);
-      await after(10, admission.atSlot());
+      await whileTimePasses(10, admission.atSlot());
       await vi.advanceTimersByTimeAsync(20);
       await admission.atSlot(); // its grant is now 20 ms 'late': no give-back, no asking
       expect(asked).toHaveLength(1);
