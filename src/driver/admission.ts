@@ -39,17 +39,25 @@ export interface Admission {
   retryGate: NonNullable<ModelRequest['retryGate']>;
 }
 
+export interface AdmissionOptions {
+  /** The activation's first request came admitted with its plan (plan.firstAdmitted): it asks nothing. */
+  preAdmitted?: boolean;
+  /** The adapter reports its socket writes (onWrite; brood's HTTP adapters): a send is out once written. */
+  reportsWrites?: boolean;
+}
+
 export async function admitted(
   plan: DriverPlan,
   host: DriverGateway,
   estimate: () => number,
   signal: AbortSignal,
-  preAdmitted = false,
+  { preAdmitted = false, reportsWrites = false }: AdmissionOptions = {},
 ): Promise<Admission | undefined | 'aborted'> {
   const { admit } = host;
   if (plan.admission !== true || admit === undefined) return undefined;
   const provider = plan.route.provider;
   const cell = plan.pace === undefined ? undefined : new PaceCell(plan.pace);
+  if (reportsWrites) cell?.expectWrites();
   const claims = cell === undefined ? {} : { claims: true };
   const ask = (more: { retryAfterMs?: number; givenBack?: true } = {}) =>
     untilAborted(admit({ provider, tokens: estimate(), ...claims, ...more }), signal);
@@ -95,7 +103,8 @@ export async function admitted(
  * Takes the request's own slot from the provider's shared schedule and waits for it; then records the
  * send, which the caller makes at once. A timer wakes a little late: the slot is taken up to
  * CLAIM_AHEAD_MS ahead, so the next one is not lost to it; a send since then that went late (its
- * thread was busy) pushed the schedule, and this one waits for that too (PaceCell.clearAt).
+ * thread was busy) pushed the schedule, and one not yet written may still go late: this one waits for
+ * those too (PaceCell.clearAt).
  */
 async function atOwnSlot(cell: PaceCell, signal: AbortSignal, counted: boolean): Promise<void> {
   while (!signal.aborted) {
@@ -104,12 +113,8 @@ async function atOwnSlot(cell: PaceCell, signal: AbortSignal, counted: boolean):
       await sleep(claim.retryIn);
       continue;
     }
-    for (
-      let wait = cell.clearAt(claim.slot) - epochNow();
-      wait > 0 && !signal.aborted;
-      wait = cell.clearAt(claim.slot) - epochNow()
-    )
-      await sleep(wait);
+    for (let now = epochNow(); cell.clearAt(claim.slot, now) > now && !signal.aborted; now = epochNow())
+      await sleep(cell.clearAt(claim.slot, now) - now);
     cell.sent(claim.slot, epochNow());
     return;
   }

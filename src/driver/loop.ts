@@ -190,7 +190,10 @@ export class Driver {
   private async request(view: DriverView, turn: TurnState, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
     const { route } = this.plan;
     const estimate = () => estimateTokens(view.system, this.history);
-    const admission = await admitted(this.plan, this.host, estimate, signal, this.preAdmitted);
+    const admission = await admitted(this.plan, this.host, estimate, signal, {
+      preAdmitted: this.preAdmitted,
+      reportsWrites: sendsAtSlot(this.adapter),
+    });
     this.preAdmitted = false;
     if (admission === 'aborted') return 'aborted';
     this.events.emit('model/request', {

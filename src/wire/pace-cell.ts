@@ -10,14 +10,24 @@
  * follows actual sends too: a driver records each send (`sent`), one sent late moves the next slot,
  * and a request whose slot was taken before that waits for it (`clearAt`).
  *
+ * Where the adapter reports its socket writes (brood's HTTP adapters: `wrote`), a send that passed its
+ * slot is not out until it is written: a thread that stalls between the two (a collection, a busy
+ * moment) would otherwise have its request read right before the next one, which another thread sent
+ * on time. The next send waits for that write (`clearAt`), a few spacings at most.
+ *
  * Layout (BigInt64, microseconds on the process's epoch clock, src/wire/clock.ts): the earliest time
- * the next request may be sent, the spacing, how many requests took a slot so far, and the latest send.
+ * the next request may be sent, the spacing, how many requests took a slot so far, the latest send
+ * (passed its slot, or written), the latest send that passed its slot, the latest write, and whether
+ * the adapter reports writes (1) or not (0).
  */
 const NEXT = 0;
 const SPACING = 1;
 const CLAIMS = 2;
 const LAST_SENT = 3;
-const FIELDS = 4;
+const LAST_PASSED = 4;
+const LAST_WRITTEN = 5;
+const REPORTS_WRITES = 6;
+const FIELDS = 7;
 
 /**
  * A request that takes its slot later than the schedule keeps the schedule if it is at most this
@@ -33,8 +43,27 @@ export const CATCH_UP = 0.05;
  */
 export const SEND_SLACK = 0.2;
 
+/**
+ * How long after a send passed its slot the next waits for its write, in spacings: a thread's stall
+ * between the two is rarely longer, and a send that never writes (its connection failed) holds the
+ * next one back no longer than this.
+ */
+export const WRITE_WAIT = 3;
+
+/** How often a send waiting for an earlier one's write looks again (a timer's least wait). */
+const WRITE_POLL_MS = 1;
+
 const toMicros = (ms: number): bigint => BigInt(Math.round(ms * 1000));
 const toMs = (micros: bigint): number => Number(micros) / 1000;
+
+/** Raises a time field to `at` unless it is already later (another thread may race this one). */
+function raiseTo(cells: BigInt64Array, field: number, at: number): void {
+  const atUs = toMicros(at);
+  for (;;) {
+    const last = Atomics.load(cells, field);
+    if (last >= atUs || Atomics.compareExchange(cells, field, last, atUs) === last) return;
+  }
+}
 
 export class PaceCell {
   private readonly cells: BigInt64Array;
@@ -46,7 +75,9 @@ export class PaceCell {
   static create(spacingMs: number, now: number): PaceCell {
     const cell = new PaceCell(new SharedArrayBuffer(FIELDS * BigInt64Array.BYTES_PER_ELEMENT));
     Atomics.store(cell.cells, NEXT, toMicros(now));
-    Atomics.store(cell.cells, LAST_SENT, toMicros(now - spacingMs)); // nothing sent yet holds anything back
+    // Nothing sent or written yet holds anything back.
+    for (const field of [LAST_SENT, LAST_PASSED, LAST_WRITTEN])
+      Atomics.store(cell.cells, field, toMicros(now - spacingMs));
     cell.spacingMs = spacingMs;
     return cell;
   }
@@ -91,11 +122,18 @@ export class PaceCell {
   }
 
   /**
-   * When the request whose slot is `slot` may be sent: at its slot, unless a send since it was taken
-   * went late (then a spacing, less the slack, after that send).
+   * When the request whose slot is `slot` may be sent, asked at `now`: at its slot, unless a send since
+   * it was taken went late (then a spacing, less the slack, after that send), or one passed its slot
+   * and is not written yet (then again a little later, until it is or WRITE_WAIT has passed).
    */
-  clearAt(slot: number): number {
-    return Math.max(slot, toMs(Atomics.load(this.cells, LAST_SENT)) + this.spacingMs * (1 - SEND_SLACK));
+  clearAt(slot: number, now = slot): number {
+    const spacing = this.spacingMs;
+    const spaced = Math.max(slot, toMs(Atomics.load(this.cells, LAST_SENT)) + spacing * (1 - SEND_SLACK));
+    const passed = toMs(Atomics.load(this.cells, LAST_PASSED));
+    const reports = Atomics.load(this.cells, REPORTS_WRITES) === 1n;
+    const unwritten =
+      reports && passed > toMs(Atomics.load(this.cells, LAST_WRITTEN)) && now < passed + spacing * WRITE_WAIT;
+    return unwritten ? Math.max(spaced, now + WRITE_POLL_MS) : spaced;
   }
 
   /**
@@ -103,17 +141,10 @@ export class PaceCell {
    * does — when it is later than its slot by more than the slack, the next slot moves with it.
    */
   sent(slot: number, at: number): void {
-    this.recordSend(at);
+    raiseTo(this.cells, LAST_SENT, at);
+    raiseTo(this.cells, LAST_PASSED, at);
     if (at - slot <= this.spacingMs * SEND_SLACK) return;
     this.holdUntil(at + this.spacingMs * (1 - SEND_SLACK));
-  }
-
-  private recordSend(at: number): void {
-    const atUs = toMicros(at);
-    for (;;) {
-      const last = Atomics.load(this.cells, LAST_SENT);
-      if (last >= atUs || Atomics.compareExchange(this.cells, LAST_SENT, last, atUs) === last) return;
-    }
   }
 
   /**
@@ -122,8 +153,18 @@ export class PaceCell {
    * opened first or a busy thread can delay the write after the slot was taken.
    */
   wrote(at: number): void {
-    this.recordSend(at);
+    raiseTo(this.cells, LAST_SENT, at);
+    raiseTo(this.cells, LAST_WRITTEN, at);
+    this.expectWrites(); // a write heard: this adapter reports them
     this.holdUntil(at + this.spacingMs * (1 - SEND_SLACK));
+  }
+
+  /**
+   * This provider's adapter reports its writes (`wrote`): from now on a send that passed its slot is out
+   * only once written — the first one too, before any write was heard.
+   */
+  expectWrites(): void {
+    Atomics.store(this.cells, REPORTS_WRITES, 1n);
   }
 
   /** The parent takes a slot for a request whose driver cannot read this cell: when it should be sent. */

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Pacer } from '../../../src/scheduler/buckets.js';
 import { AdmissionPolicy, type TicketRequest } from '../../../src/scheduler/policy.js';
-import { PaceCell, SEND_SLACK } from '../../../src/wire/pace-cell.js';
+import { PaceCell, SEND_SLACK, WRITE_WAIT } from '../../../src/wire/pace-cell.js';
 
 /** 6,000 a minute: a 10 ms spacing, and the 1 % margin. */
 const SPACING = 10.1;
@@ -128,6 +128,90 @@ describe('PaceCell', () => {
     expect(cell.clearAt(SPACING)).toBeCloseTo(6 + SPACING * (1 - SEND_SLACK), 3);
     cell.wrote(SPACING * 2); // on time for the schedule now: it moves nothing more than a send would
     expect(cell.nextAt).toBeCloseTo(SPACING * 2 + SPACING * (1 - SEND_SLACK), 3);
+  });
+
+  it('holds the next send until one that passed its slot is written (its thread stalled in between)', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    cell.sent(slotOf(cell.tryClaim(0, 1)), 0);
+    cell.wrote(0.8); // the adapter reports its writes
+    const stalled = slotOf(cell.tryClaim(SPACING - 0.5, 1));
+    cell.sent(stalled, SPACING); // passed its slot; its thread stalls before the write
+    const next = slotOf(cell.tryClaim(2 * SPACING - 0.5, 1));
+    expect(cell.clearAt(next, next)).toBeCloseTo(next + 1, 3); // looks again shortly
+    cell.wrote(SPACING + 14); // written 14 ms late
+    expect(cell.clearAt(next, next + 4)).toBeCloseTo(SPACING + 14 + SPACING * (1 - SEND_SLACK), 3);
+  });
+
+  it('waits no more than WRITE_WAIT spacings for a write that never comes (its connection failed)', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    cell.sent(slotOf(cell.tryClaim(0, 1)), 0);
+    cell.wrote(0.8);
+    cell.sent(slotOf(cell.tryClaim(SPACING - 0.5, 1)), SPACING);
+    const next = slotOf(cell.tryClaim(2 * SPACING - 0.5, 1));
+    expect(cell.clearAt(next, SPACING + WRITE_WAIT * SPACING - 0.1)).toBeGreaterThan(
+      SPACING + WRITE_WAIT * SPACING - 0.1,
+    );
+    expect(cell.clearAt(next, SPACING + WRITE_WAIT * SPACING)).toBe(next);
+  });
+
+  it('holds the next send for the very first write once the adapter said it reports writes', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    cell.expectWrites();
+    cell.sent(slotOf(cell.tryClaim(0, 1)), 0); // no write heard yet: it stalls
+    const next = slotOf(cell.tryClaim(SPACING - 0.5, 1));
+    expect(cell.clearAt(next, next)).toBeCloseTo(next + 1, 3);
+  });
+
+  it('waits for no write while the adapter reports none', () => {
+    const cell = PaceCell.create(SPACING, 0);
+    cell.sent(slotOf(cell.tryClaim(0, 1)), 0);
+    const next = slotOf(cell.tryClaim(SPACING - 0.5, 1));
+    expect(cell.clearAt(next, next)).toBeCloseTo(next, 3);
+  });
+
+  it('keeps writes a spacing less the slack apart when threads stall up to WRITE_WAIT spacings before writing', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.double({ min: 0, max: 25, noNaN: true }),
+            fc.double({ min: 0, max: (WRITE_WAIT - 0.1) * SPACING, noNaN: true }),
+          ),
+          { minLength: 2, maxLength: 60 },
+        ),
+        (requests) => {
+          const cell = PaceCell.create(SPACING, 0);
+          cell.expectWrites();
+          let now = 0;
+          let unwritten: number[] = []; // write times of sends the cell has not heard written yet
+          const writes: number[] = [];
+          const hear = () => {
+            for (const at of unwritten.filter((at) => at <= now)) cell.wrote(at);
+            unwritten = unwritten.filter((at) => at > now);
+          };
+          for (const [delay, stall] of requests) {
+            now += delay;
+            hear();
+            let claim = cell.tryClaim(now, 1);
+            while ('retryIn' in claim) {
+              now += claim.retryIn;
+              hear(); // a write heard meanwhile may move the schedule again
+              claim = cell.tryClaim(now, 1);
+            }
+            const slot = claim.slot;
+            now = Math.max(now, slot);
+            for (hear(); cell.clearAt(slot, now) > now; hear())
+              now = Math.min(cell.clearAt(slot, now), ...unwritten.filter((at) => at > now));
+            cell.sent(slot, now);
+            unwritten.push(now + stall);
+            writes.push(now + stall);
+          }
+          writes.sort((a, b) => a - b);
+          for (let i = 1; i < writes.length; i++)
+            expect((writes[i] ?? 0) - (writes[i - 1] ?? 0)).toBeGreaterThanOrEqual(SPACING * (1 - SEND_SLACK) - 2e-3);
+        },
+      ),
+    );
   });
 
   it('holds every slot until a retry-after has passed', () => {
