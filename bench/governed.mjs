@@ -1,7 +1,8 @@
 // Issue 33: governed fan-out. Three rows, all through the real runtime:
 //  - rateLimited: N children × 2 requests (50 ms each) through the real openAICompatible adapter against a
 //    loopback Chat Completions server on its own thread that enforces its own limits (32 concurrent,
-//    100 requests/s, no burst; 429 + retry-after-ms beyond them; bench/lib/limited-server.mjs).
+//    100 requests/s, no burst; 429 + retry-after-ms beyond them; bench/lib/limited-server.mjs), at
+//    real-time priority where permitted, so it reads requests when they arrive.
 //    limits.providers matching the server, 25 % too high, unset; each on a warmed runtime.
 //    Reported: makespan ÷ the limit-bound ideal (2N requests at 100/s), 429s received, failed children,
 //    the gaps between accepted arrivals, and the start-up (run() to the first accepted request).
@@ -43,7 +44,7 @@ const warmUp = (n) => ({
 });
 
 async function rateLimitedCase(n, limits) {
-  const server = await limitedServer({ ...SERVER, latencyMs: LATENCY_MS });
+  const server = await limitedServer({ ...SERVER, latencyMs: LATENCY_MS, realtime: true });
   // The warm-up's children call a server of their own, with no limits: every pool thread has made
   // HTTP requests before the measured run, as in a runtime that has been serving for a while.
   const warmServer = await limitedServer({ concurrent: 1_000_000, perSecond: 1_000_000, latencyMs: 0 });
@@ -94,6 +95,8 @@ async function rateLimitedCase(n, limits) {
     ratio: round(makespanMs / idealMs, 3),
     throttled: counts.throttled,
     failedChildren: failed,
+    // 'realtime' when the server thread could take real-time scheduling (bench/lib/limited-server.mjs).
+    serverPriority: server.priority,
     maxInFlight: counts.maxInFlight,
     arrivalGapMs: gapSummary(counts.gaps),
     // From run() to the first request the server accepted: the fan-out's start-up, before any pacing.

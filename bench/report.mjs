@@ -331,6 +331,12 @@ function quartiles(te, key) {
   return q ? ` (middle half of rounds ${fmt(q[0], 1)} to ${fmt(q[1], 1)})` : '';
 }
 
+/** 'real-time' when the server thread could take real-time scheduling (bench/lib/limited-server.mjs). */
+function serverPriority(row) {
+  if (row.serverPriority === 'realtime') return 'real-time';
+  return 'normal (real-time scheduling was not permitted: on a shared machine it then reads some requests late)';
+}
+
 function governedSection(g) {
   if (!g) return 'Not run.\n';
   if (g.error) return `Error: ${g.error}\n`;
@@ -347,7 +353,7 @@ function governedSection(g) {
   return `**rateLimited**: N=${rl.n} children × ${rl.requestsPerChild} requests (${rl.latencyMs} ms each) through \`openAICompatible\` against a
 loopback server limited to ${rl.server.concurrent} concurrent and ${rl.server.perSecond} requests/s (no burst; 429 + retry-after-ms beyond
 them); ideal ${fmt(rl.matching.idealMs, 0)} ms. Targets: matching ≤ 1.10×, 0 429s, 0 failed; 25 % too high ≤ 1.30×, 0 failed.
-The server runs on its own thread (as a provider runs on its own machine) and enforces the rate as GCRA: a request is refused
+The server runs on its own thread (as a provider runs on its own machine), at ${serverPriority(rl.matching)} priority, and enforces the rate as GCRA: a request is refused
 if it arrives more than half a spacing (5 ms) before one spacing after the last accepted one's slot — never two inside one
 spacing. Arrival gaps are between consecutive accepted requests as the server read them; start-up is run() to the first
 accepted request (256 child starts on a warm runtime: a warm-up fan-out first started the pool's threads and made HTTP requests

@@ -178,7 +178,7 @@ export function evaluateTargets(results) {
     );
     add(
       'issue 33: rateLimited, limits matching the server: no 429',
-      `N=${governed.rateLimited.n}`,
+      `N=${governed.rateLimited.n}, server at ${matching.serverPriority ?? 'normal'} priority`,
       matching.throttled,
       '429s',
       (v) => v === 0,
