@@ -32,6 +32,30 @@ const englishOnlyZod: Plugin = {
 };
 
 /**
+ * Thread bundles evaluate zod on first use, not at boot: `zod` imported by brood's sources resolves to
+ * workers/zod-on-demand.ts, whose `require('zod')` (resolved normally) esbuild wraps lazily. zod's own
+ * modules and the shim itself import the real package.
+ */
+const REAL_ZOD = Symbol('the real zod');
+const zodOnDemand: Plugin = {
+  name: 'zod-on-demand',
+  setup(build) {
+    const shim = fileURLToPath(new URL('./workers/zod-on-demand.ts', import.meta.url));
+    build.onResolve({ filter: /^zod$/ }, async (args) => {
+      if (args.pluginData === REAL_ZOD || args.importer.includes(`${sep}node_modules${sep}`)) return undefined;
+      if (args.importer !== shim) return { path: shim };
+      // The shim's require() takes zod's ES build, as an import would: the one the locale plugin trims.
+      const { path, errors } = await build.resolve('zod', {
+        kind: 'import-statement',
+        resolveDir: args.resolveDir,
+        pluginData: REAL_ZOD,
+      });
+      return { path, errors };
+    });
+  },
+};
+
+/**
  * comlink names each call with four random 53-bit numbers printed in hex (`generateUUID`); in a pool
  * thread that was ~10 % of the CPU of a tool round trip. An id only has to be unique among one
  * endpoint's pending calls, so the thread bundles count instead. The build fails if comlink's source
@@ -65,7 +89,7 @@ function threadBundle(name: string, external: string, extraDefine: Record<string
     define: { ...define, ...extraDefine },
     noExternal: [new RegExp(`^(?!${external}$)`)],
     external: [external],
-    esbuildPlugins: [englishOnlyZod, countedComlinkIds],
+    esbuildPlugins: [englishOnlyZod, zodOnDemand, countedComlinkIds],
     esbuildOptions(options) {
       // Modules bundled here and into the ES chunks read `__filename` first where it exists
       // (src/code-mode/sandbox-pool.ts); their `import.meta` fallback is for the ES build only.

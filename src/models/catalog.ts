@@ -1,6 +1,7 @@
 /** The model catalog: which providers/models exist and how a partial route becomes a valid one (SPEC §8). */
 import { BroodError } from '../errors.js';
 import { readUntrusted } from '../untrusted.js';
+import { readScriptedOptions } from './scripted.js';
 import type { ModelRoute } from '../types.js';
 import type { ModelInfo, ModelProviderConfig } from './types.js';
 
@@ -39,6 +40,8 @@ function indexConfigs(configs: ModelProviderConfig[]): Map<string, ModelProvider
         details: { provider: config.id },
       });
     }
+    // Checked here, in the parent: a pool thread's scripted adapter takes them as given (scriptedOptionsOf).
+    if (config.kind === 'scripted') readScriptedOptions(config);
     byId.set(config.id, config);
   }
   return byId;

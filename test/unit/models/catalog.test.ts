@@ -95,6 +95,26 @@ describe('createModelCatalog', () => {
     const twin: ModelProviderConfig = { ...scripted, name: 'twin' };
     expectCode(() => createModelCatalog([scripted, twin]), 'INVALID_CONFIG');
   });
+
+  it('checks the options of a hand-built scripted config (a pool thread takes them as given)', () => {
+    const handBuilt = (options: Record<string, unknown>): ModelProviderConfig => ({
+      kind: 'scripted',
+      id: 'hand',
+      name: 'hand',
+      models: [{ id: 'scripted', efforts: [] }],
+      acceptsUnlistedModels: false,
+      options,
+    });
+    expect(createModelCatalog([handBuilt({ scripts: [{ match: 'a', turns: [{ text: 'b' }] }] })]).providers()).toEqual([
+      { id: 'hand', name: 'hand' },
+    ]);
+    expectCode(
+      () => createModelCatalog([handBuilt({ scripts: [{ match: 'a', turns: [{ fault: 'boom' }] }] })]),
+      'INVALID_CONFIG',
+    );
+    expectCode(() => createModelCatalog([handBuilt({ scripts: 'all of them' })]), 'INVALID_CONFIG');
+    expectCode(() => createModelCatalog([handBuilt({ fallback: 'shrug' })]), 'INVALID_CONFIG');
+  });
 });
 
 describe('resolveChildRoute', () => {
