@@ -82,6 +82,12 @@ export function anthropicCompatible(options: AnthropicCompatibleOptions): ModelP
   });
 }
 
+/** Checks an adapter's options (the catalog runs it, in the parent). */
 export function readAnthropicOptions(config: ModelProviderConfig): AnthropicAdapterOptions {
   return readAdapterOptions<AnthropicAdapterOptions>(config, schemas().adapterOptions);
+}
+
+/** The adapter's options as the catalog checked them (readAnthropicOptions). */
+export function anthropicOptionsOf(config: ModelProviderConfig): AnthropicAdapterOptions {
+  return config.options as unknown as AnthropicAdapterOptions;
 }

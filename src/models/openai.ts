@@ -63,6 +63,12 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
   });
 }
 
+/** Checks an adapter's options and fills in their defaults (the catalog runs it, in the parent). */
 export function readOpenAIOptions(config: ModelProviderConfig): OpenAIAdapterOptions {
   return readAdapterOptions<OpenAIAdapterOptions>(config, adapterOptionsSchema());
+}
+
+/** The adapter's options as the catalog checked and completed them (readOpenAIOptions). */
+export function openAIOptionsOf(config: ModelProviderConfig): OpenAIAdapterOptions {
+  return config.options as unknown as OpenAIAdapterOptions;
 }

@@ -3,9 +3,10 @@
  * `zodOnDemand`; schemas built on first use, src/lazy.ts): zod was the largest part of every thread's
  * boot, yet a thread needs it only to word a rejection. A rejection is still worded, and zod loads then.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, moduleAdapter, scriptedModels } from '../../../src/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { defineTool, moduleAdapter, openAICompatible, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
+import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { makeBrood } from '../../support/runtime.js';
 
 const probe = moduleAdapter({
@@ -24,6 +25,15 @@ const echo = defineTool({
   execute: ({ word }) => String(word),
 });
 
+let http: LoopbackModel;
+beforeAll(async () => {
+  http = await startLoopbackModel({
+    toolCall: { name: 'echo', arguments: { word: 'hi' } },
+    answer: (tool) => `got ${tool}`,
+  });
+});
+afterAll(() => http.close());
+
 let brood: Brood | undefined;
 afterEach(async () => {
   await brood?.close();
@@ -32,13 +42,16 @@ afterEach(async () => {
 
 /** One runtime whose single pool thread runs every agent, so each probe sees what ran before it. */
 function oneThread(): Brood {
-  const created = makeBrood('worker', { models: [scripted, probe], pool: { threads: 1 } });
+  const openai = openAICompatible({ id: 'openai', baseURL: http.baseURL, models: ['gpt'] });
+  const created = makeBrood('worker', { models: [scripted, openai, probe], pool: { threads: 1 } });
   created.tools.register(echo);
   return created;
 }
 
+const MODEL_OF: Record<string, string> = { probe: 'm', openai: 'gpt' };
+
 async function runOnce(runtime: Brood, provider: string, prompt: string) {
-  const agent = await runtime.createAgent({ model: { provider, model: provider === 'probe' ? 'm' : 'scripted' } });
+  const agent = await runtime.createAgent({ model: { provider, model: MODEL_OF[provider] ?? provider } });
   try {
     return await agent.run(prompt);
   } finally {
@@ -47,10 +60,10 @@ async function runOnce(runtime: Brood, provider: string, prompt: string) {
 }
 
 describe("runner: 'worker'", () => {
-  it('a thread that ran ordinary turns (scripted, a tool call, a custom adapter) has not evaluated zod', async () => {
+  it('a thread that ran ordinary turns (scripted, HTTP, tool calls, a custom adapter) has not evaluated zod', async () => {
     brood = oneThread();
-    const toolTurn = await runOnce(brood, 'scripted', 'use the tool');
-    expect(toolTurn.stopReason).toBe('completed');
+    expect((await runOnce(brood, 'scripted', 'use the tool')).stopReason).toBe('completed');
+    expect((await runOnce(brood, 'openai', 'use the tool')).output).toBe('got hi');
     expect((await runOnce(brood, 'probe', 'first')).output).toBe('zod evaluated: false');
     expect((await runOnce(brood, 'probe', 'again')).output).toBe('zod evaluated: false');
   });
