@@ -12,7 +12,6 @@
  * fault.
  */
 import { AsyncResource } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
 import { isObj } from '../hand-checks.js';
 import type { ToolCallRecord } from '../models/types.js';
 import type { ToolResult } from '../types.js';
@@ -64,7 +63,8 @@ class CodeRun implements ThreadListener {
   private readonly logs: string[] = [];
   private thread: SandboxThread | undefined;
   private subCalls = 0;
-  private readonly program = randomUUID();
+  // The Web Crypto global loads node:crypto on first use (~3 ms of a pool thread's boot when imported).
+  private readonly program = globalThis.crypto.randomUUID();
   /** Sub-calls sent to the parent whose reply the program has not taken yet. */
   private inFlight = 0;
   /** Sub-calls made past the window (maxParallelToolCalls), sent as earlier ones are answered. */
