@@ -32,6 +32,26 @@ const englishOnlyZod: Plugin = {
 };
 
 /**
+ * The pool thread evaluates zod on first use, not at boot, and does not even read it then: `zod`
+ * imported by brood's sources resolves to workers/zod-on-demand.ts, which `require()`s zod's own
+ * bundle (dist/workers/zod.cjs, built below) on the first read of `z`. zod's modules were the largest
+ * part of a thread's boot (evaluation, and reading and compiling ~0.4 MB of source); a thread needs
+ * zod only to word a rejection or on a rare path.
+ */
+const zodOnDemand: Plugin = {
+  name: 'zod-on-demand',
+  setup(build) {
+    const shim = fileURLToPath(new URL('./workers/zod-on-demand.ts', import.meta.url));
+    build.onResolve({ filter: /^zod$/ }, (args) =>
+      args.importer.includes(`${sep}node_modules${sep}`) ? undefined : { path: shim },
+    );
+    build.onResolve({ filter: /^\.\/zod\.cjs$/ }, (args) =>
+      args.importer === shim ? { path: args.path, external: true } : undefined,
+    );
+  },
+};
+
+/**
  * comlink names each call with four random 53-bit numbers printed in hex (`generateUUID`); in a pool
  * thread that was ~10 % of the CPU of a tool round trip. An id only has to be unique among one
  * endpoint's pending calls, so the thread bundles count instead. The build fails if comlink's source
@@ -51,7 +71,12 @@ const countedComlinkIds: Plugin = {
 };
 
 /** A thread entry `workers/<name>.ts` as one self-contained CommonJS file; only `external` stays out. */
-function threadBundle(name: string, external: string, extraDefine: Record<string, string> = {}): Options {
+function threadBundle(
+  name: string,
+  external: string,
+  extraDefine: Record<string, string> = {},
+  plugins: Plugin[] = [englishOnlyZod, zodOnDemand, countedComlinkIds],
+): Options {
   return {
     entry: { [`workers/${name}`]: `workers/${name}.ts` },
     format: ['cjs'],
@@ -65,7 +90,7 @@ function threadBundle(name: string, external: string, extraDefine: Record<string
     define: { ...define, ...extraDefine },
     noExternal: [new RegExp(`^(?!${external}$)`)],
     external: [external],
-    esbuildPlugins: [englishOnlyZod, countedComlinkIds],
+    esbuildPlugins: plugins,
     esbuildOptions(options) {
       // Modules bundled here and into the ES chunks read `__filename` first where it exists
       // (src/code-mode/sandbox-pool.ts); their `import.meta` fallback is for the ES build only.
@@ -105,6 +130,8 @@ export default defineConfig([
   // piscina's own module instance to read the pool's workerData. Adapter modules of kind 'module'
   // are still loaded with a real dynamic import() at task time, which is asynchronous and safe.
   threadBundle('driver', 'piscina'),
+  // zod for the pool thread, required by workers/zod-on-demand.ts only when a thread needs it.
+  threadBundle('zod', 'piscina', {}, [englishOnlyZod]),
   // What piscina loads: the driver bundle above, through a V8 code cache (workers/pool-entry.ts).
   threadBundle('pool-entry', 'piscina', { __BROOD_BUILD_ID__: JSON.stringify(buildId) }),
   // The run_code sandbox thread entry (src/code-mode/sandbox-pool.ts starts it): CommonJS for the same

@@ -196,7 +196,7 @@ const sessionIdSchema = z.string().refine(isValidSessionId, "letters, digits, _ 
 
 export const createAgentOptionsSchema = z.strictObject({
   id: sessionIdSchema.optional(),
-  model: z.strictObject(modelRouteShape),
+  model: z.strictObject(modelRouteShape()),
   persona: z.string().optional(),
   toolFilter: z
     .strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })

@@ -58,8 +58,8 @@ const inlineKey = {
 const providerSchema = z.discriminatedUnion(
   'kind',
   [
-    openAICompatibleOptionsSchema.extend({ kind: z.literal('openai').default('openai'), ...inlineKey }),
-    anthropicCompatibleOptionsSchema.extend({ kind: z.literal('anthropic'), ...inlineKey }),
+    openAICompatibleOptionsSchema().extend({ kind: z.literal('openai').default('openai'), ...inlineKey }),
+    anthropicCompatibleOptionsSchema().extend({ kind: z.literal('anthropic'), ...inlineKey }),
   ],
   { error: "must be 'openai' (the default) or 'anthropic'" },
 );

@@ -12,8 +12,7 @@
  * fault.
  */
 import { AsyncResource } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import { isObj } from '../hand-checks.js';
 import type { ToolCallRecord } from '../models/types.js';
 import type { ToolResult } from '../types.js';
 import { errorMessage } from '../errors.js';
@@ -22,8 +21,6 @@ import { Fifo } from '../fifo.js';
 import type { SandboxPool, SandboxThread, ThreadListener } from './sandbox-pool.js';
 import type { FromSandbox, LimitName, ProgramEnd, ToolCallOut, ToSandbox } from './sandbox-protocol.js';
 import type { CodeCallReply, DriverGateway, DriverPlan } from '../wire/contract.js';
-
-const runCodeArgs = z.object({ description: z.string(), code: z.string() });
 
 /** How long past a limit the engine may stay unresponsive before its thread is ended. */
 const BACKSTOP_GRACE_MS = 2_000;
@@ -38,12 +35,21 @@ interface SubCall extends ToolCallOut {
   callId: string;
 }
 
+/** The model's run_code arguments, or undefined when they are not `{ description, code }` JSON. */
+function runCodeArgsOf(text: string): { description: string; code: string } | undefined {
+  try {
+    const args: unknown = JSON.parse(text);
+    if (!isObj(args) || typeof args.description !== 'string' || typeof args.code !== 'string') return undefined;
+    return { description: args.description, code: args.code };
+  } catch {
+    return undefined;
+  }
+}
+
 export function codeRunner(plan: CodePlan, host: DriverGateway, pool: SandboxPool): CodeRunner {
   return (call, signal) => {
-    let args: z.infer<typeof runCodeArgs>;
-    try {
-      args = runCodeArgs.parse(JSON.parse(call.arguments));
-    } catch {
+    const args = runCodeArgsOf(call.arguments);
+    if (args === undefined) {
       return Promise.resolve(
         failure('INVALID_ARGS', 'run_code needs { description: string, code: string } as JSON arguments', []),
       );
@@ -57,7 +63,8 @@ class CodeRun implements ThreadListener {
   private readonly logs: string[] = [];
   private thread: SandboxThread | undefined;
   private subCalls = 0;
-  private readonly program = randomUUID();
+  // The Web Crypto global loads node:crypto on first use (~3 ms of a pool thread's boot when imported).
+  private readonly program = globalThis.crypto.randomUUID();
   /** Sub-calls sent to the parent whose reply the program has not taken yet. */
   private inFlight = 0;
   /** Sub-calls made past the window (maxParallelToolCalls), sent as earlier ones are answered. */

@@ -1,25 +1,33 @@
 /**
  * The driver side's check of what a sandbox thread sends (that thread runs model-written code, so
- * its messages are validated like any other worker's).
+ * its messages are validated like any other worker's). A compiled check (src/declare.ts), built on
+ * first use: it runs on every message, and a pool thread that never runs code never builds it.
  */
-import { z } from 'zod';
+import { array, bool, int, literal, object, oneOf, optional, str, tagged } from '../declare.js';
+import { lazy } from '../lazy.js';
 import { LIMIT_NAMES, type FromSandbox } from './sandbox-protocol.js';
 
-export const fromSandboxMessage: z.ZodType<FromSandbox> = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ready') }),
-  z.object({ type: z.literal('log'), line: z.string() }),
-  z.object({
-    type: z.literal('calls'),
-    calls: z.array(z.object({ id: z.number().int(), name: z.string(), args: z.string() })),
-    taken: z.number().int().nonnegative(),
-  }),
-  z.object({
-    type: z.literal('end'),
-    ok: z.boolean(),
-    text: z.string().optional(),
-    message: z.string().optional(),
-    limit: z.enum(LIMIT_NAMES).optional(),
-    aborted: z.boolean().optional(),
-    reusable: z.boolean(),
-  }),
-]);
+const fromSandbox = lazy(() =>
+  tagged('type', [
+    object({ type: literal('ready') }),
+    object({ type: literal('log'), line: str() }),
+    object({
+      type: literal('calls'),
+      calls: array(object({ id: int(), name: str(), args: str() })),
+      taken: int('nonnegative'),
+    }),
+    object({
+      type: literal('end'),
+      ok: bool(),
+      text: optional(str()),
+      message: optional(str()),
+      limit: optional(oneOf(LIMIT_NAMES)),
+      aborted: optional(bool()),
+      reusable: bool(),
+    }),
+  ]),
+);
+
+export function isFromSandboxMessage(raw: unknown): raw is FromSandbox {
+  return fromSandbox().check(raw);
+}

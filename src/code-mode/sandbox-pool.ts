@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { BroodError } from '../errors.js';
-import { fromSandboxMessage } from './sandbox-messages.js';
+import { isFromSandboxMessage } from './sandbox-messages.js';
 import {
   CONTROL_BYTES,
   RUNNING_SINCE,
@@ -64,10 +64,9 @@ export class SandboxThread {
     this.worker.stderr.resume();
     this.ready = new Promise<void>((resolve, reject) => {
       this.worker.on('message', (raw: unknown) => {
-        const parsed = fromSandboxMessage.safeParse(raw);
-        if (!parsed.success) return;
-        if (parsed.data.type === 'ready') resolve();
-        else this.listener?.message(parsed.data);
+        if (!isFromSandboxMessage(raw)) return;
+        if (raw.type === 'ready') resolve();
+        else this.listener?.message(raw);
       });
       const gone = (reason: string): void => {
         if (!this.alive) return;

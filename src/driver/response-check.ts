@@ -5,24 +5,27 @@
  * re-requested forever; a wrong shape threw inside the loop). Found by test/reliability/faults.test.ts.
  */
 import { z } from 'zod';
+import { lazy } from '../lazy.js';
 import { arrayOf, isObj, isReasoningBlock, isStr, isToolCall, isUsage, optional } from '../hand-checks.js';
 import { reasoningBlocksSchema } from '../models/reasoning.js';
 import type { ModelResponse } from '../models/types.js';
 
-const count = z.number().finite().nonnegative();
-
-export const responseSchema = z.object({
-  text: z.string(),
-  toolCalls: z.array(z.object({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() })),
-  finish: z.enum(['stop', 'tool-calls', 'max-tokens', 'refusal', 'error']),
-  usage: z.object({
-    inputTokens: count,
-    outputTokens: count,
-    cacheReadTokens: count.optional(),
-    cacheWriteTokens: count.optional(),
-  }),
-  diagnostic: z.string().optional(),
-  reasoning: reasoningBlocksSchema.optional(),
+/** The contract as a zod schema, built on first use (src/lazy.ts): it only words a refusal. */
+export const responseSchema = lazy(() => {
+  const count = z.number().finite().nonnegative();
+  return z.object({
+    text: z.string(),
+    toolCalls: z.array(z.object({ callId: z.string().min(1), name: z.string().min(1), arguments: z.string() })),
+    finish: z.enum(['stop', 'tool-calls', 'max-tokens', 'refusal', 'error']),
+    usage: z.object({
+      inputTokens: count,
+      outputTokens: count,
+      cacheReadTokens: count.optional(),
+      cacheWriteTokens: count.optional(),
+    }),
+    diagnostic: z.string().optional(),
+    reasoning: reasoningBlocksSchema().optional(),
+  });
 });
 
 /** The response as the loop may use it, or a one-line reason why it breaks the adapter contract. */
@@ -41,7 +44,7 @@ export function checkModelResponse(
 }
 
 function parseResponse(raw: unknown): ModelResponse | string {
-  const parsed = responseSchema.safeParse(raw);
+  const parsed = responseSchema().safeParse(raw);
   if (parsed.success) return parsed.data as ModelResponse;
   const issue = parsed.error.issues[0];
   const where = issue?.path.length ? issue.path.map(String).join('.') : '(response)';

@@ -1,5 +1,5 @@
 /** Anthropic Messages adapter: `POST {baseURL}/v1/messages` through the shared HTTP loop (issue 15). */
-import { readAnthropicOptions, type AnthropicAdapterOptions, type AnthropicRequestOptions } from './anthropic.js';
+import { anthropicOptionsOf, type AnthropicAdapterOptions, type AnthropicRequestOptions } from './anthropic.js';
 import { readMessage, readMessageStream } from './anthropic-parse.js';
 import { type BodyInput as HttpBodyInput, httpAdapter } from './http-adapter.js';
 import type { ChatMessage, ModelAdapter, ModelProviderConfig } from './types.js';
@@ -8,7 +8,7 @@ import { DEFAULTS } from '../defaults.js';
 const MIN_THINKING_BUDGET = 1024;
 
 export function createAnthropicAdapter(config: ModelProviderConfig): ModelAdapter {
-  return httpAdapter(config, readAnthropicOptions(config), {
+  return httpAdapter(config, anthropicOptionsOf(config), {
     path: '/v1/messages',
     headers: (options, key) => ({
       'anthropic-version': options.anthropicVersion,

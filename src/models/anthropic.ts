@@ -8,7 +8,8 @@ import {
   httpProviderShape,
   readAdapterOptions,
 } from './http-provider.js';
-import { modelEntrySchema, type RequestOptions, requestOptionShape, resolvedRetrySchema } from './request-options.js';
+import { lazy } from '../lazy.js';
+import { modelEntrySchema, optionSchemas, type RequestOptions } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
 import { parseOptions } from './validate.js';
 import { DEFAULTS } from '../defaults.js';
@@ -40,41 +41,53 @@ export interface AnthropicAdapterOptions extends HttpAdapterOptions<AnthropicReq
   thinkingBudgets: Record<string, number>;
 }
 
-const { seed: _seed, ...sharedShape } = requestOptionShape;
-const anthropicShape = {
-  ...sharedShape,
-  responseFormat: z
-    .strictObject({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) })
-    .optional(),
-};
-const anthropicRequestSchema = z.strictObject(anthropicShape);
-const budgetsSchema = z.record(z.string().min(1), z.number().int().min(1024));
+const schemas = lazy(() => {
+  const { seed: _seed, ...sharedShape } = optionSchemas().requestOptionShape;
+  const anthropicShape = {
+    ...sharedShape,
+    responseFormat: z
+      .strictObject({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) })
+      .optional(),
+  };
+  const anthropicRequestSchema = z.strictObject(anthropicShape);
+  const budgetsSchema = z.record(z.string().min(1), z.number().int().min(1024));
+  return {
+    /** What `anthropicCompatible()` accepts (also `brood run`'s `kind: 'anthropic'` providers). */
+    options: z.strictObject({
+      ...httpProviderShape(),
+      models: z.array(modelEntrySchema(anthropicShape)),
+      anthropicVersion: z.string().min(1).optional(),
+      thinkingBudgets: budgetsSchema.optional(),
+      ...anthropicShape,
+    }),
+    adapterOptions: z.object({
+      ...httpConnectionShape(),
+      anthropicVersion: z.string().min(1),
+      retry: optionSchemas().resolvedRetry,
+      thinkingBudgets: budgetsSchema,
+      request: anthropicRequestSchema,
+      perModel: z.record(z.string(), anthropicRequestSchema),
+    }),
+  };
+});
 
 /** What `anthropicCompatible()` accepts (also `brood run`'s `kind: 'anthropic'` providers). */
-export const anthropicCompatibleOptionsSchema = z.strictObject({
-  ...httpProviderShape,
-  models: z.array(modelEntrySchema(anthropicShape)),
-  anthropicVersion: z.string().min(1).optional(),
-  thinkingBudgets: budgetsSchema.optional(),
-  ...anthropicShape,
-});
-const adapterOptionsSchema = z.object({
-  ...httpConnectionShape,
-  anthropicVersion: z.string().min(1),
-  retry: resolvedRetrySchema,
-  thinkingBudgets: budgetsSchema,
-  request: anthropicRequestSchema,
-  perModel: z.record(z.string(), anthropicRequestSchema),
-});
+export const anthropicCompatibleOptionsSchema = (): ReturnType<typeof schemas>['options'] => schemas().options;
 
 export function anthropicCompatible(options: AnthropicCompatibleOptions): ModelProviderConfig {
-  const parsed = parseOptions('anthropicCompatible', anthropicCompatibleOptionsSchema, options);
+  const parsed = parseOptions('anthropicCompatible', anthropicCompatibleOptionsSchema(), options);
   return httpProviderConfig('anthropic-compatible', parsed, parsed.models as AnthropicModelEntry[], {
     anthropicVersion: parsed.anthropicVersion ?? '2023-06-01',
     thinkingBudgets: { ...DEFAULTS.anthropicThinkingBudgets, ...parsed.thinkingBudgets },
   });
 }
 
+/** Checks an adapter's options (the catalog runs it, in the parent). */
 export function readAnthropicOptions(config: ModelProviderConfig): AnthropicAdapterOptions {
-  return readAdapterOptions<AnthropicAdapterOptions>(config, adapterOptionsSchema);
+  return readAdapterOptions<AnthropicAdapterOptions>(config, schemas().adapterOptions);
+}
+
+/** The adapter's options as the catalog checked them (readAnthropicOptions). */
+export function anthropicOptionsOf(config: ModelProviderConfig): AnthropicAdapterOptions {
+  return config.options as unknown as AnthropicAdapterOptions;
 }

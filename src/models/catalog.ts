@@ -1,6 +1,9 @@
 /** The model catalog: which providers/models exist and how a partial route becomes a valid one (SPEC §8). */
 import { BroodError } from '../errors.js';
 import { readUntrusted } from '../untrusted.js';
+import { readAnthropicOptions } from './anthropic.js';
+import { readOpenAIOptions } from './openai.js';
+import { readScriptedOptions } from './scripted.js';
 import type { ModelRoute } from '../types.js';
 import type { ModelInfo, ModelProviderConfig } from './types.js';
 
@@ -31,6 +34,23 @@ export function createModelCatalog(configs: ModelProviderConfig[]): ModelCatalog
   };
 }
 
+/** Each built-in kind's check of its adapter options (INVALID_CONFIG naming the key), defaults filled in. */
+const ADAPTER_OPTIONS: Partial<Record<ModelProviderConfig['kind'], (config: ModelProviderConfig) => object>> = {
+  scripted: readScriptedOptions,
+  'openai-compatible': readOpenAIOptions,
+  'anthropic-compatible': readAnthropicOptions,
+};
+
+/**
+ * The config with its adapter options checked and completed, in the parent (the catalog, and a queue
+ * host for the configs it reads from Redis). Adapters take their options as given: configs can be
+ * hand-built or older than an option, and checking them in every pool thread would load zod there.
+ */
+export function checkedProviderConfig(config: ModelProviderConfig): ModelProviderConfig {
+  const read = ADAPTER_OPTIONS[config.kind];
+  return read === undefined ? config : { ...config, options: { ...read(config) } };
+}
+
 function indexConfigs(configs: ModelProviderConfig[]): Map<string, ModelProviderConfig> {
   const byId = new Map<string, ModelProviderConfig>();
   for (const config of configs) {
@@ -39,7 +59,7 @@ function indexConfigs(configs: ModelProviderConfig[]): Map<string, ModelProvider
         details: { provider: config.id },
       });
     }
-    byId.set(config.id, config);
+    byId.set(config.id, checkedProviderConfig(config));
   }
   return byId;
 }

@@ -5,14 +5,14 @@
  */
 import { z } from 'zod';
 import type { HttpAdapterOptions } from './http-adapter.js';
+import { lazy } from '../lazy.js';
 import {
-  httpURL,
   type ModelEntry,
+  optionSchemas,
   perModelOptions,
   pickRequestOptions,
   type RetryOptions,
   resolveRetry,
-  retrySchema,
   toModelInfo,
 } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
@@ -32,22 +32,25 @@ export interface HttpProviderOptions {
 }
 
 /** zod shape of HttpProviderOptions; spread into each factory's strict schema. */
-export const httpProviderShape = {
-  id: z.string().min(1),
-  name: z.string().optional(),
-  baseURL: httpURL,
-  apiKey: z.string().optional(),
-  apiKeyEnv: z.string().min(1).optional(),
-  acceptsUnlistedModels: z.boolean().optional(),
-  retry: retrySchema.optional(),
-};
+export const httpProviderShape = lazy(() => {
+  const { httpURL, retry } = optionSchemas();
+  return {
+    id: z.string().min(1),
+    name: z.string().optional(),
+    baseURL: httpURL,
+    apiKey: z.string().optional(),
+    apiKeyEnv: z.string().min(1).optional(),
+    acceptsUnlistedModels: z.boolean().optional(),
+    retry: retry.optional(),
+  };
+});
 
 /** zod shape of the connection part of HttpAdapterOptions (re-read in the worker: configs can be hand-built). */
-export const httpConnectionShape = {
-  baseURL: httpURL,
+export const httpConnectionShape = lazy(() => ({
+  baseURL: optionSchemas().httpURL,
   apiKey: z.string().optional(),
   apiKeyEnv: z.string().optional(),
-};
+}));
 
 /**
  * The provider config of a parsed factory call: the shared adapter options (connection, retry,

@@ -1,12 +1,12 @@
 /** Chat Completions adapter: `POST {baseURL}/chat/completions` through the shared HTTP loop (SPEC §8, issue 15). */
 import { type BodyInput, httpAdapter } from './http-adapter.js';
-import { readOpenAIOptions, type OpenAIAdapterOptions } from './openai.js';
+import { openAIOptionsOf, type OpenAIAdapterOptions } from './openai.js';
 import { readChatCompletion, readChatStream } from './openai-parse.js';
 import type { RequestOptions } from './request-options.js';
 import type { ChatMessage, ModelAdapter, ModelProviderConfig } from './types.js';
 
 export function createOpenAIAdapter(config: ModelProviderConfig): ModelAdapter {
-  return httpAdapter(config, readOpenAIOptions(config), {
+  return httpAdapter(config, openAIOptionsOf(config), {
     path: '/chat/completions',
     headers: (_options, key): Record<string, string> => (key === undefined ? {} : { authorization: `Bearer ${key}` }),
     body: (input) => ({ body: buildChatBody(input) }),

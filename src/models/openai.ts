@@ -8,11 +8,10 @@ import {
   httpProviderShape,
   readAdapterOptions,
 } from './http-provider.js';
+import { lazy } from '../lazy.js';
 import {
   modelEntrySchema,
-  requestOptionShape,
-  requestOptionsSchema,
-  resolvedRetrySchema,
+  optionSchemas,
   resolveRetry,
   type ModelEntry,
   type RequestOptions,
@@ -34,30 +33,42 @@ export interface OpenAIAdapterOptions extends HttpAdapterOptions {
   maxTokensField: 'max_tokens' | 'max_completion_tokens';
 }
 
-const fieldSchema = z.enum(['max_tokens', 'max_completion_tokens']);
+const fieldSchema = lazy(() => z.enum(['max_tokens', 'max_completion_tokens']));
 /** What `openAICompatible()` accepts (also `brood run`'s `kind: 'openai'` providers). */
-export const openAICompatibleOptionsSchema = z.strictObject({
-  ...httpProviderShape,
-  models: z.array(modelEntrySchema(requestOptionShape)),
-  maxTokensField: fieldSchema.optional(),
-  ...requestOptionShape,
+export const openAICompatibleOptionsSchema = lazy(() => {
+  const { requestOptionShape } = optionSchemas();
+  return z.strictObject({
+    ...httpProviderShape(),
+    models: z.array(modelEntrySchema(requestOptionShape)),
+    maxTokensField: fieldSchema().optional(),
+    ...requestOptionShape,
+  });
 });
-const adapterOptionsSchema = z.object({
-  ...httpConnectionShape,
-  maxTokensField: fieldSchema.default('max_tokens'),
-  // Absent in configs built before these options existed (hand-built or logged ones): defaults apply.
-  retry: resolvedRetrySchema.default(resolveRetry(undefined)),
-  request: requestOptionsSchema.default({}),
-  perModel: z.record(z.string(), requestOptionsSchema).default({}),
+const adapterOptionsSchema = lazy(() => {
+  const { requestOptions, resolvedRetry } = optionSchemas();
+  return z.object({
+    ...httpConnectionShape(),
+    maxTokensField: fieldSchema().default('max_tokens'),
+    // Absent in configs built before these options existed (hand-built or logged ones): defaults apply.
+    retry: resolvedRetry.default(resolveRetry(undefined)),
+    request: requestOptions.default({}),
+    perModel: z.record(z.string(), requestOptions).default({}),
+  });
 });
 
 export function openAICompatible(options: OpenAICompatibleOptions): ModelProviderConfig {
-  const parsed = parseOptions('openAICompatible', openAICompatibleOptionsSchema, options);
+  const parsed = parseOptions('openAICompatible', openAICompatibleOptionsSchema(), options);
   return httpProviderConfig('openai-compatible', parsed, parsed.models as ModelEntry[], {
     maxTokensField: parsed.maxTokensField ?? 'max_tokens',
   });
 }
 
+/** Checks an adapter's options and fills in their defaults (the catalog runs it, in the parent). */
 export function readOpenAIOptions(config: ModelProviderConfig): OpenAIAdapterOptions {
-  return readAdapterOptions<OpenAIAdapterOptions>(config, adapterOptionsSchema);
+  return readAdapterOptions<OpenAIAdapterOptions>(config, adapterOptionsSchema());
+}
+
+/** The adapter's options as the catalog checked and completed them (readOpenAIOptions). */
+export function openAIOptionsOf(config: ModelProviderConfig): OpenAIAdapterOptions {
+  return config.options as unknown as OpenAIAdapterOptions;
 }

@@ -4,6 +4,7 @@
  * into the worker, because configs can be hand-built.
  */
 import { z } from 'zod';
+import { lazy } from '../lazy.js';
 import { withDefaults } from '../plain.js';
 import type { ModelInfo } from './types.js';
 import { DEFAULTS } from '../defaults.js';
@@ -49,43 +50,47 @@ export type ModelEntry =
   | string
   | ({ id: string; efforts?: string[]; defaultEffort?: string; maxTokens?: number } & RequestOptions);
 
-const ms = z.number().finite().nonnegative();
-export const retrySchema = z.strictObject({
-  retries: z.number().int().nonnegative().max(10).optional(),
-  baseDelayMs: ms.optional(),
-  maxDelayMs: ms.optional(),
-  maxRetryAfterMs: ms.optional(),
+/**
+ * The shared option schemas, built on first use (src/lazy.ts): the HTTP adapter's module, and so this
+ * one, is part of every pool thread's boot, where no option is parsed.
+ */
+export const optionSchemas = lazy(() => {
+  const ms = z.number().finite().nonnegative();
+  const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
+  const toolChoice = z.union([z.enum(['auto', 'required', 'none']), z.strictObject({ name: z.string().min(1) })]);
+  /** zod shape of RequestOptions; spread into strict provider and model schemas. */
+  const requestOptionShape = {
+    temperature: z.number().finite().optional(),
+    topP: z.number().finite().optional(),
+    seed: z.number().int().optional(),
+    stop: z.union([z.string(), z.array(z.string())]).optional(),
+    toolChoice: toolChoice.optional(),
+    parallelToolCalls: z.boolean().optional(),
+    responseFormat: z.record(z.string(), z.unknown()).optional(),
+    headers: z.record(headerName, z.string()).optional(),
+    extraBody: z.record(z.string(), z.unknown()).optional(),
+    stream: z.boolean().optional(),
+  };
+  return {
+    retry: z.strictObject({
+      retries: z.number().int().nonnegative().max(10).optional(),
+      baseDelayMs: ms.optional(),
+      maxDelayMs: ms.optional(),
+      maxRetryAfterMs: ms.optional(),
+    }),
+    resolvedRetry: z.object({
+      retries: z.number().int().nonnegative(),
+      baseDelayMs: ms,
+      maxDelayMs: ms,
+      maxRetryAfterMs: ms,
+    }),
+    httpURL: z
+      .string()
+      .refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), { message: 'must be an http(s) URL' }),
+    requestOptionShape,
+    requestOptions: z.strictObject(requestOptionShape),
+  };
 });
-export const resolvedRetrySchema = z.object({
-  retries: z.number().int().nonnegative(),
-  baseDelayMs: ms,
-  maxDelayMs: ms,
-  maxRetryAfterMs: ms,
-});
-
-export const httpURL = z
-  .string()
-  .refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), { message: 'must be an http(s) URL' });
-
-const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
-const toolChoiceSchema = z.union([z.enum(['auto', 'required', 'none']), z.strictObject({ name: z.string().min(1) })]);
-
-/** zod shape of RequestOptions; spread into strict provider and model schemas. */
-export const requestOptionShape = {
-  temperature: z.number().finite().optional(),
-  topP: z.number().finite().optional(),
-  seed: z.number().int().optional(),
-  stop: z.union([z.string(), z.array(z.string())]).optional(),
-  toolChoice: toolChoiceSchema.optional(),
-  parallelToolCalls: z.boolean().optional(),
-  responseFormat: z.record(z.string(), z.unknown()).optional(),
-  headers: z.record(headerName, z.string()).optional(),
-  extraBody: z.record(z.string(), z.unknown()).optional(),
-  stream: z.boolean().optional(),
-};
-export const requestOptionsSchema = z.strictObject(requestOptionShape);
-
-const REQUEST_OPTION_KEYS = Object.keys(requestOptionShape) as (keyof RequestOptions)[];
 
 /** A model entry schema whose request options are limited to `allowed` (a protocol may lack some). */
 export function modelEntrySchema<S extends z.core.$ZodLooseShape>(requestShape: S) {
@@ -112,10 +117,12 @@ export function modelEntrySchema<S extends z.core.$ZodLooseShape>(requestShape: 
   ]);
 }
 
+const requestOptionKeys = lazy(() => Object.keys(optionSchemas().requestOptionShape) as (keyof RequestOptions)[]);
+
 /** Picks the request-option keys out of a parsed options object or model entry, dropping absent ones. */
 export function pickRequestOptions(source: Record<string, unknown>): RequestOptions {
   const out: Record<string, unknown> = {};
-  for (const key of REQUEST_OPTION_KEYS) if (source[key] !== undefined) out[key] = source[key];
+  for (const key of requestOptionKeys()) if (source[key] !== undefined) out[key] = source[key];
   return out as RequestOptions;
 }
 

@@ -2,7 +2,7 @@
 import { isMainThread } from 'node:worker_threads';
 import type { Usage } from '../types.js';
 import { sleep, throwIfAborted } from './abort.js';
-import { readScriptedOptions, type ScriptedScript, type ScriptedTurn } from './scripted.js';
+import { type ScriptedScript, type ScriptedTurn, scriptedOptionsOf } from './scripted.js';
 import type {
   ChatMessage,
   ModelAdapter,
@@ -16,7 +16,7 @@ type Matcher = (prompt: string) => boolean;
 type Fault = Extract<ScriptedTurn, { fault: string }>['fault'];
 
 export function createScriptedAdapter(config: ModelProviderConfig): ModelAdapter {
-  const { scripts, fallback } = readScriptedOptions(config);
+  const { scripts, fallback } = scriptedOptionsOf(config);
   // Compile once: a RegExp-per-request would be wasteful in benchmarks that issue thousands.
   const compiled = scripts.map((script) => ({ script, matches: compileMatcher(script.match) }));
   return {

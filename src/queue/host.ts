@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Job, Worker } from 'bullmq';
 import { BroodError, errorMessage } from '../errors.js';
+import { checkedProviderConfig } from '../models/catalog.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import type { ActivationEnd } from '../wire/runner.js';
 import { WorkerRunner } from '../pool/worker-runner.js';
@@ -279,7 +280,9 @@ export class QueueHost {
   private async loadModels(hash: string): Promise<ModelProviderConfig[]> {
     const json = await this.clients[0]?.get(modelsKey(this.options.prefix, this.options.queue, hash));
     if (json === null || json === undefined) throw new Error(MODELS_MISSING);
-    return modelConfigsSchema.parse(JSON.parse(json)) as unknown as ModelProviderConfig[];
+    const models = modelConfigsSchema.parse(JSON.parse(json)) as unknown as ModelProviderConfig[];
+    // Checked as a catalog checks them (a parent of another brood version may have written them).
+    return models.map(checkedProviderConfig);
   }
 
   private parentOf(parent: string, timeoutMs: number): ParentEnd {

@@ -12,7 +12,7 @@ import { modelRouteShape } from '../models/route.js';
 import { isPlainObject } from '../plain.js';
 import type { SessionEvent, SessionHeader } from '../types.js';
 
-const modelRouteSchema = z.looseObject(modelRouteShape);
+const modelRouteSchema = z.looseObject(modelRouteShape());
 
 // Loose objects: a newer writer may add fields; an older reader keeps them instead of silently dropping them.
 export const sessionHeaderSchema = z.looseObject({

@@ -287,9 +287,11 @@ export async function replyOf<T>(work: () => Promise<T> | T): Promise<Reply<T>> 
 
 /** Validates a reply from the other side and unwraps it, rebuilding a BroodError with its code. */
 export function unwrapReply<T>(raw: unknown, value: WireType<T>, what: string): T {
-  if (typeof raw === 'object' && raw !== null && (raw as { ok?: unknown }).ok === true) {
-    const inner = (raw as { value?: unknown }).value;
-    if (value.check(inner)) return inner as T;
+  if (typeof raw === 'object' && raw !== null) {
+    const { ok, value: inner, error } = raw as { ok?: unknown; value?: unknown; error?: unknown };
+    if (ok === true && value.check(inner)) return inner as T;
+    // A refusal (a tool's own error, an abort) is ordinary too: zod only words a malformed reply.
+    if (ok === false && errorEnvelope.check(error)) throw decodeError(error as Wire<typeof errorEnvelope>);
   }
   const reply = replySchema().safeParse(raw);
   if (!reply.success) throw protocolError(what, reply.error);

@@ -46,7 +46,7 @@ function mutate(value: unknown, path: number[], replacement: unknown, mode: numb
 }
 
 function verdictOfSchema(raw: unknown): { ok: boolean; data?: unknown } {
-  const parsed = responseSchema.safeParse(raw);
+  const parsed = responseSchema().safeParse(raw);
   return parsed.success ? { ok: true, data: parsed.data } : { ok: false };
 }
 

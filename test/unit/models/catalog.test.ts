@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createModelCatalog, openAICompatible, resolveChildRoute, scriptedModels } from '../../../src/models/index.js';
+import {
+  anthropicCompatible,
+  createModelCatalog,
+  openAICompatible,
+  resolveChildRoute,
+  scriptedModels,
+} from '../../../src/models/index.js';
 import type { ModelProviderConfig } from '../../../src/models/types.js';
 import { expectCode } from '../../support/codes.js';
 
@@ -38,7 +44,7 @@ describe('createModelCatalog', () => {
       { id: 'choosy', efforts: ['a', 'b'] },
     ]);
     expectCode(() => catalog.models('nope'), 'UNKNOWN_MODEL');
-    expect(catalog.config('oa')).toBe(open);
+    expect(catalog.config('oa')).toEqual(open); // its checked copy
     expect(catalog.config('nope')).toBeUndefined();
   });
 
@@ -94,6 +100,52 @@ describe('createModelCatalog', () => {
   it('rejects duplicate provider ids', () => {
     const twin: ModelProviderConfig = { ...scripted, name: 'twin' };
     expectCode(() => createModelCatalog([scripted, twin]), 'INVALID_CONFIG');
+  });
+
+  describe('adapter options of hand-built configs are checked and completed here (adapters take them as given)', () => {
+    const handBuilt = (kind: ModelProviderConfig['kind'], options: Record<string, unknown>): ModelProviderConfig => ({
+      kind,
+      id: 'hand',
+      name: 'hand',
+      models: [{ id: 'm', efforts: [] }],
+      acceptsUnlistedModels: false,
+      options,
+    });
+    const optionsOf = (config: ModelProviderConfig) => createModelCatalog([config]).config('hand')?.options;
+
+    it('scripted', () => {
+      expect(optionsOf(handBuilt('scripted', { scripts: [{ match: 'a', turns: [{ text: 'b' }] }] }))).toEqual({
+        scripts: [{ match: 'a', turns: [{ text: 'b' }] }],
+        fallback: 'echo',
+      });
+      for (const bad of [
+        { scripts: [{ match: 'a', turns: [{ fault: 'boom' }] }] },
+        { scripts: 'all' },
+        { fallback: 'shrug' },
+      ])
+        expectCode(() => optionsOf(handBuilt('scripted', bad)), 'INVALID_CONFIG');
+    });
+
+    it('openai-compatible', () => {
+      expect(optionsOf(handBuilt('openai-compatible', { baseURL: 'http://127.0.0.1:1/v1' }))).toEqual({
+        baseURL: 'http://127.0.0.1:1/v1',
+        maxTokensField: 'max_tokens',
+        retry: open.options.retry,
+        request: {},
+        perModel: {},
+      });
+      for (const bad of [{ baseURL: 'not a url' }, { baseURL: 'http://h', request: { temperature: 'hot' } }])
+        expectCode(() => optionsOf(handBuilt('openai-compatible', bad)), 'INVALID_CONFIG');
+    });
+
+    it('anthropic-compatible', () => {
+      const given = anthropicCompatible({ id: 'an', baseURL: 'http://127.0.0.1:1', models: ['claude'] }).options;
+      expect(optionsOf(handBuilt('anthropic-compatible', given))).toEqual(given);
+      expectCode(
+        () => optionsOf(handBuilt('anthropic-compatible', { ...given, anthropicVersion: '' })),
+        'INVALID_CONFIG',
+      );
+    });
   });
 });
 

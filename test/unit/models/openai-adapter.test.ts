@@ -1,7 +1,12 @@
 /** openAICompatible over real loopback HTTP: both modes, tool calls, request body and options. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadAdapter, openAICompatible, type OpenAICompatibleOptions } from '../../../src/models/index.js';
-import type { ModelAdapter } from '../../../src/models/types.js';
+import {
+  createModelCatalog,
+  loadAdapter,
+  openAICompatible,
+  type OpenAICompatibleOptions,
+} from '../../../src/models/index.js';
+import type { ModelAdapter, ModelProviderConfig } from '../../../src/models/types.js';
 import { broodVersion } from '../../../src/version.js';
 import { assistant, makeRequest, tool, user } from './helpers.js';
 import { json, sseFrames, startLoopback, type Loopback } from './loopback.js';
@@ -394,7 +399,7 @@ describe('request body and options', () => {
     }
   });
 
-  it('keeps working with a config built before these options existed (defaults apply in the worker)', async () => {
+  it('keeps working with a config built before these options existed (the catalog fills in the defaults)', async () => {
     const legacy = {
       kind: 'openai-compatible' as const,
       id: 'old',
@@ -404,6 +409,7 @@ describe('request body and options', () => {
       options: { baseURL: `${server.base}/v1`, maxTokensField: 'max_tokens' },
     };
     server.push(sseFrames([delta({ content: 'fine' }, 'stop'), DONE]));
-    expect((await (await loadAdapter(legacy)).request(makeRequest([user('q')]))).text).toBe('fine');
+    const checked = createModelCatalog([legacy]).config('old') as ModelProviderConfig;
+    expect((await (await loadAdapter(checked)).request(makeRequest([user('q')]))).text).toBe('fine');
   });
 });
