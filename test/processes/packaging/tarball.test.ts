@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPTIONAL_PEERS } from '../../../src/optional-peers.js';
-import { assertBuilt, declarationsBuilt, ROOT, runNode, type Spawned } from '../../support/run-cli.js';
+import { assertBuilt, declarationsBuilt, packedByChecks, ROOT, runNode, type Spawned } from '../../support/run-cli.js';
 
 const PEERS = Object.values(OPTIONAL_PEERS).flat();
 const MAX_PACKAGES = 25;
@@ -26,13 +26,12 @@ beforeAll(async () => {
   await declarationsBuilt();
   if (!existsSync(join(ROOT, 'dist/index.d.ts'))) throw new Error('dist/index.d.ts is missing: run `npm run build`');
   dir = mkdtempSync(join(tmpdir(), 'brood-tarball-'));
-  const [packed] = JSON.parse(npm(ROOT, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir])) as {
-    filename: string;
-  }[];
+  // `npm test` packs once for this test and its package check; run alone, the test packs for itself.
+  const tarball = (await packedByChecks()) ?? packHere(dir);
   project = join(dir, 'host');
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }));
-  npm(project, ['install', '--offline', '--no-audit', '--no-fund', join(dir, packed!.filename)]);
+  npm(project, ['install', '--offline', '--no-audit', '--no-fund', tarball]);
   packages = installedPackages(project);
 }, 300_000); // in `npm test`, after the tsc pass that writes the declarations, which runs beside the tests
 
@@ -117,6 +116,13 @@ describe('package.json', () => {
     for (const peer of PEERS) expect(Object.keys(pkg.dependencies ?? {})).not.toContain(peer.name);
   });
 });
+
+function packHere(destination: string): string {
+  const [packed] = JSON.parse(npm(ROOT, ['pack', '--ignore-scripts', '--json', '--pack-destination', destination])) as {
+    filename: string;
+  }[];
+  return join(destination, packed!.filename);
+}
 
 function npm(cwd: string, args: string[]): string {
   return execFileSync('npm', args, {
