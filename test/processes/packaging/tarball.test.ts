@@ -51,7 +51,9 @@ describe('the packed package, installed into an empty project', () => {
     copyFileSync(join(ROOT, 'test/processes/packaging/consumer/main.ts'), join(project, 'main.ts'));
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(consumerTsconfig()));
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-    const compiled = spawnSyncNode([tsc, '-p', project], project);
+    // A larger young generation, as scripts/declarations.mjs gives its tsc: tsc allocates fast and keeps
+    // little, so fewer, larger scavenges save it work (~11.5 → ~10.6 s of CPU here).
+    const compiled = spawnSyncNode(['--max-semi-space-size=64', tsc, '-p', project], project);
     expect(compiled.stdout + compiled.stderr).toBe('');
     expect(compiled.code).toBe(0);
     expect(existsSync(join(project, 'main.js'))).toBe(true);
