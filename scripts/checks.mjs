@@ -11,7 +11,9 @@
 //   The two test files that read dist's declarations (the packed tarball's consumer and the docs'
 //   type check) wait for the tsc pass: this script names a file in BROOD_DECLARATIONS_STAMP and
 //   writes `ok` or `failed` into it when that pass ends (test/support/run-cli.ts, declarationsBuilt).
-// - The package check packs dist/, so it waits for both build steps.
+// - The package is packed once, when both build steps have ended, for the package check and the
+//   tarball test (which installs it): its path is written into the file named in BROOD_PACKAGE_STAMP
+//   (`failed` if the pack or the build failed; test/support/run-cli.ts, packedByChecks).
 // Each step's output is held and printed in one piece; the tests' output is live, and the steps that
 // end while the tests run are printed once the tests end, so the log reads as one step after another.
 import { spawn } from 'node:child_process';
@@ -19,6 +21,7 @@ import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packPackage } from './pack.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -28,7 +31,6 @@ const LINT = ['lint', [bin('biome'), 'check', '.']];
 const IMPORTS = ['check:imports', script('check-imports.mjs')];
 const JAVASCRIPT = ['build: JavaScript (tsup)', [bin('tsup')]];
 const DECLARATIONS = ['build: types and declarations (tsc)', script('declarations.mjs')];
-const PACKAGE = ['check:package', script('check-package.mjs')];
 
 /** Runs one step with its output captured; resolves with whether it passed and a `print()` of its output. */
 function step([name, [command, ...args]]) {
@@ -64,23 +66,48 @@ function live([name, ...args], env) {
   });
 }
 
+/** Writes a stamp file for the tests; renamed into place, so a test that sees the file reads all of it. */
+function writeStamp(file, content) {
+  writeFileSync(`${file}.tmp`, content);
+  renameSync(`${file}.tmp`, file);
+}
+
+/** Packs the built tree once (stamped for the tarball test), then runs the package check on that tarball. */
+async function packageCheck(packStamp) {
+  let packed;
+  try {
+    packed = await packPackage(root, dirname(packStamp));
+  } catch (error) {
+    writeStamp(packStamp, 'failed');
+    const message = `npm pack failed: ${error instanceof Error ? error.message : error}\n`;
+    return { ok: false, print: () => process.stdout.write(`\n> check:package (failed)\n${message}`) };
+  }
+  writeStamp(packStamp, packed.tarball);
+  const summary = `${packed.filename}, ${packed.entryCount} files, ${Math.round(packed.size / 1024)} KB packed`;
+  return step([`check:package (${summary})`, [...script('check-package.mjs'), packed.tarball]]);
+}
+
 const tests = process.argv.slice(2);
 const stampDir = mkdtempSync(join(tmpdir(), 'brood-checks-'));
 const stamp = join(stampDir, 'declarations');
+const packStamp = join(stampDir, 'package');
 try {
   const checks = [step(LINT), step(IMPORTS)];
   const declarations = step(DECLARATIONS).then((result) => {
-    // Renamed into place: a test that sees the file reads all of it.
-    writeFileSync(`${stamp}.tmp`, result.ok ? 'ok' : 'failed');
-    renameSync(`${stamp}.tmp`, stamp);
+    writeStamp(stamp, result.ok ? 'ok' : 'failed');
     return result;
   });
   const javascript = await step(JAVASCRIPT);
   javascript.print();
   let passed = javascript.ok;
   if (javascript.ok) {
-    const packaged = declarations.then((result) => (result.ok ? step(PACKAGE) : undefined));
-    if (tests.length > 0) passed = await live(tests, { BROOD_DECLARATIONS_STAMP: stamp });
+    const packaged = declarations.then((result) => {
+      if (result.ok) return packageCheck(packStamp);
+      writeStamp(packStamp, 'failed');
+      return undefined;
+    });
+    const env = { BROOD_DECLARATIONS_STAMP: stamp, BROOD_PACKAGE_STAMP: packStamp };
+    if (tests.length > 0) passed = await live(tests, env);
     for (const result of await Promise.all([...checks, declarations, packaged])) {
       result?.print();
       if (result !== undefined && !result.ok) passed = false;

@@ -24,6 +24,21 @@ export async function declarationsBuilt(): Promise<void> {
   if (readFileSync(stamp, 'utf8') !== 'ok') throw new Error('the declarations build failed: see its output');
 }
 
+/**
+ * The package `npm test` packed, or undefined outside `npm test` (the caller then packs for itself).
+ * scripts/checks.mjs packs dist once, after both build steps, for its package check and for the test
+ * that installs the tarball; it names a file in BROOD_PACKAGE_STAMP into which it writes the tarball's
+ * path (or `failed`) once packed.
+ */
+export async function packedByChecks(): Promise<string | undefined> {
+  const stamp = process.env.BROOD_PACKAGE_STAMP;
+  if (stamp === undefined) return undefined;
+  await until(() => existsSync(stamp));
+  const tarball = readFileSync(stamp, 'utf8');
+  if (tarball === 'failed') throw new Error('npm pack (or the build before it) failed: see check:package');
+  return tarball;
+}
+
 export interface Spawned {
   code: number | null;
   stdout: string;

@@ -34,6 +34,7 @@ beforeAll(async () => {
       agent: { model: { provider: 'loop', model: 'm' } },
       tools: ['read_file'],
       approvals: { ask: ['read_file'] },
+      pool: { threads: 1 }, // each `brood acp` boots one isolate, not one per core
     }),
   );
 });

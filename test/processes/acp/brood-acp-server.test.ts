@@ -57,6 +57,7 @@ beforeAll(async () => {
         { provider: 'spawn', toolName: 'bg_helper', maxDepth: 2, backgroundMode: 'continuable' },
       ],
       sessions: './sessions',
+      pool: { threads: 1 }, // each `brood acp` boots one isolate, not one per core
     }),
   );
 });

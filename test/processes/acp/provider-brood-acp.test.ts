@@ -45,6 +45,7 @@ beforeAll(async () => {
       agent: { model: { provider: 'loop', model: 'm' } },
       delegation: [{ provider: 'spawn', toolName: 'helper', maxDepth: 2, enableRunInBackground: false }],
       sessions: './child-sessions',
+      pool: { threads: 1 }, // each `brood acp` boots one isolate, not one per core
     }),
   );
   provider = { command: process.execPath, args: [CLI, 'acp', '--config', config] };

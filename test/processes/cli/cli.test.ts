@@ -196,6 +196,7 @@ describe('brood run --config', () => {
     agent: { model: { provider: 'loop', model: 'loop-model' } },
     tools: ['read_file', 'list_dir'],
     delegation: [{ provider: 'spawn', maxDepth: 1, enableRunInBackground: false }],
+    pool: { threads: 1 }, // one isolate to boot per run, not one per core
     prompt: 'What does the note say?',
     ...overrides,
   });

@@ -47,6 +47,7 @@ beforeAll(async () => {
       agent: { model: { provider: 'loop', model: 'm' } },
       delegation: [{ provider: 'spawn', maxDepth: 2 }],
       sessions: './sessions',
+      pool: { threads: 1 }, // each server boots one isolate, not one per core: its children are few and short
     }),
   );
 });

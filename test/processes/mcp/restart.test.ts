@@ -36,7 +36,7 @@ afterEach(async () => {
 
 function makeBrood(scripts: Scripts = []): Brood {
   brood = createBrood({
-    pool: { threads: 2 },
+    pool: { threads: 1 }, // one isolate to boot: the cases run one agent at a time
     sessions: tapStore(memorySessions()).store,
     models: [scriptedModels({ id: 'scripted', scripts })],
   });

@@ -40,7 +40,7 @@ function makeBrood(
 ): { brood: Brood; tap: ReturnType<typeof tapStore> } {
   const tap = tapStore(memorySessions());
   brood = createBrood({
-    pool: { threads: 2 },
+    pool: { threads: 1 }, // one isolate to boot: the cases run one agent at a time
     sessions: tap.store,
     models: [scriptedModels({ id: 'scripted', scripts })],
     ...options,

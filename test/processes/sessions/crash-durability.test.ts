@@ -115,7 +115,9 @@ async function recoverAndCheck(dir: string): Promise<{ sessions: number; followu
 
   // 3. A new runtime resumes every agent that holds accepted, unclaimed messages (or a turn left open);
   // resumed turns may start new children, so repeat until nothing is left.
-  const brood = createBrood({ sessions: store, models: crashModels(), pool: { threads: 1 } });
+  // Inline: what is checked is the store; where the resumed drivers run does not matter, and a pool
+  // thread per seed would boot an isolate each time (~0.1 s of CPU, 20+ seeds).
+  const brood = createBrood({ sessions: store, models: crashModels(), runner: 'inline' });
   installCrashTools(brood, { defineTool, subagentTool, messageTools }, join(dir, 'effects.log'));
   let followups = 0;
   try {

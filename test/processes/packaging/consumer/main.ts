@@ -24,6 +24,7 @@ interface Outcome {
 /** A lead delegates one lookup to a child (on a worker thread), which calls a host tool. */
 async function delegation(): Promise<{ result: TurnResult; children: number }> {
   const brood = createBrood({
+    pool: { threads: 1 }, // one isolate to boot, not one per core: the lead and its child take turns
     models: [
       scriptedModels({
         id: 'scripted',
