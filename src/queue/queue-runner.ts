@@ -1,17 +1,15 @@
 /**
- * Drivers on remote `brood host` processes (issue 20). Each activation becomes one BullMQ job that
- * carries its fully resolved plan, or, when a host said it has room for more of this parent's, the
- * same data in a `place` frame on the link to that host (no BullMQ round trips; a host that is full
- * after all answers `full`, and the job is queued). The host runs the driver in its own worker pool
- * and says `hello` on its link to this parent, the same link protocol as a pool thread's (host-link.ts
- * over a Redis carrier): every gateway call, event batch and end comes back on it to the real gateway
- * here. The parent stays the one resolver, no tool body runs on a host.
+ * Drivers on remote `brood host` processes. Each activation becomes one BullMQ job carrying its fully
+ * resolved plan or, when a host said it has room for more of this parent's, the same data in a `place`
+ * frame on the link to that host (no BullMQ round trips; a host that is full after all answers `full`,
+ * and the job is queued). The host runs the driver in its own worker pool and says `hello` on its link
+ * to this parent — a pool thread's link protocol (host-link.ts) over a Redis carrier: every gateway
+ * call, event batch and end comes back on it to the real gateway here. No tool body runs on a host.
  *
  * Host death or a lost channel ends the activation with `recover`, and the agent is re-planned from
- * the parent's mirror exactly like after a thread crash (a new activation, a new job). Activation ids
- * are never reused within a runner and runner ids are random, so a stale host that comes back names
- * an activation this parent no longer runs: it is told `gone` and everything it sends is ignored.
- */
+ * the parent's mirror as after a thread crash (a new activation, a new job). Activation ids are never
+ * reused within a runner and runner ids are random, so a stale host that comes back names an
+ * activation this parent no longer runs: it is told `gone` and everything it sends is ignored. */
 import { createHash, randomUUID } from 'node:crypto';
 import type { DriverPlan } from '../wire/contract.js';
 import { errorMessage } from '../errors.js';
