@@ -113,8 +113,11 @@ async function atOwnSlot(cell: PaceCell, signal: AbortSignal, counted: boolean):
       await sleep(claim.retryIn);
       continue;
     }
-    for (let now = epochNow(); cell.clearAt(claim.slot, now) > now && !signal.aborted; now = epochNow())
-      await sleep(cell.clearAt(claim.slot, now) - now);
+    for (let now = epochNow(), clear = cell.clearAt(claim.slot, now); clear > now && !signal.aborted; ) {
+      await sleep(clear - now);
+      now = epochNow();
+      clear = cell.clearAt(claim.slot, now);
+    }
     cell.sent(claim.slot, epochNow());
     return;
   }

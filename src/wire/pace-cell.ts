@@ -17,17 +17,16 @@
  *
  * Layout (BigInt64, microseconds on the process's epoch clock, src/wire/clock.ts): the earliest time
  * the next request may be sent, the spacing, how many requests took a slot so far, the latest send
- * (passed its slot, or written), the latest send that passed its slot, the latest write, and whether
- * the adapter reports writes (1) or not (0).
+ * that passed its slot, the latest write (the latest send is the later of the two), and whether the
+ * adapter reports writes (1) or not (0).
  */
 const NEXT = 0;
 const SPACING = 1;
 const CLAIMS = 2;
-const LAST_SENT = 3;
-const LAST_PASSED = 4;
-const LAST_WRITTEN = 5;
-const REPORTS_WRITES = 6;
-const FIELDS = 7;
+const LAST_PASSED = 3;
+const LAST_WRITTEN = 4;
+const REPORTS_WRITES = 5;
+const FIELDS = 6;
 
 /**
  * A request that takes its slot later than the schedule keeps the schedule if it is at most this
@@ -76,8 +75,7 @@ export class PaceCell {
     const cell = new PaceCell(new SharedArrayBuffer(FIELDS * BigInt64Array.BYTES_PER_ELEMENT));
     Atomics.store(cell.cells, NEXT, toMicros(now));
     // Nothing sent or written yet holds anything back.
-    for (const field of [LAST_SENT, LAST_PASSED, LAST_WRITTEN])
-      Atomics.store(cell.cells, field, toMicros(now - spacingMs));
+    for (const field of [LAST_PASSED, LAST_WRITTEN]) Atomics.store(cell.cells, field, toMicros(now - spacingMs));
     cell.spacingMs = spacingMs;
     return cell;
   }
@@ -128,11 +126,11 @@ export class PaceCell {
    */
   clearAt(slot: number, now = slot): number {
     const spacing = this.spacingMs;
-    const spaced = Math.max(slot, toMs(Atomics.load(this.cells, LAST_SENT)) + spacing * (1 - SEND_SLACK));
     const passed = toMs(Atomics.load(this.cells, LAST_PASSED));
+    const written = toMs(Atomics.load(this.cells, LAST_WRITTEN));
+    const spaced = Math.max(slot, Math.max(passed, written) + spacing * (1 - SEND_SLACK));
     const reports = Atomics.load(this.cells, REPORTS_WRITES) === 1n;
-    const unwritten =
-      reports && passed > toMs(Atomics.load(this.cells, LAST_WRITTEN)) && now < passed + spacing * WRITE_WAIT;
+    const unwritten = reports && passed > written && now < passed + spacing * WRITE_WAIT;
     return unwritten ? Math.max(spaced, now + WRITE_POLL_MS) : spaced;
   }
 
@@ -141,7 +139,6 @@ export class PaceCell {
    * does — when it is later than its slot by more than the slack, the next slot moves with it.
    */
   sent(slot: number, at: number): void {
-    raiseTo(this.cells, LAST_SENT, at);
     raiseTo(this.cells, LAST_PASSED, at);
     if (at - slot <= this.spacingMs * SEND_SLACK) return;
     this.holdUntil(at + this.spacingMs * (1 - SEND_SLACK));
@@ -153,7 +150,6 @@ export class PaceCell {
    * opened first or a busy thread can delay the write after the slot was taken.
    */
   wrote(at: number): void {
-    raiseTo(this.cells, LAST_SENT, at);
     raiseTo(this.cells, LAST_WRITTEN, at);
     this.expectWrites(); // a write heard: this adapter reports them
     this.holdUntil(at + this.spacingMs * (1 - SEND_SLACK));
@@ -184,11 +180,7 @@ export class PaceCell {
 
   /** Nothing may be sent before `at` (a provider's retry-after). */
   holdUntil(at: number): void {
-    for (;;) {
-      const next = Atomics.load(this.cells, NEXT);
-      const until = toMicros(at);
-      if (next >= until || Atomics.compareExchange(this.cells, NEXT, next, until) === next) return;
-    }
+    raiseTo(this.cells, NEXT, at);
   }
 
   private restartFrom(now: number): number {
