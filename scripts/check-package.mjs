@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { packPackage } from './pack.mjs';
+import { packedSummary, packPackage } from './pack.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -30,10 +30,6 @@ try {
 
 async function packedHere(destination) {
   const packed = await packPackage(root, destination);
-  console.log(`check:package: ${packed.filename}, ${packed.entryCount} files, ${kb(packed.size)} packed`);
+  console.log(`check:package: ${packedSummary(packed)}`);
   return packed.tarball;
-}
-
-function kb(bytes) {
-  return `${Math.round(bytes / 1024)} KB`;
 }

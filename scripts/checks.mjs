@@ -21,7 +21,7 @@ import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { packPackage } from './pack.mjs';
+import { packedSummary, packPackage } from './pack.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -83,8 +83,7 @@ async function packageCheck(packStamp) {
     return { ok: false, print: () => process.stdout.write(`\n> check:package (failed)\n${message}`) };
   }
   writeStamp(packStamp, packed.tarball);
-  const summary = `${packed.filename}, ${packed.entryCount} files, ${Math.round(packed.size / 1024)} KB packed`;
-  return step([`check:package (${summary})`, [...script('check-package.mjs'), packed.tarball]]);
+  return step([`check:package (${packedSummary(packed)})`, [...script('check-package.mjs'), packed.tarball]]);
 }
 
 const tests = process.argv.slice(2);

@@ -16,3 +16,8 @@ export async function packPackage(root, destination) {
   const [packed] = JSON.parse(stdout);
   return { tarball: join(destination, packed.filename), ...packed };
 }
+
+/** One line on what was packed: `brood-0.1.0.tgz, 348 files, 1192 KB packed`. */
+export function packedSummary(packed) {
+  return `${packed.filename}, ${packed.entryCount} files, ${Math.round(packed.size / 1024)} KB packed`;
+}

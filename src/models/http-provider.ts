@@ -45,7 +45,7 @@ export const httpProviderShape = lazy(() => {
   };
 });
 
-/** zod shape of the connection part of HttpAdapterOptions (re-read in the worker: configs can be hand-built). */
+/** zod shape of the connection part of HttpAdapterOptions (checked by the catalog: configs can be hand-built). */
 export const httpConnectionShape = lazy(() => ({
   baseURL: optionSchemas().httpURL,
   apiKey: z.string().optional(),
@@ -81,7 +81,7 @@ export function httpProviderConfig(
   };
 }
 
-/** An adapter's options re-read in the worker (a config can be hand-built): INVALID_CONFIG naming the provider. */
+/** An adapter's options checked in the parent (a config can be hand-built): INVALID_CONFIG naming the provider. */
 export function readAdapterOptions<O>(config: ModelProviderConfig, schema: z.ZodType): O {
   return parseOptions(`${config.kind} provider '${config.id}'`, schema, config.options) as O;
 }

@@ -18,10 +18,8 @@ export function assertBuilt(): void {
  * the build has ended before the tests start.
  */
 export async function declarationsBuilt(): Promise<void> {
-  const stamp = process.env.BROOD_DECLARATIONS_STAMP;
-  if (stamp === undefined) return;
-  await until(() => existsSync(stamp));
-  if (readFileSync(stamp, 'utf8') !== 'ok') throw new Error('the declarations build failed: see its output');
+  const built = await stampWritten('BROOD_DECLARATIONS_STAMP');
+  if (built !== undefined && built !== 'ok') throw new Error('the declarations build failed: see its output');
 }
 
 /**
@@ -31,12 +29,17 @@ export async function declarationsBuilt(): Promise<void> {
  * path (or `failed`) once packed.
  */
 export async function packedByChecks(): Promise<string | undefined> {
-  const stamp = process.env.BROOD_PACKAGE_STAMP;
-  if (stamp === undefined) return undefined;
-  await until(() => existsSync(stamp));
-  const tarball = readFileSync(stamp, 'utf8');
+  const tarball = await stampWritten('BROOD_PACKAGE_STAMP');
   if (tarball === 'failed') throw new Error('npm pack (or the build before it) failed: see check:package');
   return tarball;
+}
+
+/** What scripts/checks.mjs wrote into the stamp file the environment variable names, once written; undefined outside `npm test`. */
+async function stampWritten(variable: string): Promise<string | undefined> {
+  const stamp = process.env[variable];
+  if (stamp === undefined) return undefined;
+  await until(() => existsSync(stamp));
+  return readFileSync(stamp, 'utf8');
 }
 
 export interface Spawned {
