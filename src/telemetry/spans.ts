@@ -7,9 +7,12 @@
  * calls it runs). So a chat span lasts exactly as long as the driver saw the request take.
  */
 import type { Attributes, Context, HrTime, Link, Span, Tracer } from '@opentelemetry/api';
-import type { KnownSessionEvent } from '../sessions/event-types.js';
+import type { ChatMessage } from '../models/types.js';
+import type { KnownSessionEvent, SessionEventDataMap } from '../sessions/event-types.js';
 import type { SessionEvent, StopReason } from '../types.js';
 import { epochNow } from '../wire/clock.js';
+import { type AgentFacts, AgentSpans, type ChildOrigin, type SpanHooks } from './agent-spans.js';
+import { outputMessages, requestContent, sentLengths } from './content.js';
 import { spanSetter } from './context.js';
 import { factTime, hrTimeOf } from './span-times.js';
 import type { Otel } from './peer.js';
@@ -19,52 +22,7 @@ const INTERNAL = 0;
 const CLIENT = 2;
 const ERROR = 2;
 
-/** What an agent is, for span names and attributes (from its descriptor or its creation). */
-export interface AgentFacts {
-  id: string;
-  parentId: string | undefined;
-  depth: number;
-}
-
-/** How a child's runs attach to the parent's trace (decided when the parent starts it). */
-export interface ChildOrigin {
-  mode: 'foreground' | 'background' | 'continuable';
-  provider: string;
-  /** The parent's `execute_tool` span that started the child, when one did. */
-  call: Span | undefined;
-}
-
-export interface SpanHooks {
-  /** A chat span ended: duration in seconds and token counts, for the metrics. */
-  chatEnded?(attributes: Attributes, seconds: number, usage: { input: number; output: number } | undefined): void;
-}
-
-interface OpenCall {
-  span: Span;
-  name: string;
-}
-
-/** One agent's spans in flight. */
-class AgentSpans {
-  label: string | undefined;
-  /** Where the driver ran when not the runtime's default runner (descriptor: inline, queue, external). */
-  driver: string | undefined;
-  provider: string | undefined;
-  origin: ChildOrigin | undefined;
-  /**
-   * The context of the message a host run() or send() gave, by message id (the turn's parent). Only
-   * the host's agents have one, so it is made on first use (a fan-out makes hundreds of children).
-   */
-  hostContexts: Map<string, Context> | undefined;
-  turn: { span: Span; context: Context; number: number } | undefined;
-  /** The model request in flight: its span is built when it is answered (see endChat). */
-  chat: { provider: string; model: string; start: number } | undefined;
-  readonly calls = new Map<string, OpenCall>();
-  /** Calls from inside run_code programs (never logged: their spans end when the sandbox is answered). Made on first use. */
-  codeCalls: Map<string, Span> | undefined;
-
-  constructor(readonly facts: AgentFacts) {}
-}
+export type { AgentFacts, ChildOrigin, SpanHooks };
 
 export class SpanBuilder {
   private readonly agents = new Map<string, AgentSpans>();
@@ -140,7 +98,25 @@ export class SpanBuilder {
   /** One stamped batch of `agent`'s log, in order. */
   logged(agent: AgentFacts, stamped: readonly SessionEvent[]): void {
     const spans = this.spansOf(agent);
-    for (const logged of stamped) this.apply(spans, logged);
+    if (this.captureContent && agent.history !== undefined) this.loggedWithContent(spans, agent.history, stamped);
+    else for (const logged of stamped) this.apply(spans, logged);
+  }
+
+  /** As logged(), and each model request of the batch learns the history it sent (see content.ts). */
+  private loggedWithContent(
+    spans: AgentSpans,
+    history: readonly ChatMessage[],
+    stamped: readonly SessionEvent[],
+  ): void {
+    let lengths: number[] | undefined;
+    for (const [index, logged] of stamped.entries()) {
+      if (logged.type === 'model/request') {
+        lengths ??= sentLengths(stamped, history.length);
+        spans.sentHistory = history.slice(0, lengths[index]);
+      }
+      this.apply(spans, logged);
+      spans.sentHistory = undefined;
+    }
   }
 
   forget(agentId: string): void {
@@ -172,7 +148,7 @@ export class SpanBuilder {
         this.startTurn(spans, event.data.turn, event.data.messageIds[0], event.time);
         return;
       case 'model/request':
-        this.startChat(spans, event.data.provider, event.data.model, factTime(event.time, event.data.at));
+        this.startChat(spans, event.data, factTime(event.time, event.data.at));
         return;
       case 'assistant/message':
         this.endChat(spans, event.data, factTime(event.time, event.data.at));
@@ -236,9 +212,19 @@ export class SpanBuilder {
     spans.turn = { span, context: this.withSpan(parent, span), number: turn };
   }
 
-  private startChat(spans: AgentSpans, provider: string, model: string, time: number): void {
+  private startChat(
+    spans: AgentSpans,
+    request: { provider: string; model: string; system: string },
+    time: number,
+  ): void {
     if (spans.chat) this.failChat(spans, 'superseded', time);
-    spans.chat = { provider, model, start: time };
+    const { provider, model } = request;
+    spans.chat = {
+      provider,
+      model,
+      start: time,
+      content: this.captureContent ? requestContent(request.system, spans.sentHistory) : undefined,
+    };
   }
 
   /**
@@ -246,11 +232,7 @@ export class SpanBuilder {
    * its start time set to the request's: the same span as one started at the request, at one SDK
    * call instead of five (nothing nests under a chat span, so nothing needs it open earlier).
    */
-  private endChat(
-    spans: AgentSpans,
-    data: { text: string; usage: { inputTokens: number; outputTokens: number }; finish: string },
-    time: number,
-  ): void {
+  private endChat(spans: AgentSpans, data: SessionEventDataMap['assistant/message'], time: number): void {
     const chat = spans.chat;
     if (chat === undefined) return;
     spans.chat = undefined;
@@ -265,7 +247,8 @@ export class SpanBuilder {
       'gen_ai.response.finish_reasons': [data.finish],
     };
     this.addServer(attributes, chat.provider);
-    if (this.captureContent && data.text !== '') attributes['gen_ai.output.text'] = data.text;
+    if (chat.content !== undefined) Object.assign(attributes, chat.content);
+    if (this.captureContent) attributes['gen_ai.output.messages'] = outputMessages(data);
     const failed = data.finish === 'error';
     if (failed) attributes['error.type'] = 'error';
     this.endedChat(spans, chat, attributes, failed, time);
@@ -281,7 +264,14 @@ export class SpanBuilder {
     spans.chat = undefined;
     const attributes = this.chatAttributes(chat);
     attributes['error.type'] = errorType;
-    this.endedChat(spans, chat, attributes, true, time);
+    // The request was sent, so its content is recorded (not with the metrics: they count, never quote).
+    this.endedChat(
+      spans,
+      chat,
+      chat.content === undefined ? attributes : { ...attributes, ...chat.content },
+      true,
+      time,
+    );
     this.hooks.chatEnded?.(attributes, (time - chat.start) / 1000, undefined);
   }
 
@@ -375,7 +365,9 @@ export class SpanBuilder {
     spans.turn = undefined;
     turn.span.setAttribute('brood.stop_reason', reason);
     if (FAILED.has(reason)) {
-      turn.span.setStatus(diagnostic === undefined ? { code: ERROR } : { code: ERROR, message: diagnostic });
+      // A diagnostic may quote a provider's error body (the prompt, an echoed key): it is content.
+      const message = this.captureContent && diagnostic !== undefined ? diagnostic : reason;
+      turn.span.setStatus({ code: ERROR, message });
       turn.span.setAttribute('error.type', reason);
     }
     turn.span.end(end);
