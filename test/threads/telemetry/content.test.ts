@@ -130,14 +130,14 @@ describe.each(RUNNERS)("a provider's error text (%s runner)", (runner) => {
   it('reaches no span without captureContent: the turn fails with its stop reason only', async () => {
     const { result, spans } = await unauthorizedRun(runner, {});
     expect(result.stopReason).toBe('error');
-    const turn = spanNamed(spans, 'invoke_agent asker');
-    expect(turn.status).toEqual({ code: 2, message: 'error' });
-    expect(turn.attributes['error.type']).toBe('error');
-    expect(spanNamed(spans, 'chat m').attributes['error.type']).toBe('error');
     for (const span of spans) {
       expect(exported(span)).not.toContain(SECRET);
       expect(exported(span)).not.toContain('swordfish');
     }
+    const turn = spanNamed(spans, 'invoke_agent asker');
+    expect(turn.status).toEqual({ code: 2, message: 'error' });
+    expect(turn.attributes['error.type']).toBe('error');
+    expect(spanNamed(spans, 'chat m').attributes['error.type']).toBe('error');
   });
 
   it('stays as the status message with captureContent', async () => {

@@ -1,6 +1,7 @@
 /** The pure span-building logic: logged session events in, GenAI spans out (no runtime, no threads). */
 import * as api from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../../../src/models/types.js';
 import type { SessionEvent } from '../../../src/types.js';
 import { SpanBuilder } from '../../../src/telemetry/spans.js';
 import { childrenOf, memoryTracing, spanNamed } from '../../support/otel.js';
@@ -108,5 +109,67 @@ describe('SpanBuilder', () => {
     expect(b.parentSpanContext).toBeUndefined();
     expect(b.links.map((link) => link.context.spanId)).toEqual([bgCall?.spanContext().spanId]);
     expect(b.attributes['brood.delegation.mode']).toBe('background');
+  });
+
+  it("keeps a failed turn's diagnostic out of its status without captureContent", () => {
+    const { spans, exporter } = builder(false);
+    spans.logged(lead, [
+      at(1, 'turn/start', { turn: 1, messageIds: ['m1'] }),
+      at(2, 'turn/end', { turn: 1, reason: 'error', diagnostic: 'HTTP 401: {"error":"bad key Bearer sk-x"}' }),
+    ]);
+    const turn = spanNamed(exporter.getFinishedSpans(), 'invoke_agent lead');
+    expect(turn.status).toEqual({ code: api.SpanStatusCode.ERROR, message: 'error' });
+  });
+
+  it('gives each chat span the history its request sent, though the mirror already holds what followed it', () => {
+    const { spans, exporter } = builder(true);
+    // The parent's mirror of the history: a restored agent starts with one, and each batch's messages
+    // are in it before the batch is logged.
+    const mirror: ChatMessage[] = [
+      { role: 'user', text: 'earlier' },
+      { role: 'assistant', text: 'noted', toolCalls: [] },
+    ];
+    const agent = { ...lead, history: mirror };
+    mirror.push({ role: 'user', text: 'a quiet report' }, { role: 'user', text: 'go' });
+    spans.logged(agent, [at(1, 'turn/start', { turn: 1, messageIds: ['m2'], joined: ['m1'] })]);
+    const call = { callId: 'c1', name: 'look', arguments: '{"q":1}' };
+    mirror.push(
+      { role: 'assistant', text: 'looking', toolCalls: [call] },
+      { role: 'tool', callId: 'c1', name: 'look', content: 'found', isError: false },
+    );
+    const usage = { inputTokens: 1, outputTokens: 1 };
+    spans.logged(agent, [
+      at(2, 'model/request', { provider: 'p', model: 'gpt', system: 'be brief', tools: ['look'], threadId: 0 }),
+      at(3, 'assistant/message', { text: 'looking', toolCalls: [call], usage, finish: 'tool-calls' }),
+      at(4, 'tool/call', call),
+      at(5, 'tool/result', { callId: 'c1', name: 'look', isError: false, content: 'found' }),
+    ]);
+    mirror.push({ role: 'assistant', text: 'done', toolCalls: [] });
+    spans.logged(agent, [
+      at(6, 'model/request', { provider: 'p', model: 'gpt', system: '', tools: [], threadId: 0 }),
+      at(7, 'assistant/message', { text: 'done', toolCalls: [], usage, finish: 'stop' }),
+      at(8, 'turn/end', { turn: 1, reason: 'completed' }),
+    ]);
+    const [first, second] = exporter.getFinishedSpans().filter((span) => span.name === 'chat gpt');
+    const sent = (span: typeof first) => JSON.parse(String(span?.attributes['gen_ai.input.messages'])) as unknown[];
+    const text = (role: string, content: string) => ({ role, parts: [{ type: 'text', content }] });
+    const before = [
+      text('user', 'earlier'),
+      text('assistant', 'noted'),
+      text('user', 'a quiet report'),
+      text('user', 'go'),
+    ];
+    expect(sent(first)).toEqual(before);
+    const asked = { type: 'tool_call', id: 'c1', name: 'look', arguments: { q: 1 } };
+    expect(sent(second)).toEqual([
+      ...before,
+      { role: 'assistant', parts: [{ type: 'text', content: 'looking' }, asked] },
+      { role: 'tool', parts: [{ type: 'tool_call_response', id: 'c1', response: 'found' }] },
+    ]);
+    expect(first?.attributes['gen_ai.system_instructions']).toBe('[{"type":"text","content":"be brief"}]');
+    expect(second?.attributes['gen_ai.system_instructions']).toBeUndefined();
+    expect(JSON.parse(String(second?.attributes['gen_ai.output.messages']))).toEqual([
+      { role: 'assistant', parts: [{ type: 'text', content: 'done' }], finish_reason: 'stop' },
+    ]);
   });
 });
