@@ -73,4 +73,27 @@ describe.runIf(redisAvailable())('telemetry with the queue runner', () => {
       await brood.close();
     }
   });
+
+  it('with captureContent, a chat span of a request a host made holds the history that request sent', async () => {
+    const { provider, exporter } = memoryTracing();
+    const brood = createBrood({
+      runner: queueRunner({ connection: redis.url }),
+      models: [openAICompatible({ id: 'loop', baseURL: model.baseURL, models: ['m'], retry: { retries: 0 } })],
+      telemetry: { tracerProvider: provider, captureContent: true },
+    });
+    try {
+      const agent = await brood.createAgent({ id: 'recorded', model: { provider: 'loop', model: 'm' } });
+      await agent.run('first question');
+      await agent.run('second question');
+      const chats = exporter.getFinishedSpans().filter((span) => span.name === 'chat m');
+      const text = (role: string, content: string) => ({ role, parts: [{ type: 'text', content }] });
+      expect(JSON.parse(String(chats[1]?.attributes['gen_ai.input.messages']))).toEqual([
+        text('user', 'first question'),
+        text('assistant', 'answered on a host'),
+        text('user', 'second question'),
+      ]);
+    } finally {
+      await brood.close();
+    }
+  });
 });
