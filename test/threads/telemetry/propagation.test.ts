@@ -54,7 +54,7 @@ describe.each(RUNNERS)('telemetry over HTTP (%s runner)', (runner) => {
       'server.port': Number(new URL(server?.baseURL ?? '').port),
     });
     expect(chat.attributes['gen_ai.usage.output_tokens']).toEqual(expect.any(Number));
-    expect(chat.attributes['gen_ai.output.text']).toBeUndefined();
+    expect(chat.attributes['gen_ai.output.messages']).toBeUndefined();
   });
 
   it('sends no trace context with propagate: false, and captures content when asked', async () => {
@@ -65,9 +65,12 @@ describe.each(RUNNERS)('telemetry over HTTP (%s runner)', (runner) => {
     const agent = await b.createAgent({ id: 'solo', model: route });
     await agent.run('hi');
     expect(server?.requests[0]?.headers.traceparent).toBeUndefined();
-    expect(spanNamed(exporter.getFinishedSpans(), 'chat m').attributes['gen_ai.output.text']).toBe(
-      'hello from the loopback model',
+    const answer = JSON.parse(
+      String(spanNamed(exporter.getFinishedSpans(), 'chat m').attributes['gen_ai.output.messages']),
     );
+    expect(answer).toEqual([
+      { role: 'assistant', parts: [{ type: 'text', content: 'hello from the loopback model' }], finish_reason: 'stop' },
+    ]);
   });
 });
 
