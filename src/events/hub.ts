@@ -52,7 +52,7 @@ export class EventHub {
    * restore's repair are not the agent's doing).
    */
   logged(agent: AgentFacts & EventOrigin, stamped: SessionEvent[], meta: LogMeta | undefined): void {
-    this.telemetry?.logged(agent, stamped);
+    this.telemetry?.logged(agent, stamped, this.isPublished(agent));
     if (!this.active || !this.isPublished(agent)) return;
     for (const event of stamped) {
       const translated = fromLogged(agent, event, meta);

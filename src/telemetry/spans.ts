@@ -95,9 +95,16 @@ export class SpanBuilder {
     };
   }
 
-  /** One stamped batch of `agent`'s log, in order. */
-  logged(agent: AgentFacts, stamped: readonly SessionEvent[]): void {
+  /**
+   * One stamped batch of `agent`'s log, in order. Before the agent is published only its descriptor
+   * counts: the turns a fork's seed copies into its log are its parent's, with spans of their own.
+   */
+  logged(agent: AgentFacts, stamped: readonly SessionEvent[], published = true): void {
     const spans = this.spansOf(agent);
+    if (!published) {
+      for (const logged of stamped) if (logged.type === 'subagent/descriptor') this.apply(spans, logged);
+      return;
+    }
     if (this.captureContent && agent.history !== undefined) this.loggedWithContent(spans, agent.history, stamped);
     else for (const logged of stamped) this.apply(spans, logged);
   }

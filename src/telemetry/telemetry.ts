@@ -71,11 +71,12 @@ export class Telemetry {
     });
   }
 
-  logged(agent: AgentFacts, stamped: readonly SessionEvent[]): void {
+  /** `published`: false for what an agent's log gets before it runs (a fork's seed is its parent's work). */
+  logged(agent: AgentFacts, stamped: readonly SessionEvent[], published = true): void {
     // Every batch of every agent comes through here: no closure per call, unlike guard().
     if (this.spans === undefined) return;
     try {
-      this.spans.logged(agent, stamped);
+      this.spans.logged(agent, stamped, published);
     } catch (error) {
       this.reportFailure('span', error);
     }
