@@ -167,12 +167,13 @@ export class Scheduler implements SchedulerView {
    */
   async admitModel(agent: SchedulerAgent, request: ModelAdmission): Promise<number | undefined> {
     const { provider, tokens, retryAfterMs } = request;
-    if (request.givenBack === true) this.releaseUnsent(agent.id);
-    else this.releaseModel(agent.id);
+    // Paused first: the slot the refused request frees must not go to the next one before the pause holds.
     if (retryAfterMs !== undefined) {
       this.policy.pause(provider, retryAfterMs);
       this.events.throttled(agent.id, provider, retryAfterMs);
     }
+    if (request.givenBack === true) this.releaseUnsent(agent.id);
+    else this.releaseModel(agent.id);
     if (!this.governsModels(provider)) return undefined;
     const claims = request.claims === true ? ({ claimsOwnSlot: true } as const) : {};
     const ticket = await this.acquire({

@@ -136,6 +136,23 @@ describe('limits on a real provider', () => {
     const during = accepted.filter((at) => at > heardAt && at < heardAt + 300 - 5);
     expect(during.length).toBeLessThanOrEqual(4);
   });
+
+  it('pauses the provider before a 429 frees its slot: no request reaches the server during the pause', async () => {
+    // Three requests are in flight (300 ms each) when the fourth is refused for 1 s.
+    const { result } = await fanOut(
+      8,
+      { limits: { providers: { loop: { concurrent: 4 } } } },
+      { answer: () => 'ok', latencyMs: 300, limit: { throttleArrival: 4, retryAfterMs: 1_000 } },
+    );
+    expect(result.stopReason).toBe('completed');
+    const counts = server?.counts;
+    const refusedAt = counts?.throttledAt[0] ?? 0;
+    expect(counts?.throttled).toBe(1);
+    // The parent heard of the 429 after the server sent it: its pause ends no sooner than 1 s after that.
+    const during = (counts?.acceptedAt ?? []).filter((at) => at > refusedAt && at < refusedAt + 1_000);
+    expect(during).toEqual([]);
+    expect(counts?.acceptedAt.length).toBe(8);
+  });
 });
 
 describe('limits.agents', () => {

@@ -57,6 +57,28 @@ describe('Scheduler', () => {
     scheduler.close(); // the runtime closed: the waiting retry ends
     expect(await retry).toBeUndefined();
   });
+  it('pauses the provider before a refused request frees its slot: the next queued request waits out the pause', async () => {
+    let now = 0;
+    const scheduler = new Scheduler({ providers: { p: { concurrent: 4 } } }, () => now, {
+      queued: () => {},
+      admitted: () => {},
+      throttled: () => {},
+    });
+    for (const id of ['a', 'b', 'c', 'd']) await scheduler.admitModel(agent(id), { provider: 'p', tokens: 1 });
+    let nextAdmitted = false;
+    const next = scheduler.admitModel(agent('e'), { provider: 'p', tokens: 1 }).then(() => (nextAdmitted = true));
+    // d was answered 429 with retry-after 1 s: it asks again, and its slot is free — but not for e yet.
+    const retry = scheduler.admitModel(agent('d'), { provider: 'p', tokens: 1, retryAfterMs: 1_000 });
+    await Promise.resolve();
+    expect(nextAdmitted).toBe(false);
+    expect(scheduler.stats().inFlight).toEqual({ p: 3 });
+    now = 1_000;
+    scheduler.releaseModel('a'); // any pump after the pause admits what waited
+    await Promise.all([next, retry]);
+    expect(scheduler.stats().inFlight).toEqual({ p: 4 });
+    scheduler.close();
+  });
+
   it("admits an agent's next request ahead, with its tool results, while it fits: a credit its driver takes once", async () => {
     const { scheduler } = schedulerWith({ providers: { p: { concurrent: 1 } } });
     const cell = new Int32Array(scheduler.creditCell('a', 'p') ?? new SharedArrayBuffer(4));
