@@ -33,6 +33,9 @@ export interface SchedulerEvents {
   throttled(agentId: string, provider: string, retryAfterMs: number): void;
 }
 
+/** The longest delay a Node.js timer takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 interface Waiter {
   readonly ticket: Ticket;
   /** true: admitted (the policy counts it); false: withdrawn (its agent is gone). */
@@ -297,7 +300,8 @@ export class Scheduler implements SchedulerView {
         this.timerAt = Number.POSITIVE_INFINITY;
         this.pump();
       },
-      Math.max(0, wakeAt - this.now()),
+      // A longer delay would make Node fire at once (and warn), every millisecond: woken early, it re-arms.
+      Math.min(MAX_TIMER_MS, Math.max(0, wakeAt - this.now())),
     );
   }
 

@@ -153,6 +153,19 @@ describe('limits on a real provider', () => {
     expect(during).toEqual([]);
     expect(counts?.acceptedAt.length).toBe(8);
   });
+
+  it('fails a governed request whose retry-after passes maxRetryAfterMs at once, pausing nobody', async () => {
+    const { result, events } = await fanOut(
+      4,
+      { limits: { providers: { loop: { concurrent: 4 } } } },
+      { answer: () => 'ok', limit: { throttleFirst: 1, retryAfterMs: 99_999_000 } },
+    );
+    expect(result.stopReason).toBe('completed');
+    expect(server?.requests).toHaveLength(4); // the refused request was not asked again
+    expect(events.filter((event) => event.type === 'throttled')).toEqual([]);
+    expect(brood?.scheduler.stats().throttledMs).toBe(0);
+    expect(JSON.stringify(events)).toContain('more than maxRetryAfterMs (60000 ms)');
+  });
 });
 
 describe('limits.agents', () => {

@@ -1,5 +1,5 @@
 /** The scheduler's glue: leases by agent, the first request admitted with a plan, events only for what queued. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Scheduler, type SchedulerEvents } from '../../../src/scheduler/scheduler.js';
 import type { Limits } from '../../../src/scheduler/types.js';
 
@@ -77,6 +77,23 @@ describe('Scheduler', () => {
     await Promise.all([next, retry]);
     expect(scheduler.stats().inFlight).toEqual({ p: 4 });
     scheduler.close();
+  });
+
+  it('never hands a timer a delay past 2^31 - 1 ms, however long the pause', async () => {
+    const { scheduler } = schedulerWith({ providers: { p: { concurrent: 1 } } });
+    const delays: number[] = [];
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((_fn: () => void, ms: number) => {
+      delays.push(ms);
+      return { unref() {} } as unknown as NodeJS.Timeout;
+    }) as typeof setTimeout);
+    try {
+      void scheduler.admitModel(agent('a'), { provider: 'p', tokens: 1, retryAfterMs: 2 ** 40 });
+      await Promise.resolve();
+      expect(delays).toEqual([2 ** 31 - 1]);
+    } finally {
+      spy.mockRestore();
+      scheduler.close();
+    }
   });
 
   it("admits an agent's next request ahead, with its tool results, while it fits: a credit its driver takes once", async () => {
