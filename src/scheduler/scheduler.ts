@@ -49,8 +49,8 @@ export class Scheduler implements SchedulerView {
   private readonly announced = new Set<number>();
   /** Agents holding a turn slot now. */
   private readonly holding = new Set<string>();
-  /** Foreground children each agent waits on: while any, it holds no slot. */
-  private readonly childWaits = new Map<string, number>();
+  /** What each agent waits on outside its turn (waitOn): while any, it holds no slot. */
+  private readonly waits = new Map<string, number>();
   private readonly leases = new Map<string, ModelLease>();
   /** Per agent whose driver reads shared memory: 1 while its next model request is admitted ahead. */
   private readonly credits = new Map<string, { cell: Int32Array; provider: string }>();
@@ -130,33 +130,39 @@ export class Scheduler implements SchedulerView {
     this.pump();
   }
 
-  /** A foreground child of `agent` starts: the waiting parent does not count as running. */
-  childStarted(agentId: string): void {
-    if (!this.governsAgents) return;
-    this.childWaits.set(agentId, (this.childWaits.get(agentId) ?? 0) + 1);
+  /**
+   * The agent waits on `work` outside its own turn — a foreground child's result, a host's answer to
+   * an approval: it does not count as running meanwhile (its slot is free while any such wait is
+   * open), and once none is left it waits for a slot again, deeper first, before `work`'s outcome is
+   * seen — only while `running` (its activation still runs and still wants it), or the slot would
+   * outlive it. The one place an agent's slot is lent out and taken back.
+   */
+  waitOn<T>(agent: SchedulerAgent, running: () => boolean, work: Promise<T>): Promise<T> {
+    if (!this.governsAgents) return work;
+    this.waitStarted(agent.id);
+    return work.finally(() => this.waitEnded(agent, running));
+  }
+
+  private waitStarted(agentId: string): void {
+    this.waits.set(agentId, (this.waits.get(agentId) ?? 0) + 1);
     if (this.holding.delete(agentId)) {
       this.policy.releaseAgent();
       this.pump();
     }
   }
 
-  /**
-   * A foreground child of `agent` ended: once none is left, the parent waits for a slot again (deeper
-   * first) — only while its activation still runs (`running`), or the slot would outlive it. Nothing
-   * to wait for (undefined) costs no promise: every child of a fan-out ends here.
-   */
-  childEnded(agent: SchedulerAgent, running: () => boolean): Promise<void> | undefined {
-    if (!this.governsAgents) return undefined;
-    const left = (this.childWaits.get(agent.id) ?? 0) - 1;
+  /** Nothing to wait for (undefined) costs no promise: every child of a fan-out ends here. */
+  private waitEnded(agent: SchedulerAgent, running: () => boolean): Promise<void> | undefined {
+    const left = (this.waits.get(agent.id) ?? 0) - 1;
     if (left > 0) {
-      this.childWaits.set(agent.id, left);
+      this.waits.set(agent.id, left);
       return undefined;
     }
-    this.childWaits.delete(agent.id);
-    return running() ? this.readmitParent(agent, running) : undefined;
+    this.waits.delete(agent.id);
+    return running() ? this.readmit(agent, running) : undefined;
   }
 
-  private async readmitParent(agent: SchedulerAgent, running: () => boolean): Promise<void> {
+  private async readmit(agent: SchedulerAgent, running: () => boolean): Promise<void> {
     await this.admitTurn(agent);
     // It ended while it waited: the slot it just took goes back.
     if (!running()) this.releaseTurn(agent.id);
@@ -308,7 +314,7 @@ export class Scheduler implements SchedulerView {
   /** The agent is disposed: what it waits for is withdrawn (its waits end at once) and what it holds is freed. */
   abandon(agentId: string): void {
     if (this.waiters.size > 0) this.withdrawWaits(agentId);
-    this.childWaits.delete(agentId);
+    this.waits.delete(agentId);
     this.releaseTurn(agentId);
     this.credits.delete(agentId);
   }
