@@ -5,6 +5,7 @@
  * response logged, its turn or activation over) releases exactly what it held.
  */
 import { BroodError } from '../errors.js';
+import { CallerScope, type ToolCaller } from './caller.js';
 import { AdmissionPolicy, type ModelLease, type Ticket, type TicketKind, type TicketRequest } from './policy.js';
 import type { Limits, SchedulerStats, SchedulerView } from './types.js';
 
@@ -59,6 +60,7 @@ export class Scheduler implements SchedulerView {
    * collection each, which a wide fan-out of short-lived children would otherwise pay per child.
    */
   private readonly spareCredits: Int32Array[] = [];
+  private readonly callers = new CallerScope();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
@@ -141,6 +143,25 @@ export class Scheduler implements SchedulerView {
     if (!this.governsAgents) return work;
     this.waitStarted(agent.id);
     return work.finally(() => this.waitEnded(agent, running));
+  }
+
+  /**
+   * Runs `work`, a tool call of `caller.agent` in the parent, as that agent's: a top-level run it
+   * starts and waits for (waitingOnRun) lends out the caller's slot. Nothing is kept when agents are
+   * not governed.
+   */
+  asCaller<T>(caller: ToolCaller, work: () => T): T {
+    return this.governsAgents ? this.callers.run(caller, work) : work();
+  }
+
+  /**
+   * A top-level run of `agentId` was started: when a tool call of another agent started it, that
+   * agent waits on it without its slot (waitOn), so the run can be admitted under any `agents`.
+   */
+  waitingOnRun<T>(agentId: string, result: Promise<T>): Promise<T> {
+    const caller = this.governsAgents ? this.callers.current() : undefined;
+    if (caller === undefined || caller.agent.id === agentId) return result;
+    return this.waitOn(caller.agent, caller.running, result);
   }
 
   private waitStarted(agentId: string): void {

@@ -1,7 +1,8 @@
 /**
- * limits.agents and approvals on real pool threads: a call parked on the host's answer lends out its
- * agent's turn slot, so unanswered approvals never stop the runtime; the answer is applied once the
- * agent holds a slot again.
+ * limits.agents on real pool threads while an agent waits outside its turn: a call parked on the
+ * host's answer lends out its agent's turn slot, so unanswered approvals never stop the runtime, and
+ * the answer is applied once the agent holds a slot again; a host tool that runs another top-level
+ * agent and waits for it does not deadlock under `agents: 1`.
  */
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -29,6 +30,7 @@ function governed(): { brood: Brood; runs: string[]; hold: { readonly started: b
             turns: [{ toolCalls: [{ name: 'deploy', arguments: { service: 'api' } }] }, { text: 'done: {{results}}' }],
           },
           { match: 'hello', turns: [{ text: 'hi' }] },
+          { match: 'consult', turns: [{ toolCalls: [{ name: 'consult', arguments: {} }] }, { text: 'got {{results}}' }] },
           { match: 'hold', turns: [{ toolCalls: [{ name: 'hold', arguments: {} }] }, { text: 'held' }] },
         ],
       }),
@@ -107,3 +109,24 @@ function holdTool(b: Brood): { readonly started: boolean; finish(): void } {
   );
   return state;
 }
+
+it('limits.agents: 1 — a host tool that runs another top-level agent and waits for it does not deadlock', async () => {
+  const { brood: b } = governed();
+  const helper = await b.createAgent({ model: route });
+  b.tools.register(
+    defineTool({
+      name: 'consult',
+      description: 'Asks the helper agent',
+      parameters: z.object({}),
+      execute: async () => {
+        await Promise.resolve(); // the helper's run starts after an await, as host code's often does
+        return (await helper.run('hello')).output;
+      },
+    }),
+  );
+  const caller = await b.createAgent({ model: route });
+  const result = await caller.run('consult');
+  expect(result).toMatchObject({ stopReason: 'completed' });
+  expect(result.output).toContain('got hi');
+  await until(() => b.scheduler.stats().running === 0);
+});
