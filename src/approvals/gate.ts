@@ -80,7 +80,11 @@ const responseSchema = z.union([
  * What the runtime does around a parked call (the scheduler lends out the agent's turn slot while it
  * waits, and takes one back before the answer is applied): `parked` settles with the answer.
  */
-export type WhileParked = (agent: GateAgent, parked: Promise<GateOutcome>, signal: AbortSignal | undefined) => Promise<GateOutcome>;
+export type WhileParked = (
+  agent: GateAgent,
+  parked: Promise<GateOutcome>,
+  signal: AbortSignal | undefined,
+) => Promise<GateOutcome>;
 
 export class ApprovalGate implements Approvals {
   private readonly waiting = new Map<string, Parked>();

@@ -5,11 +5,10 @@
  * AsyncLocalStorage in Node 20 hooks every promise the process makes.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { SchedulerAgent } from './scheduler.js';
 
 /** The agent whose tool call is running, and whether its activation still runs (it wants its slot back). */
 export interface ToolCaller {
-  readonly agent: SchedulerAgent;
+  readonly agent: { readonly id: string; readonly depth: number };
   readonly running: () => boolean;
 }
 

@@ -30,7 +30,10 @@ function governed(): { brood: Brood; runs: string[]; hold: { readonly started: b
             turns: [{ toolCalls: [{ name: 'deploy', arguments: { service: 'api' } }] }, { text: 'done: {{results}}' }],
           },
           { match: 'hello', turns: [{ text: 'hi' }] },
-          { match: 'consult', turns: [{ toolCalls: [{ name: 'consult', arguments: {} }] }, { text: 'got {{results}}' }] },
+          {
+            match: 'consult',
+            turns: [{ toolCalls: [{ name: 'consult', arguments: {} }] }, { text: 'got {{results}}' }],
+          },
           { match: 'hold', turns: [{ toolCalls: [{ name: 'hold', arguments: {} }] }, { text: 'held' }] },
         ],
       }),
