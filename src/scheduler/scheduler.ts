@@ -134,7 +134,7 @@ export class Scheduler implements SchedulerView {
 
   /**
    * The agent waits on `work` outside its own turn — a foreground child's result, a host's answer to
-   * an approval: it does not count as running meanwhile (its slot is free while any such wait is
+   * an approval, a top-level run its tool call started: it does not count as running meanwhile (its slot is free while any such wait is
    * open), and once none is left it waits for a slot again, deeper first, before `work`'s outcome is
    * seen — only while `running` (its activation still runs and still wants it), or the slot would
    * outlive it. The one place an agent's slot is lent out and taken back.
