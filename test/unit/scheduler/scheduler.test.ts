@@ -79,6 +79,24 @@ describe('Scheduler', () => {
     scheduler.close();
   });
 
+  it("lends out a waiting agent's turn slot and takes one back before the wait's outcome is seen", async () => {
+    const { scheduler } = schedulerWith({ agents: 1 });
+    await scheduler.admitTurn(agent('a'));
+    let answer = (_: string): void => {};
+    const outcome = scheduler.waitOn(agent('a'), () => true, new Promise<string>((resolve) => (answer = resolve)));
+    expect(scheduler.stats().running).toBe(0);
+    await scheduler.admitTurn(agent('b')); // admitted while a waits
+    let seen: string | undefined;
+    void outcome.then((value) => (seen = value));
+    answer('approved');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(seen).toBeUndefined(); // answered, but a holds no slot yet
+    expect(scheduler.stats()).toMatchObject({ running: 1, queued: 1 });
+    scheduler.releaseTurn('b');
+    expect(await outcome).toBe('approved');
+    expect(scheduler.stats()).toMatchObject({ running: 1, queued: 0 });
+  });
+
   it('never hands a timer a delay past 2^31 - 1 ms, however long the pause', async () => {
     const { scheduler } = schedulerWith({ providers: { p: { concurrent: 1 } } });
     const delays: number[] = [];
