@@ -140,7 +140,9 @@ export class AgentImpl implements GatewayAgent {
     } catch (error) {
       this.inbox.fail(accepted.id, error);
     }
-    return result.finally(() => signal?.removeEventListener('abort', onAbort));
+    // Started by another agent's tool call and waited for there: that agent holds no slot meanwhile.
+    const settled = result.finally(() => signal?.removeEventListener('abort', onAbort));
+    return this.deps.scheduler.waitingOnRun(this.id, settled);
   }
 
   events(options?: AgentEventsOptions): AsyncIterable<BroodEvent> {

@@ -149,7 +149,11 @@ class ProgramLane {
     // Host-style: Code Mode never collapses a call made from inside run_code. The approval gate may
     // park the call: the program's `tools.x()` promise waits, and the sandbox's busy clock is paused
     // while any of its calls is pending (src/code-mode), so only the wall limit runs meanwhile.
-    const run = (args: unknown) => () => this.agent.init.tools.registry.execute({ ...request, arguments: args });
+    const caller = { agent: this.agent, running: () => this.agent.status === 'running' };
+    const run = (args: unknown) => () =>
+      this.agent.deps.scheduler.asCaller(caller, () =>
+        this.agent.init.tools.registry.execute({ ...request, arguments: args }),
+      );
     void this.agent.deps.approvals
       .check(this.agent, call, true, this.controller.signal)
       .then((outcome) => {

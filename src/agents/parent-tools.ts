@@ -69,8 +69,11 @@ async function gated(
     ? { run: true as const, args: call.arguments }
     : await agent.deps.approvals.check(agent, call, false, signal);
   if (!outcome.run) return outcome.result;
+  const caller = { agent, running: () => agent.status === 'running' };
   const execute = () =>
-    tools.executeFromModel({ name: call.name, arguments: outcome.args, callId: call.callId, signal }, agent.codeMode);
+    agent.deps.scheduler.asCaller(caller, () =>
+      tools.executeFromModel({ name: call.name, arguments: outcome.args, callId: call.callId, signal }, agent.codeMode),
+    );
   // Under telemetry the call is the scope of what its execute() starts (a subagent's spans nest under its span).
   const { telemetry } = agent.deps.hub;
   return telemetry ? telemetry.withCall(agent.id, call.callId, execute) : execute();

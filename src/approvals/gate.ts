@@ -76,6 +76,16 @@ const responseSchema = z.union([
   z.strictObject({ approve: z.literal(false), message: z.string().optional() }),
 ]);
 
+/**
+ * What the runtime does around a parked call (the scheduler lends out the agent's turn slot while it
+ * waits, and takes one back before the answer is applied): `parked` settles with the answer.
+ */
+export type WhileParked = (
+  agent: GateAgent,
+  parked: Promise<GateOutcome>,
+  signal: AbortSignal | undefined,
+) => Promise<GateOutcome>;
+
 export class ApprovalGate implements Approvals {
   private readonly waiting = new Map<string, Parked>();
   /** Each child's rule from its ancestry (the delegation tools' `approvals`, tightened on the way down). */
@@ -85,7 +95,13 @@ export class ApprovalGate implements Approvals {
 
   constructor(
     readonly options: ApprovalsOptions | undefined,
-    private readonly deps: { ids: IdGenerator; hub: EventHub; now: () => number; clock: ApprovalClock },
+    private readonly deps: {
+      ids: IdGenerator;
+      hub: EventHub;
+      now: () => number;
+      clock: ApprovalClock;
+      whileParked?: WhileParked;
+    },
   ) {
     this.timeoutMs = options?.timeoutMs ?? DEFAULTS.approvals.timeoutMs;
     this.children = options?.children ?? DEFAULTS.approvals.children;
@@ -209,7 +225,7 @@ export class ApprovalGate implements Approvals {
     const request: ApprovalRequest = { ...requestFields(subject), approvalId: this.newApprovalId() };
     await agent.writer.append([requestEvent(request)]);
     if (signal?.aborted) return this.expireUnlisted(agent, request);
-    return new Promise<GateOutcome>((settle) => {
+    const parked = new Promise<GateOutcome>((settle) => {
       const onAbort = (): void => this.expire(request.approvalId);
       const cancelTimer = this.armExpiry(request.approvalId);
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -219,6 +235,7 @@ export class ApprovalGate implements Approvals {
       };
       this.list({ request, agent, definition, modelArgs, settle, release });
     });
+    return this.deps.whileParked?.(agent, parked, signal) ?? parked;
   }
 
   /** Records the decision, then applies it (a decision lost in a crash is asked again; a recorded one never). */

@@ -88,26 +88,31 @@ export async function postWithRetries(call: HttpCall): Promise<HttpOutcome> {
       return { ok: false, diagnostic: `network error: ${describeCause(error)}${tries}` };
     }
     if (response.ok) return { ok: true, response };
-    if (call.retryGate && isThrottle(response.status) && throttles < GOVERNED_THROTTLES) {
+    const asked = retryAfterMs(response);
+    const gate = isThrottle(response.status) && throttles < GOVERNED_THROTTLES ? call.retryGate : undefined;
+    const retrying = gate !== undefined || (isRetryableStatus(response.status) && attempt < retry.retries);
+    // Too long a wait is not waited for, governed or not: a governed one would pause every agent.
+    if (retrying && asked !== undefined && asked > retry.maxRetryAfterMs)
+      return { ok: false, diagnostic: `${await statusDiagnostic(response, signal)}${tries}; ${tooLong(asked, retry)}` };
+    if (gate !== undefined) {
       throttles += 1;
       attempt -= 1; // not a retry of a failure: the same attempt, admitted again
       await response.body?.cancel().catch(() => {});
-      await call.retryGate(retryAfterMs(response));
+      await gate(asked);
       if (signal.aborted) throw abortedError();
       continue;
     }
-    if (isRetryableStatus(response.status) && attempt < retry.retries) {
-      const asked = retryAfterMs(response);
-      if (asked !== undefined && asked > retry.maxRetryAfterMs) {
-        const wait = `the server asked to retry after ${Math.ceil(asked / 1000)} s, more than maxRetryAfterMs (${retry.maxRetryAfterMs} ms)`;
-        return { ok: false, diagnostic: `${await statusDiagnostic(response, signal)}${tries}; ${wait}` };
-      }
+    if (retrying) {
       await response.body?.cancel().catch(() => {});
       await sleep(asked ?? backoffMs(retry, attempt), signal);
       continue;
     }
     return { ok: false, diagnostic: `${await statusDiagnostic(response, signal)}${tries}` };
   }
+}
+
+function tooLong(askedMs: number, retry: ResolvedRetry): string {
+  return `the server asked to retry after ${Math.ceil(askedMs / 1000)} s, more than maxRetryAfterMs (${retry.maxRetryAfterMs} ms)`;
 }
 
 /** Exponential from baseDelayMs, capped at maxDelayMs, minus up to 20% jitter so clients spread out. */

@@ -39,11 +39,16 @@ export interface RetryOptions {
   baseDelayMs?: number;
   /** Cap of the exponential backoff (default 8000 ms). */
   maxDelayMs?: number;
-  /** Longest `retry-after` honoured; a longer one is reported instead of waited for (default 60000 ms). */
+  /**
+   * Longest `retry-after` honoured, governed provider or not; a longer one fails the request at once
+   * instead of being waited for (default 60000 ms, at most 2^31 - 1).
+   */
   maxRetryAfterMs?: number;
 }
 
 export type ResolvedRetry = Required<RetryOptions>;
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A catalog entry: a plain id, or an object with effort data, an output cap and request-option overrides. */
 export type ModelEntry =
@@ -56,6 +61,8 @@ export type ModelEntry =
  */
 export const optionSchemas = lazy(() => {
   const ms = z.number().finite().nonnegative();
+  // A wait this option allows is handed to a timer (or a provider's pause): never past what a timer takes.
+  const waitMs = ms.max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (the largest delay a Node.js timer supports)`);
   const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
   const toolChoice = z.union([z.enum(['auto', 'required', 'none']), z.strictObject({ name: z.string().min(1) })]);
   /** zod shape of RequestOptions; spread into strict provider and model schemas. */
@@ -75,14 +82,14 @@ export const optionSchemas = lazy(() => {
     retry: z.strictObject({
       retries: z.number().int().nonnegative().max(10).optional(),
       baseDelayMs: ms.optional(),
-      maxDelayMs: ms.optional(),
-      maxRetryAfterMs: ms.optional(),
+      maxDelayMs: waitMs.optional(),
+      maxRetryAfterMs: waitMs.optional(),
     }),
     resolvedRetry: z.object({
       retries: z.number().int().nonnegative(),
       baseDelayMs: ms,
-      maxDelayMs: ms,
-      maxRetryAfterMs: ms,
+      maxDelayMs: waitMs,
+      maxRetryAfterMs: waitMs,
     }),
     httpURL: z
       .string()

@@ -132,11 +132,15 @@ export class Runtime implements SubagentCore {
     // Session and host events share one clock, epoch ms with sub-millisecond precision (trace shows µs).
     const clockNow = now ?? epochNow;
     const hub = new EventHub(this.agents, clockNow);
+    const scheduler = new Scheduler(options.limits, clockNow, schedulerEvents(hub, this.agents));
     this.approvals = new ApprovalGate(options.approvals as ApprovalsOptions | undefined, {
       ids: this.ids,
       hub,
       now: clockNow,
       clock: setTimer === undefined ? realClock : { setTimer },
+      // A call waiting for the host holds no turn slot (limits.agents); a cancelled one takes none back.
+      whileParked: (agent, parked, signal) =>
+        scheduler.waitOn(agent, () => agent.status === 'running' && signal?.aborted !== true, parked),
     });
     this.agentDeps = {
       store,
@@ -151,7 +155,7 @@ export class Runtime implements SubagentCore {
       globalVersion,
       hub,
       approvals: this.approvals,
-      scheduler: new Scheduler(options.limits, clockNow, schedulerEvents(hub, this.agents)),
+      scheduler,
       limits: {
         maxParallelToolCalls: options.maxParallelToolCalls ?? DEFAULTS.maxParallelToolCalls,
         codeMode: this.codeMode,

@@ -5,6 +5,7 @@
  * response logged, its turn or activation over) releases exactly what it held.
  */
 import { BroodError } from '../errors.js';
+import { CallerScope, type ToolCaller } from './caller.js';
 import { AdmissionPolicy, type ModelLease, type Ticket, type TicketKind, type TicketRequest } from './policy.js';
 import type { Limits, SchedulerStats, SchedulerView } from './types.js';
 
@@ -33,6 +34,9 @@ export interface SchedulerEvents {
   throttled(agentId: string, provider: string, retryAfterMs: number): void;
 }
 
+/** The longest delay a Node.js timer takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 interface Waiter {
   readonly ticket: Ticket;
   /** true: admitted (the policy counts it); false: withdrawn (its agent is gone). */
@@ -46,8 +50,8 @@ export class Scheduler implements SchedulerView {
   private readonly announced = new Set<number>();
   /** Agents holding a turn slot now. */
   private readonly holding = new Set<string>();
-  /** Foreground children each agent waits on: while any, it holds no slot. */
-  private readonly childWaits = new Map<string, number>();
+  /** What each agent waits on outside its turn (waitOn): while any, it holds no slot. */
+  private readonly waits = new Map<string, number>();
   private readonly leases = new Map<string, ModelLease>();
   /** Per agent whose driver reads shared memory: 1 while its next model request is admitted ahead. */
   private readonly credits = new Map<string, { cell: Int32Array; provider: string }>();
@@ -56,6 +60,7 @@ export class Scheduler implements SchedulerView {
    * collection each, which a wide fan-out of short-lived children would otherwise pay per child.
    */
   private readonly spareCredits: Int32Array[] = [];
+  private readonly callers = new CallerScope();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
@@ -127,33 +132,58 @@ export class Scheduler implements SchedulerView {
     this.pump();
   }
 
-  /** A foreground child of `agent` starts: the waiting parent does not count as running. */
-  childStarted(agentId: string): void {
-    if (!this.governsAgents) return;
-    this.childWaits.set(agentId, (this.childWaits.get(agentId) ?? 0) + 1);
+  /**
+   * The agent waits on `work` outside its own turn — a foreground child's result, a host's answer to
+   * an approval, a top-level run its tool call started: it does not count as running meanwhile (its slot is free while any such wait is
+   * open), and once none is left it waits for a slot again, deeper first, before `work`'s outcome is
+   * seen — only while `running` (its activation still runs and still wants it), or the slot would
+   * outlive it. The one place an agent's slot is lent out and taken back.
+   */
+  waitOn<T>(agent: SchedulerAgent, running: () => boolean, work: Promise<T>): Promise<T> {
+    if (!this.governsAgents) return work;
+    this.waitStarted(agent.id);
+    return work.finally(() => this.waitEnded(agent, running));
+  }
+
+  /**
+   * Runs `work`, a tool call of `caller.agent` in the parent, as that agent's: a top-level run it
+   * starts and waits for (waitingOnRun) lends out the caller's slot. Nothing is kept when agents are
+   * not governed.
+   */
+  asCaller<T>(caller: ToolCaller, work: () => T): T {
+    return this.governsAgents ? this.callers.run(caller, work) : work();
+  }
+
+  /**
+   * A top-level run of `agentId` was started: when a tool call of another agent started it, that
+   * agent waits on it without its slot (waitOn), so the run can be admitted under any `agents`.
+   */
+  waitingOnRun<T>(agentId: string, result: Promise<T>): Promise<T> {
+    const caller = this.governsAgents ? this.callers.current() : undefined;
+    if (caller === undefined || caller.agent.id === agentId) return result;
+    return this.waitOn(caller.agent, caller.running, result);
+  }
+
+  private waitStarted(agentId: string): void {
+    this.waits.set(agentId, (this.waits.get(agentId) ?? 0) + 1);
     if (this.holding.delete(agentId)) {
       this.policy.releaseAgent();
       this.pump();
     }
   }
 
-  /**
-   * A foreground child of `agent` ended: once none is left, the parent waits for a slot again (deeper
-   * first) — only while its activation still runs (`running`), or the slot would outlive it. Nothing
-   * to wait for (undefined) costs no promise: every child of a fan-out ends here.
-   */
-  childEnded(agent: SchedulerAgent, running: () => boolean): Promise<void> | undefined {
-    if (!this.governsAgents) return undefined;
-    const left = (this.childWaits.get(agent.id) ?? 0) - 1;
+  /** Nothing to wait for (undefined) costs no promise: every child of a fan-out ends here. */
+  private waitEnded(agent: SchedulerAgent, running: () => boolean): Promise<void> | undefined {
+    const left = (this.waits.get(agent.id) ?? 0) - 1;
     if (left > 0) {
-      this.childWaits.set(agent.id, left);
+      this.waits.set(agent.id, left);
       return undefined;
     }
-    this.childWaits.delete(agent.id);
-    return running() ? this.readmitParent(agent, running) : undefined;
+    this.waits.delete(agent.id);
+    return running() ? this.readmit(agent, running) : undefined;
   }
 
-  private async readmitParent(agent: SchedulerAgent, running: () => boolean): Promise<void> {
+  private async readmit(agent: SchedulerAgent, running: () => boolean): Promise<void> {
     await this.admitTurn(agent);
     // It ended while it waited: the slot it just took goes back.
     if (!running()) this.releaseTurn(agent.id);
@@ -167,12 +197,13 @@ export class Scheduler implements SchedulerView {
    */
   async admitModel(agent: SchedulerAgent, request: ModelAdmission): Promise<number | undefined> {
     const { provider, tokens, retryAfterMs } = request;
-    if (request.givenBack === true) this.releaseUnsent(agent.id);
-    else this.releaseModel(agent.id);
+    // Paused first: the slot the refused request frees must not go to the next one before the pause holds.
     if (retryAfterMs !== undefined) {
       this.policy.pause(provider, retryAfterMs);
       this.events.throttled(agent.id, provider, retryAfterMs);
     }
+    if (request.givenBack === true) this.releaseUnsent(agent.id);
+    else this.releaseModel(agent.id);
     if (!this.governsModels(provider)) return undefined;
     const claims = request.claims === true ? ({ claimsOwnSlot: true } as const) : {};
     const ticket = await this.acquire({
@@ -296,14 +327,15 @@ export class Scheduler implements SchedulerView {
         this.timerAt = Number.POSITIVE_INFINITY;
         this.pump();
       },
-      Math.max(0, wakeAt - this.now()),
+      // A longer delay would make Node fire at once (and warn), every millisecond: woken early, it re-arms.
+      Math.min(MAX_TIMER_MS, Math.max(0, wakeAt - this.now())),
     );
   }
 
   /** The agent is disposed: what it waits for is withdrawn (its waits end at once) and what it holds is freed. */
   abandon(agentId: string): void {
     if (this.waiters.size > 0) this.withdrawWaits(agentId);
-    this.childWaits.delete(agentId);
+    this.waits.delete(agentId);
     this.releaseTurn(agentId);
     this.credits.delete(agentId);
   }

@@ -85,9 +85,7 @@ function waitingOnChild(
   foreground: boolean,
 ): Promise<TurnResult> {
   if (!foreground) return result;
-  const { scheduler } = core.agentDeps;
-  scheduler.childStarted(parent.id);
-  return result.finally(() => scheduler.childEnded(parent, () => parent.status === 'running'));
+  return core.agentDeps.scheduler.waitOn(parent, () => parent.status === 'running', result);
 }
 
 /** The prompt's turn is the run: its structured output (the last valid call) and verdict are the turn's. */

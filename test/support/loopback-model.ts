@@ -21,8 +21,11 @@ export interface LoopbackOptions {
   pace?: { chars: number; delayMs: number };
   /** Wait this long before answering (a provider's latency); the request counts as in flight meanwhile. */
   latencyMs?: number;
-  /** The server's own limits: beyond `concurrent` in flight, or for the first `throttleFirst` requests, 429 + retry-after-ms. */
-  limit?: { concurrent?: number; throttleFirst?: number; retryAfterMs: number };
+  /**
+   * The server's own limits: beyond `concurrent` in flight, for the first `throttleFirst` requests, or
+   * for the `throttleArrival`th request to arrive (1-based), 429 + retry-after-ms.
+   */
+  limit?: { concurrent?: number; throttleFirst?: number; throttleArrival?: number; retryAfterMs: number };
 }
 
 /** What the server saw: the most requests in flight at once, and the 429s it answered. */
@@ -91,7 +94,8 @@ function refusedByLimit(res: ServerResponse, counts: LoopbackCounts, limit: Loop
   if (limit === undefined) return false;
   const overConcurrent = limit.concurrent !== undefined && counts.inFlight >= limit.concurrent;
   const early = limit.throttleFirst !== undefined && counts.throttled < limit.throttleFirst;
-  if (!overConcurrent && !early) return false;
+  const arrival = counts.acceptedAt.length + counts.throttled + 1;
+  if (!overConcurrent && !early && arrival !== limit.throttleArrival) return false;
   counts.throttled += 1;
   counts.throttledAt.push(performance.now());
   res

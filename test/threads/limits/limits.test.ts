@@ -136,6 +136,36 @@ describe('limits on a real provider', () => {
     const during = accepted.filter((at) => at > heardAt && at < heardAt + 300 - 5);
     expect(during.length).toBeLessThanOrEqual(4);
   });
+
+  it('pauses the provider before a 429 frees its slot: no request reaches the server during the pause', async () => {
+    // Three requests are in flight (300 ms each) when the fourth is refused for 1 s.
+    const { result } = await fanOut(
+      8,
+      { limits: { providers: { loop: { concurrent: 4 } } } },
+      { answer: () => 'ok', latencyMs: 300, limit: { throttleArrival: 4, retryAfterMs: 1_000 } },
+    );
+    expect(result.stopReason).toBe('completed');
+    const counts = server?.counts;
+    const refusedAt = counts?.throttledAt[0] ?? 0;
+    expect(counts?.throttled).toBe(1);
+    // The parent heard of the 429 after the server sent it: its pause ends no sooner than 1 s after that.
+    const during = (counts?.acceptedAt ?? []).filter((at) => at > refusedAt && at < refusedAt + 1_000);
+    expect(during).toEqual([]);
+    expect(counts?.acceptedAt.length).toBe(8);
+  });
+
+  it('fails a governed request whose retry-after passes maxRetryAfterMs at once, pausing nobody', async () => {
+    const { result, events } = await fanOut(
+      4,
+      { limits: { providers: { loop: { concurrent: 4 } } } },
+      { answer: () => 'ok', limit: { throttleFirst: 1, retryAfterMs: 99_999_000 } },
+    );
+    expect(result.stopReason).toBe('completed');
+    expect(server?.requests).toHaveLength(4); // the refused request was not asked again
+    expect(events.filter((event) => event.type === 'throttled')).toEqual([]);
+    expect(brood?.scheduler.stats().throttledMs).toBe(0);
+    expect(JSON.stringify(events)).toContain('more than maxRetryAfterMs (60000 ms)');
+  });
 });
 
 describe('limits.agents', () => {

@@ -91,6 +91,24 @@ describe('HTTP errors', () => {
     expect(DEFAULTS.retry).toEqual({ retries: 2, baseDelayMs: 500, maxDelayMs: 8000, maxRetryAfterMs: 60_000 });
   });
 
+  it('a governed 429 asking for longer than maxRetryAfterMs fails at once: no provider pause is asked for', async () => {
+    server.push(status(429, '{"error":{"message":"rate limited"}}', { 'retry-after': '99999' }), ok());
+    const gated: (number | undefined)[] = [];
+    const request = { ...makeRequest([user('q')]), retryGate: async (ms: number | undefined) => void gated.push(ms) };
+    const response = await (await adapter()).request(request);
+    expect(response.finish).toBe('error');
+    expect(response.diagnostic).toMatch(/retry after 99999 s, more than maxRetryAfterMs \(60000 ms\)$/);
+    expect(gated).toEqual([]);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('refuses a retry wait no timer can take (INVALID_CONFIG)', () => {
+    const options = (retry: object) => ({ id: 'oa', baseURL: `${server.base}/v1`, models: ['gpt'], retry });
+    expectCode(() => openAICompatible(options({ maxRetryAfterMs: 2 ** 31 })), 'INVALID_CONFIG');
+    expectCode(() => openAICompatible(options({ maxDelayMs: 2 ** 31 })), 'INVALID_CONFIG');
+    expect(() => openAICompatible(options({ maxRetryAfterMs: 2 ** 31 - 1 }))).not.toThrow();
+  });
+
   it('connection refused: retried, then reported with the cause', async () => {
     const port = await refusedPort();
     const a = await loadAdapter(

@@ -1,5 +1,5 @@
 /** The scheduler's glue: leases by agent, the first request admitted with a plan, events only for what queued. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Scheduler, type SchedulerEvents } from '../../../src/scheduler/scheduler.js';
 import type { Limits } from '../../../src/scheduler/types.js';
 
@@ -57,6 +57,63 @@ describe('Scheduler', () => {
     scheduler.close(); // the runtime closed: the waiting retry ends
     expect(await retry).toBeUndefined();
   });
+  it('pauses the provider before a refused request frees its slot: the next queued request waits out the pause', async () => {
+    let now = 0;
+    const scheduler = new Scheduler({ providers: { p: { concurrent: 4 } } }, () => now, {
+      queued: () => {},
+      admitted: () => {},
+      throttled: () => {},
+    });
+    for (const id of ['a', 'b', 'c', 'd']) await scheduler.admitModel(agent(id), { provider: 'p', tokens: 1 });
+    let nextAdmitted = false;
+    const next = scheduler.admitModel(agent('e'), { provider: 'p', tokens: 1 }).then(() => (nextAdmitted = true));
+    // d was answered 429 with retry-after 1 s: it asks again, and its slot is free — but not for e yet.
+    const retry = scheduler.admitModel(agent('d'), { provider: 'p', tokens: 1, retryAfterMs: 1_000 });
+    await Promise.resolve();
+    expect(nextAdmitted).toBe(false);
+    expect(scheduler.stats().inFlight).toEqual({ p: 3 });
+    now = 1_000;
+    scheduler.releaseModel('a'); // any pump after the pause admits what waited
+    await Promise.all([next, retry]);
+    expect(scheduler.stats().inFlight).toEqual({ p: 4 });
+    scheduler.close();
+  });
+
+  it("lends out a waiting agent's turn slot and takes one back before the wait's outcome is seen", async () => {
+    const { scheduler } = schedulerWith({ agents: 1 });
+    await scheduler.admitTurn(agent('a'));
+    let answer = (_: string): void => {};
+    const outcome = scheduler.waitOn(agent('a'), () => true, new Promise<string>((resolve) => (answer = resolve)));
+    expect(scheduler.stats().running).toBe(0);
+    await scheduler.admitTurn(agent('b')); // admitted while a waits
+    let seen: string | undefined;
+    void outcome.then((value) => (seen = value));
+    answer('approved');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(seen).toBeUndefined(); // answered, but a holds no slot yet
+    expect(scheduler.stats()).toMatchObject({ running: 1, queued: 1 });
+    scheduler.releaseTurn('b');
+    expect(await outcome).toBe('approved');
+    expect(scheduler.stats()).toMatchObject({ running: 1, queued: 0 });
+  });
+
+  it('never hands a timer a delay past 2^31 - 1 ms, however long the pause', async () => {
+    const { scheduler } = schedulerWith({ providers: { p: { concurrent: 1 } } });
+    const delays: number[] = [];
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((_fn: () => void, ms: number) => {
+      delays.push(ms);
+      return { unref() {} } as unknown as NodeJS.Timeout;
+    }) as typeof setTimeout);
+    try {
+      void scheduler.admitModel(agent('a'), { provider: 'p', tokens: 1, retryAfterMs: 2 ** 40 });
+      await Promise.resolve();
+      expect(delays).toEqual([2 ** 31 - 1]);
+    } finally {
+      spy.mockRestore();
+      scheduler.close();
+    }
+  });
+
   it("admits an agent's next request ahead, with its tool results, while it fits: a credit its driver takes once", async () => {
     const { scheduler } = schedulerWith({ providers: { p: { concurrent: 1 } } });
     const cell = new Int32Array(scheduler.creditCell('a', 'p') ?? new SharedArrayBuffer(4));
