@@ -149,6 +149,32 @@ describe('foreground delegate', () => {
     expect(result.structuredContent).toEqual({ answer: 42 });
   });
 
+  it('an output_schema with a regular expression is refused before any child starts', async () => {
+    const c = await serve();
+    let started = 0;
+    brood!.subagents.on('start', () => void started++);
+    const catastrophic = { type: 'object', properties: { answer: { type: 'string', pattern: '^(a+)+$' } } };
+    const refused = await c.callTool({
+      name: 'delegate',
+      arguments: { description: 'data', prompt: 'give data', output_schema: catastrophic },
+    });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^\[INVALID_ARGS\] output_schema\.properties\.answer: 'pattern'/);
+    const asTask = c.request(
+      {
+        method: 'tools/call',
+        params: {
+          name: 'delegate',
+          arguments: { description: 'd', prompt: 'p', output_schema: { $defs: { x: { format: 'email' } } } },
+          task: { ttl: 60_000 },
+        },
+      },
+      CreateTaskResultSchema,
+    );
+    await expect(asTask).rejects.toThrow(/\[INVALID_ARGS\] output_schema\.\$defs\.x: 'format'/);
+    expect(started).toBe(0);
+  });
+
   it('a failing child is an isError result with the delegation headline', async () => {
     const c = await serve();
     const result = await c.callTool({ name: 'delegate', arguments: { description: 'fail', prompt: 'refuse this' } });
