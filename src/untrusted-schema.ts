@@ -34,7 +34,7 @@ export function refuseSchemaRegexes(schema: unknown, what: string): void {
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const { node, path } = next;
     if (Array.isArray(node)) {
-      node.forEach((item, index) => pending.push({ node: item, path: `${path}[${index}]` }));
+      for (const [index, item] of node.entries()) pending.push({ node: item, path: `${path}[${index}]` });
       continue;
     }
     if (typeof node !== 'object' || node === null) continue;
