@@ -7,6 +7,7 @@
  * /mcp, bound to 127.0.0.1 unless `--host` says otherwise.
  */
 import { DEFAULTS } from '../defaults.js';
+import { BroodError } from '../errors.js';
 import { mcpServer, type BroodMcpServer, type SubagentToolConfig } from '../index.js';
 import { requireOptionalPeers } from '../optional-peers.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
@@ -39,6 +40,7 @@ export async function mcpCommand(args: string[]): Promise<number> {
   console.log = console.error;
   console.info = console.error;
   const config = await loadRunConfig(file).catch(relabel);
+  refuseUnanswerableApprovals(config);
   const delegation = config.delegation[0];
   if (delegation === undefined) {
     throw new UsageError(
@@ -110,6 +112,21 @@ function portOf(text: string | undefined): number | undefined {
   if (!/^\d+$/.test(text) || port > 65_535)
     throw new UsageError(`brood mcp: --http: '${text}' is not a port (0-65535)`);
   return port;
+}
+
+/**
+ * A call that asks for approval waits for the host to answer (up to `approvals.timeoutMs`, a day by
+ * default), and `brood mcp` has no one to ask: its only party is the MCP client, which is not trusted
+ * to approve anything. So a config that makes calls ask is refused before anything starts.
+ */
+function refuseUnanswerableApprovals(config: RunConfig): void {
+  const ask = config.approvals?.ask ?? [];
+  if (ask.length === 0) return;
+  throw new BroodError(
+    'INVALID_CONFIG',
+    `mcp: config ${config.file}: approvals.ask: brood mcp cannot ask anyone to approve a call ` +
+      `(${ask.join(', ')}); remove approvals.ask, or serve with brood acp, whose client answers approvals`,
+  );
 }
 
 /** Config problems come from the shared `brood run` loader; say which command reported them. */

@@ -189,6 +189,24 @@ describe('usage', () => {
   });
 });
 
+describe('a config that asks for approvals', () => {
+  it('is refused at start, exit 1: an MCP client cannot answer approvals, so calls would wait a day', async () => {
+    const asking = join(dir, 'asking.json');
+    await writeFile(
+      asking,
+      JSON.stringify({
+        models: [{ id: 'loop', baseURL: endpoint.baseURL, models: ['m'] }],
+        agent: { model: { provider: 'loop', model: 'm' } },
+        delegation: [{ provider: 'spawn' }],
+        approvals: { ask: ['*'], children: 'ask' },
+      }),
+    );
+    const result = await runCli(['mcp', '--config', asking], { timeoutMs: 30_000 });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/approvals\.ask: .* \[INVALID_CONFIG\]\n$/);
+  });
+});
+
 describe('bad input on stdio', () => {
   let child: ChildProcessWithoutNullStreams | undefined;
   afterEach(() => {
