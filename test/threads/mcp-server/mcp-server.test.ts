@@ -244,6 +244,16 @@ describe('tasks', () => {
     expect(result.isError).toBe(true);
   });
 
+  it('tasks.max caps the working tasks of one client: one more is an MCP error, and an ended one frees its slot', async () => {
+    const c = await serve({ tasks: { max: 2 } });
+    const first = await startTask(c, 'slow work');
+    await startTask(c, 'slow work');
+    await expect(startTask(c, 'slow work')).rejects.toThrow(/too many tasks: .*2 working \(tasks\.max\)/);
+    await c.experimental.tasks.cancelTask(first.task.taskId);
+    expect((await startTask(c, 'slow work')).task.status).toBe('working');
+    expectCode(() => mcpServer(brood!, { delegation: { provider: 'spawn' }, tasks: { max: 0 } }), 'INVALID_CONFIG');
+  });
+
   it('a task outlives its client; server.close() cancels it', async () => {
     const c = await serve();
     const { task } = await startTask(c, 'slow work');
