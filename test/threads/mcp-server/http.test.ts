@@ -69,7 +69,9 @@ async function serve(options: Partial<HttpServeOptions> = {}): Promise<string> {
     idleTimer: (fire) => {
       const timer = { fire, cancelled: false };
       idle.push(timer);
-      return () => void (timer.cancelled = true);
+      return () => {
+        timer.cancelled = true;
+      };
     },
     ...options,
   });
