@@ -17,17 +17,18 @@ import { loadRunConfig, type RunConfig } from './run-config.js';
 import { runtimeFromConfig } from './run.js';
 
 export const MCP_USAGE =
-  'brood mcp --config <file.json> [--http <port>] [--host <address>] [--auth-token-env <NAME>] [--allowed-origin <origin>]… [--allowed-host <name>]…';
+  'brood mcp --config <file.json> [--http <port>] [--host <address>] [--auth-token-env <NAME>] …';
 
 export const MCP_HELP = commandHelp(MCP_USAGE, [
   "Serves brood as an MCP server: the tool `delegate` runs a subagent as the config's first delegation",
   'entry describes (also as an MCP task: a background job), `list_models` when that entry enables model',
   'selection. The config is the `brood run` format. stdio by default (stdout carries protocol only, logs',
   `go to stderr); --http <port>: Streamable HTTP at ${DEFAULTS.mcpServer.httpPath} on ${DEFAULTS.mcpServer.httpHost} (--host to change).`,
-  '--auth-token-env <NAME>: every HTTP request needs "Authorization: Bearer <token>", the token read from',
-  'that environment variable (required when --host is not a loopback address). Requests whose Host is not',
-  'this server, or whose Origin is neither loopback nor an --allowed-origin, are refused (403);',
-  '--allowed-host adds a Host name (e.g. a LAN name when bound to 0.0.0.0).',
+  '--auth-token-env <NAME>: every HTTP request needs "Authorization: Bearer <token>", the token',
+  'read from that environment variable (required when --host is not a loopback address). A request',
+  'whose Host is not this server, or whose Origin is neither loopback nor an --allowed-origin',
+  '<origin>, is refused (403); --allowed-host <name> adds a Host name (e.g. a LAN name when bound to',
+  '0.0.0.0). Both repeat.',
 ]);
 
 /** What `--http` is served with, besides the port. */
