@@ -114,10 +114,13 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     const server = options.makeServer();
     session = sessions.open(transport, server);
     const opened = session;
-    await server.connect(transport);
-    await during(opened, res, () => transport.handleRequest(req, res, json));
-    // An initialize the transport refused leaves a session without an id: nothing can reach it.
-    if (transport.sessionId === undefined) await sessions.close(opened);
+    try {
+      await server.connect(transport);
+      await during(opened, res, () => transport.handleRequest(req, res, json));
+    } finally {
+      // An initialize that failed or that the transport refused leaves a session without an id: nothing can reach it.
+      if (transport.sessionId === undefined) await sessions.close(opened);
+    }
   }
 
   /** Runs one request of `session`, which is not idle until the response has ended. */
