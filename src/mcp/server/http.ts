@@ -76,9 +76,11 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     }
     const sessionId = req.headers['mcp-session-id'];
     const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    // Held from here, so the idle timer cannot close it while its body is read.
+    if (existing !== undefined) hold(existing, res);
     if (req.method !== 'POST') {
       if (existing === undefined) return reply(res, 400, -32000, 'Bad request: no valid session id');
-      return during(existing, res, () => existing.transport.handleRequest(req, res));
+      return existing.transport.handleRequest(req, res);
     }
     const body = await readBody(req, maxBytes);
     if (body.kind === 'oversized') {
@@ -90,7 +92,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     } catch (error) {
       return reply(res, 400, -32700, `Parse error: ${(error as Error).message}`);
     }
-    if (existing !== undefined) return during(existing, res, () => existing.transport.handleRequest(req, res, json));
+    if (existing !== undefined) return existing.transport.handleRequest(req, res, json);
     if (sessionId !== undefined || !isInitializeRequest(json)) {
       return reply(res, 400, -32000, 'Bad request: no valid session id');
     }
@@ -116,18 +118,18 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     const opened = session;
     try {
       await server.connect(transport);
-      await during(opened, res, () => transport.handleRequest(req, res, json));
+      hold(opened, res);
+      await transport.handleRequest(req, res, json);
     } finally {
       // An initialize that failed or that the transport refused leaves a session without an id: nothing can reach it.
       if (transport.sessionId === undefined) await sessions.close(opened);
     }
   }
 
-  /** Runs one request of `session`, which is not idle until the response has ended. */
-  async function during(session: HttpSession, res: ServerResponse, run: () => Promise<void>): Promise<void> {
+  /** A request of `session` is under way: the session is not idle until its response has ended. */
+  function hold(session: HttpSession, res: ServerResponse): void {
     sessions.begin(session);
     res.once('close', () => sessions.end(session));
-    await run();
   }
 
   await new Promise<void>((resolve, reject) => {
