@@ -49,6 +49,7 @@ const LAYERS = [
       'src/models/',
       'src/optional-peers.ts',
       'src/untrusted.ts',
+      'src/untrusted-schema.ts',
       'src/fifo.ts',
       'src/queue/config.ts',
       'src/scheduler/types.ts',

@@ -63,6 +63,11 @@ export const DEFAULTS = {
     maxRequestBytes: 32 * 1024 * 1024,
     httpHost: '127.0.0.1',
     httpPath: '/mcp',
+    /** `--http`: sessions alive at once, and how long one may go without a request open before it is closed. */
+    maxSessions: 64,
+    sessionIdleMs: 30 * 60 * 1000,
+    /** Tasks one client (one mcpServer) may have working at once. */
+    maxTasks: 16,
   },
   /** createBrood approvals: how long a request waits for the host, and what a child's call that needs one gets. */
   approvals: { timeoutMs: 24 * 60 * 60 * 1000, children: 'deny' },

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { BroodError } from '../../errors.js';
 import { formatPath } from '../../tools/define-tool.js';
+import { refuseSchemaRegexes } from '../../untrusted-schema.js';
 
 export interface DelegateArgs {
   description: string;
@@ -26,7 +27,10 @@ export const delegateArgsSchema = z.strictObject({
   output_schema: z
     .record(z.string(), z.unknown())
     .optional()
-    .describe('A JSON Schema object: the subagent answers with data of this shape (returned as structuredContent).'),
+    .describe(
+      'A JSON Schema object: the subagent answers with data of this shape (returned as structuredContent). ' +
+        'No pattern, patternProperties or format keywords.',
+    ),
 });
 
 export const listModelsArgsSchema = z.strictObject({
@@ -43,7 +47,11 @@ export function parseDelegateArgs(raw: unknown, selection: boolean): DelegateArg
     out.provider = args.model.slice(0, slash);
     out.model = args.model.slice(slash + 1);
   }
-  if (args.output_schema !== undefined) out.outputSchema = args.output_schema;
+  if (args.output_schema !== undefined) {
+    // The client is untrusted and its schema's validator runs on the server's main thread.
+    refuseSchemaRegexes(args.output_schema, 'output_schema');
+    out.outputSchema = args.output_schema;
+  }
   return out;
 }
 

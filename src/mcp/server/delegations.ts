@@ -51,6 +51,8 @@ export class ServedDelegations {
   readonly #parents = new Set<Agent>();
   readonly #tasks = new Map<string, ServedTask>();
   readonly #continuables: ServedContinuables;
+  /** Task calls between their start and their job's registration: counted against the cap too. */
+  #startingTasks = 0;
   #closed = false;
 
   constructor(brood: Brood, options: ResolvedMcpServerOptions) {
@@ -140,7 +142,9 @@ export class ServedDelegations {
     }
     const args = parseDelegateArgs(raw, this.modelSelection);
     this.#checkProvider();
+    this.#checkTaskSlot();
     const controller = this.#track(callSignal);
+    this.#startingTasks += 1;
     let parent: Agent | undefined;
     try {
       parent = await this.#parent(controller.signal);
@@ -167,7 +171,19 @@ export class ServedDelegations {
       if (parent !== undefined) await this.#dispose(parent);
       throw error;
     } finally {
+      this.#startingTasks -= 1;
       this.#calls.delete(controller);
+    }
+  }
+
+  /** One client's tasks are capped (tasks.max): each holds a parent and a child until it ends. */
+  #checkTaskSlot(): void {
+    const working = this.tasks().filter((task) => taskStatus(task) === 'working').length;
+    if (working + this.#startingTasks >= this.#options.maxTasks) {
+      throw new Error(
+        `too many tasks: this client already has ${this.#options.maxTasks} working (tasks.max); ` +
+          'wait for one to end or cancel one',
+      );
     }
   }
 

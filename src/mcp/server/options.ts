@@ -18,8 +18,11 @@ export interface McpServerOptions {
   name?: string;
   /** What a delegated child may be: provider, persona, toolFilter, maxDepth, models… (subagentTool's config). */
   delegation: SubagentToolConfig;
-  /** Whether `delegate` takes task-augmented calls (default true). */
-  tasks?: boolean;
+  /**
+   * Whether `delegate` takes task-augmented calls (default true); `{ max }` turns them on and caps how
+   * many one client may have working at once (default 16; past it a task call is refused).
+   */
+  tasks?: boolean | { max?: number };
   /**
    * The parent side of every served delegation: each call runs under a top-level agent made with these
    * options. Default: the delegation's `agentOptions` route when it names a provider and model, else the
@@ -32,13 +35,16 @@ export interface ResolvedMcpServerOptions {
   readonly name: string;
   readonly delegation: ResolvedSubagentToolConfig;
   readonly tasks: boolean;
+  readonly maxTasks: number;
   readonly agent: Omit<CreateAgentOptions, 'id' | 'signal'> | undefined;
 }
 
 const optionsSchema = z.strictObject({
   name: z.string().min(1, 'must be a non-empty string').optional(),
   delegation: z.unknown(),
-  tasks: z.boolean().optional(),
+  tasks: z
+    .union([z.boolean(), z.strictObject({ max: z.number().int().min(1, 'must be at least 1').optional() })])
+    .optional(),
   agent: z.looseObject({}).optional(),
 });
 
@@ -55,10 +61,12 @@ export function parseMcpServerOptions(input: unknown): ResolvedMcpServerOptions 
       'invalid mcpServer options: delegation: is required (a subagentTool config)',
     );
   }
+  const { tasks } = parsed.data;
   return {
     name: parsed.data.name ?? DEFAULTS.mcpServer.name,
     delegation: parseSubagentToolConfig(parsed.data.delegation),
-    tasks: parsed.data.tasks ?? DEFAULTS.mcpServer.tasks,
+    tasks: typeof tasks === 'object' ? true : (tasks ?? DEFAULTS.mcpServer.tasks),
+    maxTasks: (typeof tasks === 'object' ? tasks.max : undefined) ?? DEFAULTS.mcpServer.maxTasks,
     agent: parsed.data.agent as ResolvedMcpServerOptions['agent'],
   };
 }

@@ -189,6 +189,24 @@ describe('usage', () => {
   });
 });
 
+describe('a config that asks for approvals', () => {
+  it('is refused at start, exit 1: an MCP client cannot answer approvals, so calls would wait a day', async () => {
+    const asking = join(dir, 'asking.json');
+    await writeFile(
+      asking,
+      JSON.stringify({
+        models: [{ id: 'loop', baseURL: endpoint.baseURL, models: ['m'] }],
+        agent: { model: { provider: 'loop', model: 'm' } },
+        delegation: [{ provider: 'spawn' }],
+        approvals: { ask: ['*'], children: 'ask' },
+      }),
+    );
+    const result = await runCli(['mcp', '--config', asking], { timeoutMs: 30_000 });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/approvals\.ask: .* \[INVALID_CONFIG\]\n$/);
+  });
+});
+
 describe('bad input on stdio', () => {
   let child: ChildProcessWithoutNullStreams | undefined;
   afterEach(() => {
@@ -232,6 +250,7 @@ describe('over Streamable HTTP', () => {
     await until(() => /serving MCP at (\S+)/.test(err));
     const url = /serving MCP at (\S+)/.exec(err)?.[1] ?? '';
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(err).toMatch(/^brood mcp: warning: no --auth-token-env: any local process .* can call delegate$/m);
     client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['delegate']);
@@ -245,6 +264,24 @@ describe('over Streamable HTTP', () => {
     });
     expect(big.status).toBe(413);
     expect(await big.json()).toMatchObject({ error: { code: -32600 } });
+  });
+
+  it('with --auth-token-env, a client without the bearer token is refused (401); one with it is served', async () => {
+    child = spawn(process.execPath, [CLI, 'mcp', '--config', config, '--http', '0', '--auth-token-env', 'MCP_TOKEN'], {
+      cwd: ROOT,
+      env: { ...process.env, MCP_TOKEN: 'token-from-the-environment' },
+    });
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+    await until(() => /serving MCP at (\S+)/.test(err));
+    expect(err).not.toMatch(/warning/);
+    const url = new URL(/serving MCP at (\S+)/.exec(err)?.[1] ?? '');
+    const anonymous = new Client({ name: 'test', version: '1.0.0' });
+    await expect(anonymous.connect(new StreamableHTTPClientTransport(url))).rejects.toMatchObject({ code: 401 });
+    client = new Client({ name: 'test', version: '1.0.0' });
+    const headers = { authorization: 'Bearer token-from-the-environment' };
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['delegate']);
   });
 });
 

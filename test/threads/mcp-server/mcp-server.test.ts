@@ -149,6 +149,32 @@ describe('foreground delegate', () => {
     expect(result.structuredContent).toEqual({ answer: 42 });
   });
 
+  it('an output_schema with a regular expression is refused before any child starts', async () => {
+    const c = await serve();
+    let started = 0;
+    brood!.subagents.on('start', () => void started++);
+    const catastrophic = { type: 'object', properties: { answer: { type: 'string', pattern: '^(a+)+$' } } };
+    const refused = await c.callTool({
+      name: 'delegate',
+      arguments: { description: 'data', prompt: 'give data', output_schema: catastrophic },
+    });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^\[INVALID_ARGS\] output_schema\.properties\.answer: 'pattern'/);
+    const asTask = c.request(
+      {
+        method: 'tools/call',
+        params: {
+          name: 'delegate',
+          arguments: { description: 'd', prompt: 'p', output_schema: { $defs: { x: { format: 'email' } } } },
+          task: { ttl: 60_000 },
+        },
+      },
+      CreateTaskResultSchema,
+    );
+    await expect(asTask).rejects.toThrow(/\[INVALID_ARGS\] output_schema\.\$defs\.x: 'format'/);
+    expect(started).toBe(0);
+  });
+
   it('a failing child is an isError result with the delegation headline', async () => {
     const c = await serve();
     const result = await c.callTool({ name: 'delegate', arguments: { description: 'fail', prompt: 'refuse this' } });
@@ -216,6 +242,16 @@ describe('tasks', () => {
     expect((await c.experimental.tasks.getTask(task.taskId)).status).toBe('failed');
     const result = await c.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.isError).toBe(true);
+  });
+
+  it('tasks.max caps the working tasks of one client: one more is an MCP error, and an ended one frees its slot', async () => {
+    const c = await serve({ tasks: { max: 2 } });
+    const first = await startTask(c, 'slow work');
+    await startTask(c, 'slow work');
+    await expect(startTask(c, 'slow work')).rejects.toThrow(/too many tasks: .*2 working \(tasks\.max\)/);
+    await c.experimental.tasks.cancelTask(first.task.taskId);
+    expect((await startTask(c, 'slow work')).task.status).toBe('working');
+    expectCode(() => mcpServer(brood!, { delegation: { provider: 'spawn' }, tasks: { max: 0 } }), 'INVALID_CONFIG');
   });
 
   it('a task outlives its client; server.close() cancels it', async () => {

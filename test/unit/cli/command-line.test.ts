@@ -47,8 +47,41 @@ describe('usage errors exit 2 with one line on stderr', () => {
     [['mcp'], /^brood mcp: --config <file.json> is required/],
     [['mcp', '--config', 'mcp.json', '--http', 'eighty'], /^brood mcp: --http: 'eighty' is not a port/],
     [['mcp', '--config', 'mcp.json', '--host', '0.0.0.0'], /^brood mcp: --host needs --http <port>/],
+    [['mcp', '--config', 'mcp.json', '--auth-token-env', 'T'], /^brood mcp: --auth-token-env needs --http <port>/],
+    [
+      ['mcp', '--config', 'mcp.json', '--http', '0', '--allowed-origin', 'https://a.example/path'],
+      /^brood mcp: --allowed-origin: 'https:\/\/a\.example\/path' is not an origin/,
+    ],
+    [['mcp', '--config', 'mcp.json', '--http', '0', '--allowed-host', 'a:1'], /^brood mcp: --allowed-host: 'a:1'/],
   ])('%j', async (args, pattern) => {
     expectUsageError(await runInProcess(args), pattern);
+  });
+});
+
+describe('brood mcp --http without a token it needs: exit 1 before anything starts', () => {
+  it('off loopback, --auth-token-env is required', async () => {
+    const result = await runInProcess(['mcp', '--config', 'mcp.json', '--http', '0', '--host', '0.0.0.0']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^brood: mcp: --host 0\.0\.0\.0 is not a loopback address: --auth-token-env <NAME> is required.* \[INVALID_CONFIG\]\n$/,
+    );
+  });
+
+  it("the token's environment variable must be set", async () => {
+    vi.stubEnv('BROOD_TEST_MCP_TOKEN', '');
+    const result = await runInProcess([
+      'mcp',
+      '--config',
+      'x.json',
+      '--http',
+      '0',
+      '--auth-token-env',
+      'BROOD_TEST_MCP_TOKEN',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /--auth-token-env BROOD_TEST_MCP_TOKEN: that environment variable is not set \[INVALID_CONFIG\]/,
+    );
   });
 });
 

@@ -57,3 +57,44 @@ describe('progress', () => {
     expect(progressText({ ...base, type: 'text-delta', turn: 1, delta: 'x' })).toBeUndefined();
   });
 });
+
+describe("a client's output_schema", () => {
+  const args = (outputSchema: unknown) => ({ description: 'd', prompt: 'p', output_schema: outputSchema });
+
+  it('is refused when any schema in it carries pattern, patternProperties or format, naming keyword and place', () => {
+    const cases: [unknown, string, string][] = [
+      [{ type: 'string', pattern: '^(a+)+$' }, 'pattern', 'output_schema'],
+      [{ type: 'object', patternProperties: { '^x': {} } }, 'patternProperties', 'output_schema'],
+      [{ properties: { when: { type: 'string', format: 'date-time' } } }, 'format', 'output_schema.properties.when'],
+      [{ items: [{}, { anyOf: [{ pattern: 'a' }] }] }, 'pattern', 'output_schema.items[1].anyOf[0]'],
+      [
+        { properties: { a: { propertyNames: { pattern: 'a' } } } },
+        'pattern',
+        'output_schema.properties.a.propertyNames',
+      ],
+      [{ definitions: { d: { not: { format: 'email' } } } }, 'format', 'output_schema.definitions.d.not'],
+      [{ 'x-unknown': { pattern: 'a' } }, 'pattern', 'output_schema.x-unknown'],
+    ];
+    for (const [schema, keyword, path] of cases) {
+      const error = expectCode(() => parseDelegateArgs(args(schema), false), 'INVALID_ARGS');
+      expect(error.details).toEqual({ keyword, path });
+    }
+  });
+
+  it('may name properties pattern or format, and hold such keys in data keywords', () => {
+    const schema = {
+      type: 'object',
+      properties: { pattern: { type: 'string' }, format: { type: 'string', enum: ['a'] } },
+      required: ['pattern'],
+      default: { pattern: 'a', format: 'b' },
+      examples: [{ pattern: '^(a+)+$' }],
+    };
+    expect(parseDelegateArgs(args(schema), false).outputSchema).toEqual(schema);
+  });
+
+  it('is walked without recursion: a 100,000-deep schema is checked, not a stack overflow', () => {
+    let deep: Record<string, unknown> = { type: 'string', pattern: 'a' };
+    for (let level = 0; level < 100_000; level++) deep = { items: deep };
+    expectCode(() => parseDelegateArgs(args(deep), false), 'INVALID_ARGS');
+  });
+});
