@@ -8,6 +8,7 @@
  * store may hold events of types this version does not know. Readers narrow with `knownEvent`.
  */
 import type { ModelFinish, ReasoningBlock, ToolCallRecord } from '../models/types.js';
+import type { Budget } from '../scheduler/types.js';
 import type { CodeMode, ModelRoute, SessionEvent, StopReason, ToolFilter, Usage } from '../types.js';
 
 /** How a message that is not a turn of its own reaches an agent (a child's report; SPEC §16 "Reports"). */
@@ -36,6 +37,8 @@ export type SubagentDescriptorData = {
   reportDelivery?: MessageDelivery;
   /** The child's approval rule (its delegation tool's, tightened by its ancestry). */
   approvals?: 'deny' | 'ask';
+  /** A continuable child's budget ceiling (its delegation tool's), for each of its turns. */
+  budget?: Budget;
   [providerField: string]: unknown;
 };
 

@@ -32,6 +32,7 @@ import type {
 import { validateContinuableSpec, validateProvider, validateStartRequest } from './validate.js';
 import { readUntrusted, snapshot } from '../untrusted.js';
 import { parseSendOptions } from '../agents/signals.js';
+import { parseBudget } from '../scheduler/budget.js';
 
 export class SubagentRuntimeImpl implements SubagentRuntime {
   readonly jobs: Jobs;
@@ -133,6 +134,9 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     validateContinuableSpec(spec);
     const request: SubagentStartRequest = { ...spec.request, label: spec.label, signal: spec.signal };
     validateStartRequest(request, false);
+    const budget = parseBudget(request.budget, 'startContinuable request.budget');
+    if (budget === undefined) delete request.budget;
+    else request.budget = budget;
     const provider = readUntrusted('INVALID_ARGS', 'a start request', () =>
       gate(this.providers, spec.provider, request),
     );
@@ -166,6 +170,9 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     observeContinuable(this.core, provider.name, child);
     telemetry?.wokenBy(childId, startedBy);
     const accepted = child.accept(request.prompt, 'parent', undefined);
+    // Its own budget (the ceiling) applies to each of its turns; this one also gets at most what the
+    // parent's turn has left, and spends from it.
+    parent.governor.delegate(child.governor, accepted.id, undefined);
     await accepted.durable;
     return { childId, messageId: accepted.id };
   }
@@ -180,6 +187,8 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     authorize(child, parentImpl);
     telemetry?.wokenBy(child.id, sentBy);
     const accepted = child.accept(message, 'parent', signal);
+    // Like its first turn: within its own ceiling and what the sending turn has left.
+    parentImpl.governor.delegate(child.governor, accepted.id, undefined);
     await accepted.durable;
     return accepted.id;
   }
