@@ -35,6 +35,8 @@ export type SubagentDescriptorData = {
   maxSteps?: number;
   /** A continuable child's default report delivery, when its start gave one. */
   reportDelivery?: MessageDelivery;
+  /** A continuable child's report size cap in UTF-8 bytes, when its start gave one. */
+  maxReportBytes?: number;
   /** The child's approval rule (its delegation tool's, tightened by its ancestry). */
   approvals?: 'deny' | 'ask';
   /** A continuable child's budget ceiling (its delegation tool's), for each of its turns. */

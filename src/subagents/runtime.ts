@@ -15,7 +15,7 @@ import type { SubagentCore } from './core.js';
 import { gate } from './gate.js';
 import { Jobs } from './jobs.js';
 import { observeContinuable, startOneShot } from './runs.js';
-import { ChildReports, isReportDelivery } from './report.js';
+import { ChildReports, isReportCap, isReportDelivery } from './report.js';
 import { publishChild } from './setup.js';
 import type {
   ContinuableSpec,
@@ -165,7 +165,8 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
       ...(prepared?.setup ? { setup: prepared.setup } : {}),
       ...(external ? { [EXTERNAL_DRIVER]: external } : {}),
       ...(spec.reportDelivery === undefined ? {} : { reportDelivery: spec.reportDelivery }),
-      install: (agent) => this.reports.install(agent, spec.reportDelivery),
+      ...(spec.maxReportBytes === undefined ? {} : { maxReportBytes: spec.maxReportBytes }),
+      install: (agent) => this.reports.install(agent, spec.reportDelivery, spec.maxReportBytes),
     });
     observeContinuable(this.core, provider.name, child);
     telemetry?.wokenBy(childId, startedBy);
@@ -211,7 +212,9 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     const provider = typeof descriptor.provider === 'string' ? descriptor.provider : 'spawn';
     observeContinuable(this.core, provider, agent);
     const delivery = isReportDelivery(descriptor.reportDelivery) ? descriptor.reportDelivery : undefined;
-    this.reports.install(agent, delivery);
+    // A cap that is not one falls back to the default: never to no cap.
+    const cap = isReportCap(descriptor.maxReportBytes) ? descriptor.maxReportBytes : undefined;
+    this.reports.install(agent, delivery, cap);
   }
 
   /** The driver of a restored child that an out-of-process provider ran (its descriptor says `runner: 'external'`). */

@@ -28,6 +28,8 @@ export interface ChildSpec extends CreateChildOptions {
   childId?: string;
   /** A continuable child's default report delivery (recorded in its descriptor). */
   reportDelivery?: ReportDelivery;
+  /** A continuable child's report size cap, when its start gave one (recorded in its descriptor). */
+  maxReportBytes?: number;
   /** brood's own additions to the composed child (a continuable child's `report`); throwing rolls back. */
   install?: (child: AgentImpl) => void;
 }
@@ -127,6 +129,7 @@ function descriptorEvent(
   if (request.toolFilter !== undefined) data.toolFilter = request.toolFilter;
   if (request.maxSteps !== undefined) data.maxSteps = request.maxSteps;
   if (spec.reportDelivery !== undefined) data.reportDelivery = spec.reportDelivery;
+  if (spec.maxReportBytes !== undefined) data.maxReportBytes = spec.maxReportBytes;
   if (spec.mode === 'continuable' && request.budget !== undefined) data.budget = { ...request.budget };
   if (approvals !== undefined) data.approvals = approvals;
   return { type: 'subagent/descriptor', data };
