@@ -119,10 +119,16 @@ export class TurnGovernor implements TurnHooks {
     return turn === undefined ? undefined : this.watches.get(turn)?.account;
   }
 
-  /** A turn that ends after its budget was spent ends 'budget', whatever its driver reported. */
+  /**
+   * A turn that ends after its budget was spent ends 'budget', whatever its driver reported. When the
+   * response that spent it was the final answer (it asked for no tool), that answer is the output and
+   * the diagnostic says so, next to the budget it crossed.
+   */
   outcome(turn: CurrentTurn, stopReason: StopReason, diagnostic: string | undefined): [StopReason, string | undefined] {
     const spent = this.watches.get(turn)?.exceededBy;
-    return spent === undefined ? [stopReason, diagnostic] : ['budget', budgetDiagnostic(spent)];
+    if (spent === undefined) return [stopReason, diagnostic];
+    const answered = turn.lastFinish === 'stop' && turn.output !== '';
+    return ['budget', budgetDiagnostic(spent, answered)];
   }
 
   private exceeded(exceeded: BudgetExceeded): void {

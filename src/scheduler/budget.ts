@@ -45,10 +45,24 @@ export interface BudgetExceeded {
   used: number;
 }
 
-/** What the turn's diagnostic says about the budget that ended it. */
-export function budgetDiagnostic(exceeded: BudgetExceeded): string {
+/** The Budget key of each kind, which the diagnostic names. */
+const OPTION_OF: Record<BudgetKind, keyof Budget> = {
+  timeout: 'timeoutMs',
+  idle: 'idleTimeoutMs',
+  tokens: 'maxTokens',
+};
+
+/** What a budget diagnostic adds when the turn's final answer was in before the budget ended it. */
+export const FINAL_ANSWER_KEPT = 'its final answer was already in and is the output';
+
+/**
+ * What the turn's diagnostic says about the budget that ended it: its kind, the use, the limit and
+ * the option that set it; `answered` when the response that spent it (or one before) was the final answer.
+ */
+export function budgetDiagnostic(exceeded: BudgetExceeded, answered = false): string {
   const unit = exceeded.budget === 'tokens' ? ' tokens' : ' ms';
-  return `the run hit its budget (${exceeded.budget}): used ${Math.round(exceeded.used)}${unit} of ${exceeded.limit}${unit}`;
+  const use = `used ${Math.round(exceeded.used)}${unit} of ${exceeded.limit}${unit} (${OPTION_OF[exceeded.budget]})`;
+  return `the run hit its budget (${exceeded.budget}): ${use}${answered ? `; ${FINAL_ANSWER_KEPT}` : ''}`;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Budgets down a delegation tree on real pool threads: parallel children spend one remainder (their
  * parent's turn's), and continuable children keep their subagentTool ceiling and their parent's
- * remainder on their first turn and on every followup, across a restart too.
+ * remainder on their first turn and on every followup, across a restart too; a final answer that
+ * crosses maxTokens is kept, and the diagnostic names the budget it crossed.
  */
 import { describe, expect, it } from 'vitest';
 import { memorySessions, subagentTool, type SessionEvent, type SessionStore } from '../../../src/index.js';
@@ -145,5 +146,34 @@ describe('continuable children keep their budgets', () => {
     await again.brood.subagents.followup(resumed, childId, 'third task', { signal: new AbortController().signal });
     const third = await again.tap.waitFor(childId, 'turn/end', (event) => event.data.turn === 3);
     expect(third.data.reason).toBe('budget');
+  });
+});
+
+describe('a final answer that crosses maxTokens', () => {
+  const answer = 'the complete answer';
+
+  it("ends the run 'budget' with the answer as its output and a diagnostic naming maxTokens", async () => {
+    const h = setup([{ match: 'ask', turns: [{ text: answer }] }]);
+    const agent = await h.brood.createAgent({ model: route });
+    const result = await agent.run('ask', { budget: { maxTokens: 5 } });
+    expect(result.stopReason).toBe('budget');
+    expect(result.output).toBe(answer);
+    expect(result.diagnostic).toMatch(/^the run hit its budget \(tokens\): used \d+ tokens of 5 tokens \(maxTokens\)/);
+    expect(result.diagnostic).toMatch(/its final answer was already in and is the output$/);
+  });
+
+  it("hands a delegating parent the child's answer as its final answer, not as partial output", async () => {
+    const h = setup([
+      { match: 'delegate', turns: [{ toolCalls: [subagentCall('small task')] }, { text: 'parent done' }] },
+      { match: 'small task', turns: [{ text: answer }] },
+    ]);
+    h.brood.use(subagentTool({ provider: 'spawn', budget: { maxTokens: 5 } }));
+    const parent = await h.brood.createAgent({ model: route });
+    await parent.run('delegate');
+    const [result] = ofType(h.tap.log(parent.id), 'tool/result');
+    expect(result?.data.isError).toBe(true);
+    expect(result?.data.content).toMatch(/^Error: subagent run hit its budget \(tokens\)\n/);
+    expect(result?.data.content).toMatch(/\(maxTokens\); its final answer was already in and is the output\n/);
+    expect(String(result?.data.content).endsWith(`\nFinal answer:\n${answer}`)).toBe(true);
   });
 });
