@@ -5,7 +5,8 @@
  * crosses maxTokens is kept, and the diagnostic names the budget it crossed.
  */
 import { describe, expect, it } from 'vitest';
-import { memorySessions, subagentTool, type SessionEvent, type SessionStore } from '../../../src/index.js';
+import { z } from 'zod';
+import { defineTool, memorySessions, subagentTool, type SessionEvent, type SessionStore } from '../../../src/index.js';
 import { ofType } from '../../support/events.js';
 import { fanOutScript, subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
@@ -118,6 +119,48 @@ describe('continuable children keep their budgets', () => {
     const childId = childOf(h, parent.id);
     await h.tap.waitFor(parent.id, 'user/message', isNotice);
     expect(turnEnds(h, childId)).toEqual(['budget']);
+  });
+
+  it('gives a followup at most what the sending turn has left, spent from it', async () => {
+    const h = setup([
+      {
+        match: 'go',
+        turns: [
+          { toolCalls: [subagentCall('first task')] },
+          { text: 'started' },
+          { text: 'noted' },
+          { toolCalls: [{ name: 'nudge', arguments: {} }] },
+          { text: 'sent' },
+        ],
+      },
+      { match: 'first task', turns: [{ text: 'first done' }, ...busySteps(40), { text: 'second done' }] },
+    ]);
+    h.brood.use(subagentTool({ provider: 'spawn', backgroundMode: 'continuable' }));
+    let childId = '';
+    // What send_message does: a followup from the calling agent's running turn.
+    h.brood.tools.register(
+      defineTool({
+        name: 'nudge',
+        description: 'Sends the child its next task.',
+        parameters: z.object({}),
+        execute: async (_args, ctx) => {
+          if (ctx.agent === undefined) throw new Error('nudge needs an agent');
+          await h.brood.subagents.followup(ctx.agent, childId, 'second task', { signal: ctx.signal });
+          return 'sent';
+        },
+      }),
+    );
+    const parent = await h.brood.createAgent({ model: route });
+    await parent.run('go');
+    childId = childOf(h, parent.id);
+    const notice = await h.tap.waitFor(parent.id, 'user/message', isNotice);
+    const claimed = await h.tap.waitFor(parent.id, 'turn/start', (event) =>
+      (event.data.messageIds as string[]).includes(String(notice.data.id)),
+    );
+    await h.tap.waitFor(parent.id, 'turn/end', (event) => event.data.turn === claimed.data.turn);
+    await parent.run('follow up', { budget: { maxTokens: 3_000 } });
+    await h.tap.waitFor(childId, 'turn/end', (event) => event.data.turn === 2);
+    expect(turnEnds(h, childId)).toEqual(['completed', 'budget']);
   });
 
   it('applies the ceiling to every followup, and again after a restart rebuilt the child', async () => {
