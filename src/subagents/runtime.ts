@@ -252,6 +252,8 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
 
   private async createChild(provider: string, options: CreateChildOptions): Promise<SubagentRun> {
     validateStartRequest(options.request, true);
+    // A provider's (or a host's) budget is checked like every budget: a bad one starts nothing.
+    parseBudget(options.request.budget, 'start request budget');
     // Built before anything is created: a schema no turn tool can take (INVALID_ARGS) leaves nothing behind.
     const { outputSchema } = options.request;
     const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema, MISSING_CHILD);

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, memorySessions, subagentTool, type SessionEvent, type SessionStore } from '../../../src/index.js';
+import { expectCode } from '../../support/codes.js';
 import { ofType } from '../../support/events.js';
 import { fanOutScript, subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
@@ -218,5 +219,21 @@ describe('a final answer that crosses maxTokens', () => {
     expect(result?.data.content).toMatch(/^Error: subagent run hit its budget \(tokens\)\n/);
     expect(result?.data.content).toMatch(/\(maxTokens\); its final answer was already in and is the output\n/);
     expect(String(result?.data.content).endsWith(`\nFinal answer:\n${answer}`)).toBe(true);
+  });
+});
+
+describe('a start request budget', () => {
+  it('is refused INVALID_CONFIG when it is not a budget, and nothing is created', async () => {
+    const h = setup([]);
+    const parent = await h.brood.createAgent({ model: route });
+    const before = (await h.headers()).length;
+    const start = h.brood.subagents.start('spawn', {
+      parent,
+      prompt: 'x',
+      signal: new AbortController().signal,
+      budget: { maxTokens: -1 },
+    });
+    await expectCode(start, 'INVALID_CONFIG');
+    expect(await h.headers()).toHaveLength(before);
   });
 });
