@@ -50,6 +50,8 @@ export const DEFAULTS = {
   queue: { name: 'brood', prefix: 'brood', activationTimeoutMs: 10_000 },
   /** When a continuable child's report reaches its parent (subagentTool reportDelivery). */
   reportDelivery: 'next-step',
+  /** The largest report (UTF-8 bytes) a continuable child may hand its parent: as large as a tool result a run_code program may receive. */
+  maxReportBytes: 1 << 20,
   /** createBrood `telemetry`: no prompts or outputs on spans; W3C trace context into model requests and hosts. */
   telemetry: { captureContent: false, propagate: true, tracerName: 'brood' },
   /**

@@ -7,6 +7,7 @@ import { baseOf } from '../events/from-log.js';
 import type { EventHub } from '../events/hub.js';
 import { BudgetWatch, budgetDiagnostic, parseBudget, tighten, type BudgetExceeded } from '../scheduler/budget.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
+import type { TokenAccount } from '../scheduler/token-account.js';
 import type { Budget } from '../scheduler/types.js';
 import type { StopReason, Usage } from '../types.js';
 import type { Inbox } from './inbox.js';
@@ -29,8 +30,14 @@ export interface GovernorDeps {
 }
 
 export class TurnGovernor implements TurnHooks {
-  /** Budgets of accepted messages and when they were accepted, by message id, until their turn starts. */
-  private readonly pending = new Map<string, { budget: Budget | undefined; acceptedAt: number }>();
+  /**
+   * Budgets of accepted messages, when they were accepted and the token account of the turn that sent
+   * them (a parent's delegation), by message id, until their turn starts.
+   */
+  private readonly pending = new Map<
+    string,
+    { budget: Budget | undefined; acceptedAt: number; above: TokenAccount | undefined }
+  >();
   private readonly watches = new WeakMap<CurrentTurn, BudgetWatch>();
 
   constructor(
@@ -64,11 +71,17 @@ export class TurnGovernor implements TurnHooks {
 
   /**
    * A message was accepted (run() called, or a parent delegated), with its own budget: its wall time
-   * counts from now, time spent queued for its turn included.
+   * counts from now, time spent queued for its turn included. `above` is the token account of the
+   * parent's turn that delegated it: the turn it starts spends that turn's tokens too.
    */
-  forMessage(messageId: string, budget: Budget | undefined): void {
-    if (budget !== undefined || this.own !== undefined)
-      this.pending.set(messageId, { budget, acceptedAt: this.deps.now() });
+  forMessage(messageId: string, budget: Budget | undefined, above?: TokenAccount): void {
+    if (budget !== undefined || this.own !== undefined || above !== undefined)
+      this.pending.set(messageId, { budget, acceptedAt: this.deps.now(), above });
+  }
+
+  /** A parent delegates from its running turn: the child's messages, their budget and token account. */
+  delegate(child: TurnGovernor, messageId: string, ceiling: Budget | undefined): void {
+    child.forMessage(messageId, tighten(ceiling, this.remainder()), this.account());
   }
 
   /** A turn claimed its message: its watch starts, its wall time counted from the message's acceptance. */
@@ -76,8 +89,10 @@ export class TurnGovernor implements TurnHooks {
     const accepted = this.pending.get(turn.messageId);
     this.pending.delete(turn.messageId);
     const budget = tighten(this.own, accepted?.budget);
-    if (budget === undefined) return;
-    const watch = new BudgetWatch(budget, this.deps.now, (exceeded) => this.exceeded(exceeded), accepted?.acceptedAt);
+    const above = accepted?.above;
+    if (budget === undefined && above === undefined) return;
+    const onExceeded = (exceeded: BudgetExceeded): void => this.exceeded(exceeded);
+    const watch = new BudgetWatch(budget ?? {}, this.deps.now, onExceeded, accepted?.acceptedAt, above);
     this.watches.set(turn, watch);
     turn.cleanup.push(() => watch.stop());
   }
@@ -87,7 +102,9 @@ export class TurnGovernor implements TurnHooks {
     const watch = this.watches.get(turn);
     if (watch === undefined) return;
     watch.activity();
-    if (withTokens) watch.tokens(totalOf(turn.usage) + totalOf(turn.childUsage));
+    // Only the turn's own usage: its children's responses were charged, as they came, to their own
+    // accounts below this one (turn.childUsage repeats them when they settle).
+    if (withTokens) watch.tokens(totalOf(turn.usage));
   }
 
   /** What a child of the running turn may use at most (undefined: no budget runs). */
@@ -96,10 +113,22 @@ export class TurnGovernor implements TurnHooks {
     return turn === undefined ? undefined : this.watches.get(turn)?.remainder();
   }
 
-  /** A turn that ends after its budget was spent ends 'budget', whatever its driver reported. */
+  /** The running turn's token account, which its children's turns charge too (undefined: no budget runs). */
+  account(): TokenAccount | undefined {
+    const turn = this.agent.current;
+    return turn === undefined ? undefined : this.watches.get(turn)?.account;
+  }
+
+  /**
+   * A turn that ends after its budget was spent ends 'budget', whatever its driver reported. When the
+   * response that spent it was the final answer (it asked for no tool), that answer is the output and
+   * the diagnostic says so, next to the budget it crossed.
+   */
   outcome(turn: CurrentTurn, stopReason: StopReason, diagnostic: string | undefined): [StopReason, string | undefined] {
     const spent = this.watches.get(turn)?.exceededBy;
-    return spent === undefined ? [stopReason, diagnostic] : ['budget', budgetDiagnostic(spent)];
+    if (spent === undefined) return [stopReason, diagnostic];
+    const answered = turn.lastFinish === 'stop' && turn.output !== '';
+    return ['budget', budgetDiagnostic(spent, answered)];
   }
 
   private exceeded(exceeded: BudgetExceeded): void {

@@ -59,13 +59,29 @@ export class Inbox {
     for (const message of messages) if (message.delivery === 'quiet') this.quietCount += 1;
   }
 
-  /** The first message that can start a turn, with the quiet ones before it; undefined when none can. */
+  /**
+   * The first message that can start a turn, with the quiet ones before it; undefined when none can.
+   * When that message is a report, the reports waiting right behind it come too (up to the last
+   * `next-step` one): reports that piled up while the agent was busy are one turn, not one each.
+   */
   takeTurn(): TurnTake | undefined {
     const index = this.queue.findIndex((message) => message.delivery !== 'quiet');
     if (index < 0) return undefined;
-    const taken = this.queue.splice(0, index + 1);
-    this.quietCount -= index;
-    return { claimed: taken[index] as QueuedMessage, joined: taken.slice(0, index) };
+    const end = this.queue[index]?.delivery === 'next-step' ? this.lastStepReportFrom(index) : index;
+    const taken = this.queue.splice(0, end + 1);
+    for (const message of taken) if (message.delivery === 'quiet') this.quietCount -= 1;
+    return { claimed: taken[end] as QueuedMessage, joined: taken.slice(0, end) };
+  }
+
+  /** The last `next-step` report of the run of reports that starts at `index`. */
+  private lastStepReportFrom(index: number): number {
+    let last = index;
+    for (let next = index + 1; next < this.queue.length; next += 1) {
+      const delivery = this.queue[next]?.delivery;
+      if (delivery === undefined) break;
+      if (delivery === 'next-step') last = next;
+    }
+    return last;
   }
 
   /**

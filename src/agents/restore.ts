@@ -6,6 +6,7 @@
 import { BroodError } from '../errors.js';
 import type { ModelRoute, SessionEvent, SessionHeader } from '../types.js';
 import { validateDelegationDepth } from '../depth.js';
+import { parseBudget } from '../scheduler/budget.js';
 import type { AgentImpl } from './agent.js';
 import { composeAgent } from './factory.js';
 import { rebuildSession } from './history.js';
@@ -92,6 +93,8 @@ async function rebuildAgent(
   const route = core.catalog.resolve(options.model ?? rebuilt.lastRoute ?? header.model);
   // Each field is still checked: a descriptor is the one event a host may have written by hand.
   const descriptor: DescriptorFields = rebuilt.descriptor ?? {};
+  // A limit is never dropped: a stored budget that is not one refuses the restore (INVALID_CONFIG).
+  const budget = parseBudget(descriptor.budget, 'stored subagent descriptor budget');
   const { agent, rollback } = composeAgent(core, {
     id: sessionId,
     depth,
@@ -100,6 +103,7 @@ async function rebuildAgent(
     codeMode: isCodeMode(descriptor.codeMode) ? descriptor.codeMode : core.agentDeps.limits.codeMode,
     // A resumed agent keeps the step limit it was created with (SPEC §15).
     ...(isMaxSteps(descriptor.maxSteps) ? { maxSteps: descriptor.maxSteps } : {}),
+    ...(budget === undefined ? {} : { budget }),
     mode: modeOf(header, descriptor),
     modelSelectionEnabled: rebuilt.modelSelectionEnabled,
     validateFilter: false,

@@ -35,6 +35,8 @@ export interface SubagentToolConfig {
   maxSteps?: number;
   /** How a continuable child's `report` reaches its parent: 'next-step' (default) or 'quiet'. */
   reportDelivery?: ReportDelivery;
+  /** The largest report a continuable child may make, in UTF-8 bytes (default 1 MiB); a larger one is refused to the child. */
+  maxReportBytes?: number;
   /** Children's calls that need approval: 'deny' or 'ask' (default: createBrood's `approvals.children`; tighten-only). */
   approvals?: 'deny' | 'ask';
   /** A ceiling on each child's run (the parent's remainder may tighten it further). */
@@ -56,6 +58,7 @@ export interface ResolvedSubagentToolConfig {
   readonly maxSteps?: number;
   /** Set for continuable instances only. */
   readonly reportDelivery?: ReportDelivery;
+  readonly maxReportBytes?: number;
   readonly approvals?: 'deny' | 'ask';
   readonly budget?: Readonly<Budget>;
 }
@@ -110,6 +113,11 @@ export const subagentToolConfigSchema = z
       .transform((value) => value as number)
       .optional(),
     reportDelivery: z.enum(['next-step', 'quiet']).optional(),
+    maxReportBytes: z
+      .unknown()
+      .refine(isPositiveSafeInteger, { message: 'must be a positive safe integer' })
+      .transform((value) => value as number)
+      .optional(),
     approvals: z.enum(['deny', 'ask']).optional(),
     budget: budgetSchema.optional(),
   })
@@ -120,6 +128,10 @@ export const subagentToolConfigSchema = z
   .refine((config) => config.reportDelivery === undefined || config.backgroundMode === 'continuable', {
     message: "applies only to backgroundMode 'continuable' (only continuable children report)",
     path: ['reportDelivery'],
+  })
+  .refine((config) => config.maxReportBytes === undefined || config.backgroundMode === 'continuable', {
+    message: "applies only to backgroundMode 'continuable' (only continuable children report)",
+    path: ['maxReportBytes'],
   });
 
 /** Validates a raw config (SPEC §11); throws INVALID_CONFIG naming the key. */
@@ -156,6 +168,7 @@ function resolve(data: ParsedConfig): ResolvedSubagentToolConfig {
   if (data.persona !== undefined) config.persona = data.persona;
   if (data.maxSteps !== undefined) config.maxSteps = data.maxSteps;
   if (data.reportDelivery !== undefined) config.reportDelivery = data.reportDelivery;
+  if (data.maxReportBytes !== undefined) config.maxReportBytes = data.maxReportBytes;
   if (data.approvals !== undefined) config.approvals = data.approvals;
   if (data.budget !== undefined) config.budget = Object.freeze(definedOnly(data.budget));
   if (data.toolFilter !== undefined) config.toolFilter = Object.freeze(copyFilter(data.toolFilter));

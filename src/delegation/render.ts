@@ -4,6 +4,7 @@
  */
 import type { Job, JobStatus, SubagentResult } from '../subagents/types.js';
 import type { StopReason } from '../types.js';
+import { FINAL_ANSWER_KEPT } from '../scheduler/budget.js';
 
 /** The §11.5 headline for a run that did not complete. */
 export function stopHeadline(reason: StopReason | string, diagnostic?: string): string {
@@ -37,7 +38,10 @@ function budgetKindOf(diagnostic: string | undefined): string {
 export function failureMessage(result: Pick<SubagentResult, 'stopReason' | 'output' | 'diagnostic'>): string {
   let message = stopHeadline(result.stopReason, result.diagnostic);
   if (result.diagnostic !== undefined && result.diagnostic !== '') message += `\nDiagnostic: ${result.diagnostic}`;
-  if (result.output !== '') message += `\nPartial output before the run ended:\n${result.output}`;
+  if (result.output === '') return message;
+  // A budget that ran out with the final answer: the answer is whole, only the budget was crossed.
+  const final = result.stopReason === 'budget' && result.diagnostic?.endsWith(FINAL_ANSWER_KEPT) === true;
+  message += final ? `\nFinal answer:\n${result.output}` : `\nPartial output before the run ended:\n${result.output}`;
   return message;
 }
 

@@ -162,13 +162,14 @@ async function continuable(
   call: DelegationCall,
   signal: AbortSignal,
 ): Promise<unknown> {
-  const { reportDelivery } = deps.config;
+  const { reportDelivery, maxReportBytes } = deps.config;
   const { childId } = await subagentsOf(deps.brood).startContinuable({
     provider: deps.config.provider,
     label: call.description,
     request,
     signal,
     ...(reportDelivery === undefined ? {} : { reportDelivery }),
+    ...(maxReportBytes === undefined ? {} : { maxReportBytes }),
   });
   const value: ContinuableValue = { kind: 'continuable', subagentId: childId };
   return withContent(value, `started subagent ${childId}`);

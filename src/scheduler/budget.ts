@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { parseConfig } from '../untrusted.js';
+import { TokenAccount } from './token-account.js';
 import type { Budget, BudgetKind } from './types.js';
 
 /** A budget from the host (createAgent, run options, subagentTool): INVALID_CONFIG naming the key. */
@@ -44,23 +45,40 @@ export interface BudgetExceeded {
   used: number;
 }
 
-/** What the turn's diagnostic says about the budget that ended it. */
-export function budgetDiagnostic(exceeded: BudgetExceeded): string {
+/** The Budget key of each kind, which the diagnostic names. */
+const OPTION_OF: Record<BudgetKind, keyof Budget> = {
+  timeout: 'timeoutMs',
+  idle: 'idleTimeoutMs',
+  tokens: 'maxTokens',
+};
+
+/** What a budget diagnostic adds when the turn's final answer was in before the budget ended it. */
+export const FINAL_ANSWER_KEPT = 'its final answer was already in and is the output';
+
+/**
+ * What the turn's diagnostic says about the budget that ended it: its kind, the use, the limit and
+ * the option that set it; `answered` when the response that spent it (or one before) was the final answer.
+ */
+export function budgetDiagnostic(exceeded: BudgetExceeded, answered = false): string {
   const unit = exceeded.budget === 'tokens' ? ' tokens' : ' ms';
-  return `the run hit its budget (${exceeded.budget}): used ${Math.round(exceeded.used)}${unit} of ${exceeded.limit}${unit}`;
+  const use = `used ${Math.round(exceeded.used)}${unit} of ${exceeded.limit}${unit} (${OPTION_OF[exceeded.budget]})`;
+  return `the run hit its budget (${exceeded.budget}): ${use}${answered ? `; ${FINAL_ANSWER_KEPT}` : ''}`;
 }
 
 /**
  * One turn's budget: wall time from the run's start (its message accepted, queueing included), idle time since the last model response or tool
- * result, tokens as responses report them (the caller passes the running total, children included).
- * `exceeded` is called once, with the first budget spent.
+ * result, and tokens as responses report them, through the turn's TokenAccount: its own responses are
+ * charged here, its children's to their accounts below it, and an account above it (the turn that
+ * started this one) may be spent by a sibling. `exceeded` is called once, with the first budget spent.
  */
 export class BudgetWatch {
+  /** The turn's tokens, in the tree of the turn that started it (`above`). */
+  readonly account: TokenAccount;
   private readonly startedAt: number;
   private lastActivity: number;
   private wallTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
-  private tokensUsed = 0;
+  private ownCharged = 0;
   private spent: BudgetExceeded | undefined;
 
   constructor(
@@ -69,6 +87,8 @@ export class BudgetWatch {
     private readonly exceeded: (what: BudgetExceeded) => void,
     /** When the run began (its message accepted): wall time counts from then. Default: now. */
     startedAt?: number,
+    /** The account of the turn that started this one, when that turn has one. */
+    above?: TokenAccount,
   ) {
     const at = now();
     this.startedAt = Math.min(startedAt ?? at, at);
@@ -79,6 +99,8 @@ export class BudgetWatch {
       this.wallTimer = setTimeout(() => this.spend('timeout', timeoutMs, this.now() - this.startedAt), left);
     }
     this.armIdle();
+    this.account = new TokenAccount(budget.maxTokens, above);
+    this.account.watch((spent) => this.spend('tokens', spent.limit, spent.used));
   }
 
   /** The first budget spent, once one is. */
@@ -92,24 +114,31 @@ export class BudgetWatch {
     this.armIdle();
   }
 
-  /** The turn's token total so far (its own responses and its children's). */
-  tokens(total: number): void {
-    this.tokensUsed = total;
-    const { maxTokens } = this.budget;
-    if (maxTokens !== undefined && total >= maxTokens) this.spend('tokens', maxTokens, total);
+  /** The turn's own token total so far (its responses): what is new since the last call is charged. */
+  tokens(ownTotal: number): void {
+    const added = ownTotal - this.ownCharged;
+    this.ownCharged = Math.max(this.ownCharged, ownTotal);
+    this.account.charge(added);
   }
 
-  /** What is left, for a child: its budget is at most this. */
+  /** What is left, for a child: its budget is at most this (tokens: what its whole tree has left). */
   remainder(): Budget {
     const left: Budget = {};
-    const { timeoutMs, idleTimeoutMs, maxTokens } = this.budget;
+    const { timeoutMs, idleTimeoutMs } = this.budget;
     if (timeoutMs !== undefined) left.timeoutMs = Math.max(1, timeoutMs - (this.now() - this.startedAt));
     if (idleTimeoutMs !== undefined) left.idleTimeoutMs = idleTimeoutMs;
-    if (maxTokens !== undefined) left.maxTokens = Math.max(1, maxTokens - this.tokensUsed);
+    const tokensLeft = this.account.left();
+    if (tokensLeft !== undefined) left.maxTokens = Math.max(1, tokensLeft);
     return left;
   }
 
+  /** The turn ended: no timer is left and its account tells it nothing more. */
   stop(): void {
+    this.stopTimers();
+    this.account.close();
+  }
+
+  private stopTimers(): void {
     clearTimeout(this.wallTimer);
     clearTimeout(this.idleTimer);
   }
@@ -124,7 +153,7 @@ export class BudgetWatch {
   private spend(budget: BudgetKind, limit: number, used: number): void {
     if (this.spent) return;
     this.spent = { budget, limit, used };
-    this.stop();
+    this.stopTimers();
     this.exceeded(this.spent);
   }
 }

@@ -8,6 +8,7 @@
  * store may hold events of types this version does not know. Readers narrow with `knownEvent`.
  */
 import type { ModelFinish, ReasoningBlock, ToolCallRecord } from '../models/types.js';
+import type { Budget } from '../scheduler/types.js';
 import type { CodeMode, ModelRoute, SessionEvent, StopReason, ToolFilter, Usage } from '../types.js';
 
 /** How a message that is not a turn of its own reaches an agent (a child's report; SPEC §16 "Reports"). */
@@ -34,8 +35,12 @@ export type SubagentDescriptorData = {
   maxSteps?: number;
   /** A continuable child's default report delivery, when its start gave one. */
   reportDelivery?: MessageDelivery;
+  /** A continuable child's report size cap in UTF-8 bytes, when its start gave one. */
+  maxReportBytes?: number;
   /** The child's approval rule (its delegation tool's, tightened by its ancestry). */
   approvals?: 'deny' | 'ask';
+  /** A continuable child's budget ceiling (its delegation tool's), for each of its turns. */
+  budget?: Budget;
   [providerField: string]: unknown;
 };
 

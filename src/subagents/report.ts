@@ -46,6 +46,8 @@ const SECTION: PromptSection = Object.freeze({
 export class ChildReports {
   /** Each child's configured delivery (subagentTool's reportDelivery), when it is not the default. */
   private readonly deliveries = new WeakMap<AgentImpl, ReportDelivery>();
+  /** Each child's report size cap (subagentTool's maxReportBytes), when it is not the default. */
+  private readonly caps = new WeakMap<AgentImpl, number>();
   private tool: ToolDefinition | undefined;
 
   constructor(
@@ -54,8 +56,9 @@ export class ChildReports {
   ) {}
 
   /** Part of being a continuable child: in its own layers, so no tool filter removes them. */
-  install(child: AgentImpl, delivery: ReportDelivery | undefined): void {
+  install(child: AgentImpl, delivery: ReportDelivery | undefined, maxBytes?: number): void {
     if (delivery !== undefined && delivery !== DEFAULTS.reportDelivery) this.deliveries.set(child, delivery);
+    if (maxBytes !== undefined && maxBytes !== DEFAULTS.maxReportBytes) this.caps.set(child, maxBytes);
     child.tools.register(this.reportTool());
     child.prompt.register(SECTION);
   }
@@ -73,6 +76,7 @@ export class ChildReports {
         details: { childId },
       });
     }
+    refuseOversized(childId, output, this.caps.get(child) ?? DEFAULTS.maxReportBytes);
     const parent = child.parentId === undefined ? undefined : this.core.agents.get(child.parentId);
     if (parent === undefined || parent.isDisposed) {
       throw new BroodError('PARENT_UNAVAILABLE', `the agent that started subagent ${childId} is gone`, {
@@ -116,6 +120,27 @@ function parseReportOptions(options: unknown): ReportOptions {
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new BroodError('INVALID_ARGS', 'reportFrom: signal must be an AbortSignal');
   return options as ReportOptions;
+}
+
+/**
+ * A report enters the parent's context whole, on every later request of the parent: one larger than
+ * the cap is refused to the child (INVALID_ARGS, nothing written), which can report a shorter one.
+ */
+function refuseOversized(childId: string, output: string, maxBytes: number): void {
+  // Each UTF-16 unit is at most 3 UTF-8 bytes: most reports are measured without encoding them.
+  if (output.length * 3 <= maxBytes) return;
+  const bytes = Buffer.byteLength(output, 'utf8');
+  if (bytes <= maxBytes) return;
+  throw new BroodError(
+    'INVALID_ARGS',
+    `a report may be at most ${maxBytes} bytes and this one is ${bytes}: report a shorter, self-contained summary`,
+    { details: { childId, bytes, maxReportBytes: maxBytes } },
+  );
+}
+
+/** startContinuable's and a descriptor's maxReportBytes: a positive safe integer. */
+export function isReportCap(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }
 
 /** startContinuable's reportDelivery, checked like the rest of the spec. */

@@ -9,7 +9,6 @@ import { errorMessage } from '../errors.js';
 import type { TurnResult } from '../types.js';
 import { publishSubagentEnd, publishSubagentStart } from '../events/subagent-events.js';
 import type { SubagentCore } from './core.js';
-import { tighten } from '../scheduler/budget.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from './types.js';
 
 export async function startOneShot(
@@ -27,8 +26,9 @@ export async function startOneShot(
   const foreground = !hub.backgroundSignals.has(request.signal);
   publishSubagentStart(hub, parent, child.id, foreground ? 'foreground' : 'background', provider, request);
   const accepted = child.accept(request.prompt, 'parent', request.signal, structured);
-  // Budgets only tighten down the tree: the child gets at most what its parent's turn has left.
-  child.governor.forMessage(accepted.id, tighten(request.budget, parent.governor.remainder()));
+  // Budgets only tighten down the tree: the child gets at most what its parent's turn has left, and
+  // its tokens are charged to that turn as they are spent.
+  parent.governor.delegate(child.governor, accepted.id, request.budget);
   const turnResult = waitingOnChild(core, parent, child.inbox.result(accepted.id), foreground);
   const onAbort = (): void => child.abortMessage(accepted.id);
   request.signal.addEventListener('abort', onAbort, { once: true });

@@ -15,7 +15,7 @@ import type { SubagentCore } from './core.js';
 import { gate } from './gate.js';
 import { Jobs } from './jobs.js';
 import { observeContinuable, startOneShot } from './runs.js';
-import { ChildReports, isReportDelivery } from './report.js';
+import { ChildReports, isReportCap, isReportDelivery } from './report.js';
 import { publishChild } from './setup.js';
 import type {
   ContinuableSpec,
@@ -32,6 +32,7 @@ import type {
 import { validateContinuableSpec, validateProvider, validateStartRequest } from './validate.js';
 import { readUntrusted, snapshot } from '../untrusted.js';
 import { parseSendOptions } from '../agents/signals.js';
+import { parseBudget } from '../scheduler/budget.js';
 
 export class SubagentRuntimeImpl implements SubagentRuntime {
   readonly jobs: Jobs;
@@ -133,6 +134,9 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     validateContinuableSpec(spec);
     const request: SubagentStartRequest = { ...spec.request, label: spec.label, signal: spec.signal };
     validateStartRequest(request, false);
+    const budget = parseBudget(request.budget, 'startContinuable request.budget');
+    if (budget === undefined) delete request.budget;
+    else request.budget = budget;
     const provider = readUntrusted('INVALID_ARGS', 'a start request', () =>
       gate(this.providers, spec.provider, request),
     );
@@ -161,11 +165,15 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
       ...(prepared?.setup ? { setup: prepared.setup } : {}),
       ...(external ? { [EXTERNAL_DRIVER]: external } : {}),
       ...(spec.reportDelivery === undefined ? {} : { reportDelivery: spec.reportDelivery }),
-      install: (agent) => this.reports.install(agent, spec.reportDelivery),
+      ...(spec.maxReportBytes === undefined ? {} : { maxReportBytes: spec.maxReportBytes }),
+      install: (agent) => this.reports.install(agent, spec.reportDelivery, spec.maxReportBytes),
     });
     observeContinuable(this.core, provider.name, child);
     telemetry?.wokenBy(childId, startedBy);
     const accepted = child.accept(request.prompt, 'parent', undefined);
+    // Its own budget (the ceiling) applies to each of its turns; this one also gets at most what the
+    // parent's turn has left, and spends from it.
+    parent.governor.delegate(child.governor, accepted.id, undefined);
     await accepted.durable;
     return { childId, messageId: accepted.id };
   }
@@ -180,6 +188,8 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     authorize(child, parentImpl);
     telemetry?.wokenBy(child.id, sentBy);
     const accepted = child.accept(message, 'parent', signal);
+    // Like its first turn: within its own ceiling and what the sending turn has left.
+    parentImpl.governor.delegate(child.governor, accepted.id, undefined);
     await accepted.durable;
     return accepted.id;
   }
@@ -202,7 +212,9 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     const provider = typeof descriptor.provider === 'string' ? descriptor.provider : 'spawn';
     observeContinuable(this.core, provider, agent);
     const delivery = isReportDelivery(descriptor.reportDelivery) ? descriptor.reportDelivery : undefined;
-    this.reports.install(agent, delivery);
+    // A cap that is not one falls back to the default: never to no cap.
+    const cap = isReportCap(descriptor.maxReportBytes) ? descriptor.maxReportBytes : undefined;
+    this.reports.install(agent, delivery, cap);
   }
 
   /** The driver of a restored child that an out-of-process provider ran (its descriptor says `runner: 'external'`). */
@@ -240,6 +252,8 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
 
   private async createChild(provider: string, options: CreateChildOptions): Promise<SubagentRun> {
     validateStartRequest(options.request, true);
+    // A provider's (or a host's) budget is checked like every budget: a bad one starts nothing.
+    parseBudget(options.request.budget, 'start request budget');
     // Built before anything is created: a schema no turn tool can take (INVALID_ARGS) leaves nothing behind.
     const { outputSchema } = options.request;
     const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema, MISSING_CHILD);

@@ -28,6 +28,8 @@ export interface ChildSpec extends CreateChildOptions {
   childId?: string;
   /** A continuable child's default report delivery (recorded in its descriptor). */
   reportDelivery?: ReportDelivery;
+  /** A continuable child's report size cap, when its start gave one (recorded in its descriptor). */
+  maxReportBytes?: number;
   /** brood's own additions to the composed child (a continuable child's `report`); throwing rolls back. */
   install?: (child: AgentImpl) => void;
 }
@@ -61,6 +63,8 @@ export async function publishChild(core: SubagentCore, spec: ChildSpec): Promise
     ...(request.persona === undefined ? {} : { persona: request.persona }),
     ...(request.toolFilter === undefined ? {} : { toolFilter: request.toolFilter }),
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
+    // A continuable child's ceiling holds for every turn it takes (a one-shot child's, for its one run).
+    ...(spec.mode === 'continuable' && request.budget !== undefined ? { budget: request.budget } : {}),
     ...(request.label === undefined ? {} : { label: request.label }),
     ...(spec.setup ? { setup: spec.setup } : {}),
     session: {
@@ -125,6 +129,8 @@ function descriptorEvent(
   if (request.toolFilter !== undefined) data.toolFilter = request.toolFilter;
   if (request.maxSteps !== undefined) data.maxSteps = request.maxSteps;
   if (spec.reportDelivery !== undefined) data.reportDelivery = spec.reportDelivery;
+  if (spec.maxReportBytes !== undefined) data.maxReportBytes = spec.maxReportBytes;
+  if (spec.mode === 'continuable' && request.budget !== undefined) data.budget = { ...request.budget };
   if (approvals !== undefined) data.approvals = approvals;
   return { type: 'subagent/descriptor', data };
 }

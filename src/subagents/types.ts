@@ -109,6 +109,8 @@ export interface ContinuableSpec {
   signal: AbortSignal;
   /** How the child's reports reach its parent by default (recorded in its descriptor); default 'next-step'. */
   reportDelivery?: ReportDelivery;
+  /** The largest report the child may make, in UTF-8 bytes (recorded in its descriptor); default 1 MiB. */
+  maxReportBytes?: number;
 }
 
 /**

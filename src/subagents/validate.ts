@@ -1,6 +1,6 @@
 /** Shape checks for what hosts and third-party providers hand the subagent runtime. */
 import { BroodError } from '../errors.js';
-import { isReportDelivery } from './report.js';
+import { isReportCap, isReportDelivery } from './report.js';
 import type { SubagentProvider, SubagentStartRequest } from './types.js';
 
 const CAPABILITIES = ['persona', 'toolFilter', 'depthLimit', 'agentOptions', 'outputSchema'] as const;
@@ -39,7 +39,7 @@ export function validateContinuableSpec(spec: unknown): void {
   };
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
     bad('expected { provider, label, request, signal }');
-  const { provider, label, request, signal, reportDelivery } = spec as Record<string, unknown>;
+  const { provider, label, request, signal, reportDelivery, maxReportBytes } = spec as Record<string, unknown>;
   if (typeof provider !== 'string') bad('provider must be a provider name');
   if (typeof label !== 'string') bad('label must be a string');
   if (typeof request !== 'object' || request === null || Array.isArray(request))
@@ -47,6 +47,8 @@ export function validateContinuableSpec(spec: unknown): void {
   if (!(signal instanceof AbortSignal)) bad('signal must be an AbortSignal');
   if (reportDelivery !== undefined && !isReportDelivery(reportDelivery))
     bad("reportDelivery must be 'next-step' or 'quiet'");
+  if (maxReportBytes !== undefined && !isReportCap(maxReportBytes))
+    bad('maxReportBytes must be a positive safe integer');
 }
 
 export function validateStartRequest(request: SubagentStartRequest, needsSignal: boolean): void {

@@ -36,6 +36,23 @@ describe('Inbox', () => {
     expect(inbox.takeTurn()?.claimed.id).toBe('user');
   });
 
+  it('reports that piled up while the agent was busy start one turn, not one each, and never pass a turn message', () => {
+    const inbox = inboxOf(
+      message('r1', 'next-step'),
+      message('r2', 'next-step'),
+      message('q', 'quiet'),
+      message('r3', 'next-step'),
+      message('user'),
+      message('r4', 'next-step'),
+    );
+    const taken = inbox.takeTurn();
+    // The last report claims the turn; the ones before it join it, in acceptance order.
+    expect([taken?.claimed.id, ids(taken?.joined ?? [])]).toEqual(['r3', ['r1', 'r2', 'q']]);
+    expect(inbox.takeTurn()?.claimed.id).toBe('user');
+    expect(inbox.takeTurn()?.claimed.id).toBe('r4');
+    expect(inbox.claimable).toBe(false);
+  });
+
   it('a model step takes the reports at the front, up to the last next-step one, and never passes a turn message', () => {
     const inbox = inboxOf(
       message('q1', 'quiet'),

@@ -38,7 +38,7 @@ describe('BudgetWatch', () => {
     watch.tokens(130);
     expect(spent).toEqual([{ budget: 'tokens', limit: 100, used: 120 }]);
     expect(budgetDiagnostic(spent[0] as BudgetExceeded)).toBe(
-      'the run hit its budget (tokens): used 120 tokens of 100 tokens',
+      'the run hit its budget (tokens): used 120 tokens of 100 tokens (maxTokens)',
     );
   });
 
