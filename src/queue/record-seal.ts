@@ -33,7 +33,7 @@ export function openModelsRecord(
 ): { json: string } | { refused: string } {
   const json = batchSeal(secret).open(modelsDestination(hash), body);
   if (json === undefined) return { refused: 'failed authentication' };
-  if (contentHash(json) !== hash) return { refused: 'does not match its hash' };
+  if (contentHash(json) !== hash) return { refused: 'do not match their hash' };
   return { json };
 }
 
