@@ -28,7 +28,7 @@ const hostConfigSchema = z.strictObject({
 
 export async function readHostConfig(file: string): Promise<HostCodeProvider[]> {
   const fail = (key: string, message: string): never => {
-    throw new BroodError('INVALID_CONFIG', `brood host: config ${file}: ${key}: ${message}`, { details: { key } });
+    throw new BroodError('INVALID_CONFIG', `brood host --config ${file}: ${key}: ${message}`, { details: { key } });
   };
   let json: unknown;
   try {

@@ -102,7 +102,9 @@ describe.runIf(redisAvailable()).each([
     captures += 1;
     const queue = `capture${captures}`;
     const brood = createBrood({
-      models: [scriptedModels({ id: 'scripted', scripts: [{ match: 'hello', turns: [{ text: `capture ${captures}` }] }] })],
+      models: [
+        scriptedModels({ id: 'scripted', scripts: [{ match: 'hello', turns: [{ text: `capture ${captures}` }] }] }),
+      ],
       runner: runner(queue),
     });
     try {
