@@ -40,7 +40,7 @@ export interface HostOptions {
   prefix: string;
   threads: number;
   concurrency: number;
-  /** The parents' queueRunner secret: batches, jobs and model configs are sealed and checked (unset: Redis is trusted). */
+  /** The parents' queueRunner secret: batches, jobs and model configs are sealed and checked (unset: not). */
   secret?: string;
   /**
    * The providers whose adapter code this host loads (`brood host --config`), by id: a provider config

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ModelProviderConfig } from '../../src/models/types.js';
-import { readHostConfig } from '../../src/queue/host-config.js';
-import { hostModels, unconfiguredProvider } from '../../src/queue/host-models.js';
-import { expectCode } from '../support/codes.js';
+import type { ModelProviderConfig } from '../../../src/models/types.js';
+import { readHostConfig } from '../../../src/queue/host-config.js';
+import { hostModels, unconfiguredProvider } from '../../../src/queue/host-models.js';
+import { expectCode } from '../../support/codes.js';
 
 const FORGED_URL = 'data:text/javascript,export const createAdapter = () => null';
 
