@@ -9,16 +9,21 @@ import { requireOptionalPeers } from '../optional-peers.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { DEFAULTS } from '../defaults.js';
 import { QUEUE_SECRET_MIN_LENGTH } from '../queue/config.js';
+import type { HostCodeProvider } from '../queue/host-models.js';
+import { errorMessage } from '../errors.js';
 
 export const HOST_USAGE =
-  'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>] [--secret-env <NAME>] [--telemetry]';
+  'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>] [--secret-env <NAME>] [--config <file>] [--telemetry]';
 
 export const HOST_HELP = commandHelp(HOST_USAGE, [
   'Runs the drivers of queueRunner parents in this process (its own worker pool); every tool call goes',
   'back to the parent. --queue defaults to brood, --threads to the CPU count, --concurrency (activations',
   'held at once) to 64. Prints "brood host ready <queue> threads=<n> concurrency=<k>" on stderr when it',
   'takes work; SIGINT/SIGTERM hand held activations back to their parents and exit. --secret-env names',
-  "the environment variable holding the parents' queueRunner secret: batches are then sealed and checked.",
+  "the environment variable holding the parents' queueRunner secret: batches, jobs and model configs are",
+  'then sealed and checked. --config names a JSON file listing the adapter modules this host may load',
+  '({ "models": [{ "kind": "module", "id": "<provider id>", "moduleUrl": "<URL or path>" }] }): a host',
+  'never loads code named in Redis, and a parent provider of kind module runs only on hosts that list it.',
   "--telemetry: a span per activation in this process's global OpenTelemetry tracer provider (register it",
   "with node --import), continuing the parent turn's trace.",
 ]);
@@ -36,6 +41,7 @@ export async function hostCommand(args: string[]): Promise<number> {
       threads: { type: 'string' },
       concurrency: { type: 'string' },
       'secret-env': { type: 'string' },
+      config: { type: 'string' },
       telemetry: { type: 'boolean' },
     },
     [],
@@ -48,6 +54,7 @@ export async function hostCommand(args: string[]): Promise<number> {
   const threads = countFlag(values, 'threads', Math.max(1, availableParallelism()), DEFAULTS.maxPoolThreads);
   const concurrency = countFlag(values, 'concurrency', 64, 100_000);
   const secret = secretFlag(values);
+  const codeProviders = await configFlag(values);
   requireOptionalPeers('brood host', 'queue');
   if (values.telemetry === true) requireOptionalPeers('brood host --telemetry', 'telemetry');
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -62,6 +69,7 @@ export async function hostCommand(args: string[]): Promise<number> {
     concurrency,
     log,
     ...(secret ? { secret } : {}),
+    ...(codeProviders ? { codeProviders } : {}),
     ...(tracing ? { tracing } : {}),
   });
   await host.start();
@@ -86,6 +94,18 @@ function secretFlag(values: Record<string, unknown>): string | undefined {
       `brood host: --secret-env ${name}: the variable must hold the queueRunner secret (at least ${QUEUE_SECRET_MIN_LENGTH} characters)`,
     );
   return secret;
+}
+
+/** The host's own adapter modules (src/queue/host-config.ts); a config it cannot use is a usage error. */
+async function configFlag(values: Record<string, unknown>): Promise<HostCodeProvider[] | undefined> {
+  const file = stringFlag(values as never, 'config');
+  if (file === undefined) return undefined;
+  const { readHostConfig } = await import('../queue/host-config.js');
+  try {
+    return await readHostConfig(file);
+  } catch (error) {
+    throw new UsageError(errorMessage(error));
+  }
 }
 
 function nameFlag(values: Record<string, unknown>, name: string, fallback: string): string {

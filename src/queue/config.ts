@@ -24,8 +24,8 @@ export interface QueueRunnerOptions {
   activationTimeoutMs?: number;
   /**
    * A shared secret (at least 16 characters; `brood host --secret-env NAME` on the hosts): every
-   * channel batch is then sealed with an HMAC, and one without a valid seal is dropped. Unset: Redis
-   * is trusted (docs/scale-out.md, "Trust").
+   * channel batch, queued job and model config record is then sealed with an HMAC, and one without a
+   * valid seal is dropped. Unset: Redis is trusted with data (docs/scale-out.md, "Trust").
    */
   secret?: string;
 }

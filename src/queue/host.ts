@@ -16,6 +16,8 @@ import { WorkerRunner } from '../pool/worker-runner.js';
 import { endOutcome } from '../pool/driver-link.js';
 import { Channel } from './channel.js';
 import { fromRemotePlan, isJobData, type JobData, modelConfigsSchema } from './job.js';
+import { type HostCodeProvider, type HostModels, hostModels, unconfiguredProvider } from './host-models.js';
+import { jobAuthentic, openModelsRecord } from './record-seal.js';
 import { HostActivation } from './host-activation.js';
 import { ParentEnd } from './host-parent.js';
 import { HostRedisLog } from './host-log.js';
@@ -38,8 +40,13 @@ export interface HostOptions {
   prefix: string;
   threads: number;
   concurrency: number;
-  /** The parents' queueRunner secret: batches are sealed and checked (unset: Redis is trusted). */
+  /** The parents' queueRunner secret: batches, jobs and model configs are sealed and checked (unset: not). */
   secret?: string;
+  /**
+   * The providers whose adapter code this host loads (`brood host --config`), by id: a provider config
+   * of a kind that loads code, read from Redis, runs only with the code fields of the one here.
+   */
+  codeProviders?: readonly HostCodeProvider[];
   /** Diagnostics (stderr for the CLI). */
   log(line: string): void;
   /** `--telemetry`: a span per activation in the process's global OpenTelemetry tracing. */
@@ -54,13 +61,25 @@ export interface HostOptions {
  */
 const LOCK_MS = 10_000;
 const CONNECT_ATTEMPTS = 3;
-const MODELS_MISSING = "the parent's model configs are not in Redis (any more)";
+
+/**
+ * The model configs a job names are not usable here: not in Redis (any more: a restarted Redis lost
+ * them) or refused (record-seal.ts). The activation is handed back; the parent stores its configs
+ * again when it re-plans.
+ */
+class ModelsUnusable extends Error {}
+
+/** A local pool per set of model configs, and what the host made of them (host-models.ts). */
+interface ModelsPool {
+  runner: WorkerRunner;
+  models: HostModels;
+}
 
 export class QueueHost {
   readonly id = `h${randomUUID().replaceAll('-', '')}`;
   readonly identity = { name: hostname(), pid: process.pid };
   private readonly parents = new Map<string, ParentEnd>();
-  private readonly runners = new Map<string, Promise<WorkerRunner>>();
+  private readonly pools = new Map<string, Promise<ModelsPool>>();
   private worker: Worker | undefined;
   private channel: Channel | undefined;
   private clients: RedisClient[] = [];
@@ -151,9 +170,9 @@ export class QueueHost {
     for (const parent of this.parents.values()) parent.close();
     await this.channel?.close();
     await Promise.all(
-      [...this.runners.values()].map((runner) =>
-        runner.then(
-          (r) => r.close(),
+      [...this.pools.values()].map((pool) =>
+        pool.then(
+          ({ runner }) => runner.close(),
           () => undefined,
         ),
       ),
@@ -164,6 +183,8 @@ export class QueueHost {
   private run(job: Job): Promise<void> {
     if (!isJobData(job.data))
       return Promise.resolve(this.options.log(`brood host: job ${job.id} is not an activation; dropped`));
+    if (!jobAuthentic(job.data, this.options.secret))
+      return Promise.resolve(this.options.log(`brood host: job ${job.id} failed authentication; dropped`));
     return this.runActivation(job.data);
   }
 
@@ -229,14 +250,14 @@ export class QueueHost {
     };
     try {
       if (this.stopping) return this.handBack(activation, 'the host is shutting down');
-      const runner = await this.runnerFor(data.models).catch((error: unknown) => error as Error);
+      const pool = await this.poolFor(data.models).catch((error: unknown) => error as Error);
       if (activation.severed) return;
-      if (runner instanceof Error) {
-        // Configs a restarted Redis lost: the parent stores them again when it re-plans.
-        if (runner.message === MODELS_MISSING) return this.handBack(activation, runner.message);
-        return end({ kind: 'failed', stopReason: 'error', diagnostic: runner.message });
-      }
-      const started = runner.activate(local.plan, activation.gateway);
+      if (pool instanceof ModelsUnusable) return this.handBack(activation, pool.message);
+      if (pool instanceof Error) return end({ kind: 'failed', stopReason: 'error', diagnostic: pool.message });
+      const refused = unconfiguredProvider(pool.models, local.plan.route.provider);
+      if (refused)
+        return end({ kind: 'failed', stopReason: 'error', diagnostic: `${refused.code}: ${refused.message}` });
+      const started = pool.runner.activate(local.plan, activation.gateway);
       activation.attach(started);
       outcome = await started.done;
       end(outcome);
@@ -256,33 +277,41 @@ export class QueueHost {
   }
 
   /** One local pool per set of model configs (per parent deployment), read from Redis by content hash once. */
-  private runnerFor(hash: string): Promise<WorkerRunner> {
-    let runner = this.runners.get(hash);
-    if (!runner) {
-      runner = this.loadModels(hash).then(
-        (models) =>
-          new WorkerRunner({
-            models,
-            threads: this.options.threads,
-            // The host's main thread only relays: what arrives from Redis arrives whole, and what
-            // answers it is ready by the end of the tick. Mid-tick exchanges there only split each
-            // relay into more postMessages (hosts' CPU per child −8% in interleaved N=256 runs).
-            linkSliceMs: Number.POSITIVE_INFINITY,
-            onDiagnostic: (line) => this.options.log(`brood host: ${line}`),
-          }),
-      );
-      this.runners.set(hash, runner);
-      runner.catch(() => this.runners.delete(hash));
+  private poolFor(hash: string): Promise<ModelsPool> {
+    let pool = this.pools.get(hash);
+    if (!pool) {
+      pool = this.loadModels(hash).then((models) => ({
+        models,
+        runner: new WorkerRunner({
+          models: models.models,
+          threads: this.options.threads,
+          // The host's main thread only relays: what arrives from Redis arrives whole, and what
+          // answers it is ready by the end of the tick. Mid-tick exchanges there only split each
+          // relay into more postMessages (hosts' CPU per child −8% in interleaved N=256 runs).
+          linkSliceMs: Number.POSITIVE_INFINITY,
+          onDiagnostic: (line) => this.options.log(`brood host: ${line}`),
+        }),
+      }));
+      this.pools.set(hash, pool);
+      pool.catch(() => this.pools.delete(hash));
     }
-    return runner;
+    return pool;
   }
 
-  private async loadModels(hash: string): Promise<ModelProviderConfig[]> {
-    const json = await this.clients[0]?.get(modelsKey(this.options.prefix, this.options.queue, hash));
-    if (json === null || json === undefined) throw new Error(MODELS_MISSING);
-    const models = modelConfigsSchema.parse(JSON.parse(json)) as unknown as ModelProviderConfig[];
+  private async loadModels(hash: string): Promise<HostModels> {
+    const key = modelsKey(this.options.prefix, this.options.queue, hash);
+    const body = await this.clients[0]?.get(key);
+    if (body === null || body === undefined)
+      throw new ModelsUnusable("the parent's model configs are not in Redis (any more)");
+    const record = openModelsRecord(hash, body, this.options.secret);
+    if ('refused' in record) {
+      this.options.log(`brood host: the model configs at ${key} ${record.refused}; refused`);
+      throw new ModelsUnusable(`the parent's model configs in Redis ${record.refused}`);
+    }
+    const read = modelConfigsSchema.parse(JSON.parse(record.json)) as unknown as ModelProviderConfig[];
+    const models = hostModels(read, this.options.codeProviders ?? []);
     // Checked as a catalog checks them (a parent of another brood version may have written them).
-    return models.map(checkedProviderConfig);
+    return { ...models, models: models.models.map(checkedProviderConfig) };
   }
 
   private parentOf(parent: string, timeoutMs: number): ParentEnd {

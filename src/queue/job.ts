@@ -46,6 +46,8 @@ export interface JobData {
   /** The content hash of the runtime's model configs, stored once in Redis (modelsKey), not per job. */
   models: string;
   plan: RemotePlan;
+  /** With a queueRunner secret, a queued job's HMAC (record-seal.ts); a placed one travels sealed already. */
+  mac?: string;
 }
 
 /** Model provider configs as a host reads them back from Redis (plain data; adapters re-check their options). */

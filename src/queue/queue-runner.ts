@@ -10,7 +10,7 @@
  * the parent's mirror as after a thread crash (a new activation, a new job). Activation ids are never
  * reused within a runner and runner ids are random, so a stale host that comes back names an
  * activation this parent no longer runs: it is told `gone` and everything it sends is ignored. */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { DriverPlan } from '../wire/contract.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
@@ -26,6 +26,7 @@ import { JobBatch } from './job-batch.js';
 import { cellsOf, type JobData, jobIdOf, readCells, toRemotePlan } from './job.js';
 import { openParentRedis, type ParentRedis } from './parent-redis.js';
 import { modelsKey } from './redis.js';
+import { type ModelsRecord, modelsRecord, sealJob } from './record-seal.js';
 
 /** How long the model configs stay in Redis without a dispatch renewing them. */
 const MODELS_TTL_MS = 3_600_000;
@@ -58,8 +59,7 @@ export class QueueRunner implements DriverRunner {
   private readonly hosts = new Map<string, HostLink>();
   private readonly silence: SilenceJudge<HostLink>;
   /** The configs a host may receive (none with an inline apiKey), stored once per content hash. */
-  private readonly modelsJson: string;
-  private readonly modelsHash: string;
+  private readonly models: ModelsRecord;
   private modelsStoredAt = 0;
   private storingModels: Promise<void> | undefined;
   private connecting: Promise<ParentRedis> | undefined;
@@ -76,8 +76,8 @@ export class QueueRunner implements DriverRunner {
     readonly config: QueueRunnerConfig,
     private readonly deps: QueueRunnerDeps,
   ) {
-    this.modelsJson = JSON.stringify(deps.models.filter((model) => model.options.apiKey === undefined));
-    this.modelsHash = createHash('sha256').update(this.modelsJson).digest('hex').slice(0, 32);
+    const json = JSON.stringify(deps.models.filter((model) => model.options.apiKey === undefined));
+    this.models = modelsRecord(json, config.secret);
     this.silence = new SilenceJudge(config.activationTimeoutMs);
   }
 
@@ -157,7 +157,7 @@ export class QueueRunner implements DriverRunner {
       parent: this.id,
       a: entry.token,
       timeoutMs: this.config.activationTimeoutMs,
-      models: this.modelsHash,
+      models: this.models.hash,
       plan: toRemotePlan(plan, entry.cells),
     };
     entry.job = data;
@@ -176,7 +176,7 @@ export class QueueRunner implements DriverRunner {
   }
 
   private async queueJob(entry: RemoteActivation, data: JobData): Promise<void> {
-    await this.jobs.add(data, entry.jobId);
+    await this.jobs.add(sealJob(data, this.config.secret), entry.jobId);
     entry.dispatchedAt = Date.now();
   }
 
@@ -234,7 +234,7 @@ export class QueueRunner implements DriverRunner {
   private storeModels(redis: ParentRedis): Promise<void> {
     if (Date.now() - this.modelsStoredAt < 5_000) return Promise.resolve();
     this.storingModels ??= redis.commands
-      .set(modelsKey(this.config.prefix, this.config.queue, this.modelsHash), this.modelsJson, 'PX', MODELS_TTL_MS)
+      .set(modelsKey(this.config.prefix, this.config.queue, this.models.hash), this.models.body, 'PX', MODELS_TTL_MS)
       .then(() => {
         this.modelsStoredAt = Date.now();
       })

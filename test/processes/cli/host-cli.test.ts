@@ -15,6 +15,7 @@ describe('brood host flags', () => {
     [['--redis', 'redis://127.0.0.1:1', '--threads', '0'], '--threads'],
     [['--redis', 'redis://127.0.0.1:1', '--concurrency', 'many'], '--concurrency'],
     [['--redis', 'redis://127.0.0.1:1', '--queue', 'a:b'], '--queue'],
+    [['--redis', 'redis://127.0.0.1:1', '--config', '/nonexistent/brood-host.json'], '--config'],
   ])('refuses %j with one line naming %s, exit 2', async (args, flag) => {
     const result = await runCli(['host', ...args]);
     expect(result.code).toBe(2);
