@@ -111,7 +111,10 @@ export class Runtime implements SubagentCore {
       options.telemetry &&
       createTelemetry(options.telemetry, catalog, this.reportBackgroundError, driverKind(options.runner));
     const globalVersion = new VersionCell();
-    this.tools = createToolSystem({ onChange: () => globalVersion.bump() });
+    this.tools = createToolSystem({
+      onChange: () => globalVersion.bump(),
+      reportFault: this.reportBackgroundError,
+    });
     this.prompt = createPromptSystem({
       globalTools: () => this.tools.global.view(),
       onChange: () => globalVersion.bump(),
