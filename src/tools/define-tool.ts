@@ -117,6 +117,7 @@ function normaliseParameters(
   if (isZodSchema(parameters)) {
     return { parameters: deepFreeze(zodToJsonSchema(name, parameters)), validator: parameters };
   }
+  refuseForeignSchema(name, parameters);
   // Copy first: the caller may keep mutating its object, and our view of the schema must not move.
   const json = stripSchemaKey(cloneJson(name, parameters));
   let validator: Validator;
@@ -126,6 +127,29 @@ function normaliseParameters(
     throw invalidConfig(`Tool "${name}": unsupported JSON Schema: ${errorMessage(error)}`, error);
   }
   return { parameters: deepFreeze(json), validator };
+}
+
+/**
+ * A schema object of another library is not JSON data, and the generic refusal would not say why: a zod 3
+ * schema (no `_zod`; what most services still import) and any other Standard Schema are named, with the fix.
+ */
+function refuseForeignSchema(name: string, parameters: object): void {
+  const { '~standard': standard, _def, safeParse } = parameters as Record<string, unknown>;
+  const vendor =
+    typeof standard === 'object' && standard !== null ? (standard as { vendor?: unknown }).vendor : undefined;
+  // Before 3.24 zod had no `~standard`; its schemas are known by their `_def` and `safeParse`.
+  const zod3 = vendor === 'zod' || (typeof _def === 'object' && typeof safeParse === 'function');
+  if (zod3)
+    throw invalidConfig(
+      `Tool "${name}": parameters is a zod 3 schema, which brood cannot express as JSON Schema. ` +
+        "Use zod 4 (import { z } from 'zod' with zod 4, or from 'zod/v4' with zod 3.25+), " +
+        'or pass a JSON Schema object (for example the output of zod-to-json-schema)',
+    );
+  if (standard !== undefined)
+    throw invalidConfig(
+      `Tool "${name}": parameters is a ${typeof vendor === 'string' ? `${vendor} ` : ''}Standard Schema, ` +
+        'which brood cannot express as JSON Schema; pass a zod 4 schema or a JSON Schema object',
+    );
 }
 
 function zodToJsonSchema(name: string, schema: z.ZodType): JsonSchemaObject {

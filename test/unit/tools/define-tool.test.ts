@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { z as z3 } from 'zod/v3';
 import { BroodError } from '../../../src/errors.js';
 import { defineTool } from '../../../src/tools/define-tool.js';
 import { expectCode } from '../../support/codes.js';
@@ -70,6 +71,24 @@ describe('defineTool', () => {
     expectCode(() => defineTool({ name: 'x', description: 'd', parameters: {} } as never), 'INVALID_CONFIG');
     expectCode(() => defineTool({ ...base, name: 'x', parameters: z.object({ d: z.date() }) }), 'INVALID_CONFIG');
     expectCode(() => defineTool({ ...base, name: 'x', parameters: { type: 'nonsense' } }), 'INVALID_CONFIG');
+  });
+
+  it('refuses a zod 3 schema (zod/v3) with INVALID_CONFIG that names zod 3 and the fix', () => {
+    const refusal = expectCode(
+      () => defineTool({ ...base, name: 'x', parameters: z3.object({ n: z3.number() }) as never }),
+      'INVALID_CONFIG',
+    );
+    expect(refusal.message).toContain('zod 3');
+    expect(refusal.message).toContain("'zod/v4'");
+  });
+
+  it('refuses another Standard Schema by name instead of calling it JSON data', () => {
+    const foreign = { '~standard': { version: 1, vendor: 'valibot', validate: () => ({ value: {} }) } };
+    const refusal = expectCode(
+      () => defineTool({ ...base, name: 'x', parameters: foreign as never }),
+      'INVALID_CONFIG',
+    );
+    expect(refusal.message).toContain('valibot Standard Schema');
   });
 
   it('defines run_code without complaint (reservation is enforced by register)', () => {
