@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { z as z3 } from 'zod/v3';
 import { BroodError } from '../../../src/errors.js';
 import { defineTool } from '../../../src/tools/define-tool.js';
+import { createToolSystem } from '../../../src/tools/system.js';
 import { expectCode } from '../../support/codes.js';
 
 const base = { description: 'd', execute: () => 'ok' };
@@ -73,13 +74,63 @@ describe('defineTool', () => {
     expectCode(() => defineTool({ ...base, name: 'x', parameters: { type: 'nonsense' } }), 'INVALID_CONFIG');
   });
 
-  it('refuses a zod 3 schema (zod/v3) with INVALID_CONFIG that names zod 3 and the fix', () => {
+  it('accepts a zod 3 schema (zod/v3): the model sees its input as JSON Schema, zod 3 validates', async () => {
+    const tool = defineTool({
+      ...base,
+      name: 'deploy',
+      parameters: z3
+        .object({
+          service: z3.string().min(1).describe('which service'),
+          replicas: z3.number().int().max(10).default(1),
+          region: z3.enum(['eu', 'us']).optional(),
+          tags: z3.array(z3.string()).max(3),
+          note: z3.string().nullable(),
+          slug: z3.string().transform((text) => text.toLowerCase()),
+        })
+        .strict(),
+      execute: (args) => `${args.service} x${args.replicas} ${args.slug}`,
+    });
+    expect(tool.parameters).toEqual({
+      type: 'object',
+      properties: {
+        service: { type: 'string', minLength: 1, description: 'which service' },
+        replicas: { type: 'integer', maximum: 10, default: 1 },
+        region: { type: 'string', enum: ['eu', 'us'] },
+        tags: { type: 'array', items: { type: 'string' }, maxItems: 3 },
+        note: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+        slug: { type: 'string' },
+      },
+      required: ['service', 'tags', 'note', 'slug'],
+      additionalProperties: false,
+    });
+    expect(tool.parse({ service: 'web', tags: [], note: null, slug: 'WEB' })).toEqual({
+      service: 'web',
+      replicas: 1,
+      tags: [],
+      note: null,
+      slug: 'web',
+    });
+    const refusal = expectCode(() => tool.parse({ service: 'web', tags: [1], note: null, slug: 'x' }), 'INVALID_ARGS');
+    expect(refusal.details).toMatchObject({ tool: 'deploy', path: 'tags[0]' });
+    expectCode(() => tool.parse({ service: 'web', tags: [], note: null, slug: 'x', extra: 1 }), 'INVALID_ARGS');
+  });
+
+  it('a zod 3 tool runs through the resolver like any other (model JSON in, INVALID_ARGS for bad args)', async () => {
+    const system = createToolSystem();
+    system.global.register(
+      defineTool({ ...base, name: 'double', parameters: z3.object({ n: z3.number() }), execute: (args) => args.n * 2 }),
+    );
+    expect(await system.global.execute({ name: 'double', arguments: '{"n":21}' })).toMatchObject({ content: '42' });
+    const bad = await system.global.execute({ name: 'double', arguments: '{"n":"21"}' });
+    expect(bad.error?.code).toBe('INVALID_ARGS');
+  });
+
+  it('refuses a zod 3 type with no JSON Schema with INVALID_CONFIG naming it', () => {
     const refusal = expectCode(
-      () => defineTool({ ...base, name: 'x', parameters: z3.object({ n: z3.number() }) as never }),
+      () => defineTool({ ...base, name: 'x', parameters: z3.object({ when: z3.date() }) }),
       'INVALID_CONFIG',
     );
-    expect(refusal.message).toContain('zod 3');
-    expect(refusal.message).toContain("'zod/v4'");
+    expect(refusal.message).toContain('ZodDate');
   });
 
   it('refuses another Standard Schema by name instead of calling it JSON data', () => {
