@@ -115,6 +115,49 @@ describe('defineTool', () => {
     expectCode(() => tool.parse({ service: 'web', tags: [], note: null, slug: 'x', extra: 1 }), 'INVALID_ARGS');
   });
 
+  it('shows unions, literals, enums, records, tuples and refinements of a zod 3 schema as JSON Schema', () => {
+    enum Level {
+      Low = 0,
+      High = 1,
+    }
+    const tool = defineTool({
+      ...base,
+      name: 'shapes',
+      parameters: z3.object({
+        kind: z3.discriminatedUnion('type', [
+          z3.object({ type: z3.literal('a'), n: z3.number().gt(0) }),
+          z3.object({ type: z3.literal('b') }),
+        ]),
+        level: z3.nativeEnum(Level),
+        counts: z3.record(z3.number().int()),
+        pair: z3.tuple([z3.string(), z3.boolean()]),
+        even: z3.number().refine((n) => n % 2 === 0, 'must be even'),
+        loose: z3.object({}).passthrough(),
+      }),
+    });
+    expect(tool.parameters.properties).toEqual({
+      kind: {
+        anyOf: [
+          {
+            type: 'object',
+            properties: { type: { const: 'a' }, n: { type: 'number', exclusiveMinimum: 0 } },
+            required: ['type', 'n'],
+          },
+          { type: 'object', properties: { type: { const: 'b' } }, required: ['type'] },
+        ],
+      },
+      level: { enum: [0, 1] },
+      counts: { type: 'object', additionalProperties: { type: 'integer' } },
+      pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'boolean' }] },
+      even: { type: 'number' },
+      loose: { type: 'object', properties: {} },
+    });
+    // What JSON Schema cannot say is still enforced: the refinement runs in zod 3's own safeParse.
+    const args = { kind: { type: 'b' }, level: 1, counts: {}, pair: ['x', true], loose: {} };
+    expect(tool.parse({ ...args, even: 2 })).toMatchObject({ even: 2 });
+    expectCode(() => tool.parse({ ...args, even: 3 }), 'INVALID_ARGS');
+  });
+
   it('a zod 3 tool runs through the resolver like any other (model JSON in, INVALID_ARGS for bad args)', async () => {
     const system = createToolSystem();
     system.global.register(
