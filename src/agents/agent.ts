@@ -346,6 +346,8 @@ export class AgentImpl implements GatewayAgent {
     if (this.disposed) return;
     this.cancelCurrentTurn();
     this.disposed = true;
+    // Recorded before the flush below: a request no one can answer any more is expired, not left listed.
+    this.deps.approvals.expireAllOf(this.id);
     this.deps.scheduler.abandon(this.id);
     this.inbox.settleQueued({
       output: '',

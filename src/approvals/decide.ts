@@ -8,14 +8,23 @@ import type { ApprovalCall, ApprovalsOptions, ApprovalVerdict, ChildApprovals } 
 
 const VERDICTS: ReadonlySet<unknown> = new Set<ApprovalVerdict>(['allow', 'deny', 'ask']);
 
-/** What a rule said, read safely: anything but a verdict (a throw, a rejection, a stray value) denies. */
-async function safely(rule: () => unknown): Promise<ApprovalVerdict> {
+/**
+ * What a rule said, read safely: anything but a verdict (a throw, a rejection, a stray value) denies.
+ * A rule that answers synchronously is read synchronously, so only a promise needs bounding in time.
+ */
+function safely(rule: () => unknown): ApprovalVerdict | Promise<ApprovalVerdict> {
   try {
-    const verdict = await rule();
-    return VERDICTS.has(verdict) ? (verdict as ApprovalVerdict) : 'deny';
+    const answer = rule();
+    if (typeof answer !== 'object' || answer === null) return asVerdict(answer);
+    // A thenable whose `then` throws becomes a rejection here, never a throw.
+    return Promise.resolve(answer).then(asVerdict, () => 'deny');
   } catch {
     return 'deny';
   }
+}
+
+function asVerdict(answer: unknown): ApprovalVerdict {
+  return VERDICTS.has(answer) ? (answer as ApprovalVerdict) : 'deny';
 }
 
 /** True when neither the tool nor the runtime has a rule: the call runs without a look (the fast path). */
@@ -29,13 +38,13 @@ export function verdictFor(
   ctx: ToolContext,
   call: ApprovalCall,
   options: ApprovalsOptions | undefined,
-): Promise<ApprovalVerdict> {
+): ApprovalVerdict | Promise<ApprovalVerdict> {
   const own = definition.approval;
-  if (own === 'ask') return Promise.resolve('ask');
+  if (own === 'ask') return 'ask';
   if (typeof own === 'function') return safely(() => own(args, ctx));
   const policy = options?.policy;
   if (policy !== undefined) return safely(() => policy(call));
-  return Promise.resolve('allow');
+  return 'allow';
 }
 
 /** The stricter of two rules: 'deny' wins, so a child can never loosen what is above it. */

@@ -21,9 +21,11 @@ import type {
   ApprovalResponse,
   Approvals,
   ApprovalsOptions,
+  ApprovalVerdict,
   ChildApprovals,
 } from './types.js';
 import { DEFAULTS } from '../defaults.js';
+import { readUntrusted, snapshot } from '../untrusted.js';
 import type { SessionWriter } from '../agents/session-writer.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { Agent } from '../types.js';
@@ -127,17 +129,20 @@ export class ApprovalGate implements Approvals {
     }
     const ctx = { callId: call.callId, agent, signal: signal ?? new AbortController().signal };
     const subject = { tool: call.name, args, callId: call.callId, ...origin(agent), viaCode };
-    const verdict = await verdictFor(definition, args, ctx, subject, this.options);
+    const decided = verdictFor(definition, args, ctx, subject, this.options);
+    const verdict = typeof decided === 'string' ? decided : await this.boundedInTime(decided, signal);
+    if (verdict === 'unanswered')
+      return this.refuse(agent, call, 'expired', 'its approval rule did not answer in time');
     if (verdict === 'allow') return RUN_AS_IS(call.arguments);
     if (verdict === 'ask' && this.childMayAsk(agent))
       return this.park(agent, definition, subject, call.arguments, signal);
     const reason =
       verdict === 'deny' ? 'its approval policy refused it' : 'it needs approval, which children may not ask';
-    return this.refuse(agent, call, reason);
+    return this.refuse(agent, call, 'denied', reason);
   }
 
   pending(filter?: { agentId?: string }): ApprovalRequest[] {
-    const agentId = filter?.agentId;
+    const agentId = readUntrusted('INVALID_ARGS', 'pending() filter', () => filter?.agentId);
     if (agentId !== undefined && typeof agentId !== 'string')
       throw new BroodError('INVALID_ARGS', 'pending({ agentId }) takes an agent id string');
     const all = [...this.waiting.values()].map((parked) => ({ ...parked.request }));
@@ -150,7 +155,9 @@ export class ApprovalGate implements Approvals {
       throw new BroodError('UNKNOWN_APPROVAL', `No pending approval "${String(approvalId)}"`, {
         details: { approvalId },
       });
-    const parsed = responseSchema.safeParse(response);
+    // A copy of the host's plain data: its getters run once, here, and cannot answer differently later.
+    const copy = snapshot('INVALID_ARGS', 'respond() response', response);
+    const parsed = readUntrusted('INVALID_ARGS', 'respond() response', () => responseSchema.safeParse(copy));
     if (!parsed.success)
       throw new BroodError('INVALID_ARGS', 'respond() takes { approve: true, args? } or { approve: false, message? }');
     const decision = parsed.data;
@@ -162,7 +169,7 @@ export class ApprovalGate implements Approvals {
     if (decision.args === undefined)
       return this.resolve(parked, 'approved', 'host', { run: true, args: parked.modelArgs }, {});
     // Checked while the request is still pending: edited arguments that fail the schema change nothing.
-    parked.definition.parse(decision.args);
+    readUntrusted('INVALID_ARGS', 'respond() args', () => parked.definition.parse(decision.args));
     return this.resolve(parked, 'approved', 'host', { run: true, args: decision.args }, { args: decision.args });
   }
 
@@ -192,6 +199,15 @@ export class ApprovalGate implements Approvals {
     this.waiting.set(parked.request.approvalId, parked);
     const { agent, request } = parked;
     this.deps.hub.publish({ ...baseOf(agent, this.deps.now()), type: 'approval-request', ...requestFields(request) });
+  }
+
+  /**
+   * Expires every request of an agent being disposed, before its session is released: nothing would
+   * run an answer any more, so `respond()` must not report one as accepted.
+   */
+  expireAllOf(agentId: string): void {
+    for (const parked of [...this.waiting.values()])
+      if (parked.agent.id === agentId) this.expire(parked.request.approvalId);
   }
 
   /** Expires a request now (its timer ran out, its turn was cancelled or ended). */
@@ -263,11 +279,40 @@ export class ApprovalGate implements Approvals {
   }
 
   /** A call refused without asking anyone (the tool's rule, the policy, or the children rule). */
-  private async refuse(agent: GateAgent, call: GateCall, reason: string): Promise<GateOutcome> {
+  private async refuse(
+    agent: GateAgent,
+    call: GateCall,
+    decision: 'denied' | 'expired',
+    reason: string,
+  ): Promise<GateOutcome> {
     const request = { approvalId: this.newApprovalId(), callId: call.callId, tool: call.name };
-    await agent.writer.append([resolvedEvent(request, 'denied', 'policy', { message: reason })]);
-    this.announce(agent, request, 'denied', 'policy');
-    return { run: false, result: errorResult('APPROVAL_DENIED', `The call to "${call.name}" was denied: ${reason}`) };
+    await agent.writer.append([resolvedEvent(request, decision, 'policy', { message: reason })]);
+    this.announce(agent, request, decision, 'policy');
+    const code = decision === 'denied' ? 'APPROVAL_DENIED' : 'APPROVAL_EXPIRED';
+    const verb = decision === 'denied' ? 'was denied' : 'expired';
+    return { run: false, result: errorResult(code, `The call to "${call.name}" ${verb}: ${reason}`) };
+  }
+
+  /**
+   * A rule's promised verdict, or 'unanswered' once `timeoutMs` passes or the turn is cancelled first:
+   * a rule that never settles must not hold the call (and its turn) longer than a host's answer could.
+   */
+  private boundedInTime(
+    verdict: Promise<ApprovalVerdict>,
+    signal: AbortSignal | undefined,
+  ): Promise<ApprovalVerdict | 'unanswered'> {
+    return new Promise((settle) => {
+      const finish = (answer: ApprovalVerdict | 'unanswered'): void => {
+        cancelTimer();
+        signal?.removeEventListener('abort', onAbort);
+        settle(answer);
+      };
+      const onAbort = (): void => finish('unanswered');
+      const cancelTimer = this.deps.clock.setTimer(onAbort, this.timeoutMs);
+      if (signal?.aborted) return finish('unanswered');
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void verdict.then(finish);
+    });
   }
 
   /** Ends a request that was recorded but never listed (its turn was cancelled, or its tool is gone after a restart). */

@@ -54,6 +54,8 @@ export function relistOpenRequests(gate: ApprovalGate, agent: RestoredAgent, eve
 }
 
 async function runLate(agent: RestoredAgent, logged: Logged, outcome: GateOutcome): Promise<void> {
+  // Expired by the agent's dispose: its session is being released, so nothing more is written to it.
+  if (!outcome.run && agent.status === 'disposed') return;
   const result: ToolResult = outcome.run
     ? await agent.init.tools.registry.execute({
         name: logged.tool,

@@ -4,6 +4,7 @@
  * what differs: its path, its own headers, its body and its two parsers.
  */
 import { throwIfAborted } from './abort.js';
+import { withKeyHint } from './api-key.js';
 import { failure } from './failure.js';
 import { apiKeyOf, bodyKind, postWithRetries, readJson, type BodyKind } from './http.js';
 import { effectiveOptions, type RequestOptions, type ResolvedRetry } from './request-options.js';
@@ -77,7 +78,7 @@ export function httpAdapter<R extends RequestOptions, O extends HttpAdapterOptio
         ...(request.atSlot === undefined ? {} : { atSlot: request.atSlot }),
         ...(request.onWrite === undefined ? {} : { onWrite: request.onWrite }),
       });
-      if (!outcome.ok) return failure(outcome.diagnostic);
+      if (!outcome.ok) return failure(withKeyHint(outcome.diagnostic, outcome.status, options));
       return readAnswer(protocol, outcome.response, stream ? 'sse' : 'json', request);
     },
   };

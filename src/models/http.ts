@@ -7,7 +7,8 @@ import { errorMessage } from '../errors.js';
 import { abortedError, sleep } from './abort.js';
 import type { ResolvedRetry } from './request-options.js';
 
-export type HttpOutcome = { ok: true; response: Response } | { ok: false; diagnostic: string };
+/** `status`: the HTTP status of a final refusal (absent for network errors). */
+export type HttpOutcome = { ok: true; response: Response } | { ok: false; diagnostic: string; status?: number };
 
 export interface HttpCall {
   url: string;
@@ -107,7 +108,7 @@ export async function postWithRetries(call: HttpCall): Promise<HttpOutcome> {
       await sleep(asked ?? backoffMs(retry, attempt), signal);
       continue;
     }
-    return { ok: false, diagnostic: `${await statusDiagnostic(response, signal)}${tries}` };
+    return { ok: false, diagnostic: `${await statusDiagnostic(response, signal)}${tries}`, status: response.status };
   }
 }
 

@@ -43,6 +43,7 @@ import { readUsageTree } from '../sessions/usage-tree.js';
 import { InlineRunner } from '../thread/inline-runner.js';
 import type { DriverRunner } from '../wire/runner.js';
 import { WorkerRunner } from '../pool/worker-runner.js';
+import { checkApiKeyEnv } from '../models/api-key.js';
 import { isQueueRunnerConfig, type QueueRunnerConfig } from '../queue/config.js';
 import { QueueRunner } from '../queue/queue-runner.js';
 import { createTelemetry } from '../telemetry/setup.js';
@@ -103,15 +104,21 @@ export class Runtime implements SubagentCore {
   /** One runner per queueRunner config this runtime uses (createBrood's, spawnProvider's). */
   private readonly queueRunners = new Map<QueueRunnerConfig, QueueRunner>();
   private readonly modelConfigs: ModelProviderConfig[];
+  /** True unless the drivers run on queue hosts (which read apiKeyEnv in their own environment). */
+  private readonly sendsFromHere: boolean;
 
   constructor({ options, catalog, store, generateId, now, setTimer }: RuntimeParts) {
     this.reportBackgroundError = diagnosticSink(options.onDiagnostic);
+    this.sendsFromHere = !isQueueRunnerConfig(options.runner);
     // First: a telemetry option without its package fails createBrood before any thread starts.
     const telemetry =
       options.telemetry &&
       createTelemetry(options.telemetry, catalog, this.reportBackgroundError, driverKind(options.runner));
     const globalVersion = new VersionCell();
-    this.tools = createToolSystem({ onChange: () => globalVersion.bump() });
+    this.tools = createToolSystem({
+      onChange: () => globalVersion.bump(),
+      reportFault: this.reportBackgroundError,
+    });
     this.prompt = createPromptSystem({
       globalTools: () => this.tools.global.view(),
       onChange: () => globalVersion.bump(),
@@ -238,6 +245,9 @@ export class Runtime implements SubagentCore {
     const id = parsed.id ?? this.ids('agent');
     if (this.agents.has(id)) throw new BroodError('INVALID_CONFIG', `an agent with id '${id}' already exists`);
     const route = this.catalog.resolve(parsed.model);
+    // A queue host reads apiKeyEnv in its own environment; local drivers read this process's.
+    const providerConfig = this.catalog.config(route.provider);
+    if (this.sendsFromHere && providerConfig !== undefined) checkApiKeyEnv(providerConfig);
     const depth = parsed.depth === undefined ? 0 : validateDelegationDepth(parsed.depth);
     const codeMode = parsed.codeMode ?? this.codeMode;
     // Sampled once, at creation: later preference changes never affect an existing session (SPEC §11.9).

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { describe } from '../describe.js';
 import { BroodError, errorMessage } from '../errors.js';
 import { readUntrusted } from '../untrusted.js';
+import { isZod3Schema, type Zod3Schema, Zod3Unsupported, zod3ToJsonSchema } from './zod3-schema.js';
 import type {
   Agent,
   ApprovalVerdict,
@@ -22,12 +23,20 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 export interface ToolDeclaration<A> {
   name: string;
   description: string;
-  parameters: z.ZodType<A> | JsonSchemaObject;
+  /** zod 4, zod 3 (validated by itself, shown to the model as the JSON Schema of its input) or JSON Schema. */
+  parameters: z.ZodType<A> | Zod3Type<A> | JsonSchemaObject;
   execute(args: A, ctx: ToolContext): unknown;
   concurrencySafe?: boolean | ((args: A) => boolean);
   forAgent?(agent: Agent | undefined): ToolPresentation;
   /** 'ask': every call waits for the host; a function decides per call (see docs/approvals.md). */
   approval?: 'ask' | ((args: A, ctx: ToolContext) => ApprovalVerdict | Promise<ApprovalVerdict>);
+}
+
+/** A zod 3 schema as TypeScript sees it (what `parse` returns is its output type). */
+export interface Zod3Type<A> {
+  readonly _output: A;
+  readonly _def: object;
+  safeParse(data: unknown): unknown;
 }
 
 /**
@@ -112,13 +121,16 @@ type Validator = {
 
 function normaliseParameters(
   name: string,
-  parameters: z.ZodType | JsonSchemaObject,
+  parameters: z.ZodType | Zod3Type<unknown> | JsonSchemaObject,
 ): { parameters: JsonSchemaObject; validator: Validator } {
   if (isZodSchema(parameters)) {
     return { parameters: deepFreeze(zodToJsonSchema(name, parameters)), validator: parameters };
   }
+  if (isZod3Schema(parameters))
+    return { parameters: deepFreeze(zod3ParametersSchema(name, parameters)), validator: parameters as Validator };
+  refuseForeignSchema(name, parameters);
   // Copy first: the caller may keep mutating its object, and our view of the schema must not move.
-  const json = stripSchemaKey(cloneJson(name, parameters));
+  const json = stripSchemaKey(cloneJson(name, parameters as JsonSchemaObject));
   let validator: Validator;
   try {
     validator = z.fromJSONSchema(json);
@@ -126,6 +138,32 @@ function normaliseParameters(
     throw invalidConfig(`Tool "${name}": unsupported JSON Schema: ${errorMessage(error)}`, error);
   }
   return { parameters: deepFreeze(json), validator };
+}
+
+/**
+ * A schema object of another library is not JSON data, and the generic refusal would not say why: a
+ * Standard Schema that is neither zod 4 nor zod 3 is named, with the fix.
+ */
+function refuseForeignSchema(name: string, parameters: object): void {
+  const standard: unknown = (parameters as { '~standard'?: unknown })['~standard'];
+  if (typeof standard !== 'object' || standard === null) return;
+  const vendor: unknown = (standard as { vendor?: unknown }).vendor;
+  throw invalidConfig(
+    `Tool "${name}": parameters is a ${typeof vendor === 'string' ? `${vendor} ` : ''}Standard Schema, ` +
+      'which brood cannot express as JSON Schema; pass a zod schema or a JSON Schema object',
+  );
+}
+
+function zod3ParametersSchema(name: string, schema: Zod3Schema): JsonSchemaObject {
+  try {
+    return zod3ToJsonSchema(schema);
+  } catch (error) {
+    if (!(error instanceof Zod3Unsupported)) throw error;
+    throw invalidConfig(
+      `Tool "${name}": parameters (a zod 3 schema) uses ${error.message}, which has no JSON Schema; ` +
+        'use JSON types there, or pass a JSON Schema object',
+    );
+  }
 }
 
 function zodToJsonSchema(name: string, schema: z.ZodType): JsonSchemaObject {

@@ -1,7 +1,8 @@
 /**
  * Tool execution and classification (SPEC §4 rules 6–7). `executeResolved` always resolves with
- * exactly one ToolResult: every failure becomes `{ isError: true, content: 'Error: …', error }`,
- * because a tool failure is information for the model, not a crash of the caller.
+ * exactly one ToolResult: every failure becomes `{ isError: true, content: 'Error: …', error }` (a tool
+ * body's own throw keeps its error's name, see thrown.ts), because a tool failure is information for the
+ * model, not a crash of the caller.
  */
 import { BroodError, errorCodeOf, errorMessage, type BroodErrorCode } from '../errors.js';
 import { describe } from '../describe.js';
@@ -9,6 +10,7 @@ import { defaultIds } from '../ids.js';
 import { readUntrusted } from '../untrusted.js';
 import type { Agent, ConcurrencyClass, ToolCallRequest, ToolContext, ToolResult } from '../types.js';
 import type { ResolvedTool } from './resolver.js';
+import { thrownByTool, type ToolFaultSink } from './thrown.js';
 
 export type { ConcurrencyClass };
 
@@ -16,6 +18,8 @@ export type { ConcurrencyClass };
 export interface ExecutionScope {
   lookup(name: string): ResolvedTool | undefined;
   agent(): Agent | undefined;
+  /** Told the stack of a tool body's throw (the model reads only its name and message). */
+  reportFault?: ToolFaultSink;
 }
 
 export async function executeResolved(scope: ExecutionScope, call: ToolCallRequest): Promise<ToolResult> {
@@ -53,7 +57,8 @@ async function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promi
   try {
     value = await tool.definition.execute(args, ctx);
   } catch (error) {
-    return errorResult(codeOf(error), errorMessage(error));
+    const code = codeOf(error);
+    return code === undefined ? thrownByTool(name, error, scope.reportFault) : errorResult(code, errorMessage(error));
   }
   if (signal.aborted) return errorResult('ABORTED', `Tool "${name}" was aborted while running`);
   return successResult(name, value);

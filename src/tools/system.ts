@@ -51,7 +51,10 @@ export interface AgentToolScope {
 }
 
 /** `onChange` fires on global-layer changes; agent-layer changes are seen through `scope.registry.on('change')`. */
-export function createToolSystem(options: { onChange?: () => void } = {}): ToolSystem {
+/** `reportFault` hears the stack of every tool body that throws (createBrood's onDiagnostic). */
+export function createToolSystem(
+  options: { onChange?: () => void; reportFault?: (message: string) => void } = {},
+): ToolSystem {
   const globals = new ToolLayer();
   const globalListeners = new Listeners();
   const scopes = new Set<{ onGlobalChange(): void }>();
@@ -74,6 +77,7 @@ export function createToolSystem(options: { onChange?: () => void } = {}): ToolS
   const globalExecution: ExecutionScope = {
     lookup: (name) => resolveOne(globalInputs(), name),
     agent: () => undefined,
+    ...faultSink(options.reportFault),
   };
 
   const global: ToolRegistry = {
@@ -98,7 +102,7 @@ export function createToolSystem(options: { onChange?: () => void } = {}): ToolS
     const scope = createAgentScope(
       // Agent-layer changes reach only that scope's own listeners (the agent bumps its own version);
       // options.onChange is for global changes, which may alter every view.
-      { globals, knownGlobalNames },
+      { globals, knownGlobalNames, ...faultSink(options.reportFault) },
       agent,
       () => scopes.delete(scope),
     );
@@ -112,6 +116,11 @@ export function createToolSystem(options: { onChange?: () => void } = {}): ToolS
 interface ScopeDeps {
   globals: ToolLayer;
   knownGlobalNames(): string[];
+  reportFault?: (message: string) => void;
+}
+
+function faultSink(reportFault: ((message: string) => void) | undefined): { reportFault?: (message: string) => void } {
+  return reportFault === undefined ? {} : { reportFault };
 }
 
 function createAgentScope(
@@ -133,7 +142,7 @@ function createAgentScope(
   });
   const resolve = () => (disposed ? [] : resolveAll(inputs()));
   const lookup = (name: string) => (disposed ? undefined : resolveOne(inputs(), name));
-  const execution: ExecutionScope = { lookup, agent };
+  const execution: ExecutionScope = { lookup, agent, ...faultSink(deps.reportFault) };
 
   const assertLive = () => {
     if (disposed) throw new BroodError('DISPOSED', 'This agent tool scope has been disposed');

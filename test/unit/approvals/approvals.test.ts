@@ -174,6 +174,30 @@ describe('a top-level agent', () => {
     expectCode(() => b.approvals.pending({ agentId: 3 as unknown as string }), 'INVALID_ARGS');
   });
 
+  it('a response, its args or a filter whose getter throws is INVALID_ARGS, and the request stays pending', async () => {
+    const b = runtime([calls(['guarded', { n: 1 }]), { text: 'saw {{results}}' }]);
+    const guarded = registerGuarded(b);
+    const { turn, request } = await runUntilParked(b);
+    const throwing = (fields: object, key: string) =>
+      Object.defineProperty(fields, key, {
+        enumerable: true,
+        get() {
+          throw new Error('host getter bug');
+        },
+      });
+    const { approvalId } = request;
+    await expectCode(b.approvals.respond(approvalId, throwing({}, 'approve') as never), 'INVALID_ARGS');
+    const badArgs = throwing({}, 'n');
+    await expectCode(b.approvals.respond(approvalId, { approve: true, args: badArgs }), 'INVALID_ARGS');
+    const classArgs = throwing(Object.create({ kind: 'not plain' }) as object, 'n');
+    await expectCode(b.approvals.respond(approvalId, { approve: true, args: classArgs }), 'INVALID_ARGS');
+    expectCode(() => b.approvals.pending(throwing({}, 'agentId') as never), 'INVALID_ARGS');
+    expect(b.approvals.pending()).toHaveLength(1);
+    await b.approvals.respond(approvalId, { approve: true });
+    await turn;
+    expect(guarded.runs).toEqual([{ n: 1 }]);
+  });
+
   it('a request not answered within timeoutMs expires as denied (on the injected timer)', async () => {
     const timers: { fn: () => void; ms: number; cancelled: boolean }[] = [];
     const setTimer = (fn: () => void, ms: number) => {
@@ -255,6 +279,45 @@ describe('who decides', () => {
     await agent.run('go');
     expect(own.runs).toEqual([{ n: 1 }]);
     expect(broken.runs).toEqual([]);
+  });
+
+  it('a rule that never answers expires after timeoutMs (injected timer); the tool never runs', async () => {
+    const timers: { fn: () => void; ms: number }[] = [];
+    const setTimer = (fn: () => void, ms: number) => {
+      timers.push({ fn, ms });
+      return () => undefined;
+    };
+    const b = runtime([calls(['plain', { n: 1 }]), { text: 'saw {{results}}' }], {
+      approvals: { policy: () => new Promise<never>(() => undefined), timeoutMs: 5_000 },
+      _internal: { setTimer },
+    });
+    const plain = recorded('plain');
+    b.tools.register(plain.tool);
+    const agent = await b.createAgent({ model: route });
+    const turn = agent.run('go');
+    await until(() => timers.length === 1);
+    expect(timers[0]!.ms).toBe(5_000);
+    timers[0]!.fn();
+    expect((await turn).output).toContain('did not answer in time');
+    expect(plain.runs).toEqual([]);
+    const events = await sessionEvents(b, agent.id);
+    expect(events.find((event) => event.type === 'tool/result')?.data).toMatchObject({
+      errorCode: 'APPROVAL_EXPIRED',
+    });
+    const resolved = events.find((event) => event.type === 'approval/resolved');
+    expect(resolved?.data).toMatchObject({ tool: 'plain', decision: 'expired', by: 'policy' });
+  });
+
+  it("cancelling the turn ends a tool rule's unanswered wait", async () => {
+    const b = runtime([calls(['hangs', { n: 1 }]), { text: 'unreached' }]);
+    const hangs = recorded('hangs', () => new Promise<never>(() => undefined) as never);
+    b.tools.register(hangs.tool);
+    const agent = await b.createAgent({ model: route });
+    const turn = agent.run('go');
+    await until(async () => (await sessionEvents(b, agent.id)).some((event) => event.type === 'tool/call'));
+    agent.cancel();
+    expect((await turn).stopReason).toBe('aborted');
+    expect(hangs.runs).toEqual([]);
   });
 
   it('without a rule or a policy calls run as before (no approval events)', async () => {
@@ -407,6 +470,27 @@ describe('a new runtime on the same sessions', () => {
       (event) => event.type === 'user/message' && event.data.source === 'approval',
     );
     expect(told?.data).toMatchObject({ delivery: 'quiet' });
+  });
+
+  it('disposing the resumed agent expires its listed request: respond() is UNKNOWN_APPROVAL, the tool never runs', async () => {
+    const sessions = memorySessions();
+    const approvalId = await openRequestIn(sessions);
+    const b = runtime([{ text: 'hi' }], { sessions });
+    const guarded = registerGuarded(b);
+    const orphan = await b.resumeAgent('orphan');
+    expect(b.approvals.pending()).toHaveLength(1);
+    await orphan.dispose();
+    expect(b.approvals.pending()).toEqual([]);
+    await expectCode(b.approvals.respond(approvalId, { approve: true }), 'UNKNOWN_APPROVAL');
+    expect(guarded.runs).toEqual([]);
+    const resolved = (await sessionEvents(b, 'orphan')).filter((event) => event.type === 'approval/resolved');
+    expect(resolved.map((event) => event.data)).toMatchObject([{ approvalId, decision: 'expired', by: 'policy' }]);
+    // Recorded: a later runtime resuming the agent does not ask again.
+    const later = runtime([{ text: 'hi' }], { sessions });
+    registerGuarded(later);
+    abandoned.push(b);
+    await later.resumeAgent('orphan');
+    expect(later.approvals.pending()).toEqual([]);
   });
 
   it('a request whose tool this runtime lacks expires at once', async () => {
