@@ -7,6 +7,7 @@
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
+import { ToolAnswerError } from '../tools/thrown.js';
 import { defineTool, type ToolDefinition } from '../index.js';
 import type { BuiltinToolName } from './run-config.js';
 
@@ -29,11 +30,11 @@ export function builtinTools(names: readonly BuiltinToolName[], root: string): T
 export async function confine(root: string, path: string): Promise<string> {
   const realRoot = await realpath(root);
   const target = await realpath(resolve(realRoot, path)).catch(() => {
-    throw new Error(`no such file or directory: ${path}`);
+    throw new ToolAnswerError(`no such file or directory: ${path}`);
   });
   const rel = relative(realRoot, target);
   if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
-    throw new Error(`${path} is outside the allowed root`);
+    throw new ToolAnswerError(`${path} is outside the allowed root`);
   return target;
 }
 
@@ -45,7 +46,7 @@ function readFileTool(root: string): ToolDefinition {
     concurrencySafe: true,
     async execute({ path }) {
       const file = await confine(root, path);
-      if (!(await stat(file)).isFile()) throw new Error(`${path} is not a regular file`);
+      if (!(await stat(file)).isFile()) throw new ToolAnswerError(`${path} is not a regular file`);
       const handle = await open(file, 'r');
       try {
         const buffer = Buffer.alloc(MAX_FILE_BYTES + 1);
@@ -98,11 +99,12 @@ function httpGetTool(): ToolDefinition {
 }
 
 export function loopbackURL(text: string): URL {
-  if (!URL.canParse(text)) throw new Error(`not a URL: ${text}`);
+  if (!URL.canParse(text)) throw new ToolAnswerError(`not a URL: ${text}`);
   const url = new URL(text);
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new Error(`only http(s) URLs are allowed, not ${url.protocol}`);
-  if (!LOOPBACK_HOSTS.has(url.hostname)) throw new Error(`http_get only reaches localhost, not ${url.hostname}`);
+    throw new ToolAnswerError(`only http(s) URLs are allowed, not ${url.protocol}`);
+  if (!LOOPBACK_HOSTS.has(url.hostname))
+    throw new ToolAnswerError(`http_get only reaches localhost, not ${url.hostname}`);
   return url;
 }
 

@@ -8,6 +8,7 @@ import type { Brood } from '../brood.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from '../subagents/types.js';
 import { withContent } from '../tools/execute.js';
+import { ToolAnswerError } from '../tools/thrown.js';
 import type { Agent, JsonSchemaObject, ToolContext } from '../types.js';
 import { buildRequest, parseCall, type DelegationCall } from './call.js';
 import type { ResolvedSubagentToolConfig } from './config.js';
@@ -118,7 +119,7 @@ async function collect(run: SubagentRun): Promise<Collected> {
 function runFailure(result: SubagentResult, disposeError: unknown): Error {
   let message = failureMessage(result);
   if (disposeError !== undefined) message += disposeAfterFailureSuffix(errorMessage(disposeError));
-  return result.stopReason === 'aborted' ? new BroodError('ABORTED', message) : new Error(message);
+  return result.stopReason === 'aborted' ? new BroodError('ABORTED', message) : new ToolAnswerError(message);
 }
 
 /**

@@ -10,10 +10,21 @@ import type { ToolResult } from '../types.js';
 /** Where a tool's fault is reported (createBrood's onDiagnostic). */
 export type ToolFaultSink = (message: string) => void;
 
+/**
+ * A failure that is the tool's answer, not a fault: a delegated child that failed, a path outside the
+ * CLI tools' root. The model reads `Error: <message>` with no code, and the host is not told.
+ */
+export class ToolAnswerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'Error';
+  }
+}
+
 export function thrownByTool(tool: string, thrown: unknown, report: ToolFaultSink | undefined): ToolResult {
   const message = errorMessage(thrown);
   const headline = `${nameOf(thrown)}: ${message}`;
-  report?.(`tool "${tool}" threw ${stackOf(thrown) ?? headline}`);
+  if (!(thrown instanceof ToolAnswerError)) report?.(`tool "${tool}" threw ${stackOf(thrown) ?? headline}`);
   return { isError: true, content: headline, error: { message } };
 }
 

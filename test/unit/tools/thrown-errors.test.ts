@@ -4,6 +4,7 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { type Brood, defineTool, scriptedModels } from '../../../src/index.js';
+import { ToolAnswerError } from '../../../src/tools/thrown.js';
 import { inlineBrood } from '../../support/runtime.js';
 import { route } from '../../support/route.js';
 
@@ -79,5 +80,13 @@ it("brood's own coded errors keep Error: and their code, and are no fault to rep
   const agent = await b.createAgent({ model: route });
   expect((await agent.run('go')).output).toBe('Error: too deep');
   expect(await toolResultOf(b, agent.id)).toMatchObject({ errorCode: 'DEPTH_EXCEEDED' });
+  expect(diagnostics).toEqual([]);
+});
+
+it("a tool's expected failure (ToolAnswerError: a failed child, a refused path) reads as Error: <message> and is no fault for the host", async () => {
+  const { b, diagnostics } = runtimeThrowing(() => new ToolAnswerError('subagent run failed'));
+  const agent = await b.createAgent({ model: route });
+  expect((await agent.run('go')).output).toBe('Error: subagent run failed');
+  expect(await toolResultOf(b, agent.id)).toMatchObject({ isError: true, content: 'Error: subagent run failed' });
   expect(diagnostics).toEqual([]);
 });
