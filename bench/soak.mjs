@@ -28,8 +28,34 @@ function scripts() {
   ];
 }
 
-function runtimeFor({ runner, store, dir, retain }) {
+/**
+ * The "features" rows also turn on what keeps per-agent state in the parent: telemetry (spans ended into
+ * a processor that drops them), a host subscriber on brood.events(), and an approval the host grants on
+ * every child's tool call.
+ */
+async function featureOptions() {
+  const { BasicTracerProvider, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const dropAll = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => undefined };
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(dropAll)] });
+  return { telemetry: { tracerProvider }, approvals: { children: 'ask' } };
+}
+
+function grantEveryApproval(brood) {
+  const controller = new AbortController();
+  const seen = { granted: 0 };
+  void (async () => {
+    for await (const event of brood.events({ signal: controller.signal }))
+      if (event.type === 'approval-request') {
+        seen.granted += 1;
+        void brood.approvals.respond(event.approvalId, { approve: true });
+      }
+  })().catch(() => undefined);
+  return { seen, stop: () => controller.abort() };
+}
+
+function runtimeFor({ runner, store, dir, retain, features }) {
   const brood = createBrood({
+    ...(features ?? {}),
     runner,
     maxParallelToolCalls: N,
     pool: { threads: THREADS },
@@ -39,7 +65,7 @@ function runtimeFor({ runner, store, dir, retain }) {
       moduleAdapter({ id: 'probe', models: ['probe'], moduleUrl: probeUrl.href, options: { holdMs: 50 } }),
     ],
   });
-  brood.tools.register(noopTool());
+  brood.tools.register(noopTool(features ? { approval: 'ask' } : {}));
   installDelegation(brood);
   return brood;
 }
@@ -69,9 +95,11 @@ async function sample(brood, runner) {
   return { heap: process.memoryUsage().heapUsed, rss: process.memoryUsage.rss(), threads: await threadHeaps(brood, runner) };
 }
 
-async function soakOne({ runner, store, children, warmChildren, log, retain }) {
+async function soakOne({ runner, store, children, warmChildren, log, retain, withFeatures = false }) {
   const dir = store === 'file' ? mkdtempSync(join(tmpdir(), 'brood-soak-bench-')) : undefined;
-  const brood = runtimeFor({ runner, store, dir, retain });
+  const features = withFeatures ? await featureOptions() : undefined;
+  const brood = runtimeFor({ runner, store, dir, retain, features });
+  const granting = withFeatures ? grantEveryApproval(brood) : undefined;
   const round1 = () => timedRun(brood, 'soak-root', `soak ${runner}/${store}`, 600_000);
   try {
     for (let done = 0; done < warmChildren; done += N) await round1();
@@ -86,6 +114,8 @@ async function soakOne({ runner, store, children, warmChildren, log, retain }) {
     const out = {
       runner,
       store,
+      features: withFeatures,
+      ...(granting ? { approvalsGranted: granting.seen.granted } : {}),
       children: rounds * N,
       warmChildren,
       ms: Math.round(ms),
@@ -100,10 +130,11 @@ async function soakOne({ runner, store, children, warmChildren, log, retain }) {
       threadHeapGrowthMbMax: round(Math.max(0, ...threadGrowth), 1),
     };
     log(
-      `soak ${runner}/${store}: ${out.children} children in ${out.ms} ms; heap ${out.heapStartMb} → ${out.heapEndMb} MB (${out.heapGrowthMbPer1k} MB per 1,000), RSS ${out.rssStartMb} → ${out.rssEndMb} MB (${out.rssGrowthPct} %), thread heaps ${out.threadHeapStartMb.join('/')} → ${out.threadHeapEndMb.join('/')} MB`,
+      `soak ${runner}/${store}${withFeatures ? '+features' : ''}: ${out.children} children in ${out.ms} ms; heap ${out.heapStartMb} → ${out.heapEndMb} MB (${out.heapGrowthMbPer1k} MB per 1,000), RSS ${out.rssStartMb} → ${out.rssEndMb} MB (${out.rssGrowthPct} %), thread heaps ${out.threadHeapStartMb.join('/')} → ${out.threadHeapEndMb.join('/')} MB`,
     );
     return out;
   } finally {
+    granting?.stop();
     await brood.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
@@ -122,6 +153,7 @@ export async function runSoak({ quick, log }) {
   const rows = [];
   for (const runner of ['worker', 'inline'])
     for (const store of ['memory', 'file']) rows.push(await soakOne({ runner, store, ...plan[store], log }));
+  rows.push(await soakOne({ runner: 'worker', store: 'memory', ...plan.memory, log, withFeatures: true }));
   return { n: N, rows };
 }
 
@@ -135,9 +167,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     const children = at >= 0 ? Number(args[at + 1]) : 25_600;
     const retainAt = args.indexOf('--retain');
     const retain = retainAt >= 0 ? args[retainAt + 1] : undefined;
+    const withFeatures = args.includes('--features');
     const warmAt = args.indexOf('--warm');
     const warmChildren = warmAt >= 0 ? Number(args[warmAt + 1]) : 2_560;
-    console.log(JSON.stringify(await soakOne({ runner, store, children, warmChildren, log, retain })));
+    console.log(JSON.stringify(await soakOne({ runner, store, children, warmChildren, log, retain, withFeatures })));
   } else {
     const out = await runSoak({ quick: args.includes('--quick'), log });
     console.log(JSON.stringify(out));
