@@ -439,7 +439,33 @@ ${fanoutSection(r.fanout, m.peer, r.steadyState, r.budget)}
 ![makespan vs N](makespan.svg)
 
 ${otherSections(r)}
-${r.queue ? queueSection(r.queue) : ''}${r.notes?.length ? `## Notes\n\n${r.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`;
+${r.soak ? soakSection(r.soak) : ''}${r.queue ? queueSection(r.queue) : ''}${r.notes?.length ? `## Notes\n\n${r.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`;
+}
+
+function soakSection(sk) {
+  if (sk.error) return `## Soak\n\nError: ${sk.error}\n\n`;
+  const rows = sk.rows.map((x) => [
+    x.runner,
+    x.store === 'memory' ? 'default (memorySessions)' : 'fileSessions',
+    x.warmChildren,
+    x.children,
+    fmt(x.ms / 1000, 1),
+    `${fmt(x.heapStartMb, 1)} → ${fmt(x.heapEndMb, 1)}`,
+    fmt(x.heapGrowthMbPer1k, 3),
+    `${fmt(x.rssStartMb, 0)} → ${fmt(x.rssEndMb, 0)}`,
+    fmt(x.rssGrowthPct, 1),
+    x.threadHeapEndMb.length ? `${x.threadHeapStartMb.join(' / ')} → ${x.threadHeapEndMb.join(' / ')}` : '—',
+  ]);
+  return `## Soak
+
+One runtime per row runs rounds of a ${sk.n}-child fan-out (two tool steps and an answer per child, scripted model, no
+latency), every root disposed after its run. Parent heap and RSS are read after a forced GC at the end of the warm-up and
+after the measured children; each pool thread's heap is read after a GC in that thread (a probe model adapter). The
+default store's warm-up fills its retention budget (64 MiB of finished trees), the state a long-running service is in.
+Targets: heap growth ≤ 0.1 MB per 1,000 children, RSS growth ≤ 10 %, each pool thread heap within 2 MB.
+
+${table(['runner', 'store', 'warm-up children', 'measured children', 's', 'heap MB', 'heap growth MB / 1,000', 'RSS MB', 'RSS growth %', 'thread heaps MB'], rows)}
+`;
 }
 
 function queueSection(q) {

@@ -28,6 +28,8 @@ export const DEFAULTS = {
   maxOldGenerationSizeMb: 1024,
   /** Model requests per turn before a turn ends 'max-steps' (SPEC §15). */
   maxSteps: 100,
+  /** memorySessions (the default store): what it keeps of trees whose agents are all disposed. */
+  memorySessions: { retain: 'recent', retainBytes: 64 * 1024 * 1024 },
   /** Events a subscriber may fall behind by before deltas coalesce and the oldest drop. */
   eventBuffer: 10_000,
   /** A prompt section's order when it names none (lower first). */

@@ -102,6 +102,8 @@ export { mcpServer } from './mcp/server/index.js';
 export type { BroodMcpServer, McpServerOptions, McpServerTransport } from './mcp/server/index.js';
 export type { AsyncDisposer } from './runtime/async-plugins.js';
 export { memorySessions } from './sessions/memory.js';
+export type { MemorySessionOptions } from './sessions/memory.js';
+export type { RetainPolicy } from './sessions/retention.js';
 export { fileSessions } from './sessions/jsonl.js';
 export type {
   Agent,

@@ -199,5 +199,12 @@ export function evaluateTargets(results) {
       '×',
       (v) => v <= 1.03,
     );
+  for (const x of results.soak?.rows ?? []) {
+    const where = `${x.runner}, ${x.store === 'memory' ? 'default store' : 'fileSessions'}, ${x.children} children`;
+    add('soak: parent heap growth ≤ 0.1 MB per 1,000 children', where, x.heapGrowthMbPer1k, 'MB', (v) => v <= 0.1);
+    add('soak: RSS grows by at most 10 %', where, x.rssGrowthPct, '%', (v) => v <= 10);
+    if (x.runner === 'worker')
+      add('soak: each pool thread heap within 2 MB of its post-warm-up size', where, x.threadHeapGrowthMbMax, 'MB', (v) => v <= 2);
+  }
   return t;
 }
