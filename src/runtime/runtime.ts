@@ -27,6 +27,8 @@ import { BroodError } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
 import { withDefaults } from '../plain.js';
 import { defaultIds } from '../ids.js';
+import { checkAiSdkRoute } from '../models/ai-sdk/module-model.js';
+import { ModelProxy } from '../models/ai-sdk/proxy-server.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { createPromptSystem, type PromptSystem } from '../prompt/system.js';
@@ -163,6 +165,8 @@ export class Runtime implements SubagentCore {
       },
       onDisposed: (id) => this.forget(id),
     };
+    const modelProxy = ModelProxy.for(modelConfigs);
+    if (modelProxy !== undefined) this.agentDeps.modelProxy = modelProxy;
     this.agentDeps.hub.telemetry = telemetry;
     this.subagents = new SubagentRuntimeImpl(this, () => this.isClosed);
   }
@@ -234,6 +238,8 @@ export class Runtime implements SubagentCore {
     const id = parsed.id ?? this.ids('agent');
     if (this.agents.has(id)) throw new BroodError('INVALID_CONFIG', `an agent with id '${id}' already exists`);
     const route = this.catalog.resolve(parsed.model);
+    // A module-shape AI SDK model exists only in a thread: its module is checked here, not mid-turn.
+    await checkAiSdkRoute(this.catalog.config(route.provider), route.model);
     const depth = parsed.depth === undefined ? 0 : validateDelegationDepth(parsed.depth);
     const codeMode = parsed.codeMode ?? this.codeMode;
     // Sampled once, at creation: later preference changes never affect an existing session (SPEC §11.9).
@@ -337,6 +343,7 @@ export class Runtime implements SubagentCore {
     await disposed;
     await this.subagents.disposeProviders();
     this.agentDeps.hub.close();
+    this.agentDeps.modelProxy?.close();
     await this.asyncPlugins.close();
     await Promise.all([
       this.agentDeps.runner.close(),
