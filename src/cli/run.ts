@@ -8,6 +8,7 @@
  */
 import { stat } from 'node:fs/promises';
 import {
+  aiSdkModels,
   anthropicCompatible,
   BroodError,
   createBrood,
@@ -244,6 +245,10 @@ function approvalOptions(approvals: NonNullable<RunConfig['approvals']>): NonNul
 }
 
 function providerConfig(entry: ProviderEntry): ModelProviderConfig {
+  if (entry.kind === 'ai-sdk') {
+    const { kind, ...options } = entry;
+    return aiSdkModels(options);
+  }
   if (entry.kind === 'anthropic') {
     const { kind, ...options } = entry;
     return anthropicCompatible(options as AnthropicCompatibleOptions);

@@ -56,7 +56,10 @@ const checked = new WeakMap<ModelProviderConfig, Map<string, Promise<void>>>();
 export async function checkAiSdkRoute(config: ModelProviderConfig | undefined, modelId: string): Promise<void> {
   if (config?.kind !== 'ai-sdk' || aiSdkOptionsOf(config).shape !== 'module') return;
   let byModel = checked.get(config);
-  if (byModel === undefined) checked.set(config, (byModel = new Map()));
+  if (byModel === undefined) {
+    byModel = new Map();
+    checked.set(config, byModel);
+  }
   let check = byModel.get(modelId);
   if (check === undefined) {
     check = moduleModel(config, modelId, (url) => import(url)).then(() => undefined);

@@ -79,6 +79,23 @@ const optionsSchema = lazy(() =>
   }),
 );
 
+/**
+ * `brood run`'s `kind: 'ai-sdk'` providers: the module shape only (JSON holds no model object), its
+ * `module` a path relative to the config file, an absolute path or a file URL (the loader resolves it).
+ */
+export const aiSdkRunConfigSchema = lazy(() =>
+  z.strictObject({
+    kind: z.literal('ai-sdk'),
+    id: z.string().min(1),
+    name: z.string().optional(),
+    module: z.string().min(1),
+    export: z.string().min(1).optional(),
+    options: z.record(z.string(), z.unknown()).optional(),
+    models: moduleEntries(),
+    retry: optionSchemas().retry.optional(),
+  }),
+);
+
 export function aiSdkModels(input: AiSdkModelsOptions): ModelProviderConfig {
   const parsed = parseOptions('aiSdkModels', optionsSchema(), input);
   const retry = resolveRetry(parsed.retry);
