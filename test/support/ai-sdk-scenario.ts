@@ -67,7 +67,13 @@ type Version = 'v2' | 'v3' | 'v4';
 export function scenarioParts(prompt: { role: string }[], version: Version): Record<string, unknown>[] {
   const usage =
     version === 'v2'
-      ? { inputTokens: USAGE.input, outputTokens: USAGE.output, totalTokens: USAGE.input + USAGE.output }
+      ? {
+          inputTokens: USAGE.input,
+          outputTokens: USAGE.output,
+          totalTokens: USAGE.input + USAGE.output,
+          cachedInputTokens: 0,
+          reasoningTokens: 0,
+        }
       : {
           inputTokens: { total: USAGE.input, noCache: USAGE.input, cacheRead: 0, cacheWrite: undefined },
           outputTokens: { total: USAGE.output, text: USAGE.output, reasoning: 0 },

@@ -19,7 +19,7 @@ import {
   type RetryOptions,
 } from '../request-options.js';
 import { toModelInfo, type ModelEntry } from '../request-options.js';
-import type { ModelProviderConfig } from '../types.js';
+import type { ModelInfo, ModelProviderConfig } from '../types.js';
 import { parseOptions } from '../validate.js';
 import { type LanguageModelLike, languageModelProblem } from './language-model.js';
 
@@ -37,7 +37,8 @@ export interface AiSdkModelsOptions {
   options?: unknown;
   /**
    * Module shape: model ids, or `{ id, efforts?, defaultEffort?, maxTokens? }`.
-   * Proxied shape: LanguageModel objects by model id, kept in the parent.
+   * Proxied shape: LanguageModel objects by model id, kept in the parent (or
+   * `{ model, efforts?, defaultEffort?, maxTokens? }` for a model with reasoning efforts).
    */
   models: ModelEntry[] | Record<string, unknown>;
   /** As openAICompatible's: retries of failures before the stream starts (a governed 429/503 waits for the scheduler). */
@@ -60,6 +61,19 @@ type ProxiedConfig = ModelProviderConfig & { [PROXIED_MODELS]?: Record<string, L
 /** The parent's model objects of a proxied-shape config (undefined for any other config). */
 export function proxiedModelsOf(config: ModelProviderConfig): Record<string, LanguageModelLike> | undefined {
   return (config as ProxiedConfig)[PROXIED_MODELS];
+}
+
+/**
+ * Provider configs cloned as plain data (as they will cross to threads), each proxied shape's model
+ * objects carried over: they stay in the parent, by reference.
+ */
+export function cloneProviderConfigs(configs: ModelProviderConfig[]): ModelProviderConfig[] {
+  const clones = structuredClone(configs);
+  configs.forEach((config, i) => {
+    const objects = proxiedModelsOf(config);
+    if (objects !== undefined) (clones[i] as ProxiedConfig)[PROXIED_MODELS] = objects;
+  });
+  return clones;
 }
 
 const moduleEntries = lazy(() => z.array(modelEntrySchema({})));
@@ -109,19 +123,27 @@ export function aiSdkModels(input: AiSdkModelsOptions): ModelProviderConfig {
   }
   if (Array.isArray(parsed.models)) invalid('models', 'without a module: LanguageModel objects by model id');
   for (const key of ['export', 'options'] as const) if (parsed[key] !== undefined) invalid(key, 'only with a module');
-  const objects = parsed.models as Record<string, unknown>;
-  for (const [modelId, model] of Object.entries(objects)) {
+  const objects: Record<string, LanguageModelLike> = {};
+  const infos: ModelInfo[] = [];
+  for (const [modelId, value] of Object.entries(parsed.models as Record<string, unknown>)) {
+    const { model, entry } = proxiedEntry(modelId, value);
     const problem = languageModelProblem(model);
     if (problem !== undefined) invalid(`models.${modelId}`, problem);
+    objects[modelId] = model as LanguageModelLike;
+    infos.push(toModelInfo(entry));
   }
   const options: AiSdkAdapterOptions = { shape: 'proxy', export: 'default', retry };
-  const config: ProxiedConfig = {
-    ...base,
-    models: Object.keys(objects).map((id) => ({ id, efforts: [] })),
-    options: { ...options },
-    [PROXIED_MODELS]: { ...(objects as Record<string, LanguageModelLike>) },
-  };
+  const config: ProxiedConfig = { ...base, models: infos, options: { ...options }, [PROXIED_MODELS]: objects };
   return config;
+}
+
+/** A proxied model: the object itself, or `{ model, efforts?, defaultEffort?, maxTokens? }`. */
+function proxiedEntry(modelId: string, value: unknown): { model: unknown; entry: ModelEntry } {
+  if (languageModelProblem(value) === undefined || typeof value !== 'object' || value === null || !('model' in value))
+    return { model: value, entry: modelId };
+  const { model, ...rest } = value as { model: unknown } & Record<string, unknown>;
+  const entry = parseOptions(`aiSdkModels: model '${modelId}'`, moduleEntries().element, { id: modelId, ...rest });
+  return { model, entry: entry as ModelEntry };
 }
 
 const adapterOptionsSchema = lazy(() =>
