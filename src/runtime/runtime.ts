@@ -128,6 +128,8 @@ export class Runtime implements SubagentCore {
       .map(({ id }) => catalog.config(id))
       .filter((config): config is ModelProviderConfig => config !== undefined);
     this.modelConfigs = modelConfigs;
+    // Before any thread starts: a proxied provider without its objects fails createBrood.
+    const modelProxy = ModelProxy.for(modelConfigs);
     this.inlineRunner = new InlineRunner(modelConfigs);
     // 'worker' stands for the runtime's own runner, whatever it is (the pool, or a queue).
     this.defaultRunnerKind = options.runner === 'inline' ? 'inline' : 'worker';
@@ -165,7 +167,6 @@ export class Runtime implements SubagentCore {
       },
       onDisposed: (id) => this.forget(id),
     };
-    const modelProxy = ModelProxy.for(modelConfigs);
     if (modelProxy !== undefined) this.agentDeps.modelProxy = modelProxy;
     this.agentDeps.hub.telemetry = telemetry;
     this.subagents = new SubagentRuntimeImpl(this, () => this.isClosed);

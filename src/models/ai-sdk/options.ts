@@ -163,11 +163,6 @@ export function readAiSdkOptions(config: ModelProviderConfig): AiSdkAdapterOptio
     (typeof config.moduleUrl !== 'string' || moduleHref(config.moduleUrl) === undefined)
   )
     invalid('module', `model provider '${config.id}' of kind 'ai-sdk' needs a module URL (moduleUrl)`);
-  if (options.shape === 'proxy' && proxiedModelsOf(config) === undefined)
-    invalid(
-      'models',
-      `model provider '${config.id}' of kind 'ai-sdk' lost its model objects (build it with aiSdkModels)`,
-    );
   return options as AiSdkAdapterOptions;
 }
 

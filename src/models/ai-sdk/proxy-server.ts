@@ -10,7 +10,7 @@ import { BroodError } from '../../errors.js';
 import type { ModelProviderConfig } from '../types.js';
 import { callFailureOf } from './call-failure.js';
 import type { LanguageModelLike } from './language-model.js';
-import { proxiedModelsOf } from './options.js';
+import { aiSdkOptionsOf, proxiedModelsOf } from './options.js';
 import type { StreamPart } from './request.js';
 
 export type ProxyCall =
@@ -46,12 +46,22 @@ export class ModelProxy {
 
   private constructor(private readonly models: ReadonlyMap<string, Record<string, LanguageModelLike>>) {}
 
-  /** A proxy for the configs' proxied-shape providers; undefined when there are none. */
+  /**
+   * A proxy for the configs' proxied-shape providers; undefined when there are none. In the parent
+   * only: a queue host gets these configs without their objects, and its drivers' calls are relayed here.
+   */
   static for(configs: readonly ModelProviderConfig[]): ModelProxy | undefined {
     const models = new Map<string, Record<string, LanguageModelLike>>();
     for (const config of configs) {
+      if (config.kind !== 'ai-sdk' || aiSdkOptionsOf(config).shape !== 'proxy') continue;
       const objects = proxiedModelsOf(config);
-      if (objects !== undefined) models.set(config.id, objects);
+      if (objects === undefined)
+        throw new BroodError(
+          'INVALID_CONFIG',
+          `model provider '${config.id}' of kind 'ai-sdk' has no model objects (build it with aiSdkModels)`,
+          { details: { provider: config.id } },
+        );
+      models.set(config.id, objects);
     }
     return models.size === 0 ? undefined : new ModelProxy(models);
   }
