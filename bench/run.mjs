@@ -19,6 +19,7 @@ import { runAbortLatency } from './abort-latency.mjs';
 import { runTelemetryCost } from './telemetry.mjs';
 import { runApprovals } from './approvals.mjs';
 import { runGoverned } from './governed.mjs';
+import { runAiSdkProxy } from './ai-sdk-proxy.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
 import { writeReport } from './report.mjs';
@@ -67,6 +68,7 @@ const abortLatency = await attempt(() => runAbortLatency({ quick, log }));
 const telemetry = await attempt(() => runTelemetryCost({ quick, log }));
 const approvals = await attempt(() => runApprovals({ quick, log }));
 const governed = await attempt(() => runGoverned({ quick, log }));
+const aiSdk = await attempt(() => runAiSdkProxy({ quick, log }));
 // `--queue`: children's drivers on two local `brood host` processes through Redis (needs redis-server).
 const queue = args.includes('--queue') ? await attempt(() => runQueueFanout({ quick, log })) : undefined;
 
@@ -99,6 +101,7 @@ const results = {
   telemetry,
   approvals,
   governed,
+  aiSdk,
   ...(queue ? { queue } : {}),
   notes,
 };
