@@ -67,14 +67,14 @@ export class ModelProxy {
   }
 
   /** Serves one call of agent `owner`; a malformed call is INVALID_CONFIG, a foreign stream's id unknown. */
-  handle(owner: string, raw: unknown): Promise<OpenReply | PullReply> {
+  async handle(owner: string, raw: unknown): Promise<OpenReply | PullReply> {
     const call = proxyCallOf(raw);
     if (call.op === 'open') return this.open(owner, call);
     const stream = this.streams.get(call.id);
-    if (stream === undefined || stream.owner !== owner) return Promise.resolve({ parts: [], done: true });
+    if (stream === undefined || stream.owner !== owner) return { parts: [], done: true };
     if (call.op === 'cancel') {
       this.end(call.id, stream);
-      return Promise.resolve({ parts: [], done: true });
+      return { parts: [], done: true };
     }
     return this.pull(call.id, stream);
   }
