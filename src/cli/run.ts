@@ -42,7 +42,7 @@ export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>] [--ap
 export const RUN_HELP = commandHelp(RUN_USAGE, [
   'Runs one agent against the providers of the config file and streams its answer to stdout. With a',
   'TTY on stderr, the live delegation tree is drawn there. The config names the providers (kind',
-  "'openai' or 'anthropic', every option of openAICompatible/anthropicCompatible; apiKeyEnv: the",
+  "'openai', 'anthropic' or 'ai-sdk', every option of its factory; apiKeyEnv: the",
   'environment variable holding the key), the agent (createAgent options), the built-in tools',
   '(read_file, list_dir, http_get), delegation instances, MCP servers, createBrood options such as',
   'maxSteps, and an optional sessions directory. Subagents that did not complete get one line on',

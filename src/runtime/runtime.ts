@@ -335,6 +335,7 @@ export class Runtime implements SubagentCore {
     this.agentDeps.hub.telemetry?.forget(agentId);
     this.subagents.jobs.cancelOwnedBy(agentId);
     this.approvals.forget(agentId);
+    this.agentDeps.modelProxy?.endOwner(agentId);
   }
 
   private async closeOnce(): Promise<void> {

@@ -79,6 +79,13 @@ export class ModelProxy {
     return this.pull(call.id, stream);
   }
 
+  /** Ends the call agent `owner` has open, if any (the agent was disposed). */
+  endOwner(owner: string): void {
+    const id = this.byOwner.get(owner);
+    const stream = id === undefined ? undefined : this.streams.get(id);
+    if (id !== undefined && stream !== undefined) this.end(id, stream);
+  }
+
   /** Ends every open call (the runtime closes). */
   close(): void {
     for (const [id, stream] of this.streams) this.end(id, stream);

@@ -55,6 +55,22 @@ describe('ModelProxy', () => {
     expect(parts).toEqual([{ type: 'text-delta', id: 't', delta: 'mine' }, finish]);
   });
 
+  it("ends an agent's open call when the agent goes (endOwner), and a newer request of the agent ends its last", async () => {
+    const signals: AbortSignal[] = [];
+    const model = new MockLanguageModelV4({
+      doStream: async ({ abortSignal }) => {
+        if (abortSignal) signals.push(abortSignal);
+        return { stream: new ReadableStream({}) }; // never ends
+      },
+    });
+    const proxy = proxyFor(model);
+    await proxy.handle('a1', open);
+    await proxy.handle('a1', open);
+    expect(signals.map((signal) => signal.aborted)).toEqual([true, false]);
+    proxy.endOwner('a1');
+    expect(signals[1]?.aborted).toBe(true);
+  });
+
   it("answers a call's failure as plain data: status, lower-case headers, isRetryable", async () => {
     const model = new MockLanguageModelV4({
       doStream: async () => {
