@@ -249,6 +249,9 @@ ${approvalsSection(r.approvals)}
 ## Governed fan-out
 
 ${governedSection(r.governed)}
+## AI SDK models (aiSdkModels)
+
+${aiSdkSection(r.aiSdk)}
 ## Parked continuables
 
 ${
@@ -335,6 +338,16 @@ function quartiles(te, key) {
 function serverPriority(row) {
   if (row.serverPriority === 'realtime') return 'real-time';
   return 'normal (real-time scheduling was not permitted: on a shared machine it then reads some requests late)';
+}
+
+function aiSdkSection(a) {
+  if (!a) return 'Not run.\n';
+  if (a.error) return `Error: ${a.error}\n`;
+  return `One agent on a pool thread, a turn of ${a.steps} model requests (a tool call each) against an AI SDK model that answers at
+once (\`ai/test\`'s MockLanguageModelV4). Module shape (the model built in the thread): ${fmt(a.moduleUs, 1)} µs per request; proxied
+shape (the model kept in the parent, each request crossing to it): ${fmt(a.proxiedUs, 1)} µs. The proxy's cost, **${fmt(a.proxyCostUs, 1)} µs
+per request**, compares with the tool-RPC round trip above (one crossing to open the call, one per batch of stream parts).
+`;
 }
 
 function governedSection(g) {

@@ -20,6 +20,7 @@ import { runTelemetryCost } from './telemetry.mjs';
 import { runApprovals } from './approvals.mjs';
 import { runGoverned } from './governed.mjs';
 import { runSoak } from './soak.mjs';
+import { runAiSdkProxy } from './ai-sdk-proxy.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
 import { writeReport } from './report.mjs';
@@ -69,6 +70,7 @@ const telemetry = await attempt(() => runTelemetryCost({ quick, log }));
 const approvals = await attempt(() => runApprovals({ quick, log }));
 const governed = await attempt(() => runGoverned({ quick, log }));
 const soak = await attempt(() => runSoak({ quick, log }));
+const aiSdk = await attempt(() => runAiSdkProxy({ quick, log }));
 // `--queue`: children's drivers on two local `brood host` processes through Redis (needs redis-server).
 const queue = args.includes('--queue') ? await attempt(() => runQueueFanout({ quick, log })) : undefined;
 
@@ -102,6 +104,7 @@ const results = {
   approvals,
   governed,
   soak,
+  aiSdk,
   ...(queue ? { queue } : {}),
   notes,
 };

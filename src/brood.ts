@@ -10,6 +10,7 @@ import { makeDisposer, type Disposer } from './disposer.js';
 import { BroodError } from './errors.js';
 import { guardDisposed } from './guard.js';
 import type { IdGenerator } from './ids.js';
+import { cloneProviderConfigs } from './models/ai-sdk/options.js';
 import { createModelCatalog, type ModelCatalog } from './models/catalog.js';
 import { scriptedModels } from './models/scripted.js';
 import type { ModelProviderConfig } from './models/types.js';
@@ -164,7 +165,7 @@ class BroodFacade implements Brood {
     // Provider configs are plain data shipped to every thread: cloned here, once, their getters read
     // under guard (a config that cannot cross to a thread is refused now, not at the first run).
     this.models = readUntrusted('INVALID_CONFIG', 'a model provider config', () =>
-      createModelCatalog(structuredClone(options.models ?? [scriptedModels({ id: 'scripted' })])),
+      createModelCatalog(cloneProviderConfigs(options.models ?? [scriptedModels({ id: 'scripted' })])),
     );
     this.sessions = (options.sessions as SessionStore | undefined) ?? memorySessions();
     const runtime = new Runtime({

@@ -44,7 +44,8 @@ export const isUsage: Check = (v) =>
   isCount(v.inputTokens) &&
   isCount(v.outputTokens) &&
   optional(isCount)(v.cacheReadTokens) &&
-  optional(isCount)(v.cacheWriteTokens);
+  optional(isCount)(v.cacheWriteTokens) &&
+  optional(isCount)(v.reasoningTokens);
 export const isToolCall: Check = (v) =>
   isObj(v) && isStr(v.callId) && v.callId !== '' && isStr(v.name) && v.name !== '' && isStr(v.arguments);
 export const isReasoningBlock: Check = (v) =>

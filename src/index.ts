@@ -58,6 +58,8 @@ export { anthropicCompatible } from './models/anthropic.js';
 export type { AnthropicCompatibleOptions, AnthropicModelEntry, AnthropicRequestOptions } from './models/anthropic.js';
 export { moduleAdapter } from './models/module.js';
 export type { ModuleAdapterOptions } from './models/module.js';
+export { aiSdkModels } from './models/ai-sdk/options.js';
+export type { AiSdkModelsOptions } from './models/ai-sdk/options.js';
 export type { ModelEntry, RequestOptions, RetryOptions, ToolChoice } from './models/request-options.js';
 export type { ModelCatalog } from './models/catalog.js';
 export type {

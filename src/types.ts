@@ -36,6 +36,8 @@ export interface Usage {
   cacheReadTokens?: number;
   /** Of inputTokens: written to the provider's prompt cache, where the provider reports it. */
   cacheWriteTokens?: number;
+  /** Of outputTokens: spent on reasoning, where the provider reports it (AI SDK models). */
+  reasoningTokens?: number;
 }
 
 export interface ModelRoute {

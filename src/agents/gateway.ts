@@ -56,6 +56,12 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
         const slot = await scheduler.admitModel(agent, admitRequest.parse(request, 'admit'));
         return slot === undefined ? null : grantOf(slot, now());
       }),
+    modelProxy: (call: unknown) =>
+      reply(() => {
+        const proxy = agent.deps.modelProxy;
+        if (proxy === undefined) throw new BroodError('INVALID_CONFIG', 'this runtime keeps no proxied AI SDK models');
+        return proxy.handle(agent.id, call);
+      }),
     joinMessages: (turn: unknown) => reply(() => agent.turns.joinStep(joinTurn.parse(turn, 'joinMessages'))),
     endTurn: (report: unknown) =>
       reply(async () => {

@@ -6,6 +6,7 @@ import type { EventHub } from '../events/hub.js';
 import type { IdGenerator } from '../ids.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { PromptScope } from '../prompt/system.js';
+import type { ModelProxy } from '../models/ai-sdk/proxy-server.js';
 import type { ChatMessage } from '../models/types.js';
 import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore } from '../types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
@@ -36,6 +37,8 @@ export interface AgentDeps {
   approvals: ApprovalGate;
   /** The runtime's admission scheduler (createBrood `limits`); admits nothing and costs nothing without limits. */
   scheduler: Scheduler;
+  /** Serves drivers' calls to AI SDK models kept in the parent (aiSdkModels' proxied shape); absent without any. */
+  modelProxy?: ModelProxy;
   /** Called once the agent is disposed, so the runtime can forget it. */
   onDisposed(agentId: string): void;
 }

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { broodOptionsSchema, createAgentOptionsSchema } from '../config.js';
 import { subagentToolConfigSchema } from '../delegation/config.js';
 import { httpServerSchema, mcpToolsOptionsSchema, stdioServerSchema } from '../mcp/config.js';
+import { aiSdkRunConfigSchema } from '../models/ai-sdk/options.js';
 import { anthropicCompatibleOptionsSchema } from '../models/anthropic.js';
 import { openAICompatibleOptionsSchema } from '../models/openai.js';
 import { deepest } from '../models/validate.js';
@@ -60,8 +61,9 @@ const providerSchema = z.discriminatedUnion(
   [
     openAICompatibleOptionsSchema().extend({ kind: z.literal('openai').default('openai'), ...inlineKey }),
     anthropicCompatibleOptionsSchema().extend({ kind: z.literal('anthropic'), ...inlineKey }),
+    aiSdkRunConfigSchema(),
   ],
-  { error: "must be 'openai' (the default) or 'anthropic'" },
+  { error: "must be 'openai' (the default), 'anthropic' or 'ai-sdk'" },
 );
 
 // `mcpServers` takes the shape MCP clients already use (the key is the server name), plus mcpTools' options.
@@ -136,6 +138,9 @@ export async function loadRunConfig(file: string): Promise<RunConfig> {
   const base = dirname(resolve(file));
   const config: RunConfig = { ...parsed.data, file, root: resolve(base, parsed.data.root) };
   if (parsed.data.sessions !== undefined) config.sessions = resolve(base, parsed.data.sessions);
+  // An AI SDK module is named like a path in a shell: relative to the config file.
+  for (const provider of config.models)
+    if (provider.kind === 'ai-sdk' && !URL.canParse(provider.module)) provider.module = resolve(base, provider.module);
   for (const server of Object.values(config.mcpServers))
     if ('command' in server) server.cwd = resolve(base, server.cwd ?? '.');
   checkReferences(config);
@@ -157,7 +162,7 @@ function checkReferences(config: RunConfig): void {
     );
   }
   config.models.forEach((provider, i) => {
-    if (provider.apiKeyEnv !== undefined && !process.env[provider.apiKeyEnv]) {
+    if ('apiKeyEnv' in provider && provider.apiKeyEnv !== undefined && !process.env[provider.apiKeyEnv]) {
       fail(`models[${i}].apiKeyEnv`, `environment variable ${provider.apiKeyEnv} is not set`);
     }
   });

@@ -8,6 +8,7 @@
  */
 import { stat } from 'node:fs/promises';
 import {
+  aiSdkModels,
   anthropicCompatible,
   BroodError,
   createBrood,
@@ -41,7 +42,7 @@ export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>] [--ap
 export const RUN_HELP = commandHelp(RUN_USAGE, [
   'Runs one agent against the providers of the config file and streams its answer to stdout. With a',
   'TTY on stderr, the live delegation tree is drawn there. The config names the providers (kind',
-  "'openai' or 'anthropic', every option of openAICompatible/anthropicCompatible; apiKeyEnv: the",
+  "'openai', 'anthropic' or 'ai-sdk', every option of its factory; apiKeyEnv: the",
   'environment variable holding the key), the agent (createAgent options), the built-in tools',
   '(read_file, list_dir, http_get), delegation instances, MCP servers, createBrood options such as',
   'maxSteps, and an optional sessions directory. Subagents that did not complete get one line on',
@@ -244,6 +245,10 @@ function approvalOptions(approvals: NonNullable<RunConfig['approvals']>): NonNul
 }
 
 function providerConfig(entry: ProviderEntry): ModelProviderConfig {
+  if (entry.kind === 'ai-sdk') {
+    const { kind, ...options } = entry;
+    return aiSdkModels(options);
+  }
   if (entry.kind === 'anthropic') {
     const { kind, ...options } = entry;
     return anthropicCompatible(options as AnthropicCompatibleOptions);

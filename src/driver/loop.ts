@@ -224,6 +224,7 @@ export class Driver {
         tools: view.tools,
         signal,
         ...(this.traceHeaders === undefined ? {} : { traceHeaders: this.traceHeaders }),
+        ...(this.host.modelProxy === undefined ? {} : { modelProxy: this.host.modelProxy }),
         ...(admission === undefined
           ? {}
           : atSend

@@ -22,6 +22,7 @@ export const responseSchema = lazy(() => {
       outputTokens: count,
       cacheReadTokens: count.optional(),
       cacheWriteTokens: count.optional(),
+      reasoningTokens: count.optional(),
     }),
     diagnostic: z.string().optional(),
     reasoning: reasoningBlocksSchema().optional(),
@@ -84,6 +85,7 @@ function cleanResponse(v: Raw): ModelResponse {
       outputTokens: usage.outputTokens,
       ...(usage.cacheReadTokens === undefined ? {} : { cacheReadTokens: usage.cacheReadTokens }),
       ...(usage.cacheWriteTokens === undefined ? {} : { cacheWriteTokens: usage.cacheWriteTokens }),
+      ...(usage.reasoningTokens === undefined ? {} : { reasoningTokens: usage.reasoningTokens }),
     },
   };
   if (v.diagnostic !== undefined) response.diagnostic = v.diagnostic;

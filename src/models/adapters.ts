@@ -30,6 +30,8 @@ export async function loadAdapter(config: ModelProviderConfig): Promise<ModelAda
       return (await import('./anthropic-adapter.js')).createAnthropicAdapter(config);
     case 'module':
       return loadModuleAdapter(config);
+    case 'ai-sdk':
+      return (await import('./ai-sdk/adapter.js')).createAiSdkAdapter(config, (url) => importModule(url));
     default:
       throw new BroodError(
         'INVALID_CONFIG',

@@ -1,6 +1,7 @@
 /** The model catalog: which providers/models exist and how a partial route becomes a valid one (SPEC §8). */
 import { BroodError } from '../errors.js';
 import { readUntrusted } from '../untrusted.js';
+import { readAiSdkOptions } from './ai-sdk/options.js';
 import { readAnthropicOptions } from './anthropic.js';
 import { readOpenAIOptions } from './openai.js';
 import { readScriptedOptions } from './scripted.js';
@@ -39,6 +40,7 @@ const ADAPTER_OPTIONS: Partial<Record<ModelProviderConfig['kind'], (config: Mode
   scripted: readScriptedOptions,
   'openai-compatible': readOpenAIOptions,
   'anthropic-compatible': readAnthropicOptions,
+  'ai-sdk': readAiSdkOptions,
 };
 
 /**

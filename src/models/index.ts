@@ -11,6 +11,7 @@ export {
 export { openAICompatible, type OpenAICompatibleOptions } from './openai.js';
 export { anthropicCompatible, type AnthropicCompatibleOptions } from './anthropic.js';
 export { moduleAdapter, type ModuleAdapterOptions } from './module.js';
+export { aiSdkModels, type AiSdkModelsOptions } from './ai-sdk/options.js';
 export type { RequestOptions, RetryOptions, ToolChoice, ModelEntry } from './request-options.js';
 export { loadAdapter } from './adapters.js';
 export type {

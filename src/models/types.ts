@@ -13,14 +13,17 @@ export interface ModelInfo {
  * loaded by `kind` (or from `moduleUrl` for custom adapters).
  */
 export interface ModelProviderConfig {
-  kind: 'scripted' | 'openai-compatible' | 'anthropic-compatible' | 'module';
+  kind: 'scripted' | 'openai-compatible' | 'anthropic-compatible' | 'module' | 'ai-sdk';
   id: string;
   name: string;
   models: ModelInfo[];
   acceptsUnlistedModels: boolean;
   /** Adapter-specific, serializable options (scripts, baseURL, apiKeyEnv, ...). */
   options: Record<string, unknown>;
-  /** For kind 'module': a file: URL whose module exports `createAdapter(config): ModelAdapter`. */
+  /**
+   * For kind 'module': a file: URL whose module exports `createAdapter(config): ModelAdapter`; for kind
+   * 'ai-sdk' (module shape): the module whose export builds the LanguageModels.
+   */
   moduleUrl?: string;
 }
 
@@ -74,6 +77,8 @@ export interface ModelRequest {
   atSlot?: () => Promise<void>;
   /** With atSlot: told when each attempt is written to its socket (epoch ms), which the schedule follows. */
   onWrite?: (at: number) => void;
+  /** The parent's model proxy (DriverGateway.modelProxy): how a proxied AI SDK model's calls cross. */
+  modelProxy?: (call: unknown) => Promise<unknown>;
 }
 
 export interface ModelResponse {

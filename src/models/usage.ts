@@ -8,6 +8,8 @@ export function addUsage(into: Usage, add: Partial<Usage> | undefined): void {
     into.cacheReadTokens = (into.cacheReadTokens ?? 0) + add.cacheReadTokens;
   if (typeof add?.cacheWriteTokens === 'number')
     into.cacheWriteTokens = (into.cacheWriteTokens ?? 0) + add.cacheWriteTokens;
+  if (typeof add?.reasoningTokens === 'number')
+    into.reasoningTokens = (into.reasoningTokens ?? 0) + add.reasoningTokens;
 }
 
 export function sumUsage(...parts: Usage[]): Usage {

@@ -27,6 +27,8 @@ import { BroodError } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
 import { withDefaults } from '../plain.js';
 import { defaultIds } from '../ids.js';
+import { checkAiSdkRoute } from '../models/ai-sdk/module-model.js';
+import { ModelProxy } from '../models/ai-sdk/proxy-server.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { createPromptSystem, type PromptSystem } from '../prompt/system.js';
@@ -133,6 +135,8 @@ export class Runtime implements SubagentCore {
       .map(({ id }) => catalog.config(id))
       .filter((config): config is ModelProviderConfig => config !== undefined);
     this.modelConfigs = modelConfigs;
+    // Before any thread starts: a proxied provider without its objects fails createBrood.
+    const modelProxy = ModelProxy.for(modelConfigs);
     this.inlineRunner = new InlineRunner(modelConfigs);
     // 'worker' stands for the runtime's own runner, whatever it is (the pool, or a queue).
     this.defaultRunnerKind = options.runner === 'inline' ? 'inline' : 'worker';
@@ -174,6 +178,7 @@ export class Runtime implements SubagentCore {
       },
       onDisposed: (id) => this.forget(id),
     };
+    if (modelProxy !== undefined) this.agentDeps.modelProxy = modelProxy;
     this.agentDeps.hub.telemetry = telemetry;
     this.subagents = new SubagentRuntimeImpl(this, () => this.isClosed);
   }
@@ -248,6 +253,8 @@ export class Runtime implements SubagentCore {
     // A queue host reads apiKeyEnv in its own environment; local drivers read this process's.
     const providerConfig = this.catalog.config(route.provider);
     if (this.sendsFromHere && providerConfig !== undefined) checkApiKeyEnv(providerConfig);
+    // A module-shape AI SDK model exists only in a thread: its module is checked here, not mid-turn.
+    await checkAiSdkRoute(providerConfig, route.model);
     const depth = parsed.depth === undefined ? 0 : validateDelegationDepth(parsed.depth);
     const codeMode = parsed.codeMode ?? this.codeMode;
     // Sampled once, at creation: later preference changes never affect an existing session (SPEC §11.9).
@@ -342,6 +349,7 @@ export class Runtime implements SubagentCore {
     this.agentDeps.hub.telemetry?.forget(agentId);
     this.subagents.jobs.cancelOwnedBy(agentId);
     this.approvals.forget(agentId);
+    this.agentDeps.modelProxy?.endOwner(agentId);
   }
 
   private async closeOnce(): Promise<void> {
@@ -351,6 +359,7 @@ export class Runtime implements SubagentCore {
     await disposed;
     await this.subagents.disposeProviders();
     this.agentDeps.hub.close();
+    this.agentDeps.modelProxy?.close();
     await this.asyncPlugins.close();
     await Promise.all([
       this.agentDeps.runner.close(),

@@ -172,6 +172,11 @@ export interface DriverGateway {
    * names the request's slot: the driver sends it then (src/driver/admission.ts).
    */
   admit?(request: AdmitRequestWire): Promise<AdmitGrant | null>;
+  /**
+   * A call to an AI SDK model the parent keeps (aiSdkModels' proxied shape): open a request, pull its
+   * stream parts in batches, cancel it (src/models/ai-sdk/proxy-server.ts checks and answers it).
+   */
+  modelProxy?(call: unknown): Promise<unknown>;
 }
 
 /** A paced request's slot: send at `at`, both on the parent's clock `clock` (src/wire/clock.ts). */

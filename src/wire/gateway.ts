@@ -18,6 +18,7 @@ import type {
 import type { ToolResult } from '../types.js';
 import {
   admitGrant,
+  anyValue,
   claimedMessage,
   codeCallReply,
   concurrencyClass,
@@ -45,6 +46,8 @@ export interface GatewayRemote {
   endTurn(report: TurnReport): Promise<Reply<unknown>>;
   /** Absent on gateways that govern nothing (a driver only calls it when its plan says `admission`). */
   admit?(request: AdmitRequestWire): Promise<Reply<unknown>>;
+  /** Absent on gateways without proxied AI SDK models. */
+  modelProxy?(call: unknown): Promise<Reply<unknown>>;
   /**
    * Present on a gateway that is itself another link's (a queue host's, whose parent is behind Redis):
    * the driver's comlink messages on `endpoint` are passed on as they are, and the answers passed back,
@@ -68,6 +71,7 @@ export const GATEWAY_METHODS = [
   'joinMessages',
   'endTurn',
   'admit',
+  'modelProxy',
 ] as const satisfies readonly (keyof GatewayRemote)[];
 export type GatewayMethod = (typeof GATEWAY_METHODS)[number];
 const METHOD_NAMES: ReadonlySet<string> = new Set(GATEWAY_METHODS);
@@ -124,6 +128,10 @@ export function isGatewayAnswer(message: unknown): boolean {
 }
 
 const ADMITTED: Reply<unknown> = { ok: true, value: null };
+const NO_PROXY: Reply<unknown> = {
+  ok: false,
+  error: { code: 'INVALID_CONFIG', message: 'the parent keeps no proxied AI SDK models' },
+};
 
 type Guard = <T>(what: string, send: () => Promise<unknown>, value: WireType<T>) => Promise<T>;
 
@@ -143,5 +151,6 @@ export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): Dr
       guard('joinMessages', () => remote.joinMessages(turn), joinedMessages) as Promise<JoinedMessage[]>,
     endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessage),
     admit: (request) => guard('admit', () => remote.admit?.(request) ?? Promise.resolve(ADMITTED), admitGrant),
+    modelProxy: (call) => guard('modelProxy', () => remote.modelProxy?.(call) ?? Promise.resolve(NO_PROXY), anyValue),
   };
 }

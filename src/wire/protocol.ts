@@ -43,6 +43,7 @@ const usage = object({
   outputTokens: num('nonnegative'),
   cacheReadTokens: optional(num('nonnegative')),
   cacheWriteTokens: optional(num('nonnegative')),
+  reasoningTokens: optional(num('nonnegative')),
 });
 
 export const concurrencyClass = wire(oneOf(['parallel', 'exclusive']));
@@ -66,6 +67,9 @@ export const driverView = wire(driverViewDecl);
 
 /** A message that joins a turn without being its claim (a child's report). */
 const joined = object({ messageId: str(), text: str() });
+/** modelProxy's answer: checked by the AI SDK adapter that reads it (src/models/ai-sdk/proxy-source.ts). */
+export const anyValue = wire(unknown());
+
 /** The answer to joinMessages: what joins the running turn at this step, in order. */
 export const joinedMessages = wire(array(joined));
 

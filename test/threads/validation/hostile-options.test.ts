@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   acpProvider,
+  aiSdkModels,
   anthropicCompatible,
   BroodError,
   createBrood,
@@ -228,6 +229,13 @@ const ENTRIES: Entry[] = [
     base: () => ({ id: 'm', models: ['m'], moduleUrl: 'file:///adapter.mjs' }),
     keys: ['id', 'models', 'moduleUrl', 'options'],
     call: (o) => moduleAdapter(o),
+  },
+  {
+    name: 'aiSdkModels',
+    code: 'INVALID_CONFIG',
+    base: () => ({ id: 'a', models: ['m'], module: 'file:///models.mjs', export: 'model' }),
+    keys: ['id', 'models', 'module', 'export', 'options'],
+    call: (o) => aiSdkModels(o),
   },
   {
     name: 'queueRunner',
