@@ -85,14 +85,19 @@ async function threadHeaps(brood, runner) {
         }
       }),
     );
-    for (const { threadId, heapUsed } of answers) heaps.set(threadId, Math.min(heapUsed, heaps.get(threadId) ?? Infinity));
+    for (const { threadId, heapUsed } of answers)
+      heaps.set(threadId, Math.min(heapUsed, heaps.get(threadId) ?? Infinity));
   }
   return [...heaps.values()];
 }
 
 async function sample(brood, runner) {
   gc();
-  return { heap: process.memoryUsage().heapUsed, rss: process.memoryUsage.rss(), threads: await threadHeaps(brood, runner) };
+  return {
+    heap: process.memoryUsage().heapUsed,
+    rss: process.memoryUsage.rss(),
+    threads: await threadHeaps(brood, runner),
+  };
 }
 
 async function soakOne({ runner, store, children, warmChildren, log, retain, withFeatures = false }) {

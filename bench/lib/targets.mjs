@@ -204,7 +204,13 @@ export function evaluateTargets(results) {
     add('soak: parent heap growth ≤ 0.1 MB per 1,000 children', where, x.heapGrowthMbPer1k, 'MB', (v) => v <= 0.1);
     add('soak: RSS grows by at most 10 %', where, x.rssGrowthPct, '%', (v) => v <= 10);
     if (x.runner === 'worker')
-      add('soak: each pool thread heap within 2 MB of its post-warm-up size', where, x.threadHeapGrowthMbMax, 'MB', (v) => v <= 2);
+      add(
+        'soak: each pool thread heap within 2 MB of its post-warm-up size',
+        where,
+        x.threadHeapGrowthMbMax,
+        'MB',
+        (v) => v <= 2,
+      );
   }
   return t;
 }

@@ -36,7 +36,17 @@ interface Entry {
 }
 
 export function memorySessions(options: MemorySessionOptions = {}): SessionStore {
-  return new MemorySessionStore(parseConfig(optionsSchema, options ?? {}, 'memorySessions options'));
+  const store = new MemorySessionStore(parseConfig(optionsSchema, options ?? {}, 'memorySessions options'));
+  // Own properties, not prototype methods: a host that wraps the store with `{ ...inner, append }` keeps them all.
+  return {
+    create: (header) => store.create(header),
+    append: (id, events) => store.append(id, events),
+    flush: (id) => store.flush(id),
+    read: (id) => store.read(id),
+    list: () => store.list(),
+    acquire: (id) => store.acquire(id),
+    release: (id) => store.release(id),
+  };
 }
 
 /** Work happens synchronously inside each async method, so concurrent calls apply in call order. */

@@ -52,7 +52,12 @@ it('the default store: heap stays within its retention budget and flat once the 
     ],
   });
   brood.tools.register(
-    defineTool({ name: 'noop', description: 'ok', parameters: { type: 'object', properties: {} }, execute: () => 'ok' }),
+    defineTool({
+      name: 'noop',
+      description: 'ok',
+      parameters: { type: 'object', properties: {} },
+      execute: () => 'ok',
+    }),
   );
   brood.use(subagentTool({ provider: 'spawn' }));
   const round = async () => {

@@ -40,7 +40,12 @@ function delegatingBrood(runner: (typeof RUNNERS)[number], sessions?: SessionSto
     ],
   });
   created.tools.register(
-    defineTool({ name: 'noop', description: 'ok', parameters: { type: 'object', properties: {} }, execute: () => 'ok' }),
+    defineTool({
+      name: 'noop',
+      description: 'ok',
+      parameters: { type: 'object', properties: {} },
+      execute: () => 'ok',
+    }),
   );
   created.use(subagentTool({ provider: 'spawn' }));
   return created;

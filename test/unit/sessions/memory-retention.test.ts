@@ -16,7 +16,10 @@ async function tree(store: SessionStore, root: string, children = 2, text = 'x'.
   for (const id of ids) {
     await store.create(header(id, id === root ? {} : { parentSession: root, origin: 'subagent', delegationDepth: 1 }));
     await store.acquire?.(id);
-    await store.append(id, events(0, 3).map((event) => ({ ...event, data: { text } })));
+    await store.append(
+      id,
+      events(0, 3).map((event) => ({ ...event, data: { text } })),
+    );
   }
   return ids;
 }
