@@ -35,7 +35,7 @@ import { followTree } from './follow-tree.js';
 import { loadDisplayWidth, type Measure } from './text-width.js';
 import { sameTerminal } from './terminal-region.js';
 import { summarizeReasons, TreeState } from './tree-state.js';
-import { LiveTreeView } from './tree-view.js';
+import { LiveTreeView, terminalSize } from './tree-view.js';
 
 export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>] [--approve <tools>]';
 export const RUN_HELP = commandHelp(RUN_USAGE, [
@@ -91,9 +91,17 @@ export async function runCommand(args: string[]): Promise<number> {
   const state = new TreeState();
   state.nodeFor(agent.id, undefined, 0, Date.now());
   state.setLabel(agent.id, prompt);
-  const { answer, view: live, shared } = liveOutput(state, agent.id, await loadDisplayWidth());
+  const measure = await loadDisplayWidth();
+  const { answer, view: live, shared } = liveOutput(state, agent.id, measure);
   view = live;
-  const approver = new CliApprover(brood, parseApproveFlag(stringFlag(values, 'approve')), terminalIo(notice));
+  const prompts = {
+    write: (text: string) => process.stderr.write(text),
+    columns: () => terminalSize(process.stderr).columns,
+    measure,
+    hold: () => live?.hold(),
+    release: () => live?.release(),
+  };
+  const approver = new CliApprover(brood, parseApproveFlag(stringFlag(values, 'approve')), terminalIo(prompts));
   const following = followTree(brood, state, (event) => {
     answer.onEvent(event);
     approver.onEvent(event);
