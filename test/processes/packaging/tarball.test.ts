@@ -58,11 +58,12 @@ describe('the packed package, installed into an empty project', () => {
     expect(documents).toEqual([]);
   });
 
-  it(`installs at most ${MAX_PACKAGES} packages, QuickJS among them and none of the optional peers`, () => {
+  it(`installs at most ${MAX_PACKAGES} packages, QuickJS among them and none of the optional peers; brood has its LICENSE`, () => {
     expect(packages).toContain('brood');
     expect(packages).toContain('quickjs-emscripten');
     for (const peer of PEERS) expect(packages).not.toContain(peer.name);
     expect(packages.length).toBeLessThanOrEqual(MAX_PACKAGES);
+    expect(existsSync(join(project, 'node_modules/brood/LICENSE'))).toBe(true);
   });
 
   it('compiles a strict TypeScript host against the published declarations, without skipLibCheck', () => {
