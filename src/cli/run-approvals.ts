@@ -3,7 +3,7 @@
  * allowed; any other request gets a y/N prompt when stdin is a terminal, one at a time, and is
  * refused without one (nobody could answer it, and a run must not hang on a question).
  */
-import { createInterface } from 'node:readline';
+import { createInterface, type Interface } from 'node:readline';
 import type { ApprovalRequestEvent, Brood } from '../index.js';
 import { oneLine } from './cli-errors.js';
 import { type Measure, wrapRows } from './text-width.js';
@@ -13,6 +13,12 @@ export interface ApproverIo {
   interactive: boolean;
   /** Asks one question; resolves with the line typed. */
   ask(question: string): Promise<string>;
+}
+
+/** A terminal's questions can be closed: a run that ends (Ctrl-C) must not wait on stdin for an answer. */
+export interface TerminalIo extends ApproverIo {
+  /** Ends the open question, if any, on a line of its own (it answers ''); later questions answer '' at once. */
+  close(): void;
 }
 
 /** Where the question is written: the terminal of the live tree, which must not redraw over it. */
@@ -27,17 +33,28 @@ export interface PromptSurface {
   release(): void;
 }
 
-export function terminalIo(surface: PromptSurface, input: NodeJS.ReadableStream = process.stdin): ApproverIo {
+export function terminalIo(surface: PromptSurface, input: NodeJS.ReadableStream = process.stdin): TerminalIo {
+  let open: Interface | undefined;
+  let closed = false;
   return {
     interactive: process.stdin.isTTY === true,
     ask: async (question) => {
+      if (closed) return '';
       surface.hold();
       try {
         surface.write(wrappedPrompt(question, surface.columns(), surface.measure));
-        return await readLine(input);
+        open = createInterface({ input });
+        return await nextLine(open);
       } finally {
+        open = undefined;
         surface.release();
       }
+    },
+    close: () => {
+      closed = true;
+      if (open === undefined) return;
+      surface.write('\n');
+      open.close();
     },
   };
 }
@@ -54,10 +71,9 @@ export function wrappedPrompt(question: string, columns: number, measure: Measur
     .join('\n');
 }
 
-/** The next line typed on `input`; '' when the input ends first. */
-function readLine(input: NodeJS.ReadableStream): Promise<string> {
+/** The next line read by `lines`, which it then closes; '' when it is closed first (input ended, or close()). */
+function nextLine(lines: Interface): Promise<string> {
   return new Promise((resolve) => {
-    const lines = createInterface({ input });
     lines.once('line', (line) => {
       // Settle before closing: close() emits 'close' at once, and its '' would be the answer.
       resolve(line);

@@ -102,7 +102,8 @@ export async function runCommand(args: string[]): Promise<number> {
     hold: () => live?.hold(),
     release: () => live?.release(),
   };
-  const approver = new CliApprover(brood, parseApproveFlag(stringFlag(values, 'approve')), terminalIo(prompts));
+  const questions = terminalIo(prompts);
+  const approver = new CliApprover(brood, parseApproveFlag(stringFlag(values, 'approve')), questions);
   const following = followTree(brood, state, (event) => {
     answer.onEvent(event);
     approver.onEvent(event);
@@ -113,9 +114,11 @@ export async function runCommand(args: string[]): Promise<number> {
     // The stream may still hold the last deltas; a bounded wait keeps a lost event from hanging the CLI.
     await Promise.race([answer.caughtUp, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     answer.finish(result.output);
+    questions.close(); // a question still open (the turn was cancelled) must not keep stdin waiting
     view?.stop();
     return reportOutcome(result, state, agent.id);
   } finally {
+    questions.close();
     shared?.flush();
     view?.stop();
     await brood.close();

@@ -20,6 +20,7 @@ if (!HAVE_SCRIPT)
 const COLUMNS = 60;
 const ERASE_LINE = '\x1b[2K';
 const READING_MS = 500;
+const GIVE_UP_MS = 20_000;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escapes are what is removed
 const ESCAPES = /\x1b\[[0-9;?]*[A-Za-z]/g;
 
@@ -68,6 +69,12 @@ describe.skipIf(!HAVE_SCRIPT)('brood run asks y/N in a terminal', () => {
     expect(rows.join('')).toMatch(/^brood run: allow list_dir \{"path":"\."\} \(agent \S+\)\? \[y\/N\] $/);
   }, 60_000);
 
+  it('Ctrl-C while the question is open cancels the turn, and brood run exits', async () => {
+    const run = await answerInTerminal(config, '\x03');
+    expect(run.code).toBe(1);
+    expect(run.screen).toContain('brood run: agent ended aborted');
+  }, 60_000);
+
   it('typing "n" refuses the call', async () => {
     const run = await answerInTerminal(config, 'n');
     expect(run.code).toBe(0);
@@ -86,7 +93,11 @@ interface PromptRun {
   whileAsking: string;
 }
 
-/** Runs `brood run` in a PTY of COLUMNS columns; types `reply` and Enter once the question ends in `[y/N] `. */
+/**
+ * Runs `brood run` in a PTY of COLUMNS columns; once the question ends in `[y/N] `, types `reply` and
+ * Enter (a control character alone, e.g. Ctrl-C, is typed without Enter). A run still going after
+ * GIVE_UP_MS is killed and rejected: it hangs.
+ */
 function answerInTerminal(config: string, reply: string): Promise<PromptRun> {
   const command = `stty cols ${COLUMNS} rows 20 && exec ${quote(process.execPath)} ${quote(CLI)} run --config ${quote(config)}`;
   const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -98,13 +109,18 @@ function answerInTerminal(config: string, reply: string): Promise<PromptRun> {
     if (askedAt === -1 && raw.includes('[y/N] ')) {
       askedAt = raw.indexOf('[y/N] ') + '[y/N] '.length;
       // A person reads before typing: long enough for several of the live tree's redraws (every 100 ms).
-      setTimeout(() => child.stdin.write(`${reply}\r`), READING_MS);
+      const typed = reply < ' ' ? reply : `${reply}\r`;
+      setTimeout(() => child.stdin.write(typed), READING_MS);
     }
   });
   return new Promise((resolve, reject) => {
+    const hung = setTimeout(() => child.kill('SIGKILL'), GIVE_UP_MS);
     child.on('error', reject);
     child.on('close', (code) => {
+      clearTimeout(hung);
       child.stdin.end();
+      if (code === null)
+        return reject(new Error(`brood run did not end in ${GIVE_UP_MS} ms:\n${raw.replace(ESCAPES, '')}`));
       if (askedAt === -1) return reject(new Error(`brood run never asked:\n${raw.replace(ESCAPES, '')}`));
       const start = raw.lastIndexOf(ERASE_LINE, askedAt);
       const question = raw.slice(start === -1 ? 0 : start + ERASE_LINE.length, askedAt);
