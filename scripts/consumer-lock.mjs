@@ -50,7 +50,7 @@ export function consumerProject(root, { name, project, tarball }) {
  * lead to it (a platform's native build: npm skips it elsewhere); dev-only flags are dropped, and each
  * entry gets its registry tarball URL, which the checkout's lockfile leaves out.
  */
-export function closure(lockPackages, dependencies) {
+function closure(lockPackages, dependencies) {
   const required = new Map(); // lockfile path -> reached by a chain of required edges
   const queue = Object.keys(dependencies).map((dependency) => ({ from: '', dependency, optional: false }));
   while (queue.length > 0) {

@@ -208,7 +208,9 @@ export class LiveTreeView {
   hold(): void {
     if (this.held !== undefined) return;
     this.held = [];
-    if (this.live) this.region.clear();
+    if (!this.live) return;
+    this.region.clear();
+    this.out.write('\x1b[?25h'); // the cursor the redraws hide: the answer is typed at it
   }
 
   /** Prints what waited while the region was held, then draws the region below the typed answer. */
@@ -217,7 +219,9 @@ export class LiveTreeView {
     if (held === undefined) return;
     this.held = undefined;
     for (const { stream, text } of held) this.printAbove(stream, text);
-    if (this.live) this.redraw();
+    if (!this.live) return;
+    this.out.write('\x1b[?25l');
+    this.redraw();
   }
 
   /**
