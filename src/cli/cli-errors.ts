@@ -26,14 +26,20 @@ export type FlagValues = Record<string, string | boolean | (string | boolean)[] 
 
 /**
  * `parseArgs` in strict mode, with its errors turned into UsageErrors that name the command.
- * `names` lists the positional arguments the command takes, exactly.
+ * `names` lists the positional arguments the command takes, exactly; `optional` those it may take
+ * after them (undefined when not given).
  */
-export function parseFlags<const Names extends readonly string[]>(
+export function parseFlags<const Names extends readonly string[], const Optional extends readonly string[] = []>(
   command: string,
   args: string[],
   options: Options,
   names: Names,
-): { values: FlagValues; positionals: { [K in keyof Names]: string } } {
+  optional?: Optional,
+): {
+  values: FlagValues;
+  positionals: { [K in keyof Names]: string };
+  optionals: { [K in keyof Optional]: string | undefined };
+} {
   let parsed: { values: FlagValues; positionals: string[] };
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
@@ -42,14 +48,21 @@ export function parseFlags<const Names extends readonly string[]>(
     const message = error instanceof Error ? (error.message.split('. ')[0] ?? error.message) : String(error);
     throw new UsageError(`brood ${command}: ${oneLine(message)} (see brood --help)`);
   }
-  if (parsed.positionals.length !== names.length) {
-    const want = names.length === 0 ? 'no arguments' : names.map((n) => `<${n}>`).join(' ');
-    throw new UsageError(
-      `brood ${command}: expected ${want}, got ${parsed.positionals.length} argument(s) (see brood --help)`,
-    );
+  const extra = optional ?? [];
+  const given = parsed.positionals.length;
+  if (given < names.length || given > names.length + extra.length) {
+    const wanted = [...names.map((n) => `<${n}>`), ...extra.map((n) => `[<${n}>]`)];
+    const want = wanted.length === 0 ? 'no arguments' : wanted.join(' ');
+    throw new UsageError(`brood ${command}: expected ${want}, got ${given} argument(s) (see brood --help)`);
   }
-  // Checked just above: exactly one positional per name.
-  return parsed as { values: FlagValues; positionals: { [K in keyof Names]: string } };
+  // Checked just above: one positional per name, then at most one per optional name.
+  return {
+    values: parsed.values,
+    positionals: parsed.positionals.slice(0, names.length) as { [K in keyof Names]: string },
+    optionals: extra.map((_, i) => parsed.positionals[names.length + i]) as {
+      [K in keyof Optional]: string | undefined;
+    },
+  };
 }
 
 /** A string flag's value; parseArgs already rejected a missing value for `type: 'string'`. */

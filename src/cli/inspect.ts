@@ -1,27 +1,35 @@
 /**
- * `brood inspect <dir> [--json]`: the delegation tree stored in a fileSessions directory, with each
- * agent's label, depth, stop reasons, own token usage and duration, and the reports each continuable
- * child made to its parent.
+ * `brood inspect <dir> [<id> | --last] [--json]`: the delegation trees stored in a fileSessions
+ * directory — or one of them: the tree under `<id>`, or the most recently started root's with `--last`
+ * — with each agent's label, depth, start time, stop reasons, own token usage and duration, and the
+ * reports each continuable child made to its parent.
  */
 import { knownEvent } from '../sessions/event-types.js';
 import type { SessionEvent } from '../types.js';
-import { type CliStreams, commandHelp, parseFlags } from './cli-errors.js';
+import { type CliStreams, commandHelp, parseFlags, UsageError } from './cli-errors.js';
 import { formatMs, formatTokens, table, truncate } from './format.js';
 import { loadSessionDir } from './session-dir.js';
-import { summarizeReasons, type AgentNode } from './tree-state.js';
+import { summarizeReasons, TreeState, type AgentNode } from './tree-state.js';
 
-export const INSPECT_USAGE = 'brood inspect <dir> [--json]';
+export const INSPECT_USAGE = 'brood inspect <dir> [<id> | --last] [--json]';
 export const INSPECT_HELP = commandHelp(INSPECT_USAGE, [
   'Prints the delegation trees stored in a fileSessions directory: each agent with its label, depth,',
-  'mode, stop reasons, turns, own token usage, usage of its whole subtree and duration, then any',
-  'diagnostics and the reports continuable children made to their parents. --json prints the same',
-  'rows as JSON.',
+  'mode, start time, stop reasons, turns, own token usage, usage of its whole subtree and duration,',
+  'then any diagnostics and the reports continuable children made to their parents. With <id>, only',
+  'the tree under that session; with --last, only the tree of the root started last. --json prints',
+  'the same rows as JSON.',
 ]);
 
 export async function inspectCommand(args: string[], { stdout }: CliStreams): Promise<number> {
-  const { values, positionals } = parseFlags('inspect', args, { json: { type: 'boolean' } }, ['dir']);
-  const [dir] = positionals;
-  const { tree, events } = await loadSessionDir('inspect', dir);
+  const {
+    values,
+    positionals: [dir],
+    optionals: [id],
+  } = parseFlags('inspect', args, { json: { type: 'boolean' }, last: { type: 'boolean' } }, ['dir'], ['id']);
+  if (id !== undefined && values.last === true) throw new UsageError('brood inspect: give <id> or --last, not both');
+  const { tree: whole, events } = await loadSessionDir('inspect', dir);
+  const rootId = id ?? (values.last === true ? lastRoot(whole) : undefined);
+  const tree = rootId === undefined ? whole : subtreeOf(whole, rootId, dir);
   const ordered = tree.ordered();
   const reports = reportsByChild(events);
   const subtree = subtreeTotals(ordered.map(({ node }) => node));
@@ -39,21 +47,32 @@ export async function inspectCommand(args: string[], { stdout }: CliStreams): Pr
     );
     return 0;
   }
-  const roots = ordered.filter(({ prefix }) => prefix === '').length;
   const rows = ordered.map(({ node, prefix }) => [
     prefix + node.id,
     truncate(node.label, 40),
     String(node.depth),
     node.mode,
+    startTime(node.createdAt),
     summarizeReasons(node.stopReasons),
     String(node.turns),
     formatTokens(node.inputTokens, node.outputTokens),
     formatTokens(subtree.get(node.id)?.inputTokens ?? 0, subtree.get(node.id)?.outputTokens ?? 0),
     formatMs(node.lastEventAt - node.createdAt),
   ]);
-  const headers = ['agent', 'label', 'depth', 'mode', 'stop', 'turns', 'tokens in/out', 'subtree in/out', 'duration'];
+  const headers = [
+    'agent',
+    'label',
+    'depth',
+    'mode',
+    'started',
+    'stop',
+    'turns',
+    'tokens in/out',
+    'subtree in/out',
+    'duration',
+  ];
   const lines = table(headers, rows);
-  stdout.write(`${dir}: ${ordered.length} sessions, ${roots} tree${roots === 1 ? '' : 's'}\n`);
+  stdout.write(`${heading(dir, whole, ordered.length, rootId)}\n`);
   stdout.write(`${lines.join('\n')}\n`);
   for (const { node } of ordered) {
     for (const diagnostic of node.diagnostics) stdout.write(`  ${node.id}: ${diagnostic}\n`);
@@ -63,6 +82,37 @@ export async function inspectCommand(args: string[], { stdout }: CliStreams): Pr
       stdout.write(`  ${node.id} reported (${report.messageId}): ${truncate(report.output, 100)}\n`);
   }
   return 0;
+}
+
+/** `dir: 6 sessions, 2 trees`, or for one tree `dir: 4 of 6 sessions, the tree of agent_…`. */
+function heading(dir: string, whole: TreeState, shown: number, rootId: string | undefined): string {
+  if (rootId !== undefined) return `${dir}: ${shown} of ${whole.nodes.size} sessions, the tree of ${rootId}`;
+  const roots = whole.ordered().filter(({ prefix }) => prefix === '').length;
+  return `${dir}: ${shown} sessions, ${roots} tree${roots === 1 ? '' : 's'}`;
+}
+
+/** The root (a session without a parent in the directory) that started last. */
+function lastRoot(tree: TreeState): string {
+  const roots = tree.ordered().filter(({ prefix }) => prefix === '');
+  if (roots.length === 0) throw new UsageError('brood inspect: no session without a parent to start from');
+  return roots.reduce((latest, root) => (root.node.createdAt >= latest.node.createdAt ? root : latest)).node.id;
+}
+
+/** The sessions under `id` (itself included) as a tree of their own; an unknown id is a usage error. */
+function subtreeOf(whole: TreeState, id: string, dir: string): TreeState {
+  const nodes = whole.subtree(id);
+  if (nodes === undefined) throw new UsageError(`brood inspect: no session ${id} in ${dir}`);
+  const tree = new TreeState();
+  for (const node of nodes) tree.nodes.set(node.id, node);
+  return tree;
+}
+
+/** Local date and time to the second: `2026-12-06 05:40:08`. */
+export function startTime(ms: number): string {
+  const at = new Date(ms);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  const date = `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())}`;
+  return `${date} ${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
 }
 
 interface ReportRow {

@@ -4,7 +4,8 @@
  * servers from the config. Streams the agent's answer to stdout as it arrives (from `brood.events()`);
  * with a TTY on stderr the live delegation tree is drawn there (below the answer when both share the
  * terminal). Config problems (including ones the library finds while installing the config) exit 2;
- * an agent that does not complete exits 1; subagents that did not complete get one line on stderr.
+ * an agent that does not complete exits 1; subagents that did not complete get a line each on stderr,
+ * saying why.
  */
 import { stat } from 'node:fs/promises';
 import {
@@ -35,8 +36,8 @@ import { AnswerPrinter, SharedAnswer } from './answer-printer.js';
 import { followTree } from './follow-tree.js';
 import { loadDisplayWidth, type Measure } from './text-width.js';
 import { sameTerminal } from './terminal-region.js';
-import { summarizeReasons, TreeState } from './tree-state.js';
-import { LiveTreeView } from './tree-view.js';
+import { TreeState } from './tree-state.js';
+import { LiveTreeView, terminalSize } from './tree-view.js';
 
 export const RUN_USAGE = 'brood run --config <file.json> [--prompt <text>] [--approve <tools>]';
 export const RUN_HELP = commandHelp(RUN_USAGE, [
@@ -45,11 +46,11 @@ export const RUN_HELP = commandHelp(RUN_USAGE, [
   "'openai', 'anthropic' or 'ai-sdk', every option of its factory; apiKeyEnv: the",
   'environment variable holding the key), the agent (createAgent options), the built-in tools',
   '(read_file, list_dir, http_get), delegation instances, MCP servers, createBrood options such as',
-  'maxSteps, and an optional sessions directory. Subagents that did not complete get one line on',
-  "stderr. Ctrl-C cancels the turn. Calls the config's approvals.ask names wait for approval: a y/N",
-  'prompt on a terminal; --approve <tool,tool> allows those tools without asking, and without a',
-  'terminal any other call is refused. Exit codes: 0 completed, 1 the agent did not complete, 2 bad',
-  'flags or config.',
+  'maxSteps, and an optional sessions directory. Subagents that did not complete get a line each on',
+  "stderr saying why. Ctrl-C cancels the turn. Calls the config's approvals.ask names wait for",
+  'approval: a y/N prompt on a terminal; --approve <tool,tool> allows those tools without asking, and',
+  'without a terminal any other call is refused. Exit codes: 0 completed, 1 the agent did not',
+  'complete, 2 bad flags or config.',
 ]);
 
 // Library rejections that mean "the configuration is wrong", as opposed to a failure while running.
@@ -92,9 +93,18 @@ export async function runCommand(args: string[]): Promise<number> {
   const state = new TreeState();
   state.nodeFor(agent.id, undefined, 0, Date.now());
   state.setLabel(agent.id, prompt);
-  const { answer, view: live, shared } = liveOutput(state, agent.id, await loadDisplayWidth());
+  const measure = await loadDisplayWidth();
+  const { answer, view: live, shared } = liveOutput(state, agent.id, measure);
   view = live;
-  const approver = new CliApprover(brood, parseApproveFlag(stringFlag(values, 'approve')), terminalIo(notice));
+  const prompts = {
+    write: (text: string) => process.stderr.write(text),
+    columns: () => terminalSize(process.stderr).columns,
+    measure,
+    hold: () => live?.hold(),
+    release: () => live?.release(),
+  };
+  const questions = terminalIo(prompts);
+  const approver = new CliApprover(brood, parseApproveFlag(stringFlag(values, 'approve')), questions);
   const following = followTree(brood, state, (event) => {
     answer.onEvent(event);
     approver.onEvent(event);
@@ -105,9 +115,11 @@ export async function runCommand(args: string[]): Promise<number> {
     // The stream may still hold the last deltas; a bounded wait keeps a lost event from hanging the CLI.
     await Promise.race([answer.caughtUp, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     answer.finish(result.output);
+    questions.close(); // a question still open (the turn was cancelled) must not keep stdin waiting
     view?.stop();
     return reportOutcome(result, state, agent.id);
   } finally {
+    questions.close();
     shared?.flush();
     view?.stop();
     await brood.close();
@@ -135,25 +147,41 @@ function liveOutput(
   return { answer, view, shared };
 }
 
-/** Exit code 0 only when the lead completed; failed subagents get one line whatever the lead did. */
+/** Exit code 0 only when the lead completed; failed subagents get a line each whatever the lead did. */
 function reportOutcome(result: TurnResult, state: TreeState, leadId: string): number {
   if (result.stopReason !== 'completed') {
     const diagnostic = result.diagnostic === undefined ? '' : `: ${oneLine(result.diagnostic)}`;
     process.stderr.write(`brood run: agent ended ${result.stopReason}${diagnostic}\n`);
   }
-  const failures = childFailures(state, leadId);
-  if (failures !== undefined) process.stderr.write(`brood run: ${failures}\n`);
+  for (const line of childFailures(state, leadId)) process.stderr.write(`${line}\n`);
   return result.stopReason === 'completed' ? 0 : 1;
 }
 
-/** One line naming the subagents that had a turn end other than `completed`; undefined when none did. */
-export function childFailures(state: TreeState, leadId: string): string | undefined {
-  const children = [...state.nodes.values()].filter((node) => node.id !== leadId);
-  const failed = children.filter((node) => node.stopReasons.some((reason) => reason !== 'completed'));
-  if (failed.length === 0) return undefined;
-  const shown = failed.slice(0, 3).map((node) => `${node.id} ${summarizeReasons(node.stopReasons)}`);
-  const more = failed.length > shown.length ? `, … ${failed.length - shown.length} more` : '';
-  return `${failed.length} of ${children.length} subagents did not complete (${shown.join(', ')}${more})`;
+const MAX_FAILURE_LINES = 20;
+const MAX_DIAGNOSTIC = 200;
+
+/**
+ * The subagents that had a turn end other than `completed`: a count, then one line each saying why
+ * (the stop reason and diagnostic of its latest such turn); none when every subagent completed.
+ */
+export function childFailures(state: TreeState, leadId: string): string[] {
+  const children = state.ordered().filter(({ node }) => node.id !== leadId);
+  const failed = children.flatMap(({ node }) =>
+    node.lastFailure === undefined ? [] : [{ node, ...node.lastFailure }],
+  );
+  if (failed.length === 0) return [];
+  const lines = failed.slice(0, MAX_FAILURE_LINES).map(({ node, reason, diagnostic }) => {
+    const label = node.label === '' ? '' : ` "${clipText(oneLine(node.label), 40)}"`;
+    const why = diagnostic === undefined ? '' : `: ${clipText(oneLine(diagnostic), MAX_DIAGNOSTIC)}`;
+    return `  ${node.id}${label} ${reason}${why}`;
+  });
+  if (failed.length > lines.length) lines.push(`  … ${failed.length - lines.length} more`);
+  return [`brood run: ${failed.length} of ${children.length} subagents did not complete:`, ...lines];
+}
+
+function clipText(text: string, max: number): string {
+  const points = Array.from(text);
+  return points.length <= max ? text : `${points.slice(0, max - 1).join('')}…`;
 }
 
 async function checkRoot(config: RunConfig): Promise<void> {

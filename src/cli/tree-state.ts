@@ -20,6 +20,8 @@ export interface AgentNode {
   pendingTools: Set<string>;
   stopReasons: string[];
   diagnostics: string[];
+  /** The latest turn that ended other than `completed`, with its diagnostic (why it failed) if any. */
+  lastFailure: { reason: string; diagnostic: string | undefined } | undefined;
   inputTokens: number;
   outputTokens: number;
   /** Lifecycle runs started but not ended (live only; always 0 when read back from disk). */
@@ -141,6 +143,7 @@ function newNode(id: string, parentId: string | undefined, depth: number, create
     pendingTools: new Set(),
     stopReasons: [],
     diagnostics: [],
+    lastFailure: undefined,
     inputTokens: 0,
     outputTokens: 0,
     activeRuns: 0,
@@ -212,6 +215,7 @@ function endTurn(node: AgentNode, reason: string, diagnostic: string | undefined
   node.pendingTools.clear();
   node.stopReasons.push(reason);
   if (diagnostic !== undefined) node.diagnostics.push(diagnostic);
+  if (reason !== 'completed') node.lastFailure = { reason, diagnostic };
 }
 
 function applyEvent(node: AgentNode, logged: SessionEvent): void {

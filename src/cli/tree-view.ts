@@ -149,6 +149,8 @@ export class LiveTreeView {
   private readonly region: TerminalRegion;
   private live = false;
   private stopped = false;
+  /** Text printed above the region while it is held (a question waits for its answer), printed on release. */
+  private held: { stream: { write(text: string): unknown }; text: string }[] | undefined;
   // Ctrl-C would otherwise leave the user's terminal with a hidden cursor.
   private readonly onInterrupt = (): void => {
     this.out.write('\x1b[?25h\n');
@@ -185,6 +187,10 @@ export class LiveTreeView {
    * redrawn below it; nothing of the region is left behind. `text` should end with a newline.
    */
   printAbove(stream: { write(text: string): unknown }, text: string): void {
+    if (this.held !== undefined) {
+      this.held.push({ stream, text });
+      return;
+    }
     if (!this.live) {
       stream.write(text);
       return;
@@ -195,12 +201,37 @@ export class LiveTreeView {
   }
 
   /**
+   * Blanks the region and stops redrawing it until `release()`, leaving the cursor at the start of a free
+   * line: a question written there is not erased or cut by the next frame while its answer is typed.
+   * What `printAbove` gets meanwhile waits, so it cannot land in the middle of the question.
+   */
+  hold(): void {
+    if (this.held !== undefined) return;
+    this.held = [];
+    if (!this.live) return;
+    this.region.clear();
+    this.out.write('\x1b[?25h'); // the cursor the redraws hide: the answer is typed at it
+  }
+
+  /** Prints what waited while the region was held, then draws the region below the typed answer. */
+  release(): void {
+    const held = this.held;
+    if (held === undefined) return;
+    this.held = undefined;
+    for (const { stream, text } of held) this.printAbove(stream, text);
+    if (!this.live) return;
+    this.out.write('\x1b[?25l');
+    this.redraw();
+  }
+
+  /**
    * Idempotent. On a TTY the last frame is the whole tree with final states (the same rows as the
    * summary), left on screen: it is never redrawn, so it need not fit the terminal.
    */
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
+    this.release();
     if (this.timer !== undefined) clearInterval(this.timer);
     this.unsubscribe?.();
     if (this.tty) {
@@ -216,6 +247,7 @@ export class LiveTreeView {
 
   /** The preview (at most half the region) above the tree, together at most `rows - 1` lines. */
   private redraw(): void {
+    if (this.held !== undefined) return;
     const { columns, rows } = terminalSize(this.out);
     const budget = Number.isFinite(rows) ? rows - 1 : Number.POSITIVE_INFINITY;
     const previewRows = Number.isFinite(budget) ? Math.max(1, Math.floor(budget / 2)) : 20;

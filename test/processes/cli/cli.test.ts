@@ -4,10 +4,11 @@
  * command line in process over the demo's sessions. Usage errors, bad configs, help and version for
  * every command: test/unit/cli/command-line.test.ts.
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTime } from '../../../src/cli/inspect.js';
 import { expectUsageError, runInProcess } from '../../support/command-line.js';
 import { startLoopbackModel, type LoopbackModel } from '../../support/loopback-model.js';
 import { assertBuilt, runCli, type Spawned } from '../../support/run-cli.js';
@@ -63,11 +64,55 @@ describe('brood inspect', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`${sessionsDir}: 6 sessions, 1 tree`);
     expect(result.stdout).toMatch(
-      /^agent\s+label\s+depth\s+mode\s+stop\s+turns\s+tokens in\/out\s+subtree in\/out\s+duration$/m,
+      /^agent\s+label\s+depth\s+mode\s+started\s+stop\s+turns\s+tokens in\/out\s+subtree in\/out\s+duration$/m,
     );
-    expect(result.stdout).toMatch(/│ {2}└─ sub_\S+\s+verify outliers\s+2\s+one-shot\s+completed\s+1\s+\d+\/\d+\s+\d/);
-    expect(result.stdout).toMatch(/^agent_\S+\s+Research brief.*\s0\s+top-level\s+completed×\d+/m);
+    expect(result.stdout).toMatch(
+      /│ {2}└─ sub_\S+\s+verify outliers\s+2\s+one-shot\s+[\d-]+ [\d:]+\s+completed\s+1\s+\d+\/\d+\s+\d/,
+    );
+    expect(result.stdout).toMatch(/^agent_\S+\s+Research brief.*\s0\s+top-level\s+[\d-]+ [\d:]+\s+completed×\d+/m);
   });
+
+  it('shows when each agent started, in local time to the second', async () => {
+    const root = (await headers()).find((h) => h.parentSession === undefined)!;
+    const { createdAt } = JSON.parse(
+      (await readFile(join(sessionsDir, `${root.id}.jsonl`), 'utf8')).split('\n')[0]!,
+    ) as {
+      createdAt: number;
+    };
+    const result = await runInProcess(['inspect', sessionsDir]);
+    const rootRow = result.stdout.split('\n').find((line) => line.startsWith(root.id));
+    expect(rootRow).toContain(` ${startTime(createdAt)} `);
+    expect(startTime(new Date(2026, 0, 2, 3, 4, 5).getTime())).toBe('2026-01-02 03:04:05');
+  });
+
+  it('<id> shows only the tree under that session, as a tree of its own', async () => {
+    const all = await headers();
+    const parent = all.find((h) => h.delegationDepth === 1 && all.some((c) => c.parentSession === h.id))!;
+    const result = await runInProcess(['inspect', sessionsDir, parent.id]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`${sessionsDir}: 2 of 6 sessions, the tree of ${parent.id}`);
+    const rows = result.stdout.split('\n').filter((line) => /^(└─ )?(sub|agent)_/.test(line));
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatch(new RegExp(`^${parent.id}\\s`));
+    expect(rows[1]).toMatch(/^└─ sub_\S+\s+verify outliers\s/);
+  });
+
+  it('--last shows only the tree of the root started last; an unknown id or both is a usage error', async () => {
+    const two = join(tmp, 'two-runs');
+    await cp(sessionsDir, two, { recursive: true });
+    expect((await runCli(['demo', '--dir', two])).code).toBe(0);
+    const first = (await headers()).find((h) => h.parentSession === undefined)!;
+    const all = await runInProcess(['inspect', two]);
+    expect(all.stdout).toContain(`${two}: 12 sessions, 2 trees`);
+    const last = await runInProcess(['inspect', two, '--last']);
+    expect(last.code).toBe(0);
+    const roots = last.stdout.split('\n').filter((line) => line.startsWith('agent_'));
+    expect(roots).toHaveLength(1);
+    expect(roots[0]).not.toContain(first.id);
+    expect(last.stdout).toMatch(new RegExp(`: 6 of 12 sessions, the tree of ${roots[0]!.split(' ')[0]}\n`));
+    expectUsageError(await runInProcess(['inspect', two, 'sub_nope']), /^brood inspect: no session sub_nope in /);
+    expectUsageError(await runInProcess(['inspect', two, first.id, '--last']), /^brood inspect: give <id> or --last/);
+  }, 60_000);
 
   it('--json gives one record per agent with usage, and the subtree totals', async () => {
     const result = await runInProcess(['inspect', sessionsDir, '--json']);
@@ -258,7 +303,7 @@ describe('brood run --config', () => {
     }
   });
 
-  it('a subagent that failed under a lead that completed: exit 0 and one summary line on stderr', async () => {
+  it('a subagent that failed under a lead that completed: exit 0, and stderr says why it failed', async () => {
     const delegating = await startLoopbackModel({
       toolCall: { name: 'subagent', arguments: { description: 'check the numbers', prompt: 'FAIL: check them' } },
       failWhen: (prompt) => prompt.startsWith('FAIL'),
@@ -275,7 +320,9 @@ describe('brood run --config', () => {
       const result = await runCli(['run', '--config', file]);
       expect(result.code).toBe(0);
       expect(result.stdout).toBe('Answered without the helper.\n');
-      expect(result.stderr).toMatch(/^brood run: 1 of 1 subagents did not complete \(sub_\S+ error\)\n$/);
+      expect(result.stderr).toMatch(
+        /^brood run: 1 of 1 subagents did not complete:\n {2}sub_\S+ "check the numbers" error: .*500.*\n$/,
+      );
     } finally {
       await delegating.close();
     }

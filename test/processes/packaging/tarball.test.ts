@@ -3,15 +3,23 @@
  * none of the optional peers (the MCP SDK, the ACP SDK, bullmq, ioredis). The install stays small, a
  * strict TypeScript host compiles against the published declarations without skipLibCheck (so they
  * must not need an optional peer's types) and runs a delegation, and every optional feature reports
- * MISSING_DEPENDENCY where it is configured. npm works from its cache only (`--offline`): the
- * repository's own install (`npm install` or `npm ci`) has fetched every package brood depends on.
+ * MISSING_DEPENDENCY where it is configured.
+ *
+ * The project gets a lockfile derived from the checkout's own (scripts/consumer-lock.mjs), so `npm ci`
+ * needs the packages' tarballs only, never their package documents. It installs with a cache as a
+ * machine has it after only the repository's own install — the tarballs, copied from the user's npm
+ * cache, and no package documents (./npm-cache.ts) — and `--prefer-offline`: offline where the user's
+ * cache holds the tarballs, downloading only the tarballs a cleaned cache lacks.
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain-JavaScript script, without declarations
+import { consumerProject } from '../../../scripts/consumer-lock.mjs';
 import { OPTIONAL_PEERS } from '../../../src/optional-peers.js';
+import { cachedKeys, npmEnv, tarballOnlyCache } from './npm-cache.js';
 import { assertBuilt, declarationsBuilt, packedByChecks, ROOT, runNode, type Spawned } from '../../support/run-cli.js';
 
 const PEERS = Object.values(OPTIONAL_PEERS).flat();
@@ -20,6 +28,7 @@ const MAX_PACKAGES = 25;
 let dir: string;
 let project: string;
 let packages: string[];
+let cache: string;
 
 beforeAll(async () => {
   assertBuilt();
@@ -30,8 +39,12 @@ beforeAll(async () => {
   const tarball = (await packedByChecks()) ?? packHere(dir);
   project = join(dir, 'host');
   mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }));
-  npm(project, ['install', '--offline', '--no-audit', '--no-fund', tarball]);
+  const { packageJson, packageLock } = consumerProject(ROOT, { name: 'host', project, tarball });
+  writeFileSync(join(project, 'package.json'), JSON.stringify(packageJson));
+  writeFileSync(join(project, 'package-lock.json'), JSON.stringify(packageLock));
+  cache = join(dir, 'npm-cache');
+  tarballOnlyCache(cache, packageLock.packages);
+  npm(project, ['ci', '--prefer-offline', '--no-audit', '--no-fund'], cache);
   packages = installedPackages(project);
 }, 300_000); // in `npm test`, after the tsc pass that writes the declarations, which runs beside the tests
 
@@ -40,11 +53,17 @@ afterAll(() => {
 });
 
 describe('the packed package, installed into an empty project', () => {
-  it(`installs at most ${MAX_PACKAGES} packages, QuickJS among them and none of the optional peers`, () => {
+  it('installs from tarballs alone, as on a machine whose npm cache holds only what `npm install` fetched', () => {
+    const documents = cachedKeys(cache).filter((key) => key.startsWith('make-fetch-happen:') && !key.endsWith('.tgz'));
+    expect(documents).toEqual([]);
+  });
+
+  it(`installs at most ${MAX_PACKAGES} packages, QuickJS among them and none of the optional peers; brood has its LICENSE`, () => {
     expect(packages).toContain('brood');
     expect(packages).toContain('quickjs-emscripten');
     for (const peer of PEERS) expect(packages).not.toContain(peer.name);
     expect(packages.length).toBeLessThanOrEqual(MAX_PACKAGES);
+    expect(existsSync(join(project, 'node_modules/brood/LICENSE'))).toBe(true);
   });
 
   it('compiles a strict TypeScript host against the published declarations, without skipLibCheck', () => {
@@ -126,13 +145,8 @@ function packHere(destination: string): string {
   return join(destination, packed!.filename);
 }
 
-function npm(cwd: string, args: string[]): string {
-  return execFileSync('npm', args, {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, npm_config_update_notifier: 'false', npm_config_loglevel: 'error' },
-  });
+function npm(cwd: string, args: string[], cache?: string): string {
+  return execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: npmEnv(cache) });
 }
 
 /** Every package npm placed in the project (its hidden lockfile lists each installed directory). */
