@@ -55,6 +55,7 @@ export const mcpToolsOptionsSchema = z.strictObject({
   onStatus: z
     .custom<(status: McpServerStatus) => void>((value) => typeof value === 'function', 'a function')
     .optional(),
+  untrustedSchemas: z.boolean().optional(),
 });
 
 export interface McpToolsOptions {
@@ -70,6 +71,12 @@ export interface McpToolsOptions {
   concurrencySafe?: boolean | string[];
   /** Called when the connection comes up or goes down (after the first connection). */
   onStatus?: (status: McpServerStatus) => void;
+  /**
+   * `true` for a server someone other than the host named (an ACP client's): a tool schema holding a
+   * regular expression (`pattern`, `patternProperties`, `format`) is shown to the model as it is but
+   * never compiled in this process; the server validates those calls. Default `false`.
+   */
+  untrustedSchemas?: boolean;
 }
 
 export interface ParsedMcpConfig {
@@ -80,6 +87,7 @@ export interface ParsedMcpConfig {
   timeoutMs: number;
   concurrencySafe: boolean | ReadonlySet<string>;
   onStatus: ((status: McpServerStatus) => void) | undefined;
+  untrustedSchemas: boolean;
 }
 
 export function parseMcpConfig(server: unknown, options: unknown): ParsedMcpConfig {
@@ -94,6 +102,7 @@ export function parseMcpConfig(server: unknown, options: unknown): ParsedMcpConf
     timeoutMs: parsed.timeoutMs ?? DEFAULTS.mcpTimeoutMs,
     concurrencySafe: typeof safe === 'boolean' ? safe : new Set(safe),
     onStatus: parsed.onStatus,
+    untrustedSchemas: parsed.untrustedSchemas ?? false,
   };
 }
 

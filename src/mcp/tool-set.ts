@@ -7,6 +7,7 @@
 import type { Disposer } from '../disposer.js';
 import { BroodError } from '../errors.js';
 import { defineTool } from '../tools/define-tool.js';
+import { refuseSchemaRegexes } from '../untrusted-schema.js';
 import type { ToolContext, ToolDefinition, ToolRegistry } from '../types.js';
 import type { ParsedMcpConfig } from './config.js';
 import type { McpToolInfo } from './connection.js';
@@ -120,6 +121,8 @@ export class McpToolSet {
     let validating: ToolDefinition;
     let presented: Record<string, unknown> | undefined;
     try {
+      // A regular expression from a server the host did not name would run here, on the main thread.
+      if (this.#config.untrustedSchemas) refuseSchemaRegexes(tool.inputSchema, 'inputSchema');
       validating = defineTool({ ...declaration, parameters: tool.inputSchema });
     } catch {
       // A schema zod cannot turn into a validator is still the server's schema: the model sees it

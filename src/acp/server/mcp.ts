@@ -16,7 +16,7 @@ export async function mountClientMcpServers(brood: Brood, agent: Agent, servers:
   const mounted: Unmount[] = [];
   try {
     for (const [index, server] of servers.entries()) {
-      const dispose = await brood.use(mcpTools(pluginServer(server, index), { scope: agent }));
+      const dispose = await brood.use(mcpTools(pluginServer(server, index), { scope: agent, untrustedSchemas: true }));
       mounted.push(async () => void (await dispose()));
     }
   } catch (error) {
