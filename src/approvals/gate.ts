@@ -24,7 +24,7 @@ import type {
   ChildApprovals,
 } from './types.js';
 import { DEFAULTS } from '../defaults.js';
-import type { SessionWriter } from '../agents/session-writer.js';
+import type { SessionWriter } from '../sessions/session-writer.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { Agent } from '../types.js';
 
