@@ -39,6 +39,9 @@ const LAYERS = [
       'src/owned-process.ts',
       'src/json-lines.ts',
       'src/types.ts',
+      'src/turn-result.ts',
+      // Host event types: the Agent's events() names them (the hub and the stream are in events/).
+      'src/events/types.ts',
       'src/comlink-node-adapter.d.ts',
       'src/depth.ts',
       'src/describe.ts',
@@ -85,6 +88,10 @@ const SHARED = [
   'src/lazy.ts',
   'src/disposer.ts',
   'src/types.ts',
+  // Types src/types.ts re-exports: tool calls and results, host events, how a turn ended.
+  'src/tools/types.ts',
+  'src/events/types.ts',
+  'src/turn-result.ts',
   'src/tool-pool.ts',
   'src/fifo.ts',
   // Option snapshots of untrusted objects: the model catalog (shared) reads options through it.
