@@ -1,5 +1,5 @@
 /**
- * `brood run`'s approver (issue 35) with a scripted terminal: a y/N question per request when a person
+ * `brood run`'s approver with a scripted terminal: a y/N question per request when a person
  * can answer, `--approve` tools allowed without one, everything else refused without a terminal.
  */
 import { afterEach, expect, it } from 'vitest';
