@@ -3,9 +3,10 @@
 //
 // 1. No import circle (type-only imports included).
 // 2. Layers: no import from a lower layer to a higher one. Top to bottom:
-//      cli → index → features (delegation, mcp, acp) → runtime → subagents → agents (events)
-//      → pool (queue: another place drivers run) → thread → driver (code-mode) → wire
-//      → leaves (tools, prompt, sessions, models, shared modules) → errors
+//      cli → index → features (delegation, mcp, acp) → runtime → subagents
+//      → agents (events, telemetry, approvals) → scheduler → pool (queue: another place drivers run)
+//      → thread → driver (code-mode) → wire → leaves (tools, prompt, sessions, models, types,
+//      shared modules) → errors
 //    A file may import its own layer or any layer below it.
 // 3. Sides of the thread boundary. Thread-side code (src/thread/, src/driver/, src/code-mode/ and the
 //    thread entries in workers/) runs in pool threads and imports only thread-side and shared code;
