@@ -1,4 +1,4 @@
-// Issue 31 item 2: abort → turn end. A top-level turn is aborted (its run signal) while its driver waits
+// Abort → turn end. A top-level turn is aborted (its run signal) while its driver waits
 // on a scripted model request, on an HTTP request a loopback server never answers, in the HTTP adapter's
 // wait before a retry (the server answered 503), or on a tool that honours its signal; the figure is the
 // time from `abort()` to `run()` resolving (its `turn/end` is durable by then). The target is 100 ms on

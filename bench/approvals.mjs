@@ -1,4 +1,4 @@
-// Issue 35: approvals park only their own call. A root turn delegates to 64 sibling children at once;
+// Approvals park only their own call. A root turn delegates to 64 sibling children at once;
 // 8 of them call a tool that needs approval, which the host grants 100 ms after each request. The same
 // tree runs without approvals (the tool has no rule) in interleaved rounds on one warm runtime each. The
 // targets: the other 56 children finish (their `subagent-end`) within 1.05× of the run without

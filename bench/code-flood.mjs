@@ -1,4 +1,4 @@
-// Issue 31 item 3, standalone (not part of `npm run bench`): a run_code program that floods its tool
+// Standalone (not part of `npm run bench`): a run_code program that floods its tool
 // calls, beside a sibling agent's trivial program on the same pool thread (pool of one).
 //   node --expose-gc bench/code-flood.mjs [rounds] [variant]
 // Variants:

@@ -1,4 +1,4 @@
-// Issue 13: what the run_code sandbox costs. One pool thread, codeMode 'both', a trivial tool `noop`
+// What the run_code sandbox costs. One pool thread, codeMode 'both', a trivial tool `noop`
 // whose body stamps performance.now() in the parent. Three sequences, each in one assistant message:
 //   native   M sequential native calls of noop          → gap = one native call, run by the parent (A)
 //   program  one run_code looping M awaited noop calls  → gap = one tool call from inside a program (B)

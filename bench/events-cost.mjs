@@ -1,4 +1,4 @@
-// Cost of the host event stream (issue 14): the latency-only fan-out run on one warm runtime with no
+// Cost of the host event stream: the latency-only fan-out run on one warm runtime with no
 // subscriber, then with a `brood.events()` subscriber draining every event (text deltas included),
 // interleaved round by round so machine-load drift hits both sides alike. With no subscriber nothing
 // is produced or posted across threads, so "off" must match the plain fan-out; "on" shows what a

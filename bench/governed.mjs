@@ -1,4 +1,4 @@
-// Issue 33: governed fan-out. Three rows, all through the real runtime:
+// Governed fan-out. Three rows, all through the real runtime:
 //  - rateLimited: N children × 2 requests (50 ms each) through the real openAICompatible adapter against a
 //    loopback Chat Completions server on its own thread that enforces its own limits (32 concurrent,
 //    100 requests/s, no burst; 429 + retry-after-ms beyond them; bench/lib/limited-server.mjs), at

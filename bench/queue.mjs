@@ -131,7 +131,7 @@ export async function runQueueFanout({ quick, log }) {
       // take less wall time than total / cores.
       const { ms: runMs, commands, ...mine } = cpu.sort((a, b) => a.total - b.total)[Math.floor(cpu.length / 2)];
       row.queueCpuMs = mine;
-      // Per child, by process and in total: the issue 38 target is ≤ 2.0 ms in total at N=256.
+      // Per child, by process and in total: the target is ≤ 2.0 ms in total at N=256.
       row.queueCpuPerChildMs = Object.fromEntries(Object.entries(mine).map(([k, v]) => [k, round(v / n, 2)]));
       // What each child cost Redis, by command (the same run): how chatty the queue and the link are.
       row.redisCommandsPerChild = commandsPerChild(commands, n);

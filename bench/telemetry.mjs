@@ -1,4 +1,4 @@
-// Cost of createBrood `telemetry` (issue 34): the latency-only fan-out N=256 P=64 on a runtime with
+// Cost of createBrood `telemetry`: the latency-only fan-out N=256 P=64 on a runtime with
 // telemetry (the SDK's in-memory exporter behind a BatchSpanProcessor, as a host would run it) and on
 // one without, interleaved round by round so machine-load drift hits both sides alike. Target: on ≤
 // 1.05× off. Spans per run shows what the exporter received; the main thread's CPU per run (where

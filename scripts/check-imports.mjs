@@ -3,9 +3,10 @@
 //
 // 1. No import circle (type-only imports included).
 // 2. Layers: no import from a lower layer to a higher one. Top to bottom:
-//      cli → index → features (delegation, mcp, acp) → runtime → subagents → agents (events)
-//      → pool (queue: another place drivers run) → thread → driver (code-mode) → wire
-//      → leaves (tools, prompt, sessions, models, shared modules) → errors
+//      cli → index → features (delegation, mcp, acp) → runtime → subagents
+//      → agents (events, telemetry, approvals) → scheduler → pool (queue: another place drivers run)
+//      → thread → driver (code-mode) → wire → leaves (tools, prompt, sessions, models, types,
+//      shared modules) → errors
 //    A file may import its own layer or any layer below it.
 // 3. Sides of the thread boundary. Thread-side code (src/thread/, src/driver/, src/code-mode/ and the
 //    thread entries in workers/) runs in pool threads and imports only thread-side and shared code;
@@ -39,6 +40,9 @@ const LAYERS = [
       'src/owned-process.ts',
       'src/json-lines.ts',
       'src/types.ts',
+      'src/turn-result.ts',
+      // Host event types: the Agent's events() names them (the hub and the stream are in events/).
+      'src/events/types.ts',
       'src/comlink-node-adapter.d.ts',
       'src/depth.ts',
       'src/describe.ts',
@@ -85,6 +89,10 @@ const SHARED = [
   'src/lazy.ts',
   'src/disposer.ts',
   'src/types.ts',
+  // Types src/types.ts re-exports: tool calls and results, host events, how a turn ended.
+  'src/tools/types.ts',
+  'src/events/types.ts',
+  'src/turn-result.ts',
   'src/tool-pool.ts',
   'src/fifo.ts',
   // Option snapshots of untrusted objects: the model catalog (shared) reads options through it.

@@ -1,18 +1,32 @@
-/** Types shared across modules. Public ones are re-exported from src/index.ts. */
+/**
+ * Types shared across modules. Public ones are re-exported from src/index.ts. Each kind lives next to
+ * its concept — host events in src/events/types.ts, tool calls and results in src/tools/types.ts, how
+ * a turn ended in src/turn-result.ts — and is re-exported here. What stays here refers to each other:
+ * the Agent exposes its tool and prompt registries, and their tools' and sections' contexts carry the
+ * Agent (one file, since the import check admits no circle, type-only ones included).
+ */
 import type { z } from 'zod';
 import type { Disposer } from './disposer.js';
-import type { Budget, BudgetKind } from './scheduler/types.js';
+import type { AgentEventsOptions, BroodEvent } from './events/types.js';
+import type { Budget } from './scheduler/types.js';
+import type {
+  ApprovalVerdict,
+  JsonSchemaObject,
+  ToolCallRequest,
+  ToolFilter,
+  ToolPresentation,
+  ToolResult,
+  ToolView,
+} from './tools/types.js';
+import type { TurnResult } from './turn-result.js';
 
 export type { Disposer } from './disposer.js';
+export type * from './events/types.js';
+export type * from './tools/types.js';
+export { STOP_REASONS } from './turn-result.js';
+export type { StopReason, TurnResult, Usage, UsageNode } from './turn-result.js';
 
-export type JsonSchemaObject = { [key: string]: unknown };
-
-/** How a turn ended (SPEC §7): every value, once; the wire protocol checks against this list. */
-export const STOP_REASONS = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps', 'budget'] as const;
-export type StopReason = (typeof STOP_REASONS)[number];
 export type CodeMode = 'native' | 'code' | 'both';
-/** How a tool call may share its turn with others (SPEC §7.2): in the rolling pool, or alone as a barrier. */
-export type ConcurrencyClass = 'parallel' | 'exclusive';
 
 /** createBrood's `codeResourceLimits`: what each run_code program may use (defaults in src/defaults.ts). */
 export interface CodeResourceLimits {
@@ -28,48 +42,11 @@ export interface CodeResourceLimits {
 
 export type ResolvedCodeLimits = Required<CodeResourceLimits>;
 
-export interface Usage {
-  /** Every prompt token, cached ones included. */
-  inputTokens: number;
-  outputTokens: number;
-  /** Of inputTokens: read from the provider's prompt cache, where the provider reports it. */
-  cacheReadTokens?: number;
-  /** Of inputTokens: written to the provider's prompt cache, where the provider reports it. */
-  cacheWriteTokens?: number;
-  /** Of outputTokens: spent on reasoning, where the provider reports it (AI SDK models). */
-  reasoningTokens?: number;
-}
-
 export interface ModelRoute {
   provider: string;
   model: string;
   reasoningEffort?: string;
   maxTokens?: number;
-}
-
-/** Token usage of one agent and its descendants (TurnResult.usageTree, brood.usage()). */
-export interface UsageNode {
-  agentId: string;
-  /** A child's delegation label (the subagent call's description). */
-  label?: string;
-  provider: string;
-  model: string;
-  /** This agent's own requests. */
-  usage: Usage;
-  /** Own plus every descendant's in `children`. */
-  total: Usage;
-  children: UsageNode[];
-}
-
-export interface TurnResult<S = unknown> {
-  output: string;
-  stopReason: StopReason;
-  usage: Usage;
-  /** The turn's own requests and its foreground children's, as a tree (usage === usageTree.total). */
-  usageTree: UsageNode;
-  diagnostic?: string;
-  /** With `run(text, { outputSchema })`: the validated `structured_output` value (absent when none was valid). */
-  structured?: S;
 }
 
 export interface SendOptions {
@@ -82,34 +59,6 @@ export interface RunOptions extends SendOptions {
   budget?: Budget;
   /** The model answers through a `structured_output` tool with these parameters (zod or JSON Schema). */
   outputSchema?: z.ZodType | JsonSchemaObject;
-}
-
-export type ToolFilter = { allow?: string[]; deny?: string[] };
-
-export interface ToolSchema {
-  name: string;
-  description: string;
-  parameters: JsonSchemaObject;
-}
-
-export interface ToolView {
-  names: string[];
-  schemas: ToolSchema[];
-  has(name: string): boolean;
-}
-
-export interface ToolResult {
-  isError: boolean;
-  content: string;
-  value?: unknown;
-  error?: { code?: string; message: string };
-}
-
-export interface ToolCallRequest {
-  name: string;
-  arguments: unknown;
-  callId?: string;
-  signal?: AbortSignal;
 }
 
 export interface ToolRegistry {
@@ -126,8 +75,6 @@ export interface ToolContext {
   agent: Agent | undefined;
   signal: AbortSignal;
 }
-
-export type ToolPresentation = false | { description?: string; parameters?: JsonSchemaObject };
 
 /** What defineTool returns; parameters are already normalised to JSON Schema plus a validator. */
 export interface ToolDefinition<A = unknown> {
@@ -216,185 +163,4 @@ export interface SessionStore {
   acquire?(id: string): Promise<void>;
   /** Gives up what acquire() took; called when the agent is disposed. */
   release?(id: string): Promise<void>;
-}
-
-// ---- Host events (SPEC §15): what brood.events() / agent.events() yield. ----
-
-export interface BroodEventBase {
-  agentId: string;
-  /** undefined for a top-level agent (and for `lagged`). */
-  parentId: string | undefined;
-  depth: number;
-  /** Epoch milliseconds. */
-  time: number;
-}
-
-export interface TurnStartEvent extends BroodEventBase {
-  type: 'turn-start';
-  turn: number;
-  messageIds: string[];
-}
-
-export interface TurnEndEvent extends BroodEventBase {
-  type: 'turn-end';
-  turn: number;
-  stopReason: StopReason;
-  /** The turn's own requests plus its foreground children's, as in the TurnResult. */
-  usage: Usage;
-  diagnostic?: string;
-}
-
-export interface TextDeltaEvent extends BroodEventBase {
-  type: 'text-delta';
-  turn: number;
-  delta: string;
-}
-
-export interface AssistantMessageEvent extends BroodEventBase {
-  type: 'assistant-message';
-  turn: number;
-  text: string;
-  toolCalls: { id: string; name: string }[];
-  /** The model's finish for this response ('tool-calls' when it asked for tools). */
-  finish: 'stop' | 'tool-calls' | 'max-tokens' | 'refusal' | 'error';
-}
-
-export interface ToolStartEvent extends BroodEventBase {
-  type: 'tool-start';
-  turn: number;
-  callId: string;
-  name: string;
-  /** The parsed JSON arguments; the raw text when it is not valid JSON. */
-  args: unknown;
-}
-
-export interface ToolEndEvent extends BroodEventBase {
-  type: 'tool-end';
-  turn: number;
-  callId: string;
-  name: string;
-  isError: boolean;
-  content: string;
-}
-
-/** Emitted on the parent's agentId when one of its children starts a run. */
-export interface SubagentRunStartEvent extends BroodEventBase {
-  type: 'subagent-start';
-  childId: string;
-  /** 'background' is a one-shot job; 'continuable' a child that keeps its conversation. */
-  mode: 'foreground' | 'background' | 'continuable';
-  provider: string;
-}
-
-/** Emitted on the parent's agentId when that run ended (after every event of the child's run). */
-export interface SubagentRunEndEvent extends BroodEventBase {
-  type: 'subagent-end';
-  childId: string;
-  stopReason: StopReason;
-  usage: Usage;
-}
-
-/** Emitted on the parent's agentId when one of its continuable children reported (the report message was accepted). */
-export interface SubagentReportEvent extends BroodEventBase {
-  type: 'subagent-report';
-  childId: string;
-  /** The id of the report's message in the parent's session. */
-  messageId: string;
-}
-
-/** The subscriber fell behind by more than its buffer: `dropped` events were discarded (oldest first). */
-export interface LaggedEvent extends BroodEventBase {
-  type: 'lagged';
-  dropped: number;
-}
-
-/** What a tool's `approval`, the runtime's `policy` and a verdict say about one call (docs/approvals.md). */
-export type ApprovalVerdict = 'allow' | 'deny' | 'ask';
-
-/** A call waits for `brood.approvals.respond()`; it was logged in the agent's session first. */
-export interface ApprovalRequestEvent extends BroodEventBase {
-  type: 'approval-request';
-  approvalId: string;
-  callId: string;
-  tool: string;
-  /** The arguments the model gave (parsed). */
-  args: unknown;
-  /** True for a `tools.x()` call from inside run_code. */
-  viaCode: boolean;
-}
-
-/** A decision was logged (before it is applied). */
-export interface ApprovalResolvedEvent extends BroodEventBase {
-  type: 'approval-resolved';
-  approvalId: string;
-  callId: string;
-  tool: string;
-  decision: 'approved' | 'denied' | 'expired';
-  /** `host`: respond(); `policy`: a tool's rule, the runtime's policy or children rule, expiry, a cancelled turn. */
-  by: 'host' | 'policy';
-}
-
-/** An agent turn or a model request waits for admission (createBrood `limits`). */
-export interface QueuedEvent extends BroodEventBase {
-  type: 'queued';
-  what: 'agent' | 'model-request';
-  /** The model request's provider (absent for an agent turn). */
-  provider?: string;
-  /** 1 = next to be admitted. */
-  position: number;
-}
-
-/** What was queued is admitted after `waitedMs`. */
-export interface AdmittedEvent extends BroodEventBase {
-  type: 'admitted';
-  what: 'agent' | 'model-request';
-  waitedMs: number;
-}
-
-/** A provider answered 429/503 with a retry-after: its admissions pause for every agent. */
-export interface ThrottledEvent extends BroodEventBase {
-  type: 'throttled';
-  provider: string;
-  retryAfterMs: number;
-}
-
-/** A turn spent one of its budgets; it ends with stop reason 'budget'. */
-export interface BudgetExceededEvent extends BroodEventBase {
-  type: 'budget-exceeded';
-  budget: BudgetKind;
-  limit: number;
-  used: number;
-}
-
-export type BroodEvent =
-  | TurnStartEvent
-  | TurnEndEvent
-  | TextDeltaEvent
-  | AssistantMessageEvent
-  | ToolStartEvent
-  | ToolEndEvent
-  | SubagentRunStartEvent
-  | SubagentRunEndEvent
-  | SubagentReportEvent
-  | ApprovalRequestEvent
-  | ApprovalResolvedEvent
-  | QueuedEvent
-  | AdmittedEvent
-  | ThrottledEvent
-  | BudgetExceededEvent
-  | LaggedEvent;
-
-export type BroodEventType = BroodEvent['type'];
-export type BroodEventOf<T extends BroodEventType> = Extract<BroodEvent, { type: T }>;
-
-export interface BroodEventsOptions {
-  /** Aborting ends the iteration (like breaking out of the loop). */
-  signal?: AbortSignal;
-  /** Events held for a slow consumer before deltas are coalesced and the oldest dropped (default 10 000). */
-  buffer?: number;
-}
-
-export interface AgentEventsOptions extends BroodEventsOptions {
-  /** Include every descendant's events (default true). */
-  descendants?: boolean;
 }

@@ -1,4 +1,4 @@
-// The issue's targets, evaluated against measured numbers. They are reported, never asserted:
+// The performance targets, evaluated against measured numbers. They are reported, never asserted:
 // a miss is a finding, not a failed run.
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : NaN);
 
@@ -51,20 +51,20 @@ export function evaluateTargets(results) {
     'KB',
     (v) => v < 50,
   );
-  // Issue 18 (worker boundary v2): stricter targets, added after the SPEC ones so earlier entries keep their places.
+  // The worker boundary's stricter targets, added after the SPEC ones so earlier entries keep their places.
   const row = (n, p, cpuMs) => rows.find((r) => r.n === n && r.p === p && r.cpuMs === cpuMs);
   for (const n of [256, 64]) {
     const r = row(n, 64, 0);
     if (!r) continue;
     add(
-      'issue 18: latency-only fan-out ≤ 1.05× the floor',
+      'worker boundary: latency-only fan-out ≤ 1.05× the floor',
       `N=${n} P=64 C=0, worker`,
       ratio(r.worker.makespanMs, r.floor.makespanMs),
       '× floor',
       (v) => v <= 1.05,
     );
     add(
-      'issue 18: latency-only fan-out never slower than inline',
+      'worker boundary: latency-only fan-out never slower than inline',
       `N=${n} P=64 C=0`,
       ratio(r.worker.makespanMs, r.inline.makespanMs),
       '× inline',
@@ -73,16 +73,22 @@ export function evaluateTargets(results) {
   }
   const worstLoop = Math.max(...rows.map((r) => r.worker?.loopDelayP99Ms ?? NaN));
   add(
-    'issue 18: parent event-loop delay p99 ≤ 10 ms in every fan-out row',
+    'worker boundary: parent event-loop delay p99 ≤ 10 ms in every fan-out row',
     'worst worker row',
     worstLoop,
     'ms',
     (v) => v <= 10,
   );
-  add('issue 18: tool RPC p50 ≤ 60 µs (proxied)', 'worker', results.toolRpc.worker?.p50Us, 'µs', (v) => v <= 60);
-  add('issue 18: tool RPC p99 ≤ 1 ms (proxied)', 'worker', results.toolRpc.worker?.p99Us, 'µs', (v) => v <= 1000);
+  add('worker boundary: tool RPC p50 ≤ 60 µs (proxied)', 'worker', results.toolRpc.worker?.p50Us, 'µs', (v) => v <= 60);
   add(
-    'issue 18: deep tree ≤ 4 ms per level',
+    'worker boundary: tool RPC p99 ≤ 1 ms (proxied)',
+    'worker',
+    results.toolRpc.worker?.p99Us,
+    'µs',
+    (v) => v <= 1000,
+  );
+  add(
+    'worker boundary: deep tree ≤ 4 ms per level',
     'worker, marginal slope',
     results.deepTree.byRunner?.worker?.marginalOverheadPerLevelMs,
     'ms',
@@ -92,7 +98,7 @@ export function evaluateTargets(results) {
     const r = headline(rows, results.fanout.C, p);
     if (r)
       add(
-        'issue 18: CPU fan-out ≤ 1.10× the floor',
+        'worker boundary: CPU fan-out ≤ 1.10× the floor',
         `N=${r.n} P=${p} C=${r.cpuMs}, worker`,
         ratio(r.worker.makespanMs, r.floor.makespanMs),
         '× floor',
@@ -101,21 +107,21 @@ export function evaluateTargets(results) {
   }
   const warm = row(16, 8, 0);
   add(
-    'issue 18: first fan-out of a fresh runtime ≤ 1.5× a warm one',
+    'worker boundary: first fan-out of a fresh runtime ≤ 1.5× a warm one',
     'worker/8, N=16 C=0',
     ratio(results.fanout.coldFirstRunMs?.['worker/8'], warm?.worker.makespanMs),
     '× warm',
     (v) => v <= 1.5,
   );
   add(
-    'issue 18: start → first request p50 ≤ 0.5 ms',
+    'worker boundary: start → first request p50 ≤ 0.5 ms',
     'worker',
     results.startLatency.worker?.p50Ms,
     'ms',
     (v) => v <= 0.5,
   );
   add(
-    'issue 18: parked continuable ≤ 40 KB RSS each',
+    'worker boundary: parked continuable ≤ 40 KB RSS each',
     `${results.parked.children} children`,
     results.parked.rssPerChildKb,
     'KB',
@@ -123,7 +129,7 @@ export function evaluateTargets(results) {
   );
   if (lat.peer?.makespanMs !== undefined)
     add(
-      'issue 18: ≥ 3× faster than the peer, latency-only',
+      'worker boundary: ≥ 3× faster than the peer, latency-only',
       `N=${lat.n} P=64 C=0`,
       ratio(lat.peer.makespanMs, lat.worker.makespanMs),
       '× peer',
@@ -131,60 +137,60 @@ export function evaluateTargets(results) {
     );
   if (cpu.peer?.makespanMs !== undefined)
     add(
-      'issue 18: ≥ 2× faster than the peer, with CPU',
+      'worker boundary: ≥ 2× faster than the peer, with CPU',
       `N=${cpu.n} P=64 C=${cpu.cpuMs}`,
       ratio(cpu.peer.makespanMs, cpu.worker.makespanMs),
       '× peer',
       (v) => v >= 2,
     );
-  // Issue 31: an abort ends the turn within 100 ms whatever the driver waits on (the slowest wait's p99).
+  // An abort ends the turn within 100 ms whatever the driver waits on (the slowest wait's p99).
   const aborts = results.abortLatency;
   if (aborts?.worker)
     add(
-      'issue 31: abort → turn end ≤ 100 ms, whatever the driver waits on',
+      'abort: abort → turn end ≤ 100 ms, whatever the driver waits on',
       'worker, p99 of the slowest wait',
       Math.max(...aborts.waits.map((wait) => aborts.worker[wait]?.p99Ms ?? Number.NaN)),
       'ms',
       (v) => v <= 100,
     );
-  // Issue 35: approvals park only their own call.
+  // Approvals park only their own call.
   const ap = results.approvals;
   if (ap?.freeRatio !== undefined) {
     add(
-      'issue 35: the 56 siblings of 8 approvals finish within 1.05× of the run without approvals',
+      'approvals: the 56 siblings of 8 approvals finish within 1.05× of the run without approvals',
       '64 children, 8 granted after 100 ms',
       ap.freeRatio,
       '×',
       (v) => v <= 1.05,
     );
     add(
-      'issue 35: the run takes at most 100 ms + 1.05× the run without approvals',
+      'approvals: the run takes at most 100 ms + 1.05× the run without approvals',
       '64 children, 8 granted after 100 ms',
       ap.makespanOverBudget,
       '× budget',
       (v) => v <= 1,
     );
   }
-  // Issue 33: governed fan-out against a rate-limited provider, and no cost without limits.
+  // Governed fan-out against a rate-limited provider, and no cost without limits.
   const governed = results.governed;
   if (governed?.rateLimited) {
     const { matching, tooHigh } = governed.rateLimited;
     add(
-      'issue 33: rateLimited, limits matching the server ≤ 1.10× ideal',
+      'admission limits: rateLimited, limits matching the server ≤ 1.10× ideal',
       `N=${governed.rateLimited.n}`,
       matching.ratio,
       '× ideal',
       (v) => v <= 1.1,
     );
     add(
-      'issue 33: rateLimited, limits matching the server: no 429',
+      'admission limits: rateLimited, limits matching the server: no 429',
       `N=${governed.rateLimited.n}, server at ${matching.serverPriority ?? 'normal'} priority`,
       matching.throttled,
       '429s',
       (v) => v === 0,
     );
     add(
-      'issue 33: rateLimited, limits 25 % too high ≤ 1.30× ideal',
+      'admission limits: rateLimited, limits 25 % too high ≤ 1.30× ideal',
       `N=${governed.rateLimited.n}`,
       tooHigh.ratio,
       '× ideal',
@@ -193,7 +199,7 @@ export function evaluateTargets(results) {
   }
   if (governed?.unlimitedOverhead)
     add(
-      'issue 33: an unreachable limit costs ≤ 1.03×',
+      'admission limits: an unreachable limit costs ≤ 1.03×',
       'N=256 P=64',
       governed.unlimitedOverhead.ratio,
       '×',

@@ -31,7 +31,7 @@ import { admitFirstRequest, planActivation, resumePlan, viewOrNull } from './pla
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
-import { SessionWriter } from './session-writer.js';
+import { SessionWriter } from '../sessions/session-writer.js';
 import { closeStoppedTurn, NO_USAGE } from './stopped-turn.js';
 import { structuredTurn, type StructuredTurn } from './structured-turn.js';
 import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from './signals.js';

@@ -1,5 +1,5 @@
 /**
- * Calls from inside run_code programs, as the parent runs them (SPEC §4 rule 8; issue 31). Each
+ * Calls from inside run_code programs, as the parent runs them (SPEC §4 rule 8). Each
  * program has an id its driver draws (never a model's call id) and a lane of its own here:
  *   - at most `maxParallelToolCalls` of its calls are in flight, and a tool that is not
  *     concurrencySafe runs alone, as in an assistant message (SPEC §7.2); calls start in the order

@@ -15,7 +15,7 @@ import { classifyResolved, errorResult } from '../tools/execute.js';
 import type { ResolvedTool } from '../tools/resolver.js';
 import type { Agent, CodeMode, ToolResult } from '../types.js';
 import { toolBatch, toolCallRequest } from '../wire/protocol.js';
-import type { SessionWriter } from './session-writer.js';
+import type { SessionWriter } from '../sessions/session-writer.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
 import type { CurrentTurn, HeldCall, TurnLedger } from './turns.js';
 import type { AgentDeps, AgentInit } from './types.js';

@@ -13,7 +13,7 @@ import type { DriverEmittedEvent } from '../sessions/event-types.js';
 import type { ModelRoute, StopReason, ToolResult, TurnResult, Usage, UsageNode } from '../types.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
-import type { SessionWriter } from './session-writer.js';
+import type { SessionWriter } from '../sessions/session-writer.js';
 import type { StructuredTurn } from './structured-turn.js';
 
 export interface CurrentTurn {

@@ -1,5 +1,5 @@
 /**
- * Who decides a call (issue 35): the tool's own `approval` first, then the runtime's `policy`, else the
+ * Who decides a call: the tool's own `approval` first, then the runtime's `policy`, else the
  * call runs as it always did. A child's 'ask' is then held to what its ancestry allows: the runtime's
  * `children` and every delegation tool's `approvals` on the way down, tighten-only.
  */

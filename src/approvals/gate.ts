@@ -1,5 +1,5 @@
 /**
- * The approval gate (issue 35). Every call of every agent, native or from run_code, reaches the parent's
+ * The approval gate. Every call of every agent, native or from run_code, reaches the parent's
  * resolver; the gate sits just before it. A call that needs the host is parked on a deferred of its
  * own: the rest of the turn, the agent's siblings and every other agent run on, and no thread is held
  * (the driver only waits for a reply). The request is durable in the calling agent's session before
@@ -26,7 +26,7 @@ import type {
 } from './types.js';
 import { DEFAULTS } from '../defaults.js';
 import { readUntrusted, snapshot } from '../untrusted.js';
-import type { SessionWriter } from '../agents/session-writer.js';
+import type { SessionWriter } from '../sessions/session-writer.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { Agent } from '../types.js';
 

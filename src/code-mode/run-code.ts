@@ -1,5 +1,5 @@
 /**
- * run_code (SPEC §4 rule 8, as amended by issue 13): model-written JavaScript runs in a QuickJS
+ * run_code (SPEC §4 rule 8): model-written JavaScript runs in a QuickJS
  * engine compiled to WebAssembly, on a sandbox thread of its own (sandbox-pool.ts), so it reaches
  * only `tools`, `console` and the ECMAScript built-ins, and a busy program never stalls the
  * driver's thread. Sub-calls go to the parent resolver as the same agent with ids

@@ -22,7 +22,8 @@ import type {
   TurnReport,
 } from '../wire/contract.js';
 import { EventOutbox } from './event-outbox.js';
-import { StepWatch } from './step-watch.js';
+import { JoinedReportsWatch } from './joined-reports.js';
+import { type StopCondition, stepCountIs } from './step-count.js';
 import { FINAL_FINISHES, requestsSinceUserMessage, TurnState } from './turn-state.js';
 import { ViewTracker } from './view-tracker.js';
 
@@ -36,7 +37,9 @@ export interface DriverHooks {
 export class Driver {
   private readonly history: ChatMessage[];
   private readonly views: ViewTracker;
-  private readonly stepWatch: StepWatch;
+  private readonly joinedReports: JoinedReportsWatch;
+  /** maxSteps: the turn stops once it has made that many model requests. */
+  private readonly stepLimit: StopCondition;
   private turnAbort: AbortController | undefined;
   private currentTurn: number | undefined;
   /** The running turn's W3C trace context (the parent's telemetry), for its model requests. */
@@ -62,7 +65,8 @@ export class Driver {
     this.history = [...plan.history];
     this.events = new EventOutbox((batch) => host.log(batch));
     this.views = new ViewTracker(plan.view, plan.versions, () => host.refreshView());
-    this.stepWatch = new StepWatch(plan);
+    this.joinedReports = new JoinedReportsWatch(plan);
+    this.stepLimit = stepCountIs(plan.maxSteps ?? DEFAULTS.maxSteps);
     this.eventsFlag = plan.eventsFlag === undefined ? undefined : new Int32Array(plan.eventsFlag);
     this.preAdmitted = plan.firstAdmitted === true;
   }
@@ -70,10 +74,6 @@ export class Driver {
   /** True while a host subscribes to events: only then is streamed text worth sending. */
   private get streaming(): boolean {
     return this.eventsFlag !== undefined && Atomics.load(this.eventsFlag, 0) !== 0;
-  }
-
-  private get maxSteps(): number {
-    return this.plan.maxSteps ?? DEFAULTS.maxSteps;
   }
 
   /** Cancels the running turn (or the given one, if it is the running one). Queued messages are kept. */
@@ -152,7 +152,7 @@ export class Driver {
   private async steps(turn: TurnState, signal: AbortSignal): Promise<TurnReport> {
     for (;;) {
       if (signal.aborted) return turn.finish('aborted');
-      if (this.stepWatch.take()) await this.joinMessages(turn.turn);
+      if (this.joinedReports.take()) await this.joinMessages(turn.turn);
       let view: DriverView;
       try {
         view = await this.views.current();
@@ -175,7 +175,7 @@ export class Driver {
       if (response.finish === 'error') return turn.finish('error', response.diagnostic ?? 'the model request failed');
       if (response.finish === 'refusal') return turn.finish('refusal');
       if (calls.length === 0) return turn.finish('completed');
-      if (turn.requests >= this.maxSteps) return this.endAtStepLimit(turn, calls);
+      if (this.stepLimit.isMet(turn)) return this.endAtStepLimit(turn, calls);
       await this.runCalls(calls, view, signal);
       if (signal.aborted) return turn.finish('aborted');
     }
@@ -268,13 +268,10 @@ export class Driver {
 
   /** Step limit reached with calls pending: they never run, but each gets a result so the history stays well-formed. */
   private endAtStepLimit(turn: TurnState, calls: ToolCallRecord[]): TurnReport {
-    const message = `not run: the turn reached its step limit (maxSteps ${this.maxSteps})`;
+    const message = this.stepLimit.notRun;
     for (const call of calls)
       this.commitResult(call, { isError: true, content: `Error: ${message}`, error: { message } });
-    return turn.finish(
-      'max-steps',
-      `the turn reached its step limit: ${this.maxSteps} model requests (maxSteps ${this.maxSteps}); ${calls.length} tool call${calls.length === 1 ? '' : 's'} of the last response did not run`,
-    );
+    return turn.finish('max-steps', this.stepLimit.diagnostic(calls.length));
   }
 
   private recordAssistant(response: ModelResponse, finish: ModelFinish): void {

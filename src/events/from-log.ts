@@ -4,6 +4,7 @@
  * while someone subscribes.
  */
 import { knownEvent, parsedToolArguments } from '../sessions/event-types.js';
+import type { LogMeta } from '../sessions/session-writer.js';
 import type { BroodEvent, BroodEventBase, SessionEvent, Usage } from '../types.js';
 
 export interface EventOrigin {
@@ -12,11 +13,6 @@ export interface EventOrigin {
   readonly depth: number;
   /** The turn logged events without a turn number belong to (the latest claimed one). */
   readonly lastTurn: number;
-}
-
-/** What the log line does not carry but the event does (turn-end's rolled-up usage). */
-export interface LogMeta {
-  usage?: Usage;
 }
 
 const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };

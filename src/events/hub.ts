@@ -10,7 +10,8 @@ import { EventStream } from './stream.js';
 import type { AgentEventsOptions, BroodEvent, SessionEvent } from '../types.js';
 import type { AgentFacts } from '../telemetry/spans.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
-import { type EventOrigin, fromLogged, type LogMeta } from './from-log.js';
+import type { LogMeta } from '../sessions/session-writer.js';
+import { type EventOrigin, fromLogged } from './from-log.js';
 
 interface Subscription {
   stream: EventStream;

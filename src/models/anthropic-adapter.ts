@@ -1,4 +1,4 @@
-/** Anthropic Messages adapter: `POST {baseURL}/v1/messages` through the shared HTTP loop (issue 15). */
+/** Anthropic Messages adapter: `POST {baseURL}/v1/messages` through the shared HTTP loop. */
 import { anthropicOptionsOf, type AnthropicAdapterOptions, type AnthropicRequestOptions } from './anthropic.js';
 import { readMessage, readMessageStream } from './anthropic-parse.js';
 import { type BodyInput as HttpBodyInput, httpAdapter } from './http-adapter.js';

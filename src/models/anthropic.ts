@@ -1,4 +1,4 @@
-/** Anthropic Messages API provider config factory (issue 15). */
+/** Anthropic Messages API provider config factory. */
 import { z } from 'zod';
 import type { HttpAdapterOptions } from './http-adapter.js';
 import {

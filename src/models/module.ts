@@ -1,4 +1,4 @@
-/** `moduleAdapter()`: builds and validates a provider config for a custom adapter module (issue 15). */
+/** `moduleAdapter()`: builds and validates a provider config for a custom adapter module. */
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
 import { modelEntrySchema, toModelInfo, type ModelEntry } from './request-options.js';

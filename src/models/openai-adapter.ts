@@ -1,4 +1,4 @@
-/** Chat Completions adapter: `POST {baseURL}/chat/completions` through the shared HTTP loop (SPEC §8, issue 15). */
+/** Chat Completions adapter: `POST {baseURL}/chat/completions` through the shared HTTP loop (SPEC §8). */
 import { type BodyInput, httpAdapter } from './http-adapter.js';
 import { openAIOptionsOf, type OpenAIAdapterOptions } from './openai.js';
 import { readChatCompletion, readChatStream } from './openai-parse.js';

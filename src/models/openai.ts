@@ -1,4 +1,4 @@
-/** OpenAI-compatible (Chat Completions) provider config factory (SPEC §8, issue 15). */
+/** OpenAI-compatible (Chat Completions) provider config factory (SPEC §8). */
 import { z } from 'zod';
 import type { HttpAdapterOptions } from './http-adapter.js';
 import {

@@ -108,7 +108,7 @@ export type SessionEventDataMap = {
     note?: string;
   };
   'acp/fs': { op: 'read' | 'write'; path: string; ok: boolean; error?: string };
-  /** A call parked for the host (issue 35): logged before anyone is told of it; `args` are the model's. */
+  /** A call parked for the host: logged before anyone is told of it; `args` are the model's. */
   'approval/request': { approvalId: string; callId: string; tool: string; args: unknown; viaCode: boolean };
   /** The decision, logged before it is applied; `args` are the host's replacement arguments, when it gave any. */
   'approval/resolved': {

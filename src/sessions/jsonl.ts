@@ -15,11 +15,12 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { describe } from '../describe.js';
 import { BroodError } from '../errors.js';
-import type { SessionHeader, SessionStore } from '../types.js';
+import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
 import { parseConfig } from '../untrusted.js';
 import { HandlePool } from './handles.js';
 import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession } from './jsonl-load.js';
 import type { Warn } from './jsonl-load.js';
+import { inCreationOrder, type ListRow } from './jsonl-list.js';
 import { acquireSessionLock, type SessionLock } from './lock.js';
 import { SessionSerial } from './serial.js';
 import { checkEventShapes, checkHeader, checkSeqs } from './validate.js';
@@ -55,7 +56,6 @@ const LOCK_SUFFIX = '.lock';
 // No O_CREAT when appending: appending to an unknown session must fail, not conjure an empty file.
 const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND;
 const CREATE_FLAGS = APPEND_FLAGS | constants.O_CREAT | constants.O_EXCL;
-const LIST_CONCURRENCY = 16;
 
 export function isSafeSessionId(id: unknown): id is string {
   return typeof id === 'string' && ID_PATTERN.test(id) && id !== '.' && id !== '..';
@@ -69,33 +69,111 @@ const optionsSchema = z.strictObject({
 export function fileSessions(dir: string, input: FileSessionOptions = {}): FileSessionStore {
   if (typeof dir !== 'string' || dir === '')
     throw new BroodError('INVALID_CONFIG', `fileSessions needs a directory path, got ${describe(dir)}`);
-  const options = parseConfig(optionsSchema, input, 'fileSessions options');
-  const root = resolve(dir);
-  const warn: Warn = options.onWarning ?? (() => undefined);
-  const pool = new HandlePool(options.maxOpenFiles ?? 64);
-  const queue = new SessionSerial();
+  return new JsonlSessionStore(resolve(dir), parseConfig(optionsSchema, input, 'fileSessions options'));
+}
+
+/**
+ * The store fileSessions returns. Its SessionStore methods are own, bound properties, so a store's
+ * methods may be passed around on their own (or the store spread into another object).
+ */
+class JsonlSessionStore implements FileSessionStore {
+  private readonly warn: Warn;
+  private readonly pool: HandlePool;
+  private readonly queue = new SessionSerial();
   // Sessions this instance writes (holds the lock of). A writer whose nextSeq is unknown loads the
   // file, repairing a torn tail, before its next append.
-  const writers = new Map<string, Writer>();
+  private readonly writers = new Map<string, Writer>();
   // Call order of this instance's creates: the exact tie-break list() needs when createdAt collides.
-  const createOrder = new Map<string, number>();
-  let dirReady: Promise<unknown> | undefined;
-  let closing: Promise<void> | undefined;
+  private readonly createOrder = new Map<string, number>();
+  private dirReady: Promise<unknown> | undefined;
+  private closing: Promise<void> | undefined;
 
-  const fileOf = (id: string): string => join(root, id + SUFFIX);
-  const lockOf = (id: string): string => join(root, id + SUFFIX + LOCK_SUFFIX);
+  constructor(
+    readonly dir: string,
+    options: FileSessionOptions,
+  ) {
+    this.warn = options.onWarning ?? (() => undefined);
+    this.pool = new HandlePool(options.maxOpenFiles ?? 64);
+  }
 
-  function ensureDir(): Promise<unknown> {
-    dirReady ??= mkdir(root, { recursive: true }).catch((error: unknown) => {
-      dirReady = undefined; // let a later call retry (e.g. permissions fixed)
+  readonly create = (header: SessionHeader): Promise<void> => {
+    let line: Buffer;
+    try {
+      line = Buffer.from(`${serialize(checkHeader(header), 'create')}\n`);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.onSession(header.id, 'create', () => this.createFile(header.id, line));
+  };
+
+  readonly append = (id: string, events: SessionEvent[]): Promise<void> => {
+    let seqs: number[];
+    let bytes: Buffer;
+    try {
+      const batch = checkEventShapes(id, events);
+      seqs = batch.map((event) => event.seq);
+      bytes = Buffer.from(batch.map((event) => `${serialize(event, `append(${id})`)}\n`).join(''));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.onSession(id, 'append', () => this.appendBytes(id, seqs, bytes));
+  };
+
+  readonly flush = (id: string): Promise<void> => this.onSession(id, 'flush', () => this.syncFile(id));
+
+  // A reader: never takes the lock, never writes (a torn tail is left for its writer to repair).
+  readonly read = (id: string): Promise<{ header: SessionHeader; events: SessionEvent[] }> =>
+    this.onSession(id, 'read', () => loadSessionFile(this.fileOf(id), id, this.warn, { repair: false }));
+
+  readonly list = async (): Promise<SessionHeader[]> => {
+    if (this.closing !== undefined) throw new BroodError('DISPOSED', 'list: session store is closed');
+    await this.queue.idle(); // sessions whose create() was called before list() are included
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (error) {
+      if (isNotFound(error)) return [];
+      throw error;
+    }
+    const ids = names
+      .filter((name) => name.endsWith(SUFFIX))
+      .map((name) => name.slice(0, -SUFFIX.length))
+      .filter(isSafeSessionId);
+    return inCreationOrder(ids, (id) => this.listRow(id));
+  };
+
+  readonly acquire = (id: string): Promise<void> => this.onSession(id, 'acquire', () => this.lease(id));
+
+  readonly release = (id: string): Promise<void> => this.onSession(id, 'release', () => this.dropWriter(id));
+
+  readonly close = (): Promise<void> => {
+    // Ops already queued finish; ops issued after close() reject with DISPOSED.
+    this.closing ??= this.queue
+      .idle()
+      .then(() => this.pool.closeAll(true))
+      .finally(() => Promise.all([...this.writers.keys()].map((id) => this.dropWriter(id))));
+    return this.closing;
+  };
+
+  private fileOf(id: string): string {
+    return join(this.dir, id + SUFFIX);
+  }
+
+  private lockOf(id: string): string {
+    return join(this.dir, id + SUFFIX + LOCK_SUFFIX);
+  }
+
+  private ensureDir(): Promise<unknown> {
+    this.dirReady ??= mkdir(this.dir, { recursive: true }).catch((error: unknown) => {
+      this.dirReady = undefined; // let a later call retry (e.g. permissions fixed)
       throw error;
     });
-    return dirReady;
+    return this.dirReady;
   }
 
   /** Validates the id and runs `task` on that session's queue. */
-  function onSession<T>(id: string, op: string, task: () => Promise<T>): Promise<T> {
-    if (closing !== undefined) return Promise.reject(new BroodError('DISPOSED', `${op}: session store is closed`));
+  private onSession<T>(id: string, op: string, task: () => Promise<T>): Promise<T> {
+    if (this.closing !== undefined) return Promise.reject(new BroodError('DISPOSED', `${op}: session store is closed`));
     if (!isSafeSessionId(id)) {
       return Promise.reject(
         new BroodError('INVALID_CONFIG', `${op}: session id ${JSON.stringify(id)} is not a safe file name`, {
@@ -103,63 +181,63 @@ export function fileSessions(dir: string, input: FileSessionOptions = {}): FileS
         }),
       );
     }
-    return queue.run(id, task);
+    return this.queue.run(id, task);
   }
 
   /** Takes the lock unless this instance already writes the session. */
-  async function writerOf(id: string): Promise<{ writer: Writer; fresh: boolean }> {
-    const existing = writers.get(id);
+  private async writerOf(id: string): Promise<{ writer: Writer; fresh: boolean }> {
+    const existing = this.writers.get(id);
     if (existing !== undefined) return { writer: existing, fresh: false };
-    await ensureDir();
+    await this.ensureDir();
     const writer: Writer = {
-      lock: await acquireSessionLock(lockOf(id), fileOf(id)),
+      lock: await acquireSessionLock(this.lockOf(id), this.fileOf(id)),
       nextSeq: undefined,
       leased: false,
     };
-    writers.set(id, writer);
+    this.writers.set(id, writer);
     return { writer, fresh: true };
   }
 
-  async function dropWriter(id: string): Promise<void> {
-    const writer = writers.get(id);
+  private async dropWriter(id: string): Promise<void> {
+    const writer = this.writers.get(id);
     if (writer === undefined) return;
-    writers.delete(id);
+    this.writers.delete(id);
     await writer.lock.release();
   }
 
   /** The writer's next seq: loads the file once under the lock, repairing a torn tail on disk. */
-  async function seqOf(id: string): Promise<number> {
-    const { writer, fresh } = await writerOf(id);
+  private async seqOf(id: string): Promise<number> {
+    const { writer, fresh } = await this.writerOf(id);
     if (writer.nextSeq !== undefined) return writer.nextSeq;
     try {
-      writer.nextSeq = (await loadSessionFile(fileOf(id), id, warn, { repair: true })).events.length;
+      writer.nextSeq = (await loadSessionFile(this.fileOf(id), id, this.warn, { repair: true })).events.length;
     } catch (error) {
-      if (fresh) await dropWriter(id); // e.g. an unknown session: hold no lock for it
+      if (fresh) await this.dropWriter(id); // e.g. an unknown session: hold no lock for it
       throw error;
     }
     return writer.nextSeq;
   }
 
-  async function openForAppend(id: string): Promise<FileHandle> {
+  private async openForAppend(id: string): Promise<FileHandle> {
     try {
-      return await open(fileOf(id), APPEND_FLAGS);
+      return await open(this.fileOf(id), APPEND_FLAGS);
     } catch (error) {
       if (isNotFound(error)) {
-        const writer = writers.get(id);
+        const writer = this.writers.get(id);
         if (writer !== undefined) writer.nextSeq = undefined;
-        throw unknownSession(id, fileOf(id));
+        throw unknownSession(id, this.fileOf(id));
       }
       throw error;
     }
   }
 
-  async function create(id: string, line: Buffer): Promise<void> {
-    const { writer, fresh } = await writerOf(id);
+  private async createFile(id: string, line: Buffer): Promise<void> {
+    const { writer, fresh } = await this.writerOf(id);
     let handle: FileHandle;
     try {
-      handle = await exclusiveCreate(id);
+      handle = await this.exclusiveCreate(id);
     } catch (error) {
-      if (fresh) await dropWriter(id);
+      if (fresh) await this.dropWriter(id);
       throw error;
     }
     try {
@@ -168,18 +246,18 @@ export function fileSessions(dir: string, input: FileSessionOptions = {}): FileS
     } catch (error) {
       // Leave no half-written session behind: a failed create is a session that never existed.
       await handle.close().catch(() => undefined);
-      await unlink(fileOf(id)).catch(() => undefined);
-      if (fresh) await dropWriter(id);
+      await unlink(this.fileOf(id)).catch(() => undefined);
+      if (fresh) await this.dropWriter(id);
       throw error;
     }
-    pool.adopt(id, handle);
+    this.pool.adopt(id, handle);
     writer.nextSeq = 0;
-    createOrder.set(id, createOrder.size);
-    await syncDirectory(root);
+    this.createOrder.set(id, this.createOrder.size);
+    await syncDirectory(this.dir);
   }
 
-  async function exclusiveCreate(id: string): Promise<FileHandle> {
-    const file = fileOf(id);
+  private async exclusiveCreate(id: string): Promise<FileHandle> {
+    const file = this.fileOf(id);
     try {
       return await open(file, CREATE_FLAGS, 0o644);
     } catch (error) {
@@ -188,7 +266,7 @@ export function fileSessions(dir: string, input: FileSessionOptions = {}): FileS
     // A file whose header was torn by a crash is a session that never existed; its id is free again.
     const existing = await readHeaderLine(file, id).catch(() => undefined);
     if (existing?.kind === 'never-existed') {
-      warn(`${file}: ${existing.reason}; replacing it with a new session ${id}`);
+      this.warn(`${file}: ${existing.reason}; replacing it with a new session ${id}`);
       await unlink(file);
       try {
         return await open(file, CREATE_FLAGS, 0o644);
@@ -200,15 +278,15 @@ export function fileSessions(dir: string, input: FileSessionOptions = {}): FileS
   }
 
   /** `seqs` and `bytes` were captured at call time; only the seq check needs the queue's view. */
-  async function append(id: string, seqs: number[], bytes: Buffer): Promise<void> {
-    const seq = await seqOf(id);
+  private async appendBytes(id: string, seqs: number[], bytes: Buffer): Promise<void> {
+    const seq = await this.seqOf(id);
     checkSeqs(id, seqs, seq);
     if (seqs.length === 0) return;
-    const writer = writers.get(id) as Writer;
+    const writer = this.writers.get(id) as Writer;
     try {
-      await pool.use(
+      await this.pool.use(
         id,
-        () => openForAppend(id),
+        () => this.openForAppend(id),
         (handle) => writeAll(handle, bytes),
       );
     } catch (error) {
@@ -218,128 +296,45 @@ export function fileSessions(dir: string, input: FileSessionOptions = {}): FileS
     writer.nextSeq = seq + seqs.length;
   }
 
-  async function acquire(id: string): Promise<void> {
-    const { writer } = await writerOf(id);
+  private async lease(id: string): Promise<void> {
+    const { writer } = await this.writerOf(id);
     if (writer.leased) {
       throw new BroodError(
         'SESSION_LOCKED',
-        `session file ${fileOf(id)} is already open for writing by a runtime using this store (process ${process.pid})`,
+        `session file ${this.fileOf(id)} is already open for writing by a runtime using this store (process ${process.pid})`,
         {
-          details: { file: fileOf(id), lockFile: lockOf(id), pid: process.pid },
+          details: { file: this.fileOf(id), lockFile: this.lockOf(id), pid: process.pid },
         },
       );
     }
     writer.leased = true;
   }
 
-  async function flush(id: string): Promise<void> {
-    await seqOf(id); // unknown id → NOT_RESUMABLE
-    await pool.use(
+  private async syncFile(id: string): Promise<void> {
+    await this.seqOf(id); // unknown id → NOT_RESUMABLE
+    await this.pool.use(
       id,
-      () => openForAppend(id),
+      () => this.openForAppend(id),
       (handle) => handle.sync(),
     );
   }
 
-  async function list(): Promise<SessionHeader[]> {
-    if (closing !== undefined) throw new BroodError('DISPOSED', 'list: session store is closed');
-    await queue.idle(); // sessions whose create() was called before list() are included
-    let names: string[];
+  private async listRow(id: string): Promise<ListRow | undefined> {
+    const file = this.fileOf(id);
     try {
-      names = await readdir(root);
-    } catch (error) {
-      if (isNotFound(error)) return [];
-      throw error;
-    }
-    const ids = names
-      .filter((name) => name.endsWith(SUFFIX))
-      .map((name) => name.slice(0, -SUFFIX.length))
-      .filter(isSafeSessionId);
-    const rows = await mapLimit(ids, LIST_CONCURRENCY, (id) => listRow(id));
-    return rows
-      .filter((row) => row !== undefined)
-      .sort(byCreation)
-      .map((row) => row.header);
-  }
-
-  async function listRow(id: string): Promise<ListRow | undefined> {
-    try {
-      const line = await readHeaderLine(fileOf(id), id);
+      const line = await readHeaderLine(file, id);
       if (line.kind === 'ok')
-        return { id, header: line.header, order: createOrder.get(id) ?? Infinity, birth: line.birthtimeNs };
-      warn(`${fileOf(id)}: ${line.reason}; skipping session ${id} that was never created`);
+        return { id, header: line.header, order: this.createOrder.get(id) ?? Infinity, birth: line.birthtimeNs };
+      this.warn(`${file}: ${line.reason}; skipping session ${id} that was never created`);
       return undefined;
     } catch (error) {
       if (isNotFound(error)) return undefined; // removed between readdir and open
-      const notFile = notAFile(error, fileOf(id));
+      const notFile = notAFile(error, file);
       if (notFile === undefined) throw error;
-      warn(`${notFile.message}; skipping it`);
+      this.warn(`${notFile.message}; skipping it`);
       return undefined;
     }
   }
-
-  return {
-    dir: root,
-    create(header) {
-      let line: Buffer;
-      try {
-        line = Buffer.from(`${serialize(checkHeader(header), 'create')}\n`);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return onSession(header.id, 'create', () => create(header.id, line));
-    },
-    append(id, events) {
-      let seqs: number[];
-      let bytes: Buffer;
-      try {
-        const batch = checkEventShapes(id, events);
-        seqs = batch.map((event) => event.seq);
-        bytes = Buffer.from(batch.map((event) => `${serialize(event, `append(${id})`)}\n`).join(''));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return onSession(id, 'append', () => append(id, seqs, bytes));
-    },
-    flush: (id) => onSession(id, 'flush', () => flush(id)),
-    // A reader: never takes the lock, never writes (a torn tail is left for its writer to repair).
-    read: (id) => onSession(id, 'read', () => loadSessionFile(fileOf(id), id, warn, { repair: false })),
-    list,
-    acquire: (id) => onSession(id, 'acquire', () => acquire(id)),
-    release: (id) => onSession(id, 'release', () => dropWriter(id)),
-    close() {
-      // Ops already queued finish; ops issued after close() reject with DISPOSED.
-      closing ??= queue
-        .idle()
-        .then(() => pool.closeAll(true))
-        .finally(() => Promise.all([...writers.keys()].map((id) => dropWriter(id))));
-      return closing;
-    },
-  };
-}
-
-interface ListRow {
-  id: string;
-  header: SessionHeader;
-  order: number;
-  birth: bigint;
-}
-
-/**
- * Creation order, compared as the tuple (createdAt, order, birth, id):
- * - `createdAt`: the runtime's own clock, and what survives copying the directory elsewhere.
- * - ties (common: it has millisecond resolution) go to the call order of this instance's create()s,
- *   which is exact; sessions from earlier processes rank after those (Infinity), rarely mattering
- *   since their createdAt would have to hit the same millisecond.
- * - then file birth time (filesystem clock ticks are coarse, so ties remain; mtime is no creation
- *   signal because every append moves it; 0 where the filesystem does not record it),
- * - then id, which makes the order total and therefore stable across calls.
- */
-function byCreation(a: ListRow, b: ListRow): number {
-  if (a.header.createdAt !== b.header.createdAt) return a.header.createdAt - b.header.createdAt;
-  if (a.order !== b.order) return a.order < b.order ? -1 : 1;
-  if (a.birth !== b.birth) return a.birth < b.birth ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 function serialize(value: unknown, op: string): string {
@@ -370,17 +365,4 @@ async function syncDirectory(dir: string): Promise<void> {
   } finally {
     await handle?.close().catch(() => undefined);
   }
-}
-
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

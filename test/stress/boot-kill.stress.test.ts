@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 2: starting and closing runtimes while their pool threads load the worker entry, and
+ * Starting and closing runtimes while their pool threads load the worker entry, and
  * killing threads mid-boot, never aborts the process. The loop runs in a child process against the
  * built package (dist/), so a native abort (`FATAL ERROR: v8::Module::IsGraphAsync ...`, SIGABRT) is
  * reported as such. Whatever shape the worker entry takes later, this must stay green.

@@ -1,5 +1,5 @@
 /**
- * Issue 12 soak (on demand, `npm run test:stress`): rounds of runtimes on one fileSessions directory
+ * Soak (on demand, `npm run test:stress`): rounds of runtimes on one fileSessions directory
  * mixing thread-killing faults (exit, throw, oom, hang), delegations, cancels at random points, tools
  * that ignore cancellation, and closes in the middle of work — until SOAK_MS has passed (default 5
  * minutes, never more than 10). At the end the host is alive, every session file loads, and every

@@ -1,5 +1,5 @@
 /**
- * mcpServer(brood, options) (issue 36): brood's delegation served as MCP tools — `delegate` (also as an
+ * mcpServer(brood, options): brood's delegation served as MCP tools — `delegate` (also as an
  * MCP task, which is a background job of the runtime) and `list_models` when the delegation allows
  * model selection. The SDK is an optional peer: it is probed here and imported on connect().
  */

@@ -1,5 +1,5 @@
 /**
- * mcpServer's options (issue 36). Validated once, when the server is made: a bad option is one
+ * mcpServer's options. Validated once, when the server is made: a bad option is one
  * INVALID_CONFIG naming the key, never a failure on a client's first call.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * `brood acp` and approvals (issue 35): a call that needs approval becomes `session/request_permission`
+ * `brood acp` and approvals: a call that needs approval becomes `session/request_permission`
  * to a client written with the ACP SDK — allow once runs the call, reject answers the model with
  * APPROVAL_DENIED. The built bin as a real child process.
  */

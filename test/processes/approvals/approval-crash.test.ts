@@ -1,5 +1,5 @@
 /**
- * Approvals survive the host (issue 35): a host on fileSessions is SIGKILLed while a call waits for
+ * Approvals survive the host: a host on fileSessions is SIGKILLed while a call waits for
  * approval (fixtures/approval-host.mjs, built dist). A new runtime resuming the agent lists the same
  * request; approved, the tool runs once; a third runtime never asks again.
  */

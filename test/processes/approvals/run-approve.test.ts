@@ -1,5 +1,5 @@
 /**
- * `brood run` and approvals (issue 35), the built bin against a loopback endpoint, stdin not a
+ * `brood run` and approvals, the built bin against a loopback endpoint, stdin not a
  * terminal: a call the config's approvals.ask names is refused unless `--approve` names its tool.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * Issue 12 items 4–6 and the session part of 13: readers never write, one writer per session (a
+ * Session files on disk: readers never write, one writer per session (a
  * crash-safe lock file; SESSION_LOCKED for a second writer), appends the loader would refuse are
  * refused at append time, and a directory where a session file should be is a clear error.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 31, item 7: a call's options are checked at the call. `run('x', 42)` is INVALID_ARGS instead of
+ * A call's options are checked at the call. `run('x', 42)` is INVALID_ARGS instead of
  * a run whose options were silently ignored (send too); an `outputSchema` whose root is not an object
  * schema — which no tool call could ever meet — is refused up front with INVALID_ARGS (run and
  * subagents.start); `structured_output` is reserved like `run_code` (RESERVED_TOOL_NAME).

@@ -1,5 +1,5 @@
 /**
- * Issue 31 item 1 (SPEC §3, §7.3, §10.4): a cancelled turn sends no further model request and ends
+ * SPEC §3, §7.3, §10.4: a cancelled turn sends no further model request and ends
  * `aborted`, always — through `run(text, { signal })` and `agent.cancel()` alike, on both runners.
  *
  * Two ways a cancel used to be lost: a driver recovered onto a new thread (its thread recycled because

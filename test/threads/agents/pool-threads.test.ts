@@ -1,5 +1,5 @@
 /**
- * `pool.threads` is bounded and lazy (issue 31, item 5): createBrood starts no thread whatever the pool
+ * `pool.threads` is bounded and lazy: createBrood starts no thread whatever the pool
  * size; the first run starts the warm set (one thread per core, at most `threads`); load adds threads
  * up to `threads`; an idle thread above the warm set goes after `idleTimeoutMs`; close() leaves none.
  * Threads are counted as the OS sees them (/proc/self/task: one per worker thread), so these run on Linux.

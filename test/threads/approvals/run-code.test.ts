@@ -1,5 +1,5 @@
 /**
- * Approvals inside run_code (issue 35): a `tools.x()` call that needs approval parks in the parent;
+ * Approvals inside run_code: a `tools.x()` call that needs approval parks in the parent;
  * the program's promise waits, the busy limit does not run meanwhile, the wall limit does. Real pool
  * and sandbox threads.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 12: when cancel grace runs out on a turn held by the parent — a tool ignoring its
+ * When cancel grace runs out on a turn held by the parent — a tool ignoring its
  * signal, a provider whose result never settles — the diagnostic names that call, and the driver
  * (which did honour the cancel) keeps its thread.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13, adversarial: model-written code gets tools and nothing else. Every escape below is a
+ * Adversarial Code Mode: model-written code gets tools and nothing else. Every escape below is a
  * real attempt at a host effect — write a marker file, spawn a process that writes another, open a
  * socket to a loopback server — and must fail inside the sandbox with no effect on the host.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13, limits: each engine limit ends the program with an errored run_code result that names
+ * Code Mode limits: each engine limit ends the program with an errored run_code result that names
  * the limit (errorCode CODE_LIMIT) and keeps the logs so far, while a sibling agent on the same pool
  * thread finishes its own program normally and the runtime keeps serving.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 31, items 3–4: the calls a run_code program makes, as the parent runs them. They are bounded
+ * The calls a run_code program makes, as the parent runs them. They are bounded
  * like an assistant message's calls (maxParallelToolCalls in flight, a tool that is not
  * concurrencySafe alone); a program's end aborts what it left outstanding; a result larger than
  * codeResourceLimits.maxOutputBytes is refused before it crosses; results are keyed by the program,

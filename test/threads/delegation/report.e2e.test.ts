@@ -1,5 +1,5 @@
 /**
- * Issue 39 / SPEC §16 "Reports": a continuable child's `report` tool and `brood.subagents.reportFrom`,
+ * SPEC §16 "Reports": a continuable child's `report` tool and `brood.subagents.reportFrom`,
  * through the public API. The parents run a witness model (fixtures/witness-adapter.mjs) whose every
  * reply is the list of user-role texts its request carried, so each test reads what the parent's
  * model saw, step by step, from the parent's session log; the children run scripted models.

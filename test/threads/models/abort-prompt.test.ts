@@ -1,5 +1,5 @@
 /**
- * Issue 31 item 2: an abort is prompt whatever the driver waits on — a model request the server never
+ * An abort is prompt whatever the driver waits on — a model request the server never
  * answers or a stream it never ends, the adapter's wait between retries, retries against a port that refuses connections, or a
  * tool that honours its signal. The turn ends `aborted` soon after the abort (the target is 100 ms on a
  * quiet machine; the bound here is generous, for shared CI cores), without a force-stop diagnostic, and

@@ -1,5 +1,5 @@
 /**
- * Issue 12 items 1–3: the host survives every worker-level event. A pool thread that dies while it
+ * The host survives every worker-level event. A pool thread that dies while it
  * runs no task is reported as a runtime diagnostic (the next run starts a new thread); the worker entry loads without
  * require(esm); heap limits too small to boot a thread are refused up front.
  */

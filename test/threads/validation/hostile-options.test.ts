@@ -1,5 +1,5 @@
 /**
- * Issue 31, item 6: an input whose getters or proxy traps throw — an options object, a request, a tool
+ * An input whose getters or proxy traps throw — an options object, a request, a tool
  * definition, a provider — is refused at every public entry point with INVALID_CONFIG (configuration)
  * or INVALID_ARGS (one call's arguments), never a raw Error, and a refusal leaves nothing behind.
  * - every entry point × a proxy whose every trap throws, a revoked proxy, and a throwing getter on each

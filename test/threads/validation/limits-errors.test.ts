@@ -1,5 +1,5 @@
 /**
- * Issue 12 items 7, 9, 10, 11, 13: limits that are accepted are enforced (or refused), model call ids
+ * Limits that are accepted are enforced (or refused), model call ids
  * cannot collide with run_code sub-call ids, error formatting never throws, and bad inputs to the
  * entry points are INVALID_CONFIG with one code whatever the store.
  */

@@ -1,5 +1,5 @@
 /**
- * Approvals (issue 35) through the public API, drivers inline: who decides, what waits, what the
+ * Approvals through the public API, drivers inline: who decides, what waits, what the
  * session records, and what the model reads. Expiry runs on an injected timer (no wall clock).
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 6: the session store's hand-written fast check agrees with its zod schema, for random
+ * The session store's hand-written fast check agrees with its zod schema, for random
  * valid and invalid events (wrong types, NaN/Infinity, empty strings, arrays, class instances, extra
  * keys, keys such as `constructor`). The wire protocol's hand checks are held to their schemas by
  * test/wire/protocol-agreement.test.ts.

@@ -103,6 +103,18 @@ describe('fileSessions format and persistence', () => {
     expect((await store().read('big')).events).toEqual(all);
   });
 
+  it('its methods work detached from the store, and on a copy of it', async () => {
+    const s = store();
+    const { create, append, read, list } = s;
+    await create(header('loose'));
+    await append('loose', events(0, 2));
+    expect((await read('loose')).events).toEqual(events(0, 2));
+    const copy = { ...s };
+    expect((await copy.list()).map((h) => h.id)).toEqual(['loose']);
+    expect(copy.dir).toBe(s.dir);
+    expect(await list()).toHaveLength(1);
+  });
+
   it('rejects every operation after close() with DISPOSED', async () => {
     const s = store();
     await s.create(header('c'));

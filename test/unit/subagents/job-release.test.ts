@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 8: finished background jobs and their children are released once their owner is
+ * Finished background jobs and their children are released once their owner is
  * disposed. 1,000 children with 50 KB of output each: after both owners are disposed the heap is back
  * within a few MB of its baseline (the store keeps no event data, so what stays is what leaked).
  */

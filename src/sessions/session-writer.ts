@@ -3,9 +3,13 @@
  * call order is log order), chains the store writes, and remembers the first store failure so later
  * flushes report it instead of silently losing events.
  */
-import type { LogMeta } from '../events/from-log.js';
-import type { ForeignEvent, NewSessionEvent } from '../sessions/event-types.js';
-import type { SessionEvent, SessionStore } from '../types.js';
+import type { SessionEvent, SessionStore, Usage } from '../types.js';
+import type { ForeignEvent, NewSessionEvent } from './event-types.js';
+
+/** What the log line does not carry but the host event does (turn-end's rolled-up usage). */
+export interface LogMeta {
+  usage?: Usage;
+}
 
 /** Sees every stamped batch synchronously, in log order (the host event stream derives from it). */
 export type LogObserver = (stamped: SessionEvent[], meta: LogMeta | undefined) => void;

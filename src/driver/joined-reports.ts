@@ -1,11 +1,11 @@
 /**
- * Whether messages wait for the running turn's next model step (a child's `next-step` report), read
- * lock-free like the view versions: the parent bumps an Int32 cell, the driver compares it before each
- * step and asks the parent for the messages (one round trip) only when it moved.
+ * Whether reports wait to join the running turn at its next model step (a child's `next-step`
+ * report), read lock-free like the view versions: the parent bumps an Int32 cell, the driver compares
+ * it before each step and asks the parent for the messages (one round trip) only when it moved.
  */
 import type { DriverPlan } from '../wire/contract.js';
 
-export class StepWatch {
+export class JoinedReportsWatch {
   private readonly cell: Int32Array | undefined;
   private seen: number;
 

@@ -1,0 +1,43 @@
+/**
+ * Tool types that do not refer to an agent: schemas, views, calls and results. A tool's definition,
+ * context and registry carry the Agent and stay with it in src/types.ts (they refer to each other, and
+ * the import check admits no circle, type-only ones included).
+ */
+
+export type JsonSchemaObject = { [key: string]: unknown };
+
+/** How a tool call may share its turn with others (SPEC §7.2): in the rolling pool, or alone as a barrier. */
+export type ConcurrencyClass = 'parallel' | 'exclusive';
+
+export type ToolFilter = { allow?: string[]; deny?: string[] };
+
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: JsonSchemaObject;
+}
+
+export interface ToolView {
+  names: string[];
+  schemas: ToolSchema[];
+  has(name: string): boolean;
+}
+
+export interface ToolResult {
+  isError: boolean;
+  content: string;
+  value?: unknown;
+  error?: { code?: string; message: string };
+}
+
+export interface ToolCallRequest {
+  name: string;
+  arguments: unknown;
+  callId?: string;
+  signal?: AbortSignal;
+}
+
+export type ToolPresentation = false | { description?: string; parameters?: JsonSchemaObject };
+
+/** What a tool's `approval`, the runtime's `policy` and a verdict say about one call (docs/approvals.md). */
+export type ApprovalVerdict = 'allow' | 'deny' | 'ask';
