@@ -1,4 +1,5 @@
 /** Types shared across modules. Public ones are re-exported from src/index.ts. */
+import type { ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { Disposer } from './disposer.js';
 import type { Budget, BudgetKind } from './scheduler/types.js';
@@ -176,6 +177,9 @@ export interface Agent {
   send(message: string, opts?: SendOptions): Promise<string>;
   run<S extends z.ZodType>(message: string, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
   run(message: string, opts?: RunOptions): Promise<TurnResult>;
+  /** run() as it happens: this turn's events (children's included) and the UI message stream (docs/service.md). */
+  stream<S extends z.ZodType>(input: string, opts: RunOptions & { outputSchema: S }): AgentStream<z.output<S>>;
+  stream(input: string, opts?: RunOptions): AgentStream;
   /** This agent's events (and, by default, its descendants'); see BroodEvent. */
   events(options?: AgentEventsOptions): AsyncIterable<BroodEvent>;
   whenIdle(): Promise<void>;
@@ -396,3 +400,55 @@ export interface AgentEventsOptions extends BroodEventsOptions {
   /** Include every descendant's events (default true). */
   descendants?: boolean;
 }
+
+// ---- Streaming a run (agent.stream(); docs/service.md). ----
+
+/**
+ * One turn as it happens. Its events, its UI message stream, its Response and its piping all read the
+ * same events once: whichever is used first consumes the stream, and a second use throws INVALID_ARGS.
+ */
+export interface AgentStream<S = unknown> extends AsyncIterable<BroodEvent> {
+  /** What run() would resolve; settles whether or not the stream is read. */
+  readonly result: Promise<TurnResult<S>>;
+  /** The turn as AI SDK UI message chunks (protocol v1). */
+  toUIMessageStream(): ReadableStream<UIMessageChunk>;
+  /** A web Response carrying the UI message stream as server-sent events (what useChat() reads). */
+  toUIMessageStreamResponse(init?: UIMessageStreamResponseInit): Response;
+  /** The same onto a Node ServerResponse; resolves once the response has ended. */
+  pipeUIMessageStreamToResponse(response: ServerResponse, init?: UIMessageStreamResponseInit): Promise<void>;
+}
+
+export interface UIMessageStreamResponseInit {
+  status?: number;
+  statusText?: string;
+  /** Added to the protocol's own headers. */
+  headers?: Record<string, string>;
+}
+
+/** A child's progress as a `data-subagent` part: its accumulated text and whether its run has ended. */
+export interface SubagentProgress {
+  agentId: string;
+  parentId: string;
+  depth: number;
+  text: string;
+  status: 'running' | StopReason;
+}
+
+/** What the UI message chunk `finish` carries as its messageMetadata. */
+export interface TurnMetadata {
+  usage: Usage;
+  stopReason: StopReason;
+}
+
+/** The chunks brood writes, each a chunk of the AI SDK UI message stream protocol v1. */
+export type UIMessageChunk =
+  | { type: 'start' }
+  | { type: 'text-start'; id: string }
+  | { type: 'text-delta'; id: string; delta: string }
+  | { type: 'text-end'; id: string }
+  | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown }
+  | { type: 'tool-output-available'; toolCallId: string; output: unknown }
+  | { type: 'tool-output-error'; toolCallId: string; errorText: string }
+  | { type: 'data-subagent'; id: string; data: SubagentProgress }
+  | { type: 'error'; errorText: string }
+  | { type: 'finish'; messageMetadata?: TurnMetadata };
