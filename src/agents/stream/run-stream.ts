@@ -6,13 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import { BroodError, errorMessage } from '../../errors.js';
 import type { EventStream } from '../../events/stream.js';
-import type {
-  AgentStream,
-  BroodEvent,
-  TurnResult,
-  UIMessageChunk,
-  UIMessageStreamResponseInit,
-} from '../../types.js';
+import type { AgentStream, BroodEvent, TurnResult, UIMessageChunk, UIMessageStreamResponseInit } from '../../types.js';
 import { pipeToResponse, uiMessageResponse } from './sse.js';
 import { UIMessageChunks } from './ui-message-chunks.js';
 
@@ -52,7 +46,8 @@ export class RunStream<S = unknown> implements AgentStream<S> {
 
   /** The events are read once: a second reader would see what the first left. */
   private consume(how: string): void {
-    if (this.consumed) throw new BroodError('INVALID_ARGS', `a stream is read once: this one was already read (${how})`);
+    if (this.consumed)
+      throw new BroodError('INVALID_ARGS', `a stream is read once: this one was already read (${how})`);
     this.consumed = true;
   }
 

@@ -97,9 +97,7 @@ export class UIMessageChunks {
     return [{ type: 'text-end', id: open.id }];
   }
 
-  private childRun(
-    event: Extract<BroodEvent, { type: 'subagent-start' | 'subagent-end' }>,
-  ): UIMessageChunk[] {
+  private childRun(event: Extract<BroodEvent, { type: 'subagent-start' | 'subagent-end' }>): UIMessageChunk[] {
     const child = this.descendantOf(event.childId, event.agentId, event.depth + 1);
     const status: SubagentProgress['status'] = event.type === 'subagent-start' ? 'running' : event.stopReason;
     return this.progress(child, status);
