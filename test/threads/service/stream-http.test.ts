@@ -95,7 +95,7 @@ describe('agent.stream() piped to a Node response', () => {
     const childId = result.usageTree.children[0]!.agentId;
 
     expect(read.errors).toEqual([]);
-    expect(read.message.parts).toMatchObject([
+    expect(read.message?.parts).toMatchObject([
       { type: 'text', text: 'Delegating the research.', state: 'done' },
       {
         type: 'tool-subagent',
@@ -121,8 +121,8 @@ describe('agent.stream() piped to a Node response', () => {
       },
       { type: 'text', text: 'Trip planned.', state: 'done' },
     ]);
-    expect(read.message.parts).toHaveLength(7);
-    expect(read.message.metadata).toEqual({ usage: result.usage, stopReason: 'completed' });
+    expect(read.message?.parts).toHaveLength(7);
+    expect(read.message?.metadata).toEqual({ usage: result.usage, stopReason: 'completed' });
 
     const types = read.chunks.map((chunk) => chunk.type);
     expect(types[0]).toBe('start');

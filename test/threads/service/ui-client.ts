@@ -14,8 +14,8 @@ import {
 export interface ReadMessage {
   /** Every chunk, in order, as the client validated it. */
   chunks: UIMessageChunk[];
-  /** The assistant message the client ends with. */
-  message: UIMessage;
+  /** The assistant message the client ends with (none when no chunk changed it). */
+  message: UIMessage | undefined;
   /** Errors the client reported (an `error` chunk, or a chunk it could not apply). */
   errors: string[];
 }
@@ -42,7 +42,6 @@ export async function readAsClient(body: ReadableStream<Uint8Array>): Promise<Re
   })) {
     message = snapshot;
   }
-  if (message === undefined) throw new Error('the stream produced no message');
   return { chunks, message, errors };
 }
 
