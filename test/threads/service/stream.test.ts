@@ -56,9 +56,11 @@ describe('agent.stream()', () => {
   it("yields its own turn's events, children's included, from turn-start to turn-end, then ends", async () => {
     brood = scriptedBrood();
     const lead = await brood.createAgent({ model: route });
-    expect(await lead.run('two rounds')).toMatchObject({ stopReason: 'completed', output: 'first done' });
+    // Streamed while the first turn still runs: its message waits, and the first turn is not its own.
+    const first = lead.run('two rounds');
     const stream = lead.stream('and again');
     const events = await collect(stream);
+    expect(await first).toMatchObject({ stopReason: 'completed', output: 'first done' });
     const result = await stream.result;
     expect(result).toMatchObject({ stopReason: 'completed', output: 'second done: child finished' });
 
