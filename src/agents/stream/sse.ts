@@ -72,6 +72,10 @@ export async function pipeToResponse(
       if (!response.write(value)) await drained(response);
     }
     response.end();
+  } catch (error) {
+    // Ending it normally would tell the client the stream was complete.
+    response.destroy(error instanceof Error ? error : undefined);
+    throw error;
   } finally {
     response.off('close', stop);
   }

@@ -16,6 +16,7 @@ const subagent = (prompt: string) => ({ name: 'subagent', arguments: { descripti
 let brood: Brood | undefined;
 let server: Server | undefined;
 afterEach(async () => {
+  server?.closeAllConnections(); // keep-alive sockets of the client would hold close() open
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   await brood?.close();
   brood = undefined;
@@ -44,6 +45,7 @@ function tripBrood(): Brood {
             turns: [{ toolCalls: [subagent('compare fares')] }, { text: 'Cheapest flight found.' }],
           },
           { match: 'compare fares', turns: [{ text: 'Fares compared at depth two.' }] },
+          { match: 'take your time', latencyMs: 60_000, turns: [{ text: 'never needed' }] },
         ],
       }),
     ],
@@ -62,16 +64,28 @@ function tripBrood(): Brood {
   return b;
 }
 
-/** POST /chat { prompt } → a new agent's streamed run; the route keeps each run's result for the test. */
-async function chatServer(b: Brood, results: Promise<TurnResult>[]): Promise<string> {
+/**
+ * POST /chat { prompt } → a new agent's streamed run, cancelled when the client goes away; the route
+ * keeps each run's result, and when its piping settled, for the test.
+ */
+async function chatServer(
+  b: Brood,
+  results: Promise<TurnResult>[],
+  piped: Promise<void>[] = [],
+  cancelOnClose = true,
+): Promise<string> {
   server = createServer(async (req, res) => {
     let body = '';
     for await (const part of req) body += part;
     const { prompt } = JSON.parse(body) as { prompt: string };
+    const controller = new AbortController();
+    if (cancelOnClose) res.once('close', () => controller.abort());
     const agent = await b.createAgent({ model: route });
-    const stream = agent.stream(prompt);
+    const stream = agent.stream(prompt, { signal: controller.signal });
     results.push(stream.result);
-    await stream.pipeUIMessageStreamToResponse(res);
+    const piping = stream.pipeUIMessageStreamToResponse(res);
+    piped.push(piping);
+    await piping;
   });
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/chat`;
@@ -152,4 +166,38 @@ describe('agent.stream() piped to a Node response', () => {
     expect(events.at(-1)).toBe('data: [DONE]');
     expect(events.slice(0, -1).map((event) => JSON.parse(event.slice('data: '.length)))).toEqual(read.chunks);
   });
+
+  it('a client that goes away ends the piping; the route cancels the run through its signal', async () => {
+    brood = tripBrood();
+    const results: Promise<TurnResult>[] = [];
+    const piped: Promise<void>[] = [];
+    await leaveEarly(await chatServer(brood, results, piped));
+    await piped[0];
+    expect((await results[0]!).stopReason).toBe('aborted');
+  });
+
+  it('without a signal, a client that goes away ends the piping and the run goes on', async () => {
+    brood = tripBrood();
+    const results: Promise<TurnResult>[] = [];
+    const piped: Promise<void>[] = [];
+    await leaveEarly(await chatServer(brood, results, piped, false));
+    await piped[0];
+    // The model takes a minute: the run is still going when the piping is over.
+    expect(await Promise.race([results[0]!.then(() => 'settled'), Promise.resolve('running')])).toBe('running');
+  });
 });
+
+/** Starts a slow run, reads until the stream has started (the model is still thinking), then leaves. */
+async function leaveEarly(url: string): Promise<void> {
+  const leaving = new AbortController();
+  const response = await fetch(url, {
+    method: 'POST',
+    body: JSON.stringify({ prompt: 'take your time' }),
+    signal: leaving.signal,
+  });
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let seen = '';
+  while (!seen.includes('"type":"start"')) seen += decoder.decode((await reader.read()).value);
+  leaving.abort();
+}

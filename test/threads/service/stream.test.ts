@@ -67,7 +67,9 @@ describe('agent.stream()', () => {
     expect(events[0]).toMatchObject({ type: 'turn-start', agentId: lead.id, turn: 2 });
     expect(events.at(-1)).toMatchObject({ type: 'turn-end', agentId: lead.id, turn: 2, usage: result.usage });
     // Nothing of the first turn; the turn's child (a new one) is in it.
-    const ownTurns = events.filter((e) => e.agentId === lead.id && 'turn' in e).map((e) => (e as { turn: number }).turn);
+    const ownTurns = events
+      .filter((e) => e.agentId === lead.id && 'turn' in e)
+      .map((e) => (e as { turn: number }).turn);
     expect(new Set(ownTurns)).toEqual(new Set([2]));
     const start = events.find((e) => e.type === 'subagent-start');
     expect(start).toBeDefined();
@@ -112,7 +114,7 @@ describe('agent.stream()', () => {
     expect(runtimeOf(brood).agentDeps.hub.active).toBe(false);
   });
 
-  it("checks its options like run() but throws synchronously (INVALID_ARGS); nothing runs", async () => {
+  it('checks its options like run() but throws synchronously (INVALID_ARGS); nothing runs', async () => {
     brood = scriptedBrood();
     const lead = await brood.createAgent({ model: route });
     expectCode(() => lead.stream('delegate', { nope: true } as never), 'INVALID_ARGS');
@@ -149,9 +151,7 @@ describe('agent.stream()', () => {
     await expectCode(iterated.result, 'DISPOSED');
     await expectCode(collect(iterated), 'DISPOSED');
 
-    const read = await readAsClient(
-      lead.stream('delegate').toUIMessageStream().pipeThrough(sseEncoder()),
-    );
+    const read = await readAsClient(lead.stream('delegate').toUIMessageStream().pipeThrough(sseEncoder()));
     expect(read.chunks).toEqual([
       { type: 'start' },
       { type: 'error', errorText: expect.stringMatching(/disposed/) },
