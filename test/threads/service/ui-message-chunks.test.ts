@@ -17,7 +17,7 @@ function translate(events: BroodEvent[]): unknown[] {
 
 describe('UI message chunks', () => {
   it('a response that arrives without deltas is sent whole as one text part; an empty one sends nothing', () => {
-    const message = { type: 'assistant-message', turn: 1, toolCalls: [], finish: 'stop' } as const;
+    const message = { type: 'assistant-message' as const, turn: 1, toolCalls: [], finish: 'stop' as const };
     expect(
       translate([
         { ...lead, ...message, text: 'All at once.' },
@@ -31,7 +31,7 @@ describe('UI message chunks', () => {
   });
 
   it("a child's responses accumulate into one data part, separated by a blank line, whether streamed or whole", () => {
-    const message = { type: 'assistant-message', turn: 1, toolCalls: [], finish: 'stop' } as const;
+    const message = { type: 'assistant-message' as const, turn: 1, toolCalls: [], finish: 'stop' as const };
     const chunks = translate([
       { ...child, type: 'text-delta', turn: 1, delta: 'Looking ' },
       { ...child, type: 'text-delta', turn: 1, delta: 'it up.' },
