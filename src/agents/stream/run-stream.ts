@@ -12,7 +12,8 @@ import { UIMessageChunks } from './ui-message-chunks.js';
 
 export class RunStream<S = unknown> implements AgentStream<S> {
   readonly result: Promise<TurnResult<S>>;
-  private consumed = false;
+  /** How the events were read, once they were. */
+  private readAs: string | undefined;
 
   constructor(
     private readonly agentId: string,
@@ -46,9 +47,9 @@ export class RunStream<S = unknown> implements AgentStream<S> {
 
   /** The events are read once: a second reader would see what the first left. */
   private consume(how: string): void {
-    if (this.consumed)
-      throw new BroodError('INVALID_ARGS', `a stream is read once: this one was already read (${how})`);
-    this.consumed = true;
+    if (this.readAs !== undefined)
+      throw new BroodError('INVALID_ARGS', `a stream is read once: this one was already ${this.readAs}`);
+    this.readAs = how;
   }
 
   /** The events; once they end, a run that failed (it never started a turn) throws its error. */
