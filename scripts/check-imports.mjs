@@ -43,6 +43,7 @@ const LAYERS = [
       'src/turn-result.ts',
       // Host event types: the Agent's events() names them (the hub and the stream are in events/).
       'src/events/types.ts',
+      'src/events/stream-types.ts',
       'src/comlink-node-adapter.d.ts',
       'src/depth.ts',
       'src/describe.ts',
@@ -92,6 +93,7 @@ const SHARED = [
   // Types src/types.ts re-exports: tool calls and results, host events, how a turn ended.
   'src/tools/types.ts',
   'src/events/types.ts',
+  'src/events/stream-types.ts',
   'src/turn-result.ts',
   'src/tool-pool.ts',
   'src/fifo.ts',

@@ -110,6 +110,11 @@ export { fileSessions } from './sessions/jsonl.js';
 export type {
   Agent,
   AgentStatus,
+  AgentStream,
+  SubagentProgress,
+  TurnMetadata,
+  UIMessageChunk,
+  UIMessageStreamResponseInit,
   AssembledPrompt,
   CodeMode,
   Disposer,

@@ -7,6 +7,7 @@
  */
 import type { z } from 'zod';
 import type { Disposer } from './disposer.js';
+import type { AgentStream } from './events/stream-types.js';
 import type { AgentEventsOptions, BroodEvent } from './events/types.js';
 import type { Budget } from './scheduler/types.js';
 import type {
@@ -21,6 +22,7 @@ import type {
 import type { TurnResult } from './turn-result.js';
 
 export type { Disposer } from './disposer.js';
+export type * from './events/stream-types.js';
 export type * from './events/types.js';
 export type * from './tools/types.js';
 export { STOP_REASONS } from './turn-result.js';
@@ -125,6 +127,9 @@ export interface Agent {
   send(message: string, opts?: SendOptions): Promise<string>;
   run<S extends z.ZodType>(message: string, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
   run(message: string, opts?: RunOptions): Promise<TurnResult>;
+  /** run() as it happens: this turn's events (children's included) and the UI message stream (docs/service.md). */
+  stream<S extends z.ZodType>(input: string, opts: RunOptions & { outputSchema: S }): AgentStream<z.output<S>>;
+  stream(input: string, opts?: RunOptions): AgentStream;
   /** This agent's events (and, by default, its descendants'); see BroodEvent. */
   events(options?: AgentEventsOptions): AsyncIterable<BroodEvent>;
   whenIdle(): Promise<void>;

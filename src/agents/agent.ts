@@ -11,7 +11,7 @@ import { VersionCell } from '../wire/version-cell.js';
 import type { DriverPlan } from '../wire/contract.js';
 import type { ChatMessage } from '../models/types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
-import type { AgentEventsOptions, BroodEvent } from '../types.js';
+import type { AgentEventsOptions, AgentStream, BroodEvent } from '../types.js';
 import type {
   AgentStatus,
   CodeMode,
@@ -32,6 +32,7 @@ import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
 import { Inbox } from './inbox.js';
 import { SessionWriter } from '../sessions/session-writer.js';
+import { startStream } from './stream/start.js';
 import { closeStoppedTurn, NO_USAGE } from './stopped-turn.js';
 import { structuredTurn, type StructuredTurn } from './structured-turn.js';
 import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from './signals.js';
@@ -126,6 +127,20 @@ export class AgentImpl implements GatewayAgent {
   run<S extends z.ZodType>(message: string, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
   run(message: string, opts?: RunOptions): Promise<TurnResult>;
   async run(message: string, opts?: RunOptions): Promise<TurnResult> {
+    return this.startRun(message, opts).result;
+  }
+
+  stream<S extends z.ZodType>(input: string, opts: RunOptions & { outputSchema: S }): AgentStream<z.output<S>>;
+  stream(input: string, opts?: RunOptions): AgentStream;
+  stream(input: string, opts?: RunOptions): AgentStream {
+    return startStream(this, input, opts);
+  }
+
+  /**
+   * What run() and stream() share: the options are checked synchronously (a bad one throws), the
+   * message is accepted, and `result` settles with the turn that claims it.
+   */
+  startRun(message: string, opts: RunOptions | undefined): { messageId: string; result: Promise<TurnResult> } {
     const { signal, outputSchema, budget } = parseRunOptions(opts);
     const parsedBudget = this.governor.admissibleRun(budget);
     const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema);
@@ -135,14 +150,17 @@ export class AgentImpl implements GatewayAgent {
     const result = this.inbox.result(accepted.id);
     const onAbort = (): void => this.abortMessage(accepted.id);
     signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      await accepted.durable;
-    } catch (error) {
-      this.inbox.fail(accepted.id, error);
-    }
+    const settled = accepted.durable
+      .then(
+        () => result,
+        (error: unknown) => {
+          this.inbox.fail(accepted.id, error);
+          return result;
+        },
+      )
+      .finally(() => signal?.removeEventListener('abort', onAbort));
     // Started by another agent's tool call and waited for there: that agent holds no slot meanwhile.
-    const settled = result.finally(() => signal?.removeEventListener('abort', onAbort));
-    return this.deps.scheduler.waitingOnRun(this.id, settled);
+    return { messageId: accepted.id, result: this.deps.scheduler.waitingOnRun(this.id, settled) };
   }
 
   events(options?: AgentEventsOptions): AsyncIterable<BroodEvent> {
