@@ -11,7 +11,7 @@
  */
 import type { ModelRequest } from '../models/types.js';
 import { epochNow, LOCAL_CLOCK } from '../wire/clock.js';
-import { PaceCell } from '../wire/pace-cell.js';
+import { PaceCell } from '../scheduler/pace-cell.js';
 import type { AdmitGrant, DriverGateway, DriverPlan } from '../wire/contract.js';
 
 /**
