@@ -37,6 +37,7 @@ import { structuredTurn, type StructuredTurn } from './structured-turn.js';
 import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from './signals.js';
 import { TurnLedger, type CurrentTurn } from './turns.js';
 import { TurnGovernor } from './governor.js';
+import type { TurnLease } from '../scheduler/turn-lease.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
 export interface ActivationObserver {
@@ -106,6 +107,11 @@ export class AgentImpl implements GatewayAgent {
     for (const { id, text, delivery } of init.unclaimed) {
       this.inbox.push({ id, text, durable: Promise.resolve(), signal: undefined, ...(delivery ? { delivery } : {}) });
     }
+  }
+
+  /** What the running activation holds of the scheduler (its owner is the governor). */
+  get lease(): TurnLease | undefined {
+    return this.governor.lease;
   }
 
   get status(): AgentStatus {
@@ -255,13 +261,14 @@ export class AgentImpl implements GatewayAgent {
       this.observer?.activationStarted();
     }
     // The plan is taken before the claim: the claimed message reaches the driver as `firstMessage`.
+    const lease = this.governor.openLease();
     const plan = planActivation(this);
     const pending = new PendingActivation();
     this.activation = pending;
     void pending.done.then((end) => this.activationEnded(end));
     // Admitted before the claim (limits.agents): a queued agent's turn has not started.
     this.governor
-      .admitTurn()
+      .admitTurn(lease)
       .then(() => this.turns.claimNext())
       .then(
         (first) => {
@@ -289,7 +296,7 @@ export class AgentImpl implements GatewayAgent {
     // Its driver's programs died with it (a recovered turn runs its run_code again).
     this.programs.endAll();
     if (end.kind === 'recover' && !this.disposed) return this.recover();
-    this.deps.scheduler.releaseTurn(this.id);
+    this.governor.releaseLease();
     const turn = this.current;
     // The driver stopped mid-turn (its thread died, or it was stopped by force).
     if (turn) await closeStoppedTurn(this, turn, end);
@@ -346,7 +353,7 @@ export class AgentImpl implements GatewayAgent {
     if (this.disposed) return;
     this.cancelCurrentTurn();
     this.disposed = true;
-    this.deps.scheduler.abandon(this.id);
+    this.governor.releaseLease();
     this.inbox.settleQueued({
       output: '',
       stopReason: 'aborted',

@@ -139,8 +139,7 @@ export class Runtime implements SubagentCore {
       now: clockNow,
       clock: setTimer === undefined ? realClock : { setTimer },
       // A call waiting for the host holds no turn slot (limits.agents); a cancelled one takes none back.
-      whileParked: (agent, parked, signal) =>
-        scheduler.waitOn(agent, () => agent.status === 'running' && signal?.aborted !== true, parked),
+      whileParked: (agent, parked, signal) => this.agents.get(agent.id)?.lease?.lend(parked, signal) ?? parked,
     });
     this.agentDeps = {
       store,
