@@ -54,6 +54,7 @@ const LAYERS = [
       'src/queue/config.ts',
       'src/scheduler/types.ts',
       'src/scheduler/pace-cell.ts',
+      'src/clock.ts',
     ],
   ],
   ['wire', ['src/wire/']],
@@ -96,6 +97,8 @@ const SHARED = [
   'src/scheduler/types.ts',
   // A paced provider's schedule in shared memory: the scheduler writes it, drivers take their slots from it.
   'src/scheduler/pace-cell.ts',
+  // The one clock (epochNow, Clock): both sides stamp and wait on it.
+  'src/clock.ts',
 ];
 /** Parent-side code may import these for types only. */
 const TYPES_ONLY_FOR_PARENT = ['src/driver/', 'src/code-mode/'];

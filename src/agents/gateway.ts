@@ -5,7 +5,8 @@
  */
 import { BroodError, decodeError } from '../errors.js';
 import type { AdmitGrant, DriverView, PlannedClass, TurnReport } from '../wire/contract.js';
-import { epochNow, LOCAL_CLOCK } from '../wire/clock.js';
+import { epochNow } from '../clock.js';
+import { LOCAL_CLOCK } from '../wire/clock.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
 import type { GatewayRemote } from '../wire/gateway.js';
 import type { ToolResult } from '../types.js';

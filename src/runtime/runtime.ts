@@ -8,7 +8,7 @@ import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { type RestoreHooks, restoreAgent } from '../agents/restore.js';
 import type { AgentDeps } from '../agents/types.js';
-import { type ApprovalClock, ApprovalGate, realClock } from '../approvals/gate.js';
+import { ApprovalGate } from '../approvals/gate.js';
 import type { ApprovalsOptions } from '../approvals/types.js';
 import {
   createAgentOptionsSchema,
@@ -49,7 +49,7 @@ import { createTelemetry } from '../telemetry/setup.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { schedulerEvents } from '../events/scheduler-events.js';
 import type { Budget, SchedulerView } from '../scheduler/types.js';
-import { epochNow } from '../wire/clock.js';
+import { type Clock, epochNow, systemClock } from '../clock.js';
 
 export interface RuntimeParts {
   options: ParsedBroodOptions;
@@ -57,7 +57,7 @@ export interface RuntimeParts {
   store: SessionStore;
   generateId?: IdGenerator;
   now?: () => number;
-  setTimer?: ApprovalClock['setTimer'];
+  setTimer?: Clock['setTimeout'];
 }
 
 export interface AgentOptionsInput {
@@ -137,7 +137,7 @@ export class Runtime implements SubagentCore {
       ids: this.ids,
       hub,
       now: clockNow,
-      clock: setTimer === undefined ? realClock : { setTimer },
+      clock: setTimer === undefined ? systemClock : { setTimeout: setTimer },
       // A call waiting for the host holds no turn slot (limits.agents); a cancelled one takes none back.
       whileParked: (agent, parked, signal) => this.agents.get(agent.id)?.lease?.lend(parked, signal) ?? parked,
     });
