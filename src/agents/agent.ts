@@ -336,10 +336,15 @@ export class AgentImpl implements GatewayAgent {
     turn.controller.abort(new BroodError('ABORTED', 'the turn was cancelled'));
     this.activation?.cancel(turn.turn);
     // See cancel-grace.ts: the driver is stopped by force only if it, not a parent-side call, holds the turn.
-    armCancelGrace(turn, this.deps.limits.cancelGraceMs, {
-      isCurrent: (candidate) => this.current === candidate,
-      forceStop: (reason) => this.activation?.forceStop(reason),
-    });
+    armCancelGrace(
+      turn,
+      this.deps.limits.cancelGraceMs,
+      {
+        isCurrent: (candidate) => this.current === candidate,
+        forceStop: (reason) => this.activation?.forceStop(reason),
+      },
+      this.deps.timers,
+    );
   }
 
   /** Who this agent is in a usage tree: its label and the route it requested last. */

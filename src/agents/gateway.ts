@@ -80,8 +80,7 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
 async function runToolsAdmittingAhead(agent: GatewayAgent, batch: unknown): Promise<ToolResult[]> {
   const turn = agent.turns.current;
   const results = await runToolBatch(agent, batch);
-  if (turn !== undefined && agent.turns.current === turn && !turn.controller.signal.aborted)
-    agent.lease?.admitAhead();
+  if (turn !== undefined && agent.turns.current === turn && !turn.controller.signal.aborted) agent.lease?.admitAhead();
   return results;
 }
 

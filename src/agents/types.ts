@@ -9,6 +9,7 @@ import type { PromptScope } from '../prompt/system.js';
 import type { ChatMessage } from '../models/types.js';
 import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore } from '../types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
+import type { Clock } from '../clock.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Budget } from '../scheduler/types.js';
 
@@ -28,6 +29,8 @@ export interface AgentDeps {
   runner: DriverRunner;
   ids: IdGenerator;
   now: () => number;
+  /** The runtime's timers (cancel grace, approval expiry): a test's fake clock through `_internal.setTimer`. */
+  timers: Pick<Clock, 'setTimeout'>;
   limits: AgentRuntimeLimits;
   globalVersion: VersionCell;
   /** Host event fan-out; inactive (and free) while nobody subscribes. */

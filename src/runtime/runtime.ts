@@ -133,11 +133,12 @@ export class Runtime implements SubagentCore {
     const clockNow = now ?? epochNow;
     const hub = new EventHub(this.agents, clockNow);
     const scheduler = new Scheduler(options.limits, clockNow, schedulerEvents(hub, this.agents));
+    const timers = setTimer === undefined ? systemClock : { setTimeout: setTimer };
     this.approvals = new ApprovalGate(options.approvals as ApprovalsOptions | undefined, {
       ids: this.ids,
       hub,
       now: clockNow,
-      clock: setTimer === undefined ? systemClock : { setTimeout: setTimer },
+      clock: timers,
       // A call waiting for the host holds no turn slot (limits.agents); a cancelled one takes none back.
       whileParked: (agent, parked, signal) => this.agents.get(agent.id)?.lease?.lend(parked, signal) ?? parked,
     });
@@ -151,6 +152,7 @@ export class Runtime implements SubagentCore {
             : createWorkerRunner(options, modelConfigs, this.reportBackgroundError),
       ids: this.ids,
       now: clockNow,
+      timers,
       globalVersion,
       hub,
       approvals: this.approvals,

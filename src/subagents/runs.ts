@@ -78,11 +78,7 @@ export async function startOneShot(
  * A parent waiting on a foreground child does not count as running (limits.agents): its slot is free
  * until the child's result is in, then it waits for one again, deeper first, before it sees the result.
  */
-function waitingOnChild(
-  parent: AgentImpl,
-  result: Promise<TurnResult>,
-  foreground: boolean,
-): Promise<TurnResult> {
+function waitingOnChild(parent: AgentImpl, result: Promise<TurnResult>, foreground: boolean): Promise<TurnResult> {
   if (!foreground) return result;
   return parent.lease?.lend(result) ?? result;
 }
