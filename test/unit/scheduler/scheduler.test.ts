@@ -103,6 +103,45 @@ describe('Scheduler', () => {
     expect(scheduler.stats()).toMatchObject({ running: 1, queued: 0 });
   });
 
+  it('a released lease frees its slot and its model request, and withdraws what it still waits for', async () => {
+    const { scheduler, lease } = schedulerWith({ agents: 1, providers: { p: { concurrent: 1 } } });
+    const [a, b] = [lease('a'), lease('b')];
+    await a.admitTurn();
+    await a.admitModel({ provider: 'p', tokens: 1 });
+    const bTurn = b.admitTurn();
+    const bRequest = b.admitModel({ provider: 'p', tokens: 1 });
+    expect(scheduler.stats()).toMatchObject({ running: 1, queued: 2, inFlight: { p: 1 } });
+    b.release(); // b's activation ended while it waited: nothing is admitted to it later
+    await bTurn;
+    expect(await bRequest).toBeUndefined();
+    expect(b.holds).toBe(false);
+    expect(scheduler.stats()).toMatchObject({ running: 1, queued: 0, inFlight: { p: 1 } });
+    a.release();
+    a.release(); // idempotent: released once
+    expect(scheduler.stats()).toMatchObject({ running: 0, queued: 0, inFlight: { p: 0 } });
+  });
+
+  it('takes no slot back for a lend that ends after its lease was released, nor for one whose call was cancelled', async () => {
+    const { scheduler, lease } = schedulerWith({ agents: 1 });
+    const [a, b] = [lease('a'), lease('b')];
+    await a.admitTurn();
+    await a.lend(Promise.resolve()); // an ordinary wait: the slot comes back
+    expect(a.holds).toBe(true);
+    let answer = (): void => {};
+    const outlived = a.lend(new Promise<void>((resolve) => (answer = resolve)));
+    a.release(); // the activation ended before the wait did
+    answer();
+    await outlived;
+    expect(scheduler.stats()).toMatchObject({ running: 0, queued: 0 });
+    await b.admitTurn();
+    const cancelled = new AbortController();
+    const parked = b.lend(Promise.resolve(), cancelled.signal);
+    cancelled.abort();
+    await parked;
+    expect(b.holds).toBe(false);
+    expect(scheduler.stats()).toMatchObject({ running: 0, queued: 0 });
+  });
+
   it('never hands a timer a delay past 2^31 - 1 ms, however long the pause', async () => {
     const { scheduler } = schedulerWith({ providers: { p: { concurrent: 1 } } });
     const delays: number[] = [];
