@@ -144,9 +144,15 @@ export class TurnLease implements Disposable {
     else this.requestAnswered();
     if (!this.desk.governsModels(provider) || this.released) return undefined;
     const claims = admission.claims === true ? ({ claimsOwnSlot: true } as const) : {};
-    const request = { kind: 'model-request', agentId: this.agent.id, depth: this.agent.depth, provider, tokens };
+    const request = {
+      kind: 'model-request',
+      agentId: this.agent.id,
+      depth: this.agent.depth,
+      provider,
+      tokens,
+    } as const;
     let slot: number | undefined;
-    await this.queue({ ...request, ...claims } as TicketRequest, (ticket) => {
+    await this.queue({ ...request, ...claims }, (ticket) => {
       slot = ticket.sendAt;
       const sendAt = ticket.sendAt === undefined ? {} : { sendAt: ticket.sendAt };
       this.request = new RequestLease({ provider, tokens, ...sendAt, ...claims }, this.desk);
@@ -160,8 +166,14 @@ export class TurnLease implements Disposable {
    */
   admitFirstRequest(provider: string): boolean {
     if (this.released || !this.desk.governsModels(provider) || this.request !== undefined) return false;
-    const request = { kind: 'model-request', agentId: this.agent.id, depth: this.agent.depth, provider, tokens: 0 };
-    if (!this.desk.admitNow(request as TicketRequest)) return false;
+    const request = {
+      kind: 'model-request',
+      agentId: this.agent.id,
+      depth: this.agent.depth,
+      provider,
+      tokens: 0,
+    } as const;
+    if (!this.desk.admitNow(request)) return false;
     this.request = new RequestLease({ provider, tokens: 0 }, this.desk);
     return true;
   }
