@@ -58,6 +58,8 @@ const LAYERS = [
       'src/fifo.ts',
       'src/queue/config.ts',
       'src/scheduler/types.ts',
+      'src/scheduler/pace-cell.ts',
+      'src/clock.ts',
     ],
   ],
   ['wire', ['src/wire/']],
@@ -103,6 +105,10 @@ const SHARED = [
   'src/sessions/event-types.ts',
   // createBrood limits and Budget: public types the shared src/types.ts names.
   'src/scheduler/types.ts',
+  // A paced provider's schedule in shared memory: the scheduler writes it, drivers take their slots from it.
+  'src/scheduler/pace-cell.ts',
+  // The one clock (epochNow, Clock): both sides stamp and wait on it.
+  'src/clock.ts',
 ];
 /** Parent-side code may import these for types only. */
 const TYPES_ONLY_FOR_PARENT = ['src/driver/', 'src/code-mode/'];

@@ -74,7 +74,7 @@ export interface BroodOptions {
   _internal?: {
     generateId?: IdGenerator;
     now?: () => number;
-    /** The timer approval expiry runs on (returns its cancel). */
+    /** The timer approval expiry and cancel grace run on (returns its cancel). */
     setTimer?: (fn: () => void, ms: number) => () => void;
   };
 }

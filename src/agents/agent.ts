@@ -38,6 +38,7 @@ import { structuredTurn, type StructuredTurn } from './structured-turn.js';
 import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from './signals.js';
 import { TurnLedger, type CurrentTurn } from './turns.js';
 import { TurnGovernor } from './governor.js';
+import type { TurnLease } from '../scheduler/turn-lease.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
 export interface ActivationObserver {
@@ -107,6 +108,11 @@ export class AgentImpl implements GatewayAgent {
     for (const { id, text, delivery } of init.unclaimed) {
       this.inbox.push({ id, text, durable: Promise.resolve(), signal: undefined, ...(delivery ? { delivery } : {}) });
     }
+  }
+
+  /** What the running activation holds of the scheduler (its owner is the governor). */
+  get lease(): TurnLease | undefined {
+    return this.governor.lease;
   }
 
   get status(): AgentStatus {
@@ -273,13 +279,14 @@ export class AgentImpl implements GatewayAgent {
       this.observer?.activationStarted();
     }
     // The plan is taken before the claim: the claimed message reaches the driver as `firstMessage`.
+    const lease = this.governor.openLease();
     const plan = planActivation(this);
     const pending = new PendingActivation();
     this.activation = pending;
     void pending.done.then((end) => this.activationEnded(end));
     // Admitted before the claim (limits.agents): a queued agent's turn has not started.
     this.governor
-      .admitTurn()
+      .admitTurn(lease)
       .then(() => this.turns.claimNext())
       .then(
         (first) => {
@@ -307,7 +314,7 @@ export class AgentImpl implements GatewayAgent {
     // Its driver's programs died with it (a recovered turn runs its run_code again).
     this.programs.endAll();
     if (end.kind === 'recover' && !this.disposed) return this.recover();
-    this.deps.scheduler.releaseTurn(this.id);
+    this.governor.releaseLease();
     const turn = this.current;
     // The driver stopped mid-turn (its thread died, or it was stopped by force).
     if (turn) await closeStoppedTurn(this, turn, end);
@@ -347,10 +354,15 @@ export class AgentImpl implements GatewayAgent {
     turn.controller.abort(new BroodError('ABORTED', 'the turn was cancelled'));
     this.activation?.cancel(turn.turn);
     // See cancel-grace.ts: the driver is stopped by force only if it, not a parent-side call, holds the turn.
-    armCancelGrace(turn, this.deps.limits.cancelGraceMs, {
-      isCurrent: (candidate) => this.current === candidate,
-      forceStop: (reason) => this.activation?.forceStop(reason),
-    });
+    armCancelGrace(
+      turn,
+      this.deps.limits.cancelGraceMs,
+      {
+        isCurrent: (candidate) => this.current === candidate,
+        forceStop: (reason) => this.activation?.forceStop(reason),
+      },
+      this.deps.timers,
+    );
   }
 
   /** Who this agent is in a usage tree: its label and the route it requested last. */
@@ -366,7 +378,7 @@ export class AgentImpl implements GatewayAgent {
     this.disposed = true;
     // Recorded before the flush below: a request no one can answer any more is expired, not left listed.
     this.deps.approvals.expireAllOf(this.id);
-    this.deps.scheduler.abandon(this.id);
+    this.governor.releaseLease();
     this.inbox.settleQueued({
       output: '',
       stopReason: 'aborted',

@@ -6,6 +6,7 @@
  * the thread is left alone. Only if the driver then still does not finish within another grace
  * period is it stopped by force.
  */
+import type { Clock } from '../clock.js';
 import type { CurrentTurn } from './turns.js';
 
 export interface GraceTarget {
@@ -14,13 +15,17 @@ export interface GraceTarget {
   forceStop(reason: string): void;
 }
 
-export function armCancelGrace(turn: CurrentTurn, graceMs: number, target: GraceTarget): void {
+export function armCancelGrace(
+  turn: CurrentTurn,
+  graceMs: number,
+  target: GraceTarget,
+  timers: Pick<Clock, 'setTimeout'>,
+): void {
   const arm = (onExpiry: () => void): void => {
-    const timer = setTimeout(() => {
+    const cancel = timers.setTimeout(() => {
       if (target.isCurrent(turn)) onExpiry();
     }, graceMs);
-    timer.unref();
-    turn.cleanup.push(() => clearTimeout(timer));
+    turn.cleanup.push(cancel);
   };
   const stopByForce = (): void => {
     turn.heldDiagnostic = undefined;

@@ -149,9 +149,9 @@ class ProgramLane {
     // Host-style: Code Mode never collapses a call made from inside run_code. The approval gate may
     // park the call: the program's `tools.x()` promise waits, and the sandbox's busy clock is paused
     // while any of its calls is pending (src/code-mode), so only the wall limit runs meanwhile.
-    const caller = { agent: this.agent, running: () => this.agent.status === 'running' };
+    const lease = this.agent.lease;
     const run = (args: unknown) => () =>
-      this.agent.deps.scheduler.asCaller(caller, () =>
+      this.agent.deps.scheduler.asCaller(lease, () =>
         this.agent.init.tools.registry.execute({ ...request, arguments: args }),
       );
     void this.agent.deps.approvals

@@ -5,7 +5,8 @@
  */
 import { BroodError, decodeError } from '../errors.js';
 import type { AdmitGrant, DriverView, PlannedClass, TurnReport } from '../wire/contract.js';
-import { epochNow, LOCAL_CLOCK } from '../wire/clock.js';
+import { epochNow } from '../clock.js';
+import { LOCAL_CLOCK } from '../wire/clock.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
 import type { GatewayRemote } from '../wire/gateway.js';
 import type { ToolResult } from '../types.js';
@@ -52,9 +53,9 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
       }),
     admit: (request: unknown) =>
       reply(async () => {
-        const { scheduler, now } = agent.deps;
-        const slot = await scheduler.admitModel(agent, admitRequest.parse(request, 'admit'));
-        return slot === undefined ? null : grantOf(slot, now());
+        const admission = admitRequest.parse(request, 'admit');
+        const slot = await agent.lease?.admitModel(admission);
+        return slot === undefined ? null : grantOf(slot, agent.deps.now());
       }),
     modelProxy: (call: unknown) =>
       reply(() => {
@@ -71,7 +72,7 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
           throw new BroodError('INTERNAL', `endTurn for turn ${parsed.turn}, which is not running`);
         // Cancelled before it ended, it ends aborted, whatever crossed the cancel (a final answer, say).
         const cancelled = turn.controller.signal.aborted && parsed.stopReason !== 'aborted';
-        agent.deps.scheduler.releaseModel(agent.id); // an aborted request logged no response
+        agent.lease?.requestAnswered(); // an aborted request logged no response
         await agent.turns.finish(cancelled ? { ...parsed, stopReason: 'aborted' } : parsed, turn);
         return agent.turns.claimNext();
       }),
@@ -80,13 +81,12 @@ export function createGateway(agent: GatewayAgent, programs: CodePrograms): Gate
 
 /**
  * With limits: the model request that follows the results is admitted with them when it fits
- * (Scheduler.admitAhead) — only while their turn still runs, or nothing would release that lease.
+ * (TurnLease.admitAhead) — only while their turn still runs, or nothing would release that lease.
  */
 async function runToolsAdmittingAhead(agent: GatewayAgent, batch: unknown): Promise<ToolResult[]> {
   const turn = agent.turns.current;
   const results = await runToolBatch(agent, batch);
-  if (turn !== undefined && agent.turns.current === turn && !turn.controller.signal.aborted)
-    agent.deps.scheduler.admitAhead(agent);
+  if (turn !== undefined && agent.turns.current === turn && !turn.controller.signal.aborted) agent.lease?.admitAhead();
   return results;
 }
 
@@ -150,7 +150,7 @@ function mirror(agent: GatewayAgent, event: DriverEmittedEvent): void {
   agent.turns.mirror(event);
   if (event.type !== 'assistant/message') return;
   const { inputTokens, outputTokens } = event.data.usage;
-  agent.deps.scheduler.releaseModel(agent.id, inputTokens + outputTokens);
+  agent.lease?.requestAnswered(inputTokens + outputTokens);
 }
 
 function isDelta(event: DriverEmittedEvent): event is NewEventOf<'text/delta'> {

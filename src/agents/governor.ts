@@ -1,12 +1,15 @@
 /**
  * An agent's share of governed fan-out: the budget of each of its turns (the run's own, tightened by
- * the agent's), the watch that ends a turn 'budget', and the turn slot the runtime's scheduler
- * admits before the agent's activation runs. Kept out of the agent so the agent only calls in.
+ * the agent's), the watch that ends a turn 'budget', and the lease of its running activation — the
+ * turn slot the runtime's scheduler admits before the activation runs and the model request in
+ * flight. The governor is the lease's one owner: opened when an activation starts, released when it
+ * ends or the agent is disposed. Kept out of the agent so the agent only calls in.
  */
 import { baseOf } from '../events/from-log.js';
 import type { EventHub } from '../events/hub.js';
 import { BudgetWatch, budgetDiagnostic, parseBudget, tighten, type BudgetExceeded } from '../scheduler/budget.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
+import type { TurnLease } from '../scheduler/turn-lease.js';
 import type { TokenAccount } from '../scheduler/token-account.js';
 import type { Budget } from '../scheduler/types.js';
 import type { StopReason, Usage } from '../types.js';
@@ -39,6 +42,7 @@ export class TurnGovernor implements TurnHooks {
     { budget: Budget | undefined; acceptedAt: number; above: TokenAccount | undefined }
   >();
   private readonly watches = new WeakMap<CurrentTurn, BudgetWatch>();
+  private open: TurnLease | undefined;
 
   constructor(
     private readonly agent: GovernedAgent,
@@ -52,21 +56,41 @@ export class TurnGovernor implements TurnHooks {
    */
   admissibleRun(budget: unknown): Budget | undefined {
     const parsed = parseBudget(budget, 'run options budget');
-    if (this.deps.scheduler.refusesTurn(this.agent.id)) throw this.deps.scheduler.queueFullError();
+    if (this.deps.scheduler.refusesTurn(this.open)) throw this.deps.scheduler.queueFullError();
     return parsed;
   }
 
+  /** The running activation's lease (undefined while the agent is idle). */
+  get lease(): TurnLease | undefined {
+    return this.open;
+  }
+
+  /** An activation starts: it holds what the scheduler admits it through a new lease. */
+  openLease(): TurnLease {
+    this.open = this.deps.scheduler.openLease(this.agent);
+    return this.open;
+  }
+
   /**
-   * Before the agent's activation runs (limits.agents): resolves once it holds a turn slot. Past
+   * Before the activation runs (limits.agents): resolves once its lease holds a turn slot. Past
    * queue.max its waiting messages are refused QUEUE_FULL (a child's delegation becomes an errored
    * result with that code) and the activation ends with nothing to claim.
    */
-  async admitTurn(): Promise<void> {
+  async admitTurn(lease: TurnLease): Promise<void> {
     try {
-      await this.deps.scheduler.admitTurn(this.agent);
+      await lease.admitTurn();
     } catch (error) {
       this.agent.inbox.refuseClaimable(error);
     }
+  }
+
+  /**
+   * The activation ended (not to be resumed on another thread) or the agent is disposed: its slot,
+   * its model request and its credit cell are freed, and whatever it still waited for is withdrawn.
+   */
+  releaseLease(): void {
+    this.open?.release();
+    this.open = undefined;
   }
 
   /**

@@ -13,6 +13,7 @@ import type { DriverEmittedEvent } from '../sessions/event-types.js';
 import { RUN_CODE_TOOL_NAME } from '../tools/code-mode-sdk.js';
 import { classifyResolved, errorResult } from '../tools/execute.js';
 import type { ResolvedTool } from '../tools/resolver.js';
+import type { TurnLease } from '../scheduler/turn-lease.js';
 import type { Agent, CodeMode, ToolResult } from '../types.js';
 import { toolBatch, toolCallRequest } from '../wire/protocol.js';
 import type { SessionWriter } from '../sessions/session-writer.js';
@@ -27,6 +28,8 @@ export interface GatewayAgent extends Agent {
   readonly codeMode: CodeMode;
   readonly writer: SessionWriter;
   readonly turns: TurnLedger;
+  /** What the running activation holds of the scheduler (undefined while idle). */
+  readonly lease: TurnLease | undefined;
 }
 
 /** The class a view ships for a tool: static ones as they are, a concurrencySafe function as 'dynamic'. */
@@ -69,9 +72,8 @@ async function gated(
     ? { run: true as const, args: call.arguments }
     : await agent.deps.approvals.check(agent, call, false, signal);
   if (!outcome.run) return outcome.result;
-  const caller = { agent, running: () => agent.status === 'running' };
   const execute = () =>
-    agent.deps.scheduler.asCaller(caller, () =>
+    agent.deps.scheduler.asCaller(agent.lease, () =>
       tools.executeFromModel({ name: call.name, arguments: outcome.args, callId: call.callId, signal }, agent.codeMode),
     );
   // Under telemetry the call is the scope of what its execute() starts (a subagent's spans nest under its span).

@@ -60,14 +60,14 @@ export function resumePlan(agent: PlannedAgent, turn: CurrentTurn | undefined): 
 
 /**
  * Shared memory crosses only to drivers in this process (threads): a paced provider's schedule, or
- * the cell that tells the driver its next request was admitted ahead (Scheduler.admitAhead).
+ * the cell that tells the driver its next request was admitted ahead (TurnLease.admitAhead).
  */
 function paceOf(agent: PlannedAgent): { pace?: SharedArrayBuffer; credit?: SharedArrayBuffer } {
   if (agent.deps.runner.kind !== 'worker' && agent.deps.runner.kind !== 'inline') return {};
   const { scheduler } = agent.deps;
   const pace = scheduler.paceCell(agent.route.provider);
   if (pace !== undefined) return { pace };
-  const credit = scheduler.creditCell(agent.id, agent.route.provider);
+  const credit = agent.lease?.creditCell(agent.route.provider);
   return credit === undefined ? {} : { credit };
 }
 
@@ -76,7 +76,7 @@ function paceOf(agent: PlannedAgent): { pace?: SharedArrayBuffer; credit?: Share
  * is admitted with the plan when that costs no waiting, so it crosses nothing to ask.
  */
 export function admitFirstRequest(agent: PlannedAgent, plan: DriverPlan): void {
-  if (plan.admission === true && agent.deps.scheduler.admitFirstRequest(agent, agent.route.provider))
+  if (plan.admission === true && agent.lease?.admitFirstRequest(agent.route.provider) === true)
     plan.firstAdmitted = true;
 }
 

@@ -10,6 +10,7 @@ import type { ModelProxy } from '../models/ai-sdk/proxy-server.js';
 import type { ChatMessage } from '../models/types.js';
 import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore } from '../types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
+import type { Clock } from '../clock.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Budget } from '../scheduler/types.js';
 
@@ -29,6 +30,8 @@ export interface AgentDeps {
   runner: DriverRunner;
   ids: IdGenerator;
   now: () => number;
+  /** The runtime's timers (cancel grace, approval expiry): a test's fake clock through `_internal.setTimer`. */
+  timers: Pick<Clock, 'setTimeout'>;
   limits: AgentRuntimeLimits;
   globalVersion: VersionCell;
   /** Host event fan-out; inactive (and free) while nobody subscribes. */

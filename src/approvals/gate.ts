@@ -24,25 +24,12 @@ import type {
   ApprovalVerdict,
   ChildApprovals,
 } from './types.js';
+import type { Clock } from '../clock.js';
 import { DEFAULTS } from '../defaults.js';
 import { readUntrusted, snapshot } from '../untrusted.js';
 import type { SessionWriter } from '../sessions/session-writer.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { Agent } from '../types.js';
-
-/** Time for expiry: injected so the policy is tested on a fake clock. */
-export interface ApprovalClock {
-  setTimer(fn: () => void, ms: number): () => void;
-}
-
-export const realClock: ApprovalClock = {
-  setTimer(fn, ms) {
-    const timer = setTimeout(fn, ms);
-    // A request waiting a day must not keep a host alive that has nothing else to do.
-    timer.unref();
-    return () => clearTimeout(timer);
-  },
-};
 
 /** What the gate needs of the calling agent (AgentImpl is one). */
 export interface GateAgent extends Agent {
@@ -101,7 +88,8 @@ export class ApprovalGate implements Approvals {
       ids: IdGenerator;
       hub: EventHub;
       now: () => number;
-      clock: ApprovalClock;
+      /** Expiry's timers (a request waiting a day must not keep a host alive that has nothing else to do). */
+      clock: Pick<Clock, 'setTimeout'>;
       whileParked?: WhileParked;
     },
   ) {
@@ -219,7 +207,7 @@ export class ApprovalGate implements Approvals {
   }
 
   armExpiry(approvalId: string): () => void {
-    return this.deps.clock.setTimer(() => this.expire(approvalId), this.timeoutMs);
+    return this.deps.clock.setTimeout(() => this.expire(approvalId), this.timeoutMs);
   }
 
   newApprovalId(): string {
@@ -308,7 +296,7 @@ export class ApprovalGate implements Approvals {
         settle(answer);
       };
       const onAbort = (): void => finish('unanswered');
-      const cancelTimer = this.deps.clock.setTimer(onAbort, this.timeoutMs);
+      const cancelTimer = this.deps.clock.setTimeout(onAbort, this.timeoutMs);
       if (signal?.aborted) return finish('unanswered');
       signal?.addEventListener('abort', onAbort, { once: true });
       void verdict.then(finish);

@@ -10,8 +10,9 @@
  * provider that allows no burst would refuse one of the two.
  */
 import type { ModelRequest } from '../models/types.js';
-import { epochNow, LOCAL_CLOCK } from '../wire/clock.js';
-import { PaceCell } from '../wire/pace-cell.js';
+import { epochNow } from '../clock.js';
+import { LOCAL_CLOCK } from '../wire/clock.js';
+import { PaceCell } from '../scheduler/pace-cell.js';
 import type { AdmitGrant, DriverGateway, DriverPlan } from '../wire/contract.js';
 
 /**

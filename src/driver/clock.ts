@@ -3,6 +3,8 @@
  * the microsecond. Pool threads share the process's time origin, so in-process drivers and the parent
  * read one clock; a driver in another process or on another machine reads its own.
  */
+import { epochNow } from '../clock.js';
+
 export function driverTime(): number {
-  return Math.round((performance.timeOrigin + performance.now()) * 1000) / 1000;
+  return Math.round(epochNow() * 1000) / 1000;
 }

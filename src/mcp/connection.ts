@@ -15,7 +15,7 @@ import { BroodError, errorMessage } from '../errors.js';
 import { broodVersion } from '../version.js';
 import { describeServer, isStdioServer, type McpHttpServer, type McpServer, type McpServerStatus } from './config.js';
 import type { McpCallResult } from './render.js';
-import { REAL_CLOCK, type McpClock } from './clock.js';
+import { type Clock, systemClock } from '../clock.js';
 import { RestartPolicy } from './restart-policy.js';
 import { StdioProcessTransport } from './stdio-transport.js';
 import { checkingFetch } from './http-answers.js';
@@ -64,8 +64,9 @@ export class McpConnection {
   readonly #label: string;
   #session: Session | undefined;
   #attempt: Promise<Session> | undefined;
-  #retryTimer: NodeJS.Timeout | undefined;
-  readonly #clock: McpClock;
+  /** Cancels the pending retry. */
+  #retryTimer: (() => void) | undefined;
+  readonly #clock: Clock;
   readonly #restarts: RestartPolicy;
   #lastFailure = '';
   #live = false;
@@ -73,7 +74,7 @@ export class McpConnection {
   #refreshAgain = false;
   #closed = false;
 
-  constructor(server: McpServer, timeoutMs: number, events: ConnectionEvents, clock: McpClock = REAL_CLOCK) {
+  constructor(server: McpServer, timeoutMs: number, events: ConnectionEvents, clock: Clock = systemClock) {
     this.#server = server;
     this.#clock = clock;
     this.#restarts = new RestartPolicy(clock.now);
@@ -120,7 +121,7 @@ export class McpConnection {
   /** Ends the client and (stdio) the process; resolves once the process has exited. */
   async close(): Promise<void> {
     this.#closed = true;
-    clearTimeout(this.#retryTimer);
+    this.#retryTimer?.();
     this.#retryTimer = undefined;
     const attempt = this.#attempt;
     if (attempt !== undefined) await attempt.catch(() => undefined);
@@ -192,9 +193,7 @@ export class McpConnection {
     this.#retryTimer = this.#clock.setTimeout(() => {
       this.#retryTimer = undefined;
       this.#reconnect().catch(() => undefined);
-    }, delay);
-    // A pending retry alone must not keep the host process alive.
-    this.#retryTimer.unref();
+    }, delay); // a pending retry alone does not keep the host process alive (Clock)
   }
 
   /** The session stopped working; `retryNow` skips the backoff (an expired HTTP session, not a dead server). */

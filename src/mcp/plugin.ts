@@ -10,20 +10,26 @@ import { requireOptionalPeers } from '../optional-peers.js';
 import { makeAsyncDisposer, type AsyncDisposer } from '../runtime/async-plugins.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
 import type { ToolRegistry } from '../types.js';
-import { REAL_CLOCK, type McpClock } from './clock.js';
+import { type Clock, systemClock } from '../clock.js';
 import { parseMcpConfig, type McpServer, type McpToolsOptions, type ParsedMcpConfig } from './config.js';
 import { McpToolSet } from './tool-set.js';
 import { readUntrusted } from '../untrusted.js';
 
 export function mcpTools(server: McpServer, options: McpToolsOptions = {}): BroodPlugin<Promise<AsyncDisposer>> {
-  return mcpToolsOnClock(server, options, REAL_CLOCK);
+  return mcpToolsOnClock(server, options, systemClock);
 }
 
-/** mcpTools waiting on the given clock (clock.ts): for process tests only, not exported by the package. */
+/**
+ * mcpTools waiting on the given clock: the restart backoff (restart-policy.ts) and a stdio server's
+ * exit grace (stdio-transport.ts). For process tests only, not exported by the package: they inject
+ * a faster clock (a wait of `ms` lasts less), so the restart schedule and the shutdown sequence play
+ * out in milliseconds against a real server process; what the connection reports (`retryInMs`) is
+ * still the policy's own figure.
+ */
 export function mcpToolsOnClock(
   server: McpServer,
   options: McpToolsOptions,
-  clock: McpClock,
+  clock: Clock,
 ): BroodPlugin<Promise<AsyncDisposer>> {
   const label = readUntrusted('INVALID_CONFIG', 'MCP server', () => {
     const name = (server as { name?: unknown } | undefined)?.name;
@@ -32,7 +38,7 @@ export function mcpToolsOnClock(
   return { name: `mcp:${label}`, install: (brood) => install(brood, server, options, clock) };
 }
 
-async function install(brood: Brood, server: unknown, options: unknown, clock: McpClock): Promise<AsyncDisposer> {
+async function install(brood: Brood, server: unknown, options: unknown, clock: Clock): Promise<AsyncDisposer> {
   const config = parseMcpConfig(server, options);
   const registry = registryFor(brood, config);
   // Lazy: the SDK (an optional peer) is loaded only by hosts that connect to an MCP server.

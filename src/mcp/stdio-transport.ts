@@ -13,7 +13,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineSplitter } from '../json-lines.js';
 import { signalOwned, spawnOwned } from '../owned-process.js';
-import { REAL_CLOCK, type McpClock } from './clock.js';
+import { type Clock, systemClock } from '../clock.js';
 import type { McpStdioServer } from './config.js';
 import { MAX_MESSAGE_BYTES, messageOf } from './stdio-lines.js';
 
@@ -30,7 +30,7 @@ export class StdioProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   readonly #server: McpStdioServer;
-  readonly #clock: McpClock;
+  readonly #clock: Clock;
   readonly #lines = new LineSplitter(MAX_MESSAGE_BYTES);
   readonly #stderr: string[] = [];
   #partialLine = '';
@@ -39,7 +39,7 @@ export class StdioProcessTransport implements Transport {
   #exited!: Promise<void>;
   #markExited!: () => void;
 
-  constructor(server: McpStdioServer, clock: McpClock = REAL_CLOCK) {
+  constructor(server: McpStdioServer, clock: Clock = systemClock) {
     this.#server = server;
     this.#clock = clock;
     this.#exited = new Promise((resolve) => (this.#markExited = resolve));
@@ -126,9 +126,9 @@ export class StdioProcessTransport implements Transport {
   }
 
   #exitsWithin(ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => (timer = this.#clock.setTimeout(() => resolve(false), ms)));
-    return Promise.race([this.#exited.then(() => true), timeout]).finally(() => clearTimeout(timer));
+    let cancel: (() => void) | undefined;
+    const timeout = new Promise<boolean>((resolve) => (cancel = this.#clock.setTimeout(() => resolve(false), ms)));
+    return Promise.race([this.#exited.then(() => true), timeout]).finally(() => cancel?.());
   }
 
   #read(chunk: Buffer): void {

@@ -3,6 +3,7 @@
  * content-type dispatch. Nothing here knows a protocol's body shape.
  */
 import { subscribe } from 'node:diagnostics_channel';
+import { epochNow } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { abortedError, sleep } from './abort.js';
 import type { ResolvedRetry } from './request-options.js';
@@ -40,7 +41,7 @@ function watchWrites(url: string, onWrite: (at: number) => void): void {
   subscribe('undici:client:sendHeaders', (message) => {
     const request = (message as { request?: { origin?: unknown; path?: unknown } }).request;
     if (typeof request?.origin === 'string' && typeof request.path === 'string')
-      writeWatchers.get(`${request.origin}${request.path}`)?.(performance.timeOrigin + performance.now());
+      writeWatchers.get(`${request.origin}${request.path}`)?.(epochNow());
   });
 }
 

@@ -8,7 +8,7 @@ import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { type RestoreHooks, restoreAgent } from '../agents/restore.js';
 import type { AgentDeps } from '../agents/types.js';
-import { type ApprovalClock, ApprovalGate, realClock } from '../approvals/gate.js';
+import { ApprovalGate } from '../approvals/gate.js';
 import type { ApprovalsOptions } from '../approvals/types.js';
 import {
   createAgentOptionsSchema,
@@ -52,7 +52,7 @@ import { createTelemetry } from '../telemetry/setup.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { schedulerEvents } from '../events/scheduler-events.js';
 import type { Budget, SchedulerView } from '../scheduler/types.js';
-import { epochNow } from '../wire/clock.js';
+import { type Clock, epochNow, systemClock } from '../clock.js';
 
 export interface RuntimeParts {
   options: ParsedBroodOptions;
@@ -60,7 +60,7 @@ export interface RuntimeParts {
   store: SessionStore;
   generateId?: IdGenerator;
   now?: () => number;
-  setTimer?: ApprovalClock['setTimer'];
+  setTimer?: Clock['setTimeout'];
 }
 
 export interface AgentOptionsInput {
@@ -144,14 +144,14 @@ export class Runtime implements SubagentCore {
     const clockNow = now ?? epochNow;
     const hub = new EventHub(this.agents, clockNow);
     const scheduler = new Scheduler(options.limits, clockNow, schedulerEvents(hub, this.agents));
+    const timers = setTimer === undefined ? systemClock : { setTimeout: setTimer };
     this.approvals = new ApprovalGate(options.approvals as ApprovalsOptions | undefined, {
       ids: this.ids,
       hub,
       now: clockNow,
-      clock: setTimer === undefined ? realClock : { setTimer },
+      clock: timers,
       // A call waiting for the host holds no turn slot (limits.agents); a cancelled one takes none back.
-      whileParked: (agent, parked, signal) =>
-        scheduler.waitOn(agent, () => agent.status === 'running' && signal?.aborted !== true, parked),
+      whileParked: (agent, parked, signal) => this.agents.get(agent.id)?.lease?.lend(parked, signal) ?? parked,
     });
     this.agentDeps = {
       store,
@@ -163,6 +163,7 @@ export class Runtime implements SubagentCore {
             : createWorkerRunner(options, modelConfigs, this.reportBackgroundError),
       ids: this.ids,
       now: clockNow,
+      timers,
       globalVersion,
       hub,
       approvals: this.approvals,

@@ -1,4 +1,4 @@
-import { CATCH_UP, PaceCell } from '../wire/pace-cell.js';
+import { CATCH_UP, PaceCell } from './pace-cell.js';
 
 /**
  * A token bucket on an injected clock: `level` refills at `ratePerMs` up to `capacity` and may go

@@ -29,7 +29,7 @@ export async function startOneShot(
   // Budgets only tighten down the tree: the child gets at most what its parent's turn has left, and
   // its tokens are charged to that turn as they are spent.
   parent.governor.delegate(child.governor, accepted.id, request.budget);
-  const turnResult = waitingOnChild(core, parent, child.inbox.result(accepted.id), foreground);
+  const turnResult = waitingOnChild(parent, child.inbox.result(accepted.id), foreground);
   const onAbort = (): void => child.abortMessage(accepted.id);
   request.signal.addEventListener('abort', onAbort, { once: true });
   let disposing: Promise<void> | undefined;
@@ -78,14 +78,9 @@ export async function startOneShot(
  * A parent waiting on a foreground child does not count as running (limits.agents): its slot is free
  * until the child's result is in, then it waits for one again, deeper first, before it sees the result.
  */
-function waitingOnChild(
-  core: SubagentCore,
-  parent: AgentImpl,
-  result: Promise<TurnResult>,
-  foreground: boolean,
-): Promise<TurnResult> {
+function waitingOnChild(parent: AgentImpl, result: Promise<TurnResult>, foreground: boolean): Promise<TurnResult> {
   if (!foreground) return result;
-  return core.agentDeps.scheduler.waitOn(parent, () => parent.status === 'running', result);
+  return parent.lease?.lend(result) ?? result;
 }
 
 /** The prompt's turn is the run: its structured output (the last valid call) and verdict are the turn's. */

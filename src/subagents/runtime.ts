@@ -259,7 +259,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema, MISSING_CHILD);
     // Past limits.queue.max the child is never created: the delegation is an errored result (QUEUE_FULL).
     const { scheduler } = this.core.agentDeps;
-    if (scheduler.refusesTurn('')) throw scheduler.queueFullError();
+    if (scheduler.refusesTurn()) throw scheduler.queueFullError();
     const child = await publishChild(this.core, { ...options, provider, mode: 'one-shot' });
     return startOneShot(this.core, provider, child, options.request, structured);
   }

@@ -10,7 +10,7 @@ import type { Attributes, Context, HrTime, Link, Span, Tracer } from '@opentelem
 import type { ChatMessage } from '../models/types.js';
 import type { KnownSessionEvent, SessionEventDataMap } from '../sessions/event-types.js';
 import type { SessionEvent, StopReason } from '../types.js';
-import { epochNow } from '../wire/clock.js';
+import { epochNow } from '../clock.js';
 import { type AgentFacts, AgentSpans, type ChildOrigin, type SpanHooks } from './agent-spans.js';
 import { outputMessages, requestContent, sentLengths } from './content.js';
 import { spanSetter } from './context.js';

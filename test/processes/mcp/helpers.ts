@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { McpServerStatus, McpStdioServer, SessionEvent } from '../../../src/index.js';
-import type { McpClock } from '../../../src/mcp/clock.js';
+import type { Clock } from '../../../src/clock.js';
 
 const require = createRequire(import.meta.url);
 const packageDir = (name: string): string => dirname(require.resolve(`${name}/package.json`));
@@ -107,11 +107,15 @@ export async function announcements(): Promise<{ url: string; next(): Promise<nu
 }
 
 /**
- * An MCP clock (src/mcp/clock.ts) on which every wait lasts a fiftieth: the restart schedule
+ * A clock (src/clock.ts) on which every wait lasts a fiftieth: the restart schedule
  * (0.5 s doubling, 15.5 s in all) takes ~0.3 s and a stdio server's 2 s exit grace 40 ms, against a
  * real server process. The statuses still report the policy's waits (retryInMs 500, 1 000, …).
  */
-export const FAST_CLOCK: McpClock = {
+export const FAST_CLOCK: Clock = {
   now: () => Date.now(),
-  setTimeout: (callback, ms) => setTimeout(callback, ms / 50),
+  setTimeout: (callback, ms) => {
+    const timer = setTimeout(callback, ms / 50);
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
 };

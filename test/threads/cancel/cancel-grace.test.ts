@@ -1,11 +1,12 @@
 /**
  * When cancel grace runs out on a turn held by the parent — a tool ignoring its
  * signal, a provider whose result never settles — the diagnostic names that call, and the driver
- * (which did honour the cancel) keeps its thread.
+ * (which did honour the cancel) keeps its thread. The grace runs on a fake clock: nothing waits in real time.
  */
 import { afterEach, expect, it } from 'vitest';
 import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, SessionEvent, SubagentProvider } from '../../../src/index.js';
+import { FakeClock } from '../../support/fake-clock.js';
 import { route } from '../../support/route.js';
 
 let brood: Brood | undefined;
@@ -35,7 +36,9 @@ it.each([
 ])('%s: the turn ends aborted naming the held call; the thread is not recycled', async (_case, tool, named) => {
   let started!: () => void;
   const running = new Promise<void>((resolve) => (started = resolve));
+  using clock = new FakeClock();
   brood = createBrood({
+    _internal: { setTimer: clock.setTimeout },
     pool: { threads: 1, cancelGraceMs: 150 },
     providers: [neverProvider],
     models: [
@@ -68,7 +71,9 @@ it.each([
   const result = agent.run('hold on', { signal: controller.signal });
   await running;
   controller.abort();
+  clock.advance(150); // the grace runs out on the held call
   const ended = await result;
+  expect(clock.timers).toBe(0); // the driver then finished on its own: its second grace was never needed
   expect(ended.stopReason).toBe('aborted');
   expect(ended.diagnostic).toContain(named);
   expect(ended.diagnostic).toContain('ignored cancellation');

@@ -3,17 +3,17 @@
  * pool.cancelGraceMs — held parent-side calls are abandoned first and named, the driver is stopped by
  * force only if it then still does not finish, and a turn that ended meanwhile is left alone.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { armCancelGrace, type GraceTarget } from '../../../src/agents/cancel-grace.js';
 import type { CurrentTurn, HeldCall } from '../../../src/agents/turns.js';
+import { FakeClock } from '../../support/fake-clock.js';
 
 const GRACE_MS = 300;
 
-beforeEach(() => {
-  vi.useFakeTimers();
-});
+let clock = new FakeClock();
 afterEach(() => {
-  vi.useRealTimers();
+  clock[Symbol.dispose]();
+  clock = new FakeClock();
 });
 
 /** The parts of a turn cancel grace reads and writes. */
@@ -36,10 +36,10 @@ describe('cancel grace', () => {
   it('a driver that holds nothing and ignores the cancel is stopped by force once the grace has passed, not before', () => {
     const turn = turnHolding();
     const driver = target();
-    armCancelGrace(turn, GRACE_MS, driver);
-    vi.advanceTimersByTime(GRACE_MS - 1);
+    armCancelGrace(turn, GRACE_MS, driver, clock);
+    clock.advance(GRACE_MS - 1);
     expect(driver.stops).toEqual([]);
-    vi.advanceTimersByTime(1);
+    clock.advance(1);
     expect(driver.stops).toEqual([`stopped by force: the driver ignored cancellation for ${GRACE_MS} ms`]);
   });
 
@@ -48,8 +48,8 @@ describe('cancel grace', () => {
     const slow = heldCall('slow', 'c2');
     const turn = turnHolding(lookup, slow);
     const driver = target();
-    armCancelGrace(turn, GRACE_MS, driver);
-    vi.advanceTimersByTime(GRACE_MS);
+    armCancelGrace(turn, GRACE_MS, driver, clock);
+    clock.advance(GRACE_MS);
     expect(lookup.abandoned).toEqual([
       `Tool "lookup" ignored cancellation for ${GRACE_MS} ms; its result was abandoned`,
     ]);
@@ -58,7 +58,7 @@ describe('cancel grace', () => {
       `cancelled, but tool calls lookup (call c1), slow (call c2) ignored cancellation for ${GRACE_MS} ms; their results were abandoned`,
     );
     expect(driver.stops).toEqual([]);
-    vi.advanceTimersByTime(GRACE_MS);
+    clock.advance(GRACE_MS);
     expect(driver.stops).toHaveLength(1);
     // The driver itself ignored the cancel in the end: the diagnostic blames it, not the calls.
     expect(turn.heldDiagnostic).toBeUndefined();
@@ -67,16 +67,16 @@ describe('cancel grace', () => {
   it('a turn that ended within the grace is left alone; its cleanup clears the timer', () => {
     const ended = turnHolding(heldCall('lookup', 'c1'));
     const gone = target(false);
-    armCancelGrace(ended, GRACE_MS, gone);
-    vi.advanceTimersByTime(GRACE_MS * 3);
+    armCancelGrace(ended, GRACE_MS, gone, clock);
+    clock.advance(GRACE_MS * 3);
     expect(gone.stops).toEqual([]);
     expect(ended.heldDiagnostic).toBeUndefined();
 
     const finished = turnHolding();
     const driver = target();
-    armCancelGrace(finished, GRACE_MS, driver);
+    armCancelGrace(finished, GRACE_MS, driver, clock);
     for (const clean of finished.cleanup) clean();
-    vi.advanceTimersByTime(GRACE_MS * 3);
+    clock.advance(GRACE_MS * 3);
     expect(driver.stops).toEqual([]);
   });
 });

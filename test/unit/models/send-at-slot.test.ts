@@ -9,7 +9,7 @@ import type { ModelAdapter } from '../../../src/models/types.js';
 import { deferred, pause } from '../../support/deferred.js';
 import { makeRequest, user } from './helpers.js';
 import { json, startLoopback, status, type Handler, type Loopback } from './loopback.js';
-import { epochNow } from '../../../src/wire/clock.js';
+import { epochNow } from '../../../src/clock.js';
 
 let server: Loopback;
 beforeAll(async () => {

@@ -5,7 +5,7 @@ import { Pacer } from '../../../src/scheduler/buckets.js';
 
 /** 6,000 a minute: a 10 ms spacing, and the 1 % margin. */
 const SPACING = 10.1;
-/** The schedule is kept in whole microseconds (src/wire/pace-cell.ts). */
+/** The schedule is kept in whole microseconds (src/scheduler/pace-cell.ts). */
 const MICROSECOND = 1e-3;
 
 describe('Pacer', () => {

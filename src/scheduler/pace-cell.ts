@@ -15,7 +15,7 @@
  * moment) would otherwise have its request read right before the next one, which another thread sent
  * on time. The next send waits for that write (`clearAt`), a few spacings at most.
  *
- * Layout (BigInt64, microseconds on the process's epoch clock, src/wire/clock.ts): the earliest time
+ * Layout (BigInt64, microseconds on the process's epoch clock, src/clock.ts): the earliest time
  * the next request may be sent, the spacing, how many requests took a slot so far, the latest send
  * that passed its slot, the latest write (the latest send is the later of the two), and whether the
  * adapter reports writes (1) or not (0).
