@@ -139,9 +139,20 @@ describe('continuable children report back', () => {
 
   it("'next-step': a running turn takes the report at its next model step, after that step's tool results", async () => {
     const released = deferred();
+    const holding = deferred();
     const store = memorySessions();
+    // The child reports only once the parent's turn is inside `hold`: the report must join a running step.
     const h = setup(
-      [{ match: 'mid task', turns: [reportCall('mid-turn finding'), { text: 'child done' }] }],
+      [
+        {
+          match: 'mid task',
+          turns: [
+            { toolCalls: [{ name: 'await_hold', arguments: {} }] },
+            reportCall('mid-turn finding'),
+            { text: 'child done' },
+          ],
+        },
+      ],
       [startCall('mid task'), { toolCalls: [{ name: 'hold', arguments: {} }] }],
       store,
     );
@@ -151,8 +162,20 @@ describe('continuable children report back', () => {
         description: 'Waits until the test lets go.',
         parameters: z.object({}),
         execute: async () => {
+          holding.resolve();
           await released.promise;
           return 'held';
+        },
+      }),
+    );
+    h.brood.tools.register(
+      defineTool({
+        name: 'await_hold',
+        description: 'Waits until the parent is inside hold.',
+        parameters: z.object({}),
+        execute: async () => {
+          await holding.promise;
+          return 'parent holding';
         },
       }),
     );
