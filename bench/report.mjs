@@ -2,6 +2,7 @@
 // without the JSON) and makespan.svg (makespan vs N for the three systems).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { makespanSvg } from './lib/svg.mjs';
+import { wideFanoutSection } from './report-wide.mjs';
 
 const fmt = (v, digits = 1) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
 const ms = (cell) => (cell?.error ? 'error' : fmt(cell?.makespanMs, 0));
@@ -438,6 +439,7 @@ ${targets}
 ${fanoutSection(r.fanout, m.peer, r.steadyState, r.budget)}
 ![makespan vs N](makespan.svg)
 
+${wideFanoutSection(r.wideFanout)}
 ${otherSections(r)}
 ${r.queue ? queueSection(r.queue) : ''}${r.notes?.length ? `## Notes\n\n${r.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`;
 }
