@@ -92,6 +92,7 @@ export async function runParkedContinuables({ quick, log, children }) {
         const startMs = performance.now() - t0;
         await settle();
         const after = mem();
+        log(`parked ${count} continuable children in ${Math.round(startMs)} ms; timing followups`);
         const followup = await followupLatencies(brood, ctx.agent, parkedIds, followups, stamps.latest, turnsEnded);
         report({ start, before, after, startMs, followup });
         return 'parked';
