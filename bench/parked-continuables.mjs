@@ -14,12 +14,8 @@ import { withDeadline } from './lib/run-guard.mjs';
 
 const mem = () => ({ rss: process.memoryUsage.rss(), heap: process.memoryUsage().heapUsed });
 
-/**
- * 50,000 in a full run, not the 100,000 the target names: each start costs the parent more the more
- * children are already parked (5,000 park in ~2 s, 20,000 in ~14 s, 50,000 in ~70 s on 2 cores), so
- * 100,000 did not finish within 7 minutes (docs/benchmarks.md). Standalone `--children` sets any count.
- */
-export const PARKED_FULL = 50_000;
+/** Parking 100,000 takes ~85 s on 2 shared cores (most of it GC); `--children` sets any count standalone. */
+export const PARKED_FULL = 100_000;
 const FOLLOWUP_WARMUP = 20;
 
 /** Session id → performance.now() of its latest `model/request`, as the parent's store receives it. */
