@@ -58,14 +58,17 @@ export async function limited(n, limit, task) {
   await Promise.all(Array.from({ length: Math.min(limit, n) }, lane));
 }
 
-/** One fan-out on the floor: parent request, N children × K requests under P, parent request. */
-export async function floorFanout(pool, { n, p, cpuMs }) {
-  await sleep(L);
+/**
+ * One fan-out on the floor: parent request, N children × K requests under P, parent request, each
+ * request `latencyMs` long (the shared L unless a workload, like the wide fan-out, sets its own).
+ */
+export async function floorFanout(pool, { n, p, cpuMs, latencyMs = L }) {
+  await sleep(latencyMs);
   await limited(n, p, async () => {
     for (let k = 0; k < K; k++) {
-      await sleep(L);
+      await sleep(latencyMs);
       if (cpuMs > 0) await pool.burn(cpuMs);
     }
   });
-  await sleep(L);
+  await sleep(latencyMs);
 }

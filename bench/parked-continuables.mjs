@@ -1,30 +1,52 @@
 // SPEC §12 parked continuables: start many continuable children, let each finish its first turn and
-// go idle (an idle continuable child holds no worker capacity), then read RSS after GC.
+// go idle (an idle continuable child holds no worker capacity), then read RSS after GC; then send a
+// followup to a sample of them, one at a time, and time each from `followup()` to that child's
+// first `model/request` reaching the parent's store.
 //
 // The children are started from inside a tool the parent is running, with the parent's turn still
 // open: each child's settlement notice then queues in the parent's inbox instead of waking it for
 // thousands of turns, which would measure the parent's history, not parked children.
-import { ROUTE, makeBrood, noopTool } from './lib/brood.mjs';
+import { ROUTE, makeBrood, noopTool, stampedSessions } from './lib/brood.mjs';
 import { THREADS } from './lib/schedule.mjs';
-import { gc, round, sleep } from './lib/stats.mjs';
+import { gc, round, sleep, summarize } from './lib/stats.mjs';
 import { limited } from './floor.mjs';
 import { withDeadline } from './lib/run-guard.mjs';
 
 const mem = () => ({ rss: process.memoryUsage.rss(), heap: process.memoryUsage().heapUsed });
 
-export async function runParkedContinuables({ quick, log }) {
-  const count = quick ? 500 : 5000;
+/** Parking 100,000 takes ~85 s on 2 shared cores (most of it GC); `--children` sets any count standalone. */
+export const PARKED_FULL = 100_000;
+const FOLLOWUP_WARMUP = 20;
+
+/** Session id → performance.now() of its latest `model/request`, as the parent's store receives it. */
+function requestStamps() {
+  const latest = new Map();
+  const sessions = stampedSessions((id, events, now) => {
+    if (events.some((e) => e.type === 'model/request')) latest.set(id, now);
+  });
+  return { sessions, latest };
+}
+
+export async function runParkedContinuables({ quick, log, children }) {
+  const count = children ?? (quick ? 500 : PARKED_FULL);
   const warmCount = quick ? 500 : 2500;
+  const followups = quick ? 50 : 200;
+  const stamps = requestStamps();
   const brood = makeBrood({
     runner: 'worker',
     threads: THREADS,
+    sessions: stamps.sessions,
     scripts: [
       { match: 'park-all', turns: [{ toolCalls: [{ name: 'park', arguments: {} }] }, { text: 'done' }] },
-      { match: 'parked-child', turns: [{ text: 'parked' }] },
+      { match: 'parked-child', turns: [{ text: 'parked' }, { text: 'followed up' }] },
     ],
   });
   const ended = new Set();
-  brood.subagents.on('end', (e) => ended.add(e.id));
+  const turnsEnded = new Map();
+  brood.subagents.on('end', (e) => {
+    ended.add(e.id);
+    turnsEnded.set(e.id, (turnsEnded.get(e.id) ?? 0) + 1);
+  });
   let report;
   const measured = new Promise((resolve) => (report = resolve));
   brood.tools.register(
@@ -32,6 +54,7 @@ export async function runParkedContinuables({ quick, log }) {
       name: 'park',
       execute: async (_args, ctx) => {
         const signal = new AbortController().signal;
+        const parkedIds = [];
         const park = async (n, from) => {
           const ids = [];
           await limited(n, 32, async (i) => {
@@ -48,6 +71,7 @@ export async function runParkedContinuables({ quick, log }) {
             );
           });
           while (ids.some((id) => !ended.has(id))) await sleep(20); // every child has finished its turn and parked
+          parkedIds.push(...ids);
         };
         // The baseline is a warm runtime with children already parked, so the figure is what one more
         // parked child costs. Measured: the first ~2,500 activations also grow each pool thread's V8 heap
@@ -68,14 +92,16 @@ export async function runParkedContinuables({ quick, log }) {
         const startMs = performance.now() - t0;
         await settle();
         const after = mem();
-        report({ start, before, after, startMs });
+        log(`parked ${count} continuable children in ${Math.round(startMs)} ms; timing followups`);
+        const followup = await followupLatencies(brood, ctx.agent, parkedIds, followups, stamps.latest, turnsEnded);
+        report({ start, before, after, startMs, followup });
         return 'parked';
       },
     }),
   );
   const parent = await brood.createAgent({ model: ROUTE });
   void parent.run('park-all'); // the turn stays open inside `park` until close() cancels it
-  const { start, before, after, startMs } = await withDeadline(measured, 600_000, 'parking children');
+  const { start, before, after, startMs, followup } = await withDeadline(measured, 900_000, 'parking children');
   await brood.close();
   const kb = (b) => b / 1024;
   const out = {
@@ -88,10 +114,48 @@ export async function runParkedContinuables({ quick, log }) {
     heapPerChildKb: round(kb(after.heap - before.heap) / count, 1),
     rssGrowthMb: round((after.rss - before.rss) / 1024 / 1024, 1),
     startAllMs: round(startMs, 0),
+    followup,
     gcExposed: typeof globalThis.gc === 'function',
   };
   log(
-    `parked continuables: ${count} children, ${out.rssPerChildKb} KB RSS each (${out.heapPerChildKb} KB main heap), started+parked in ${out.startAllMs} ms`,
+    `parked continuables: ${count} children, ${out.rssPerChildKb} KB RSS each (${out.heapPerChildKb} KB main heap), started+parked in ${out.startAllMs} ms; followup → start p50 ${followup.p50Ms} ms p99 ${followup.p99Ms} ms`,
   );
   return out;
+}
+
+/**
+ * Followups to `samples` parked children spread over the whole population, one at a time: each is
+ * timed from `followup()` to the child's next `model/request` reaching the store, then its turn is
+ * let end so the next sample finds every other child parked. The first few are a warm-up.
+ */
+async function followupLatencies(brood, parent, ids, samples, latestRequest, turnsEnded) {
+  const signal = new AbortController().signal;
+  const stride = Math.max(1, Math.floor(ids.length / (samples + FOLLOWUP_WARMUP)));
+  const times = [];
+  for (let i = 0; i < samples + FOLLOWUP_WARMUP && i * stride < ids.length; i++) {
+    const id = ids[i * stride];
+    const seenBefore = latestRequest.get(id);
+    const endedBefore = turnsEnded.get(id) ?? 0;
+    const t0 = performance.now();
+    await brood.subagents.followup(parent, id, `followup ${i}`, { signal });
+    const deadline = t0 + 10_000;
+    while (latestRequest.get(id) === seenBefore || (turnsEnded.get(id) ?? 0) === endedBefore) {
+      if (performance.now() > deadline) throw new Error(`followup to ${id} started no turn within 10 s`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (i >= FOLLOWUP_WARMUP) times.push(latestRequest.get(id) - t0);
+  }
+  const s = summarize(times);
+  return { samples: times.length, p50Ms: round(s.p50, 3), p99Ms: round(s.p99, 3), maxMs: round(s.max, 3) };
+}
+
+// Standalone: `node --expose-gc bench/parked-continuables.mjs [--children N]` prints the figures as JSON.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--children');
+  const children = at >= 0 ? Number(args[at + 1]) : undefined;
+  const t0 = performance.now();
+  const log = (line) => console.error(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
+  console.log(JSON.stringify(await runParkedContinuables({ quick: false, log, children }), null, 2));
+  process.exit(0);
 }

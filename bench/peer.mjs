@@ -32,16 +32,17 @@ export async function loadPeer() {
  * consecutive function_call items), mirroring brood's "assistant messages in own history".
  */
 class ReplayModel {
-  constructor(turns, cpuMs) {
+  constructor(turns, cpuMs, latencyMs) {
     this.turns = turns;
     this.cpuMs = cpuMs;
+    this.latencyMs = latencyMs;
   }
   async getResponse(request) {
     const items = Array.isArray(request.input) ? request.input : [];
     let position = 0;
     for (let i = 0; i < items.length; i++)
       if (items[i].type === 'function_call' && items[i - 1]?.type !== 'function_call') position++;
-    await sleep(L);
+    await sleep(this.latencyMs);
     if (this.cpuMs > 0) burnCpu(this.cpuMs);
     const turn = this.turns[position] ?? { text: 'done' };
     const output = turn.toolCalls
@@ -91,7 +92,7 @@ function capConcurrency(agentTool, limit) {
   return agentTool;
 }
 
-export async function peerFanout({ n, p, cpuMs }) {
+export async function peerFanout({ n, p, cpuMs, latencyMs = L }) {
   const { Agent, Runner, tool } = sdk;
   const noop = tool({
     name: 'noop',
@@ -103,7 +104,7 @@ export async function peerFanout({ n, p, cpuMs }) {
   const child = new Agent({
     name: 'child',
     instructions: 'You are a child agent.',
-    model: new ReplayModel(childTurns, cpuMs),
+    model: new ReplayModel(childTurns, cpuMs, latencyMs),
     tools: [noop],
   });
   const subagent = capConcurrency(child.asTool({ toolName: 'subagent', toolDescription: 'delegate a task' }), p);
@@ -111,7 +112,7 @@ export async function peerFanout({ n, p, cpuMs }) {
   const parent = new Agent({
     name: 'parent',
     instructions: 'You delegate.',
-    model: new ReplayModel(turns, 0),
+    model: new ReplayModel(turns, 0, latencyMs),
     tools: [subagent],
   });
   const result = await new Runner({ tracingDisabled: true }).run(parent, 'fanout-root', { maxTurns: K + 2 });

@@ -3,21 +3,22 @@
 // the CPU per child of the timed runs by thread group (main / the runtime's pool / V8's compiler and GC
 // helpers); run it under V8 flags to attribute the helpers' share, e.g. `--no-concurrent-recompilation`
 // moves TurboFan's compiles onto the isolates' own threads.
-//   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-fanout.mjs [worker|inline] [N] [P] [reps] [cpuMs]
+//   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-fanout.mjs [worker|inline] [N] [P] [reps] [cpuMs] [latencyMs]
+// (the wide fan-out's row: `worker 10000 10000 1 0 1000`); bench/profile-top.mjs summarises the profiles.
 import { parentTurns, childTurns, L } from './lib/schedule.mjs';
 import { ROUTE, makeBrood, noopTool, installDelegation } from './lib/brood.mjs';
 import { cpuPerChild, threadCpu } from './lib/thread-cpu.mjs';
 
-const [runner = 'worker', n = '256', p = '64', reps = '4', cpu = '0'] = process.argv.slice(2);
+const [runner = 'worker', n = '256', p = '64', reps = '4', cpu = '0', latency = String(L)] = process.argv.slice(2);
 const N = Number(n);
 const cpuMs = Number(cpu);
 const scripts = [
   {
     match: 'root',
-    latencyMs: L,
+    latencyMs: Number(latency),
     turns: parentTurns(N, 'subagent', (i) => ({ description: `child ${i}`, prompt: `child-task #${i}` })),
   },
-  { match: 'child-task ', latencyMs: L, cpuMs, turns: childTurns },
+  { match: 'child-task ', latencyMs: Number(latency), cpuMs, turns: childTurns },
 ];
 const baseline = threadCpu(); // before the runtime: its pool threads count as `started`
 const brood = makeBrood({ runner, scripts, maxParallelToolCalls: Number(p), threads: 2 });
@@ -39,7 +40,7 @@ for (let i = 0; i < Number(reps); i++) times.push((await once()).toFixed(1));
 const used = cpuPerChild(baseline, from, N * Number(reps));
 console.log(
   runner,
-  `N=${N} P=${p} C=${cpuMs}`,
+  `N=${N} P=${p} C=${cpuMs} L=${latency}`,
   times.join(' '),
   `| CPU ms/child: main ${used.main}, pool ${used.started}, V8 helpers ${used.background}`,
 );

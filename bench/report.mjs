@@ -2,6 +2,7 @@
 // without the JSON) and makespan.svg (makespan vs N for the three systems).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { makespanSvg } from './lib/svg.mjs';
+import { wideFanoutSection } from './report-wide.mjs';
 
 const fmt = (v, digits = 1) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
 const ms = (cell) => (cell?.error ? 'error' : fmt(cell?.makespanMs, 0));
@@ -263,9 +264,16 @@ ${pk.parkedBeforeBaseline ?? 0} parked children, so the figure is what one more 
 ${fmt(pk.warmupRssGrowthMb)} MB (${fmt(pk.firstRssPerChildKb)} KB each), mostly each pool thread's V8 heap growing to full size once (its live heap stays ~8 MB). After GC: **${fmt(pk.rssPerChildKb)} KB RSS per child**
 (${fmt(pk.rssGrowthMb)} MB total), ${fmt(pk.heapPerChildKb)} KB of main-thread JS heap per child. RSS also holds worker-thread heap
 garbage from the ${pk.children} activations (\`gc()\` only collects the main isolate) and heap pages V8 keeps after collection, so the
-main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.`
+main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.${followupSentence(pk.followup)}`
 }
 `;
+}
+
+/** Followups to parked children: `followup()` → that child's next `model/request` at the parent's store. */
+function followupSentence(f) {
+  if (!f) return '';
+  return ` A followup to one of them, ${f.samples} sent one at a time across the population: its turn starts (next \`model/request\`)
+p50 ${fmt(f.p50Ms, 3)} ms, **p99 ${fmt(f.p99Ms, 3)} ms**, max ${fmt(f.maxMs, 1)} ms after \`followup()\`.`;
 }
 
 function approvalsSection(ap) {
@@ -451,6 +459,7 @@ ${targets}
 ${fanoutSection(r.fanout, m.peer, r.steadyState, r.budget)}
 ![makespan vs N](makespan.svg)
 
+${wideFanoutSection(r.wideFanout)}
 ${otherSections(r)}
 ${r.soak ? soakSection(r.soak) : ''}${r.queue ? queueSection(r.queue) : ''}${r.notes?.length ? `## Notes\n\n${r.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`;
 }

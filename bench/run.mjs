@@ -4,6 +4,7 @@
 import os from 'node:os';
 import { loadPeer } from './peer.mjs';
 import { runFanout } from './fanout.mjs';
+import { runWideFanout } from './wide-fanout.mjs';
 import { runStartLatency } from './start-latency.mjs';
 import { runToolRpc } from './tool-rpc.mjs';
 import { runCrossing } from './crossing.mjs';
@@ -55,6 +56,7 @@ log(
 );
 
 const fanout = await runFanout({ quick, peer, log });
+const wideFanout = await attempt(() => runWideFanout({ quick, peer, log }));
 const steadyState = await attempt(() => runSteadyState({ quick, log }));
 const budget = await attempt(() => runBudget({ quick, log }));
 const startLatency = await attempt(() => runStartLatency({ quick, log }));
@@ -89,6 +91,7 @@ const results = {
     peer,
   },
   fanout,
+  wideFanout,
   steadyState,
   budget,
   startLatency,

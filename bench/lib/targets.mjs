@@ -218,5 +218,54 @@ export function evaluateTargets(results) {
         (v) => v <= 2,
       );
   }
+  addWideFanoutTargets(results, add);
   return t;
+}
+
+/** Wide fan-out (bench/wide-fanout.mjs) and parked children at scale. */
+function addWideFanoutTargets(results, add) {
+  const ceiling = { 1000: 1.25, 10000: 1.5 };
+  for (const row of results.wideFanout?.rows ?? []) {
+    const { worker, inline, floor } = row;
+    if (ceiling[row.n] !== undefined)
+      add(
+        `wide fan-out ≤ ${ceiling[row.n]}× the floor`,
+        `N=${row.n} P=N L=${results.wideFanout.L} ms, worker`,
+        ratio(worker?.makespanMs, floor?.makespanMs),
+        '× floor',
+        (v) => v <= ceiling[row.n],
+      );
+    add(
+      'wide fan-out: worker never slower than inline',
+      `N=${row.n}`,
+      ratio(worker?.makespanMs, inline?.makespanMs),
+      '× inline',
+      (v) => v <= 1,
+    );
+    add(
+      'wide fan-out: RSS growth ≤ 40 KB per running child',
+      `N=${row.n}, worker`,
+      worker?.rssGrowthPerChildKb,
+      'KB',
+      (v) => v <= 40,
+    );
+    add('wide fan-out: parent loop p99 ≤ 20 ms', `N=${row.n}, worker`, worker?.loopDelayP99Ms, 'ms', (v) => v <= 20);
+  }
+  const parked = results.parked;
+  if (parked?.children !== undefined) {
+    add(
+      'parked continuable ≤ 30 KB RSS each',
+      `${parked.children} children`,
+      parked.rssPerChildKb,
+      'KB',
+      (v) => v <= 30,
+    );
+    add(
+      'followup to a parked child starts ≤ 5 ms p99',
+      `${parked.children} parked, ${parked.followup?.samples ?? 0} followups`,
+      parked.followup?.p99Ms,
+      'ms',
+      (v) => v <= 5,
+    );
+  }
 }
