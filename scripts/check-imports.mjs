@@ -41,6 +41,7 @@ const LAYERS = [
       'src/json-lines.ts',
       'src/types.ts',
       'src/turn-result.ts',
+      'src/util/',
       // Host event types: the Agent's events() names them (the hub and the stream are in events/).
       'src/events/types.ts',
       'src/events/stream-types.ts',

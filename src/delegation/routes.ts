@@ -9,6 +9,7 @@ import { BroodError, errorMessage } from '../errors.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from '../subagents/types.js';
 import { withContent } from '../tools/execute.js';
 import { ToolAnswerError } from '../tools/thrown.js';
+import { onAbort } from '../util/abort-listeners.js';
 import type { Agent, JsonSchemaObject, ToolContext } from '../types.js';
 import { buildRequest, parseCall, type DelegationCall } from './call.js';
 import type { ResolvedSubagentToolConfig } from './config.js';
@@ -136,13 +137,12 @@ async function oneShotBackground(
   const controller = new AbortController();
   // Lets the runtime's subagent-start event say 'background' for the run this job will own.
   pluginAccess(deps.brood).markBackgroundStart(controller.signal);
-  const forward = () => controller.abort(signal.reason);
-  signal.addEventListener('abort', forward, { once: true });
+  const stopForwarding = onAbort(signal, () => controller.abort(signal.reason));
   let run: SubagentRun;
   try {
     run = await subagentsOf(deps.brood).start(deps.config.provider, { ...request, signal: controller.signal });
   } finally {
-    signal.removeEventListener('abort', forward);
+    stopForwarding();
   }
   if (signal.aborted) {
     // The call was cancelled while the child started: nobody will ever learn this job id.

@@ -8,6 +8,7 @@ import type { StructuredTurn } from '../agents/structured-turn.js';
 import { errorMessage } from '../errors.js';
 import type { TurnResult } from '../types.js';
 import { publishSubagentEnd, publishSubagentStart } from '../events/subagent-events.js';
+import { onAbort } from '../util/abort-listeners.js';
 import type { SubagentCore } from './core.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from './types.js';
 
@@ -30,8 +31,7 @@ export async function startOneShot(
   // its tokens are charged to that turn as they are spent.
   parent.governor.delegate(child.governor, accepted.id, request.budget);
   const turnResult = waitingOnChild(parent, child.inbox.result(accepted.id), foreground);
-  const onAbort = (): void => child.abortMessage(accepted.id);
-  request.signal.addEventListener('abort', onAbort, { once: true });
+  const stopForwarding = onAbort(request.signal, () => child.abortMessage(accepted.id));
   let disposing: Promise<void> | undefined;
   // A job may adopt this run before it settles; only a run nobody detached rolls up into the parent's turn.
   let run: SubagentRun | undefined;
@@ -61,7 +61,7 @@ export async function startOneShot(
         throw error;
       },
     )
-    .finally(() => request.signal.removeEventListener('abort', onAbort));
+    .finally(stopForwarding);
   run = { id: child.id, result, dispose: () => (disposing ??= child.dispose()) };
   try {
     await accepted.durable;
