@@ -7,7 +7,8 @@
 import { Link, type Carrier, type LinkOptions } from '../wire/link.js';
 import type { GatewayRemote } from '../wire/gateway.js';
 import { serveGateway } from './gateway-server.js';
-import { activationOutcome, type ActivationOutcome, type HostFrame, type ParentFrame } from '../wire/protocol.js';
+import { activationOutcome, type ActivationOutcome } from '../wire/protocol.js';
+import type { HostFrame, ParentFrame } from '../wire/frames.js';
 import type { ActivationEnd } from '../wire/runner.js';
 
 export interface PlacedActivation {

@@ -4,8 +4,8 @@
  */
 import type { Worker } from 'node:worker_threads';
 import type { Carrier } from '../wire/link.js';
-import type { ParentFrame } from '../wire/protocol.js';
-import type { DriverPlan } from '../wire/contract.js';
+import type { ParentFrame } from '../wire/frames.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import { DriverLink, type PlacedActivation } from './driver-link.js';
 
 export { outcomeEnd, type PlacedActivation } from './driver-link.js';

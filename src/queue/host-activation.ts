@@ -9,7 +9,8 @@
 import type { Endpoint } from 'comlink';
 import { encodeError } from '../errors.js';
 import { GATEWAY_METHODS, type GatewayRemote, remoteGateway } from '../wire/gateway.js';
-import type { ParentFrame, Reply } from '../wire/protocol.js';
+import type { ParentFrame } from '../wire/frames.js';
+import type { Reply } from '../wire/reply.js';
 import type { Activation } from '../wire/runner.js';
 
 /** How long a severed driver gets to stop by itself (its turn was cancelled) before it is stopped by force. */

@@ -7,7 +7,7 @@
  */
 import { DriverLink, type ActivationFrame, type PlacedActivation } from '../pool/driver-link.js';
 import { isGatewayCall } from '../wire/gateway.js';
-import { type HostFrame, type HostIdentity, type ParentFrame, parentFrame } from '../wire/protocol.js';
+import { type HostFrame, type HostIdentity, type ParentFrame, parentFrame } from '../wire/frames.js';
 import { REDIS_LINK, type RedisCarrier } from '../wire/redis-carrier.js';
 import { SentViews } from './shared-views.js';
 

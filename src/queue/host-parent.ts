@@ -7,7 +7,7 @@
  */
 import { isGatewayAnswer } from '../wire/gateway.js';
 import { Link } from '../wire/link.js';
-import { type HostFrame, hostFrame, type ParentFrame } from '../wire/protocol.js';
+import { type HostFrame, hostFrame, type ParentFrame } from '../wire/frames.js';
 import { type PeerChannel, REDIS_LINK, type RedisCarrier, redisCarrier } from '../wire/redis-carrier.js';
 import { SilenceJudge } from '../wire/silence.js';
 import type { HostActivation } from './host-activation.js';

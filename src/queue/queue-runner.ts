@@ -11,7 +11,7 @@
  * reused within a runner and runner ids are random, so a stale host that comes back names an
  * activation this parent no longer runs: it is told `gone` and everything it sends is ignored. */
 import { randomUUID } from 'node:crypto';
-import type { DriverPlan } from '../wire/contract.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import type { GatewayRemote } from '../wire/gateway.js';

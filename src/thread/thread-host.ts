@@ -4,13 +4,14 @@
  * activation's end after all of that activation's other frames.
  */
 import type { Driver } from '../driver/loop.js';
-import type { DriverPlan } from '../wire/contract.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import { encodeError } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { Link, type Carrier } from '../wire/link.js';
 import { DriverFactory } from './driver-factory.js';
 import { GatewayClient } from './gateway-client.js';
-import { hostFrame, type ActivationOutcome, type HostFrame, type ParentFrame } from '../wire/protocol.js';
+import type { ActivationOutcome } from '../wire/protocol.js';
+import { hostFrame, type HostFrame, type ParentFrame } from '../wire/frames.js';
 import { runWatched } from './thread-watch.js';
 
 /** How long a thread stays idle after an activation ends before it counts as warm. */

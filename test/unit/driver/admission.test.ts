@@ -3,7 +3,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { admitted } from '../../../src/driver/admission.js';
 import { epochNow, LOCAL_CLOCK } from '../../../src/wire/clock.js';
 import { PaceCell, SEND_SLACK } from '../../../src/wire/pace-cell.js';
-import type { AdmitGrant, AdmitRequestWire, DriverGateway, DriverPlan } from '../../../src/wire/contract.js';
+import type { AdmitGrant, AdmitRequestWire, DriverPlan } from '../../../src/wire/protocol.js';
+import type { DriverGateway } from '../../../src/wire/gateway.js';
 
 const plan = { admission: true, route: { provider: 'p', model: 'm' } } as unknown as DriverPlan;
 

@@ -7,7 +7,7 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Driver } from '../../../src/driver/loop.js';
-import type { ClaimedMessage, DriverEvent, DriverPlan, DriverView, TurnReport } from '../../../src/wire/contract.js';
+import type { ClaimedMessage, DriverEvent, DriverPlan, DriverView, TurnReport } from '../../../src/wire/protocol.js';
 import { VersionCell } from '../../../src/wire/version-cell.js';
 import { scriptedModels } from '../../../src/models/scripted.js';
 import type { ChatMessage, ModelAdapter, ModelRequest, ModelResponse } from '../../../src/models/types.js';
@@ -17,7 +17,8 @@ import { portCarrier } from '../../../src/wire/port-carrier.js';
 import { serveGateway } from '../../../src/pool/gateway-server.js';
 import { GatewayClient } from '../../../src/thread/gateway-client.js';
 import type { GatewayRemote } from '../../../src/wire/gateway.js';
-import { replyOf, type HostFrame, type ParentFrame } from '../../../src/wire/protocol.js';
+import type { HostFrame, ParentFrame } from '../../../src/wire/frames.js';
+import { replyOf } from '../../../src/wire/reply.js';
 import { ThreadHost } from '../../../src/thread/thread-host.js';
 import { ThreadLink, outcomeEnd, type PlacedActivation } from '../../../src/pool/thread-link.js';
 import { createBoard } from '../../../src/wire/watch-board.js';

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HostActivation, type ParentLinkPort } from '../../../src/queue/host-activation.js';
 import { Link } from '../../../src/wire/link.js';
 import { portCarrier } from '../../../src/wire/port-carrier.js';
-import type { ParentFrame } from '../../../src/wire/protocol.js';
+import type { ParentFrame } from '../../../src/wire/frames.js';
 import type { Activation } from '../../../src/wire/runner.js';
 import { until } from '../../support/until.js';
 

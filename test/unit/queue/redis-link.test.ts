@@ -11,7 +11,7 @@ import { HostActivation } from '../../../src/queue/host-activation.js';
 import { HostLink } from '../../../src/queue/host-link.js';
 import { ParentEnd } from '../../../src/queue/host-parent.js';
 import type { GatewayRemote } from '../../../src/wire/gateway.js';
-import type { HostFrame } from '../../../src/wire/protocol.js';
+import type { HostFrame } from '../../../src/wire/frames.js';
 import { redisCarrier } from '../../../src/wire/redis-carrier.js';
 import { until } from '../../support/until.js';
 

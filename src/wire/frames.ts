@@ -1,0 +1,65 @@
+/**
+ * The frames a link carries between the parent and a driver host (src/wire/link.ts batches them over
+ * any carrier), declared once like every wire message (src/wire/protocol.ts declares the payloads).
+ */
+import { array, int, literal, object, optional, sharedBuffer, str, tagged, unknown } from '../declare.js';
+import { activationOutcomeDecl, driverEventsDecl, driverPlanDecl } from './protocol.js';
+import { type Wire, wire } from './wire-type.js';
+
+// `a` is the activation id (the watch-board token).
+const activation = int('positive');
+/** Which host runs an activation (a `brood host` process), as its model/request events record it. */
+const hostIdentityDecl = object({ name: str({ max: 256 }), pid: int('nonnegative') });
+export type HostIdentity = Wire<typeof hostIdentityDecl>;
+
+/**
+ * Parent → driver host. A pool thread gets `init` once per link, before any `start`. A queue host gets
+ * its plans as jobs instead (src/queue/job.ts), and, because shared memory cannot cross processes,
+ * `cells` (the values of the plan's version cells and events flag, whenever they change), `stop` (a
+ * force stop: a thread is recycled instead), `gone` (the parent no longer runs the activation: a stale
+ * or duplicate host must drop it), `beat` (the link is alive: a thread's heartbeat is the watch board)
+ * and `place` (an activation handed straight to a host that said it has `room`, instead of a job).
+ */
+const hostFrameDecl = tagged('k', [
+  object({ k: literal('init'), board: sharedBuffer() }),
+  object({ k: literal('start'), a: activation, plan: driverPlanDecl }),
+  object({ k: literal('rpc'), a: activation, m: unknown() }),
+  object({ k: literal('cancel'), a: activation, turn: optional(int()) }),
+  object({ k: literal('cells'), a: activation, v: array(int()) }),
+  object({ k: literal('stop'), a: activation, reason: str() }),
+  object({ k: literal('gone'), a: activation }),
+  object({ k: literal('beat') }),
+  /**
+   * A queue activation placed on a host that said it has room: the job it would have been (src/queue/job.ts).
+   * `view` numbers the plan's view on this link: the first place of a view carries it and its number,
+   * later ones the number alone (the job's view null), so a fan-out's children do not ship it each.
+   */
+  object({ k: literal('place'), a: activation, job: unknown(), view: optional(int('positive')) }),
+]);
+export type HostFrame = Wire<typeof hostFrameDecl>;
+export const hostFrame = wire(hostFrameDecl);
+
+/**
+ * Driver host → parent. `log` is one-way; `end` follows every other frame of its activation. A queue
+ * host says `hello` when it takes an activation's job (the parent binds the activation to it then),
+ * and `beat` like the parent; `room` invites `place` frames, `full` turns one away.
+ */
+const parentFrameDecl = tagged('k', [
+  object({ k: literal('rpc'), a: activation, m: unknown() }),
+  object({ k: literal('log'), a: activation, events: driverEventsDecl }),
+  object({ k: literal('end'), a: activation, outcome: activationOutcomeDecl }),
+  object({ k: literal('hello'), a: activation, host: hostIdentityDecl }),
+  object({ k: literal('beat') }),
+  /** A queue host can take `n` more activations from this parent as `place` frames (advisory). */
+  object({ k: literal('room'), n: int('nonnegative') }),
+  /** A queue host had no room for a placed activation: it never started there (the parent queues it as a job). */
+  object({ k: literal('full'), a: activation }),
+]);
+export type ParentFrame = Wire<typeof parentFrameDecl>;
+export const parentFrame = wire(parentFrameDecl);
+
+/**
+ * The handshake a pool thread sends on its parentPort once its driver module loaded: the other end
+ * of the link it created. (Piscina forwards worker messages to the pool's 'message' event.)
+ */
+export const LINK_HELLO = 'brood:link';
