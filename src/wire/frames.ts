@@ -63,3 +63,47 @@ export const parentFrame = wire(parentFrameDecl);
  * of the link it created. (Piscina forwards worker messages to the pool's 'message' event.)
  */
 export const LINK_HELLO = 'brood:link';
+
+/**
+ * The frames' one-letter keys stay on the wire (a batch carries thousands of them): a link names them
+ * on arrival (`readHostFrame`, `readParentFrame`) and shortens them on sending (`shortFrame`), so the
+ * ends of a link read and write `kind`, `activation`, `message`, `values` and `count`.
+ */
+const NAMES = { k: 'kind', a: 'activation', m: 'message', v: 'values', n: 'count' } as const;
+const SHORT: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(NAMES).map(([short, name]) => [name, short]),
+);
+type Short = keyof typeof NAMES;
+/** A frame with its keys named (distributes over a union of frames). */
+type Named<F> = F extends unknown ? { [K in keyof F as K extends Short ? (typeof NAMES)[K] : K]: F[K] } : never;
+
+/** A frame a driver host receives, its keys named. */
+export type ToHost = Named<HostFrame>;
+/** A frame the parent receives, its keys named. */
+export type ToParent = Named<ParentFrame>;
+
+function renamed(frame: object, names: Readonly<Record<string, string>>): object {
+  const out: Record<string, unknown> = {};
+  for (const key in frame) out[names[key] ?? key] = (frame as Record<string, unknown>)[key];
+  return out;
+}
+
+/** A frame as it arrives at a driver host, checked and named; undefined when malformed. */
+export function readHostFrame(raw: unknown): ToHost | undefined {
+  return hostFrame.check(raw) ? (renamed(raw as object, NAMES) as ToHost) : undefined;
+}
+
+/** A frame as it arrives at the parent, checked and named; undefined when malformed. */
+export function readParentFrame(raw: unknown): ToParent | undefined {
+  return parentFrame.check(raw) ? (renamed(raw as object, NAMES) as ToParent) : undefined;
+}
+
+/** A named frame as it crosses: its keys shortened (keys already short pass as they are). */
+export function shortFrame(frame: object): object {
+  return renamed(frame, SHORT);
+}
+
+/** A frame from a trusted end (a pool thread: the parent checks kind and activation only), named unchecked. */
+export function namedFrame(raw: object): object {
+  return renamed(raw, NAMES);
+}
