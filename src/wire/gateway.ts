@@ -19,12 +19,13 @@ import type { WireType } from './wire-type.js';
 
 type RequiredMethod = Exclude<GatewayMethodName, OptionalGatewayMethod>;
 
-/** Each method of the table with its declared arguments, answering `Answer<M>`; optional methods may be absent. */
+/** Method M with its declared arguments, as each side sees it: the driver's call, the served one, the parent's code. */
 type Sides<M extends GatewayMethodName> = {
   driver: (...args: GatewayArgs<M>) => Promise<GatewayResult<M>>;
   served: (...args: GatewayArgs<M>) => Promise<Reply<unknown>>;
   implemented: (...args: GatewayArgs<M>) => GatewayResult<M> | Promise<GatewayResult<M>>;
 };
+/** Every method of the table as one side sees it; methods a parent may leave out are optional. */
 type Over<Side extends keyof Sides<GatewayMethodName>> = { [M in RequiredMethod]: Sides<M>[Side] } & {
   [M in OptionalGatewayMethod]?: Sides<M>[Side];
 };
