@@ -5,7 +5,7 @@
 import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads';
 import type { ModelProviderConfig } from '../src/models/types.js';
 import { portCarrier } from '../src/wire/port-carrier.js';
-import { LINK_HELLO } from '../src/wire/protocol.js';
+import { LINK_HELLO } from '../src/wire/frames.js';
 import { ThreadHost } from '../src/thread/thread-host.js';
 
 let host: ThreadHost | undefined;

@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
 import { guardDisposed } from '../guard.js';
 import { VersionCell } from '../wire/version-cell.js';
-import type { DriverPlan } from '../wire/contract.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import type { ChatMessage } from '../models/types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
 import type { AgentEventsOptions, AgentStream, BroodEvent } from '../types.js';

@@ -15,7 +15,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { Fifo } from '../fifo.js';
-import type { CodeCallReply, CodeCallWire, ConcurrencyClass } from '../wire/contract.js';
+import type { CodeCallReply, CodeCallWire, ConcurrencyClass } from '../wire/protocol.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ToolResult } from '../types.js';
 import { codeCallRequest, programId } from '../wire/protocol.js';

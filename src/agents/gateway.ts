@@ -1,16 +1,16 @@
 /**
- * The parent's side of a driver's port: the only door through which a driver reaches policy. Every
- * argument is validated (the worker is not trusted to send well-formed data) and every answer is a
- * Reply envelope so error codes survive the crossing.
+ * The parent's implementation of the gateway (declared in src/wire/protocol.ts): the only door
+ * through which a driver reaches policy. serveTable checks every argument against the declaration
+ * (the worker is not trusted to send well-formed data) and answers in Reply envelopes so error codes
+ * survive the crossing.
  */
 import { BroodError, decodeError } from '../errors.js';
-import type { AdmitGrant, DriverView, PlannedClass, TurnReport } from '../wire/contract.js';
 import { epochNow } from '../clock.js';
 import { LOCAL_CLOCK } from '../wire/clock.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
-import type { GatewayRemote } from '../wire/gateway.js';
+import { type GatewayRemote, serveTable } from '../wire/gateway.js';
 import type { ToolResult } from '../types.js';
-import { admitRequest, classifyArgs, driverEvents, joinTurn, replyOf, turnReport } from '../wire/protocol.js';
+import type { AdmitGrant, DriverEvent, DriverView, PlannedClass, ToolBatchWire } from '../wire/protocol.js';
 import { TEXT_DELTA_EVENT } from '../sessions/event-types.js';
 import { baseOf } from '../events/from-log.js';
 import type { CodePrograms } from './code-calls.js';
@@ -26,64 +26,58 @@ import { presentedSchemas } from '../tools/system.js';
  */
 export function createGateway(agent: GatewayAgent, programs: CodePrograms): GatewayRemote {
   let fault: unknown;
-  const reply = <T>(work: () => T | Promise<T>) =>
-    replyOf(() => {
-      if (fault !== undefined) throw fault;
-      return work();
-    });
-  return Object.freeze({
-    claimNext: () => reply(() => agent.turns.claimNext()),
-    refreshView: () => reply(() => resolveView(agent)),
-    classify: (name: string, args: string) =>
-      reply(() => {
-        const [toolName, toolArgs] = classifyArgs.parse([name, args], 'classify');
-        return agent.init.tools.classify(toolName, toolArgs);
-      }),
-    executeTool: (call: unknown) => reply(() => executeTool(agent, call)),
-    callFromCode: (call: unknown) => reply(() => programs.call(call)),
-    endProgram: (program: unknown) => reply(() => programs.end(program)),
-    runTools: (batch: unknown) =>
-      reply(() =>
+  const failIfFaulted = (): void => {
+    if (fault !== undefined) throw fault;
+  };
+  const served = serveTable(
+    {
+      claimNext: () => agent.turns.claimNext(),
+      refreshView: () => resolveView(agent),
+      classify: (name, args) => agent.init.tools.classify(name, args),
+      executeTool: (call) => executeTool(agent, call),
+      callFromCode: (call) => programs.call(call),
+      endProgram: (program) => programs.end(program),
+      runTools: (batch) =>
         agent.deps.scheduler.governsAnyModel ? runToolsAdmittingAhead(agent, batch) : runToolBatch(agent, batch),
-      ),
-    log: (events: unknown) =>
-      reply(() => logEvents(agent, events)).then((answer) => {
-        if (!answer.ok) fault ??= decodeError(answer.error);
-        return answer;
-      }),
-    admit: (request: unknown) =>
-      reply(async () => {
-        const admission = admitRequest.parse(request, 'admit');
-        const slot = await agent.lease?.admitModel(admission);
+      log: (events) => logEvents(agent, events),
+      admit: async (request) => {
+        const slot = await agent.lease?.admitModel(request);
         return slot === undefined ? null : grantOf(slot, agent.deps.now());
-      }),
-    modelProxy: (call: unknown) =>
-      reply(() => {
+      },
+      modelProxy: (call) => {
         const proxy = agent.deps.modelProxy;
         if (proxy === undefined) throw new BroodError('INVALID_CONFIG', 'this runtime keeps no proxied AI SDK models');
         return proxy.handle(agent.id, call);
-      }),
-    joinMessages: (turn: unknown) => reply(() => agent.turns.joinStep(joinTurn.parse(turn, 'joinMessages'))),
-    endTurn: (report: unknown) =>
-      reply(async () => {
-        const parsed = turnReport.parse(report, 'endTurn') as TurnReport;
+      },
+      joinMessages: (turn) => agent.turns.joinStep(turn),
+      endTurn: async (report) => {
         const turn = agent.turns.current;
-        if (!turn || turn.turn !== parsed.turn)
-          throw new BroodError('INTERNAL', `endTurn for turn ${parsed.turn}, which is not running`);
+        if (!turn || turn.turn !== report.turn)
+          throw new BroodError('INTERNAL', `endTurn for turn ${report.turn}, which is not running`);
         // Cancelled before it ended, it ends aborted, whatever crossed the cancel (a final answer, say).
-        const cancelled = turn.controller.signal.aborted && parsed.stopReason !== 'aborted';
+        const cancelled = turn.controller.signal.aborted && report.stopReason !== 'aborted';
         agent.lease?.requestAnswered(); // an aborted request logged no response
-        await agent.turns.finish(cancelled ? { ...parsed, stopReason: 'aborted' } : parsed, turn);
+        await agent.turns.finish(cancelled ? { ...report, stopReason: 'aborted' } : report, turn);
         return agent.turns.claimNext();
+      },
+    },
+    failIfFaulted,
+  );
+  return Object.freeze({
+    ...served,
+    log: (events) =>
+      served.log(events).then((answer) => {
+        if (!answer.ok) fault ??= decodeError(answer.error);
+        return answer;
       }),
-  }) as GatewayRemote;
+  });
 }
 
 /**
  * With limits: the model request that follows the results is admitted with them when it fits
  * (TurnLease.admitAhead) — only while their turn still runs, or nothing would release that lease.
  */
-async function runToolsAdmittingAhead(agent: GatewayAgent, batch: unknown): Promise<ToolResult[]> {
+async function runToolsAdmittingAhead(agent: GatewayAgent, batch: ToolBatchWire): Promise<ToolResult[]> {
   const turn = agent.turns.current;
   const results = await runToolBatch(agent, batch);
   if (turn !== undefined && agent.turns.current === turn && !turn.controller.signal.aborted) agent.lease?.admitAhead();
@@ -117,9 +111,9 @@ export function resolveView(agent: GatewayAgent): DriverView {
   return { system, tools, classes };
 }
 
-function logEvents(agent: GatewayAgent, raw: unknown): Promise<void> {
+function logEvents(agent: GatewayAgent, logged: DriverEvent[]): Promise<void> {
   // The wire checked the envelope; the data shapes are the driver's own (the same build wrote them).
-  const events = driverEvents.parse(raw, 'log') as DriverEmittedEvent[];
+  const events = logged as DriverEmittedEvent[];
   if (!events.some(isDelta)) {
     for (const event of events) mirror(agent, event);
     // The gateway runs each message's handler synchronously in arrival order, so seq order is log order.

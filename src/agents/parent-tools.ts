@@ -6,7 +6,7 @@
  * all the results, in model order, in one reply. Calls from inside run_code: code-calls.ts.
  */
 import { BroodError, errorMessage } from '../errors.js';
-import type { ConcurrencyClass, PlannedClass } from '../wire/contract.js';
+import type { ConcurrencyClass, PlannedClass } from '../wire/protocol.js';
 import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
 import type { ToolCallRecord } from '../models/types.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';

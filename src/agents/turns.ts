@@ -5,7 +5,7 @@
  * write to turn state is one of the named transitions below.
  */
 import { setMaxListeners } from 'node:events';
-import type { ClaimedMessage, JoinedMessage, TurnReport } from '../wire/contract.js';
+import type { ClaimedMessage, JoinedMessage, TurnReport } from '../wire/protocol.js';
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';

@@ -15,7 +15,7 @@ import { newEngineString } from './engine-string.js';
 import { limitMessage } from './limits.js';
 import { formatEncodedLog } from './log-format.js';
 import type { EngineSpec, LimitName, ProgramEnd, ProgramLimits, ToolCallOut } from './sandbox-protocol.js';
-import type { CodeCallReply } from '../wire/contract.js';
+import type { CodeCallReply } from '../wire/protocol.js';
 
 export interface ProgramIo {
   log(line: string): void;

@@ -20,7 +20,8 @@ import { limitMessage } from './limits.js';
 import { Fifo } from '../fifo.js';
 import type { SandboxPool, SandboxThread, ThreadListener } from './sandbox-pool.js';
 import type { FromSandbox, LimitName, ProgramEnd, ToolCallOut, ToSandbox } from './sandbox-protocol.js';
-import type { CodeCallReply, DriverGateway, DriverPlan } from '../wire/contract.js';
+import type { CodeCallReply, DriverPlan } from '../wire/protocol.js';
+import type { DriverGateway } from '../wire/gateway.js';
 
 /** How long past a limit the engine may stay unresponsive before its thread is ended. */
 const BACKSTOP_GRACE_MS = 2_000;

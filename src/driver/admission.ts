@@ -13,7 +13,8 @@ import type { ModelRequest } from '../models/types.js';
 import { epochNow } from '../clock.js';
 import { LOCAL_CLOCK } from '../wire/clock.js';
 import { PaceCell } from '../scheduler/pace-cell.js';
-import type { AdmitGrant, DriverGateway, DriverPlan } from '../wire/contract.js';
+import type { AdmitGrant, DriverPlan } from '../wire/protocol.js';
+import type { DriverGateway } from '../wire/gateway.js';
 
 /**
  * How late after its slot a request may still be sent: a provider that allows no burst tolerates

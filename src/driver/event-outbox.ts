@@ -10,7 +10,7 @@ import {
   type SessionEventDataMap,
   TEXT_DELTA_EVENT,
 } from '../sessions/event-types.js';
-import type { DriverEvent } from '../wire/contract.js';
+import type { DriverEvent } from '../wire/protocol.js';
 import { driverTime } from './clock.js';
 
 /** How long streamed deltas may wait to share one message across the thread boundary. */

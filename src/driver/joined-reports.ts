@@ -3,7 +3,7 @@
  * report), read lock-free like the view versions: the parent bumps an Int32 cell, the driver compares
  * it before each step and asks the parent for the messages (one round trip) only when it moved.
  */
-import type { DriverPlan } from '../wire/contract.js';
+import type { DriverPlan } from '../wire/protocol.js';
 
 export class JoinedReportsWatch {
   private readonly cell: Int32Array | undefined;

@@ -13,14 +13,8 @@ import type { ToolResult } from '../types.js';
 import { checkModelResponse } from './response-check.js';
 import { historyTail } from '../models/history-tail.js';
 import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
-import type {
-  ClaimedMessage,
-  ConcurrencyClass,
-  DriverGateway,
-  DriverPlan,
-  DriverView,
-  TurnReport,
-} from '../wire/contract.js';
+import type { ClaimedMessage, ConcurrencyClass, DriverPlan, DriverView, TurnReport } from '../wire/protocol.js';
+import type { DriverGateway } from '../wire/gateway.js';
 import { EventOutbox } from './event-outbox.js';
 import { JoinedReportsWatch } from './joined-reports.js';
 import { type StopCondition, stepCountIs } from './step-count.js';

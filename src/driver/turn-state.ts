@@ -2,7 +2,7 @@
 import type { ChatMessage } from '../models/types.js';
 import { addUsage } from '../models/usage.js';
 import type { Usage } from '../types.js';
-import type { TurnReport } from '../wire/contract.js';
+import type { TurnReport } from '../wire/protocol.js';
 
 /** A turn whose last logged response was final only needs ending after a recovery. */
 export const FINAL_FINISHES: Record<string, TurnReport['stopReason'] | undefined> = {

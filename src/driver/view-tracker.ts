@@ -3,7 +3,7 @@
  * SharedArrayBuffer on every registry or prompt change that may affect this agent; the driver compares
  * them before each request and re-fetches the resolved view only when they moved.
  */
-import type { DriverView } from '../wire/contract.js';
+import type { DriverView } from '../wire/protocol.js';
 
 export class ViewTracker {
   private readonly cells: Int32Array[];

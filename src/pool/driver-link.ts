@@ -7,7 +7,8 @@
 import { Link, type Carrier, type LinkOptions } from '../wire/link.js';
 import type { GatewayRemote } from '../wire/gateway.js';
 import { serveGateway } from './gateway-server.js';
-import { activationOutcome, type ActivationOutcome, type HostFrame, type ParentFrame } from '../wire/protocol.js';
+import { activationOutcome, type ActivationOutcome } from '../wire/protocol.js';
+import type { ToHost, ToParent } from '../wire/frames.js';
 import type { ActivationEnd } from '../wire/runner.js';
 
 export interface PlacedActivation {
@@ -20,7 +21,7 @@ export interface PlacedActivation {
 }
 
 /** A frame that belongs to one activation. */
-export type ActivationFrame = Extract<ParentFrame, { a: number }>;
+export type ActivationFrame = Extract<ToParent, { activation: number }>;
 
 export interface DriverLinkHooks<Self> {
   /** The carrier closed (the thread exited, the link was closed). */
@@ -31,11 +32,11 @@ export interface DriverLinkHooks<Self> {
 
 export abstract class DriverLink<Self = unknown> {
   readonly live = new Map<number, PlacedActivation>();
-  protected readonly link: Link<ParentFrame, HostFrame>;
+  protected readonly link: Link<ToParent, ToHost>;
 
   constructor(carrier: Carrier, hooks: DriverLinkHooks<Self>, options: LinkOptions = {}) {
     const self = this as unknown as Self;
-    this.link = new Link<ParentFrame, HostFrame>(
+    this.link = new Link<ToParent, ToHost>(
       carrier,
       {
         // Frames of activations not live here (a late `end` after the parent ended one, comlink's late
@@ -69,7 +70,9 @@ export abstract class DriverLink<Self = unknown> {
   }
 
   cancel(token: number, turn: number | undefined): void {
-    this.link.send(turn === undefined ? { k: 'cancel', a: token } : { k: 'cancel', a: token, turn });
+    this.link.send(
+      turn === undefined ? { kind: 'cancel', activation: token } : { kind: 'cancel', activation: token, turn },
+    );
   }
 
   /** Forgets an activation (ended, or judged after a death). */
@@ -86,34 +89,35 @@ export abstract class DriverLink<Self = unknown> {
   }
 
   /** The frame, if it is well formed and its activation is live here (see `stray`). */
-  private accept(raw: unknown): ParentFrame | undefined {
+  private accept(raw: unknown): ToParent | undefined {
     const frame = this.shape(raw);
-    if (frame === undefined || !('a' in frame) || frame.k === 'hello' || this.live.has(frame.a)) return frame;
+    if (frame === undefined || !('activation' in frame) || frame.kind === 'hello' || this.live.has(frame.activation))
+      return frame;
     this.stray(frame);
     return undefined;
   }
 
-  /** Checks a frame's shape; payloads may be left to where they are used (gateway, outcome). */
-  protected abstract shape(raw: unknown): ParentFrame | undefined;
+  /** Checks a frame's shape and names its keys; payloads may be left to where they are used (gateway, outcome). */
+  protected abstract shape(raw: unknown): ToParent | undefined;
 
   /** A well-formed frame of an activation not live on this link. */
   protected stray(_frame: ActivationFrame): void {}
 
   /** Frames other than an activation's log and end (a queue host's hello, beat, room and full). */
-  protected other(_frame: ParentFrame): void {}
+  protected other(_frame: ToParent): void {}
 
-  protected log(entry: PlacedActivation, events: Extract<ParentFrame, { k: 'log' }>['events']): void {
+  protected log(entry: PlacedActivation, events: Extract<ToParent, { kind: 'log' }>['events']): void {
     void entry.gateway.log(events);
   }
 
-  private onFrame(frame: ParentFrame): void {
-    if (frame.k !== 'log' && frame.k !== 'end') {
+  private onFrame(frame: ToParent): void {
+    if (frame.kind !== 'log' && frame.kind !== 'end') {
       this.other(frame);
       return;
     }
-    const entry = this.live.get(frame.a);
+    const entry = this.live.get(frame.activation);
     if (!entry) return; // late frames of an activation already judged
-    if (frame.k === 'log') this.log(entry, frame.events);
+    if (frame.kind === 'log') this.log(entry, frame.events);
     else entry.settle({ outcome: frame.outcome });
   }
 }

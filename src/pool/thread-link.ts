@@ -4,8 +4,8 @@
  */
 import type { Worker } from 'node:worker_threads';
 import type { Carrier } from '../wire/link.js';
-import type { ParentFrame } from '../wire/protocol.js';
-import type { DriverPlan } from '../wire/contract.js';
+import { namedFrame, type ToParent } from '../wire/frames.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import { DriverLink, type PlacedActivation } from './driver-link.js';
 
 export { outcomeEnd, type PlacedActivation } from './driver-link.js';
@@ -34,18 +34,19 @@ export class ThreadLink extends DriverLink<ThreadLink> {
     sliceMs?: number,
   ) {
     super(carrier, { closed: onClosed, idle: onIdle }, { framesPerTurn: FRAMES_PER_TURN, sliceMs });
-    this.link.send({ k: 'init', board });
+    this.link.send({ kind: 'init', board });
   }
 
   start(entry: PlacedActivation, plan: DriverPlan): void {
     this.attach(entry);
-    this.link.send({ k: 'start', a: entry.token, plan: plan as never });
+    this.link.send({ kind: 'start', activation: entry.token, plan });
   }
 
   /** Frame kind and activation id only: a thread is trusted code; payloads are checked where they are used. */
-  protected shape(raw: unknown): ParentFrame | undefined {
-    const frame = raw as { k?: unknown; a?: unknown } | null;
-    if (typeof frame !== 'object' || frame === null || !THREAD_FRAMES.has(frame.k as string)) return undefined;
-    return Number.isSafeInteger(frame.a) && (frame.a as number) > 0 ? (raw as ParentFrame) : undefined;
+  protected shape(raw: unknown): ToParent | undefined {
+    if (typeof raw !== 'object' || raw === null) return undefined;
+    const frame = namedFrame(raw) as { kind?: unknown; activation?: unknown };
+    if (!THREAD_FRAMES.has(frame.kind as string)) return undefined;
+    return Number.isSafeInteger(frame.activation) && (frame.activation as number) > 0 ? (frame as ToParent) : undefined;
   }
 }

@@ -9,7 +9,8 @@
 import type { Endpoint } from 'comlink';
 import { encodeError } from '../errors.js';
 import { GATEWAY_METHODS, type GatewayRemote, remoteGateway } from '../wire/gateway.js';
-import type { ParentFrame, Reply } from '../wire/protocol.js';
+import type { ToParent } from '../wire/frames.js';
+import type { Reply } from '../wire/reply.js';
 import type { Activation } from '../wire/runner.js';
 
 /** How long a severed driver gets to stop by itself (its turn was cancelled) before it is stopped by force. */
@@ -18,7 +19,7 @@ const SEVER_GRACE_MS = 2_000;
 /** What an activation needs of its link to the parent. */
 export interface ParentLinkPort {
   endpoint(a: number): Endpoint;
-  send(frame: ParentFrame): void;
+  send(frame: ToParent): void;
 }
 
 export class HostActivation {
@@ -43,7 +44,7 @@ export class HostActivation {
   ) {
     const toParent = link.endpoint(a);
     const remote = remoteGateway(toParent, (events) => {
-      if (!this.severed) link.send({ k: 'log', a, events });
+      if (!this.severed) link.send({ kind: 'log', activation: a, events });
       return Promise.resolve({ ok: true, value: undefined });
     });
     const gateway: Record<string, unknown> = { log: remote.log };
@@ -69,7 +70,7 @@ export class HostActivation {
       if (message?.type !== 'APPLY' || typeof message.id !== 'string') return;
       if (this.severed) return toDriver.postMessage({ id: message.id, type: 'RAW', value: this.severedReply() });
       calls.add(message.id);
-      link.send({ k: 'rpc', a: this.a, m: message });
+      link.send({ kind: 'rpc', activation: this.a, message });
     });
     onMessage(toParent, (data) => {
       const answer = data as { id: string };

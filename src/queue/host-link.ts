@@ -7,7 +7,7 @@
  */
 import { DriverLink, type ActivationFrame, type PlacedActivation } from '../pool/driver-link.js';
 import { isGatewayCall } from '../wire/gateway.js';
-import { type HostFrame, type HostIdentity, type ParentFrame, parentFrame } from '../wire/protocol.js';
+import { type HostIdentity, readParentFrame, type ToHost, type ToParent } from '../wire/frames.js';
 import { REDIS_LINK, type RedisCarrier } from '../wire/redis-carrier.js';
 import { SentViews } from './shared-views.js';
 
@@ -58,7 +58,7 @@ export class HostLink extends DriverLink<HostLink> {
     this.carrier.deliver(frames);
   }
 
-  send(frame: HostFrame): void {
+  send(frame: ToHost): void {
     this.link.send(frame);
   }
 
@@ -67,30 +67,29 @@ export class HostLink extends DriverLink<HostLink> {
     this.link.flush();
   }
 
-  protected shape(raw: unknown): ParentFrame | undefined {
-    if (!parentFrame.check(raw)) return undefined;
-    const frame = raw as ParentFrame;
-    return frame.k === 'rpc' && !isGatewayCall(frame.m) ? undefined : frame;
+  protected shape(raw: unknown): ToParent | undefined {
+    const frame = readParentFrame(raw);
+    return frame?.kind === 'rpc' && !isGatewayCall(frame.message) ? undefined : frame;
   }
 
   protected override stray(frame: ActivationFrame): void {
     this.events.stray(this, frame);
   }
 
-  protected override other(frame: ParentFrame): void {
-    if (frame.k === 'room') {
-      this.room = frame.n;
+  protected override other(frame: ToParent): void {
+    if (frame.kind === 'room') {
+      this.room = frame.count;
       this.roomAt = Date.now();
-    } else if (frame.k === 'full') {
+    } else if (frame.kind === 'full') {
       this.room = 0;
-      this.events.full?.(this, frame.a);
-    } else if (frame.k === 'hello') {
+      this.events.full?.(this, frame.activation);
+    } else if (frame.kind === 'hello') {
       this.identity = frame.host;
-      this.events.hello(this, frame.a);
+      this.events.hello(this, frame.activation);
     }
   }
 
-  protected override log(entry: PlacedActivation, events: Extract<ParentFrame, { k: 'log' }>['events']): void {
+  protected override log(entry: PlacedActivation, events: Extract<ToParent, { kind: 'log' }>['events']): void {
     void entry.gateway.log(withHost(events, this.identity));
   }
 }

@@ -7,7 +7,7 @@
  */
 import { isGatewayAnswer } from '../wire/gateway.js';
 import { Link } from '../wire/link.js';
-import { type HostFrame, hostFrame, type ParentFrame } from '../wire/protocol.js';
+import { readHostFrame, type ToHost, type ToParent } from '../wire/frames.js';
 import { type PeerChannel, REDIS_LINK, type RedisCarrier, redisCarrier } from '../wire/redis-carrier.js';
 import { SilenceJudge } from '../wire/silence.js';
 import type { HostActivation } from './host-activation.js';
@@ -19,7 +19,7 @@ const FROM_PARENT = new Set(['rpc', 'cancel', 'cells', 'stop', 'gone', 'beat', '
 export class ParentEnd {
   readonly activations = new Map<number, HostActivation>();
   private readonly carrier: RedisCarrier;
-  private readonly link: Link<HostFrame, ParentFrame>;
+  private readonly link: Link<ToHost, ToParent>;
   private silence: SilenceJudge<string>;
   private lastBeat = 0;
   /** The views this parent placed here (src/queue/shared-views.ts). */
@@ -31,14 +31,18 @@ export class ParentEnd {
     private timeoutMs: number,
     private readonly log: (line: string) => void,
     /** A `place` frame: the parent hands this host an activation directly (it is the job's data). */
-    private readonly placed: (end: ParentEnd, job: JobData) => void = (end, job) => end.send({ k: 'full', a: job.a }),
+    private readonly placed: (end: ParentEnd, job: JobData) => void = (end, job) =>
+      end.send({ kind: 'full', activation: job.a }),
   ) {
     this.carrier = redisCarrier(channel, parent);
     this.silence = new SilenceJudge(timeoutMs);
-    this.link = new Link<HostFrame, ParentFrame>(
+    this.link = new Link<ToHost, ToParent>(
       this.carrier,
       {
-        accept: (raw) => (hostFrame.check(raw) && this.fromParent(raw as HostFrame) ? (raw as HostFrame) : undefined),
+        accept: (raw) => {
+          const frame = readHostFrame(raw);
+          return frame && this.fromParent(frame) ? frame : undefined;
+        },
         frame: (frame) => this.onFrame(frame),
         invalid: () => this.log(`brood host: a malformed frame from parent ${parent} was dropped`),
         closed: () => undefined,
@@ -60,7 +64,7 @@ export class ParentEnd {
     this.carrier.deliver(frames);
   }
 
-  send(frame: ParentFrame): void {
+  send(frame: ToParent): void {
     this.link.send(frame);
   }
 
@@ -93,7 +97,7 @@ export class ParentEnd {
     if (silent) return 'silent';
     if (now - this.lastBeat >= this.timeoutMs / 4) {
       this.lastBeat = now;
-      this.send({ k: 'beat' });
+      this.send({ kind: 'beat' });
     }
     return 'alive';
   }
@@ -102,27 +106,28 @@ export class ParentEnd {
     return this.timeoutMs;
   }
 
-  private fromParent(frame: HostFrame): boolean {
-    if (!FROM_PARENT.has(frame.k)) return false;
-    if (frame.k === 'rpc') return isGatewayAnswer(frame.m);
+  private fromParent(frame: ToHost): boolean {
+    if (!FROM_PARENT.has(frame.kind)) return false;
+    if (frame.kind === 'rpc') return isGatewayAnswer(frame.message);
     // A placed job is this parent's own activation, like a job it queued.
-    if (frame.k === 'place') return isJobData(frame.job) && frame.job.a === frame.a && frame.job.parent === this.parent;
+    if (frame.kind === 'place')
+      return isJobData(frame.job) && frame.job.a === frame.activation && frame.job.parent === this.parent;
     return true;
   }
 
-  private onFrame(frame: HostFrame): void {
-    if (frame.k === 'place') {
+  private onFrame(frame: ToHost): void {
+    if (frame.kind === 'place') {
       const job = this.views.resolve(frame.job as JobData, frame.view);
       if (job) this.placed(this, job);
-      else this.send({ k: 'full', a: frame.a });
+      else this.send({ kind: 'full', activation: frame.activation });
       return;
     }
-    if (frame.k === 'beat' || frame.k === 'init' || frame.k === 'start' || frame.k === 'rpc') return;
-    const activation = this.activations.get(frame.a);
+    if (frame.kind === 'beat' || frame.kind === 'init' || frame.kind === 'start' || frame.kind === 'rpc') return;
+    const activation = this.activations.get(frame.activation);
     if (!activation) return;
-    if (frame.k === 'cells') activation.setCells(frame.v);
-    else if (frame.k === 'cancel') activation.cancel(frame.turn);
-    else if (frame.k === 'stop') activation.forceStop(frame.reason);
-    else if (frame.k === 'gone') activation.sever('the parent no longer runs this activation');
+    if (frame.kind === 'cells') activation.setCells(frame.values);
+    else if (frame.kind === 'cancel') activation.cancel(frame.turn);
+    else if (frame.kind === 'stop') activation.forceStop(frame.reason);
+    else if (frame.kind === 'gone') activation.sever('the parent no longer runs this activation');
   }
 }

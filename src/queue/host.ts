@@ -205,13 +205,13 @@ export class QueueHost {
    * its next ones can come straight here (`place` frames) instead of through BullMQ.
    */
   private offerRoom(parent: ParentEnd): void {
-    if (!this.stopping && this.parents.get(parent.parent) === parent) parent.send({ k: 'room', n: this.room() });
+    if (!this.stopping && this.parents.get(parent.parent) === parent) parent.send({ kind: 'room', count: this.room() });
   }
 
   /** A parent placed an activation here (it was told of room): run like a job, or turned away when full. */
   private place(parent: ParentEnd, data: JobData): void {
     if (this.stopping || this.room() === 0) {
-      parent.send({ k: 'full', a: data.a });
+      parent.send({ kind: 'full', activation: data.a });
       return;
     }
     this.placedRunning += 1;
@@ -228,15 +228,15 @@ export class QueueHost {
 
   private async runActivation(data: JobData): Promise<void> {
     const parent = this.parentOf(data.parent, data.timeoutMs);
-    parent.send({ k: 'hello', a: data.a, host: this.identity });
+    parent.send({ kind: 'hello', activation: data.a, host: this.identity });
     let local: ReturnType<typeof fromRemotePlan>;
     try {
       local = fromRemotePlan(data.plan);
     } catch (error) {
       const diagnostic = errorMessage(error);
       return parent.send({
-        k: 'end',
-        a: data.a,
+        kind: 'end',
+        activation: data.a,
         outcome: endOutcome({ kind: 'failed', stopReason: 'error', diagnostic }),
       });
     }
@@ -246,7 +246,7 @@ export class QueueHost {
     parent.activations.set(data.a, activation);
     this.offerRoom(parent);
     const end = (ending: ActivationEnd): void => {
-      if (!activation.severed) parent.send({ k: 'end', a: data.a, outcome: endOutcome(ending) });
+      if (!activation.severed) parent.send({ kind: 'end', activation: data.a, outcome: endOutcome(ending) });
     };
     try {
       if (this.stopping) return this.handBack(activation, 'the host is shutting down');
@@ -272,7 +272,7 @@ export class QueueHost {
     if (!activation.severed)
       this.parents
         .get(activation.parent)
-        ?.send({ k: 'end', a: activation.a, outcome: endOutcome({ kind: 'recover' }) });
+        ?.send({ kind: 'end', activation: activation.a, outcome: endOutcome({ kind: 'recover' }) });
     activation.sever(reason);
   }
 

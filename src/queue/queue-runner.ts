@@ -11,7 +11,7 @@
  * reused within a runner and runner ids are random, so a stale host that comes back names an
  * activation this parent no longer runs: it is told `gone` and everything it sends is ignored. */
 import { randomUUID } from 'node:crypto';
-import type { DriverPlan } from '../wire/contract.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import type { GatewayRemote } from '../wire/gateway.js';
@@ -118,7 +118,7 @@ export class QueueRunner implements DriverRunner {
       },
       forceStop: (reason) => {
         entry.stopped = reason;
-        if (entry.host) return entry.host.send({ k: 'stop', a, reason });
+        if (entry.host) return entry.host.send({ kind: 'stop', activation: a, reason });
         // Nobody took the job yet: the activation ends here; a host that takes it later is told `gone`.
         entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: reason });
         void this.redis?.queue.remove(entry.jobId).catch(() => undefined);
@@ -130,7 +130,7 @@ export class QueueRunner implements DriverRunner {
     if (this.closed) return;
     this.closed = true;
     for (const entry of [...this.live.values()]) {
-      if (entry.host) entry.host.send({ k: 'gone', a: entry.token });
+      if (entry.host) entry.host.send({ kind: 'gone', activation: entry.token });
       else void this.redis?.queue.remove(entry.jobId).catch(() => undefined);
       entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: 'the runtime closed' });
     }
@@ -200,7 +200,11 @@ export class QueueRunner implements DriverRunner {
     entry.placed = true;
     host.attach(entry);
     const { job, view } = host.views.place(data);
-    host.send(view === undefined ? { k: 'place', a: entry.token, job } : { k: 'place', a: entry.token, job, view });
+    host.send(
+      view === undefined
+        ? { kind: 'place', activation: entry.token, job }
+        : { kind: 'place', activation: entry.token, job, view },
+    );
     entry.dispatchedAt = Date.now();
   }
 
@@ -294,7 +298,7 @@ export class QueueRunner implements DriverRunner {
       return;
     }
     if (!entry || entry.host) {
-      if (entry?.host !== host) host.send({ k: 'gone', a });
+      if (entry?.host !== host) host.send({ kind: 'gone', activation: a });
       return;
     }
     entry.host = host;
@@ -310,16 +314,16 @@ export class QueueRunner implements DriverRunner {
    * activation moved on, or ended): it is told `gone`.
    */
   private stray(host: HostLink, frame: ActivationFrame): void {
-    const entry = this.live.get(frame.a);
+    const entry = this.live.get(frame.activation);
     if (entry && !entry.host) entry.settle({ kind: 'recover' });
-    if (frame.k !== 'end') host.send({ k: 'gone', a: frame.a });
+    if (frame.kind !== 'end') host.send({ kind: 'gone', activation: frame.activation });
   }
 
   private pushCells(entry: RemoteActivation, always: boolean): void {
     const values = readCells(entry.cells);
     if (!always && values.every((value, index) => value === entry.sentCells[index])) return;
     entry.sentCells = values;
-    entry.host?.send({ k: 'cells', a: entry.token, v: values });
+    entry.host?.send({ kind: 'cells', activation: entry.token, values });
   }
 
   /** A host went silent or a batch to or from it was lost: its activations are re-planned elsewhere. */
@@ -328,7 +332,7 @@ export class QueueRunner implements DriverRunner {
     host.room = 0;
     for (const entry of [...this.live.values()]) {
       if (entry.host !== host) continue;
-      host.send({ k: 'gone', a: entry.token });
+      host.send({ kind: 'gone', activation: entry.token });
       entry.settle({ kind: 'recover' });
     }
   }
@@ -364,7 +368,7 @@ export class QueueRunner implements DriverRunner {
     for (const host of this.silence.judge(heard, now)) this.hostLost(host);
     if (now - this.lastBeat >= timeout / 4) {
       this.lastBeat = now;
-      for (const host of hosts) host.send({ k: 'beat' });
+      for (const host of hosts) host.send({ kind: 'beat' });
     }
     // Checked every quarter timeout, so a lost job is re-planned within 1.25 timeouts of being queued or taken.
     if (now - this.lastQueuedCheck >= timeout / 4) {

@@ -6,7 +6,7 @@
  * knows (its end of the link was made afresh, or it let the view go) is answered `full`, and the
  * activation is queued as a job, which always carries its view.
  */
-import type { DriverView } from '../wire/contract.js';
+import type { DriverView } from '../wire/protocol.js';
 import type { JobData } from './job.js';
 
 /** How many views each side keeps per link (runtimes whose views change per child stop numbering them). */

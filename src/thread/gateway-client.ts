@@ -1,9 +1,9 @@
 /** A pool thread's side of the parent's gateway, one per activation (see GatewayClient). */
 import type * as Comlink from 'comlink';
 import { BroodError } from '../errors.js';
-import type { DriverEvent, DriverGateway } from '../wire/contract.js';
-import { driverHostOver, remoteGateway } from '../wire/gateway.js';
-import { unwrapReply, type WireType } from '../wire/protocol.js';
+import { type DriverGateway, driverHostOver, remoteGateway } from '../wire/gateway.js';
+import type { DriverEvent, WireType } from '../wire/protocol.js';
+import { unwrapReply } from '../wire/reply.js';
 
 /**
  * The driver host's side of one activation: comlink calls over the activation's link endpoint, and

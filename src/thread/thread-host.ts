@@ -4,13 +4,14 @@
  * activation's end after all of that activation's other frames.
  */
 import type { Driver } from '../driver/loop.js';
-import type { DriverPlan } from '../wire/contract.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import { encodeError } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { Link, type Carrier } from '../wire/link.js';
 import { DriverFactory } from './driver-factory.js';
 import { GatewayClient } from './gateway-client.js';
-import { hostFrame, type ActivationOutcome, type HostFrame, type ParentFrame } from '../wire/protocol.js';
+import type { ActivationOutcome } from '../wire/protocol.js';
+import { hostFrame, namedFrame, readHostFrame, type ToHost, type ToParent } from '../wire/frames.js';
 import { runWatched } from './thread-watch.js';
 
 /** How long a thread stays idle after an activation ends before it counts as warm. */
@@ -26,7 +27,7 @@ interface Running {
 }
 
 export class ThreadHost {
-  private readonly link: Link<HostFrame, ParentFrame>;
+  private readonly link: Link<ToHost, ToParent>;
   private readonly drivers: DriverFactory;
   private readonly running = new Map<number, Running>();
   private board: SharedArrayBuffer | undefined;
@@ -34,8 +35,8 @@ export class ThreadHost {
 
   constructor(carrier: Carrier, models: readonly ModelProviderConfig[]) {
     this.drivers = new DriverFactory(models);
-    this.link = new Link<HostFrame, ParentFrame>(carrier, {
-      accept: (raw) => (hostFrame.check(raw) ? (raw as HostFrame) : undefined),
+    this.link = new Link<ToHost, ToParent>(carrier, {
+      accept: readHostFrame,
       frame: (frame) => this.onFrame(frame),
       // The parent is trusted code; a frame it cannot have sent means a broken carrier: say so loudly.
       invalid: (raw) => this.onInvalid(raw),
@@ -51,14 +52,15 @@ export class ThreadHost {
     this.warm.callback = callback;
   }
 
-  private onFrame(frame: HostFrame): void {
-    if (frame.k === 'init') this.board = frame.board;
-    else if (frame.k === 'start') this.start(frame.a, frame.plan as unknown as DriverPlan);
-    else if (frame.k === 'cancel') this.cancel(frame.a, frame.turn);
+  private onFrame(frame: ToHost): void {
+    if (frame.kind === 'init') this.board = frame.board;
+    else if (frame.kind === 'start') this.start(frame.activation, frame.plan);
+    else if (frame.kind === 'cancel') this.cancel(frame.activation, frame.turn);
   }
 
   private onInvalid(raw: unknown): void {
-    const a = (raw as { a?: unknown } | null)?.a;
+    if (typeof raw !== 'object' || raw === null) return;
+    const a = (namedFrame(raw) as { activation?: unknown }).activation;
     if (typeof a !== 'number' || !Number.isSafeInteger(a) || a <= 0) return;
     // A start whose plan is malformed still gets an end, so the parent never waits for it.
     let message = 'malformed frame from the parent';
@@ -68,7 +70,7 @@ export class ThreadHost {
       message = (error as Error).message;
     }
     if (!this.running.has(a))
-      this.link.send({ k: 'end', a, outcome: { ok: false, error: { code: 'INTERNAL', message } } });
+      this.link.send({ kind: 'end', activation: a, outcome: { ok: false, error: { code: 'INTERNAL', message } } });
   }
 
   private cancel(a: number, turn: number | undefined): void {
@@ -81,7 +83,7 @@ export class ThreadHost {
   private start(a: number, plan: DriverPlan): void {
     const gateway = new GatewayClient(
       this.link.endpoint(a),
-      (events) => this.link.send({ k: 'log', a, events }),
+      (events) => this.link.send({ kind: 'log', activation: a, events }),
       () => this.link.sent(),
     );
     const entry: Running = { gateway };
@@ -100,7 +102,7 @@ export class ThreadHost {
 
   private end(a: number, outcome: ActivationOutcome): void {
     this.running.delete(a);
-    this.link.send({ k: 'end', a, outcome });
+    this.link.send({ kind: 'end', activation: a, outcome });
     this.link.drop(a);
     this.warm.ended++;
     if (this.warm.callback && !this.warm.timer)

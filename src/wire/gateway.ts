@@ -1,80 +1,90 @@
 /**
- * The gateway: what the parent serves to each activation and a driver host calls (comlink over the
- * thread's link, or directly on the main thread), and `driverHostOver`, which turns its Reply
- * envelopes into the typed DriverGateway a driver uses. Every runner goes through driverHostOver, so
- * replies are validated the same way whether they crossed a thread or not.
+ * The gateway's two sides, derived from its one declaration (GATEWAY in src/wire/protocol.ts): the
+ * parent's implementation served as Reply envelopes (`serveTable`), the comlink calls a driver host
+ * makes over an activation's link endpoint (`remoteGateway`), and `driverHostOver`, which turns the
+ * envelopes back into the typed DriverGateway a driver uses. Every runner goes through
+ * driverHostOver, so replies are validated the same way whether they crossed a thread or not.
  */
 import * as Comlink from 'comlink';
-import type {
-  AdmitRequestWire,
-  CodeCallWire,
-  DriverEvent,
-  DriverGateway,
-  JoinedMessage,
-  ToolBatchWire,
-  ToolCallRequestWire,
-  TurnReport,
-} from './contract.js';
-import type { ToolResult } from '../types.js';
 import {
-  admitGrant,
-  anyValue,
-  claimedMessage,
-  codeCallReply,
-  concurrencyClass,
-  driverView,
-  joinedMessages,
-  nothing,
-  toolResult,
-  toolResults,
-  unwrapReply,
-  type Reply,
-  type WireType,
+  GATEWAY,
+  type GatewayArgs,
+  type GatewayCallName,
+  type GatewayMethodName,
+  type GatewayResult,
+  type OptionalGatewayMethod,
 } from './protocol.js';
+import { type Reply, replyOf, unwrapReply } from './reply.js';
+import type { WireType } from './wire-type.js';
 
-/** The parent's gateway: every method answers with a Reply envelope (comlink would drop error codes). */
-export interface GatewayRemote {
-  claimNext(): Promise<Reply<unknown>>;
-  refreshView(): Promise<Reply<unknown>>;
-  classify(name: string, args: string): Promise<Reply<unknown>>;
-  executeTool(call: ToolCallRequestWire): Promise<Reply<unknown>>;
-  callFromCode(call: CodeCallWire): Promise<Reply<unknown>>;
-  endProgram(program: string): Promise<Reply<unknown>>;
-  runTools(batch: ToolBatchWire): Promise<Reply<unknown>>;
-  log(events: DriverEvent[]): Promise<Reply<unknown>>;
-  joinMessages(turn: number): Promise<Reply<unknown>>;
-  endTurn(report: TurnReport): Promise<Reply<unknown>>;
-  /** Absent on gateways that govern nothing (a driver only calls it when its plan says `admission`). */
-  admit?(request: AdmitRequestWire): Promise<Reply<unknown>>;
-  /** Absent on gateways without proxied AI SDK models. */
-  modelProxy?(call: unknown): Promise<Reply<unknown>>;
+type RequiredMethod = Exclude<GatewayMethodName, OptionalGatewayMethod>;
+
+/** Method M with its declared arguments, as each side sees it: the driver's call, the served one, the parent's code. */
+type Sides<M extends GatewayMethodName> = {
+  driver: (...args: GatewayArgs<M>) => Promise<GatewayResult<M>>;
+  served: (...args: GatewayArgs<M>) => Promise<Reply<unknown>>;
+  implemented: (...args: GatewayArgs<M>) => GatewayResult<M> | Promise<GatewayResult<M>>;
+};
+/** Every method of the table as one side sees it; methods a parent may leave out are optional. */
+type Over<Side extends keyof Sides<GatewayMethodName>> = { [M in RequiredMethod]: Sides<M>[Side] } & {
+  [M in OptionalGatewayMethod]?: Sides<M>[Side];
+};
+
+/** The gateway as a driver calls it: typed answers, errors rethrown as BroodErrors with their codes. */
+export type DriverGateway = { [M in GatewayMethodName]: Sides<M>['driver'] } & {
+  /**
+   * Resolves once everything logged so far has left this thread (worker transport, which batches
+   * per tick). Absent where logs are delivered at once (inline).
+   */
+  sent?(): Promise<void>;
+};
+
+/** The parent's gateway as served: every method answers with a Reply envelope (comlink would drop error codes). */
+export type GatewayRemote = Over<'served'> & {
   /**
    * Present on a gateway that is itself another link's (a queue host's, whose parent is behind Redis):
    * the driver's comlink messages on `endpoint` are passed on as they are, and the answers passed back,
    * instead of being decoded, called here and encoded again.
    */
   relay?(endpoint: Comlink.Endpoint): void;
-}
+};
+
+/** What the parent implements: each method gets its arguments checked against the table, and answers plain values. */
+export type GatewayImplementation = Over<'implemented'>;
+
+const ALL_METHODS = Object.keys(GATEWAY) as GatewayMethodName[];
 
 /**
- * The gateway's methods a driver host calls over a link (as comlink `rpc` frames), listed once.
- * `log` is not among them: event batches travel as one-way `log` frames.
+ * The gateway's methods a driver host calls over a link (as comlink `rpc` frames): every method but
+ * the one-way ones (`log`, whose event batches travel as `log` frames).
  */
-export const GATEWAY_METHODS = [
-  'claimNext',
-  'refreshView',
-  'classify',
-  'executeTool',
-  'callFromCode',
-  'endProgram',
-  'runTools',
-  'joinMessages',
-  'endTurn',
-  'admit',
-  'modelProxy',
-] as const satisfies readonly (keyof GatewayRemote)[];
-export type GatewayMethod = (typeof GATEWAY_METHODS)[number];
+export const GATEWAY_METHODS = ALL_METHODS.filter(
+  (name): name is GatewayCallName => !(GATEWAY[name] as { oneWay?: true }).oneWay,
+);
+export type GatewayMethod = GatewayCallName;
 const METHOD_NAMES: ReadonlySet<string> = new Set(GATEWAY_METHODS);
+
+type AnyMethod = (...args: unknown[]) => unknown;
+
+/**
+ * Serves a parent's implementation: each call's arguments are checked against their declaration
+ * (the driver is not trusted to send well-formed data) and each answer is a Reply envelope, so error
+ * codes survive the crossing. `before` runs first on every call (it may throw to refuse it).
+ */
+export function serveTable(implementation: GatewayImplementation, before?: () => void): GatewayRemote {
+  const served: Record<string, unknown> = {};
+  for (const name of ALL_METHODS) {
+    const run = (implementation as Record<string, AnyMethod | undefined>)[name];
+    if (run === undefined) continue;
+    const args = GATEWAY[name].args;
+    served[name] = (...raw: unknown[]) =>
+      replyOf(() => {
+        before?.();
+        return run(...args.parse(raw, name));
+      });
+  }
+  return Object.freeze(served) as GatewayRemote;
+}
 
 /**
  * The parent's gateway as a driver host sees it: comlink calls over an activation's link endpoint.
@@ -127,30 +137,21 @@ export function isGatewayAnswer(message: unknown): boolean {
   return answer.type === 'RAW' || (answer.type === 'HANDLER' && answer.name === 'throw');
 }
 
-const ADMITTED: Reply<unknown> = { ok: true, value: null };
-const NO_PROXY: Reply<unknown> = {
-  ok: false,
-  error: { code: 'INVALID_CONFIG', message: 'the parent keeps no proxied AI SDK models' },
-};
-
 type Guard = <T>(what: string, send: () => Promise<unknown>, value: WireType<T>) => Promise<T>;
 
 const direct: Guard = async (what, send, value) => unwrapReply(await send(), value, what);
 
+/** The typed gateway over a served one: each answer is checked against the method's declared reply. */
 export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): DriverGateway {
-  return {
-    claimNext: () => guard('claimNext', () => remote.claimNext(), claimedMessage),
-    refreshView: () => guard('refreshView', () => remote.refreshView(), driverView),
-    classify: (name, args) => guard('classify', () => remote.classify(name, args), concurrencyClass),
-    executeTool: (call) => guard('executeTool', () => remote.executeTool(call), toolResult) as Promise<ToolResult>,
-    callFromCode: (call) => guard('callFromCode', () => remote.callFromCode(call), codeCallReply),
-    endProgram: (program) => guard('endProgram', () => remote.endProgram(program), nothing),
-    runTools: (batch) => guard('runTools', () => remote.runTools(batch), toolResults) as Promise<ToolResult[]>,
-    log: (events) => guard('log', () => remote.log(events), nothing),
-    joinMessages: (turn) =>
-      guard('joinMessages', () => remote.joinMessages(turn), joinedMessages) as Promise<JoinedMessage[]>,
-    endTurn: (report) => guard('endTurn', () => remote.endTurn(report), claimedMessage),
-    admit: (request) => guard('admit', () => remote.admit?.(request) ?? Promise.resolve(ADMITTED), admitGrant),
-    modelProxy: (call) => guard('modelProxy', () => remote.modelProxy?.(call) ?? Promise.resolve(NO_PROXY), anyValue),
-  };
+  const host: Record<string, unknown> = {};
+  const served = remote as unknown as Record<string, AnyMethod | undefined>;
+  for (const name of ALL_METHODS) {
+    const reply: WireType<unknown> = GATEWAY[name].reply;
+    const absent = (GATEWAY[name] as { absent?: { value: unknown } }).absent;
+    // An optional method the parent left out answers its declared value without crossing.
+    const answer = absent && { ok: true, value: absent.value };
+    host[name] = (...args: unknown[]) =>
+      guard(name, () => (served[name]?.(...args) as Promise<unknown>) ?? Promise.resolve(answer), reply);
+  }
+  return host as DriverGateway;
 }

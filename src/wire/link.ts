@@ -8,6 +8,7 @@
  * `rpc` frames of the link, so one postMessage carries the calls, results and events of many drivers.
  */
 import type { Endpoint } from 'comlink';
+import { shortFrame } from './frames.js';
 
 export interface Carrier {
   /** Sends one batch; the other side receives batches whole and in order. */
@@ -47,14 +48,20 @@ export interface LinkOptions {
   framesPerTurn?: number;
 }
 
-/** Every frame names its kind; activation frames also carry the activation id `a`. */
+/**
+ * A frame as the ends of a link see it, its keys named (src/wire/frames.ts): its `kind`, and the
+ * `activation` it belongs to. On the wire the keys are one letter; the link shortens them on sending.
+ */
 export interface Frame {
-  k: string;
-  a?: number;
+  kind?: string;
+  activation?: number;
 }
 
 export interface LinkHandlers<In extends Frame> {
-  /** Checks one arriving frame; `undefined` turns it away (malformed, or nobody's: it goes to `invalid`). */
+  /**
+   * Checks one arriving frame and names its keys (readHostFrame, readParentFrame); `undefined` turns
+   * it away (malformed, or nobody's: it goes to `invalid`).
+   */
   accept(raw: unknown): In | undefined;
   /** Every accepted frame except `rpc` frames of an activation with an endpoint. */
   frame(frame: In): void;
@@ -99,6 +106,11 @@ export class Link<In extends Frame, Out extends Frame> {
    * side has worked a slice without exchanging (SLICE_MS), at the end of the current microtask.
    */
   send(frame: Out): void {
+    this.enqueue(shortFrame(frame));
+  }
+
+  /** Queues a frame as it crosses (its keys short). */
+  private enqueue(frame: object): void {
     if (this.isClosed) return;
     this.queue.push(frame);
     if (!this.scheduled) {
@@ -167,7 +179,7 @@ export class Link<In extends Frame, Out extends Frame> {
   endpoint(a: number): Endpoint {
     let endpoint = this.endpoints.get(a);
     if (!endpoint) {
-      endpoint = new FrameEndpoint((m) => this.send({ k: 'rpc', a, m } as unknown as Out));
+      endpoint = new FrameEndpoint((m) => this.enqueue({ k: 'rpc', a, m }));
       this.endpoints.set(a, endpoint);
     }
     return endpoint;
@@ -231,8 +243,9 @@ export class Link<In extends Frame, Out extends Frame> {
       this.handlers.invalid(raw);
       return false;
     }
-    if (frame.k === 'rpc' && frame.a !== undefined && this.endpoints.has(frame.a))
-      this.endpoints.get(frame.a)?.deliver((frame as unknown as { m: unknown }).m);
+    const { kind, activation } = frame;
+    if (kind === 'rpc' && activation !== undefined && this.endpoints.has(activation))
+      this.endpoints.get(activation)?.deliver((frame as { message?: unknown }).message);
     else this.handlers.frame(frame);
     return true;
   }

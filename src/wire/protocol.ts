@@ -4,14 +4,18 @@
  * TypeScript type, its fast check (run on every message) and its zod schema (built only to explain a
  * rejection) all derive from that declaration. Objects are loose (unknown keys pass through).
  *
+ * The gateway (what a driver may ask of its parent) is declared once too, at the end, as a table of
+ * methods; src/wire/gateway.ts derives both sides' types, the method list and the dispatch from it.
+ * The frames a link carries are in src/wire/frames.ts.
+ *
  * Nothing here knows about MessagePort: frames are plain data batched by src/wire/link.ts over any
  * carrier. The one exception is SharedArrayBuffer fields (view version cells, the watch board), which
  * only a thread carrier can move; a process carrier replaces them with their values.
  */
-import { z } from 'zod';
 import {
   array,
   bool,
+  type Decl,
   extend,
   int,
   literal,
@@ -28,15 +32,15 @@ import {
   union,
   unknown,
 } from '../declare.js';
-import { decodeError, encodeError } from '../errors.js';
 import { modelRoute } from '../models/route.js';
-import { STOP_REASONS } from '../types.js';
-import { parseMessage, protocolError, type Wire, type WireType, wire } from './wire-type.js';
+import { type ConcurrencyClass, STOP_REASONS } from '../types.js';
+import { errorEnvelope, nothing } from './reply.js';
+import { type Wire, type WireType, wire } from './wire-type.js';
 
 export type { Wire, WireType } from './wire-type.js';
+export type { ConcurrencyClass };
 
 // ——— payloads ———
-const errorEnvelope = object({ code: str(), message: str(), details: optional(record()) });
 
 const usage = object({
   inputTokens: num('nonnegative'),
@@ -58,15 +62,18 @@ const toolResultDecl = object({
 });
 export const toolResult = wire(toolResultDecl);
 
-const driverViewDecl = object({
-  system: str(),
-  tools: array(toolSchema),
-  classes: record(oneOf(['parallel', 'exclusive', 'dynamic'])),
-});
+/** Static classes are shipped with the view; 'dynamic' (a concurrencySafe function) is asked per call. */
+const plannedClass = oneOf(['parallel', 'exclusive', 'dynamic']);
+export type PlannedClass = Wire<typeof plannedClass>;
+
+/** What the model is shown for one scope, resolved by the parent's single resolver. */
+const driverViewDecl = object({ system: str(), tools: array(toolSchema), classes: record(plannedClass) });
 export const driverView = wire(driverViewDecl);
+export type DriverView = Wire<typeof driverViewDecl>;
 
 /** A message that joins a turn without being its claim (a child's report). */
 const joined = object({ messageId: str(), text: str() });
+export type JoinedMessage = Wire<typeof joined>;
 /** modelProxy's answer: checked by the AI SDK adapter that reads it (src/models/ai-sdk/proxy-source.ts). */
 export const anyValue = wire(unknown());
 
@@ -77,69 +84,85 @@ const claim = object({
   turn: int('nonnegative'),
   messageId: str(),
   text: str(),
+  /** The message's run() signal was aborted while it was queued: end the turn aborted without a model call. */
   aborted: bool(),
+  /** Messages the turn took with its own (quiet reports), in order; they precede `text` in the history. */
   joined: optional(array(joined)),
   /** W3C trace context of the turn's span (telemetry with propagate): the adapter sends it with each request. */
   traceHeaders: optional(record(str())),
 });
 export const claimedMessage = wire(nullable(claim));
-
-/** joinMessages' argument: the turn the driver is running. */
-export const joinTurn = wire(int('nonnegative'));
+export type ClaimedMessage = Wire<typeof claim>;
 
 /** admit's argument: the request about to be made (or retried after a 429/503 with its pause). */
-export const admitRequest = wire(
-  object({
-    provider: str({ min: 1 }),
-    tokens: num('nonnegative'),
-    retryAfterMs: optional(num('nonnegative')),
-    givenBack: optional(bool()),
-    claims: optional(bool()),
-  }),
-);
+const admitRequestDecl = object({
+  provider: str({ min: 1 }),
+  /** Estimated input + output tokens of the request. */
+  tokens: num('nonnegative'),
+  /** The previous attempt was refused with this retry-after: the provider pauses for every agent. */
+  retryAfterMs: optional(num('nonnegative')),
+  /** The previous grant reached the driver too late and was never sent: its slot may be reused. */
+  givenBack: optional(bool()),
+  /** The driver takes its own slot from the plan's `pace` cell (the grant's slot is only a hint). */
+  claims: optional(bool()),
+});
+export type AdmitRequestWire = Wire<typeof admitRequestDecl>;
 
 /**
- * admit's answer: null, or a paced request's slot — `at` on the parent's clock named `clock`
+ * admit's answer: null, or a paced request's slot — send at `at` on the parent's clock named `clock`
  * (src/wire/clock.ts), granted at `grantedAt` on that clock.
  */
-export const admitGrant = wire(nullable(object({ at: num(), grantedAt: num(), clock: str() })));
+const admitGrantDecl = object({ at: num(), grantedAt: num(), clock: str() });
+export const admitGrant = wire(nullable(admitGrantDecl));
+export type AdmitGrant = Wire<typeof admitGrantDecl>;
 
 const toolCall = object({ callId: str({ min: 1 }), name: str({ min: 1 }), arguments: str() });
 export const toolCallRequest = wire(toolCall);
+export type ToolCallRequestWire = Wire<typeof toolCall>;
 
 /** A run_code program's id: drawn by its driver (a UUID), never chosen by a model. */
 const programIdDecl = str({ min: 1, max: 64 });
 export const programId = wire(programIdDecl);
 
-/** A call from inside a run_code program, and its answer as the sandbox takes it. */
-export const codeCallRequest = wire(extend(toolCall, { program: programIdDecl }));
-export const codeCallReply = wire(
-  union([
-    object({ ok: literal(true), json: str() }),
-    object({ ok: literal(true), text: str() }),
-    object({ ok: literal(false), message: str() }),
-  ]),
-);
+/**
+ * A call from inside a run_code program (`program` keys the program's calls in the parent; `callId` is
+ * `<run_code callId>:code:<n>`, the id the tool sees), and its answer as the sandbox takes it: the
+ * result value as JSON text, or the string itself when the value is a string (it reaches the program
+ * as it is: JSON-encoding and parsing a long string again was ms of work on each thread it crossed),
+ * or the failure's message.
+ */
+const codeCallDecl = extend(toolCall, { program: programIdDecl });
+export const codeCallRequest = wire(codeCallDecl);
+export type CodeCallWire = Wire<typeof codeCallDecl>;
+const codeCallReplyDecl = union([
+  object({ ok: literal(true), json: str() }),
+  object({ ok: literal(true), text: str() }),
+  object({ ok: literal(false), message: str() }),
+]);
+export const codeCallReply = wire(codeCallReplyDecl);
+export type CodeCallReply = Wire<typeof codeCallReplyDecl>;
 
 /** One assistant message's tool calls, handed to the parent to run (SPEC §7.2; the cap is the parent's own). */
-export const toolBatch = wire(object({ calls: array(toolCall, { min: 1 }) }));
+const toolBatchDecl = object({ calls: array(toolCall, { min: 1 }) });
+export const toolBatch = wire(toolBatchDecl);
+export type ToolBatchWire = Wire<typeof toolBatchDecl>;
 /** Their results, in model order. */
 export const toolResults = wire(array(toolResultDecl));
 
-const driverEventsDecl = array(object({ type: str({ min: 1 }), data: record() }));
+const driverEvent = object({ type: str({ min: 1 }), data: record() });
+export type DriverEvent = Wire<typeof driverEvent>;
+export const driverEventsDecl = array(driverEvent);
 export const driverEvents = wire(driverEventsDecl);
 
-export const turnReport = wire(
-  object({
-    turn: int('nonnegative'),
-    output: str(),
-    stopReason: oneOf(STOP_REASONS),
-    usage,
-    diagnostic: optional(str()),
-  }),
-);
-
-export const classifyArgs = wire(tuple([str(), str()]));
+const turnReportDecl = object({
+  turn: int('nonnegative'),
+  output: str(),
+  stopReason: oneOf(STOP_REASONS),
+  usage,
+  diagnostic: optional(str()),
+});
+export const turnReport = wire(turnReportDecl);
+export type TurnReport = Wire<typeof turnReportDecl>;
 
 // ——— the plan (sent once per activation, after setup) ———
 const codeLimits = object({
@@ -163,43 +186,84 @@ const chatMessage = tagged('role', [
   object({ role: literal('tool'), callId: str(), name: str(), content: str(), isError: bool() }),
 ]);
 
+/** Set when an activation recovers an agent whose thread died mid-turn: continue that turn. */
 const resumeTurn = object({
   turn: int(),
   messageId: str(),
+  /** Calls whose `tool/call` event is already logged (not logged twice on re-attach). */
   startedCallIds: array(str()),
+  /** `finish` of the turn's last logged assistant message; a final one means the turn only needs ending. */
   lastFinish: optional(str()),
 });
+export type ResumedTurn = Wire<typeof resumeTurn>;
 
-const driverPlanDecl = object({
+/** Sent once per activation, only after the parent finished the agent's setup. */
+export const driverPlanDecl = object({
   agentId: str(),
+  /** The adapter is the one of `route.provider`, loaded in the driver's thread from configs sent once. */
   route: modelRoute,
+  /** null when the parent could not resolve it (a template error): the driver fetches it, and fails that turn. */
   view: nullable(driverViewDecl),
   history: array(chatMessage),
   ownStart: int('nonnegative'),
   maxParallelToolCalls: int('positive'),
+  /** Model requests per turn; reaching it ends the turn 'max-steps' (default DEFAULT_MAX_STEPS). */
   maxSteps: optional(int('positive')),
+  /**
+   * The parent runs each assistant message's tool calls (the gateway's runTools), except a message with
+   * a run_code call while Code Mode is on (its sandbox is in the driver's thread). Unset: the driver
+   * schedules every call itself.
+   */
   toolsInParent: optional(bool()),
-  /** Model requests ask the parent for admission (createBrood `limits` name the route's provider). */
+  /**
+   * The route's provider is governed by createBrood `limits`: ask the parent (the gateway's admit)
+   * before each model request. Unset: no admission, not one crossing more.
+   */
   admission: optional(bool()),
-  /** The activation's first model request was admitted with the plan (the parent holds its lease). */
+  /**
+   * With `admission`: the activation's first model request was admitted with the plan (nothing
+   * queued and far from the limit), so it asks nothing — a one-request child crosses no more than
+   * without limits. The parent holds its lease until the response is logged or the activation ends.
+   */
   firstAdmitted: optional(bool()),
+  /**
+   * With `admission`, a paced provider's schedule (src/wire/pace-cell.ts) when the driver runs in
+   * the parent's process: the driver takes its own send time from it once admitted.
+   */
   pace: optional(sharedBuffer()),
+  /**
+   * With `admission`, when the driver runs in the parent's process: an Int32 the parent sets to 1
+   * when the next model request was admitted ahead (with the tool results that precede it); the
+   * driver takes it (back to 0) and asks nothing.
+   */
   credit: optional(sharedBuffer()),
+  /** Int32 cell the parent keeps non-zero while a host subscribes to events: only then are text deltas sent. */
   eventsFlag: optional(sharedBuffer()),
   codeMode: oneOf(['native', 'code', 'both']),
   codeBusyTimeoutMs: num('positive'),
   codeWallTimeoutMs: num('positive'),
   codeLimits,
+  /**
+   * Int32 version cells the parent bumps on every registry/prompt change that may affect this agent:
+   * one shared by the whole runtime (global layers) and one of the agent's own (its layers).
+   */
   versions: array(sharedBuffer()),
+  /**
+   * Int32 cell the parent bumps when a message waits for the running turn's next model step (a
+   * child's `next-step` report), and its value when this plan was made: the driver asks for the
+   * message (the gateway's joinMessages) only when the cell moved, so steps cost no round trip otherwise.
+   */
   stepCell: optional(sharedBuffer()),
   stepSeen: optional(int()),
+  /** The message the parent already claimed for this activation's first turn (saves a round trip). */
   firstMessage: optional(claim),
   resumeTurn: optional(resumeTurn),
 });
 export const driverPlan = wire(driverPlanDecl);
+export type DriverPlan = Wire<typeof driverPlanDecl>;
 
 /** How an activation ended, as its driver host reports it: it never throws for driver-level failures. */
-const activationOutcomeDecl = tagged('ok', [
+export const activationOutcomeDecl = tagged('ok', [
   object({ ok: literal(true) }),
   object({
     ok: literal(false),
@@ -213,101 +277,92 @@ const activationOutcomeDecl = tagged('ok', [
 export type ActivationOutcome = Wire<typeof activationOutcomeDecl>;
 export const activationOutcome = wire(activationOutcomeDecl);
 
-// ——— frames: what a link batch carries. `a` is the activation id (the watch-board token). ———
-const activation = int('positive');
-/** Which host runs an activation (a `brood host` process), as its model/request events record it. */
-const hostIdentityDecl = object({ name: str({ max: 256 }), pid: int('nonnegative') });
-export type HostIdentity = Wire<typeof hostIdentityDecl>;
+// ——— the gateway: every call a driver makes on its parent ———
+/** One gateway method: its arguments in order, and its answer (`nothing` for a method answered for ordering only). */
+interface MethodDecl {
+  readonly args: WireType<readonly unknown[]>;
+  readonly reply: WireType<unknown>;
+  /** Sent without waiting for an answer (a `log` frame of the link, not a comlink call). */
+  readonly oneWay?: true;
+  /** A parent may leave it out; the driver's side then answers `absent` itself, without crossing. */
+  readonly absent?: { value: unknown };
+}
+
+const method = <const A extends readonly Decl<unknown>[], R>(args: A, reply: WireType<R>) => ({
+  args: wire(tuple(args)),
+  reply,
+});
 
 /**
- * Parent → driver host. A pool thread gets `init` once per link, before any `start`. A queue host gets
- * its plans as jobs instead (src/queue/job.ts), and, because shared memory cannot cross processes,
- * `cells` (the values of the plan's version cells and events flag, whenever they change), `stop` (a
- * force stop: a thread is recycled instead), `gone` (the parent no longer runs the activation: a stale
- * or duplicate host must drop it), `beat` (the link is alive: a thread's heartbeat is the watch board)
- * and `place` (an activation handed straight to a host that said it has `room`, instead of a job).
+ * The gateway, declared once: the only door through which a driver reaches policy. Every argument is
+ * checked by the parent on arrival and every answer by the driver (src/wire/gateway.ts derives the
+ * parent's and the driver's types, the method list, the relay's allow-list and the dispatch from
+ * this table). A new method is one entry here plus the parent's implementation (src/agents/gateway.ts).
  */
-const hostFrameDecl = tagged('k', [
-  object({ k: literal('init'), board: sharedBuffer() }),
-  object({ k: literal('start'), a: activation, plan: driverPlanDecl }),
-  object({ k: literal('rpc'), a: activation, m: unknown() }),
-  object({ k: literal('cancel'), a: activation, turn: optional(int()) }),
-  object({ k: literal('cells'), a: activation, v: array(int()) }),
-  object({ k: literal('stop'), a: activation, reason: str() }),
-  object({ k: literal('gone'), a: activation }),
-  object({ k: literal('beat') }),
+export const GATEWAY = {
+  /** The next message of the agent's inbox to run as a turn, or null: the activation ends. */
+  claimNext: method([], claimedMessage),
+  refreshView: method([], driverView),
+  /** A tool's class for one call (its concurrencySafe is a function: 'dynamic' in the view). */
+  classify: method([str(), str()], concurrencyClass),
+  executeTool: method([toolCall], toolResult),
   /**
-   * A queue activation placed on a host that said it has room: the job it would have been (src/queue/job.ts).
-   * `view` numbers the plan's view on this link: the first place of a view carries it and its number,
-   * later ones the number alone (the job's view null), so a fan-out's children do not ship it each.
+   * A call from inside a run_code program: run host-style (not collapsed by Code Mode) within the
+   * program's bounds, answered as the JSON the sandbox takes (src/agents/code-calls.ts).
    */
-  object({ k: literal('place'), a: activation, job: unknown(), view: optional(int('positive')) }),
-]);
-export type HostFrame = Wire<typeof hostFrameDecl>;
-export const hostFrame = wire(hostFrameDecl);
+  callFromCode: method([codeCallDecl], codeCallReply),
+  /** The program ended: the parent answers and aborts its outstanding calls and drops their results. */
+  endProgram: method([programIdDecl], nothing),
+  /**
+   * Runs one assistant message's tool calls in the parent, with the SPEC §7.2 pool capped at the
+   * parent's maxParallelToolCalls (classified right before each start, `tool/call` and `tool/result`
+   * logged there); answers the results in model order. Asked only when the plan says `toolsInParent`.
+   */
+  runTools: method([toolBatchDecl], toolResults),
+  /**
+   * Events to log, in order. One-way over a link (ordering on the link keeps it ahead of later calls);
+   * a protocol violation in it fails the activation's next call instead.
+   */
+  log: { ...method([driverEventsDecl], nothing), oneWay: true },
+  /**
+   * Asked before a model step when the plan's step cell moved: the messages that join the running
+   * `turn` now (durably logged as `turn/join` before the answer), possibly none.
+   */
+  joinMessages: method([int('nonnegative')], joinedMessages),
+  /** Ends the turn and claims the next message in the same round trip. */
+  endTurn: method([turnReportDecl], claimedMessage),
+  /**
+   * Only when the plan says `admission`: answers when the parent's scheduler admits the model request
+   * about to be made. The response's `assistant/message` log releases it (usage corrects the token
+   * estimate); a retry after a 429/503 asks again with the announced pause. A paced provider's grant
+   * names the request's slot: the driver sends it then (src/driver/admission.ts). A parent that
+   * governs nothing leaves it out: every request is admitted at once.
+   */
+  admit: { ...method([admitRequestDecl], admitGrant), absent: { value: null } },
+  /**
+   * A call to an AI SDK model the parent keeps (aiSdkModels' proxied shape): open a request, pull its
+   * stream parts in batches, cancel it. The parent checks the call (src/models/ai-sdk/proxy-server.ts)
+   * and the adapter that reads the answer checks it (src/models/ai-sdk/proxy-source.ts).
+   */
+  modelProxy: { ...method([unknown()], anyValue), absent: { value: null } },
+} as const satisfies Record<string, MethodDecl>;
 
-/**
- * Driver host → parent. `log` is one-way; `end` follows every other frame of its activation. A queue
- * host says `hello` when it takes an activation's job (the parent binds the activation to it then),
- * and `beat` like the parent; `room` invites `place` frames, `full` turns one away.
- */
-const parentFrameDecl = tagged('k', [
-  object({ k: literal('rpc'), a: activation, m: unknown() }),
-  object({ k: literal('log'), a: activation, events: driverEventsDecl }),
-  object({ k: literal('end'), a: activation, outcome: activationOutcomeDecl }),
-  object({ k: literal('hello'), a: activation, host: hostIdentityDecl }),
-  object({ k: literal('beat') }),
-  /** A queue host can take `n` more activations from this parent as `place` frames (advisory). */
-  object({ k: literal('room'), n: int('nonnegative') }),
-  /** A queue host had no room for a placed activation: it never started there (the parent queues it as a job). */
-  object({ k: literal('full'), a: activation }),
-]);
-export type ParentFrame = Wire<typeof parentFrameDecl>;
-export const parentFrame = wire(parentFrameDecl);
+type Gateway = typeof GATEWAY;
+export type GatewayMethodName = keyof Gateway;
+type WireOf<W> = W extends WireType<infer T> ? T : never;
+/** A method's arguments, as the declared wire types. */
+export type GatewayArgs<M extends GatewayMethodName> = Writable<WireOf<Gateway[M]['args']>>;
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+/** A method's answer, as its declared wire type. */
+export type GatewayResult<M extends GatewayMethodName> = WireOf<Gateway[M]['reply']>;
+/** Methods a parent may leave out. */
+export type OptionalGatewayMethod = {
+  [M in GatewayMethodName]: Gateway[M] extends { absent: object } ? M : never;
+}[GatewayMethodName];
+/** Methods that are calls over a link (comlink `rpc` frames), not one-way frames. */
+export type GatewayCallName = {
+  [M in GatewayMethodName]: Gateway[M] extends { oneWay: true } ? never : M;
+}[GatewayMethodName];
 
-/**
- * The handshake a pool thread sends on its parentPort once its driver module loaded: the other end
- * of the link it created. (Piscina forwards worker messages to the pool's 'message' event.)
- */
-export const LINK_HELLO = 'brood:link';
-
-// ——— RPC replies (comlink turns thrown errors into bare Errors without a code) ———
-export type Reply<T> = { ok: true; value: T } | { ok: false; error: Wire<typeof errorEnvelope> };
-let replyShape: z.ZodType<{ ok: boolean; value?: unknown; error?: Wire<typeof errorEnvelope> }> | undefined;
-const replySchema = () =>
-  (replyShape ??= z.object({
-    ok: z.boolean(),
-    value: z.unknown().optional(),
-    error: errorEnvelope.zod().optional(),
-  }) as typeof replyShape & object);
-
-export async function replyOf<T>(work: () => Promise<T> | T): Promise<Reply<T>> {
-  try {
-    return { ok: true, value: await work() };
-  } catch (error) {
-    return { ok: false, error: encodeError(error) };
-  }
-}
-
-/** Validates a reply from the other side and unwraps it, rebuilding a BroodError with its code. */
-export function unwrapReply<T>(raw: unknown, value: WireType<T>, what: string): T {
-  if (typeof raw === 'object' && raw !== null) {
-    const { ok, value: inner, error } = raw as { ok?: unknown; value?: unknown; error?: unknown };
-    if (ok === true && value.check(inner)) return inner as T;
-    // A refusal (a tool's own error, an abort) is ordinary too: zod only words a malformed reply.
-    if (ok === false && errorEnvelope.check(error)) throw decodeError(error as Wire<typeof errorEnvelope>);
-  }
-  const reply = replySchema().safeParse(raw);
-  if (!reply.success) throw protocolError(what, reply.error);
-  if (!reply.data.ok) throw decodeError(reply.data.error ?? { code: 'INTERNAL', message: `${what} failed` });
-  return parseMessage(value.schema, reply.data.value, what);
-}
-
-/** A reply whose value is ignored (one-way calls answered for ordering only). */
-export const nothing: WireType<undefined> = {
-  get schema() {
-    return z.unknown().transform(() => undefined) as unknown as z.ZodType<undefined>;
-  },
-  check: () => true,
-  parse: () => undefined,
-};
+/** classify's arguments: the tool's name and the call's arguments as the model wrote them. */
+export const classifyArgs = GATEWAY.classify.args;

@@ -1,5 +1,5 @@
 /** Where drivers run: pooled worker threads, or the main thread (baselines, debugging). */
-import type { DriverPlan } from './contract.js';
+import type { DriverPlan } from './protocol.js';
 import type { GatewayRemote } from './gateway.js';
 
 /**

@@ -4,7 +4,8 @@ import { admitted } from '../../../src/driver/admission.js';
 import { epochNow } from '../../../src/clock.js';
 import { LOCAL_CLOCK } from '../../../src/wire/clock.js';
 import { PaceCell, SEND_SLACK } from '../../../src/scheduler/pace-cell.js';
-import type { AdmitGrant, AdmitRequestWire, DriverGateway, DriverPlan } from '../../../src/wire/contract.js';
+import type { AdmitGrant, AdmitRequestWire, DriverPlan } from '../../../src/wire/protocol.js';
+import type { DriverGateway } from '../../../src/wire/gateway.js';
 
 const plan = { admission: true, route: { provider: 'p', model: 'm' } } as unknown as DriverPlan;
 

@@ -7,7 +7,7 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Driver } from '../../../src/driver/loop.js';
-import type { ClaimedMessage, DriverEvent, DriverPlan, DriverView, TurnReport } from '../../../src/wire/contract.js';
+import type { ClaimedMessage, DriverEvent, DriverPlan, DriverView, TurnReport } from '../../../src/wire/protocol.js';
 import { VersionCell } from '../../../src/wire/version-cell.js';
 import { scriptedModels } from '../../../src/models/scripted.js';
 import type { ChatMessage, ModelAdapter, ModelRequest, ModelResponse } from '../../../src/models/types.js';
@@ -17,7 +17,8 @@ import { portCarrier } from '../../../src/wire/port-carrier.js';
 import { serveGateway } from '../../../src/pool/gateway-server.js';
 import { GatewayClient } from '../../../src/thread/gateway-client.js';
 import type { GatewayRemote } from '../../../src/wire/gateway.js';
-import { replyOf, type HostFrame, type ParentFrame } from '../../../src/wire/protocol.js';
+import { namedFrame, type ToHost, type ToParent } from '../../../src/wire/frames.js';
+import { replyOf } from '../../../src/wire/reply.js';
 import { ThreadHost } from '../../../src/thread/thread-host.js';
 import { ThreadLink, outcomeEnd, type PlacedActivation } from '../../../src/pool/thread-link.js';
 import { createBoard } from '../../../src/wire/watch-board.js';
@@ -87,13 +88,13 @@ class FakeParent {
   }
 }
 
-function plainLink<In extends ParentFrame | HostFrame>(
+function plainLink<In extends ToParent | ToHost>(
   port: MessagePort,
   frame: (frame: In) => void,
   closed: () => void = () => undefined,
 ) {
-  return new Link<In, ParentFrame | HostFrame>(portCarrier(port), {
-    accept: (raw) => raw as In,
+  return new Link<In, ToParent | ToHost>(portCarrier(port), {
+    accept: (raw) => namedFrame(raw as object) as In,
     frame,
     invalid: () => undefined,
     closed,
@@ -117,17 +118,19 @@ function connect(
     };
   }
   const gateway = parent.gateway();
-  const parentLink = plainLink<ParentFrame>(port1, (frame) => {
-    if (frame.k === 'log') void gateway.log(frame.events);
+  const parentLink = plainLink<ToParent>(port1, (frame) => {
+    if (frame.kind === 'log') void gateway.log(frame.events);
   });
   serveGateway(parentLink.endpoint(1), gateway);
   let client!: GatewayClient;
-  const driverLink = plainLink<HostFrame>(
+  const driverLink = plainLink<ToHost>(
     port2,
     () => undefined,
     () => client.fail("the parent closed this thread's link"),
   );
-  client = new GatewayClient(driverLink.endpoint(1), (events) => driverLink.send({ k: 'log', a: 1, events }));
+  client = new GatewayClient(driverLink.endpoint(1), (events) =>
+    driverLink.send({ kind: 'log', activation: 1, events }),
+  );
   const version = new VersionCell();
   const fullPlan: DriverPlan = {
     agentId: 'a1',

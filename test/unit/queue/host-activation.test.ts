@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HostActivation, type ParentLinkPort } from '../../../src/queue/host-activation.js';
 import { Link } from '../../../src/wire/link.js';
 import { portCarrier } from '../../../src/wire/port-carrier.js';
-import type { ParentFrame } from '../../../src/wire/protocol.js';
+import { namedFrame, type ToParent } from '../../../src/wire/frames.js';
 import type { Activation } from '../../../src/wire/runner.js';
 import { until } from '../../support/until.js';
 
@@ -19,7 +19,7 @@ function silentParent(): ParentLinkPort {
   const channel = new MessageChannel();
   channels.push(channel);
   const ignore = () => undefined;
-  const link = new Link<ParentFrame, ParentFrame>(portCarrier(channel.port1), {
+  const link = new Link<ToParent, ToParent>(portCarrier(channel.port1), {
     accept: ignore,
     frame: ignore,
     invalid: ignore,
@@ -60,21 +60,26 @@ describe('HostActivation', () => {
   });
 
   it("relays a driver's call to the parent; severed, the relayed call still waiting answers WORKER_CRASHED", async () => {
-    const sent: ParentFrame[] = [];
+    const sent: ToParent[] = [];
     const parent = silentParent();
     const host = new HostActivation('p1', 1, [], { ...parent, send: (frame) => sent.push(frame) });
     // The local pool's link: the driver's end and the host's end of one activation.
     const { port1, port2 } = new MessageChannel();
     channels.push({ port1, port2 } as MessageChannel);
     const ignore = () => undefined;
-    const handlers = { accept: (raw: unknown) => raw as ParentFrame, frame: ignore, invalid: ignore, closed: ignore };
-    const driverSide = new Link<ParentFrame, ParentFrame>(portCarrier(port1), handlers);
-    const hostSide = new Link<ParentFrame, ParentFrame>(portCarrier(port2), handlers);
+    const handlers = {
+      accept: (raw: unknown) => namedFrame(raw as object) as ToParent,
+      frame: ignore,
+      invalid: ignore,
+      closed: ignore,
+    };
+    const driverSide = new Link<ToParent, ToParent>(portCarrier(port1), handlers);
+    const hostSide = new Link<ToParent, ToParent>(portCarrier(port2), handlers);
     host.gateway.relay?.(hostSide.endpoint(1));
     const claimNext = Comlink.wrap<{ claimNext(): Promise<unknown> }>(driverSide.endpoint(1)).claimNext;
     const pending = claimNext();
     await until(() => sent.length === 1);
-    expect(sent[0]).toMatchObject({ k: 'rpc', a: 1, m: { type: 'APPLY', path: ['claimNext'] } });
+    expect(sent[0]).toMatchObject({ kind: 'rpc', activation: 1, message: { type: 'APPLY', path: ['claimNext'] } });
     host.sever('gone');
     await expect(pending).resolves.toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED' } });
     await expect(claimNext()).resolves.toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED' } });

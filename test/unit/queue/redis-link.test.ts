@@ -11,7 +11,6 @@ import { HostActivation } from '../../../src/queue/host-activation.js';
 import { HostLink } from '../../../src/queue/host-link.js';
 import { ParentEnd } from '../../../src/queue/host-parent.js';
 import type { GatewayRemote } from '../../../src/wire/gateway.js';
-import type { HostFrame } from '../../../src/wire/protocol.js';
 import { redisCarrier } from '../../../src/wire/redis-carrier.js';
 import { until } from '../../support/until.js';
 
@@ -61,7 +60,7 @@ function setUp() {
   const strays: number[] = [];
   const link = new HostLink(parentSide, {
     hello: () => undefined,
-    stray: (_link, frame) => strays.push(frame.a),
+    stray: (_link, frame) => strays.push(frame.activation),
     closed: () => undefined,
   });
   const parent = new ParentEnd(hostChannel, 'parent-1', 10_000, () => undefined);
@@ -81,7 +80,7 @@ function setUp() {
 describe('the link protocol over Redis carriers', () => {
   it("a host's gateway call is answered by the parent's gateway; cells sent before the answer are set first", async () => {
     const { link, activation, calls, cells } = setUp();
-    link.send({ k: 'cells', a: 7, v: [5] } as HostFrame);
+    link.send({ kind: 'cells', activation: 7, values: [5] });
     const answer = await activation.gateway.classify('read', '{}');
     expect(answer).toEqual({ ok: true, value: 'parallel' });
     expect(calls).toEqual(['classify read']);
@@ -111,7 +110,7 @@ describe('the link protocol over Redis carriers', () => {
   ])('an rpc frame carrying %s is turned away', async (_what, m) => {
     const { parent, gateway, calls, activation, answersTo } = setUp();
     const before = gateway.claimNext;
-    parent.send({ k: 'rpc', a: 7, m });
+    parent.send({ kind: 'rpc', activation: 7, message: m });
     // A real call sent after it is answered: the forged frame was dropped, not queued ahead of it.
     expect(await activation.gateway.classify('after', '{}')).toEqual({ ok: true, value: 'parallel' });
     expect(calls).toEqual(['classify after']);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ParentEnd } from '../../../src/queue/host-parent.js';
 import type { JobData } from '../../../src/queue/job.js';
 import { KnownViews, SentViews } from '../../../src/queue/shared-views.js';
-import type { DriverView } from '../../../src/wire/contract.js';
+import type { DriverView } from '../../../src/wire/protocol.js';
 import { planDefaults } from '../../support/plan.js';
 
 const view = (system: string): DriverView => ({ system, tools: [], classes: { run_code: 'exclusive' } });

@@ -9,7 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Carrier, type Frame, Link, type LinkOptions } from '../../../src/wire/link.js';
 import { portCarrier } from '../../../src/wire/port-carrier.js';
 
+/** A frame as it crosses (short keys): the link passes keys it does not name as they are. */
 interface Recorded extends Frame {
+  k: string;
   n: number;
 }
 

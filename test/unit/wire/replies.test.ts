@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { BroodError } from '../../../src/errors.js';
 import { str } from '../../../src/declare.js';
-import { replyOf, unwrapReply } from '../../../src/wire/protocol.js';
+import { replyOf, unwrapReply } from '../../../src/wire/reply.js';
 import { wire } from '../../../src/wire/wire-type.js';
 import { expectCode } from '../../support/codes.js';
 
