@@ -227,7 +227,7 @@ export const driverPlanDecl = object({
    */
   firstAdmitted: optional(bool()),
   /**
-   * With `admission`, a paced provider's schedule (src/wire/pace-cell.ts) when the driver runs in
+   * With `admission`, a paced provider's schedule (src/scheduler/pace-cell.ts) when the driver runs in
    * the parent's process: the driver takes its own send time from it once admitted.
    */
   pace: optional(sharedBuffer()),
