@@ -13,7 +13,7 @@ const { version, peerDependencies } = JSON.parse(readFileSync(new URL('./package
   peerDependencies: Record<string, string>;
 };
 // The optional peers (MCP SDK, ACP SDK, bullmq, ioredis) are never bundled: a host installs them only
-// for the feature that needs them, and brood reaches them only through import() (src/optional-peers.ts).
+// for the feature that needs them, and brood reaches them only through import() (src/util/optional-peers.ts).
 const optionalPeers = Object.keys(peerDependencies); // a name also matches its subpaths
 const define = { __BROOD_VERSION__: JSON.stringify(version) };
 // Names this build's pool-thread code cache (src/thread/code-cache.ts): a cache is read only by the

@@ -5,13 +5,13 @@ import { DEFAULTS } from './defaults.js';
 import { budgetSchema } from './scheduler/budget.js';
 import { modelRouteShape } from './models/route.js';
 import { hasFaultTurns } from './models/scripted.js';
-import type { IdGenerator } from './ids.js';
+import type { IdGenerator } from './util/ids.js';
 import { telemetryOptionsSchema } from './telemetry/options.js';
 import type { ModelProviderConfig } from './models/types.js';
 import { inlineKeyError, inlineKeyProviders, isQueueRunnerConfig, type QueueRunnerConfig } from './queue/config.js';
 
 /** Every option parse answers INVALID_CONFIG naming the keys, whatever the host's getters throw. */
-export { parseConfig } from './untrusted.js';
+export { parseConfig } from './util/untrusted.js';
 
 const positiveInt = z.number().int().positive();
 const intIn = (min: number, max: number) => z.number().int().min(min).max(max);

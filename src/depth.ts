@@ -5,7 +5,7 @@
  * - a depth cap (`maxDepth` of a start request or a subagentTool): a non-negative safe integer; -0 is
  *   refused, because a cap of "negative zero" is a caller bug worth naming.
  */
-import { describe } from './describe.js';
+import { describe } from './util/describe.js';
 import { BroodError } from './errors.js';
 
 function isNonNegativeSafeInteger(value: unknown): value is number {

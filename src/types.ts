@@ -6,7 +6,7 @@
  * Agent (one file, since the import check admits no circle, type-only ones included).
  */
 import type { z } from 'zod';
-import type { Disposer } from './disposer.js';
+import type { Disposer } from './util/disposer.js';
 import type { AgentStream } from './events/stream-types.js';
 import type { AgentEventsOptions, BroodEvent } from './events/types.js';
 import type { Budget } from './scheduler/types.js';
@@ -21,7 +21,7 @@ import type {
 } from './tools/types.js';
 import type { TurnResult } from './turn-result.js';
 
-export type { Disposer } from './disposer.js';
+export type { Disposer } from './util/disposer.js';
 export type * from './events/stream-types.js';
 export type * from './events/types.js';
 export type * from './tools/types.js';

@@ -1,6 +1,6 @@
 // Stands in for `zod` where brood's own modules import it, inside the thread bundles (tsup.config.ts,
 // `zodOnDemand`): zod's own bundle, dist/workers/zod.cjs (workers/zod.ts), is required on the first
-// read of a property of `z`. Schemas are built on first use too (src/lazy.ts), so a pool thread that
+// read of a property of `z`. Schemas are built on first use too (src/util/lazy.ts), so a pool thread that
 // never words a rejection never loads zod. brood's sources import only `z` from zod; another name
 // fails the thread build (the shim does not export it).
 import type * as Zod from 'zod';

@@ -6,7 +6,7 @@
 import { armCancelGrace } from './cancel-grace.js';
 import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
-import { guardDisposed } from '../guard.js';
+import { guardDisposed } from '../util/guard.js';
 import { VersionCell } from '../wire/version-cell.js';
 import type { DriverPlan } from '../wire/protocol.js';
 import type { ChatMessage } from '../models/types.js';

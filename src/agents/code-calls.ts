@@ -14,7 +14,7 @@
  *     new program's own results, and a discarded large result is garbage at once.
  */
 import { setMaxListeners } from 'node:events';
-import { Fifo } from '../fifo.js';
+import { Fifo } from '../util/fifo.js';
 import type { CodeCallReply, CodeCallWire, ConcurrencyClass } from '../wire/protocol.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ToolResult } from '../types.js';

@@ -4,7 +4,7 @@
  * a rejected creation leaves no scope, no section, no listener behind.
  */
 import type { Budget } from '../scheduler/types.js';
-import { DisposerStack } from '../disposer.js';
+import { DisposerStack } from '../util/disposer.js';
 import { errorMessage, BroodError } from '../errors.js';
 import type { DriverRunner } from '../wire/runner.js';
 import { registerPersona } from '../prompt/system.js';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
 import type { RunOptions, SendOptions } from '../types.js';
-import { parseConfig } from '../untrusted.js';
+import { parseConfig } from '../util/untrusted.js';
 
 export function disposedError(id: string): BroodError {
   return new BroodError('DISPOSED', `agent ${id} is disposed`);

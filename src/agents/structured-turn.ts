@@ -5,7 +5,7 @@
  * and tool events, never in `agent.tools.view()`, and it is gone when the turn ends. The last valid
  * call wins; a turn that completes without one ends `error` with the `missing` diagnostic.
  */
-import { describe } from '../describe.js';
+import { describe } from '../util/describe.js';
 import { BroodError, errorMessage } from '../errors.js';
 import { defineTool } from '../tools/define-tool.js';
 import { STRUCTURED_OUTPUT_TOOL } from '../tools/layer.js';

@@ -3,7 +3,7 @@ import type { ApprovalGate } from '../approvals/gate.js';
 import type { DriverRunner } from '../wire/runner.js';
 import type { VersionCell } from '../wire/version-cell.js';
 import type { EventHub } from '../events/hub.js';
-import type { IdGenerator } from '../ids.js';
+import type { IdGenerator } from '../util/ids.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { PromptScope } from '../prompt/system.js';
 import type { ModelProxy } from '../models/ai-sdk/proxy-server.js';

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
 import type { EventHub } from '../events/hub.js';
 import { baseOf } from '../events/from-log.js';
-import type { IdGenerator } from '../ids.js';
+import type { IdGenerator } from '../util/ids.js';
 import type { NewEventOf } from '../sessions/event-types.js';
 import { errorResult, parseArguments } from '../tools/execute.js';
 import type { ToolDefinition, ToolResult } from '../types.js';
@@ -26,7 +26,7 @@ import type {
 } from './types.js';
 import type { Clock } from '../clock.js';
 import { DEFAULTS } from '../defaults.js';
-import { readUntrusted, snapshot } from '../untrusted.js';
+import { readUntrusted, snapshot } from '../util/untrusted.js';
 import type { SessionWriter } from '../sessions/session-writer.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { Agent } from '../types.js';

@@ -3,7 +3,7 @@
  * another brood's `acpProvider`. The config is the `brood run` format (its `prompt` is not used); each
  * ACP session is a top-level agent of it. stdout carries protocol only: logs go to stderr.
  */
-import { requireOptionalPeers } from '../optional-peers.js';
+import { requireOptionalPeers } from '../util/optional-peers.js';
 import { agentFromConfig, runtimeFromConfig } from './run.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { loadRunConfig } from './run-config.js';

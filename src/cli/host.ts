@@ -5,7 +5,7 @@
  * (unreachable, a database it refuses): exit 1 with QUEUE_UNAVAILABLE and no ready line.
  */
 import { availableParallelism } from 'node:os';
-import { requireOptionalPeers } from '../optional-peers.js';
+import { requireOptionalPeers } from '../util/optional-peers.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { DEFAULTS } from '../defaults.js';
 import { QUEUE_SECRET_MIN_LENGTH } from '../queue/config.js';

@@ -13,7 +13,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import type { SessionEvent } from '../index.js';
-import { definedEntries, isPlainObject } from '../plain.js';
+import { definedEntries, isPlainObject } from '../util/plain.js';
 import { knownEvent, parsedToolArguments, type SessionEventOf } from '../sessions/event-types.js';
 import { type CliStreams, commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { truncate } from './format.js';

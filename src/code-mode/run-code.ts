@@ -12,12 +12,12 @@
  * fault.
  */
 import { AsyncResource } from 'node:async_hooks';
-import { isObj } from '../hand-checks.js';
+import { isObj } from '../util/hand-checks.js';
 import type { ToolCallRecord } from '../models/types.js';
 import type { ToolResult } from '../types.js';
 import { errorMessage } from '../errors.js';
 import { limitMessage } from './limits.js';
-import { Fifo } from '../fifo.js';
+import { Fifo } from '../util/fifo.js';
 import type { SandboxPool, SandboxThread, ThreadListener } from './sandbox-pool.js';
 import type { FromSandbox, LimitName, ProgramEnd, ToolCallOut, ToSandbox } from './sandbox-protocol.js';
 import type { CodeCallReply, DriverPlan } from '../wire/protocol.js';

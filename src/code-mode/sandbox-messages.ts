@@ -4,7 +4,7 @@
  * first use: it runs on every message, and a pool thread that never runs code never builds it.
  */
 import { array, bool, int, literal, object, oneOf, optional, str, tagged } from '../declare.js';
-import { lazy } from '../lazy.js';
+import { lazy } from '../util/lazy.js';
 import { LIMIT_NAMES, type FromSandbox } from './sandbox-protocol.js';
 
 const fromSandbox = lazy(() =>

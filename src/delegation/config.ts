@@ -8,7 +8,7 @@ import { budgetSchema } from '../scheduler/budget.js';
 import { z } from 'zod';
 import { isDepthCap } from '../depth.js';
 import { BroodError } from '../errors.js';
-import { parseUntrusted, readUntrusted } from '../untrusted.js';
+import { parseUntrusted, readUntrusted } from '../util/untrusted.js';
 import { TOOL_NAME_PATTERN } from '../tools/define-tool.js';
 import type { ReportDelivery } from '../subagents/types.js';
 import type { ModelRoute, ToolFilter } from '../types.js';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { Brood, BroodPlugin } from '../brood.js';
-import { makeDisposer, type Disposer } from '../disposer.js';
+import { makeDisposer, type Disposer } from '../util/disposer.js';
 import { DEFAULTS } from '../defaults.js';
 import { BroodError } from '../errors.js';
 import { defineTool } from '../tools/define-tool.js';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { Brood, BroodPlugin } from '../brood.js';
-import type { Disposer } from '../disposer.js';
+import type { Disposer } from '../util/disposer.js';
 import { defineTool } from '../tools/define-tool.js';
 import type { ToolDefinition } from '../types.js';
 import { registerAll } from './job-tools.js';

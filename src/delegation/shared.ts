@@ -4,7 +4,7 @@
  * must register once and leave when the last user leaves).
  */
 import type { Brood } from '../brood.js';
-import type { Disposer } from '../disposer.js';
+import type { Disposer } from '../util/disposer.js';
 import { BroodError } from '../errors.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
 import type { SubagentRuntime } from '../subagents/types.js';

@@ -7,7 +7,7 @@
  * inside `subagents.register()` and its disposer, with wording taken from that provider object.
  */
 import type { Brood, BroodPlugin } from '../brood.js';
-import { DisposerStack, makeDisposer, type Disposer } from '../disposer.js';
+import { DisposerStack, makeDisposer, type Disposer } from '../util/disposer.js';
 import { BroodError } from '../errors.js';
 import type { SubagentProvider } from '../subagents/types.js';
 import { deepFreeze, defineTool } from '../tools/define-tool.js';

@@ -5,7 +5,7 @@
  */
 import { DEFAULTS } from '../defaults.js';
 import { BroodError } from '../errors.js';
-import { readUntrusted } from '../untrusted.js';
+import { readUntrusted } from '../util/untrusted.js';
 import { EventStream } from './stream.js';
 import type { AgentEventsOptions, BroodEvent, SessionEvent } from '../types.js';
 import type { AgentFacts } from '../telemetry/spans.js';

@@ -1,7 +1,7 @@
 /** mcpTools' server and option shapes, validated at use() (INVALID_CONFIG names the key). */
 import { z } from 'zod';
 import { parseConfig } from '../config.js';
-import { readUntrusted } from '../untrusted.js';
+import { readUntrusted } from '../util/untrusted.js';
 import type { Agent } from '../types.js';
 import { DEFAULTS } from '../defaults.js';
 

@@ -6,14 +6,14 @@
  */
 import type { Brood, BroodPlugin } from '../brood.js';
 import { BroodError } from '../errors.js';
-import { requireOptionalPeers } from '../optional-peers.js';
+import { requireOptionalPeers } from '../util/optional-peers.js';
 import { makeAsyncDisposer, type AsyncDisposer } from '../runtime/async-plugins.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
 import type { ToolRegistry } from '../types.js';
 import { type Clock, systemClock } from '../clock.js';
 import { parseMcpConfig, type McpServer, type McpToolsOptions, type ParsedMcpConfig } from './config.js';
 import { McpToolSet } from './tool-set.js';
-import { readUntrusted } from '../untrusted.js';
+import { readUntrusted } from '../util/untrusted.js';
 
 export function mcpTools(server: McpServer, options: McpToolsOptions = {}): BroodPlugin<Promise<AsyncDisposer>> {
   return mcpToolsOnClock(server, options, systemClock);

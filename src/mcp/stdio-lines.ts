@@ -6,7 +6,7 @@
  * unreadable line (a server logging to stdout) is skipped and reported, as the SDK does.
  */
 import { ErrorCode, JSONRPCMessageSchema, McpError, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { idFromHead, type JsonRpcId, type Line } from '../json-lines.js';
+import { idFromHead, type JsonRpcId, type Line } from '../util/json-lines.js';
 
 /** The longest message read from a server: the SDK's own stdio default, 10 MB. */
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;

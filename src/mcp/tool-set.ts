@@ -4,10 +4,10 @@
  * sessions treat them like any other tool; a list_changed removes, adds and re-registers (changed
  * description or schema) exactly the tools that differ, each step a normal live-registry change.
  */
-import type { Disposer } from '../disposer.js';
+import type { Disposer } from '../util/disposer.js';
 import { BroodError } from '../errors.js';
 import { defineTool } from '../tools/define-tool.js';
-import { refuseSchemaRegexes } from '../untrusted-schema.js';
+import { refuseSchemaRegexes } from '../util/untrusted-schema.js';
 import type { ToolContext, ToolDefinition, ToolRegistry } from '../types.js';
 import type { ParsedMcpConfig } from './config.js';
 import type { McpToolInfo } from './connection.js';

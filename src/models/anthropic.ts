@@ -8,7 +8,7 @@ import {
   httpProviderShape,
   readAdapterOptions,
 } from './http-provider.js';
-import { lazy } from '../lazy.js';
+import { lazy } from '../util/lazy.js';
 import { modelEntrySchema, optionSchemas, type RequestOptions } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
 import { parseOptions } from './validate.js';

@@ -1,6 +1,6 @@
 /** The model catalog: which providers/models exist and how a partial route becomes a valid one (SPEC §8). */
 import { BroodError } from '../errors.js';
-import { readUntrusted } from '../untrusted.js';
+import { readUntrusted } from '../util/untrusted.js';
 import { readAiSdkOptions } from './ai-sdk/options.js';
 import { readAnthropicOptions } from './anthropic.js';
 import { readOpenAIOptions } from './openai.js';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { HttpAdapterOptions } from './http-adapter.js';
-import { lazy } from '../lazy.js';
+import { lazy } from '../util/lazy.js';
 import {
   type ModelEntry,
   optionSchemas,

@@ -8,7 +8,7 @@ import {
   httpProviderShape,
   readAdapterOptions,
 } from './http-provider.js';
-import { lazy } from '../lazy.js';
+import { lazy } from '../util/lazy.js';
 import {
   modelEntrySchema,
   optionSchemas,

@@ -1,9 +1,9 @@
 /** Reasoning blocks cross the worker boundary and the session log, so they are checked where they re-enter. */
 import { z } from 'zod';
-import { lazy } from '../lazy.js';
+import { lazy } from '../util/lazy.js';
 import type { ReasoningBlock } from './types.js';
 
-/** Built on first use (src/lazy.ts): pool threads load this module at boot, for the response schema. */
+/** Built on first use (src/util/lazy.ts): pool threads load this module at boot, for the response schema. */
 export const reasoningBlocksSchema = lazy(() =>
   z.array(
     z.union([

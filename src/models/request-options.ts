@@ -4,8 +4,8 @@
  * into the worker, because configs can be hand-built.
  */
 import { z } from 'zod';
-import { lazy } from '../lazy.js';
-import { withDefaults } from '../plain.js';
+import { lazy } from '../util/lazy.js';
+import { withDefaults } from '../util/plain.js';
 import type { ModelInfo } from './types.js';
 import { DEFAULTS } from '../defaults.js';
 
@@ -56,7 +56,7 @@ export type ModelEntry =
   | ({ id: string; efforts?: string[]; defaultEffort?: string; maxTokens?: number } & RequestOptions);
 
 /**
- * The shared option schemas, built on first use (src/lazy.ts): the HTTP adapter's module, and so this
+ * The shared option schemas, built on first use (src/util/lazy.ts): the HTTP adapter's module, and so this
  * one, is part of every pool thread's boot, where no option is parsed.
  */
 export const optionSchemas = lazy(() => {

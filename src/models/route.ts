@@ -1,6 +1,6 @@
 /** Child route precedence (SPEC §9 "Child route"). */
 import { int, object, optional, str, zodShape } from '../declare.js';
-import { lazy } from '../lazy.js';
+import { lazy } from '../util/lazy.js';
 import type { ModelRoute } from '../types.js';
 
 /**
@@ -42,5 +42,5 @@ export const modelRoute = object({
   reasoningEffort: optional(str()),
   maxTokens: optional(int('positive')),
 });
-/** Its zod shape, built on first use (src/lazy.ts): pool threads load this module but parse no route. */
+/** Its zod shape, built on first use (src/util/lazy.ts): pool threads load this module but parse no route. */
 export const modelRouteShape = lazy(() => zodShape(modelRoute));

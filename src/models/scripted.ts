@@ -1,6 +1,6 @@
 /** Scripted (deterministic) model provider: config factory and option schema (SPEC §8). */
 import { z } from 'zod';
-import { lazy } from '../lazy.js';
+import { lazy } from '../util/lazy.js';
 import type { ModelInfo, ModelProviderConfig } from './types.js';
 import { parseOptions } from './validate.js';
 
@@ -31,7 +31,7 @@ export interface ScriptedAdapterOptions {
   fallback: 'echo' | 'error';
 }
 
-/** The option schemas, built on first use (src/lazy.ts): a pool thread loads this module with its adapter. */
+/** The option schemas, built on first use (src/util/lazy.ts): a pool thread loads this module with its adapter. */
 const schemas = lazy(() => {
   // Strict objects so a turn mixing shapes (e.g. `fault` plus `text`) is rejected instead of silently
   // matching the first variant with extra keys stripped. Order matters only for error reporting.

@@ -1,7 +1,7 @@
 /** Shared zod plumbing: every factory reports bad options as INVALID_CONFIG naming the offending key. */
 import type { z } from 'zod';
 import { BroodError } from '../errors.js';
-import { parseUntrusted } from '../untrusted.js';
+import { parseUntrusted } from '../util/untrusted.js';
 
 /**
  * Parses `input` with `schema`; on failure throws INVALID_CONFIG whose message names the first bad key

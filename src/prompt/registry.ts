@@ -4,9 +4,9 @@
  * A layer only stores and validates; precedence between layers and rendering live in assemble.ts, so
  * the same layer type serves `brood.prompt` and every `agent.prompt`.
  */
-import { makeDisposer, type Disposer } from '../disposer.js';
+import { makeDisposer, type Disposer } from '../util/disposer.js';
 import { BroodError } from '../errors.js';
-import { readUntrusted } from '../untrusted.js';
+import { readUntrusted } from '../util/untrusted.js';
 import type { PromptContext, PromptSection } from '../types.js';
 import { isValidVariableName } from './template.js';
 

@@ -7,8 +7,8 @@
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
 import { DEFAULTS } from '../defaults.js';
-import { requireOptionalPeers } from '../optional-peers.js';
-import { parseConfig } from '../untrusted.js';
+import { requireOptionalPeers } from '../util/optional-peers.js';
+import { parseConfig } from '../util/untrusted.js';
 
 /** ioredis connection options (host, port, password, db, tls, ...): passed through as given. */
 export type RedisConnectionOptions = Record<string, unknown>;

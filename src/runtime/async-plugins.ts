@@ -5,7 +5,7 @@
  * Synchronous plugins never pass through here: their behaviour is exactly what it was.
  */
 import { BroodError } from '../errors.js';
-import type { Disposer } from '../disposer.js';
+import type { Disposer } from '../util/disposer.js';
 
 /** A disposer whose cleanup is asynchronous: calling it returns the one cleanup promise (idempotent). */
 export type AsyncDisposer = (() => Promise<void>) & Disposable & AsyncDisposable;

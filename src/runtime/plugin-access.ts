@@ -5,7 +5,7 @@
  * the engine by accident and nothing here is part of the public API.
  */
 import type { AgentImpl } from '../agents/agent.js';
-import { makeDisposer, type Disposer } from '../disposer.js';
+import { makeDisposer, type Disposer } from '../util/disposer.js';
 import { BroodError } from '../errors.js';
 import type { JobTable, MountHook } from '../subagents/types.js';
 import type { Agent } from '../types.js';

@@ -18,15 +18,15 @@ import {
   usageOptionsSchema,
   type ParsedBroodOptions,
 } from '../config.js';
-import { describe } from '../describe.js';
+import { describe } from '../util/describe.js';
 import { EventHub } from '../events/hub.js';
 import { DEFAULTS } from '../defaults.js';
 import { diagnosticSink, type DiagnosticSink } from './diagnostics.js';
 import { VersionCell } from '../wire/version-cell.js';
 import { BroodError } from '../errors.js';
-import type { IdGenerator } from '../ids.js';
-import { withDefaults } from '../plain.js';
-import { defaultIds } from '../ids.js';
+import type { IdGenerator } from '../util/ids.js';
+import { withDefaults } from '../util/plain.js';
+import { defaultIds } from '../util/ids.js';
 import { checkAiSdkRoute } from '../models/ai-sdk/module-model.js';
 import { ModelProxy } from '../models/ai-sdk/proxy-server.js';
 import type { ModelCatalog } from '../models/catalog.js';

@@ -3,7 +3,7 @@
  * ever tighter) and the watch that ends a turn when one is spent.
  */
 import { z } from 'zod';
-import { parseConfig } from '../untrusted.js';
+import { parseConfig } from '../util/untrusted.js';
 import { TokenAccount } from './token-account.js';
 import type { Budget, BudgetKind } from './types.js';
 

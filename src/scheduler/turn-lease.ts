@@ -6,7 +6,7 @@
  * disposed (src/agents/governor.ts): everything it holds is freed then, and whatever it still waits
  * for is withdrawn. Nothing is released by agent id.
  */
-import { type Disposer, makeDisposer } from '../disposer.js';
+import { type Disposer, makeDisposer } from '../util/disposer.js';
 import type { ModelLease, Ticket, TicketRequest } from './policy.js';
 
 /** One model request asking for admission (DriverGateway.admit's argument). */

@@ -6,9 +6,9 @@
 import { z } from 'zod';
 import { DEFAULTS } from '../defaults.js';
 import { BroodError } from '../errors.js';
-import { isPlainObject } from '../plain.js';
+import { isPlainObject } from '../util/plain.js';
 import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
-import { parseConfig } from '../untrusted.js';
+import { parseConfig } from '../util/untrusted.js';
 import { Retention, type RetainPolicy, type TreeRecord } from './retention.js';
 import { checkEventShapes, checkHeader, checkSeqs } from './validate.js';
 

@@ -4,7 +4,7 @@
  * values (`persona: ''`, `toolFilter: {}`) are requests too.
  */
 import { checkMaxDepthDomain } from '../depth.js';
-import { describe } from '../describe.js';
+import { describe } from '../util/describe.js';
 import { BroodError } from '../errors.js';
 import type { SubagentCapabilities, SubagentProvider, SubagentStartRequest } from './types.js';
 

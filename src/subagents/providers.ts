@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { isQueueRunnerConfig, type QueueRunnerConfig, type RunnerChoice } from '../queue/config.js';
-import { parseConfig } from '../untrusted.js';
+import { parseConfig } from '../util/untrusted.js';
 import type { ContinuablePrepareRequest, SubagentCapabilities, SubagentProvider } from './types.js';
 
 // A provider's name is checked when it is registered (validateProvider), like any provider's.

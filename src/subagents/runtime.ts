@@ -2,7 +2,7 @@
  * The subagent runtime (SPEC §9): the provider registry with its synchronous mount hooks, the gate,
  * one-shot starts, continuable children (start, followup, interrupt) and lifecycle events.
  */
-import { makeDisposer, type Disposer } from '../disposer.js';
+import { makeDisposer, type Disposer } from '../util/disposer.js';
 import { BroodError } from '../errors.js';
 import type { AgentImpl } from '../agents/agent.js';
 import { MISSING_CHILD, structuredTurn } from '../agents/structured-turn.js';
@@ -30,7 +30,7 @@ import type {
   SubagentStartRequest,
 } from './types.js';
 import { validateContinuableSpec, validateProvider, validateStartRequest } from './validate.js';
-import { readUntrusted, snapshot } from '../untrusted.js';
+import { readUntrusted, snapshot } from '../util/untrusted.js';
 import { parseSendOptions } from '../agents/signals.js';
 import { parseBudget } from '../scheduler/budget.js';
 

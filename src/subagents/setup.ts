@@ -8,7 +8,7 @@ import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { rebuildSession } from '../agents/history.js';
 import { resolveChildRoute } from '../models/route.js';
-import { isPlainObject } from '../plain.js';
+import { isPlainObject } from '../util/plain.js';
 import {
   type ForeignEvent,
   modelSelectionEvents,

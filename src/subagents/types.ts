@@ -2,7 +2,7 @@
 import type { Budget } from '../scheduler/types.js';
 import type { RunnerChoice } from '../queue/config.js';
 import type { ChildApprovals } from '../approvals/types.js';
-import type { Disposer } from '../disposer.js';
+import type { Disposer } from '../util/disposer.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
 import type { Agent, JsonSchemaObject, ModelRoute, StopReason, ToolFilter, Usage } from '../types.js';
 

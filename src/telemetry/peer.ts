@@ -6,7 +6,7 @@
  */
 import type * as OtelApi from '@opentelemetry/api';
 import { BroodError, errorCodeOf } from '../errors.js';
-import { requireOptionalPeers } from '../optional-peers.js';
+import { requireOptionalPeers } from '../util/optional-peers.js';
 
 export type Otel = typeof OtelApi;
 

@@ -4,9 +4,9 @@
  * validates arguments against that same schema, so presentation and validation never diverge.
  */
 import { z } from 'zod';
-import { describe } from '../describe.js';
+import { describe } from '../util/describe.js';
 import { BroodError, errorMessage } from '../errors.js';
-import { readUntrusted } from '../untrusted.js';
+import { readUntrusted } from '../util/untrusted.js';
 import { isZod3Schema, type Zod3Schema, Zod3Unsupported, zod3ToJsonSchema } from './zod3-schema.js';
 import type {
   Agent,

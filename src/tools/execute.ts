@@ -5,9 +5,9 @@
  * model, not a crash of the caller.
  */
 import { BroodError, errorCodeOf, errorMessage, type BroodErrorCode } from '../errors.js';
-import { describe } from '../describe.js';
-import { defaultIds } from '../ids.js';
-import { readUntrusted } from '../untrusted.js';
+import { describe } from '../util/describe.js';
+import { defaultIds } from '../util/ids.js';
+import { readUntrusted } from '../util/untrusted.js';
 import type { Agent, ConcurrencyClass, ToolCallRequest, ToolContext, ToolResult } from '../types.js';
 import type { ResolvedTool } from './resolver.js';
 import { thrownByTool, type ToolFaultSink } from './thrown.js';

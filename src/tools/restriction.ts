@@ -4,7 +4,7 @@
  */
 import { BroodError } from '../errors.js';
 import type { ToolFilter } from '../types.js';
-import { readUntrusted } from '../untrusted.js';
+import { readUntrusted } from '../util/untrusted.js';
 import { RUN_CODE_TOOL_NAME } from './code-mode-sdk.js';
 
 /** An installed filter. Arrays are copied into sets so later caller mutation has no effect. */

@@ -4,7 +4,7 @@
  * globals, so two runtimes in one process cannot see each other's tools.
  */
 import { BroodError } from '../errors.js';
-import { makeDisposer, type Disposer } from '../disposer.js';
+import { makeDisposer, type Disposer } from '../util/disposer.js';
 import type { Agent, CodeMode, ToolCallRequest, ToolFilter, ToolRegistry, ToolResult, ToolSchema } from '../types.js';
 import { RUN_CODE_SCHEMA, RUN_CODE_TOOL_NAME, compareCodeUnits, renderSdk } from './code-mode-sdk.js';
 import {

@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type * as Acp from '@agentclientprotocol/sdk';
 import { BroodError, errorMessage } from '../../errors.js';
-import { signalOwned, spawnOwned } from '../../owned-process.js';
+import { signalOwned, spawnOwned } from '../../util/owned-process.js';
 import { frameStdio } from './framing.js';
 import { fsHandlers, type FsEvent } from './fs.js';
 import type { ResolvedAcpOptions } from './options.js';

@@ -5,7 +5,7 @@
  * session, depth and parent in the header, lifecycle events, cancellation, continuation — works as
  * for any child. One agent process per provider, sessions multiplexed on it.
  */
-import { requireOptionalPeers } from '../../optional-peers.js';
+import { requireOptionalPeers } from '../../util/optional-peers.js';
 import type { SubagentCapabilities, SubagentProvider } from '../../subagents/types.js';
 import {
   EXTERNAL_DRIVER,

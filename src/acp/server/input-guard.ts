@@ -5,7 +5,7 @@
  * ends the connection, and with it the process. (Unparseable lines the SDK answers itself: −32700.)
  */
 import { pipeline, type Readable, Transform } from 'node:stream';
-import { idFromHead, LineSplitter } from '../../json-lines.js';
+import { idFromHead, LineSplitter } from '../../util/json-lines.js';
 
 /** The longest request line served: the SDK's own default limit, which this guard now enforces gently. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;

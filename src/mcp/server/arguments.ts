@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { BroodError } from '../../errors.js';
 import { formatPath } from '../../tools/define-tool.js';
-import { refuseSchemaRegexes } from '../../untrusted-schema.js';
+import { refuseSchemaRegexes } from '../../util/untrusted-schema.js';
 
 export interface DelegateArgs {
   description: string;

@@ -4,7 +4,7 @@
  * model selection. The SDK is an optional peer: it is probed here and imported on connect().
  */
 import type { Brood } from '../../brood.js';
-import { requireOptionalPeers } from '../../optional-peers.js';
+import { requireOptionalPeers } from '../../util/optional-peers.js';
 import { ServedDelegations } from './delegations.js';
 import { parseMcpServerOptions, type McpServerOptions } from './options.js';
 

@@ -11,7 +11,7 @@ import {
   type SubagentToolConfig,
 } from '../../delegation/config.js';
 import type { CreateAgentOptions } from '../../brood.js';
-import { parseUntrusted } from '../../untrusted.js';
+import { parseUntrusted } from '../../util/untrusted.js';
 
 export interface McpServerOptions {
   /** The server name in initialize (default 'brood'). */

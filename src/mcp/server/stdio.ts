@@ -8,7 +8,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULTS } from '../../defaults.js';
-import { idFromHead, LineSplitter, type JsonRpcId, type Line } from '../../json-lines.js';
+import { idFromHead, LineSplitter, type JsonRpcId, type Line } from '../../util/json-lines.js';
 
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;

@@ -10,7 +10,7 @@ import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { BroodError } from '../../errors.js';
-import { lazy } from '../../lazy.js';
+import { lazy } from '../../util/lazy.js';
 import {
   modelEntrySchema,
   optionSchemas,

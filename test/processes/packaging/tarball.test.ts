@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain-JavaScript script, without declarations
 import { consumerProject } from '../../../scripts/consumer-lock.mjs';
-import { OPTIONAL_PEERS } from '../../../src/optional-peers.js';
+import { OPTIONAL_PEERS } from '../../../src/util/optional-peers.js';
 import { cachedKeys, npmEnv, tarballOnlyCache } from './npm-cache.js';
 import { assertBuilt, declarationsBuilt, packedByChecks, ROOT, runNode, type Spawned } from '../../support/run-cli.js';
 

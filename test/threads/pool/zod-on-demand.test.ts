@@ -1,6 +1,6 @@
 /**
  * A pool thread boots and runs ordinary activations without evaluating zod (tsup.config.ts,
- * `zodOnDemand`; schemas built on first use, src/lazy.ts): zod was the largest part of every thread's
+ * `zodOnDemand`; schemas built on first use, src/util/lazy.ts): zod was the largest part of every thread's
  * boot, yet a thread needs it only to word a rejection. A rejection is still worded, and zod loads then.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

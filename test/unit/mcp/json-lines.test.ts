@@ -1,6 +1,6 @@
-/** The capped line framing MCP's stdio transport and `brood acp` read with (src/json-lines.ts). */
+/** The capped line framing MCP's stdio transport and `brood acp` read with (src/util/json-lines.ts). */
 import { describe, expect, it } from 'vitest';
-import { idFromHead, type Line, LineSplitter } from '../../../src/json-lines.js';
+import { idFromHead, type Line, LineSplitter } from '../../../src/util/json-lines.js';
 
 function split(splitter: LineSplitter, chunks: string[]): (string | { oversized: number; head: string })[] {
   const out: Line[] = [];

@@ -6,7 +6,7 @@
  * helpers only; what they keep is a copy, so a getter cannot answer differently later.
  */
 import type { z } from 'zod';
-import { BroodError, errorMessage } from './errors.js';
+import { BroodError, errorMessage } from '../errors.js';
 
 export type RefusalCode = 'INVALID_CONFIG' | 'INVALID_ARGS';
 

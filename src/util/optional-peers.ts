@@ -6,7 +6,7 @@
  * package is finally imported.
  */
 import { createRequire } from 'node:module';
-import { BroodError } from './errors.js';
+import { BroodError } from '../errors.js';
 
 interface OptionalPeer {
   readonly name: string;

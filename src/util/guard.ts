@@ -2,7 +2,7 @@
  * Wraps an object so every method call fails with DISPOSED once its owner is gone (a disposed agent,
  * a closed runtime): async methods reject, synchronous ones throw. Properties pass through.
  */
-import { BroodError } from './errors.js';
+import { BroodError } from '../errors.js';
 
 export function guardDisposed<T extends object>(
   target: T,

@@ -6,7 +6,7 @@
  * and `format` (each format is a built-in regular expression) are refused with INVALID_ARGS naming the
  * keyword and where it sits. A host's own schemas (code, a `brood run` config) are trusted and unchecked.
  */
-import { BroodError } from './errors.js';
+import { BroodError } from '../errors.js';
 
 /** Keywords that make the validator run a regular expression. */
 const REGEX_KEYWORDS = ['pattern', 'patternProperties', 'format'] as const;
