@@ -48,10 +48,26 @@ export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<To
     return recorded;
   }
   const signal = turn?.controller.signal;
-  const running = gated(agent, call, signal).then(({ value: _value, ...cloneable }) => cloneable);
+  const running = afterLogged(agent, () => gated(agent, call, signal)).then(
+    ({ value: _value, ...cloneable }) => cloneable,
+  );
   const answered = turn ? holdUntilSettled(turn, call.callId, call.name, running) : running;
   turn?.calls.set(call.callId, answered);
   return answered;
+}
+
+/**
+ * Write before effect: the call's `tool/call` (and the assistant message before it) was appended
+ * before this call arrived; the body starts only once that write is complete, so a crash can never
+ * lose the record of a call that ran. Calls that start together share one write (SessionWriter).
+ */
+async function afterLogged(agent: GatewayAgent, run: () => Promise<ToolResult>): Promise<ToolResult> {
+  try {
+    await agent.writer.written();
+  } catch (error) {
+    return errorResult('INTERNAL', `not run: the session write before it failed: ${errorMessage(error)}`);
+  }
+  return run();
 }
 
 /**

@@ -350,8 +350,9 @@ export class Driver {
   }
 
   private executeCall(call: ToolCallRecord, signal: AbortSignal): Promise<ToolResult> {
-    // Watched: post this call's tool/call ahead of the execution, so a child it starts is seen after it.
-    if (this.streaming && this.events.hasPending) this.events.flushSoon();
+    // This call's tool/call leaves ahead of the execution on the same link: the parent starts the body
+    // only once it is written (write before effect), and a child it starts is seen after it.
+    if (this.events.hasPending) this.events.flushSoon();
     const runCode = this.sandboxFor(call);
     if (runCode) return runCode(call, signal);
     return this.host.executeTool(call);
