@@ -15,6 +15,7 @@ import { classifyResolved, errorResult } from '../tools/execute.js';
 import type { ResolvedTool } from '../tools/resolver.js';
 import type { Agent, CodeMode, ToolResult } from '../types.js';
 import { toolBatch, toolCallRequest } from '../wire/protocol.js';
+import { interruptedResult } from './resumed-calls.js';
 import type { SessionWriter } from './session-writer.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
 import type { CurrentTurn, HeldCall, TurnLedger } from './turns.js';
@@ -40,6 +41,8 @@ export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<To
   const turn = agent.turns.current;
   const existing = turn?.calls.get(call.callId);
   if (existing) return existing;
+  const notRun = turn && interruptedResult(agent, turn, call.callId, call.name);
+  if (notRun) return notRun;
   if (turn?.structured && call.name === STRUCTURED_OUTPUT_TOOL) {
     const recorded = turn.structured
       .execute(call.arguments, call.callId, agent)

@@ -20,6 +20,9 @@ import {
 } from './render.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
 import { callingAgent, subagentsOf } from './shared.js';
+import { asDelegatingCall } from '../subagents/delegating-call.js';
+import { takeInterrupted } from '../tools/interrupted.js';
+import { interruptedChild } from './resume.js';
 
 export interface ForegroundValue {
   kind: 'foreground';
@@ -62,6 +65,23 @@ export async function runDelegation(
   const call = parseCall(deps.config, raw, deps.selectionFor(parent));
   const request: Request = buildRequest(deps.config, parent, call);
   if (extras.outputSchema !== undefined) request.outputSchema = extras.outputSchema;
+  // After a crash: the child this call started is resumed (or its logged result given), not started again.
+  if (takeInterrupted(parent, ctx.callId)) {
+    const child = await interruptedChild(deps.brood, parent, ctx.callId);
+    if (child !== undefined)
+      return call.background ? startedValue(child) : foregroundValue(child.id, await child.result);
+  }
+  // The child's descriptor records the call that started it (read at the start's synchronous entry).
+  return asDelegatingCall(parent.id, ctx.callId, () => startRoute(deps, request, call, ctx, extras));
+}
+
+function startRoute(
+  deps: DelegationDeps,
+  request: Request,
+  call: DelegationCall,
+  ctx: ToolContext,
+  extras: DelegationExtras,
+): Promise<unknown> {
   if (!call.background) return foreground(deps, request, ctx.signal);
   if (deps.config.backgroundMode === 'continuable') return continuable(deps, request, call, ctx.signal);
   return oneShotBackground(deps, request, call, ctx.signal, extras.notifyOwner !== false);
@@ -89,9 +109,24 @@ async function foreground(deps: DelegationDeps, request: Request, signal: AbortS
   if (outcome.disposeError !== undefined) {
     throw new Error(disposeAfterCompletionMessage(errorMessage(outcome.disposeError)));
   }
-  const value: ForegroundValue = { kind: 'foreground', runId: run.id, output: [{ type: 'text', text: result.output }] };
+  return foregroundValue(run.id, result);
+}
+
+/** A completed foreground run's tool value; any other outcome is the call's error. */
+function foregroundValue(runId: string, result: SubagentResult): unknown {
+  if (result.stopReason !== 'completed') throw runFailure(result, undefined);
+  const value: ForegroundValue = { kind: 'foreground', runId, output: [{ type: 'text', text: result.output }] };
   if (result.structured !== undefined) value.structured = result.structured;
   return withContent(value, result.output);
+}
+
+/** A background child resumed after a crash: the call's answer is what its first run answered. */
+function startedValue(child: { id: string; continuable: boolean }): unknown {
+  if (child.continuable) {
+    const value: ContinuableValue = { kind: 'continuable', subagentId: child.id };
+    return withContent(value, `started subagent ${child.id}`);
+  }
+  return withContent({ kind: 'background', childId: child.id }, `started background subagent ${child.id}`);
 }
 
 interface Collected {

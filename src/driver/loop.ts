@@ -49,6 +49,8 @@ export class Driver {
   private cancelledAhead: number | undefined;
   private readonly events: EventOutbox;
   private alreadyLogged: Set<string> | undefined;
+  /** A turn resumed after a crash: calls of unknown outcome, which only the parent may answer. */
+  private interrupted: Set<string> | undefined;
   private readonly eventsFlag: Int32Array | undefined;
   /** The next request was admitted with the plan (the activation's first): it asks nothing. */
   private preAdmitted: boolean;
@@ -118,6 +120,7 @@ export class Driver {
     turn.requests = requestsSinceUserMessage(this.history);
     const signal = this.beginTurn(resumed.turn);
     this.alreadyLogged = new Set(resumed.startedCallIds);
+    this.interrupted = resumed.interruptedCallIds ? new Set(resumed.interruptedCallIds) : undefined;
     try {
       const ended = FINAL_FINISHES[resumed.lastFinish ?? ''];
       if (ended) return turn.finish(ended);
@@ -131,6 +134,7 @@ export class Driver {
       this.turnAbort = undefined;
       this.currentTurn = undefined;
       this.alreadyLogged = undefined;
+      this.interrupted = undefined;
     }
   }
 
@@ -322,6 +326,7 @@ export class Driver {
 
   /** This thread's Code Mode runner, when `call` is one it runs. */
   private sandboxFor(call: ToolCallRecord): DriverHooks['runCode'] {
+    if (this.interrupted?.has(call.callId)) return undefined;
     return call.name === 'run_code' && this.plan.codeMode !== 'native' ? this.hooks.runCode : undefined;
   }
 

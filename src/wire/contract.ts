@@ -98,6 +98,11 @@ export interface ResumedTurn {
   startedCallIds: string[];
   /** `finish` of the turn's last logged assistant message; a final one means the turn only needs ending. */
   lastFinish?: string;
+  /**
+   * Resumed after a crash: calls whose outcome is unknown. The parent decides what each gets (see
+   * src/agents/resumed-calls.ts), so even a run_code among them is asked of the parent, never re-run here.
+   */
+  interruptedCallIds?: string[];
 }
 
 export interface ClaimedMessage {

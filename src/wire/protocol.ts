@@ -168,6 +168,7 @@ const resumeTurn = object({
   messageId: str(),
   startedCallIds: array(str()),
   lastFinish: optional(str()),
+  interruptedCallIds: optional(array(str())),
 });
 
 const driverPlanDecl = object({
