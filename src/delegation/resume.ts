@@ -18,8 +18,10 @@ import { pluginAccess } from '../runtime/plugin-access.js';
 export interface InterruptedChild {
   id: string;
   continuable: boolean;
-  /** A foreground child's outcome (for a background child: not awaited by the call). */
+  /** The child's outcome: a foreground call waits for it, a background job is built on it. */
   result: Promise<SubagentResult>;
+  cancel(): void;
+  dispose(): Promise<void>;
 }
 
 /** Per store: parent id + call id → child id, from one list() and one read per child session. */
@@ -29,6 +31,7 @@ export async function interruptedChild(
   brood: Brood,
   parent: Agent,
   callId: string,
+  background: boolean,
 ): Promise<InterruptedChild | undefined> {
   const childId = (await childIndex(brood.sessions)).get(keyOf(parent.id, callId));
   if (childId === undefined) return undefined;
@@ -37,18 +40,25 @@ export async function interruptedChild(
   const logged = endedResult(events);
   const parentImpl = pluginAccess(brood).agentImpl(parent);
   if (logged !== undefined && !continuable && openTurnOf(events) === undefined) {
-    parentImpl?.addChildUsage(logged.usage);
-    return { id: childId, continuable, result: Promise.resolve(toSubagentResult(logged)) };
+    if (!background) parentImpl?.addChildUsage(logged.usage);
+    const done = { cancel: () => undefined, dispose: () => Promise.resolve() };
+    return { id: childId, continuable, result: Promise.resolve(toSubagentResult(logged)), ...done };
   }
   const child = (await brood.resumeAgent(childId)) as AgentImpl;
   const result = continuable ? Promise.resolve(logged ?? emptyResult('completed')) : resultOf(child, events);
   const settled = result.then(async (turn) => {
-    if (!continuable) parentImpl?.addChildUsage(turn.usage, turn.usageTree);
-    // A one-shot child is done once its one run is: disposed as a foreground run's child is.
-    if (!continuable) await child.dispose().catch(() => undefined);
+    // A foreground run rolls up into the parent's turn and its child is disposed once it is done
+    // (a background job's run is disposed by its job).
+    if (!continuable && !background) {
+      parentImpl?.addChildUsage(turn.usage, turn.usageTree);
+      await child.dispose().catch(() => undefined);
+    }
     return toSubagentResult(turn);
   });
-  return { id: childId, continuable, result: settled };
+  const cancel = (): void => {
+    if (!child.isDisposed) child.cancel('parent');
+  };
+  return { id: childId, continuable, result: settled, cancel, dispose: () => child.dispose() };
 }
 
 /** The resumed turn's result, or the result of the prompt the child never got to (it runs now). */

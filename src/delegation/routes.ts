@@ -22,7 +22,7 @@ import { pluginAccess } from '../runtime/plugin-access.js';
 import { callingAgent, subagentsOf } from './shared.js';
 import { asDelegatingCall } from '../subagents/delegating-call.js';
 import { takeInterrupted } from '../tools/interrupted.js';
-import { interruptedChild } from './resume.js';
+import { type InterruptedChild, interruptedChild } from './resume.js';
 
 export interface ForegroundValue {
   kind: 'foreground';
@@ -67,9 +67,12 @@ export async function runDelegation(
   if (extras.outputSchema !== undefined) request.outputSchema = extras.outputSchema;
   // After a crash: the child this call started is resumed (or its logged result given), not started again.
   if (takeInterrupted(parent, ctx.callId)) {
-    const child = await interruptedChild(deps.brood, parent, ctx.callId);
-    if (child !== undefined)
-      return call.background ? startedValue(child) : foregroundValue(child.id, await child.result);
+    const child = await interruptedChild(deps.brood, parent, ctx.callId, call.background);
+    if (child !== undefined) {
+      if (!call.background) return foregroundValue(child.id, await child.result);
+      if (child.continuable) return continuableValue(child.id);
+      return adoptAsJob(deps, parent, call, child, extras.notifyOwner !== false);
+    }
   }
   // The child's descriptor records the call that started it (read at the start's synchronous entry).
   return asDelegatingCall(parent.id, ctx.callId, () => startRoute(deps, request, call, ctx, extras));
@@ -120,13 +123,28 @@ function foregroundValue(runId: string, result: SubagentResult): unknown {
   return withContent(value, result.output);
 }
 
-/** A background child resumed after a crash: the call's answer is what its first run answered. */
-function startedValue(child: { id: string; continuable: boolean }): unknown {
-  if (child.continuable) {
-    const value: ContinuableValue = { kind: 'continuable', subagentId: child.id };
-    return withContent(value, `started subagent ${child.id}`);
-  }
-  return withContent({ kind: 'background', childId: child.id }, `started background subagent ${child.id}`);
+function continuableValue(childId: string): unknown {
+  const value: ContinuableValue = { kind: 'continuable', subagentId: childId };
+  return withContent(value, `started subagent ${childId}`);
+}
+
+/**
+ * A background child resumed after a crash: the model never saw its job (the call's result was not
+ * logged), so it gets one now, and the job's notice reaches its owner once, when the child is done.
+ */
+function adoptAsJob(
+  deps: DelegationDeps,
+  parent: Agent,
+  call: DelegationCall,
+  child: InterruptedChild,
+  notifyOwner: boolean,
+): unknown {
+  const controller = new AbortController();
+  controller.signal.addEventListener('abort', () => child.cancel(), { once: true });
+  const run: SubagentRun = { id: child.id, result: child.result, dispose: () => child.dispose() };
+  const job = pluginAccess(deps.brood).jobs.create(parent, run, call.description, controller, { notifyOwner });
+  const value: BackgroundValue = { kind: 'background', jobId: job.id };
+  return withContent(value, `started background subagent job ${job.id}`);
 }
 
 interface Collected {

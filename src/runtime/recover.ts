@@ -1,7 +1,7 @@
 /**
  * brood.recover(): every top-level session of the store whose last turn a crash left open is resumed
- * (its children inside it, through its delegation calls), and every top-level session with accepted,
- * unclaimed messages runs them, as resumeAgent does. The whole store is read first: a corrupt session
+ * (its children inside it, through its delegation calls), every top-level session with accepted,
+ * unclaimed messages runs them, as resumeAgent does, and so does an interrupted continuable child. The whole store is read first: a corrupt session
  * (SESSION_CORRUPT, naming file and line) means nothing is resumed from it.
  */
 import type { AgentImpl } from '../agents/agent.js';
@@ -9,7 +9,7 @@ import { rebuildSession } from '../agents/history.js';
 import { openTurnOf } from '../agents/open-turn.js';
 import { continuedTurnOf } from '../agents/recovered-turn.js';
 import { BroodError } from '../errors.js';
-import type { Agent, SessionStore, TurnResult } from '../types.js';
+import type { Agent, SessionEvent, SessionHeader, SessionStore, TurnResult } from '../types.js';
 
 export interface RecoveredTurn {
   agent: Agent;
@@ -35,12 +35,12 @@ export async function recoverSessions(host: RecoverHost, options: RecoverOptions
   const sessions = await Promise.all(headers.map((header) => store.read(header.id)));
   throwIfAborted(options.signal);
   const due = sessions.filter(
-    ({ header, events }) =>
-      header.parentSession === undefined &&
-      !host.agents.has(header.id) &&
-      (openTurnOf(events) !== undefined || rebuildSession(events).unclaimed.length > 0),
+    (session) => session.header.parentSession === undefined && !host.agents.has(session.header.id) && hasWork(session),
   );
   const settled = await Promise.allSettled(due.map(({ header }) => host.restore(header.id)));
+  const waking = await Promise.allSettled(
+    interruptedContinuables(sessions).map((chain) => restoreInOrder(host, chain)),
+  );
   const recovered: RecoveredTurn[] = [];
   let failure: unknown;
   for (const outcome of settled) {
@@ -53,8 +53,46 @@ export async function recoverSessions(host: RecoverHost, options: RecoverOptions
     if (continued !== undefined)
       recovered.push({ agent: outcome.value, turn: continued.turn, result: continued.result });
   }
+  for (const outcome of waking)
+    if (outcome.status === 'rejected' && !isRouteFailure(outcome.reason)) failure ??= outcome.reason;
   if (failure !== undefined) throw failure;
   return recovered;
+}
+
+type Session = { header: SessionHeader; events: SessionEvent[] };
+
+/**
+ * Continuable children a crash interrupted (an open turn, or accepted messages no turn took) whose
+ * parent had already been answered: nothing else would wake them. Each comes with its ancestors,
+ * top-level first, so its settlement notice finds its parent live. Only chains of top-level and
+ * continuable agents: a one-shot child that had finished is not brought back to take a notice.
+ */
+function interruptedContinuables(sessions: Session[]): string[][] {
+  const byId = new Map(sessions.map((session) => [session.header.id, session]));
+  const chains: string[][] = [];
+  for (const session of sessions) {
+    if (session.header.parentSession === undefined || !continuable(session) || !hasWork(session)) continue;
+    const chain = [session.header.id];
+    let parent = byId.get(session.header.parentSession);
+    while (parent !== undefined && parent.header.parentSession !== undefined && continuable(parent)) {
+      chain.unshift(parent.header.id);
+      parent = byId.get(parent.header.parentSession);
+    }
+    if (parent?.header.parentSession === undefined && parent !== undefined) chains.push([parent.header.id, ...chain]);
+  }
+  return chains;
+}
+
+async function restoreInOrder(host: RecoverHost, chain: string[]): Promise<void> {
+  for (const id of chain) await host.restore(id);
+}
+
+function continuable(session: Session): boolean {
+  return session.events.some((event) => event.type === 'subagent/descriptor' && event.data.mode === 'continuable');
+}
+
+function hasWork({ events }: Session): boolean {
+  return openTurnOf(events) !== undefined || rebuildSession(events).unclaimed.length > 0;
 }
 
 function isRouteFailure(error: unknown): boolean {

@@ -190,7 +190,7 @@ function effects(dir: string): string[] {
 
 function rootOutput(sessions: Map<string, SessionEvent[]>): string | undefined {
   const events = sessions.get('root') ?? [];
-  return ofType(events, 'assistant/message').at(-1)?.data.text;
+  return ofType(events, 'assistant/message').at(-1)?.data.text as string | undefined;
 }
 
 describe.each(['worker', 'inline'])("runner: '%s'", (runner) => {
