@@ -2,6 +2,7 @@
  * createBrood and the public `Brood` facade: validates options at the trust boundary and fronts one
  * private runtime engine (src/runtime/runtime.ts), like piscina's public class over its pool.
  */
+import type { RecoveredTurn, RecoverOptions } from './runtime/recover.js';
 import type { Approvals, ApprovalsOptions } from './approvals/types.js';
 import type { RunnerChoice } from './queue/config.js';
 import type { ResourceLimits } from 'node:worker_threads';
@@ -121,6 +122,11 @@ export interface Brood {
   readonly scheduler: SchedulerView;
   createAgent(options: CreateAgentOptions): Promise<Agent>;
   resumeAgent(sessionId: string, options?: ResumeAgentOptions): Promise<Agent>;
+  /**
+   * Resumes every top-level agent of the store whose last turn a crash left open (children inside
+   * their parents) and runs accepted, unclaimed messages; one entry per resumed top-level turn.
+   */
+  recover(options?: RecoverOptions): Promise<RecoveredTurn[]>;
   use<R extends Disposer | Promise<Disposer>>(plugin: BroodPlugin<R>): R;
   /** Every agent's events; see BroodEvent. */
   events(options?: BroodEventsOptions): AsyncIterable<BroodEvent>;
@@ -201,6 +207,10 @@ class BroodFacade implements Brood {
 
   resumeAgent(sessionId: string, options: ResumeAgentOptions = {}): Promise<Agent> {
     return this.#runtime.resumeAgent(sessionId, options);
+  }
+
+  recover(options: RecoverOptions = {}): Promise<RecoveredTurn[]> {
+    return this.#runtime.recover(options);
   }
 
   events(options?: BroodEventsOptions): AsyncIterable<BroodEvent> {

@@ -8,12 +8,14 @@ export type {
   ResumeAgentOptions,
   UsageOptions,
 } from './brood.js';
+export type { RecoveredTurn, RecoverOptions } from './runtime/recover.js';
 export type { Meter, TelemetryOptions, Tracer, TracerProvider } from './telemetry/options.js';
 export type {
   AdmittedEvent,
   AgentEventsOptions,
   AssistantMessageEvent,
   BudgetExceededEvent,
+  RecoveredEvent,
   BroodEvent,
   BroodEventBase,
   BroodEventOf,

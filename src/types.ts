@@ -87,6 +87,8 @@ export interface ToolDefinition<A = unknown> {
   readonly parse: (args: unknown) => A;
   readonly execute: (args: A, ctx: ToolContext) => unknown;
   readonly concurrencySafe?: boolean | ((args: A) => boolean);
+  /** Safe to run twice: a call whose outcome a crash left unknown runs again on resume (docs/sessions.md). */
+  readonly idempotent?: boolean;
   readonly forAgent?: (agent: Agent | undefined) => ToolPresentation;
   /** Whether a call needs the host's approval first (see docs/approvals.md). */
   readonly approval?: 'ask' | ((args: A, ctx: ToolContext) => ApprovalVerdict | Promise<ApprovalVerdict>);

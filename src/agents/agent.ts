@@ -39,6 +39,7 @@ import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from 
 import { TurnLedger, type CurrentTurn } from './turns.js';
 import { TurnGovernor } from './governor.js';
 import type { TurnLease } from '../scheduler/turn-lease.js';
+import type { OpenTurn } from './open-turn.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
 export interface ActivationObserver {
@@ -327,6 +328,31 @@ export class AgentImpl implements GatewayAgent {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
+  }
+
+  /**
+   * Continues the turn a crash left open (restore, src/agents/open-turn.ts) with the recovery plan a
+   * thread death uses: nothing answered is asked again, unanswered calls are issued again and the
+   * parent decides what each gets (src/agents/resumed-calls.ts). Settles with that turn's result.
+   */
+  continueOpenTurn(open: OpenTurn, awaitingApproval: ReadonlySet<string>): Promise<TurnResult> {
+    const result = this.inbox.result(open.messageId);
+    const turn = this.turns.resumeOpen(open, awaitingApproval);
+    this.busy = true;
+    this.observer?.activationStarted();
+    const lease = this.governor.openLease();
+    const pending = new PendingActivation();
+    this.activation = pending;
+    void pending.done.then((end) => this.activationEnded(end));
+    this.governor.admitTurn(lease).then(
+      () => {
+        pending.attach(this.deps.runner.activate(resumePlan(this, turn), createGateway(this, this.programs)));
+        // What the log shows was spent counts: a budget already used up ends the turn now.
+        this.governor.progressed(turn, true);
+      },
+      (error: unknown) => pending.finish({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),
+    );
+    return result;
   }
 
   /** The thread this driver shared died because of another driver: it continues on a healthy one. */

@@ -154,8 +154,11 @@ class ProgramLane {
       this.agent.deps.scheduler.asCaller(lease, () =>
         this.agent.init.tools.registry.execute({ ...request, arguments: args }),
       );
-    void this.agent.deps.approvals
-      .check(this.agent, call, true, this.controller.signal)
+    // Write before effect: the run_code call's `tool/call` reached the parent ahead of this call; no
+    // call of the program runs before that record is written.
+    void this.agent.writer
+      .written()
+      .then(() => this.agent.deps.approvals.check(this.agent, call, true, this.controller.signal))
       .then((outcome) => {
         if (!outcome.run) return outcome.result;
         // Under telemetry the call is the scope of what its execute() starts.

@@ -31,7 +31,11 @@ export interface RebuiltSession {
   modelSelectionEnabled: boolean;
 }
 
-export function rebuildSession(events: SessionEvent[]): RebuiltSession {
+/**
+ * `keepOpenTurn`: the calls a crash left unanswered in an open turn stay unanswered, for the resumed
+ * driver to issue again (src/agents/open-turn.ts); otherwise each gets an `Error: interrupted` result.
+ */
+export function rebuildSession(events: SessionEvent[], options: { keepOpenTurn?: boolean } = {}): RebuiltSession {
   const accepted = new Map<string, AcceptedMessage>();
   const claimed = new Set<string>();
   const result: RebuiltSession = {
@@ -99,7 +103,8 @@ export function rebuildSession(events: SessionEvent[]): RebuiltSession {
         break;
     }
   }
-  if (result.openTurn !== undefined) result.history.push(...closeUnanswered(unanswered));
+  if (result.openTurn !== undefined && options.keepOpenTurn !== true)
+    result.history.push(...closeUnanswered(unanswered));
   result.unclaimed = [...accepted.values()].filter((message) => !claimed.has(message.id));
   return result;
 }

@@ -17,6 +17,7 @@ import type { TurnLease } from '../scheduler/turn-lease.js';
 import type { Agent, CodeMode, ToolResult } from '../types.js';
 import { toolBatch, toolCallRequest } from '../wire/protocol.js';
 import type { SessionWriter } from '../sessions/session-writer.js';
+import { interruptedResult } from './resumed-calls.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
 import type { CurrentTurn, HeldCall, TurnLedger } from './turns.js';
 import type { AgentDeps, AgentInit } from './types.js';
@@ -43,6 +44,8 @@ export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<To
   const turn = agent.turns.current;
   const existing = turn?.calls.get(call.callId);
   if (existing) return existing;
+  const notRun = turn && interruptedResult(agent, turn, call.callId, call.name);
+  if (notRun) return notRun;
   if (turn?.structured && call.name === STRUCTURED_OUTPUT_TOOL) {
     const recorded = turn.structured
       .execute(call.arguments, call.callId, agent)
@@ -51,10 +54,26 @@ export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<To
     return recorded;
   }
   const signal = turn?.controller.signal;
-  const running = gated(agent, call, signal).then(({ value: _value, ...cloneable }) => cloneable);
+  const running = afterLogged(agent, () => gated(agent, call, signal)).then(
+    ({ value: _value, ...cloneable }) => cloneable,
+  );
   const answered = turn ? holdUntilSettled(turn, call.callId, call.name, running) : running;
   turn?.calls.set(call.callId, answered);
   return answered;
+}
+
+/**
+ * Write before effect: the call's `tool/call` (and the assistant message before it) was appended
+ * before this call arrived; the body starts only once that write is complete, so a crash can never
+ * lose the record of a call that ran. Calls that start together share one write (SessionWriter).
+ */
+async function afterLogged(agent: GatewayAgent, run: () => Promise<ToolResult>): Promise<ToolResult> {
+  try {
+    await agent.writer.written();
+  } catch (error) {
+    return errorResult('INTERNAL', `not run: the session write before it failed: ${errorMessage(error)}`);
+  }
+  return run();
 }
 
 /**

@@ -54,6 +54,7 @@ export function resumePlan(agent: PlannedAgent, turn: CurrentTurn | undefined): 
       messageId: turn.messageId,
       startedCallIds: [...turn.started],
       ...(turn.lastFinish === undefined ? {} : { lastFinish: turn.lastFinish }),
+      ...(turn.interrupted.size === 0 ? {} : { interruptedCallIds: [...turn.interrupted.keys()] }),
     };
   return plan;
 }

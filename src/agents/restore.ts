@@ -1,16 +1,19 @@
 /**
  * Rebuilds a live agent from its session (brood.resumeAgent, a continuable child's next followup,
  * a cold start after a crash): depth from the header (never lowered), composition from the
- * descriptor, history and unclaimed inbox from the events; a turn a crash left open is closed.
+ * descriptor, history and unclaimed inbox from the events; a turn a crash left open continues
+ * (src/agents/recovered-turn.ts).
  */
-import { BroodError } from '../errors.js';
+import { BroodError, errorMessage } from '../errors.js';
 import type { ModelRoute, SessionEvent, SessionHeader } from '../types.js';
 import { validateDelegationDepth } from '../depth.js';
 import { parseBudget } from '../scheduler/budget.js';
 import type { AgentImpl } from './agent.js';
 import { composeAgent } from './factory.js';
 import { rebuildSession } from './history.js';
-import { relistOpenRequests } from '../approvals/restored.js';
+import { openRequests, relistOpenRequests } from '../approvals/restored.js';
+import { openTurnOf, type OpenTurn } from './open-turn.js';
+import { continueInterrupted } from './recovered-turn.js';
 import type { RuntimeCore } from './runtime-core.js';
 import type { AgentInit } from './types.js';
 import type { DriverRunner } from '../wire/runner.js';
@@ -87,10 +90,11 @@ async function rebuildAgent(
 ): Promise<AgentImpl> {
   const { header, events } = await core.store.read(sessionId);
   throwIfAborted(options.signal);
-  const rebuilt = rebuildSession(events);
+  const rebuilt = rebuildSession(events, { keepOpenTurn: true });
+  const open = openTurnOf(events);
   const runtimeDepth = options.depth === undefined ? 0 : validateDelegationDepth(options.depth);
   const depth = Math.max(header.delegationDepth, runtimeDepth);
-  const route = core.catalog.resolve(options.model ?? rebuilt.lastRoute ?? header.model);
+  const route = await resolveRoute(core, sessionId, options.model ?? rebuilt.lastRoute ?? header.model, open, events);
   // Each field is still checked: a descriptor is the one event a host may have written by hand.
   const descriptor: DescriptorFields = rebuilt.descriptor ?? {};
   // A limit is never dropped: a stored budget that is not one refuses the restore (INVALID_CONFIG).
@@ -121,13 +125,6 @@ async function rebuildAgent(
       lastRequestRoute: options.model ? undefined : rebuilt.lastRoute,
     },
   });
-  if (rebuilt.openTurn !== undefined) {
-    // Closed, never re-run: the interrupted turn's tools may already have had side effects.
-    agent.writer.append([
-      { type: 'turn/end', data: { turn: rebuilt.openTurn, reason: 'error', diagnostic: 'interrupted' } },
-    ]);
-    await agent.writer.flush();
-  }
   if (options.signal?.aborted || core.agents.has(sessionId)) {
     rollback();
     const winner = core.agents.get(sessionId);
@@ -137,8 +134,35 @@ async function rebuildAgent(
   core.agents.set(sessionId, agent);
   hooks.restored(agent, descriptor);
   relistOpenRequests(core.agentDeps.approvals, agent, events);
-  agent.wake();
+  if (open === undefined) agent.wake();
+  else continueInterrupted(agent, open, new Set(openRequests(events).map((request) => request.callId)));
   return agent;
+}
+
+/**
+ * A route gone from the catalog fails the turn a crash left open, with a diagnostic that says so (the
+ * session is not resumed; other sessions are not affected).
+ */
+async function resolveRoute(
+  core: RuntimeCore,
+  sessionId: string,
+  route: ModelRoute,
+  open: OpenTurn | undefined,
+  events: SessionEvent[],
+): Promise<ModelRoute> {
+  try {
+    return core.catalog.resolve(route);
+  } catch (error) {
+    if (open !== undefined) {
+      const diagnostic = `not resumed: model route ${route.provider}/${route.model} is not in this runtime's catalog (${errorMessage(error)})`;
+      const end = { turn: open.turn, reason: 'error' as const, diagnostic };
+      await core.store.append(sessionId, [
+        { seq: events.length, time: core.agentDeps.now(), type: 'turn/end', data: end },
+      ]);
+      await core.store.flush(sessionId);
+    }
+    throw error;
+  }
 }
 
 function withRunner(runner: DriverRunner | undefined): { runner?: DriverRunner } {

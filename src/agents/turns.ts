@@ -15,6 +15,7 @@ import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
 import type { SessionWriter } from '../sessions/session-writer.js';
 import type { StructuredTurn } from './structured-turn.js';
+import type { InterruptedCall, OpenTurn } from './open-turn.js';
 
 export interface CurrentTurn {
   readonly turn: number;
@@ -49,6 +50,13 @@ export interface CurrentTurn {
   readonly held: Set<HeldCall>;
   /** Set when cancel grace ran out on held calls: the turn's diagnostic names them, not the driver. */
   heldDiagnostic?: string | undefined;
+  /**
+   * A turn resumed after a crash: the calls whose `tool/call` was logged with no result (outcome
+   * unknown), each taken once when the resumed driver issues it again (src/agents/resumed-calls.ts).
+   */
+  readonly interrupted: Map<string, InterruptedCall>;
+  /** Of those, the calls whose approval request is still open: they never ran and wait for the host. */
+  readonly awaitingApproval: Set<string>;
 }
 
 export interface HeldCall {
@@ -165,6 +173,26 @@ export class TurnLedger {
   }
 
   /**
+   * Continues the turn a crash left open (its `turn/start` is logged): its tallies come from the log,
+   * so budgets count what was spent; the result settles the waiters of the message it claimed.
+   */
+  resumeOpen(open: OpenTurn, awaitingApproval: ReadonlySet<string>): CurrentTurn {
+    const turn = newTurn(open.turn, open.messageId, undefined);
+    addUsage(turn.usage, open.usage);
+    turn.output = open.output;
+    turn.lastFinish = open.lastFinish;
+    for (const [callId, call] of open.interrupted) {
+      turn.started.add(callId);
+      turn.interrupted.set(callId, call);
+      if (awaitingApproval.has(callId)) turn.awaitingApproval.add(callId);
+    }
+    this.turnCounter = Math.max(this.turnCounter, open.turn);
+    this.running = turn;
+    this.init.governor.turnStarted(turn);
+    return turn;
+  }
+
+  /**
    * A model step of `turn` takes the reports waiting at the front of the inbox (Inbox.takeStep):
    * `turn/join` is durable before the driver adds them to the request it is about to make.
    */
@@ -192,6 +220,7 @@ export class TurnLedger {
         // A new step: the previous message's calls are over for its driver, and a model may reuse their ids.
         turn.committed.clear();
         turn.started.clear();
+        turn.interrupted.clear();
         addUsage(turn.usage, usage);
         if (text.trim() !== '') turn.output = text;
         turn.lastFinish = finish;
@@ -282,6 +311,8 @@ function newTurn(turn: number, messageId: string, structured: StructuredTurn | u
     committed: new Map(),
     structured,
     held: new Set(),
+    interrupted: new Map(),
+    awaitingApproval: new Set(),
   };
 }
 

@@ -21,6 +21,9 @@ import {
 } from './render.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
 import { callingAgent, subagentsOf } from './shared.js';
+import { asDelegatingCall } from '../subagents/delegating-call.js';
+import { takeInterrupted } from '../tools/interrupted.js';
+import { type InterruptedChild, interruptedChild } from './resume.js';
 
 export interface ForegroundValue {
   kind: 'foreground';
@@ -63,6 +66,26 @@ export async function runDelegation(
   const call = parseCall(deps.config, raw, deps.selectionFor(parent));
   const request: Request = buildRequest(deps.config, parent, call);
   if (extras.outputSchema !== undefined) request.outputSchema = extras.outputSchema;
+  // After a crash: the child this call started is resumed (or its logged result given), not started again.
+  if (takeInterrupted(parent, ctx.callId)) {
+    const child = await interruptedChild(deps.brood, parent, ctx.callId, call.background);
+    if (child !== undefined) {
+      if (!call.background) return foregroundValue(child.id, await child.result);
+      if (child.continuable) return continuableValue(child.id);
+      return adoptAsJob(deps, parent, call, child, extras.notifyOwner !== false);
+    }
+  }
+  // The child's descriptor records the call that started it (read at the start's synchronous entry).
+  return asDelegatingCall(parent.id, ctx.callId, () => startRoute(deps, request, call, ctx, extras));
+}
+
+function startRoute(
+  deps: DelegationDeps,
+  request: Request,
+  call: DelegationCall,
+  ctx: ToolContext,
+  extras: DelegationExtras,
+): Promise<unknown> {
   if (!call.background) return foreground(deps, request, ctx.signal);
   if (deps.config.backgroundMode === 'continuable') return continuable(deps, request, call, ctx.signal);
   return oneShotBackground(deps, request, call, ctx.signal, extras.notifyOwner !== false);
@@ -90,9 +113,39 @@ async function foreground(deps: DelegationDeps, request: Request, signal: AbortS
   if (outcome.disposeError !== undefined) {
     throw new Error(disposeAfterCompletionMessage(errorMessage(outcome.disposeError)));
   }
-  const value: ForegroundValue = { kind: 'foreground', runId: run.id, output: [{ type: 'text', text: result.output }] };
+  return foregroundValue(run.id, result);
+}
+
+/** A completed foreground run's tool value; any other outcome is the call's error. */
+function foregroundValue(runId: string, result: SubagentResult): unknown {
+  if (result.stopReason !== 'completed') throw runFailure(result, undefined);
+  const value: ForegroundValue = { kind: 'foreground', runId, output: [{ type: 'text', text: result.output }] };
   if (result.structured !== undefined) value.structured = result.structured;
   return withContent(value, result.output);
+}
+
+function continuableValue(childId: string): unknown {
+  const value: ContinuableValue = { kind: 'continuable', subagentId: childId };
+  return withContent(value, `started subagent ${childId}`);
+}
+
+/**
+ * A background child resumed after a crash: the model never saw its job (the call's result was not
+ * logged), so it gets one now, and the job's notice reaches its owner once, when the child is done.
+ */
+function adoptAsJob(
+  deps: DelegationDeps,
+  parent: Agent,
+  call: DelegationCall,
+  child: InterruptedChild,
+  notifyOwner: boolean,
+): unknown {
+  const controller = new AbortController();
+  controller.signal.addEventListener('abort', () => child.cancel(), { once: true });
+  const run: SubagentRun = { id: child.id, result: child.result, dispose: () => child.dispose() };
+  const job = pluginAccess(deps.brood).jobs.create(parent, run, call.description, controller, { notifyOwner });
+  const value: BackgroundValue = { kind: 'background', jobId: job.id };
+  return withContent(value, `started background subagent job ${job.id}`);
 }
 
 interface Collected {

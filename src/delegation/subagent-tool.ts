@@ -11,6 +11,7 @@ import { DisposerStack, makeDisposer, type Disposer } from '../util/disposer.js'
 import { BroodError } from '../errors.js';
 import type { SubagentProvider } from '../subagents/types.js';
 import { deepFreeze, defineTool } from '../tools/define-tool.js';
+import { resumesInterruptedCalls } from '../tools/interrupted.js';
 import type { Agent, ToolDefinition, ToolPresentation } from '../types.js';
 import { parseSubagentToolConfig, type ResolvedSubagentToolConfig, type SubagentToolConfig } from './config.js';
 import { installJobTools } from './job-tools.js';
@@ -192,16 +193,19 @@ function delegationTool(
   const selected: ToolPresentation | undefined = config.modelSelectionSettings
     ? deepFreeze(toolWording(config, facts, true))
     : undefined;
-  return defineTool({
-    name: config.toolName,
-    description: base.description,
-    parameters: base.parameters,
-    concurrencySafe: true,
-    ...(selected === undefined
-      ? {}
-      : { forAgent: (agent: Agent | undefined): ToolPresentation => (selectionFor(agent) ? selected : {}) }),
-    execute: (args, ctx) => runDelegation({ brood, config, selectionFor }, args, ctx),
-  });
+  // An interrupted call finds the child it started (src/delegation/resume.ts) instead of TOOL_OUTCOME_UNKNOWN.
+  return resumesInterruptedCalls(
+    defineTool({
+      name: config.toolName,
+      description: base.description,
+      parameters: base.parameters,
+      concurrencySafe: true,
+      ...(selected === undefined
+        ? {}
+        : { forAgent: (agent: Agent | undefined): ToolPresentation => (selectionFor(agent) ? selected : {}) }),
+      execute: (args, ctx) => runDelegation({ brood, config, selectionFor }, args, ctx),
+    }),
+  );
 }
 
 function invalidConfig(message: string, cause?: unknown): BroodError {

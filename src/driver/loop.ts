@@ -46,6 +46,8 @@ export class Driver {
   private cancelledAhead: number | undefined;
   private readonly events: EventOutbox;
   private alreadyLogged: Set<string> | undefined;
+  /** A turn resumed after a crash: calls of unknown outcome, which only the parent may answer. */
+  private interrupted: Set<string> | undefined;
   private readonly eventsFlag: Int32Array | undefined;
   /** The next request was admitted with the plan (the activation's first): it asks nothing. */
   private preAdmitted: boolean;
@@ -112,6 +114,7 @@ export class Driver {
     turn.requests = requestsSinceUserMessage(this.history);
     const signal = this.beginTurn(resumed.turn);
     this.alreadyLogged = new Set(resumed.startedCallIds);
+    this.interrupted = resumed.interruptedCallIds ? new Set(resumed.interruptedCallIds) : undefined;
     try {
       const ended = FINAL_FINISHES[resumed.lastFinish ?? ''];
       if (ended) return turn.finish(ended);
@@ -125,6 +128,7 @@ export class Driver {
       this.turnAbort = undefined;
       this.currentTurn = undefined;
       this.alreadyLogged = undefined;
+      this.interrupted = undefined;
     }
   }
 
@@ -313,6 +317,7 @@ export class Driver {
 
   /** This thread's Code Mode runner, when `call` is one it runs. */
   private sandboxFor(call: ToolCallRecord): DriverHooks['runCode'] {
+    if (this.interrupted?.has(call.callId)) return undefined;
     return call.name === 'run_code' && this.plan.codeMode !== 'native' ? this.hooks.runCode : undefined;
   }
 
@@ -341,8 +346,9 @@ export class Driver {
   }
 
   private executeCall(call: ToolCallRecord, signal: AbortSignal): Promise<ToolResult> {
-    // Watched: post this call's tool/call ahead of the execution, so a child it starts is seen after it.
-    if (this.streaming && this.events.hasPending) this.events.flushSoon();
+    // This call's tool/call leaves ahead of the execution on the same link: the parent starts the body
+    // only once it is written (write before effect), and a child it starts is seen after it.
+    if (this.events.hasPending) this.events.flushSoon();
     const runCode = this.sandboxFor(call);
     if (runCode) return runCode(call, signal);
     return this.host.executeTool(call);

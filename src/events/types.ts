@@ -144,7 +144,23 @@ export interface BudgetExceededEvent extends BroodEventBase {
   used: number;
 }
 
+/**
+ * A session's interrupted turn (started, never ended: a crash or a restart) was resumed
+ * (brood.recover(), resumeAgent, or a parent's delegation call resuming its child).
+ */
+export interface RecoveredEvent extends BroodEventBase {
+  type: 'recovered';
+  turn: number;
+  /** Model requests sent again because no answer was logged. */
+  replayedRequests: number;
+  /** Calls whose outcome was unknown, run again (idempotent tools). */
+  rerunCalls: number;
+  /** Calls whose outcome was unknown, not run again: the model got TOOL_OUTCOME_UNKNOWN. */
+  unknownCalls: number;
+}
+
 export type BroodEvent =
+  | RecoveredEvent
   | TurnStartEvent
   | TurnEndEvent
   | TextDeltaEvent

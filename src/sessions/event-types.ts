@@ -41,6 +41,8 @@ export type SubagentDescriptorData = {
   approvals?: 'deny' | 'ask';
   /** A continuable child's budget ceiling (its delegation tool's), for each of its turns. */
   budget?: Budget;
+  /** The parent's tool call that started this child (a resumed parent finds its child by it). */
+  callId?: string;
   [providerField: string]: unknown;
 };
 

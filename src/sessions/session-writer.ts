@@ -82,6 +82,14 @@ export class SessionWriter {
     }
   }
 
+  /**
+   * Settles once every event appended so far is in the store (a completed write, not an fsync);
+   * rejects if a write failed. Write before effect: a tool body starts only after this.
+   */
+  written(): Promise<void> {
+    return this.next ?? this.tail;
+  }
+
   /** Durable on return (fileSessions: fsync). */
   async flush(): Promise<void> {
     await this.tail.catch(() => undefined);

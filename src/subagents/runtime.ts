@@ -17,6 +17,7 @@ import { Jobs } from './jobs.js';
 import { observeContinuable, startOneShot } from './runs.js';
 import { ChildReports, isReportCap, isReportDelivery } from './report.js';
 import { publishChild } from './setup.js';
+import { recordDelegatingCall } from './delegating-call.js';
 import type {
   ContinuableSpec,
   CreateChildOptions,
@@ -117,6 +118,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     const request = snapshot('INVALID_ARGS', 'a start request', untrusted);
     // Read now, synchronously: the tool call that is starting this child (its spans nest under it).
     this.core.agentDeps.hub.telemetry?.startedBy(request);
+    recordDelegatingCall(request, (request.parent as Agent | undefined)?.id);
     const provider = readUntrusted('INVALID_ARGS', 'a start request', () => {
       validateStartRequest(request, true);
       const passed = gate(this.providers, providerName, request);
@@ -133,6 +135,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     const spec = snapshot('INVALID_CONFIG', 'a startContinuable spec', untrusted);
     validateContinuableSpec(spec);
     const request: SubagentStartRequest = { ...spec.request, label: spec.label, signal: spec.signal };
+    recordDelegatingCall(request, (request.parent as Agent | undefined)?.id);
     validateStartRequest(request, false);
     const budget = parseBudget(request.budget, 'startContinuable request.budget');
     if (budget === undefined) delete request.budget;

@@ -18,6 +18,7 @@ import {
 import type { SessionHeader } from '../types.js';
 import { childDepthFor } from '../depth.js';
 import { externalDriverOf } from './external.js';
+import { delegatingCallOf } from './delegating-call.js';
 import { isQueueRunnerConfig } from '../queue/config.js';
 import type { SubagentCore } from './core.js';
 import type { CreateChildOptions, ReportDelivery } from './types.js';
@@ -132,6 +133,8 @@ function descriptorEvent(
   if (spec.maxReportBytes !== undefined) data.maxReportBytes = spec.maxReportBytes;
   if (spec.mode === 'continuable' && request.budget !== undefined) data.budget = { ...request.budget };
   if (approvals !== undefined) data.approvals = approvals;
+  const callId = delegatingCallOf(request);
+  if (callId !== undefined) data.callId = callId;
   return { type: 'subagent/descriptor', data };
 }
 

@@ -27,6 +27,8 @@ export interface ToolDeclaration<A> {
   parameters: z.ZodType<A> | Zod3Type<A> | JsonSchemaObject;
   execute(args: A, ctx: ToolContext): unknown;
   concurrencySafe?: boolean | ((args: A) => boolean);
+  /** Safe to run twice: a call a crash interrupted runs again on resume instead of reporting TOOL_OUTCOME_UNKNOWN. */
+  idempotent?: boolean;
   forAgent?(agent: Agent | undefined): ToolPresentation;
   /** 'ask': every call waits for the host; a function decides per call (see docs/approvals.md). */
   approval?: 'ask' | ((args: A, ctx: ToolContext) => ApprovalVerdict | Promise<ApprovalVerdict>);
@@ -58,6 +60,7 @@ export function defineTool<A>(def: ToolDeclaration<A>): ToolDefinition {
     // Bound so the definition does not depend on the caller keeping `def` intact.
     execute: fields.execute.bind(def),
     ...(fields.concurrencySafe === undefined ? {} : { concurrencySafe: bindIfFunction(def, fields.concurrencySafe) }),
+    ...(fields.idempotent === undefined ? {} : { idempotent: fields.idempotent }),
     ...(fields.forAgent === undefined ? {} : { forAgent: fields.forAgent.bind(def) }),
     ...(fields.approval === undefined ? {} : { approval: bindIfFunction(def, fields.approval) }),
   };
@@ -82,8 +85,9 @@ export function deepFreeze<T>(value: T): T {
 function readDeclaration<A>(declaration: ToolDeclaration<A>): ToolDeclaration<A> {
   if (typeof declaration !== 'object' || declaration === null)
     throw invalidConfig('defineTool expects a tool declaration object');
-  const { name, description, parameters, execute, concurrencySafe, forAgent, approval } = declaration;
+  const { name, description, parameters, execute, concurrencySafe, idempotent, forAgent, approval } = declaration;
   const def: ToolDeclaration<A> = { name, description, parameters, execute };
+  if (idempotent !== undefined) def.idempotent = idempotent;
   if (approval !== undefined) def.approval = approval;
   if (concurrencySafe !== undefined) def.concurrencySafe = concurrencySafe;
   if (forAgent !== undefined) def.forAgent = forAgent;
@@ -102,6 +106,9 @@ function validateDeclaration<A>(def: ToolDeclaration<A>): void {
   const safe = def.concurrencySafe;
   if (safe !== undefined && typeof safe !== 'boolean' && typeof safe !== 'function') {
     throw invalidConfig(`Tool "${def.name}": concurrencySafe must be a boolean or a function`);
+  }
+  if (def.idempotent !== undefined && typeof def.idempotent !== 'boolean') {
+    throw invalidConfig(`Tool "${def.name}": idempotent must be a boolean`);
   }
   if (def.forAgent !== undefined && typeof def.forAgent !== 'function') {
     throw invalidConfig(`Tool "${def.name}": forAgent must be a function`);

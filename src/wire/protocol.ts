@@ -194,6 +194,11 @@ const resumeTurn = object({
   startedCallIds: array(str()),
   /** `finish` of the turn's last logged assistant message; a final one means the turn only needs ending. */
   lastFinish: optional(str()),
+  /**
+   * Resumed after a crash: calls whose outcome is unknown. The parent decides what each gets (see
+   * src/agents/resumed-calls.ts), so even a run_code among them is asked of the parent, never re-run here.
+   */
+  interruptedCallIds: optional(array(str())),
 });
 export type ResumedTurn = Wire<typeof resumeTurn>;
 

@@ -9,6 +9,16 @@ import { expectCode } from '../../support/codes.js';
 const base = { description: 'd', execute: () => 'ok' };
 
 describe('defineTool', () => {
+  it('keeps idempotent: true on the definition and refuses a non-boolean idempotent as INVALID_CONFIG', () => {
+    const parameters = z.object({});
+    expect(defineTool({ ...base, name: 'upsert', parameters, idempotent: true }).idempotent).toBe(true);
+    expect(defineTool({ ...base, name: 'send', parameters }).idempotent).toBeUndefined();
+    expectCode(
+      () => defineTool({ ...base, name: 'bad', parameters, idempotent: 'yes' as unknown as boolean }),
+      'INVALID_CONFIG',
+    );
+  });
+
   it('converts a zod schema to JSON Schema without $schema and returns a frozen definition', () => {
     const tool = defineTool({
       ...base,

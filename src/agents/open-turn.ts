@@ -1,0 +1,73 @@
+/**
+ * The turn a crash left open (turn/start logged, no turn/end), as its log shows it: what a resumed
+ * agent continues from. Nothing answered is asked again (the answers are in the history), and each
+ * call of the latest answer is in one of three states: its result is logged (done), its `tool/call`
+ * is logged but no result (outcome unknown: it may have run), or neither (it never ran).
+ */
+import { addUsage } from '../models/usage.js';
+import { knownEvent } from '../sessions/event-types.js';
+import type { SessionEvent, Usage } from '../types.js';
+
+export interface InterruptedCall {
+  name: string;
+  arguments: string;
+}
+
+export interface OpenTurn {
+  turn: number;
+  /** The message the turn claimed (its run() result is this turn's). */
+  messageId: string;
+  /** The turn's own usage and latest output, from its logged assistant messages. */
+  usage: Usage;
+  output: string;
+  /** `finish` of the turn's latest logged assistant message. */
+  lastFinish: string | undefined;
+  /** Calls of the latest answer whose `tool/call` is logged and whose result is not. */
+  interrupted: Map<string, InterruptedCall>;
+  /** A model request was logged after the latest answer: it was in flight and is sent again. */
+  requestInFlight: boolean;
+}
+
+/** The open turn of `events`, or undefined when every turn ended. */
+export function openTurnOf(events: readonly SessionEvent[]): OpenTurn | undefined {
+  let open: OpenTurn | undefined;
+  for (const logged of events) {
+    const event = knownEvent(logged);
+    switch (event?.type) {
+      case 'turn/start':
+        open = {
+          turn: event.data.turn,
+          messageId: event.data.messageIds[0] ?? '',
+          usage: { inputTokens: 0, outputTokens: 0 },
+          output: '',
+          lastFinish: undefined,
+          interrupted: new Map(),
+          requestInFlight: false,
+        };
+        break;
+      case 'turn/end':
+        open = undefined;
+        break;
+      case 'model/request':
+        if (open) open.requestInFlight = true;
+        break;
+      case 'assistant/message':
+        if (!open) break;
+        addUsage(open.usage, event.data.usage);
+        if (event.data.text.trim() !== '') open.output = event.data.text;
+        open.lastFinish = event.data.finish;
+        open.interrupted.clear();
+        open.requestInFlight = false;
+        break;
+      case 'tool/call':
+        open?.interrupted.set(event.data.callId, { name: event.data.name, arguments: event.data.arguments });
+        break;
+      case 'tool/result':
+        open?.interrupted.delete(event.data.callId);
+        break;
+      default:
+        break;
+    }
+  }
+  return open;
+}

@@ -1,0 +1,53 @@
+/**
+ * A restored agent whose last turn a crash left open continues it (AgentImpl.continueOpenTurn); what
+ * was resumed is kept for whoever asked for the restore (brood.recover(), resumeAgent, a parent's
+ * delegation call waiting for its child) and announced as a `recovered` host event.
+ */
+import { baseOf } from '../events/from-log.js';
+import type { TurnResult } from '../types.js';
+import type { AgentImpl } from './agent.js';
+import type { OpenTurn } from './open-turn.js';
+import { decideInterrupted } from './resumed-calls.js';
+
+export interface ContinuedTurn {
+  turn: number;
+  result: Promise<TurnResult>;
+  /** Model requests sent again because no answer was logged. */
+  replayedRequests: number;
+  /** Calls of unknown outcome run again (idempotent tools). */
+  rerunCalls: number;
+  /** Calls of unknown outcome not run again (the model gets TOOL_OUTCOME_UNKNOWN). */
+  unknownCalls: number;
+}
+
+const continued = new WeakMap<AgentImpl, ContinuedTurn>();
+
+export function continueInterrupted(agent: AgentImpl, open: OpenTurn, awaitingApproval: ReadonlySet<string>): void {
+  let rerunCalls = 0;
+  let unknownCalls = 0;
+  for (const [callId, call] of open.interrupted) {
+    const decision = decideInterrupted(agent, call, awaitingApproval.has(callId));
+    if (decision === 'rerun') rerunCalls += 1;
+    else if (decision === 'unknown') unknownCalls += 1;
+  }
+  const replayedRequests = open.requestInFlight ? 1 : 0;
+  const result = agent.continueOpenTurn(open, awaitingApproval);
+  // A caller that never asks for the result (a child nobody waits for) must not leave a rejection unhandled.
+  result.catch(() => undefined);
+  continued.set(agent, { turn: open.turn, result, replayedRequests, rerunCalls, unknownCalls });
+  const { hub } = agent.deps;
+  if (hub.active && hub.isPublished(agent))
+    hub.publish({
+      ...baseOf(agent, hub.now()),
+      type: 'recovered',
+      turn: open.turn,
+      replayedRequests,
+      rerunCalls,
+      unknownCalls,
+    });
+}
+
+/** The turn a restore continued for `agent`, if any (read once: a later restore of the same session is a new one). */
+export function continuedTurnOf(agent: AgentImpl): ContinuedTurn | undefined {
+  return continued.get(agent);
+}

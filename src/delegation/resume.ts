@@ -1,0 +1,155 @@
+/**
+ * A delegation call a crash interrupted (its `tool/call` logged, no result): the child it started is
+ * found by the call id its descriptor records. A foreground child interrupted mid-turn is resumed in
+ * its own session and the call waits for it; one that finished gives its logged result; a
+ * background child is resumed and the call answers as its first run did. No child: the call never
+ * started one, and starts it now.
+ */
+import type { AgentImpl } from '../agents/agent.js';
+import { openTurnOf } from '../agents/open-turn.js';
+import { continuedTurnOf } from '../agents/recovered-turn.js';
+import type { Brood } from '../brood.js';
+import { sumUsage } from '../models/usage.js';
+import { knownEvent } from '../sessions/event-types.js';
+import type { SubagentResult } from '../subagents/types.js';
+import type { Agent, SessionEvent, SessionStore, StopReason, TurnResult, Usage } from '../types.js';
+import { pluginAccess } from '../runtime/plugin-access.js';
+
+export interface InterruptedChild {
+  id: string;
+  continuable: boolean;
+  /** The child's outcome: a foreground call waits for it, a background job is built on it. */
+  result: Promise<SubagentResult>;
+  cancel(): void;
+  dispose(): Promise<void>;
+}
+
+/** Per store: parent id + call id → child id, from one list() and one read per child session. */
+const indexes = new WeakMap<SessionStore, Promise<Map<string, string>>>();
+
+export async function interruptedChild(
+  brood: Brood,
+  parent: Agent,
+  callId: string,
+  background: boolean,
+): Promise<InterruptedChild | undefined> {
+  const childId = (await childIndex(brood.sessions)).get(keyOf(parent.id, callId));
+  if (childId === undefined) return undefined;
+  const { events } = await brood.sessions.read(childId);
+  const continuable = descriptorOf(events)?.mode === 'continuable';
+  const logged = endedResult(events);
+  const parentImpl = pluginAccess(brood).agentImpl(parent);
+  if (logged !== undefined && !continuable && openTurnOf(events) === undefined) {
+    if (!background) parentImpl?.addChildUsage(logged.usage);
+    const done = { cancel: () => undefined, dispose: () => Promise.resolve() };
+    return { id: childId, continuable, result: Promise.resolve(toSubagentResult(logged)), ...done };
+  }
+  const child = (await brood.resumeAgent(childId)) as AgentImpl;
+  const result = continuable ? Promise.resolve(logged ?? emptyResult('completed')) : resultOf(child, events);
+  const settled = result.then(async (turn) => {
+    // A foreground run rolls up into the parent's turn and its child is disposed once it is done
+    // (a background job's run is disposed by its job).
+    if (!continuable && !background) {
+      parentImpl?.addChildUsage(turn.usage, turn.usageTree);
+      await child.dispose().catch(() => undefined);
+    }
+    return toSubagentResult(turn);
+  });
+  const cancel = (): void => {
+    if (!child.isDisposed) child.cancel('parent');
+  };
+  return { id: childId, continuable, result: settled, cancel, dispose: () => child.dispose() };
+}
+
+/** The resumed turn's result, or the result of the prompt the child never got to (it runs now). */
+function resultOf(child: AgentImpl, events: SessionEvent[]): Promise<TurnResult> {
+  const continued = continuedTurnOf(child);
+  if (continued !== undefined) return continued.result;
+  const prompt = unclaimedPrompt(events);
+  if (prompt !== undefined) return child.inbox.result(prompt);
+  return Promise.resolve({ ...emptyResult('error'), diagnostic: 'the child had no turn to resume' });
+}
+
+async function childIndex(store: SessionStore): Promise<Map<string, string>> {
+  let index = indexes.get(store);
+  if (index === undefined) {
+    index = buildIndex(store);
+    indexes.set(store, index);
+    index.catch(() => indexes.delete(store));
+  }
+  return index;
+}
+
+async function buildIndex(store: SessionStore): Promise<Map<string, string>> {
+  const index = new Map<string, string>();
+  const children = (await store.list()).filter((header) => header.parentSession !== undefined);
+  await Promise.all(
+    children.map(async (header) => {
+      const callId = descriptorOf((await store.read(header.id)).events)?.callId;
+      if (typeof callId === 'string' && header.parentSession !== undefined)
+        index.set(keyOf(header.parentSession, callId), header.id);
+    }),
+  );
+  return index;
+}
+
+function keyOf(parentId: string, callId: string): string {
+  return `${parentId}\n${callId}`;
+}
+
+function descriptorOf(events: SessionEvent[]): { mode?: unknown; callId?: unknown } | undefined {
+  for (const logged of events) {
+    const event = knownEvent(logged);
+    if (event?.type === 'subagent/descriptor') return event.data;
+  }
+  return undefined;
+}
+
+/** The first message, when no turn claimed it yet (the crash came between acceptance and turn start). */
+function unclaimedPrompt(events: SessionEvent[]): string | undefined {
+  let first: string | undefined;
+  for (const logged of events) {
+    const event = knownEvent(logged);
+    if (event?.type === 'user/message' && first === undefined) first = event.data.id;
+    if (event?.type === 'turn/start') return undefined;
+  }
+  return first;
+}
+
+/** The last ended turn's result as its log shows it, when no turn is open after it. */
+function endedResult(events: SessionEvent[]): TurnResult | undefined {
+  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let output = '';
+  let ended: TurnResult | undefined;
+  for (const logged of events) {
+    const event = knownEvent(logged);
+    if (event?.type === 'turn/start') {
+      usage = { inputTokens: 0, outputTokens: 0 };
+      output = '';
+      ended = undefined;
+    } else if (event?.type === 'assistant/message') {
+      usage = sumUsage(usage, event.data.usage);
+      if (event.data.text.trim() !== '') output = event.data.text;
+    } else if (event?.type === 'turn/end') {
+      const diagnostic = event.data.diagnostic === undefined ? {} : { diagnostic: event.data.diagnostic };
+      ended = { ...emptyResult(event.data.reason), output, usage, ...diagnostic };
+    }
+  }
+  return ended;
+}
+
+function emptyResult(stopReason: StopReason): TurnResult {
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  return {
+    output: '',
+    stopReason,
+    usage,
+    usageTree: { agentId: '', provider: '', model: '', usage, total: usage, children: [] },
+  };
+}
+
+function toSubagentResult(turn: TurnResult): SubagentResult {
+  const result: SubagentResult = { output: turn.output, stopReason: turn.stopReason, usage: turn.usage };
+  if (turn.diagnostic !== undefined) result.diagnostic = turn.diagnostic;
+  return result;
+}

@@ -1,0 +1,104 @@
+/**
+ * brood.recover(): every top-level session of the store whose last turn a crash left open is resumed
+ * (its children inside it, through its delegation calls), every top-level session with accepted,
+ * unclaimed messages runs them, as resumeAgent does, and so does an interrupted continuable child. The whole store is read first: a corrupt session
+ * (SESSION_CORRUPT, naming file and line) means nothing is resumed from it.
+ */
+import type { AgentImpl } from '../agents/agent.js';
+import { rebuildSession } from '../agents/history.js';
+import { openTurnOf } from '../agents/open-turn.js';
+import { continuedTurnOf } from '../agents/recovered-turn.js';
+import { BroodError } from '../errors.js';
+import type { Agent, SessionEvent, SessionHeader, SessionStore, TurnResult } from '../types.js';
+
+export interface RecoveredTurn {
+  agent: Agent;
+  /** The interrupted turn, continued. */
+  turn: number;
+  result: Promise<TurnResult>;
+}
+
+export interface RecoverOptions {
+  signal?: AbortSignal;
+}
+
+export interface RecoverHost {
+  store: SessionStore;
+  agents: ReadonlyMap<string, AgentImpl>;
+  restore(sessionId: string): Promise<AgentImpl>;
+}
+
+export async function recoverSessions(host: RecoverHost, options: RecoverOptions): Promise<RecoveredTurn[]> {
+  const { store } = host;
+  const headers = await store.list();
+  // Every session is read (and so checked) before anything is resumed.
+  const sessions = await Promise.all(headers.map((header) => store.read(header.id)));
+  throwIfAborted(options.signal);
+  const due = sessions.filter(
+    (session) => session.header.parentSession === undefined && !host.agents.has(session.header.id) && hasWork(session),
+  );
+  const settled = await Promise.allSettled(due.map(({ header }) => host.restore(header.id)));
+  const waking = await Promise.allSettled(
+    interruptedContinuables(sessions).map((chain) => restoreInOrder(host, chain)),
+  );
+  const recovered: RecoveredTurn[] = [];
+  let failure: unknown;
+  for (const outcome of settled) {
+    if (outcome.status === 'rejected') {
+      // A route gone from the catalog failed that session's turn (logged); the others go on.
+      if (!isRouteFailure(outcome.reason)) failure ??= outcome.reason;
+      continue;
+    }
+    const continued = continuedTurnOf(outcome.value);
+    if (continued !== undefined)
+      recovered.push({ agent: outcome.value, turn: continued.turn, result: continued.result });
+  }
+  for (const outcome of waking)
+    if (outcome.status === 'rejected' && !isRouteFailure(outcome.reason)) failure ??= outcome.reason;
+  if (failure !== undefined) throw failure;
+  return recovered;
+}
+
+type Session = { header: SessionHeader; events: SessionEvent[] };
+
+/**
+ * Continuable children a crash interrupted (an open turn, or accepted messages no turn took) whose
+ * parent had already been answered: nothing else would wake them. Each comes with its ancestors,
+ * top-level first, so its settlement notice finds its parent live. Only chains of top-level and
+ * continuable agents: a one-shot child that had finished is not brought back to take a notice.
+ */
+function interruptedContinuables(sessions: Session[]): string[][] {
+  const byId = new Map(sessions.map((session) => [session.header.id, session]));
+  const chains: string[][] = [];
+  for (const session of sessions) {
+    if (session.header.parentSession === undefined || !continuable(session) || !hasWork(session)) continue;
+    const chain = [session.header.id];
+    let parent = byId.get(session.header.parentSession);
+    while (parent !== undefined && parent.header.parentSession !== undefined && continuable(parent)) {
+      chain.unshift(parent.header.id);
+      parent = byId.get(parent.header.parentSession);
+    }
+    if (parent?.header.parentSession === undefined && parent !== undefined) chains.push([parent.header.id, ...chain]);
+  }
+  return chains;
+}
+
+async function restoreInOrder(host: RecoverHost, chain: string[]): Promise<void> {
+  for (const id of chain) await host.restore(id);
+}
+
+function continuable(session: Session): boolean {
+  return session.events.some((event) => event.type === 'subagent/descriptor' && event.data.mode === 'continuable');
+}
+
+function hasWork({ events }: Session): boolean {
+  return openTurnOf(events) !== undefined || rebuildSession(events).unclaimed.length > 0;
+}
+
+function isRouteFailure(error: unknown): boolean {
+  return error instanceof BroodError && error.code === 'UNKNOWN_MODEL';
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new BroodError('ABORTED', 'recover was aborted; nothing was resumed');
+}

@@ -1,0 +1,114 @@
+/**
+ * Crash resume of background work (docs/sessions.md "Crash resume"): a continuable child interrupted
+ * after its parent's call had answered is woken by `brood.recover()` and its settlement notice reaches
+ * the parent once; a background job's child interrupted while the parent's call had no result yet is
+ * resumed as a new job the model now learns of, and its notice is delivered once.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { createBrood, defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
+import type { Brood, SessionEvent, SessionStore } from '../../../src/index.js';
+import { deferred } from '../../support/deferred.js';
+import { ofType } from '../../support/events.js';
+import { subagentCall } from '../../support/fan-out.js';
+import { route } from '../../support/route.js';
+
+const open: Brood[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((brood) => brood.close()));
+});
+
+const scripts = [
+  {
+    match: 'spawn',
+    turns: [{ toolCalls: [subagentCall('child: work', 'worker', { run_in_background: true })] }, { text: 'spawned' }],
+  },
+  { match: 'child: work', turns: [{ toolCalls: [{ name: 'upsert', arguments: {} }] }, { text: 'child finished' }] },
+];
+
+function runtime(sessions: SessionStore, backgroundMode: 'one-shot' | 'continuable', hold?: () => Promise<never>) {
+  const brood = createBrood({ runner: 'inline', sessions, models: [scriptedModels({ id: 'scripted', scripts })] });
+  open.push(brood);
+  brood.use(subagentTool({ provider: 'spawn', enableRunInBackground: true, backgroundMode }));
+  brood.tools.register(
+    defineTool({
+      name: 'upsert',
+      description: 'writes a row',
+      parameters: { type: 'object', properties: {} },
+      idempotent: true,
+      execute: () => (hold ? hold() : 'upserted'),
+    }),
+  );
+  return brood;
+}
+
+async function copyOf(
+  from: SessionStore,
+  cut: (id: string, events: SessionEvent[]) => SessionEvent[] = (_, events) => events,
+): Promise<SessionStore> {
+  const to = memorySessions();
+  for (const header of await from.list()) {
+    const { events } = await from.read(header.id);
+    await to.create(header);
+    const kept = cut(header.id, events);
+    await to.append(header.id, kept);
+  }
+  return to;
+}
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+it('a continuable child interrupted after its parent was answered resumes, and its notice reaches the parent once', async () => {
+  const before = memorySessions();
+  const inBody = deferred();
+  const first = runtime(before, 'continuable', () => {
+    inBody.resolve();
+    return new Promise<never>(() => undefined);
+  });
+  const root = await first.createAgent({ model: route });
+  await expect(root.run('spawn')).resolves.toMatchObject({ output: 'spawned' });
+  await inBody.promise;
+  const store = await copyOf(before);
+  const second = runtime(store, 'continuable');
+  await expect(second.recover()).resolves.toEqual([]);
+  const [child] = (await store.list()).filter((header) => header.parentSession === root.id);
+  const notices = async () =>
+    ofType((await store.read(root.id)).events, 'user/message').filter((e) => e.data.source === 'subagent-settled');
+  await until(async () => (await notices()).length > 0 && (await second.resumeAgent(root.id)).status === 'idle');
+  const childLog = (await store.read(child?.id ?? '')).events;
+  expect(ofType(childLog, 'turn/end').map((e) => e.data.reason)).toEqual(['completed']);
+  expect((await notices()).map((e) => e.data.text)).toEqual([expect.stringContaining('child finished')]);
+  expect(ofType((await store.read(root.id)).events, 'turn/end')).toHaveLength(2);
+});
+
+it('a background job’s child interrupted before its parent’s call was answered becomes a job the model learns of', async () => {
+  const before = memorySessions();
+  const inBody = deferred();
+  const first = runtime(before, 'one-shot', () => {
+    inBody.resolve();
+    return new Promise<never>(() => undefined);
+  });
+  const root = await first.createAgent({ model: route });
+  void root.run('spawn').catch(() => undefined);
+  await inBody.promise;
+  // What a kill between the child's start and the parent's result leaves: the call has no result.
+  const store = await copyOf(before, (id, events) =>
+    id === root.id ? events.slice(0, events.findIndex((event) => event.type === 'tool/call') + 1) : events,
+  );
+  const rootLog = (await store.read(root.id)).events;
+  expect(ofType(rootLog, 'turn/end')).toHaveLength(0);
+  const second = runtime(store, 'one-shot');
+  const [entry] = await second.recover();
+  await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed', output: 'spawned' });
+  const answer = ofType((await store.read(root.id)).events, 'tool/result')[0];
+  expect(answer?.data.content).toMatch(/^started background subagent job job_\d+$/);
+  const children = (await store.list()).filter((header) => header.parentSession === root.id);
+  expect(children).toHaveLength(1);
+  const notices = async () =>
+    ofType((await store.read(root.id)).events, 'user/message').filter((e) => e.data.source === 'job-completed');
+  await until(async () => (await notices()).length > 0 && (await second.resumeAgent(root.id)).status === 'idle');
+  expect(await notices()).toHaveLength(1);
+  const childLog = (await store.read(children[0]?.id ?? '')).events;
+  expect(ofType(childLog, 'turn/end').map((e) => e.data.reason)).toEqual(['completed']);
+});

@@ -1,0 +1,158 @@
+/**
+ * Crash resume (docs/sessions.md "Crash resume"), in process: a runtime is stopped at a chosen point
+ * — its store is copied as it stands, which is what a killed host leaves — and a new runtime on the
+ * copy runs `brood.recover()`. Nothing answered is asked again; a call whose `tool/call` is logged
+ * with no result runs again only if its tool is `idempotent`, otherwise the model gets an error
+ * result containing TOOL_OUTCOME_UNKNOWN; a foreground child interrupted inside its parent's call is
+ * resumed in its own session and the call waits for it. (The SIGKILL version: test/processes/sessions.)
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
+import type { Brood, BroodEvent, SessionEvent, SessionStore } from '../../../src/index.js';
+import { deferred } from '../../support/deferred.js';
+import { ofType } from '../../support/events.js';
+import { subagentCall } from '../../support/fan-out.js';
+import { route } from '../../support/route.js';
+import { RUNNERS, makeBrood, type RunnerKind } from '../../support/runtime.js';
+
+const open: Brood[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((brood) => brood.close()));
+});
+
+const scripts = [
+  {
+    match: 'effect',
+    turns: [{ toolCalls: [{ name: 'charge', arguments: { amount: 5 } }] }, { text: 'root: {{results}}' }],
+  },
+  {
+    match: 'upsert',
+    turns: [{ toolCalls: [{ name: 'upsert', arguments: { key: 'k' } }] }, { text: 'root: {{results}}' }],
+  },
+  { match: 'delegate', turns: [{ toolCalls: [subagentCall('child: charge')] }, { text: 'root got: {{results}}' }] },
+  {
+    match: 'child: charge',
+    turns: [{ toolCalls: [{ name: 'upsert', arguments: { key: 'c' } }] }, { text: 'child did {{results}}' }],
+  },
+];
+
+const schema = { type: 'object', properties: { amount: { type: 'number' }, key: { type: 'string' } } } as const;
+
+interface Runs {
+  charge: number;
+  upsert: number;
+}
+
+/** A runtime with the same tools either side of the crash; `hold` keeps each body from finishing. */
+function runtime(runner: RunnerKind, sessions: SessionStore, runs: Runs, hold?: Promise<never>, started?: () => void) {
+  const brood = makeBrood(runner, { sessions, models: [scriptedModels({ id: 'scripted', scripts })] });
+  open.push(brood);
+  brood.use(subagentTool({ provider: 'spawn' }));
+  const body = (name: keyof Runs) => async () => {
+    runs[name] += 1;
+    started?.();
+    if (hold) await hold;
+    return `${name} done`;
+  };
+  brood.tools.register(
+    defineTool({ name: 'charge', description: 'charges a card', parameters: schema, execute: body('charge') }),
+  );
+  brood.tools.register(
+    defineTool({
+      name: 'upsert',
+      description: 'writes a row',
+      parameters: schema,
+      idempotent: true,
+      execute: body('upsert'),
+    }),
+  );
+  return brood;
+}
+
+/** What a killed host leaves: every session as it stands now, in a store nobody holds. */
+async function copyOf(from: SessionStore): Promise<SessionStore> {
+  const to = memorySessions();
+  for (const header of await from.list()) {
+    const { events } = await from.read(header.id);
+    await to.create(header);
+    if (events.length > 0) await to.append(header.id, events);
+  }
+  return to;
+}
+
+/** Runs `prompt` on a first runtime until a tool body has started, and copies the store at that moment. */
+async function crashInsideTool(runner: RunnerKind, prompt: string, runs: Runs) {
+  const before = memorySessions();
+  const inBody = deferred();
+  const first = runtime(runner, before, runs, new Promise<never>(() => undefined), () => inBody.resolve());
+  const root = await first.createAgent({ model: route });
+  void root.run(prompt).catch(() => undefined);
+  await inBody.promise;
+  return { store: await copyOf(before), rootId: root.id };
+}
+
+async function events(store: SessionStore, id: string): Promise<SessionEvent[]> {
+  return (await store.read(id)).events;
+}
+
+describe.each(RUNNERS)("runner: '%s'", (runner) => {
+  it('a non-idempotent call of unknown outcome is not run again: the model gets TOOL_OUTCOME_UNKNOWN', async () => {
+    const runs = { charge: 0, upsert: 0 };
+    const { store, rootId } = await crashInsideTool(runner, 'effect', runs);
+    const second = runtime(runner, store, runs);
+    const seen: BroodEvent[] = [];
+    const watching = (async () => {
+      for await (const event of second.events()) seen.push(event);
+    })();
+    const recovered = await second.recover();
+    expect(recovered.map((entry) => [entry.agent.id, entry.turn])).toEqual([[rootId, 1]]);
+    const result = await recovered[0]?.result;
+    expect(result).toMatchObject({ stopReason: 'completed' });
+    expect(result?.output).toContain('TOOL_OUTCOME_UNKNOWN');
+    expect(runs.charge).toBe(1);
+    const log = await events(store, rootId);
+    // The answered request is not sent again: one request before the crash, one after.
+    expect(ofType(log, 'model/request')).toHaveLength(2);
+    expect(ofType(log, 'tool/call')).toHaveLength(1);
+    expect(ofType(log, 'turn/end').map((e) => e.data.reason)).toEqual(['completed']);
+    expect(seen.find((event) => event.type === 'recovered')).toMatchObject({
+      agentId: rootId,
+      turn: 1,
+      replayedRequests: 0,
+      rerunCalls: 0,
+      unknownCalls: 1,
+    });
+    await expect(second.recover()).resolves.toEqual([]);
+    await second.close();
+    await watching;
+  });
+
+  it('an idempotent call of unknown outcome runs again and its result is the turn’s', async () => {
+    const runs = { charge: 0, upsert: 0 };
+    const { store, rootId } = await crashInsideTool(runner, 'upsert', runs);
+    const second = runtime(runner, store, runs);
+    const [entry] = await second.recover();
+    await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed', output: 'root: upsert done' });
+    expect(runs.upsert).toBe(2);
+    expect(ofType(await events(store, rootId), 'model/request')).toHaveLength(2);
+  });
+
+  it('a foreground child interrupted inside its parent’s call is resumed in its own session, not started again', async () => {
+    const runs = { charge: 0, upsert: 0 };
+    const { store, rootId } = await crashInsideTool(runner, 'delegate', runs);
+    const childrenBefore = (await store.list()).filter((h) => h.parentSession === rootId);
+    expect(childrenBefore).toHaveLength(1);
+    const second = runtime(runner, store, runs);
+    const [entry] = await second.recover();
+    await expect(entry?.result).resolves.toMatchObject({
+      stopReason: 'completed',
+      output: 'root got: child did upsert done',
+    });
+    const children = (await store.list()).filter((h) => h.parentSession === rootId);
+    expect(children.map((h) => h.id)).toEqual(childrenBefore.map((h) => h.id));
+    const childLog = await events(store, children[0]?.id ?? '');
+    expect(ofType(childLog, 'turn/start')).toHaveLength(1);
+    expect(ofType(childLog, 'model/request')).toHaveLength(2);
+    expect(runs.upsert).toBe(2); // idempotent: run again inside the resumed child
+  });
+});
