@@ -2,7 +2,6 @@
  * createBrood and the public `Brood` facade: validates options at the trust boundary and fronts one
  * private runtime engine (src/runtime/runtime.ts), like piscina's public class over its pool.
  */
-import type { RecoveredTurn, RecoverOptions } from './runtime/recover.js';
 import type { Approvals, ApprovalsOptions } from './approvals/types.js';
 import type { RunnerChoice } from './queue/config.js';
 import type { ResourceLimits } from 'node:worker_threads';
@@ -34,6 +33,8 @@ import type {
   CodeResourceLimits,
   ModelRoute,
   PromptRegistry,
+  RecoveredTurn,
+  RecoverOptions,
   SessionStore,
   ToolFilter,
   ToolRegistry,

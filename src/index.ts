@@ -8,7 +8,7 @@ export type {
   ResumeAgentOptions,
   UsageOptions,
 } from './brood.js';
-export type { RecoveredTurn, RecoverOptions } from './runtime/recover.js';
+export type { RecoveredTurn, RecoverOptions } from './types.js';
 export type { Meter, TelemetryOptions, Tracer, TracerProvider } from './telemetry/options.js';
 export type {
   AdmittedEvent,

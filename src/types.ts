@@ -156,6 +156,18 @@ export interface SessionEvent {
   data: Record<string, unknown>;
 }
 
+/** brood.recover(): one top-level agent whose interrupted turn was resumed. */
+export interface RecoveredTurn {
+  agent: Agent;
+  /** The interrupted turn, continued. */
+  turn: number;
+  result: Promise<TurnResult>;
+}
+
+export interface RecoverOptions {
+  signal?: AbortSignal;
+}
+
 export interface SessionStore {
   create(header: SessionHeader): Promise<void>;
   append(id: string, events: SessionEvent[]): Promise<void>;

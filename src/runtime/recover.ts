@@ -9,18 +9,9 @@ import { rebuildSession } from '../agents/history.js';
 import { openTurnOf } from '../agents/open-turn.js';
 import { continuedTurnOf } from '../agents/recovered-turn.js';
 import { BroodError } from '../errors.js';
-import type { Agent, SessionEvent, SessionHeader, SessionStore, TurnResult } from '../types.js';
+import type { RecoveredTurn, RecoverOptions, SessionEvent, SessionHeader, SessionStore } from '../types.js';
 
-export interface RecoveredTurn {
-  agent: Agent;
-  /** The interrupted turn, continued. */
-  turn: number;
-  result: Promise<TurnResult>;
-}
-
-export interface RecoverOptions {
-  signal?: AbortSignal;
-}
+export type { RecoveredTurn, RecoverOptions } from '../types.js';
 
 export interface RecoverHost {
   store: SessionStore;

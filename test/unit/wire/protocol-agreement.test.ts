@@ -217,8 +217,14 @@ const MESSAGES: [string, WireType<unknown>, fc.Arbitrary<unknown>][] = [
 ];
 
 // ——— mutations: one change somewhere inside a valid message ———
+// Keys never `__proto__`: zod's record and loose-object output drops an own `__proto__` key while the
+// hand check passes the message through as it came, so "the same output" cannot hold for it (fast-check
+// generates the key on purpose; seed 216649224 found it). Brood keeps the message it checked, and stores
+// it as JSON, where such a key stays an ordinary property.
+const notProto = fc.string().filter((key) => key !== '__proto__');
 const oddValues = fc.oneof(
   fc.anything({
+    key: notProto,
     maxDepth: 2,
     withNullPrototype: true,
     withMap: true,
