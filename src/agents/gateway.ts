@@ -143,6 +143,8 @@ function logEvents(agent: GatewayAgent, logged: DriverEvent[]): Promise<void> {
 function mirror(agent: GatewayAgent, event: DriverEmittedEvent): void {
   agent.turns.mirror(event);
   if (event.type !== 'assistant/message') return;
+  const note = event.data.diagnostic;
+  if (typeof note === 'string') agent.deps.reportDiagnostic(`agent ${agent.id}: ${note}`);
   const { inputTokens, outputTokens } = event.data.usage;
   agent.lease?.requestAnswered(inputTokens + outputTokens);
 }

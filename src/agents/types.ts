@@ -26,6 +26,8 @@ export interface AgentRuntimeLimits {
 }
 
 export interface AgentDeps {
+  /** createBrood's onDiagnostic: what the host should know that fails nothing. */
+  reportDiagnostic: (message: string) => void;
   store: SessionStore;
   runner: DriverRunner;
   ids: IdGenerator;

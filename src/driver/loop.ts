@@ -281,6 +281,8 @@ export class Driver {
       usage: response.usage,
       finish,
       ...reasoning,
+      // What the adapter could not do for an answer it still gave (an option the model cannot take).
+      ...(response.diagnostic === undefined || finish === 'error' ? {} : { diagnostic: response.diagnostic }),
     });
   }
 

@@ -179,6 +179,7 @@ export class Runtime implements SubagentCore {
         maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
       },
       onDisposed: (id) => this.forget(id),
+      reportDiagnostic: this.reportBackgroundError,
     };
     if (modelProxy !== undefined) this.agentDeps.modelProxy = modelProxy;
     this.agentDeps.hub.telemetry = telemetry;

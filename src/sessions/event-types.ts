@@ -81,6 +81,8 @@ export type SessionEventDataMap = {
     host?: { name: string; pid: number };
   } & DriverStamp;
   'assistant/message': {
+    /** A note from the adapter on an answer it gave (an option the model could not take): told to onDiagnostic. */
+    diagnostic?: string;
     text: string;
     toolCalls: ToolCallRecord[];
     usage: Usage;

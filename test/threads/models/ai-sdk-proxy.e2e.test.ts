@@ -77,6 +77,35 @@ describe.each(['worker', 'inline'] as const)("runner '%s'", (runner) => {
     }
   });
 
+  it('a reasoning effort a v3 model cannot take is ignored, and onDiagnostic says so; a v4 model gets it', async () => {
+    const calls: unknown[] = [];
+    const stream = (version: 'v3' | 'v4') => async (options: { prompt: unknown; reasoning?: unknown }) => {
+      calls.push(options.reasoning);
+      return { stream: convertArrayToReadableStream(scenarioParts(options.prompt as Prompt, version) as never[]) };
+    };
+    for (const [version, model] of [
+      ['v3', new MockLanguageModelV3({ doStream: stream('v3') })],
+      ['v4', new MockLanguageModelV4({ doStream: stream('v4') })],
+    ] as const) {
+      const diagnostics: string[] = [];
+      brood = createBrood({
+        runner,
+        pool: { threads: 2 },
+        onDiagnostic: (message) => diagnostics.push(message),
+        models: [aiSdkModels({ id: 'p', models: { m1: { model, efforts: ['low', 'high'] } } })],
+      });
+      brood.tools.register(echoTool);
+      const agent = await brood.createAgent({ model: { provider: 'p', model: 'm1', reasoningEffort: 'high' } });
+      expect((await agent.run('echo alpha and beta')).stopReason).toBe('completed');
+      const ignored = diagnostics.filter((message) => message.includes("reasoning effort 'high' ignored"));
+      if (version === 'v3') expect(ignored.length).toBeGreaterThan(0);
+      else expect(ignored).toEqual([]);
+      await brood.close();
+      brood = undefined;
+    }
+    expect(calls.at(-1)).toBeDefined();
+  });
+
   it("ends the turn 'error' with the provider's message when an error part arrives mid-answer", async () => {
     const model = new MockLanguageModelV4({
       doStream: async () => ({
