@@ -3,10 +3,12 @@ import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { defineTool, scriptedModels } from '../../../src/index.js';
 import { fileSessions } from '../../../src/sessions/jsonl.js';
 import type { FileSessionStore } from '../../../src/sessions/jsonl.js';
 import type { SessionEvent } from '../../../src/types.js';
 import { expectCode } from '../../support/codes.js';
+import { inlineBrood } from '../../support/runtime.js';
 import { events, header, tempDir } from './helpers.js';
 
 let dir: string;
@@ -132,6 +134,66 @@ describe("fileSessions sync: 'step'", () => {
     await s.close();
     await append;
     expect(fsyncs.count).toBeGreaterThanOrEqual(1);
+  });
+});
+
+/**
+ * What happened, in order, through a runtime: file writes that carry a `tool/call`, fsyncs, and the
+ * tool body starting. Write before effect under 'step' means an fsync between the first and the last.
+ */
+async function orderBeforeToolBody(sync: 'turn' | 'step'): Promise<string[]> {
+  const order: string[] = [];
+  const probe = await open(join(dir, 'probe2'), 'w');
+  const proto = Object.getPrototypeOf(probe) as FileHandle;
+  await probe.close();
+  vi.restoreAllMocks();
+  const write = proto.write;
+  const sync_ = proto.sync;
+  vi.spyOn(proto, 'write').mockImplementation(function (this: FileHandle, ...args: unknown[]) {
+    if (Buffer.isBuffer(args[0]) && args[0].toString('utf8').includes('"type":"tool/call"'))
+      order.push('write tool/call');
+    return (write as (...a: unknown[]) => ReturnType<FileHandle['write']>).apply(this, args);
+  } as FileHandle['write']);
+  vi.spyOn(proto, 'sync').mockImplementation(function (this: FileHandle) {
+    order.push('fsync');
+    return sync_.call(this);
+  });
+  const brood = inlineBrood({
+    sessions: store({ sync }),
+    models: [
+      scriptedModels({
+        id: 'scripted',
+        scripts: [{ match: 'go', turns: [{ toolCalls: [{ name: 'charge', arguments: {} }] }, { text: 'done' }] }],
+      }),
+    ],
+  });
+  try {
+    brood.tools.register(
+      defineTool({
+        name: 'charge',
+        description: 'a side effect',
+        parameters: { type: 'object', properties: {} },
+        execute: () => {
+          order.push('body');
+          return 'charged';
+        },
+      }),
+    );
+    const agent = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
+    expect((await agent.run('go')).stopReason).toBe('completed');
+  } finally {
+    await brood.close();
+  }
+  return order.slice(order.indexOf('write tool/call'), order.indexOf('body') + 1);
+}
+
+describe('sync through a runtime: write before effect becomes durable', () => {
+  it("'step': the tool/call is fsynced before the tool body starts", async () => {
+    expect(await orderBeforeToolBody('step')).toEqual(['write tool/call', 'fsync', 'body']);
+  });
+
+  it("'turn': the tool/call is written, not fsynced, before the body", async () => {
+    expect(await orderBeforeToolBody('turn')).toEqual(['write tool/call', 'body']);
   });
 });
 
