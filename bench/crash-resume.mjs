@@ -245,6 +245,7 @@ async function recoveryRow({ log }) {
     const inFlightAtKill = beforeKill - loggedAnswers;
     t0 = performance.now();
     const recovered = await brood.recover();
+    const recoverResolvedMs = performance.now() - t0;
     const results = await withDeadline(Promise.all(recovered.map((r) => r.result)), 120_000, 'the recovered tree');
     const times = [...interrupted].map((id) => resumedAt.get(id)).filter((ms) => ms !== undefined);
     await brood.close();
@@ -255,6 +256,10 @@ async function recoveryRow({ log }) {
       interruptedAgents: interrupted.size,
       resumedAgents: times.length,
       allRunningAgainMs: times.length > 0 ? round(Math.max(...times), 1) : null,
+      firstRunningAgainMs: times.length > 0 ? round(Math.min(...times), 1) : null,
+      medianRunningAgainMs: times.length > 0 ? round(median(times), 1) : null,
+      // recover() resolves once every session is read and every top-level agent restored.
+      recoverResolvedMs: round(recoverResolvedMs, 1),
       rootStopReason: results[0]?.stopReason ?? null,
       requestsBeforeKill: beforeKill,
       inFlightAtKill,

@@ -34,7 +34,8 @@ ${table(
   [
     'interrupted agents',
     'running again',
-    'all running again ms',
+    'recover() resolved ms',
+    'first / median / all running again ms',
     'root',
     'requests',
     'uninterrupted + in flight at kill',
@@ -43,7 +44,8 @@ ${table(
     [
       r.interruptedAgents,
       r.resumedAgents,
-      fmt(r.allRunningAgainMs),
+      fmt(r.recoverResolvedMs),
+      `${fmt(r.firstRunningAgainMs)} / ${fmt(r.medianRunningAgainMs)} / ${fmt(r.allRunningAgainMs)}`,
       r.rootStopReason ?? '—',
       r.totalRequests,
       `${r.uninterruptedRequests} + ${r.inFlightAtKill} = ${r.requestBound}`,
