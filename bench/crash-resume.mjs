@@ -7,7 +7,7 @@
 //     server in this process and is SIGKILLed mid-run; this process then calls recover(). Measured: the
 //     time from recover() to every interrupted child running again (its `recovered` event), and the
 //     model requests of both processes against the uninterrupted run's plus the ones in flight at the kill.
-// Standalone: node --expose-gc bench/crash-resume.mjs [--quick]
+// Standalone: node --expose-gc bench/crash-resume.mjs [--quick] [--only ordering|recovery]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -296,10 +296,11 @@ async function scanLog(dir) {
   return { interrupted, loggedAnswers };
 }
 
-export async function runCrashResume({ quick, log }) {
+/** `only`: 'ordering' or 'recovery' to run one of the two (standalone `--only <name>`). */
+export async function runCrashResume({ quick, log, only }) {
   return {
-    ordering: await attempt(() => orderingRows({ quick, log })),
-    recovery: await attempt(() => recoveryRow({ log })),
+    ...(only === 'recovery' ? {} : { ordering: await attempt(() => orderingRows({ quick, log })) }),
+    ...(only === 'ordering' ? {} : { recovery: await attempt(() => recoveryRow({ log })) }),
   };
 }
 
@@ -308,7 +309,9 @@ if (process.argv[1] === SELF) {
     await treeChild(process.argv[3], process.argv[4]);
   } else {
     const log = (line) => console.log(line);
-    console.log(JSON.stringify(await runCrashResume({ quick: process.argv.includes('--quick'), log }), null, 2));
+    const onlyAt = process.argv.indexOf('--only');
+    const only = onlyAt >= 0 ? process.argv[onlyAt + 1] : undefined;
+    console.log(JSON.stringify(await runCrashResume({ quick: process.argv.includes('--quick'), log, only }), null, 2));
     process.exit(0);
   }
 }
