@@ -3,6 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { makespanSvg } from './lib/svg.mjs';
 import { wideFanoutSection } from './report-wide.mjs';
+import { crashResumeSection } from './report-crash-resume.mjs';
 
 const fmt = (v, digits = 1) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
 const ms = (cell) => (cell?.error ? 'error' : fmt(cell?.makespanMs, 0));
@@ -461,7 +462,7 @@ ${fanoutSection(r.fanout, m.peer, r.steadyState, r.budget)}
 
 ${wideFanoutSection(r.wideFanout)}
 ${otherSections(r)}
-${r.soak ? soakSection(r.soak) : ''}${r.queue ? queueSection(r.queue) : ''}${r.notes?.length ? `## Notes\n\n${r.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`;
+${crashResumeSection(r.crashResume)}${r.soak ? soakSection(r.soak) : ''}${r.queue ? queueSection(r.queue) : ''}${r.notes?.length ? `## Notes\n\n${r.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`;
 }
 
 function soakSection(sk) {

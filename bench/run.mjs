@@ -22,6 +22,7 @@ import { runApprovals } from './approvals.mjs';
 import { runGoverned } from './governed.mjs';
 import { runSoak } from './soak.mjs';
 import { runAiSdkProxy } from './ai-sdk-proxy.mjs';
+import { runCrashResume } from './crash-resume.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
 import { writeReport } from './report.mjs';
@@ -73,6 +74,7 @@ const approvals = await attempt(() => runApprovals({ quick, log }));
 const governed = await attempt(() => runGoverned({ quick, log }));
 const soak = await attempt(() => runSoak({ quick, log }));
 const aiSdk = await attempt(() => runAiSdkProxy({ quick, log }));
+const crashResume = await attempt(() => runCrashResume({ quick, log }));
 // `--queue`: children's drivers on two local `brood host` processes through Redis (needs redis-server).
 const queue = args.includes('--queue') ? await attempt(() => runQueueFanout({ quick, log })) : undefined;
 
@@ -108,6 +110,7 @@ const results = {
   governed,
   soak,
   aiSdk,
+  crashResume,
   ...(queue ? { queue } : {}),
   notes,
 };

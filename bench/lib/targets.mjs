@@ -219,7 +219,37 @@ export function evaluateTargets(results) {
       );
   }
   addWideFanoutTargets(results, add);
+  addCrashResumeTargets(results, add);
   return t;
+}
+
+/** Crash resume (bench/crash-resume.mjs): what write before effect costs, and recovery at scale. */
+function addCrashResumeTargets(results, add) {
+  const { ordering, recovery } = results.crashResume ?? {};
+  if (ordering?.orderedRatio !== undefined)
+    add(
+      'crash resume: write before effect costs ≤ 1.05× on a latency-only fan-out',
+      `N=${ordering.n} P=${ordering.p} C=0, worker, fileSessions`,
+      ordering.orderedRatio,
+      '× no ordering',
+      (v) => v <= 1.05,
+    );
+  if (recovery?.allRunningAgainMs !== undefined) {
+    add(
+      'crash resume: every interrupted agent running again ≤ 1 s after recover()',
+      `${recovery.children} children, ${recovery.interruptedAgents} interrupted`,
+      recovery.allRunningAgainMs,
+      'ms',
+      (v) => v <= 1000,
+    );
+    add(
+      'crash resume: model requests ≤ uninterrupted run + in flight at the kill',
+      `${recovery.children} children`,
+      recovery.totalRequests - recovery.requestBound,
+      'requests over the bound',
+      (v) => v <= 0,
+    );
+  }
 }
 
 /** Wide fan-out (bench/wide-fanout.mjs) and parked children at scale. */

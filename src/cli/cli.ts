@@ -9,6 +9,7 @@ import { demoCommand, DEMO_HELP, DEMO_USAGE } from './demo.js';
 import { hostCommand, HOST_HELP, HOST_USAGE } from './host.js';
 import { inspectCommand, INSPECT_HELP, INSPECT_USAGE } from './inspect.js';
 import { mcpCommand, MCP_HELP, MCP_USAGE } from './mcp.js';
+import { resumeCommand, RESUME_HELP, RESUME_USAGE } from './resume.js';
 import { runCommand, RUN_HELP, RUN_USAGE } from './run.js';
 import { traceCommand, TRACE_HELP, TRACE_USAGE } from './trace.js';
 import { type CliStreams, oneLine, UsageError } from './cli-errors.js';
@@ -16,11 +17,12 @@ import { broodVersion } from '../version.js';
 
 /**
  * A command writes its output to the streams it is given; the commands that own the terminal or a
- * protocol on stdin/stdout (demo, run, acp, host, mcp) use the process's own.
+ * protocol on stdin/stdout (demo, run, resume, acp, host, mcp) use the process's own.
  */
 const COMMANDS: Record<string, (args: string[], streams: CliStreams) => Promise<number>> = {
   demo: demoCommand,
   run: runCommand,
+  resume: resumeCommand,
   inspect: inspectCommand,
   trace: traceCommand,
   acp: acpCommand,
@@ -32,6 +34,7 @@ const COMMANDS: Record<string, (args: string[], streams: CliStreams) => Promise<
 const COMMAND_HELP: Record<string, string> = {
   demo: DEMO_HELP,
   run: RUN_HELP,
+  resume: RESUME_HELP,
   inspect: INSPECT_HELP,
   trace: TRACE_HELP,
   acp: ACP_HELP,
@@ -45,6 +48,7 @@ const HELP = [
   'Usage:',
   `  ${DEMO_USAGE}`,
   `  ${RUN_USAGE}`,
+  `  ${RESUME_USAGE}`,
   `  ${INSPECT_USAGE}`,
   `  ${TRACE_USAGE}`,
   `  ${ACP_USAGE}`,
@@ -75,13 +79,15 @@ async function dispatch(argv: string[], streams: CliStreams): Promise<number> {
     return 0;
   };
   if (command === undefined)
-    throw new UsageError('brood: missing command (demo, run, inspect, trace, acp, host, mcp; see brood --help)');
+    throw new UsageError(
+      'brood: missing command (demo, run, resume, inspect, trace, acp, host, mcp; see brood --help)',
+    );
   if (command === 'help' || isHelp(command)) return print(HELP);
   if (isVersion(command)) return print(broodVersion());
   const handler = COMMANDS[command];
   if (handler === undefined)
     throw new UsageError(
-      `brood: unknown command '${command}' (demo, run, inspect, trace, acp, host, mcp; see brood --help)`,
+      `brood: unknown command '${command}' (demo, run, resume, inspect, trace, acp, host, mcp; see brood --help)`,
     );
   // Every command answers --help/-h and --version/-v before parsing its own flags (help wins).
   if (rest.some(isHelp)) return print(COMMAND_HELP[command] ?? HELP);

@@ -184,7 +184,7 @@ function clipText(text: string, max: number): string {
   return points.length <= max ? text : `${points.slice(0, max - 1).join('')}…`;
 }
 
-async function checkRoot(config: RunConfig): Promise<void> {
+export async function checkRoot(config: RunConfig): Promise<void> {
   const info = await stat(config.root).catch(() => undefined);
   if (info === undefined || !info.isDirectory()) {
     throw new UsageError(`brood run: config ${config.file}: root: ${config.root} is not a directory`);

@@ -1,7 +1,9 @@
 /**
  * `fileSessions(dir)`: one JSONL file per session, `<dir>/<id>.jsonl` — header line, then one event
- * per line (SPEC §6). Durability: create and flush fsync; append only writes (the runtime flushes at
- * the points SPEC §6 requires, so per-append fsync would only cost latency).
+ * per line (SPEC §6). Durability: create and flush fsync; under `sync: 'turn'` (the default) append
+ * only writes (the runtime flushes at the points SPEC §6 requires); under `sync: 'step'` an append that
+ * carries a model answer or a tool call also resolves only once fsynced. Flushes and step syncs are
+ * group-committed (jsonl-sync.ts).
  *
  * One writer per session: a store instance writes a session only while it holds the session's lock
  * file (lock.ts), taken by create(), acquire() or the first append, and dropped by release() or
@@ -22,6 +24,7 @@ import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession }
 import type { Warn } from './jsonl-load.js';
 import { inCreationOrder, type ListRow } from './jsonl-list.js';
 import { acquireSessionLock, type SessionLock } from './lock.js';
+import { GroupCommit, needsStepSync, type SyncMode } from './jsonl-sync.js';
 import { SessionSerial } from './serial.js';
 import { checkEventShapes, checkHeader, checkSeqs } from './validate.js';
 
@@ -30,6 +33,11 @@ export interface FileSessionOptions {
   onWarning?: (message: string) => void;
   /** How many session files may stay open at once (LRU). Default 64. */
   maxOpenFiles?: number;
+  /**
+   * When appends are fsynced. `'turn'` (default): at turn boundaries; a machine crash may lose the
+   * last turn's steps. `'step'`: also after each model answer and before each tool call's body starts.
+   */
+  sync?: SyncMode;
 }
 
 export type FileSessionStore = SessionStore & {
@@ -64,6 +72,7 @@ export function isSafeSessionId(id: unknown): id is string {
 const optionsSchema = z.strictObject({
   onWarning: z.custom<(message: string) => void>((value) => typeof value === 'function', 'a function').optional(),
   maxOpenFiles: z.number().int().positive().optional(),
+  sync: z.enum(['turn', 'step']).optional(),
 });
 
 export function fileSessions(dir: string, input: FileSessionOptions = {}): FileSessionStore {
@@ -80,6 +89,11 @@ class JsonlSessionStore implements FileSessionStore {
   private readonly warn: Warn;
   private readonly pool: HandlePool;
   private readonly queue = new SessionSerial();
+  private readonly syncMode: SyncMode;
+  private readonly group = new GroupCommit(
+    (id, task) => this.queue.run(id, task),
+    (id) => this.syncFile(id),
+  );
   // Sessions this instance writes (holds the lock of). A writer whose nextSeq is unknown loads the
   // file, repairing a torn tail, before its next append.
   private readonly writers = new Map<string, Writer>();
@@ -94,6 +108,7 @@ class JsonlSessionStore implements FileSessionStore {
   ) {
     this.warn = options.onWarning ?? (() => undefined);
     this.pool = new HandlePool(options.maxOpenFiles ?? 64);
+    this.syncMode = options.sync ?? 'turn';
   }
 
   readonly create = (header: SessionHeader): Promise<void> => {
@@ -109,17 +124,26 @@ class JsonlSessionStore implements FileSessionStore {
   readonly append = (id: string, events: SessionEvent[]): Promise<void> => {
     let seqs: number[];
     let bytes: Buffer;
+    let durable: boolean;
     try {
       const batch = checkEventShapes(id, events);
       seqs = batch.map((event) => event.seq);
       bytes = Buffer.from(batch.map((event) => `${serialize(event, `append(${id})`)}\n`).join(''));
+      durable = this.syncMode === 'step' && needsStepSync(batch);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.onSession(id, 'append', () => this.appendBytes(id, seqs, bytes));
+    return this.onSession(id, 'append', async () => {
+      await this.appendBytes(id, seqs, bytes);
+      return durable && seqs.length > 0 ? this.joinSync(id) : {};
+    }).then(untilDurable);
   };
 
-  readonly flush = (id: string): Promise<void> => this.onSession(id, 'flush', () => this.syncFile(id));
+  readonly flush = (id: string): Promise<void> =>
+    this.onSession(id, 'flush', async () => {
+      await this.seqOf(id); // unknown id → NOT_RESUMABLE
+      return this.joinSync(id);
+    }).then(untilDurable);
 
   // A reader: never takes the lock, never writes (a torn tail is left for its writer to repair).
   readonly read = (id: string): Promise<{ header: SessionHeader; events: SessionEvent[] }> =>
@@ -150,10 +174,20 @@ class JsonlSessionStore implements FileSessionStore {
     // Ops already queued finish; ops issued after close() reject with DISPOSED.
     this.closing ??= this.queue
       .idle()
+      .then(() => this.group.idle())
       .then(() => this.pool.closeAll(true))
       .finally(() => Promise.all([...this.writers.keys()].map((id) => this.dropWriter(id))));
     return this.closing;
   };
+
+  /**
+   * Asks the group commit for an fsync from inside a queued operation, so close() (queue idle, then
+   * group idle) waits for it. Wrapped, so the operation does not wait for its own fsync: that is
+   * queued behind it, and behind every operation already queued on the session, which share it.
+   */
+  private joinSync(id: string): { durable?: Promise<void> } {
+    return { durable: this.group.durable(id) };
+  }
 
   private fileOf(id: string): string {
     return join(this.dir, id + SUFFIX);
@@ -310,8 +344,8 @@ class JsonlSessionStore implements FileSessionStore {
     writer.leased = true;
   }
 
+  /** One fsync of the session's file (a group-commit round's work for this session). */
   private async syncFile(id: string): Promise<void> {
-    await this.seqOf(id); // unknown id → NOT_RESUMABLE
     await this.pool.use(
       id,
       () => this.openForAppend(id),
@@ -335,6 +369,10 @@ class JsonlSessionStore implements FileSessionStore {
       return undefined;
     }
   }
+}
+
+function untilDurable(queued: { durable?: Promise<void> }): Promise<void> | undefined {
+  return queued.durable;
 }
 
 function serialize(value: unknown, op: string): string {
