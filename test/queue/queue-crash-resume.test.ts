@@ -128,14 +128,17 @@ describe.runIf(redisAvailable())('queue runner crash resume', () => {
     leaf.release();
     const { Redis } = await import('ioredis');
     const probe = new Redis(redis.url);
+    const staleInRedis = async (): Promise<boolean> => {
+      for (const key of await probe.keys(`brood:${QUEUE}:channel:*`))
+        if ((await probe.type(key)) === 'list' && (await probe.lrange(key, 0, -1)).some((b) => b.includes('stale')))
+          return true;
+      return false;
+    };
+    const staleInStore = async (): Promise<boolean> =>
+      JSON.stringify([...(await readAll(at.dir)).values()]).includes('stale');
     try {
-      await until(async () => {
-        const lists = await probe.keys(`brood:${QUEUE}:channel:*`);
-        for (const key of lists)
-          if ((await probe.type(key)) === 'list' && (await probe.lrange(key, 0, -1)).some((b) => b.includes('stale')))
-            return true;
-        return false;
-      });
+      // Until it was sent: it waits, unread, on the dead parent's list (or, were it read, it is in the store).
+      await until(async () => (await staleInRedis()) || (await staleInStore()));
     } finally {
       probe.disconnect();
     }

@@ -176,7 +176,11 @@ export function namespaceOf(dir: string): string {
 }
 
 /** Runs the fixture; `onLine(n)` is called after its n-th progress line (the test kills something there). */
-export function runFixture(mode: 'run' | 'recover', at: Fixture, onLine?: (count: number, run: FixtureRun) => void): FixtureRun {
+export function runFixture(
+  mode: 'run' | 'recover',
+  at: Fixture,
+  onLine?: (count: number, run: FixtureRun) => void,
+): FixtureRun {
   const baseURL = `${at.models.url}/${namespaceOf(at.dir)}/v1`;
   const child = spawn(
     process.execPath,
@@ -219,7 +223,7 @@ export function answeredKeys(sessions: Map<string, SessionEvent[]>, namespace: s
   for (const events of sessions.values()) {
     const prompt = ofType(events, 'user/message')[0]?.data.text;
     const answers = ofType(events, 'assistant/message').filter((e) => e.data.finish !== 'error');
-    answers.forEach((_, step) => keys.push(`${namespace} ${prompt}#${step}`));
+    for (let step = 0; step < answers.length; step++) keys.push(`${namespace} ${prompt}#${step}`);
   }
   return keys;
 }
