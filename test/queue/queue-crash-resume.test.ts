@@ -153,6 +153,7 @@ describe.runIf(redisAvailable())('queue runner crash resume', () => {
   }, 60_000);
 
   it(`a host killed at ${HOST_SEEDS} seeded points: its activations are re-placed, every turn finishes, nothing answered asked again, nothing run twice`, async () => {
+    let replaced = 0;
     for (let seed = 1; seed <= HOST_SEEDS; seed++) {
       const at = fixture(`host-${seed}`);
       const victim = hosts[seed % 2] as HostProcess;
@@ -175,7 +176,13 @@ describe.runIf(redisAvailable())('queue runner crash resume', () => {
       // Tool bodies run in the parent, which lived: every call has a known outcome.
       expect(unknownOutcome(after), `seed ${seed}`).toBe(false);
       expect(rootOutput(after), `seed ${seed}`).toBe(fullOutput);
+      // A conversation the victim was running and another host finished: its activation was re-placed.
+      for (const events of after.values()) {
+        const pids = ofType(events, 'model/request').map((e) => (e.data.host as { pid: number }).pid);
+        if (pids.includes(victim.child.pid as number) && pids.at(-1) !== victim.child.pid) replaced++;
+      }
       hosts[seed % 2] = (await startHosts(1))[0] as HostProcess;
     }
+    expect(replaced).toBeGreaterThan(0);
   }, 300_000);
 });
