@@ -44,7 +44,13 @@ describe.runIf(redisAvailable())('queue runner crash resume', () => {
   let fullLines = 0;
   let fullOutput: string | undefined;
 
-  const fixture = (name: string): Fixture => ({ dir: join(base, name), models, redisURL: redis.url, queue: QUEUE });
+  const fixture = (name: string, activationTimeoutMs = 2_000): Fixture => ({
+    dir: join(base, name),
+    models,
+    redisURL: redis.url,
+    queue: QUEUE,
+    activationTimeoutMs,
+  });
   const startHosts = async (count: number): Promise<HostProcess[]> =>
     Promise.all(Array.from({ length: count }, () => startHost(redis.url, ['--queue', QUEUE, '--concurrency', '64'])));
 
@@ -111,7 +117,8 @@ describe.runIf(redisAvailable())('queue runner crash resume', () => {
   }, 300_000);
 
   it('a host still finishing a pre-crash activation keeps sending: nothing it sends reaches the resumed session', async () => {
-    const at = fixture('stale-host');
+    // A long timeout: the old host must still run the leaf when the new parent has re-placed it.
+    const at = fixture('stale-host', 60_000);
     const ns = namespaceOf(at.dir);
     // The leaf's first request is held: its driver (on a host) is mid-request when the parent dies.
     const leaf = models.hold(`${ns} leaf mid a#0`);

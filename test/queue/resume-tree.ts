@@ -168,6 +168,8 @@ export interface Fixture {
   models: ModelServer;
   redisURL: string;
   queue: string;
+  /** The parent's `activationTimeoutMs`: how soon a dead host is replaced, and a dead parent dropped. */
+  activationTimeoutMs: number;
 }
 
 /** The request counts' namespace of a run directory (its base URL's first path segment). */
@@ -184,7 +186,16 @@ export function runFixture(
   const baseURL = `${at.models.url}/${namespaceOf(at.dir)}/v1`;
   const child = spawn(
     process.execPath,
-    [FIXTURE, mode, at.dir, join(at.dir, 'effects.log'), baseURL, at.redisURL, at.queue],
+    [
+      FIXTURE,
+      mode,
+      at.dir,
+      join(at.dir, 'effects.log'),
+      baseURL,
+      at.redisURL,
+      at.queue,
+      String(at.activationTimeoutMs),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const lines: string[] = [];
