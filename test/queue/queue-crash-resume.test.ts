@@ -118,7 +118,7 @@ describe.runIf(redisAvailable())('queue runner crash resume', () => {
 
   it('a host still finishing a pre-crash activation keeps sending: nothing it sends reaches the resumed session', async () => {
     // A long timeout: the old host must still run the leaf when the new parent has re-placed it.
-    const at = fixture('stale-host', 60_000);
+    const at = fixture('pre-crash-host', 60_000);
     const ns = namespaceOf(at.dir);
     // The leaf's first request is held: its driver (on a host) is mid-request when the parent dies.
     const leaf = models.hold(`${ns} leaf mid a#0`);
@@ -130,19 +130,19 @@ describe.runIf(redisAvailable())('queue runner crash resume', () => {
     expect(await killed.exited).toEqual({ killed: true });
     const recovery = runFixture('recover', at);
     // The new parent re-placed the leaf and asked its request again; the old host now gets its answer
-    // (call ids `stale…`) and forwards it, with the events of its turn, to the dead parent.
+    // (call ids `zombie…`) and forwards it, with the events of its turn, to the dead parent.
     await leaf.askedAgain;
     leaf.release();
     const { Redis } = await import('ioredis');
     const probe = new Redis(redis.url);
     const staleInRedis = async (): Promise<boolean> => {
       for (const key of await probe.keys(`brood:${QUEUE}:channel:*`))
-        if ((await probe.type(key)) === 'list' && (await probe.lrange(key, 0, -1)).some((b) => b.includes('stale')))
+        if ((await probe.type(key)) === 'list' && (await probe.lrange(key, 0, -1)).some((b) => b.includes('zombie')))
           return true;
       return false;
     };
     const staleInStore = async (): Promise<boolean> =>
-      JSON.stringify([...(await readAll(at.dir)).values()]).includes('stale');
+      JSON.stringify([...(await readAll(at.dir)).values()]).includes('zombie');
     try {
       // Until it was sent: it waits, unread, on the dead parent's list (or, were it read, it is in the store).
       await until(async () => (await staleInRedis()) || (await staleInStore()));
@@ -153,8 +153,8 @@ describe.runIf(redisAvailable())('queue runner crash resume', () => {
     expect(await recovery.exited).toEqual({ killed: false });
     expect(recovery.lines.at(-1)).toBe('done');
     const after = await readAll(at.dir);
-    expectFinished(after, at.dir, 'stale host');
-    expect(JSON.stringify([...after.values()])).not.toContain('stale');
+    expectFinished(after, at.dir, 'pre-crash host');
+    expect(JSON.stringify([...after.values()])).not.toContain('zombie');
     // The leaf's answer in the resumed session is the new parent's (the one asked again).
     expect(rootOutput(after)).toContain('leaf mid a => charge leaf mid a | upsert leaf mid a');
   }, 60_000);

@@ -82,7 +82,7 @@ interface Hold {
   arrived: Promise<void>;
   /** Resolves when the same key is requested again (a resumed driver asked it). */
   askedAgain: Promise<void>;
-  /** Answers the held request, its call ids starting `stale`. */
+  /** Answers the held request, its call ids starting `zombie`. */
   release(): void;
 }
 
@@ -146,7 +146,7 @@ export class ModelServer {
     const hold = this.holds.get(key);
     if (hold && count === 1) {
       hold.arrived();
-      void hold.released.then(() => reply('stale'));
+      void hold.released.then(() => reply('zombie'));
       return;
     }
     hold?.again();
