@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as broodPkg from '../dist/index.js';
-import { ROUTE, installDelegation, noopTool, timedRun } from './lib/brood.mjs';
+import { installDelegation, noopTool, timedRun } from './lib/brood.mjs';
 import { THREADS, childTurns, parentTurns } from './lib/schedule.mjs';
 import { gc, round } from './lib/stats.mjs';
 
