@@ -3,15 +3,14 @@
  * per line (SPEC §6). Durability: create and flush fsync; under `sync: 'turn'` (the default) append
  * only writes (the runtime flushes at the points SPEC §6 requires); under `sync: 'step'` an append that
  * carries a model answer or a tool call also resolves only once fsynced. Flushes and step syncs are
- * group-committed (jsonl-sync.ts).
+ * group-committed (jsonl-sync.ts); creating, appending to and syncing the files is jsonl-files.ts.
  *
  * One writer per session: a store instance writes a session only while it holds the session's lock
  * file (lock.ts), taken by create(), acquire() or the first append, and dropped by release() or
  * close(). Readers (read, list) never take it and never modify a file: a torn last line is "not yet
  * written" to them; only the writer repairs it, when it opens the session for append.
  */
-import { constants } from 'node:fs';
-import { mkdir, open, readdir, unlink } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -20,6 +19,7 @@ import { BroodError } from '../errors.js';
 import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
 import { parseConfig } from '../util/untrusted.js';
 import { HandlePool } from './handles.js';
+import { createSessionFile, openAppendOnly, syncDirectory, writeAll } from './jsonl-files.js';
 import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession } from './jsonl-load.js';
 import type { Warn } from './jsonl-load.js';
 import { inCreationOrder, type ListRow } from './jsonl-list.js';
@@ -61,9 +61,6 @@ interface Writer {
 const ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 const SUFFIX = '.jsonl';
 const LOCK_SUFFIX = '.lock';
-// No O_CREAT when appending: appending to an unknown session must fail, not conjure an empty file.
-const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND;
-const CREATE_FLAGS = APPEND_FLAGS | constants.O_CREAT | constants.O_EXCL;
 
 export function isSafeSessionId(id: unknown): id is string {
   return typeof id === 'string' && ID_PATTERN.test(id) && id !== '.' && id !== '..';
@@ -254,7 +251,7 @@ class JsonlSessionStore implements FileSessionStore {
 
   private async openForAppend(id: string): Promise<FileHandle> {
     try {
-      return await open(this.fileOf(id), APPEND_FLAGS);
+      return await openAppendOnly(this.fileOf(id));
     } catch (error) {
       if (isNotFound(error)) {
         const writer = this.writers.get(id);
@@ -269,18 +266,8 @@ class JsonlSessionStore implements FileSessionStore {
     const { writer, fresh } = await this.writerOf(id);
     let handle: FileHandle;
     try {
-      handle = await this.exclusiveCreate(id);
+      handle = await createSessionFile(this.fileOf(id), id, line, this.warn);
     } catch (error) {
-      if (fresh) await this.dropWriter(id);
-      throw error;
-    }
-    try {
-      await writeAll(handle, line);
-      await handle.sync();
-    } catch (error) {
-      // Leave no half-written session behind: a failed create is a session that never existed.
-      await handle.close().catch(() => undefined);
-      await unlink(this.fileOf(id)).catch(() => undefined);
       if (fresh) await this.dropWriter(id);
       throw error;
     }
@@ -288,27 +275,6 @@ class JsonlSessionStore implements FileSessionStore {
     writer.nextSeq = 0;
     this.createOrder.set(id, this.createOrder.size);
     await syncDirectory(this.dir);
-  }
-
-  private async exclusiveCreate(id: string): Promise<FileHandle> {
-    const file = this.fileOf(id);
-    try {
-      return await open(file, CREATE_FLAGS, 0o644);
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
-    }
-    // A file whose header was torn by a crash is a session that never existed; its id is free again.
-    const existing = await readHeaderLine(file, id).catch(() => undefined);
-    if (existing?.kind === 'never-existed') {
-      this.warn(`${file}: ${existing.reason}; replacing it with a new session ${id}`);
-      await unlink(file);
-      try {
-        return await open(file, CREATE_FLAGS, 0o644);
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
-      }
-    }
-    throw new BroodError('INVALID_CONFIG', `session ${id} already exists`, { details: { id, file } });
   }
 
   /** `seqs` and `bytes` were captured at call time; only the seq check needs the queue's view. */
@@ -380,27 +346,5 @@ function serialize(value: unknown, op: string): string {
     return JSON.stringify(value);
   } catch (error) {
     throw new BroodError('INVALID_CONFIG', `${op}: value is not JSON-serializable`, { cause: error });
-  }
-}
-
-/** One write call for the whole buffer; loops only if the OS reports a short write. */
-async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < bytes.length) {
-    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
-    offset += bytesWritten;
-  }
-}
-
-/** fsync the directory so a freshly created file's name survives a crash too (best effort off Linux). */
-async function syncDirectory(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(dir, 'r');
-    await handle.sync();
-  } catch {
-    // Some platforms (Windows) cannot open or fsync a directory; the file itself is already synced.
-  } finally {
-    await handle?.close().catch(() => undefined);
   }
 }
