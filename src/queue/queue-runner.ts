@@ -18,33 +18,16 @@ import type { GatewayRemote } from '../wire/gateway.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
 import { redisCarrier } from '../wire/redis-carrier.js';
 import { SilenceJudge } from '../wire/silence.js';
-import { type ActivationFrame, outcomeEnd, type PlacedActivation } from '../pool/driver-link.js';
+import { type ActivationFrame, outcomeEnd } from '../pool/driver-link.js';
 import { inlineKeyError, type QueueRunnerConfig } from './config.js';
 import { withCellsFirst } from './cells-first.js';
 import { HostLink } from './host-link.js';
 import { JobBatch } from './job-batch.js';
 import { cellsOf, type JobData, jobIdOf, readCells, toRemotePlan } from './job.js';
+import { ModelsPublisher } from './models-publish.js';
 import { openParentRedis, type ParentRedis } from './parent-redis.js';
-import { modelsKey } from './redis.js';
-import { type ModelsRecord, modelsRecord, sealJob } from './record-seal.js';
-
-/** How long the model configs stay in Redis without a dispatch renewing them. */
-const MODELS_TTL_MS = 3_600_000;
-
-interface RemoteActivation extends PlacedActivation {
-  jobId: string;
-  cells: Int32Array[];
-  sentCells: number[];
-  /** The host's link, once its hello bound the activation there (or it was placed there). */
-  host?: HostLink;
-  /** Placed on `host` with a `place` frame, and not confirmed by its hello yet. */
-  placed?: boolean;
-  /** What a host runs: sent as a job, or in a `place` frame (then kept, to be queued if the host is full). */
-  job?: JobData;
-  cancelled?: { turn?: number };
-  stopped?: string;
-  dispatchedAt?: number;
-}
+import { sealJob } from './record-seal.js';
+import { recoverLostJobs, type RemoteActivation } from './remote-activation.js';
 
 export interface QueueRunnerDeps {
   models: readonly ModelProviderConfig[];
@@ -58,10 +41,7 @@ export class QueueRunner implements DriverRunner {
   /** One link per host this parent has heard from (by its channel endpoint). */
   private readonly hosts = new Map<string, HostLink>();
   private readonly silence: SilenceJudge<HostLink>;
-  /** The configs a host may receive (none with an inline apiKey), stored once per content hash. */
-  private readonly models: ModelsRecord;
-  private modelsStoredAt = 0;
-  private storingModels: Promise<void> | undefined;
+  private readonly models: ModelsPublisher;
   private connecting: Promise<ParentRedis> | undefined;
   private redis: ParentRedis | undefined;
   private readonly jobs = new JobBatch(() => (this.redis as ParentRedis).queue);
@@ -76,8 +56,7 @@ export class QueueRunner implements DriverRunner {
     readonly config: QueueRunnerConfig,
     private readonly deps: QueueRunnerDeps,
   ) {
-    const json = JSON.stringify(deps.models.filter((model) => model.options.apiKey === undefined));
-    this.models = modelsRecord(json, config.secret);
+    this.models = new ModelsPublisher(deps.models, config);
     this.silence = new SilenceJudge(config.activationTimeoutMs);
   }
 
@@ -102,7 +81,7 @@ export class QueueRunner implements DriverRunner {
         if (this.live.size === 0) this.idle();
         const end = 'outcome' in ending ? outcomeEnd(ending.outcome).end : ending;
         // A host that handed an activation back may have missed the configs (a restarted Redis).
-        if (end.kind === 'recover') this.modelsStoredAt = 0;
+        if (end.kind === 'recover') this.models.invalidate();
         resolve(end);
       },
     };
@@ -165,7 +144,7 @@ export class QueueRunner implements DriverRunner {
     try {
       const redis = await this.connect();
       await redis.ready();
-      await this.storeModels(redis);
+      await this.models.publish(redis);
       if (this.live.get(entry.token) !== entry) return;
       const roomy = this.roomyHost();
       if (roomy) return this.place(entry, roomy, data);
@@ -228,24 +207,6 @@ export class QueueRunner implements DriverRunner {
   private notQueued(entry: RemoteActivation, error: unknown): void {
     const diagnostic = `QUEUE_UNAVAILABLE: the activation could not be queued on '${this.config.queue}' (${errorMessage(error)})`;
     entry.settle({ kind: 'failed', stopReason: 'error', diagnostic });
-  }
-
-  /**
-   * Jobs name the configs by hash instead of carrying them (a scripted config can be tens of KB; a
-   * fan-out would ship it once per child). Renewed at most every few seconds, and after any recovery
-   * (a restarted Redis may have lost it; a host that misses it hands the activation back).
-   */
-  private storeModels(redis: ParentRedis): Promise<void> {
-    if (Date.now() - this.modelsStoredAt < 5_000) return Promise.resolve();
-    this.storingModels ??= redis.commands
-      .set(modelsKey(this.config.prefix, this.config.queue, this.models.hash), this.models.body, 'PX', MODELS_TTL_MS)
-      .then(() => {
-        this.modelsStoredAt = Date.now();
-      })
-      .finally(() => {
-        this.storingModels = undefined;
-      });
-    return this.storingModels;
   }
 
   private connect(): Promise<ParentRedis> {
@@ -328,7 +289,7 @@ export class QueueRunner implements DriverRunner {
 
   /** A host went silent or a batch to or from it was lost: its activations are re-planned elsewhere. */
   private hostLost(host: HostLink): void {
-    this.modelsStoredAt = 0;
+    this.models.invalidate();
     host.room = 0;
     for (const entry of [...this.live.values()]) {
       if (entry.host !== host) continue;
@@ -373,32 +334,8 @@ export class QueueRunner implements DriverRunner {
     // Checked every quarter timeout, so a lost job is re-planned within 1.25 timeouts of being queued or taken.
     if (now - this.lastQueuedCheck >= timeout / 4) {
       this.lastQueuedCheck = now;
-      void this.checkQueued(now - timeout);
-    }
-  }
-
-  /**
-   * A queued job that no host holds any more (Redis restarted without it, or its host died before
-   * its hello arrived and BullMQ failed it as stalled) would wait forever, and so would one a host
-   * took and then went silent on before its hello (a host stopped, wedged or partitioned right after
-   * taking it: BullMQ keeps it active while that host's lock lives). Both are re-planned; a hello that
-   * comes later names an activation that no longer exists and is told `gone`.
-   */
-  private async checkQueued(before: number): Promise<void> {
-    const redis = this.redis;
-    if (!redis) return;
-    const waiting = [...this.live.values()].filter(
-      (entry) => !entry.host && entry.dispatchedAt !== undefined && entry.dispatchedAt < before,
-    );
-    for (const entry of waiting) {
-      const job = await redis.queue.getJob(entry.jobId).catch(() => null);
-      const state = job ? await job.getState().catch(() => 'error') : 'unknown';
-      if (entry.host || this.live.get(entry.token) !== entry) continue;
-      const takenAndSilent = state === 'active' && (job?.processedOn ?? Number.POSITIVE_INFINITY) < before;
-      if (state === 'unknown' || state === 'completed' || state === 'failed' || takenAndSilent) {
-        this.modelsStoredAt = 0;
-        entry.settle({ kind: 'recover' });
-      }
+      const redis = this.redis;
+      if (redis) void recoverLostJobs(redis.queue, this.live, now - timeout, () => this.models.invalidate());
     }
   }
 }
