@@ -215,7 +215,9 @@ describe.each(['worker', 'inline'])("runner: '%s'", (runner) => {
       const dir = join(base, `seed-${seed}`);
       const point = killPoint(seed, fullLines - 2);
       const killed = await runFixture('run', runner, dir, point);
-      expect(killed.killed).toBe(true);
+      // The writer batches appends by timing, so a run may log fewer lines than the full one did and end
+      // before a late kill point: that seed crashed nothing, and the next seed is tried instead.
+      if (!killed.killed) return;
       const before = await readAll(dir);
       const answered = answeredKeys(before, namespaceOf(dir));
       const sentAtKill = new Map(answered.map((key) => [key, sent.get(key) ?? 0]));
@@ -242,9 +244,13 @@ describe.each(['worker', 'inline'])("runner: '%s'", (runner) => {
       if (accepted && !unknown) expect(rootOutput(after), `seed ${seed}`).toBe(fullOutput);
       outcomes.push(!accepted ? 'not accepted' : unknown ? 'unknown' : 'equal');
     };
-    const seeds = Array.from({ length: SEEDS }, (_, i) => i + 1);
-    for (let i = 0; i < seeds.length; i += PARALLEL) await Promise.all(seeds.slice(i, i + PARALLEL).map(check));
-    expect(outcomes).toHaveLength(SEEDS);
+    // Seeds in order until SEEDS of them killed the run mid-way (at most twice as many tried).
+    let nextSeed = 1;
+    while (outcomes.length < SEEDS && nextSeed <= 2 * SEEDS) {
+      const batch = Array.from({ length: PARALLEL }, () => nextSeed++);
+      await Promise.all(batch.map(check));
+    }
+    expect(outcomes.length).toBeGreaterThanOrEqual(SEEDS);
     // The seeds reach both kinds of resume: some answers equal the uninterrupted run's, some calls were of unknown outcome.
     expect(outcomes).toContain('equal');
     expect(outcomes).toContain('unknown');
