@@ -294,6 +294,8 @@ export class Runtime implements SubagentCore {
       ...(parsed.maxSteps === undefined ? {} : { maxSteps: parsed.maxSteps }),
       ...(parsed.persona === undefined ? {} : { persona: parsed.persona }),
       ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
+      // Kept so a resumed agent's turns (a crash-interrupted one included) hold the same budget.
+      ...(parsed.budget === undefined ? {} : { budget: { ...parsed.budget } }),
     };
     agent.writer.append([
       { type: 'agent/descriptor', data: descriptor },
