@@ -24,8 +24,8 @@ export interface InterruptedChild {
   dispose(): Promise<void>;
 }
 
-/** Per store: parent id + call id → child id, from one list() and one read per child session. */
-const indexes = new WeakMap<SessionStore, Promise<Map<string, string>>>();
+/** Per store: parent id + call id → child id, from one list() and one read per child session (cached). */
+const indexes = new WeakMap<SessionStore, Promise<ChildIndex>>();
 
 export async function interruptedChild(
   brood: Brood,
@@ -33,7 +33,7 @@ export async function interruptedChild(
   callId: string,
   background: boolean,
 ): Promise<InterruptedChild | undefined> {
-  const childId = (await childIndex(brood.sessions)).get(keyOf(parent.id, callId));
+  const childId = await childOf(brood.sessions, keyOf(parent.id, callId));
   if (childId === undefined) return undefined;
   const { events } = await brood.sessions.read(childId);
   const continuable = descriptorOf(events)?.mode === 'continuable';
@@ -70,24 +70,40 @@ function resultOf(child: AgentImpl, events: SessionEvent[]): Promise<TurnResult>
   return Promise.resolve({ ...emptyResult('error'), diagnostic: 'the child had no turn to resume' });
 }
 
-async function childIndex(store: SessionStore): Promise<Map<string, string>> {
-  let index = indexes.get(store);
-  if (index === undefined) {
-    index = buildIndex(store);
-    indexes.set(store, index);
-    index.catch(() => indexes.delete(store));
-  }
-  return index;
+/** A miss looks again at the sessions written since the index was read (another process may have). */
+async function childOf(store: SessionStore, key: string): Promise<string | undefined> {
+  const found = (await childIndex(store)).children.get(key);
+  if (found !== undefined) return found;
+  return (await childIndex(store, true)).children.get(key);
 }
 
-async function buildIndex(store: SessionStore): Promise<Map<string, string>> {
-  const index = new Map<string, string>();
-  const children = (await store.list()).filter((header) => header.parentSession !== undefined);
+interface ChildIndex {
+  /** parent id + call id → child id. */
+  children: Map<string, string>;
+  /** Every session already read. */
+  seen: Set<string>;
+}
+
+/** One index per store; a refresh reads only the sessions it has not seen, one refresh at a time. */
+function childIndex(store: SessionStore, refresh = false): Promise<ChildIndex> {
+  const current = indexes.get(store);
+  if (current !== undefined && !refresh) return current;
+  const next = (current ?? Promise.resolve({ children: new Map(), seen: new Set<string>() })).then((index) =>
+    readNew(store, index),
+  );
+  indexes.set(store, next);
+  next.catch(() => indexes.delete(store));
+  return next;
+}
+
+async function readNew(store: SessionStore, index: ChildIndex): Promise<ChildIndex> {
+  const fresh = (await store.list()).filter((header) => !index.seen.has(header.id));
+  for (const header of fresh) index.seen.add(header.id);
   await Promise.all(
-    children.map(async (header) => {
+    fresh.map(async (header) => {
+      if (header.parentSession === undefined) return;
       const callId = descriptorOf((await store.read(header.id)).events)?.callId;
-      if (typeof callId === 'string' && header.parentSession !== undefined)
-        index.set(keyOf(header.parentSession, callId), header.id);
+      if (typeof callId === 'string') index.children.set(keyOf(header.parentSession, callId), header.id);
     }),
   );
   return index;
