@@ -8,6 +8,7 @@ import type { AgentImpl } from '../agents/agent.js';
 import { rebuildSession } from '../agents/history.js';
 import { openTurnOf } from '../agents/open-turn.js';
 import { continuedTurnOf } from '../agents/recovered-turn.js';
+import { endedForMissingRoute } from '../agents/restore.js';
 import { BroodError } from '../errors.js';
 import type { Agent, SessionEvent, SessionHeader, SessionStore, TurnResult } from '../types.js';
 
@@ -46,7 +47,7 @@ export async function recoverSessions(host: RecoverHost, options: RecoverOptions
   for (const outcome of settled) {
     if (outcome.status === 'rejected') {
       // A route gone from the catalog failed that session's turn (logged); the others go on.
-      if (!isRouteFailure(outcome.reason)) failure ??= outcome.reason;
+      if (!endedForMissingRoute(outcome.reason)) failure ??= outcome.reason;
       continue;
     }
     const continued = continuedTurnOf(outcome.value);
@@ -54,7 +55,7 @@ export async function recoverSessions(host: RecoverHost, options: RecoverOptions
       recovered.push({ agent: outcome.value, turn: continued.turn, result: continued.result });
   }
   for (const outcome of waking)
-    if (outcome.status === 'rejected' && !isRouteFailure(outcome.reason)) failure ??= outcome.reason;
+    if (outcome.status === 'rejected' && !endedForMissingRoute(outcome.reason)) failure ??= outcome.reason;
   if (failure !== undefined) throw failure;
   return recovered;
 }
@@ -95,9 +96,6 @@ function hasWork({ events }: Session): boolean {
   return openTurnOf(events) !== undefined || rebuildSession(events).unclaimed.length > 0;
 }
 
-function isRouteFailure(error: unknown): boolean {
-  return error instanceof BroodError && error.code === 'UNKNOWN_MODEL';
-}
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new BroodError('ABORTED', 'recover was aborted; nothing was resumed');
