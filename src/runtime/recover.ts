@@ -96,7 +96,6 @@ function hasWork({ events }: Session): boolean {
   return openTurnOf(events) !== undefined || rebuildSession(events).unclaimed.length > 0;
 }
 
-
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new BroodError('ABORTED', 'recover was aborted; nothing was resumed');
 }

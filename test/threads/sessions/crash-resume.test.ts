@@ -29,6 +29,10 @@ const scripts = [
     match: 'upsert',
     turns: [{ toolCalls: [{ name: 'upsert', arguments: { key: 'k' } }] }, { text: 'root: {{results}}' }],
   },
+  {
+    match: 'slow',
+    turns: [{ toolCalls: [{ name: 'upsert', arguments: { key: 's' } }] }, { text: 'slow: {{results}}' }],
+  },
   { match: 'delegate', turns: [{ toolCalls: [subagentCall('child: charge')] }, { text: 'root got: {{results}}' }] },
   {
     match: 'child: charge',
@@ -44,8 +48,18 @@ interface Runs {
 }
 
 /** A runtime with the same tools either side of the crash; `hold` keeps each body from finishing. */
-function runtime(runner: RunnerKind, sessions: SessionStore, runs: Runs, hold?: Promise<never>, started?: () => void) {
-  const brood = makeBrood(runner, { sessions, models: [scriptedModels({ id: 'scripted', scripts })] });
+/** The first runtime's model does not answer 'slow' in time: its request is in flight at the kill. */
+const hanging = scripts.map((script) => (script.match === 'slow' ? { ...script, latencyMs: 60_000 } : script));
+
+function runtime(
+  runner: RunnerKind,
+  sessions: SessionStore,
+  runs: Runs,
+  hold?: Promise<never>,
+  started?: () => void,
+  modelScripts: typeof hanging = scripts,
+) {
+  const brood = makeBrood(runner, { sessions, models: [scriptedModels({ id: 'scripted', scripts: modelScripts })] });
   open.push(brood);
   brood.use(subagentTool({ provider: 'spawn' }));
   const body = (name: keyof Runs) => async () => {
@@ -123,6 +137,35 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
       unknownCalls: 1,
     });
     await expect(second.recover()).resolves.toEqual([]);
+    await second.close();
+    await watching;
+  });
+
+  it('a request in flight at the crash (logged, unanswered) is sent again, once', async () => {
+    const runs = { charge: 0, upsert: 0 };
+    const before = memorySessions();
+    const first = runtime(runner, before, runs, undefined, undefined, hanging);
+    const root = await first.createAgent({ model: route });
+    void root.run('slow').catch(() => undefined);
+    // The request is logged and waits on the model's latency: that is the kill point.
+    for (;;) {
+      const { events: log } = await before.read(root.id);
+      if (ofType(log, 'model/request').length === 1) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const store = await copyOf(before);
+    const second = runtime(runner, store, runs);
+    const seen: BroodEvent[] = [];
+    const watching = (async () => {
+      for await (const event of second.events()) seen.push(event);
+    })();
+    const [entry] = await second.recover();
+    await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed', output: 'slow: upsert done' });
+    const log = await events(store, root.id);
+    expect(ofType(log, 'model/request')).toHaveLength(3);
+    expect(ofType(log, 'assistant/message')).toHaveLength(2);
+    expect(runs.upsert).toBe(1);
+    expect(seen.find((event) => event.type === 'recovered')).toMatchObject({ replayedRequests: 1, unknownCalls: 0 });
     await second.close();
     await watching;
   });
