@@ -9,7 +9,9 @@ import { rebuildSession } from '../agents/history.js';
 import { openTurnOf } from '../agents/open-turn.js';
 import { continuedTurnOf } from '../agents/recovered-turn.js';
 import { endedForMissingRoute } from '../agents/restore.js';
+import { parseConfig, resumeAgentOptionsSchema } from '../config.js';
 import { BroodError } from '../errors.js';
+import type { Runtime } from './runtime.js';
 import type { Agent, SessionEvent, SessionHeader, SessionStore, TurnResult } from '../types.js';
 
 export interface RecoveredTurn {
@@ -28,6 +30,17 @@ export interface RecoverHost {
   agents: ReadonlyMap<string, AgentImpl>;
   restore(sessionId: string): Promise<AgentImpl>;
 }
+
+/** brood.recover(options): checked like resumeAgent's options (a signal, nothing else). */
+export async function recover(runtime: Runtime, options: unknown): Promise<RecoveredTurn[]> {
+  runtime.assertOpen();
+  const { signal } = parseConfig(recoverOptionsSchema, options ?? {}, 'recover options');
+  await runtime.agentDeps.hub.telemetry?.ready();
+  const host: RecoverHost = { store: runtime.store, agents: runtime.agents, restore: (id) => runtime.restore(id) };
+  return recoverSessions(host, signal === undefined ? {} : { signal });
+}
+
+const recoverOptionsSchema = resumeAgentOptionsSchema.pick({ signal: true });
 
 export async function recoverSessions(host: RecoverHost, options: RecoverOptions): Promise<RecoveredTurn[]> {
   const { store } = host;

@@ -178,7 +178,7 @@ function answeredKeys(sessions: Map<string, SessionEvent[]>, namespace: string):
   for (const events of sessions.values()) {
     const prompt = ofType(events, 'user/message')[0]?.data.text;
     const answers = ofType(events, 'assistant/message').filter((e) => e.data.finish !== 'error');
-    answers.forEach((_, step) => keys.push(`${namespace} ${prompt}#${step}`));
+    for (let step = 0; step < answers.length; step += 1) keys.push(`${namespace} ${prompt}#${step}`);
   }
   return keys;
 }

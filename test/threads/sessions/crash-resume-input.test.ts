@@ -194,3 +194,12 @@ it('a resumed turn’s maxTokens counts what its log shows was spent before the 
   const [entry] = await second.recover();
   await expect(entry?.result).resolves.toMatchObject({ stopReason: 'budget' });
 });
+
+it('recover() options: an unknown key is INVALID_CONFIG, an aborted signal ABORTED, a closed runtime DISPOSED', async () => {
+  const brood = runtime(memorySessions());
+  await expectCode(brood.recover({ everything: true } as never), 'INVALID_CONFIG');
+  await expectCode(brood.recover({ signal: AbortSignal.abort() }), 'ABORTED');
+  await expect(brood.recover()).resolves.toEqual([]);
+  await brood.close();
+  await expectCode(brood.recover(), 'DISPOSED');
+});
