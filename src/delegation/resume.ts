@@ -7,10 +7,11 @@
  */
 import type { AgentImpl } from '../agents/agent.js';
 import { openTurnOf } from '../agents/open-turn.js';
-import { continuedTurnOf } from '../agents/recovered-turn.js';
+import { pendingResultOf } from '../agents/recovered-turn.js';
 import type { Brood } from '../brood.js';
 import { sumUsage } from '../models/usage.js';
 import { knownEvent } from '../sessions/event-types.js';
+import { toSubagentResult } from '../subagents/runs.js';
 import type { SubagentResult } from '../subagents/types.js';
 import type { Agent, SessionEvent, SessionStore, StopReason, TurnResult, Usage } from '../types.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
@@ -63,11 +64,10 @@ export async function interruptedChild(
 
 /** The resumed turn's result, or the result of the prompt the child never got to (it runs now). */
 function resultOf(child: AgentImpl, events: SessionEvent[]): Promise<TurnResult> {
-  const continued = continuedTurnOf(child);
-  if (continued !== undefined) return continued.result;
-  const prompt = unclaimedPrompt(events);
-  if (prompt !== undefined) return child.inbox.result(prompt);
-  return Promise.resolve({ ...emptyResult('error'), diagnostic: 'the child had no turn to resume' });
+  return (
+    pendingResultOf(child, events) ??
+    Promise.resolve({ ...emptyResult('error'), diagnostic: 'the child had no turn to resume' })
+  );
 }
 
 /** A miss looks again at the sessions written since the index was read (another process may have). */
@@ -121,17 +121,6 @@ function descriptorOf(events: SessionEvent[]): { mode?: unknown; callId?: unknow
   return undefined;
 }
 
-/** The first message, when no turn claimed it yet (the crash came between acceptance and turn start). */
-function unclaimedPrompt(events: SessionEvent[]): string | undefined {
-  let first: string | undefined;
-  for (const logged of events) {
-    const event = knownEvent(logged);
-    if (event?.type === 'user/message' && first === undefined) first = event.data.id;
-    if (event?.type === 'turn/start') return undefined;
-  }
-  return first;
-}
-
 /** The last ended turn's result as its log shows it, when no turn is open after it. */
 function endedResult(events: SessionEvent[]): TurnResult | undefined {
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -162,10 +151,4 @@ function emptyResult(stopReason: StopReason): TurnResult {
     usage,
     usageTree: { agentId: '', provider: '', model: '', usage, total: usage, children: [] },
   };
-}
-
-function toSubagentResult(turn: TurnResult): SubagentResult {
-  const result: SubagentResult = { output: turn.output, stopReason: turn.stopReason, usage: turn.usage };
-  if (turn.diagnostic !== undefined) result.diagnostic = turn.diagnostic;
-  return result;
 }

@@ -11,8 +11,10 @@ import { continuedTurnOf } from '../agents/recovered-turn.js';
 import { endedForMissingRoute } from '../agents/restore.js';
 import { parseConfig, resumeAgentOptionsSchema } from '../config.js';
 import { BroodError } from '../errors.js';
+import type { JobTable } from '../subagents/types.js';
+import { type AnnouncedJob, adoptJob, announcedJobs, type Session } from './recover-jobs.js';
 import type { Runtime } from './runtime.js';
-import type { Agent, SessionEvent, SessionHeader, SessionStore, TurnResult } from '../types.js';
+import type { Agent, SessionStore, TurnResult } from '../types.js';
 
 export interface RecoveredTurn {
   agent: Agent;
@@ -29,6 +31,8 @@ export interface RecoverHost {
   store: SessionStore;
   agents: ReadonlyMap<string, AgentImpl>;
   restore(sessionId: string): Promise<AgentImpl>;
+  /** Background jobs, for those a crash interrupted after their id was announced. */
+  jobs: JobTable;
 }
 
 /** brood.recover(options): checked like resumeAgent's options (a signal, nothing else). */
@@ -36,7 +40,12 @@ export async function recover(runtime: Runtime, options: unknown): Promise<Recov
   runtime.assertOpen();
   const { signal } = parseConfig(recoverOptionsSchema, options ?? {}, 'recover options');
   await runtime.agentDeps.hub.telemetry?.ready();
-  const host: RecoverHost = { store: runtime.store, agents: runtime.agents, restore: (id) => runtime.restore(id) };
+  const host: RecoverHost = {
+    store: runtime.store,
+    agents: runtime.agents,
+    restore: (id) => runtime.restore(id),
+    jobs: runtime.subagents.jobs,
+  };
   return recoverSessions(host, signal === undefined ? {} : { signal });
 }
 
@@ -52,9 +61,10 @@ export async function recoverSessions(host: RecoverHost, options: RecoverOptions
     (session) => session.header.parentSession === undefined && !host.agents.has(session.header.id) && hasWork(session),
   );
   const settled = await Promise.allSettled(due.map(({ header }) => host.restore(header.id)));
-  const waking = await Promise.allSettled(
-    interruptedContinuables(sessions).map((chain) => restoreInOrder(host, chain)),
-  );
+  const waking = await Promise.allSettled([
+    ...interruptedContinuables(sessions).map((chain) => restoreInOrder(host, chain)),
+    ...announcedJobs(sessions, hasWork).map((job) => resumeJob(host, sessions, job)),
+  ]);
   const recovered: RecoveredTurn[] = [];
   let failure: unknown;
   for (const outcome of settled) {
@@ -72,8 +82,6 @@ export async function recoverSessions(host: RecoverHost, options: RecoverOptions
   if (failure !== undefined) throw failure;
   return recovered;
 }
-
-type Session = { header: SessionHeader; events: SessionEvent[] };
 
 /**
  * Continuable children a crash interrupted (an open turn, or accepted messages no turn took) whose
@@ -99,6 +107,28 @@ function interruptedContinuables(sessions: Session[]): string[][] {
 
 async function restoreInOrder(host: RecoverHost, chain: string[]): Promise<void> {
   for (const id of chain) await host.restore(id);
+}
+
+/** A job's owner must be able to take its notice: a top-level agent or a continuable child (and its chain). */
+async function resumeJob(host: RecoverHost, sessions: Session[], job: AnnouncedJob): Promise<void> {
+  const chain = ownerChain(sessions, job.ownerId);
+  if (chain === undefined) return;
+  await restoreInOrder(host, chain);
+  const owner = host.agents.get(job.ownerId);
+  if (owner === undefined) return;
+  adoptJob(host.jobs, owner, await host.restore(job.childId), job);
+}
+
+/** The owner with its ancestors, top-level first, when each below the top is continuable. */
+function ownerChain(sessions: Session[], ownerId: string): string[] | undefined {
+  const byId = new Map(sessions.map((session) => [session.header.id, session]));
+  const chain: string[] = [];
+  for (let at = byId.get(ownerId); at !== undefined; at = byId.get(at.header.parentSession ?? '')) {
+    chain.unshift(at.header.id);
+    if (at.header.parentSession === undefined) return chain;
+    if (!continuable(at)) return undefined;
+  }
+  return undefined;
 }
 
 function continuable(session: Session): boolean {
