@@ -94,6 +94,17 @@ async function copyOf(from: SessionStore): Promise<SessionStore> {
   return to;
 }
 
+/** Like copyOf, with each session's events cut by `cut` (what a kill at an earlier point leaves). */
+async function cutCopyOf(from: SessionStore, cut: (id: string, events: SessionEvent[]) => SessionEvent[]) {
+  const to = memorySessions();
+  for (const header of await from.list()) {
+    const { events } = await from.read(header.id);
+    await to.create(header);
+    await to.append(header.id, cut(header.id, events));
+  }
+  return to;
+}
+
 /** Runs `prompt` on a first runtime until a tool body has started, and copies the store at that moment. */
 async function crashInsideTool(runner: RunnerKind, prompt: string, runs: Runs) {
   const before = memorySessions();
@@ -178,6 +189,28 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed', output: 'root: upsert done' });
     expect(runs.upsert).toBe(2);
     expect(ofType(await events(store, rootId), 'model/request')).toHaveLength(2);
+  });
+
+  it('a child that finished before its parent logged the result gives its logged result, and is not run again', async () => {
+    const runs = { charge: 0, upsert: 0 };
+    const before = memorySessions();
+    const first = runtime(runner, before, runs);
+    const root = await first.createAgent({ model: route });
+    await expect(root.run('delegate')).resolves.toMatchObject({ output: 'root got: child did upsert done' });
+    // The kill came after the child's turn ended and before the parent logged the call's result.
+    const store = await cutCopyOf(before, (id, events) =>
+      id === root.id ? events.slice(0, events.findIndex((event) => event.type === 'tool/call') + 1) : events,
+    );
+    const [child] = (await store.list()).filter((h) => h.parentSession === root.id);
+    const childBefore = (await events(store, child?.id ?? '')).length;
+    const second = runtime(runner, store, runs);
+    const [entry] = await second.recover();
+    await expect(entry?.result).resolves.toMatchObject({
+      stopReason: 'completed',
+      output: 'root got: child did upsert done',
+    });
+    expect((await events(store, child?.id ?? '')).length).toBe(childBefore);
+    expect(runs.upsert).toBe(1);
   });
 
   it('a foreground child interrupted inside its parent’s call is resumed in its own session, not started again', async () => {
