@@ -47,7 +47,12 @@ export async function interruptedChild(
   }
   const child = (await brood.resumeAgent(childId)) as AgentImpl;
   const result = continuable ? Promise.resolve(logged ?? emptyResult('completed')) : resultOf(child, events);
-  const settled = result.then(async (turn) => {
+  // A parent waiting on its foreground child holds no turn slot meanwhile (limits.agents), as on a first run.
+  const waited =
+    background || continuable || parentImpl === undefined
+      ? result
+      : parentImpl.deps.scheduler.waitOn(parentImpl, () => parentImpl.status === 'running', result);
+  const settled = waited.then(async (turn) => {
     // A foreground run rolls up into the parent's turn and its child is disposed once it is done
     // (a background job's run is disposed by its job).
     if (!continuable && !background) {

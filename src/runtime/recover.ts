@@ -1,8 +1,9 @@
 /**
  * brood.recover(): every top-level session of the store whose last turn a crash left open is resumed
- * (its children inside it, through its delegation calls), every top-level session with accepted,
- * unclaimed messages runs them, as resumeAgent does, and so does an interrupted continuable child. The whole store is read first: a corrupt session
- * (SESSION_CORRUPT, naming file and line) means nothing is resumed from it.
+ * (its children inside it, through its delegation calls); every top-level session with accepted,
+ * unclaimed messages runs them, as resumeAgent does; interrupted background work whose owner had
+ * been answered (continuable children, announced jobs) is woken with its owner. The whole store is
+ * read first: a corrupt session (SESSION_CORRUPT, naming file and line) means nothing is resumed.
  */
 import type { AgentImpl } from '../agents/agent.js';
 import { rebuildSession } from '../agents/history.js';

@@ -116,6 +116,10 @@ async function crashInsideTool(runner: RunnerKind, prompt: string, runs: Runs) {
   return { store: await copyOf(before), rootId: root.id };
 }
 
+async function until(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 async function events(store: SessionStore, id: string): Promise<SessionEvent[]> {
   return (await store.read(id)).events;
 }
@@ -189,6 +193,20 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed', output: 'root: upsert done' });
     expect(runs.upsert).toBe(2);
     expect(ofType(await events(store, rootId), 'model/request')).toHaveLength(2);
+  });
+
+  it('cancelling the resumed parent’s turn cancels the child its call is waiting for', async () => {
+    const runs = { charge: 0, upsert: 0 };
+    const { store, rootId } = await crashInsideTool(runner, 'delegate', runs);
+    const inBody = deferred();
+    const second = runtime(runner, store, runs, new Promise<never>(() => undefined), () => inBody.resolve());
+    const [entry] = await second.recover();
+    await inBody.promise; // the resumed child is running its tool again
+    entry?.agent.cancel();
+    await expect(entry?.result).resolves.toMatchObject({ stopReason: 'aborted' });
+    const [child] = (await store.list()).filter((h) => h.parentSession === rootId);
+    await until(async () => ofType(await events(store, child?.id ?? ''), 'turn/end').length > 0);
+    expect(ofType(await events(store, child?.id ?? ''), 'turn/end').map((e) => e.data.reason)).toEqual(['aborted']);
   });
 
   it('a child that finished before its parent logged the result gives its logged result, and is not run again', async () => {
