@@ -250,3 +250,53 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     expect(runs.upsert).toBe(2); // idempotent: run again inside the resumed child
   });
 });
+
+describe.each(RUNNERS)("runner: '%s', Code Mode", (runner) => {
+  it('a run_code call cut by the crash is of unknown outcome: its program does not run again', async () => {
+    const codeScripts = [
+      {
+        match: 'program',
+        turns: [
+          {
+            toolCalls: [{ name: 'run_code', arguments: { description: 'p', code: 'return await tools.charge({});' } }],
+          },
+          { text: 'after: {{results}}' },
+        ],
+      },
+    ];
+    let charges = 0;
+    const inBody = deferred();
+    const make = (sessions: SessionStore, hold: boolean) => {
+      const brood = makeBrood(runner, {
+        sessions,
+        codeMode: 'code',
+        models: [scriptedModels({ id: 'scripted', scripts: codeScripts })],
+      });
+      open.push(brood);
+      brood.tools.register(
+        defineTool({
+          name: 'charge',
+          description: 'charges a card',
+          parameters: { type: 'object', properties: {} },
+          execute: () => {
+            charges += 1;
+            inBody.resolve();
+            return hold ? new Promise(() => undefined) : 'charged';
+          },
+        }),
+      );
+      return brood;
+    };
+    const before = memorySessions();
+    const first = make(before, true);
+    const root = await first.createAgent({ model: route });
+    void root.run('program').catch(() => undefined);
+    await inBody.promise;
+    const store = await copyOf(before);
+    const [entry] = await make(store, false).recover();
+    const result = await entry?.result;
+    expect(result).toMatchObject({ stopReason: 'completed' });
+    expect(result?.output).toContain('TOOL_OUTCOME_UNKNOWN');
+    expect(charges).toBe(1);
+  });
+});
