@@ -2,6 +2,7 @@
  * createBrood and the public `Brood` facade: validates options at the trust boundary and fronts one
  * private runtime engine (src/runtime/runtime.ts), like piscina's public class over its pool.
  */
+import { recover } from './runtime/recover.js';
 import type { Approvals, ApprovalsOptions } from './approvals/types.js';
 import type { RunnerChoice } from './queue/config.js';
 import type { ResourceLimits } from 'node:worker_threads';
@@ -211,7 +212,7 @@ class BroodFacade implements Brood {
   }
 
   recover(options: RecoverOptions = {}): Promise<RecoveredTurn[]> {
-    return this.#runtime.recover(options);
+    return recover(this.#runtime, options);
   }
 
   events(options?: BroodEventsOptions): AsyncIterable<BroodEvent> {

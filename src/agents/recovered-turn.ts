@@ -4,7 +4,8 @@
  * delegation call waiting for its child) and announced as a `recovered` host event.
  */
 import { baseOf } from '../events/from-log.js';
-import type { TurnResult } from '../types.js';
+import { knownEvent } from '../sessions/event-types.js';
+import type { SessionEvent, TurnResult } from '../types.js';
 import type { AgentImpl } from './agent.js';
 import type { OpenTurn } from './open-turn.js';
 import { decideInterrupted } from './resumed-calls.js';
@@ -50,4 +51,26 @@ export function continueInterrupted(agent: AgentImpl, open: OpenTurn, awaitingAp
 /** The turn a restore continued for `agent`, if any (read once: a later restore of the same session is a new one). */
 export function continuedTurnOf(agent: AgentImpl): ContinuedTurn | undefined {
   return continued.get(agent);
+}
+
+/**
+ * What a restored child is now working towards: the turn its restore continued, or the prompt a
+ * crash left unclaimed (it runs now). `events` is the child's log as read before the restore.
+ */
+export function pendingResultOf(agent: AgentImpl, events: readonly SessionEvent[]): Promise<TurnResult> | undefined {
+  const continuedTurn = continued.get(agent);
+  if (continuedTurn !== undefined) return continuedTurn.result;
+  const prompt = unclaimedPrompt(events);
+  return prompt === undefined ? undefined : agent.inbox.result(prompt);
+}
+
+/** The first message, when no turn claimed it yet (the crash came between acceptance and turn start). */
+export function unclaimedPrompt(events: readonly SessionEvent[]): string | undefined {
+  let first: string | undefined;
+  for (const logged of events) {
+    const event = knownEvent(logged);
+    if (event?.type === 'user/message' && first === undefined) first = event.data.id;
+    if (event?.type === 'turn/start') return undefined;
+  }
+  return first;
 }

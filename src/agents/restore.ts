@@ -94,7 +94,10 @@ async function rebuildAgent(
   const open = openTurnOf(events);
   const runtimeDepth = options.depth === undefined ? 0 : validateDelegationDepth(options.depth);
   const depth = Math.max(header.delegationDepth, runtimeDepth);
-  const route = await resolveRoute(core, sessionId, options.model ?? rebuilt.lastRoute ?? header.model, open, events);
+  const route =
+    options.model === undefined
+      ? await resolveLoggedRoute(core, sessionId, rebuilt.lastRoute ?? header.model, open, events)
+      : core.catalog.resolve(options.model);
   // Each field is still checked: a descriptor is the one event a host may have written by hand.
   const descriptor: DescriptorFields = rebuilt.descriptor ?? {};
   // A limit is never dropped: a stored budget that is not one refuses the restore (INVALID_CONFIG).
@@ -139,11 +142,18 @@ async function rebuildAgent(
   return agent;
 }
 
+/** Errors of restores that ended the interrupted turn because its route is gone (brood.recover() goes on). */
+const routeGone = new WeakSet<object>();
+
+export function endedForMissingRoute(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && routeGone.has(error);
+}
+
 /**
- * A route gone from the catalog fails the turn a crash left open, with a diagnostic that says so (the
- * session is not resumed; other sessions are not affected).
+ * The logged route gone from the catalog fails the turn a crash left open, with a diagnostic that says
+ * so (the session is not resumed; other sessions are not affected).
  */
-async function resolveRoute(
+async function resolveLoggedRoute(
   core: RuntimeCore,
   sessionId: string,
   route: ModelRoute,
@@ -160,6 +170,7 @@ async function resolveRoute(
         { seq: events.length, time: core.agentDeps.now(), type: 'turn/end', data: end },
       ]);
       await core.store.flush(sessionId);
+      if (typeof error === 'object' && error !== null) routeGone.add(error);
     }
     throw error;
   }

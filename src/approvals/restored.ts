@@ -1,6 +1,7 @@
 /**
- * Requests a crashed host left open. A resumed agent's interrupted turn is closed, never
- * re-run, but a request with no recorded decision is listed again in `pending()`: approved, the tool
+ * Requests a crashed host left open. A resumed agent's interrupted turn continues without waiting for
+ * them (the call's result says the decision is pending, src/agents/resumed-calls.ts), and a request
+ * with no recorded decision is listed again in `pending()`: approved, the tool
  * runs once, here in the parent, its result is logged (`approval/result`) and handed to the agent as
  * a quiet message its next turn reads. A request whose decision was recorded is never asked again.
  */

@@ -7,10 +7,11 @@
  */
 import type { AgentImpl } from '../agents/agent.js';
 import { openTurnOf } from '../agents/open-turn.js';
-import { continuedTurnOf } from '../agents/recovered-turn.js';
+import { pendingResultOf } from '../agents/recovered-turn.js';
 import type { Brood } from '../brood.js';
 import { sumUsage } from '../models/usage.js';
 import { knownEvent } from '../sessions/event-types.js';
+import { toSubagentResult } from '../subagents/runs.js';
 import type { SubagentResult } from '../subagents/types.js';
 import type { Agent, SessionEvent, SessionStore, StopReason, TurnResult, Usage } from '../types.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
@@ -24,8 +25,8 @@ export interface InterruptedChild {
   dispose(): Promise<void>;
 }
 
-/** Per store: parent id + call id → child id, from one list() and one read per child session. */
-const indexes = new WeakMap<SessionStore, Promise<Map<string, string>>>();
+/** Per store: parent id + call id → child id, from one list() and one read per child session (cached). */
+const indexes = new WeakMap<SessionStore, Promise<ChildIndex>>();
 
 export async function interruptedChild(
   brood: Brood,
@@ -33,7 +34,7 @@ export async function interruptedChild(
   callId: string,
   background: boolean,
 ): Promise<InterruptedChild | undefined> {
-  const childId = (await childIndex(brood.sessions)).get(keyOf(parent.id, callId));
+  const childId = await childOf(brood.sessions, keyOf(parent.id, callId));
   if (childId === undefined) return undefined;
   const { events } = await brood.sessions.read(childId);
   const continuable = descriptorOf(events)?.mode === 'continuable';
@@ -46,7 +47,10 @@ export async function interruptedChild(
   }
   const child = (await brood.resumeAgent(childId)) as AgentImpl;
   const result = continuable ? Promise.resolve(logged ?? emptyResult('completed')) : resultOf(child, events);
-  const settled = result.then(async (turn) => {
+  // A parent waiting on its foreground child holds no turn slot meanwhile (limits.agents), as on a first run.
+  const waited =
+    background || continuable || parentImpl === undefined ? result : (parentImpl.lease?.lend(result) ?? result);
+  const settled = waited.then(async (turn) => {
     // A foreground run rolls up into the parent's turn and its child is disposed once it is done
     // (a background job's run is disposed by its job).
     if (!continuable && !background) {
@@ -63,31 +67,46 @@ export async function interruptedChild(
 
 /** The resumed turn's result, or the result of the prompt the child never got to (it runs now). */
 function resultOf(child: AgentImpl, events: SessionEvent[]): Promise<TurnResult> {
-  const continued = continuedTurnOf(child);
-  if (continued !== undefined) return continued.result;
-  const prompt = unclaimedPrompt(events);
-  if (prompt !== undefined) return child.inbox.result(prompt);
-  return Promise.resolve({ ...emptyResult('error'), diagnostic: 'the child had no turn to resume' });
+  return (
+    pendingResultOf(child, events) ??
+    Promise.resolve({ ...emptyResult('error'), diagnostic: 'the child had no turn to resume' })
+  );
 }
 
-async function childIndex(store: SessionStore): Promise<Map<string, string>> {
-  let index = indexes.get(store);
-  if (index === undefined) {
-    index = buildIndex(store);
-    indexes.set(store, index);
-    index.catch(() => indexes.delete(store));
-  }
-  return index;
+/** A miss looks again at the sessions written since the index was read (another process may have). */
+async function childOf(store: SessionStore, key: string): Promise<string | undefined> {
+  const found = (await childIndex(store)).children.get(key);
+  if (found !== undefined) return found;
+  return (await childIndex(store, true)).children.get(key);
 }
 
-async function buildIndex(store: SessionStore): Promise<Map<string, string>> {
-  const index = new Map<string, string>();
-  const children = (await store.list()).filter((header) => header.parentSession !== undefined);
+interface ChildIndex {
+  /** parent id + call id → child id. */
+  children: Map<string, string>;
+  /** Every session already read. */
+  seen: Set<string>;
+}
+
+/** One index per store; a refresh reads only the sessions it has not seen, one refresh at a time. */
+function childIndex(store: SessionStore, refresh = false): Promise<ChildIndex> {
+  const current = indexes.get(store);
+  if (current !== undefined && !refresh) return current;
+  const next = (current ?? Promise.resolve({ children: new Map(), seen: new Set<string>() })).then((index) =>
+    readNew(store, index),
+  );
+  indexes.set(store, next);
+  next.catch(() => indexes.delete(store));
+  return next;
+}
+
+async function readNew(store: SessionStore, index: ChildIndex): Promise<ChildIndex> {
+  const fresh = (await store.list()).filter((header) => !index.seen.has(header.id));
+  for (const header of fresh) index.seen.add(header.id);
   await Promise.all(
-    children.map(async (header) => {
+    fresh.map(async (header) => {
+      if (header.parentSession === undefined) return;
       const callId = descriptorOf((await store.read(header.id)).events)?.callId;
-      if (typeof callId === 'string' && header.parentSession !== undefined)
-        index.set(keyOf(header.parentSession, callId), header.id);
+      if (typeof callId === 'string') index.children.set(keyOf(header.parentSession, callId), header.id);
     }),
   );
   return index;
@@ -103,17 +122,6 @@ function descriptorOf(events: SessionEvent[]): { mode?: unknown; callId?: unknow
     if (event?.type === 'subagent/descriptor') return event.data;
   }
   return undefined;
-}
-
-/** The first message, when no turn claimed it yet (the crash came between acceptance and turn start). */
-function unclaimedPrompt(events: SessionEvent[]): string | undefined {
-  let first: string | undefined;
-  for (const logged of events) {
-    const event = knownEvent(logged);
-    if (event?.type === 'user/message' && first === undefined) first = event.data.id;
-    if (event?.type === 'turn/start') return undefined;
-  }
-  return first;
 }
 
 /** The last ended turn's result as its log shows it, when no turn is open after it. */
@@ -146,10 +154,4 @@ function emptyResult(stopReason: StopReason): TurnResult {
     usage,
     usageTree: { agentId: '', provider: '', model: '', usage, total: usage, children: [] },
   };
-}
-
-function toSubagentResult(turn: TurnResult): SubagentResult {
-  const result: SubagentResult = { output: turn.output, stopReason: turn.stopReason, usage: turn.usage };
-  if (turn.diagnostic !== undefined) result.diagnostic = turn.diagnostic;
-  return result;
 }

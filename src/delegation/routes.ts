@@ -70,7 +70,7 @@ export async function runDelegation(
   if (takeInterrupted(parent, ctx.callId)) {
     const child = await interruptedChild(deps.brood, parent, ctx.callId, call.background);
     if (child !== undefined) {
-      if (!call.background) return foregroundValue(child.id, await child.result);
+      if (!call.background) return foregroundValue(child.id, await untilCancelled(child, ctx.signal));
       if (child.continuable) return continuableValue(child.id);
       return adoptAsJob(deps, parent, call, child, extras.notifyOwner !== false);
     }
@@ -122,6 +122,18 @@ function foregroundValue(runId: string, result: SubagentResult): unknown {
   const value: ForegroundValue = { kind: 'foreground', runId, output: [{ type: 'text', text: result.output }] };
   if (result.structured !== undefined) value.structured = result.structured;
   return withContent(value, result.output);
+}
+
+/** The call's signal owns a resumed foreground child as it owns a new one: cancelling the call cancels it. */
+async function untilCancelled(child: InterruptedChild, signal: AbortSignal): Promise<SubagentResult> {
+  const onAbort = (): void => child.cancel();
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await child.result;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
 function continuableValue(childId: string): unknown {

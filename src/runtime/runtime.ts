@@ -7,7 +7,6 @@
 import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { type RestoreHooks, restoreAgent } from '../agents/restore.js';
-import { type RecoveredTurn, type RecoverOptions, recoverSessions } from './recover.js';
 import type { AgentDeps } from '../agents/types.js';
 import { ApprovalGate } from '../approvals/gate.js';
 import type { ApprovalsOptions } from '../approvals/types.js';
@@ -296,6 +295,8 @@ export class Runtime implements SubagentCore {
       ...(parsed.maxSteps === undefined ? {} : { maxSteps: parsed.maxSteps }),
       ...(parsed.persona === undefined ? {} : { persona: parsed.persona }),
       ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
+      // Kept so a resumed agent's turns (a crash-interrupted one included) hold the same budget.
+      ...(parsed.budget === undefined ? {} : { budget: { ...parsed.budget } }),
     };
     agent.writer.append([
       { type: 'agent/descriptor', data: descriptor },
@@ -320,17 +321,6 @@ export class Runtime implements SubagentCore {
     await this.agentDeps.hub.telemetry?.ready();
     // The parsed copy, not the host's object: its getters were read once, under parseConfig's guard.
     return this.agents.get(sessionId) ?? this.restore(sessionId, parsed as ResumeOptionsInput);
-  }
-
-  /** brood.recover(): see src/runtime/recover.ts. */
-  async recover(options: RecoverOptions = {}): Promise<RecoveredTurn[]> {
-    this.assertOpen();
-    const { signal } = parseConfig(resumeAgentOptionsSchema.pick({ signal: true }), options ?? {}, 'recover options');
-    await this.agentDeps.hub.telemetry?.ready();
-    return recoverSessions(
-      { store: this.store, agents: this.agents, restore: (id) => this.restore(id) },
-      signal === undefined ? {} : { signal },
-    );
   }
 
   /** brood.usage(): what the sessions record, after every live agent's pending events are written. */

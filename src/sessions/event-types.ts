@@ -21,6 +21,8 @@ export type AgentDescriptorData = {
   maxSteps?: number;
   persona?: string;
   toolFilter?: ToolFilter;
+  /** createAgent's budget: every turn's, restored with the agent. */
+  budget?: Budget;
 };
 
 /** What a child's session starts with; an out-of-process provider adds its own fields (e.g. `acp`). */

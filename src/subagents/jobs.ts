@@ -36,7 +36,7 @@ export class Jobs implements JobTable {
 
   create(owner: Agent, run: SubagentRun, label: string, controller: AbortController, options: JobOptions = {}): Job {
     this.core.detachedRuns.add(run);
-    const job = new JobRecord(`job_${++this.counter}`, owner.id, label, controller);
+    const job = new JobRecord(this.idFor(options.id), owner.id, label, controller);
     this.jobs.set(job.id, job);
     job.done = run.result
       .then(
@@ -57,6 +57,14 @@ export class Jobs implements JobTable {
         else if (options.notifyOwner !== false) this.notifyOwner(job);
       });
     return job;
+  }
+
+  /** A fresh id, or an adopted one (later fresh ids count on from it, so none is given twice). */
+  private idFor(adopted: string | undefined): string {
+    const number = adopted === undefined ? undefined : /^job_(\d+)$/.exec(adopted)?.[1];
+    if (adopted === undefined || number === undefined || this.jobs.has(adopted)) return `job_${++this.counter}`;
+    this.counter = Math.max(this.counter, Number(number));
+    return adopted;
   }
 
   get(owner: Agent, jobId: string): Job | undefined {

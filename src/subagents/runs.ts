@@ -84,7 +84,7 @@ function waitingOnChild(parent: AgentImpl, result: Promise<TurnResult>, foregrou
 }
 
 /** The prompt's turn is the run: its structured output (the last valid call) and verdict are the turn's. */
-function toSubagentResult(turn: TurnResult): SubagentResult {
+export function toSubagentResult(turn: TurnResult): SubagentResult {
   const result: SubagentResult = { output: turn.output, stopReason: turn.stopReason, usage: turn.usage };
   if (turn.diagnostic !== undefined) result.diagnostic = turn.diagnostic;
   if ('structured' in turn) result.structured = turn.structured;

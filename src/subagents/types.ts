@@ -182,6 +182,8 @@ export interface JobOptions {
    * false for owners that are not model-driven (the MCP server's parents: its client polls the task).
    */
   notifyOwner?: boolean;
+  /** The job's id when it is one announced before a crash, adopted again on recovery (job_<n>). */
+  id?: string;
 }
 
 export interface JobTable {

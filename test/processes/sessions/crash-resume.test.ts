@@ -178,7 +178,7 @@ function answeredKeys(sessions: Map<string, SessionEvent[]>, namespace: string):
   for (const events of sessions.values()) {
     const prompt = ofType(events, 'user/message')[0]?.data.text;
     const answers = ofType(events, 'assistant/message').filter((e) => e.data.finish !== 'error');
-    for (let step = 0; step < answers.length; step++) keys.push(`${namespace} ${prompt}#${step}`);
+    for (let step = 0; step < answers.length; step += 1) keys.push(`${namespace} ${prompt}#${step}`);
   }
   return keys;
 }
@@ -211,6 +211,7 @@ describe.each(['worker', 'inline'])("runner: '%s'", (runner) => {
 
   it(`recovers the tree killed at ${SEEDS} seeded points: nothing answered asked again, no side effect twice`, async () => {
     const outcomes: string[] = [];
+    let childrenCut = 0;
     const check = async (seed: number): Promise<void> => {
       const dir = join(base, `seed-${seed}`);
       const point = killPoint(seed, fullLines - 2);
@@ -220,6 +221,10 @@ describe.each(['worker', 'inline'])("runner: '%s'", (runner) => {
       if (!killed.killed) return;
       const before = await readAll(dir);
       const answered = answeredKeys(before, namespaceOf(dir));
+      const childCut = [...before].some(
+        ([id, events]) => id !== 'root' && ofType(events, 'turn/start').length > ofType(events, 'turn/end').length,
+      );
+      if (childCut) childrenCut += 1;
       const sentAtKill = new Map(answered.map((key) => [key, sent.get(key) ?? 0]));
       const recovery = await runFixture('recover', runner, dir);
       expect(recovery.lines.at(-1), `seed ${seed}`).toBe('done');
@@ -254,5 +259,7 @@ describe.each(['worker', 'inline'])("runner: '%s'", (runner) => {
     // The seeds reach both kinds of resume: some answers equal the uninterrupted run's, some calls were of unknown outcome.
     expect(outcomes).toContain('equal');
     expect(outcomes).toContain('unknown');
+    // ...and some kills cut a child mid-turn: it was resumed inside its parent's call.
+    expect(childrenCut).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -2,7 +2,8 @@
  * Crash resume of background work (docs/sessions.md "Crash resume"): a continuable child interrupted
  * after its parent's call had answered is woken by `brood.recover()` and its settlement notice reaches
  * the parent once; a background job's child interrupted while the parent's call had no result yet is
- * resumed as a new job the model now learns of, and its notice is delivered once.
+ * resumed as a new job the model now learns of, and one whose id the parent was already told is
+ * resumed under that id; either way its notice is delivered once.
  */
 import { afterEach, expect, it } from 'vitest';
 import { createBrood, defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
@@ -111,4 +112,29 @@ it('a background job’s child interrupted before its parent’s call was answer
   expect(await notices()).toHaveLength(1);
   const childLog = (await store.read(children[0]?.id ?? '')).events;
   expect(ofType(childLog, 'turn/end').map((e) => e.data.reason)).toEqual(['completed']);
+});
+
+it('a background job announced before the crash is resumed under its id, and its notice reaches its owner once', async () => {
+  const before = memorySessions();
+  const inBody = deferred();
+  const first = runtime(before, 'one-shot', () => {
+    inBody.resolve();
+    return new Promise<never>(() => undefined);
+  });
+  const root = await first.createAgent({ model: route });
+  await expect(root.run('spawn')).resolves.toMatchObject({ output: 'spawned' });
+  await inBody.promise;
+  const announced = ofType((await before.read(root.id)).events, 'tool/result')[0]?.data.content;
+  expect(announced).toBe('started background subagent job job_1');
+  const store = await copyOf(before);
+  const second = runtime(store, 'one-shot');
+  await expect(second.recover()).resolves.toEqual([]);
+  const notices = async () =>
+    ofType((await store.read(root.id)).events, 'user/message').filter((e) => e.data.source === 'job-completed');
+  await until(async () => (await notices()).length > 0 && (await second.resumeAgent(root.id)).status === 'idle');
+  expect((await notices()).map((e) => e.data.text)).toEqual([expect.stringContaining('background job job_1')]);
+  const [child] = (await store.list()).filter((header) => header.parentSession === root.id);
+  expect(ofType((await store.read(child?.id ?? '')).events, 'turn/end').map((e) => e.data.reason)).toEqual([
+    'completed',
+  ]);
 });

@@ -147,3 +147,59 @@ it('a call waiting for approval at the crash stays pending with the host; it nev
     expect(content).not.toContain('TOOL_OUTCOME_UNKNOWN');
   }
 });
+
+it('a resumed turn’s maxTokens counts what its log shows was spent before the crash', async () => {
+  // The two requests' usage, from an uninterrupted run.
+  const reference = runtime(memorySessions());
+  reference.tools.register(charge(() => 'charged'));
+  const probe = await reference.createAgent({ model: route });
+  await probe.run('effect');
+  const [u1 = 0, u2 = 0] = ofType(await log(reference.sessions, probe.id), 'assistant/message').map(
+    (e) =>
+      (e.data.usage as { inputTokens: number; outputTokens: number }).inputTokens +
+      (e.data.usage as { outputTokens: number }).outputTokens,
+  );
+  // Each request alone fits; both together do not.
+  const maxTokens = Math.max(u1, u2) + 1;
+  expect(u1 + u2).toBeGreaterThan(maxTokens);
+
+  const before = memorySessions();
+  const first = runtime(before);
+  const inBody = deferred();
+  first.tools.register(
+    charge(() => {
+      inBody.resolve();
+      return new Promise(() => undefined);
+    }),
+  );
+  const root = await first.createAgent({ model: route, budget: { maxTokens } });
+  void root.run('effect').catch(() => undefined);
+  await inBody.promise;
+  const store = memorySessions();
+  for (const header of await before.list()) {
+    await store.create(header);
+    await store.append(header.id, (await before.read(header.id)).events);
+  }
+  const second = runtime(store);
+  // Idempotent here, so the resumed request is the reference's second one, byte for byte.
+  second.tools.register(
+    defineTool({
+      name: 'charge',
+      description: 'charges a card',
+      parameters,
+      idempotent: true,
+      execute: () => 'charged',
+    }),
+  );
+  const [entry] = await second.recover();
+  await expect(entry?.result).resolves.toMatchObject({ stopReason: 'budget' });
+});
+
+it('recover() options: an unknown key is INVALID_CONFIG, an aborted signal ABORTED, a closed runtime DISPOSED', async () => {
+  const brood = runtime(memorySessions());
+  await expectCode(brood.recover({ everything: true } as never), 'INVALID_CONFIG');
+  await expectCode(brood.recover({ signal: AbortSignal.abort() }), 'ABORTED');
+  await expect(brood.recover()).resolves.toEqual([]);
+  await brood.close();
+  await expectCode(brood.recover(), 'DISPOSED');
+});

@@ -29,6 +29,10 @@ const scripts = [
     match: 'upsert',
     turns: [{ toolCalls: [{ name: 'upsert', arguments: { key: 'k' } }] }, { text: 'root: {{results}}' }],
   },
+  {
+    match: 'slow',
+    turns: [{ toolCalls: [{ name: 'upsert', arguments: { key: 's' } }] }, { text: 'slow: {{results}}' }],
+  },
   { match: 'delegate', turns: [{ toolCalls: [subagentCall('child: charge')] }, { text: 'root got: {{results}}' }] },
   {
     match: 'child: charge',
@@ -44,8 +48,18 @@ interface Runs {
 }
 
 /** A runtime with the same tools either side of the crash; `hold` keeps each body from finishing. */
-function runtime(runner: RunnerKind, sessions: SessionStore, runs: Runs, hold?: Promise<never>, started?: () => void) {
-  const brood = makeBrood(runner, { sessions, models: [scriptedModels({ id: 'scripted', scripts })] });
+/** The first runtime's model does not answer 'slow' in time: its request is in flight at the kill. */
+const hanging = scripts.map((script) => (script.match === 'slow' ? { ...script, latencyMs: 60_000 } : script));
+
+function runtime(
+  runner: RunnerKind,
+  sessions: SessionStore,
+  runs: Runs,
+  hold?: Promise<never>,
+  started?: () => void,
+  modelScripts: typeof hanging = scripts,
+) {
+  const brood = makeBrood(runner, { sessions, models: [scriptedModels({ id: 'scripted', scripts: modelScripts })] });
   open.push(brood);
   brood.use(subagentTool({ provider: 'spawn' }));
   const body = (name: keyof Runs) => async () => {
@@ -80,6 +94,17 @@ async function copyOf(from: SessionStore): Promise<SessionStore> {
   return to;
 }
 
+/** Like copyOf, with each session's events cut by `cut` (what a kill at an earlier point leaves). */
+async function cutCopyOf(from: SessionStore, cut: (id: string, events: SessionEvent[]) => SessionEvent[]) {
+  const to = memorySessions();
+  for (const header of await from.list()) {
+    const { events } = await from.read(header.id);
+    await to.create(header);
+    await to.append(header.id, cut(header.id, events));
+  }
+  return to;
+}
+
 /** Runs `prompt` on a first runtime until a tool body has started, and copies the store at that moment. */
 async function crashInsideTool(runner: RunnerKind, prompt: string, runs: Runs) {
   const before = memorySessions();
@@ -89,6 +114,10 @@ async function crashInsideTool(runner: RunnerKind, prompt: string, runs: Runs) {
   void root.run(prompt).catch(() => undefined);
   await inBody.promise;
   return { store: await copyOf(before), rootId: root.id };
+}
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 async function events(store: SessionStore, id: string): Promise<SessionEvent[]> {
@@ -127,6 +156,35 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     await watching;
   });
 
+  it('a request in flight at the crash (logged, unanswered) is sent again, once', async () => {
+    const runs = { charge: 0, upsert: 0 };
+    const before = memorySessions();
+    const first = runtime(runner, before, runs, undefined, undefined, hanging);
+    const root = await first.createAgent({ model: route });
+    void root.run('slow').catch(() => undefined);
+    // The request is logged and waits on the model's latency: that is the kill point.
+    for (;;) {
+      const { events: log } = await before.read(root.id);
+      if (ofType(log, 'model/request').length === 1) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const store = await copyOf(before);
+    const second = runtime(runner, store, runs);
+    const seen: BroodEvent[] = [];
+    const watching = (async () => {
+      for await (const event of second.events()) seen.push(event);
+    })();
+    const [entry] = await second.recover();
+    await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed', output: 'slow: upsert done' });
+    const log = await events(store, root.id);
+    expect(ofType(log, 'model/request')).toHaveLength(3);
+    expect(ofType(log, 'assistant/message')).toHaveLength(2);
+    expect(runs.upsert).toBe(1);
+    expect(seen.find((event) => event.type === 'recovered')).toMatchObject({ replayedRequests: 1, unknownCalls: 0 });
+    await second.close();
+    await watching;
+  });
+
   it('an idempotent call of unknown outcome runs again and its result is the turn’s', async () => {
     const runs = { charge: 0, upsert: 0 };
     const { store, rootId } = await crashInsideTool(runner, 'upsert', runs);
@@ -135,6 +193,42 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed', output: 'root: upsert done' });
     expect(runs.upsert).toBe(2);
     expect(ofType(await events(store, rootId), 'model/request')).toHaveLength(2);
+  });
+
+  it('cancelling the resumed parent’s turn cancels the child its call is waiting for', async () => {
+    const runs = { charge: 0, upsert: 0 };
+    const { store, rootId } = await crashInsideTool(runner, 'delegate', runs);
+    const inBody = deferred();
+    const second = runtime(runner, store, runs, new Promise<never>(() => undefined), () => inBody.resolve());
+    const [entry] = await second.recover();
+    await inBody.promise; // the resumed child is running its tool again
+    entry?.agent.cancel();
+    await expect(entry?.result).resolves.toMatchObject({ stopReason: 'aborted' });
+    const [child] = (await store.list()).filter((h) => h.parentSession === rootId);
+    await until(async () => ofType(await events(store, child?.id ?? ''), 'turn/end').length > 0);
+    expect(ofType(await events(store, child?.id ?? ''), 'turn/end').map((e) => e.data.reason)).toEqual(['aborted']);
+  });
+
+  it('a child that finished before its parent logged the result gives its logged result, and is not run again', async () => {
+    const runs = { charge: 0, upsert: 0 };
+    const before = memorySessions();
+    const first = runtime(runner, before, runs);
+    const root = await first.createAgent({ model: route });
+    await expect(root.run('delegate')).resolves.toMatchObject({ output: 'root got: child did upsert done' });
+    // The kill came after the child's turn ended and before the parent logged the call's result.
+    const store = await cutCopyOf(before, (id, events) =>
+      id === root.id ? events.slice(0, events.findIndex((event) => event.type === 'tool/call') + 1) : events,
+    );
+    const [child] = (await store.list()).filter((h) => h.parentSession === root.id);
+    const childBefore = (await events(store, child?.id ?? '')).length;
+    const second = runtime(runner, store, runs);
+    const [entry] = await second.recover();
+    await expect(entry?.result).resolves.toMatchObject({
+      stopReason: 'completed',
+      output: 'root got: child did upsert done',
+    });
+    expect((await events(store, child?.id ?? '')).length).toBe(childBefore);
+    expect(runs.upsert).toBe(1);
   });
 
   it('a foreground child interrupted inside its parent’s call is resumed in its own session, not started again', async () => {
@@ -154,5 +248,55 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     expect(ofType(childLog, 'turn/start')).toHaveLength(1);
     expect(ofType(childLog, 'model/request')).toHaveLength(2);
     expect(runs.upsert).toBe(2); // idempotent: run again inside the resumed child
+  });
+});
+
+describe.each(RUNNERS)("runner: '%s', Code Mode", (runner) => {
+  it('a run_code call cut by the crash is of unknown outcome: its program does not run again', async () => {
+    const codeScripts = [
+      {
+        match: 'program',
+        turns: [
+          {
+            toolCalls: [{ name: 'run_code', arguments: { description: 'p', code: 'return await tools.charge({});' } }],
+          },
+          { text: 'after: {{results}}' },
+        ],
+      },
+    ];
+    let charges = 0;
+    const inBody = deferred();
+    const make = (sessions: SessionStore, hold: boolean) => {
+      const brood = makeBrood(runner, {
+        sessions,
+        codeMode: 'code',
+        models: [scriptedModels({ id: 'scripted', scripts: codeScripts })],
+      });
+      open.push(brood);
+      brood.tools.register(
+        defineTool({
+          name: 'charge',
+          description: 'charges a card',
+          parameters: { type: 'object', properties: {} },
+          execute: () => {
+            charges += 1;
+            inBody.resolve();
+            return hold ? new Promise(() => undefined) : 'charged';
+          },
+        }),
+      );
+      return brood;
+    };
+    const before = memorySessions();
+    const first = make(before, true);
+    const root = await first.createAgent({ model: route });
+    void root.run('program').catch(() => undefined);
+    await inBody.promise;
+    const store = await copyOf(before);
+    const [entry] = await make(store, false).recover();
+    const result = await entry?.result;
+    expect(result).toMatchObject({ stopReason: 'completed' });
+    expect(result?.output).toContain('TOOL_OUTCOME_UNKNOWN');
+    expect(charges).toBe(1);
   });
 });
