@@ -5,8 +5,9 @@
 // bare floor runs interleaved with every m. Whatever the parent does per child (sessions, tool
 // dispatch, delegation setup, its end of the wire), the main thread is single, so this curve is a
 // lower bound on the makespan of any runner whose parent spends m ms per child.
-import { L, K, burnCpu } from './lib/schedule.mjs';
+
 import { limited } from './floor.mjs';
+import { burnCpu, K, L } from './lib/schedule.mjs';
 import { median, round, sleep } from './lib/stats.mjs';
 
 const N = 256;

@@ -2,8 +2,9 @@
 // (and `npm start`) stay inside their time budget when nothing changed (a tsup build alone takes ~25 s on 2 cores).
 // Missing type declarations are always built: without them a package packed or a host compiled
 // against this tree has no types.
-import { statSync, readdirSync } from 'node:fs';
+
 import { execSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;

@@ -8,8 +8,8 @@
 // (sandbox thread start + engine load) minus the same program on the now-warm thread.
 import * as broodPkg from '../dist/index.js';
 import { ROUTE } from './lib/brood.mjs';
-import { summarize, median, round } from './lib/stats.mjs';
 import { withDeadline } from './lib/run-guard.mjs';
+import { median, round, summarize } from './lib/stats.mjs';
 
 const { createBrood, scriptedModels, defineTool } = broodPkg;
 const ONE_CALL = 'await tools.noop({}); return 1;';

@@ -15,10 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as broodPkg from '../dist/index.js';
-import { L, THREADS, childTurns, idealMs, parentTurns } from './lib/schedule.mjs';
-import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
-import { median, round } from './lib/stats.mjs';
+import { installDelegation, makeBrood, noopTool, timedRun } from './lib/brood.mjs';
 import { attempt, withDeadline } from './lib/run-guard.mjs';
+import { childTurns, idealMs, L, parentTurns, THREADS } from './lib/schedule.mjs';
+import { median, round } from './lib/stats.mjs';
 
 const { createBrood, fileSessions, openAICompatible, subagentTool, defineTool } = broodPkg;
 const SELF = fileURLToPath(import.meta.url);

@@ -2,8 +2,9 @@
 // that delegates to 2 children, waits, then answers (2 requests); leaves answer at once (1 request).
 // Each request has latency L, so the ideal for depth D is (2D + 1)·L. Trees of depth 1..D (quick: 2, 4, 6) are timed;
 // overhead per level = (makespan − ideal) / D, and the slope across depths shows whether it grows.
+
+import { installDelegation, makeBrood, timedRun } from './lib/brood.mjs';
 import { L } from './lib/schedule.mjs';
-import { makeBrood, installDelegation, timedRun } from './lib/brood.mjs';
 import { round } from './lib/stats.mjs';
 
 const BRANCH = 2;

@@ -3,8 +3,9 @@
 // interleaved round by round so machine-load drift hits both sides alike. With no subscriber nothing
 // is produced or posted across threads, so "off" must match the plain fan-out; "on" shows what a
 // host that watches pays. Events counted per child show what the subscriber received.
-import { L, THREADS, parentTurns, childTurns } from './lib/schedule.mjs';
-import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
+
+import { installDelegation, makeBrood, noopTool, timedRun } from './lib/brood.mjs';
+import { childTurns, L, parentTurns, THREADS } from './lib/schedule.mjs';
 import { median, round } from './lib/stats.mjs';
 
 const P = 64;

@@ -2,16 +2,17 @@
 // child K = 3 requests at L = 20 ms (+ C = 10 ms CPU in the CPU case). Systems are interleaved per
 // configuration (floor, worker, inline, peer back to back) so background load on the machine hits
 // them alike and the ratios stay meaningful.
-import { L, CHILD_CPU, THREADS, fanoutConfigs, idealMs, parentTurns, childTurns } from './lib/schedule.mjs';
-import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
-import { burnerPool, floorFanout } from './floor.mjs';
-import { peerFanout } from './peer.mjs';
-import { instrumented, median, round, timed } from './lib/stats.mjs';
-import { withDeadline, attempt } from './lib/run-guard.mjs';
-import { cpuPerChild, threadCpu } from './lib/thread-cpu.mjs';
+
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { burnerPool, floorFanout } from './floor.mjs';
+import { installDelegation, makeBrood, noopTool, timedRun } from './lib/brood.mjs';
+import { attempt, withDeadline } from './lib/run-guard.mjs';
+import { CHILD_CPU, childTurns, fanoutConfigs, idealMs, L, parentTurns, THREADS } from './lib/schedule.mjs';
+import { instrumented, median, round, timed } from './lib/stats.mjs';
+import { cpuPerChild, threadCpu } from './lib/thread-cpu.mjs';
+import { peerFanout } from './peer.mjs';
 
 const rootPrompt = (n, cpuMs) => `fanout-root n=${n} c=${cpuMs};`;
 

@@ -2,7 +2,7 @@
 // no brood code. It measures what this machine, right now, can do at best (timer slack, thread
 // hand-off, CPU contention from other processes), so brood's overhead is read as makespan / floor.
 import { Worker } from 'node:worker_threads';
-import { L, K, THREADS } from './lib/schedule.mjs';
+import { K, L, THREADS } from './lib/schedule.mjs';
 import { sleep } from './lib/stats.mjs';
 
 // Same busy loop as the scripted model; a burn request is just a number of ms.

@@ -12,10 +12,11 @@
 //    as pairs interleaved on two warm runtimes in one process; the median of the per-pair ratios and
 //    the parent's main-thread CPU per run for both.
 //   node bench/governed.mjs [--quick] [--row rateLimited[:matching|tooHigh|unset]|deepCapped|unlimitedOverhead]
-import { createBrood, defineTool, openAICompatible, scriptedModels, subagentTool } from '../dist/index.js';
-import { limitedServer } from './lib/limited-server.mjs';
+
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { createBrood, defineTool, openAICompatible, scriptedModels, subagentTool } from '../dist/index.js';
+import { limitedServer } from './lib/limited-server.mjs';
 import { percentile, procCpuMs, round } from './lib/stats.mjs';
 
 const LATENCY_MS = 50;

@@ -6,11 +6,12 @@
 // The children are started from inside a tool the parent is running, with the parent's turn still
 // open: each child's settlement notice then queues in the parent's inbox instead of waking it for
 // thousands of turns, which would measure the parent's history, not parked children.
-import { ROUTE, makeBrood, noopTool, stampedSessions } from './lib/brood.mjs';
+
+import { limited } from './floor.mjs';
+import { makeBrood, noopTool, ROUTE, stampedSessions } from './lib/brood.mjs';
+import { withDeadline } from './lib/run-guard.mjs';
 import { THREADS } from './lib/schedule.mjs';
 import { gc, round, sleep, summarize } from './lib/stats.mjs';
-import { limited } from './floor.mjs';
-import { withDeadline } from './lib/run-guard.mjs';
 
 const mem = () => ({ rss: process.memoryUsage.rss(), heap: process.memoryUsage().heapUsed });
 

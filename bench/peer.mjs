@@ -2,7 +2,7 @@
 // fan-out as agents-as-tools. A replay `Model` serves the same scripted turns with the same latency
 // and CPU. The SDK runs everything on the main thread, so its CPU burns land there, as they would
 // for any single-threaded agent runtime.
-import { L, K, childTurns, parentTurns, burnCpu } from './lib/schedule.mjs';
+import { burnCpu, childTurns, K, L, parentTurns } from './lib/schedule.mjs';
 import { sleep } from './lib/stats.mjs';
 
 let sdk;

@@ -5,8 +5,9 @@
 // moves TurboFan's compiles onto the isolates' own threads.
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-fanout.mjs [worker|inline] [N] [P] [reps] [cpuMs] [latencyMs]
 // (the wide fan-out's row: `worker 10000 10000 1 0 1000`); bench/profile-top.mjs summarises the profiles.
-import { parentTurns, childTurns, L } from './lib/schedule.mjs';
-import { ROUTE, makeBrood, noopTool, installDelegation } from './lib/brood.mjs';
+
+import { installDelegation, makeBrood, noopTool, ROUTE } from './lib/brood.mjs';
+import { childTurns, L, parentTurns } from './lib/schedule.mjs';
 import { cpuPerChild, threadCpu } from './lib/thread-cpu.mjs';
 
 const [runner = 'worker', n = '256', p = '64', reps = '4', cpu = '0', latency = String(L)] = process.argv.slice(2);

@@ -2,7 +2,7 @@
 // thread id 0 in its name, each pool thread's its own): top self-time functions per file, and per
 // child in µs when told how many children the profiled runs delegated in all.
 //   node bench/profile-top.mjs <dir> [--children N] [--top 15]
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);

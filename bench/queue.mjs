@@ -3,12 +3,12 @@
 // interleaved per repetition like the main fan-out table. Per-child overhead is the makespan above
 // the floor, amortised over the N children (P = 64 run at once, so it is not a per-child latency).
 import * as brood from '../dist/index.js';
-import { floorFanout, burnerPool } from './floor.mjs';
-import { childTurns, idealMs, L, parentTurns, THREADS } from './lib/schedule.mjs';
+import { burnerPool, floorFanout } from './floor.mjs';
 import { installDelegation, makeBrood, noopTool, timedRun } from './lib/brood.mjs';
 import { startRedisAndHosts } from './lib/redis-hosts.mjs';
-import { instrumented, median, procCpuMs, round } from './lib/stats.mjs';
 import { attempt } from './lib/run-guard.mjs';
+import { childTurns, idealMs, L, parentTurns, THREADS } from './lib/schedule.mjs';
+import { instrumented, median, procCpuMs, round } from './lib/stats.mjs';
 
 const { createBrood, queueRunner, scriptedModels, spawnProvider } = brood;
 

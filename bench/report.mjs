@@ -2,8 +2,8 @@
 // without the JSON) and makespan.svg (makespan vs N for the three systems).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { makespanSvg } from './lib/svg.mjs';
-import { wideFanoutSection } from './report-wide.mjs';
 import { crashResumeSection } from './report-crash-resume.mjs';
+import { wideFanoutSection } from './report-wide.mjs';
 
 const fmt = (v, digits = 1) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
 const ms = (cell) => (cell?.error ? 'error' : fmt(cell?.makespanMs, 0));

@@ -2,30 +2,30 @@
 // the same machine state, then writes bench/results/latest.{json,md} and makespan.svg.
 //   node --expose-gc bench/run.mjs [--quick] [--out DIR]
 import os from 'node:os';
-import { loadPeer } from './peer.mjs';
-import { runFanout } from './fanout.mjs';
-import { runWideFanout } from './wide-fanout.mjs';
-import { runStartLatency } from './start-latency.mjs';
-import { runToolRpc } from './tool-rpc.mjs';
+import { runAbortLatency } from './abort-latency.mjs';
+import { runAiSdkProxy } from './ai-sdk-proxy.mjs';
+import { runApprovals } from './approvals.mjs';
+import { runBudget } from './budget.mjs';
+import { runCodeMode } from './code-mode.mjs';
+import { runCrashResume } from './crash-resume.mjs';
 import { runCrossing } from './crossing.mjs';
 import { runDeepTree } from './deep-tree.mjs';
-import { runBudget } from './budget.mjs';
-import { runSteadyState } from './steady-state.mjs';
-import { runParkedContinuables } from './parked-continuables.mjs';
-import { runWatchHook } from './watch-hook.mjs';
-import { runCodeMode } from './code-mode.mjs';
 import { runEventsCost } from './events-cost.mjs';
-import { runQueueFanout } from './queue.mjs';
-import { runAbortLatency } from './abort-latency.mjs';
-import { runTelemetryCost } from './telemetry.mjs';
-import { runApprovals } from './approvals.mjs';
+import { runFanout } from './fanout.mjs';
 import { runGoverned } from './governed.mjs';
-import { runSoak } from './soak.mjs';
-import { runAiSdkProxy } from './ai-sdk-proxy.mjs';
-import { runCrashResume } from './crash-resume.mjs';
-import { evaluateTargets } from './lib/targets.mjs';
 import { attempt } from './lib/run-guard.mjs';
+import { evaluateTargets } from './lib/targets.mjs';
+import { runParkedContinuables } from './parked-continuables.mjs';
+import { loadPeer } from './peer.mjs';
+import { runQueueFanout } from './queue.mjs';
 import { writeReport } from './report.mjs';
+import { runSoak } from './soak.mjs';
+import { runStartLatency } from './start-latency.mjs';
+import { runSteadyState } from './steady-state.mjs';
+import { runTelemetryCost } from './telemetry.mjs';
+import { runToolRpc } from './tool-rpc.mjs';
+import { runWatchHook } from './watch-hook.mjs';
+import { runWideFanout } from './wide-fanout.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as broodPkg from '../dist/index.js';
 import { installDelegation, noopTool, timedRun } from './lib/brood.mjs';
-import { THREADS, childTurns, parentTurns } from './lib/schedule.mjs';
+import { childTurns, parentTurns, THREADS } from './lib/schedule.mjs';
 import { gc, round } from './lib/stats.mjs';
 
 const { createBrood, fileSessions, memorySessions, moduleAdapter, scriptedModels } = broodPkg;

@@ -1,10 +1,10 @@
 // SPEC §12 start latency: subagents.start() → the child's first `model/request`, as the parent
 // observes it (the timestamping store sees the append arrive). Children are started one at a time
 // on a warm pool so each sample is latency, not queueing behind siblings.
-import { ROUTE, makeBrood, stampedSessions } from './lib/brood.mjs';
-import { THREADS } from './lib/schedule.mjs';
-import { summarize, round } from './lib/stats.mjs';
+import { makeBrood, ROUTE, stampedSessions } from './lib/brood.mjs';
 import { withDeadline } from './lib/run-guard.mjs';
+import { THREADS } from './lib/schedule.mjs';
+import { round, summarize } from './lib/stats.mjs';
 
 async function measureRunner(runner, count) {
   // Session id → time of its first model/request append. Recorded whether or not anyone waits yet:

@@ -3,9 +3,10 @@
 // isolate: each JIT-compiles the driver separately, and TurboFan was measured still recompiling hot
 // driver functions (several hundred ms of background CPU per 256-child fan-out) until ~2,500 children
 // had run on the runtime. Here each system runs the fan-out `warmRuns` times untimed, then `reps` timed.
-import { L, THREADS, parentTurns, childTurns } from './lib/schedule.mjs';
-import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
+
 import { burnerPool, floorFanout } from './floor.mjs';
+import { installDelegation, makeBrood, noopTool, timedRun } from './lib/brood.mjs';
+import { childTurns, L, parentTurns, THREADS } from './lib/schedule.mjs';
 import { median, round } from './lib/stats.mjs';
 import { cpuPerChild, threadCpu } from './lib/thread-cpu.mjs';
 

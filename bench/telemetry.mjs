@@ -9,12 +9,13 @@
 // parents, times) are made the cheapest honest way with the same SDK setup (see floorSessions). The
 // floor's main-thread CPU above `off` per span is the SDK's own; `on` above `floor` is brood's.
 // Every figure is a median over many interleaved rounds: ratios and CPU differences per round.
-import * as otel from '@opentelemetry/api';
+
 import { readFileSync } from 'node:fs';
+import * as otel from '@opentelemetry/api';
 import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { memorySessions } from '../dist/index.js';
-import { L, THREADS, parentTurns, childTurns } from './lib/schedule.mjs';
-import { makeBrood, noopTool, installDelegation, timedRun } from './lib/brood.mjs';
+import { installDelegation, makeBrood, noopTool, timedRun } from './lib/brood.mjs';
+import { childTurns, L, parentTurns, THREADS } from './lib/schedule.mjs';
 import { median, percentile, round } from './lib/stats.mjs';
 
 const P = 64;

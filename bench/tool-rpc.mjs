@@ -7,10 +7,10 @@
 //            driver → execute request → parent), with no model request in it. This is the figure.
 //   parent   the same calls without run_code, as a message usually is: the parent runs the message's
 //            calls itself (DriverGateway.runTools), so a gap crosses no thread (reported beside it).
-import { ROUTE, makeBrood, noopTool } from './lib/brood.mjs';
-import { THREADS } from './lib/schedule.mjs';
-import { summarize, round } from './lib/stats.mjs';
+import { makeBrood, noopTool, ROUTE } from './lib/brood.mjs';
 import { withDeadline } from './lib/run-guard.mjs';
+import { THREADS } from './lib/schedule.mjs';
+import { round, summarize } from './lib/stats.mjs';
 
 const RUN_CODE = { name: 'run_code', arguments: { description: 'keeps the calls in the driver', code: 'return 1;' } };
 const noopCalls = (calls) => Array.from({ length: calls }, () => ({ name: 'noop', arguments: {} }));

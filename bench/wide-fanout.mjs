@@ -4,14 +4,15 @@
 // back (floor, worker, inline, peer) on runtimes created for that row, once each: a 10,000-child row
 // is ~10 s of makespan, so repetitions are not affordable on a shared machine.
 //   node --expose-gc bench/wide-fanout.mjs [--n 1000]
-import { THREADS, childTurns, parentTurns } from './lib/schedule.mjs';
-import { ROUTE, installDelegation, makeBrood, noopTool, stampedSessions } from './lib/brood.mjs';
+
 import { floorFanout } from './floor.mjs';
-import { loadPeer, peerFanout } from './peer.mjs';
-import { instrumented, round } from './lib/stats.mjs';
+import { installDelegation, makeBrood, noopTool, ROUTE, stampedSessions } from './lib/brood.mjs';
 import { attempt, withDeadline } from './lib/run-guard.mjs';
-import { cpuPerChild, threadCpu } from './lib/thread-cpu.mjs';
+import { childTurns, parentTurns, THREADS } from './lib/schedule.mjs';
 import { startBurst } from './lib/start-burst.mjs';
+import { instrumented, round } from './lib/stats.mjs';
+import { cpuPerChild, threadCpu } from './lib/thread-cpu.mjs';
+import { loadPeer, peerFanout } from './peer.mjs';
 
 export const WIDE_L = 1000;
 const K = childTurns.length;

@@ -1,8 +1,9 @@
 // Embedding brood in a host: one runtime, a host tool, a delegation tool, an agent that fans out.
 // Runs offline with scripted models; swap in openAICompatible(...) for a real endpoint (see README.md).
 // Run: npm run build && node examples/embedding.mjs
-import { z } from 'zod';
+
 import { createBrood, defineTool, memorySessions, scriptedModels, subagentTool } from 'brood';
+import { z } from 'zod';
 
 const route = { provider: 'scripted', model: 'scripted' };
 const ask = (city) => ({

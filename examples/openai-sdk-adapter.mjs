@@ -11,8 +11,9 @@
 //
 // Needs `npm install openai` in the host project. `options` must be plain data (it is structured-cloned
 // into the workers); read secrets from the environment here, in the worker.
-import OpenAI from 'openai';
+
 import { BroodError } from 'brood';
+import OpenAI from 'openai';
 
 export function createAdapter(config) {
   const { baseURL, apiKeyEnv, maxRetries = 2 } = config.options;

@@ -2,30 +2,26 @@
  * createBrood and the public `Brood` facade: validates options at the trust boundary and fronts one
  * private runtime engine (src/runtime/runtime.ts), like piscina's public class over its pool.
  */
-import { recover } from './runtime/recover.js';
-import type { Approvals, ApprovalsOptions } from './approvals/types.js';
-import type { RunnerChoice } from './queue/config.js';
+
 import type { ResourceLimits } from 'node:worker_threads';
-import { broodOptionsSchema, parseConfig, type ParsedBroodOptions } from './config.js';
-import { makeDisposer, type Disposer } from './util/disposer.js';
+import type { Approvals, ApprovalsOptions } from './approvals/types.js';
+import { broodOptionsSchema, type ParsedBroodOptions, parseConfig } from './config.js';
 import { BroodError } from './errors.js';
-import { guardDisposed } from './util/guard.js';
-import type { IdGenerator } from './util/ids.js';
 import { cloneProviderConfigs } from './models/ai-sdk/options.js';
 import { createModelCatalog, type ModelCatalog } from './models/catalog.js';
 import { scriptedModels } from './models/scripted.js';
 import type { ModelProviderConfig } from './models/types.js';
 import { registerPersona } from './prompt/system.js';
+import type { RunnerChoice } from './queue/config.js';
 import { isPromiseLike } from './runtime/async-plugins.js';
 import { attachPluginAccess } from './runtime/plugin-access.js';
+import { recover } from './runtime/recover.js';
 import { Runtime } from './runtime/runtime.js';
+import type { Budget, Limits, SchedulerView } from './scheduler/types.js';
 import { memorySessions } from './sessions/memory.js';
-import { describe } from './util/describe.js';
-import { readUntrusted } from './util/untrusted.js';
 import { forkProvider, spawnProvider } from './subagents/providers.js';
 import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
 import type { TelemetryOptions } from './telemetry/options.js';
-import type { Budget, Limits, SchedulerView } from './scheduler/types.js';
 import type {
   Agent,
   BroodEvent,
@@ -41,6 +37,11 @@ import type {
   ToolRegistry,
   UsageNode,
 } from './types.js';
+import { describe } from './util/describe.js';
+import { type Disposer, makeDisposer } from './util/disposer.js';
+import { guardDisposed } from './util/guard.js';
+import type { IdGenerator } from './util/ids.js';
+import { readUntrusted } from './util/untrusted.js';
 
 export interface BroodOptions {
   models?: ModelProviderConfig[];

@@ -1,14 +1,15 @@
 /** createBrood's options: validated synchronously at the trust boundary (SPEC §3, INVALID_CONFIG). */
-import type { ApprovalsOptions } from './approvals/types.js';
+
 import { z } from 'zod';
+import type { ApprovalsOptions } from './approvals/types.js';
 import { DEFAULTS } from './defaults.js';
-import { budgetSchema } from './scheduler/budget.js';
 import { modelRouteShape } from './models/route.js';
 import { hasFaultTurns } from './models/scripted.js';
-import type { IdGenerator } from './util/ids.js';
-import { telemetryOptionsSchema } from './telemetry/options.js';
 import type { ModelProviderConfig } from './models/types.js';
 import { inlineKeyError, inlineKeyProviders, isQueueRunnerConfig, type QueueRunnerConfig } from './queue/config.js';
+import { budgetSchema } from './scheduler/budget.js';
+import { telemetryOptionsSchema } from './telemetry/options.js';
+import type { IdGenerator } from './util/ids.js';
 
 /** Every option parse answers INVALID_CONFIG naming the keys, whatever the host's getters throw. */
 export { parseConfig } from './util/untrusted.js';

@@ -5,8 +5,9 @@
  * - a depth cap (`maxDepth` of a start request or a subagentTool): a non-negative safe integer; -0 is
  *   refused, because a cap of "negative zero" is a caller bug worth naming.
  */
-import { describe } from './util/describe.js';
+
 import { BroodError } from './errors.js';
+import { describe } from './util/describe.js';
 
 function isNonNegativeSafeInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;

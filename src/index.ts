@@ -1,40 +1,8 @@
 // The curated public surface of brood (SPEC §3). Internals are not re-exported wholesale.
-export { createBrood } from './brood.js';
-export type {
-  Brood,
-  BroodOptions,
-  BroodPlugin,
-  CreateAgentOptions,
-  ResumeAgentOptions,
-  UsageOptions,
-} from './brood.js';
-export type { RecoveredTurn, RecoverOptions } from './types.js';
-export type { Meter, TelemetryOptions, Tracer, TracerProvider } from './telemetry/options.js';
-export type {
-  AdmittedEvent,
-  AgentEventsOptions,
-  AssistantMessageEvent,
-  BudgetExceededEvent,
-  RecoveredEvent,
-  BroodEvent,
-  BroodEventBase,
-  BroodEventOf,
-  BroodEventsOptions,
-  BroodEventType,
-  CodeResourceLimits,
-  LaggedEvent,
-  QueuedEvent,
-  SubagentReportEvent,
-  SubagentRunEndEvent,
-  SubagentRunStartEvent,
-  TextDeltaEvent,
-  ThrottledEvent,
-  ToolEndEvent,
-  ToolStartEvent,
-  TurnEndEvent,
-  TurnStartEvent,
-  UsageNode,
-} from './types.js';
+
+export type { AcpPermissionPolicy, AcpPermissionRequest, AcpProviderOptions } from './acp/client/options.js';
+export type { AcpProvider } from './acp/client/provider.js';
+export { acpProvider } from './acp/client/provider.js';
 export type {
   ApprovalCall,
   ApprovalOutcome,
@@ -48,39 +16,63 @@ export type {
   ChildApprovals,
   ToolApproval,
 } from './approvals/types.js';
-export { BroodError, ERROR_CODES } from './errors.js';
-export type { BroodErrorCode } from './errors.js';
-export { defineTool } from './tools/define-tool.js';
-export type { ToolDeclaration } from './tools/define-tool.js';
-export { scriptedModels } from './models/scripted.js';
-export type { ScriptedOptions, ScriptedTurn, ScriptedScript } from './models/scripted.js';
-export { openAICompatible } from './models/openai.js';
-export type { OpenAICompatibleOptions } from './models/openai.js';
-export { anthropicCompatible } from './models/anthropic.js';
-export type { AnthropicCompatibleOptions, AnthropicModelEntry, AnthropicRequestOptions } from './models/anthropic.js';
-export { moduleAdapter } from './models/module.js';
-export type { ModuleAdapterOptions } from './models/module.js';
-export { aiSdkModels } from './models/ai-sdk/options.js';
-export type { AiSdkModelsOptions } from './models/ai-sdk/options.js';
-export type { ModelEntry, RequestOptions, RetryOptions, ToolChoice } from './models/request-options.js';
-export type { ModelCatalog } from './models/catalog.js';
 export type {
-  ModelProviderConfig,
-  ModelInfo,
+  Brood,
+  BroodOptions,
+  BroodPlugin,
+  CreateAgentOptions,
+  ResumeAgentOptions,
+  UsageOptions,
+} from './brood.js';
+export { createBrood } from './brood.js';
+export type { SubagentToolConfig } from './delegation/index.js';
+export { jobTools, messageTools, subagentTool } from './delegation/index.js';
+export type { BroodErrorCode } from './errors.js';
+export { BroodError, ERROR_CODES } from './errors.js';
+export type { McpHttpServer, McpServer, McpServerStatus, McpStdioServer, McpToolsOptions } from './mcp/config.js';
+export { mcpTools } from './mcp/plugin.js';
+export type { BroodMcpServer, McpServerOptions, McpServerTransport } from './mcp/server/index.js';
+export { mcpServer } from './mcp/server/index.js';
+export type { AiSdkModelsOptions } from './models/ai-sdk/options.js';
+export { aiSdkModels } from './models/ai-sdk/options.js';
+export type { AnthropicCompatibleOptions, AnthropicModelEntry, AnthropicRequestOptions } from './models/anthropic.js';
+export { anthropicCompatible } from './models/anthropic.js';
+export type { ModelCatalog } from './models/catalog.js';
+export type { ModuleAdapterOptions } from './models/module.js';
+export { moduleAdapter } from './models/module.js';
+export type { OpenAICompatibleOptions } from './models/openai.js';
+export { openAICompatible } from './models/openai.js';
+export type { ModelEntry, RequestOptions, RetryOptions, ToolChoice } from './models/request-options.js';
+export type { ScriptedOptions, ScriptedScript, ScriptedTurn } from './models/scripted.js';
+export { scriptedModels } from './models/scripted.js';
+export type {
+  ChatMessage,
   ModelAdapter,
+  ModelFinish,
+  ModelInfo,
+  ModelProviderConfig,
   ModelRequest,
   ModelResponse,
-  ModelFinish,
-  ChatMessage,
-  ToolCallRecord,
   ReasoningBlock,
+  ToolCallRecord,
 } from './models/types.js';
-export { spawnProvider, forkProvider, inlineProvider } from './subagents/providers.js';
-export { acpProvider } from './acp/client/provider.js';
-export type { AcpProvider } from './acp/client/provider.js';
-export type { AcpProviderOptions, AcpPermissionPolicy, AcpPermissionRequest } from './acp/client/options.js';
-export { subagentTool, jobTools, messageTools } from './delegation/index.js';
-export type { SubagentToolConfig } from './delegation/index.js';
+export type { QueueRunnerConfig, QueueRunnerOptions, RunnerChoice } from './queue/config.js';
+export { queueRunner } from './queue/config.js';
+export type { AsyncDisposer } from './runtime/async-plugins.js';
+export type {
+  Budget,
+  BudgetKind,
+  Limits,
+  ProviderLimits,
+  QueueOrder,
+  SchedulerStats,
+  SchedulerView,
+} from './scheduler/types.js';
+export { fileSessions } from './sessions/jsonl.js';
+export type { MemorySessionOptions } from './sessions/memory.js';
+export { memorySessions } from './sessions/memory.js';
+export type { RetainPolicy } from './sessions/retention.js';
+export { forkProvider, inlineProvider, spawnProvider } from './subagents/providers.js';
 export type {
   ContinuableSpec,
   CreateChildOptions,
@@ -98,56 +90,64 @@ export type {
   SubagentStartEvent,
   SubagentStartRequest,
 } from './subagents/types.js';
-export { queueRunner } from './queue/config.js';
-export type { QueueRunnerConfig, QueueRunnerOptions, RunnerChoice } from './queue/config.js';
-export { mcpTools } from './mcp/plugin.js';
-export type { McpServer, McpStdioServer, McpHttpServer, McpToolsOptions, McpServerStatus } from './mcp/config.js';
-export { mcpServer } from './mcp/server/index.js';
-export type { BroodMcpServer, McpServerOptions, McpServerTransport } from './mcp/server/index.js';
-export type { AsyncDisposer } from './runtime/async-plugins.js';
-export { memorySessions } from './sessions/memory.js';
-export type { MemorySessionOptions } from './sessions/memory.js';
-export type { RetainPolicy } from './sessions/retention.js';
-export { fileSessions } from './sessions/jsonl.js';
+export type { Meter, TelemetryOptions, Tracer, TracerProvider } from './telemetry/options.js';
+export type { ToolDeclaration } from './tools/define-tool.js';
+export { defineTool } from './tools/define-tool.js';
 export type {
+  AdmittedEvent,
   Agent,
+  AgentEventsOptions,
   AgentStatus,
   AgentStream,
-  SubagentProgress,
-  TurnMetadata,
-  UIMessageChunk,
-  UIMessageStreamResponseInit,
   AssembledPrompt,
+  AssistantMessageEvent,
+  BroodEvent,
+  BroodEventBase,
+  BroodEventOf,
+  BroodEventsOptions,
+  BroodEventType,
+  BudgetExceededEvent,
   CodeMode,
+  CodeResourceLimits,
   Disposer,
   JsonSchemaObject,
+  LaggedEvent,
   ModelRoute,
   PromptContext,
   PromptRegistry,
   PromptSection,
+  QueuedEvent,
+  RecoveredEvent,
+  RecoveredTurn,
+  RecoverOptions,
   RunOptions,
   SendOptions,
   SessionEvent,
   SessionHeader,
   SessionStore,
   StopReason,
+  SubagentProgress,
+  SubagentReportEvent,
+  SubagentRunEndEvent,
+  SubagentRunStartEvent,
+  TextDeltaEvent,
+  ThrottledEvent,
   ToolCallRequest,
   ToolContext,
   ToolDefinition,
+  ToolEndEvent,
   ToolFilter,
   ToolRegistry,
   ToolResult,
   ToolSchema,
+  ToolStartEvent,
   ToolView,
+  TurnEndEvent,
+  TurnMetadata,
   TurnResult,
+  TurnStartEvent,
+  UIMessageChunk,
+  UIMessageStreamResponseInit,
   Usage,
+  UsageNode,
 } from './types.js';
-export type {
-  Budget,
-  BudgetKind,
-  Limits,
-  ProviderLimits,
-  QueueOrder,
-  SchedulerStats,
-  SchedulerView,
-} from './scheduler/types.js';

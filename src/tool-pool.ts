@@ -5,8 +5,7 @@
  */
 import type { ToolCallRecord } from './models/types.js';
 import type { SessionEventDataMap } from './sessions/event-types.js';
-import type { ToolResult } from './types.js';
-import type { ConcurrencyClass } from './types.js';
+import type { ConcurrencyClass, ToolResult } from './types.js';
 
 export interface ToolPoolHooks {
   /** May answer at once (the parent, next to the registry) or later (a driver asking the parent). */

@@ -6,7 +6,6 @@
  * Agent (one file, since the import check admits no circle, type-only ones included).
  */
 import type { z } from 'zod';
-import type { Disposer } from './util/disposer.js';
 import type { AgentStream } from './events/stream-types.js';
 import type { AgentEventsOptions, BroodEvent } from './events/types.js';
 import type { Budget } from './scheduler/types.js';
@@ -20,13 +19,14 @@ import type {
   ToolView,
 } from './tools/types.js';
 import type { TurnResult } from './turn-result.js';
+import type { Disposer } from './util/disposer.js';
 
-export type { Disposer } from './util/disposer.js';
 export type * from './events/stream-types.js';
 export type * from './events/types.js';
 export type * from './tools/types.js';
-export { STOP_REASONS } from './turn-result.js';
 export type { StopReason, TurnResult, Usage, UsageNode } from './turn-result.js';
+export { STOP_REASONS } from './turn-result.js';
+export type { Disposer } from './util/disposer.js';
 
 export type CodeMode = 'native' | 'code' | 'both';
 

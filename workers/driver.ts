@@ -4,9 +4,9 @@
 // life (start, replacement, limits); activations are not piscina tasks (see README, Design).
 import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads';
 import type { ModelProviderConfig } from '../src/models/types.js';
-import { portCarrier } from '../src/wire/port-carrier.js';
-import { LINK_HELLO } from '../src/wire/frames.js';
 import { ThreadHost } from '../src/thread/thread-host.js';
+import { LINK_HELLO } from '../src/wire/frames.js';
+import { portCarrier } from '../src/wire/port-carrier.js';
 
 let host: ThreadHost | undefined;
 if (parentPort) {

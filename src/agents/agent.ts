@@ -3,17 +3,18 @@
  * turns. The driver does the work in a worker; everything that is policy — which message a turn
  * claims, what the model may see, tool execution, persistence — happens here through the gateway.
  */
-import { armCancelGrace } from './cancel-grace.js';
+
 import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
-import { guardDisposed } from '../util/guard.js';
-import { VersionCell } from '../wire/version-cell.js';
-import type { DriverPlan } from '../wire/protocol.js';
 import type { ChatMessage } from '../models/types.js';
+import type { TurnLease } from '../scheduler/turn-lease.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
-import type { AgentEventsOptions, AgentStream, BroodEvent } from '../types.js';
+import { SessionWriter } from '../sessions/session-writer.js';
 import type {
+  AgentEventsOptions,
   AgentStatus,
+  AgentStream,
+  BroodEvent,
   CodeMode,
   ModelRoute,
   PromptRegistry,
@@ -24,22 +25,24 @@ import type {
   Usage,
   UsageNode,
 } from '../types.js';
+import { guardDisposed } from '../util/guard.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import type { Activation, ActivationEnd } from '../wire/runner.js';
+import { VersionCell } from '../wire/version-cell.js';
+import { armCancelGrace } from './cancel-grace.js';
 import { CodePrograms } from './code-calls.js';
 import { createGateway } from './gateway.js';
-import { admitFirstRequest, planActivation, resumePlan, viewOrNull } from './plan.js';
+import { TurnGovernor } from './governor.js';
+import { Inbox } from './inbox.js';
+import type { OpenTurn } from './open-turn.js';
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
-import { Inbox } from './inbox.js';
-import { SessionWriter } from '../sessions/session-writer.js';
-import { startStream } from './stream/start.js';
-import { closeStoppedTurn, NO_USAGE } from './stopped-turn.js';
-import { structuredTurn, type StructuredTurn } from './structured-turn.js';
+import { admitFirstRequest, planActivation, resumePlan, viewOrNull } from './plan.js';
 import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from './signals.js';
-import { TurnLedger, type CurrentTurn } from './turns.js';
-import { TurnGovernor } from './governor.js';
-import type { TurnLease } from '../scheduler/turn-lease.js';
-import type { OpenTurn } from './open-turn.js';
+import { closeStoppedTurn, NO_USAGE } from './stopped-turn.js';
+import { startStream } from './stream/start.js';
+import { type StructuredTurn, structuredTurn } from './structured-turn.js';
+import { type CurrentTurn, TurnLedger } from './turns.js';
 import type { AgentDeps, AgentInit } from './types.js';
 
 export interface ActivationObserver {

@@ -14,10 +14,10 @@
  *     new program's own results, and a discarded large result is garbage at once.
  */
 import { setMaxListeners } from 'node:events';
-import { Fifo } from '../util/fifo.js';
-import type { CodeCallReply, CodeCallWire, ConcurrencyClass } from '../wire/protocol.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ToolResult } from '../types.js';
+import { Fifo } from '../util/fifo.js';
+import type { CodeCallReply, CodeCallWire, ConcurrencyClass } from '../wire/protocol.js';
 import { codeCallRequest, programId } from '../wire/protocol.js';
 import { classOf, type GatewayAgent } from './parent-tools.js';
 import type { CurrentTurn } from './turns.js';

@@ -3,13 +3,14 @@
  * prompt assembly — all before anything is published. On any failure every step is rolled back, so
  * a rejected creation leaves no scope, no section, no listener behind.
  */
-import type { Budget } from '../scheduler/types.js';
-import { DisposerStack } from '../util/disposer.js';
-import { errorMessage, BroodError } from '../errors.js';
-import type { DriverRunner } from '../wire/runner.js';
+
+import { BroodError, errorMessage } from '../errors.js';
 import { registerPersona } from '../prompt/system.js';
+import type { Budget } from '../scheduler/types.js';
 import { renderSdk } from '../tools/code-mode-sdk.js';
 import type { CodeMode, ModelRoute, ToolFilter } from '../types.js';
+import { DisposerStack } from '../util/disposer.js';
+import type { DriverRunner } from '../wire/runner.js';
 import { AgentImpl } from './agent.js';
 import type { RuntimeCore } from './runtime-core.js';
 import type { AgentInit } from './types.js';

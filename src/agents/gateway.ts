@@ -4,20 +4,21 @@
  * (the worker is not trusted to send well-formed data) and answers in Reply envelopes so error codes
  * survive the crossing.
  */
-import { BroodError, decodeError } from '../errors.js';
+
 import { epochNow } from '../clock.js';
-import { LOCAL_CLOCK } from '../wire/clock.js';
-import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
-import { type GatewayRemote, serveTable } from '../wire/gateway.js';
-import type { ToolResult } from '../types.js';
-import type { AdmitGrant, DriverEvent, DriverView, PlannedClass, ToolBatchWire } from '../wire/protocol.js';
-import { TEXT_DELTA_EVENT } from '../sessions/event-types.js';
+import { BroodError, decodeError } from '../errors.js';
 import { baseOf } from '../events/from-log.js';
-import type { CodePrograms } from './code-calls.js';
-import { executeTool, plannedClassOf, runToolBatch, type GatewayAgent } from './parent-tools.js';
-import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
+import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
+import { TEXT_DELTA_EVENT } from '../sessions/event-types.js';
 import { toView } from '../tools/resolver.js';
 import { presentedSchemas } from '../tools/system.js';
+import type { ToolResult } from '../types.js';
+import { LOCAL_CLOCK } from '../wire/clock.js';
+import { type GatewayRemote, serveTable } from '../wire/gateway.js';
+import type { AdmitGrant, DriverEvent, DriverView, PlannedClass, ToolBatchWire } from '../wire/protocol.js';
+import type { CodePrograms } from './code-calls.js';
+import { executeTool, type GatewayAgent, plannedClassOf, runToolBatch } from './parent-tools.js';
+import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
 
 /**
  * One gateway per activation. A protocol violation on a one-way log (which has no reply to carry the

@@ -7,10 +7,10 @@
  */
 import { baseOf } from '../events/from-log.js';
 import type { EventHub } from '../events/hub.js';
-import { BudgetWatch, budgetDiagnostic, parseBudget, tighten, type BudgetExceeded } from '../scheduler/budget.js';
+import { type BudgetExceeded, BudgetWatch, budgetDiagnostic, parseBudget, tighten } from '../scheduler/budget.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
-import type { TurnLease } from '../scheduler/turn-lease.js';
 import type { TokenAccount } from '../scheduler/token-account.js';
+import type { TurnLease } from '../scheduler/turn-lease.js';
 import type { Budget } from '../scheduler/types.js';
 import type { StopReason, Usage } from '../types.js';
 import type { Inbox } from './inbox.js';

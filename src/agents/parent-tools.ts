@@ -6,17 +6,17 @@
  * all the results, in model order, in one reply. Calls from inside run_code: code-calls.ts.
  */
 import { BroodError, errorMessage } from '../errors.js';
-import type { ConcurrencyClass, PlannedClass } from '../wire/protocol.js';
-import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
 import type { ToolCallRecord } from '../models/types.js';
+import type { TurnLease } from '../scheduler/turn-lease.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
+import type { SessionWriter } from '../sessions/session-writer.js';
+import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
 import { RUN_CODE_TOOL_NAME } from '../tools/code-mode-sdk.js';
 import { classifyResolved, errorResult } from '../tools/execute.js';
 import type { ResolvedTool } from '../tools/resolver.js';
-import type { TurnLease } from '../scheduler/turn-lease.js';
 import type { Agent, CodeMode, ToolResult } from '../types.js';
+import type { ConcurrencyClass, PlannedClass } from '../wire/protocol.js';
 import { toolBatch, toolCallRequest } from '../wire/protocol.js';
-import type { SessionWriter } from '../sessions/session-writer.js';
 import { interruptedResult } from './resumed-calls.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
 import type { CurrentTurn, HeldCall, TurnLedger } from './turns.js';

@@ -1,9 +1,9 @@
 /** What an activation receives after setup (SPEC: the plan): read from the agent at the moment it starts. */
 import type { ChatMessage } from '../models/types.js';
 import type { DriverPlan } from '../wire/protocol.js';
-import type { Inbox } from './inbox.js';
 import type { VersionCell } from '../wire/version-cell.js';
 import { resolveView } from './gateway.js';
+import type { Inbox } from './inbox.js';
 import type { GatewayAgent } from './parent-tools.js';
 import type { CurrentTurn } from './turns.js';
 

@@ -4,21 +4,21 @@
  * descriptor, history and unclaimed inbox from the events; a turn a crash left open continues
  * (src/agents/recovered-turn.ts).
  */
-import { BroodError, errorMessage } from '../errors.js';
-import type { ModelRoute, SessionEvent, SessionHeader } from '../types.js';
+
+import { openRequests, relistOpenRequests } from '../approvals/restored.js';
 import { validateDelegationDepth } from '../depth.js';
+import { BroodError, errorMessage } from '../errors.js';
 import { parseBudget } from '../scheduler/budget.js';
+import type { AgentDescriptorData, SubagentDescriptorData } from '../sessions/event-types.js';
+import type { CodeMode, ModelRoute, SessionEvent, SessionHeader, ToolFilter } from '../types.js';
+import type { DriverRunner } from '../wire/runner.js';
 import type { AgentImpl } from './agent.js';
 import { composeAgent } from './factory.js';
 import { rebuildSession } from './history.js';
-import { openRequests, relistOpenRequests } from '../approvals/restored.js';
-import { openTurnOf, type OpenTurn } from './open-turn.js';
+import { type OpenTurn, openTurnOf } from './open-turn.js';
 import { continueInterrupted } from './recovered-turn.js';
 import type { RuntimeCore } from './runtime-core.js';
 import type { AgentInit } from './types.js';
-import type { DriverRunner } from '../wire/runner.js';
-import type { CodeMode, ToolFilter } from '../types.js';
-import type { AgentDescriptorData, SubagentDescriptorData } from '../sessions/event-types.js';
 
 /** Either descriptor, every field optional (a top-level agent's has no provider, a child's no codeMode). */
 type DescriptorFields = Partial<AgentDescriptorData> & Partial<SubagentDescriptorData>;

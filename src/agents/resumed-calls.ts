@@ -5,12 +5,13 @@
  * `idempotent` tool runs again, a self-resuming tool (delegation) picks up what it started, a call
  * still waiting for approval stays with the host, and any other tool is not run: the model is told.
  */
-import type { ToolResult } from '../types.js';
-import { isSelfResuming, markInterrupted } from '../tools/interrupted.js';
+
 import { RUN_CODE_TOOL_NAME } from '../tools/code-mode-sdk.js';
-import type { AgentInit } from './types.js';
-import type { CurrentTurn } from './turns.js';
+import { isSelfResuming, markInterrupted } from '../tools/interrupted.js';
+import type { ToolResult } from '../types.js';
 import type { InterruptedCall } from './open-turn.js';
+import type { CurrentTurn } from './turns.js';
+import type { AgentInit } from './types.js';
 
 /** The marker a tool result carries when a crash left its call's outcome unknown (docs/errors.md). */
 export const TOOL_OUTCOME_UNKNOWN = 'TOOL_OUTCOME_UNKNOWN';

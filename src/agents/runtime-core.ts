@@ -2,11 +2,11 @@
 import type { ModelCatalog } from '../models/catalog.js';
 import type { PromptSystem } from '../prompt/system.js';
 import type { ToolSystem } from '../tools/system.js';
-import type { IdGenerator } from '../util/ids.js';
 import type { SessionStore } from '../types.js';
+import type { IdGenerator } from '../util/ids.js';
+import type { DriverRunner } from '../wire/runner.js';
 import type { AgentImpl } from './agent.js';
 import type { AgentDeps } from './types.js';
-import type { DriverRunner } from '../wire/runner.js';
 
 export interface RuntimeCore {
   tools: ToolSystem;

@@ -5,13 +5,14 @@
  * and tool events, never in `agent.tools.view()`, and it is gone when the turn ends. The last valid
  * call wins; a turn that completes without one ends `error` with the `missing` diagnostic.
  */
-import { describe } from '../util/describe.js';
+
+import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
 import { defineTool } from '../tools/define-tool.js';
-import { STRUCTURED_OUTPUT_TOOL } from '../tools/layer.js';
 import { executeResolved } from '../tools/execute.js';
+import { STRUCTURED_OUTPUT_TOOL } from '../tools/layer.js';
 import type { Agent, JsonSchemaObject, ToolDefinition, ToolResult, ToolSchema } from '../types.js';
-import type { z } from 'zod';
+import { describe } from '../util/describe.js';
 
 export { STRUCTURED_OUTPUT_TOOL };
 

@@ -5,17 +5,17 @@
  * write to turn state is one of the named transitions below.
  */
 import { setMaxListeners } from 'node:events';
-import type { ClaimedMessage, JoinedMessage, TurnReport } from '../wire/protocol.js';
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
+import type { SessionWriter } from '../sessions/session-writer.js';
 import type { ModelRoute, StopReason, ToolResult, TurnResult, Usage, UsageNode } from '../types.js';
+import type { ClaimedMessage, JoinedMessage, TurnReport } from '../wire/protocol.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
-import type { SessionWriter } from '../sessions/session-writer.js';
-import type { StructuredTurn } from './structured-turn.js';
 import type { InterruptedCall, OpenTurn } from './open-turn.js';
+import type { StructuredTurn } from './structured-turn.js';
 
 export interface CurrentTurn {
   readonly turn: number;

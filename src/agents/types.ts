@@ -1,18 +1,18 @@
 /** What an agent needs from its runtime; the runtime builds one per agent (registries are per runtime). */
 import type { ApprovalGate } from '../approvals/gate.js';
-import type { DriverRunner } from '../wire/runner.js';
-import type { VersionCell } from '../wire/version-cell.js';
+import type { Clock } from '../clock.js';
 import type { EventHub } from '../events/hub.js';
-import type { IdGenerator } from '../util/ids.js';
-import type { AgentToolScope } from '../tools/system.js';
-import type { PromptScope } from '../prompt/system.js';
 import type { ModelProxy } from '../models/ai-sdk/proxy-server.js';
 import type { ChatMessage } from '../models/types.js';
-import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore } from '../types.js';
-import type { MessageDelivery } from '../sessions/event-types.js';
-import type { Clock } from '../clock.js';
+import type { PromptScope } from '../prompt/system.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Budget } from '../scheduler/types.js';
+import type { MessageDelivery } from '../sessions/event-types.js';
+import type { AgentToolScope } from '../tools/system.js';
+import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore } from '../types.js';
+import type { IdGenerator } from '../util/ids.js';
+import type { DriverRunner } from '../wire/runner.js';
+import type { VersionCell } from '../wire/version-cell.js';
 
 export interface AgentRuntimeLimits {
   maxParallelToolCalls: number;

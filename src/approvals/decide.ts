@@ -3,7 +3,7 @@
  * call runs as it always did. A child's 'ask' is then held to what its ancestry allows: the runtime's
  * `children` and every delegation tool's `approvals` on the way down, tighten-only.
  */
-import type { ToolDefinition, ToolContext } from '../types.js';
+import type { ToolContext, ToolDefinition } from '../types.js';
 import type { ApprovalCall, ApprovalsOptions, ApprovalVerdict, ChildApprovals } from './types.js';
 
 const VERDICTS: ReadonlySet<unknown> = new Set<ApprovalVerdict>(['allow', 'deny', 'ask']);

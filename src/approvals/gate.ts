@@ -7,13 +7,18 @@
  * and never asks again what was answered (src/approvals/restored.ts).
  */
 import { z } from 'zod';
+import type { Clock } from '../clock.js';
+import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
-import type { EventHub } from '../events/hub.js';
 import { baseOf } from '../events/from-log.js';
-import type { IdGenerator } from '../util/ids.js';
+import type { EventHub } from '../events/hub.js';
 import type { NewEventOf } from '../sessions/event-types.js';
+import type { SessionWriter } from '../sessions/session-writer.js';
 import { errorResult, parseArguments } from '../tools/execute.js';
-import type { ToolDefinition, ToolResult } from '../types.js';
+import type { AgentToolScope } from '../tools/system.js';
+import type { Agent, ToolDefinition, ToolResult } from '../types.js';
+import type { IdGenerator } from '../util/ids.js';
+import { readUntrusted, snapshot } from '../util/untrusted.js';
 import { isChildApprovals, needsNoDecision, tighter, verdictFor } from './decide.js';
 import type {
   ApprovalOutcome,
@@ -24,12 +29,6 @@ import type {
   ApprovalVerdict,
   ChildApprovals,
 } from './types.js';
-import type { Clock } from '../clock.js';
-import { DEFAULTS } from '../defaults.js';
-import { readUntrusted, snapshot } from '../util/untrusted.js';
-import type { SessionWriter } from '../sessions/session-writer.js';
-import type { AgentToolScope } from '../tools/system.js';
-import type { Agent } from '../types.js';
 
 /** What the gate needs of the calling agent (AgentImpl is one). */
 export interface GateAgent extends Agent {

@@ -4,8 +4,8 @@
  * ACP session is a top-level agent of it. stdout carries protocol only: logs go to stderr.
  */
 import { requireOptionalPeers } from '../util/optional-peers.js';
-import { agentFromConfig, runtimeFromConfig } from './run.js';
 import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
+import { agentFromConfig, runtimeFromConfig } from './run.js';
 import { loadRunConfig } from './run-config.js';
 
 export const ACP_USAGE = 'brood acp --config <file.json>';

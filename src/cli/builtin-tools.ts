@@ -7,8 +7,8 @@
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
-import { ToolAnswerError } from '../tools/thrown.js';
 import { defineTool, type ToolDefinition } from '../index.js';
+import { ToolAnswerError } from '../tools/thrown.js';
 import type { BuiltinToolName } from './run-config.js';
 
 const MAX_FILE_BYTES = 256 * 1024;

@@ -3,7 +3,7 @@
  * by where it was thrown: anything the user can fix by changing the command line or the config file is
  * a UsageError (exit 2, one line); anything that goes wrong while running is exit 1.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 /** Where a command writes: the process's stdout and stderr, or a test's buffers. */
 export interface CliStreams {

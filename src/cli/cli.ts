@@ -4,16 +4,17 @@
  * Exit codes: 0 success; 1 a failure while running (including an agent that did not complete); 2 bad
  * flags or bad config, reported as exactly one line on stderr.
  */
-import { acpCommand, ACP_HELP, ACP_USAGE } from './acp.js';
-import { demoCommand, DEMO_HELP, DEMO_USAGE } from './demo.js';
-import { hostCommand, HOST_HELP, HOST_USAGE } from './host.js';
-import { inspectCommand, INSPECT_HELP, INSPECT_USAGE } from './inspect.js';
-import { mcpCommand, MCP_HELP, MCP_USAGE } from './mcp.js';
-import { resumeCommand, RESUME_HELP, RESUME_USAGE } from './resume.js';
-import { runCommand, RUN_HELP, RUN_USAGE } from './run.js';
-import { traceCommand, TRACE_HELP, TRACE_USAGE } from './trace.js';
-import { type CliStreams, oneLine, UsageError } from './cli-errors.js';
+
 import { broodVersion } from '../version.js';
+import { ACP_HELP, ACP_USAGE, acpCommand } from './acp.js';
+import { type CliStreams, oneLine, UsageError } from './cli-errors.js';
+import { DEMO_HELP, DEMO_USAGE, demoCommand } from './demo.js';
+import { HOST_HELP, HOST_USAGE, hostCommand } from './host.js';
+import { INSPECT_HELP, INSPECT_USAGE, inspectCommand } from './inspect.js';
+import { MCP_HELP, MCP_USAGE, mcpCommand } from './mcp.js';
+import { RESUME_HELP, RESUME_USAGE, resumeCommand } from './resume.js';
+import { RUN_HELP, RUN_USAGE, runCommand } from './run.js';
+import { TRACE_HELP, TRACE_USAGE, traceCommand } from './trace.js';
 
 /**
  * A command writes its output to the streams it is given; the commands that own the terminal or a

@@ -6,7 +6,7 @@
  * which delegates further), one one-shot background job (collected with job_output) and one continuable
  * reviewer (later given a follow-up with send_message).
  */
-import { scriptedModels, type ScriptedTurn } from '../index.js';
+import { type ScriptedTurn, scriptedModels } from '../index.js';
 
 export const DEMO_PROVIDER = 'scripted';
 export const DEMO_ROUTE = { provider: DEMO_PROVIDER, model: 'scripted' } as const;

@@ -6,19 +6,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import {
+  type Agent,
+  type Brood,
   createBrood,
   defineTool,
   fileSessions,
   jobTools,
   messageTools,
   subagentTool,
-  type Agent,
-  type Brood,
 } from '../index.js';
 import { commandHelp, parseFlags, stringFlag } from './cli-errors.js';
-import { CONTINUABLE_TOOL, DEMO_PROMPT, DEMO_ROUTE, FOLLOW_UP, SEARCH_TOOL, demoModels } from './demo-script.js';
-import { formatMs } from './format.js';
+import { CONTINUABLE_TOOL, DEMO_PROMPT, DEMO_ROUTE, demoModels, FOLLOW_UP, SEARCH_TOOL } from './demo-script.js';
 import { followTree } from './follow-tree.js';
+import { formatMs } from './format.js';
 import { loadDisplayWidth, type Measure } from './text-width.js';
 import { TreeState } from './tree-state.js';
 import { LiveTreeView, renderTree, summaryLines, terminalSize } from './tree-view.js';

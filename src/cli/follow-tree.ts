@@ -4,8 +4,8 @@
  * with the runtime's appends, so reading a live session is safe.
  */
 import type { Brood } from '../index.js';
-import type { TreeState } from './tree-state.js';
 import { isEventOf } from '../sessions/event-types.js';
+import type { TreeState } from './tree-state.js';
 
 /** Resolves when the stream ends (brood.close()). */
 export async function followTree(

@@ -5,12 +5,12 @@
  * (unreachable, a database it refuses): exit 1 with QUEUE_UNAVAILABLE and no ready line.
  */
 import { availableParallelism } from 'node:os';
-import { requireOptionalPeers } from '../util/optional-peers.js';
-import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { DEFAULTS } from '../defaults.js';
+import { errorMessage } from '../errors.js';
 import { QUEUE_SECRET_MIN_LENGTH } from '../queue/config.js';
 import type { HostCodeProvider } from '../queue/host-models.js';
-import { errorMessage } from '../errors.js';
+import { requireOptionalPeers } from '../util/optional-peers.js';
+import { commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 
 export const HOST_USAGE =
   'brood host --redis <url> [--queue <name>] [--threads <n>] [--concurrency <k>] [--secret-env <NAME>] [--config <file>] [--telemetry]';

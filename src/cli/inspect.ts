@@ -9,7 +9,7 @@ import type { SessionEvent } from '../types.js';
 import { type CliStreams, commandHelp, parseFlags, UsageError } from './cli-errors.js';
 import { formatMs, formatTokens, table, truncate } from './format.js';
 import { loadSessionDir } from './session-dir.js';
-import { summarizeReasons, TreeState, type AgentNode } from './tree-state.js';
+import { type AgentNode, summarizeReasons, TreeState } from './tree-state.js';
 
 export const INSPECT_USAGE = 'brood inspect <dir> [<id> | --last] [--json]';
 export const INSPECT_HELP = commandHelp(INSPECT_USAGE, [

@@ -9,12 +9,12 @@
  */
 import { DEFAULTS } from '../defaults.js';
 import { BroodError } from '../errors.js';
-import { mcpServer, type BroodMcpServer, type SubagentToolConfig } from '../index.js';
+import { type BroodMcpServer, mcpServer, type SubagentToolConfig } from '../index.js';
 import { isLoopbackHost, isOrigin } from '../mcp/server/http-guard.js';
 import { requireOptionalPeers } from '../util/optional-peers.js';
 import { commandHelp, type FlagValues, parseFlags, stringFlag, UsageError } from './cli-errors.js';
-import { loadRunConfig, type RunConfig } from './run-config.js';
 import { runtimeFromConfig } from './run.js';
+import { loadRunConfig, type RunConfig } from './run-config.js';
 
 export const MCP_USAGE =
   'brood mcp --config <file.json> [--http <port>] [--host <address>] [--auth-token-env <NAME>] …';

@@ -8,9 +8,9 @@
 import type { RecoveredTurn, TurnResult } from '../index.js';
 import { commandHelp, oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { followTree } from './follow-tree.js';
+import { checkRoot, childFailures, runtimeFromConfig } from './run.js';
 import { CliApprover, parseApproveFlag, terminalIo } from './run-approvals.js';
 import { loadRunConfig } from './run-config.js';
-import { childFailures, checkRoot, runtimeFromConfig } from './run.js';
 import { loadDisplayWidth } from './text-width.js';
 import { TreeState } from './tree-state.js';
 import { LiveTreeView, terminalSize } from './tree-view.js';

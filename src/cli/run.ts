@@ -9,33 +9,33 @@
  */
 import { stat } from 'node:fs/promises';
 import {
-  aiSdkModels,
-  anthropicCompatible,
-  BroodError,
-  createBrood,
-  fileSessions,
-  mcpTools,
-  messageTools,
-  openAICompatible,
-  subagentTool,
   type Agent,
   type AnthropicCompatibleOptions,
+  aiSdkModels,
+  anthropicCompatible,
   type Brood,
+  BroodError,
   type BroodOptions,
+  createBrood,
+  fileSessions,
   type McpServer,
   type ModelProviderConfig,
+  mcpTools,
+  messageTools,
   type OpenAICompatibleOptions,
+  openAICompatible,
   type SubagentToolConfig,
+  subagentTool,
   type TurnResult,
 } from '../index.js';
-import { builtinTools } from './builtin-tools.js';
-import { CliApprover, parseApproveFlag, terminalIo } from './run-approvals.js';
-import { commandHelp, oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
-import { loadRunConfig, mcpArguments, type ProviderEntry, type RunConfig } from './run-config.js';
 import { AnswerPrinter, SharedAnswer } from './answer-printer.js';
+import { builtinTools } from './builtin-tools.js';
+import { commandHelp, oneLine, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { followTree } from './follow-tree.js';
-import { loadDisplayWidth, type Measure } from './text-width.js';
+import { CliApprover, parseApproveFlag, terminalIo } from './run-approvals.js';
+import { loadRunConfig, mcpArguments, type ProviderEntry, type RunConfig } from './run-config.js';
 import { sameTerminal } from './terminal-region.js';
+import { loadDisplayWidth, type Measure } from './text-width.js';
 import { TreeState } from './tree-state.js';
 import { LiveTreeView, terminalSize } from './tree-view.js';
 

@@ -13,8 +13,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import type { SessionEvent } from '../index.js';
-import { definedEntries, isPlainObject } from '../util/plain.js';
 import { knownEvent, parsedToolArguments, type SessionEventOf } from '../sessions/event-types.js';
+import { definedEntries, isPlainObject } from '../util/plain.js';
 import { type CliStreams, commandHelp, parseFlags, stringFlag, UsageError } from './cli-errors.js';
 import { truncate } from './format.js';
 import { loadSessionDir } from './session-dir.js';

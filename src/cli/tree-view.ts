@@ -7,7 +7,7 @@
 import { formatCount, formatMs, formatTokens } from './format.js';
 import { TerminalRegion } from './terminal-region.js';
 import { alignedTable, clip, fitWidth, type Measure } from './text-width.js';
-import { elapsedOf, stateOf, summarizeReasons, type AgentNode, type TreeState } from './tree-state.js';
+import { type AgentNode, elapsedOf, stateOf, summarizeReasons, type TreeState } from './tree-state.js';
 
 const MIN_LABEL = 8;
 const MAX_LABEL = 60;

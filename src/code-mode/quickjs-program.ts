@@ -10,12 +10,12 @@
  * output and tool calls are counted here. Every limit ends the program with its name.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
-import { engineMemoryPages, WASM_PAGE, type Realm, type RealmHost } from './quickjs-realm.js';
+import type { CodeCallReply } from '../wire/protocol.js';
 import { newEngineString } from './engine-string.js';
 import { limitMessage } from './limits.js';
 import { formatEncodedLog } from './log-format.js';
+import { engineMemoryPages, type Realm, type RealmHost, WASM_PAGE } from './quickjs-realm.js';
 import type { EngineSpec, LimitName, ProgramEnd, ProgramLimits, ToolCallOut } from './sandbox-protocol.js';
-import type { CodeCallReply } from '../wire/protocol.js';
 
 export interface ProgramIo {
   log(line: string): void;

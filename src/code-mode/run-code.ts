@@ -12,16 +12,16 @@
  * fault.
  */
 import { AsyncResource } from 'node:async_hooks';
-import { isObj } from '../util/hand-checks.js';
+import { errorMessage } from '../errors.js';
 import type { ToolCallRecord } from '../models/types.js';
 import type { ToolResult } from '../types.js';
-import { errorMessage } from '../errors.js';
-import { limitMessage } from './limits.js';
 import { Fifo } from '../util/fifo.js';
+import { isObj } from '../util/hand-checks.js';
+import type { DriverGateway } from '../wire/gateway.js';
+import type { CodeCallReply, DriverPlan } from '../wire/protocol.js';
+import { limitMessage } from './limits.js';
 import type { SandboxPool, SandboxThread, ThreadListener } from './sandbox-pool.js';
 import type { FromSandbox, LimitName, ProgramEnd, ToolCallOut, ToSandbox } from './sandbox-protocol.js';
-import type { CodeCallReply, DriverPlan } from '../wire/protocol.js';
-import type { DriverGateway } from '../wire/gateway.js';
 
 /** How long past a limit the engine may stay unresponsive before its thread is ended. */
 const BACKSTOP_GRACE_MS = 2_000;

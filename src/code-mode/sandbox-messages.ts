@@ -5,7 +5,7 @@
  */
 import { array, bool, int, literal, object, oneOf, optional, str, tagged } from '../declare.js';
 import { lazy } from '../util/lazy.js';
-import { LIMIT_NAMES, type FromSandbox } from './sandbox-protocol.js';
+import { type FromSandbox, LIMIT_NAMES } from './sandbox-protocol.js';
 
 const fromSandbox = lazy(() =>
   tagged('type', [

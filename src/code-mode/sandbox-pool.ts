@@ -12,10 +12,10 @@ import { BroodError } from '../errors.js';
 import { isFromSandboxMessage } from './sandbox-messages.js';
 import {
   CONTROL_BYTES,
-  RUNNING_SINCE,
-  STOP_REQUESTED,
   type EngineSpec,
   type FromSandbox,
+  RUNNING_SINCE,
+  STOP_REQUESTED,
   type ToSandbox,
 } from './sandbox-protocol.js';
 

@@ -10,11 +10,11 @@ import type { QuickJSWASMModule } from 'quickjs-emscripten';
 import { QuickJSProgram } from './quickjs-program.js';
 import { engineMemoryPages, Realm } from './quickjs-realm.js';
 import {
+  type EngineSpec,
+  type FromSandbox,
   parseToSandbox,
   RUNNING_SINCE,
   STOP_REQUESTED,
-  type EngineSpec,
-  type FromSandbox,
 } from './sandbox-protocol.js';
 
 // The DOM-less lib has no WebAssembly types; the engine's memory is all this file needs of it.

@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
-import { formatPath } from '../tools/define-tool.js';
 import type { SubagentStartRequest } from '../subagents/types.js';
+import { formatPath } from '../tools/define-tool.js';
 import type { Agent, ModelRoute, ToolFilter } from '../types.js';
 import type { ResolvedSubagentToolConfig } from './config.js';
 

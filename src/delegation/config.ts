@@ -3,16 +3,17 @@
  * Every violation becomes a BroodError INVALID_CONFIG whose message names the offending key, because
  * the host reads it at `use()` time and must know what to fix without reading our source.
  */
-import type { Budget } from '../scheduler/types.js';
-import { budgetSchema } from '../scheduler/budget.js';
+
 import { z } from 'zod';
+import { DEFAULTS } from '../defaults.js';
 import { isDepthCap } from '../depth.js';
 import { BroodError } from '../errors.js';
-import { parseUntrusted, readUntrusted } from '../util/untrusted.js';
-import { TOOL_NAME_PATTERN } from '../tools/define-tool.js';
+import { budgetSchema } from '../scheduler/budget.js';
+import type { Budget } from '../scheduler/types.js';
 import type { ReportDelivery } from '../subagents/types.js';
+import { TOOL_NAME_PATTERN } from '../tools/define-tool.js';
 import type { ModelRoute, ToolFilter } from '../types.js';
-import { DEFAULTS } from '../defaults.js';
+import { parseUntrusted, readUntrusted } from '../util/untrusted.js';
 
 /** What a host passes to `subagentTool()`. */
 export interface SubagentToolConfig {

@@ -5,14 +5,14 @@
  */
 import { z } from 'zod';
 import type { Brood, BroodPlugin } from '../brood.js';
-import { makeDisposer, type Disposer } from '../util/disposer.js';
 import { DEFAULTS } from '../defaults.js';
 import { BroodError } from '../errors.js';
-import { defineTool } from '../tools/define-tool.js';
-import type { Job, JobTable } from '../subagents/types.js';
-import type { ToolDefinition } from '../types.js';
-import { isFinished, jobKillText, jobListText, jobOutputText, unknownJobMessage } from './render.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
+import type { Job, JobTable } from '../subagents/types.js';
+import { defineTool } from '../tools/define-tool.js';
+import type { ToolDefinition } from '../types.js';
+import { type Disposer, makeDisposer } from '../util/disposer.js';
+import { isFinished, jobKillText, jobListText, jobOutputText, unknownJobMessage } from './render.js';
 import { acquireShared, callingAgent } from './shared.js';
 
 export const JOB_TOOLS_KEY = 'delegation:job-tools';

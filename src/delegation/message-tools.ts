@@ -5,9 +5,9 @@
  */
 import { z } from 'zod';
 import type { Brood, BroodPlugin } from '../brood.js';
-import type { Disposer } from '../util/disposer.js';
 import { defineTool } from '../tools/define-tool.js';
 import type { ToolDefinition } from '../types.js';
+import type { Disposer } from '../util/disposer.js';
 import { registerAll } from './job-tools.js';
 import { acquireShared, callingAgent, subagentsOf } from './shared.js';
 

@@ -2,9 +2,10 @@
  * Model-facing texts of delegation results and jobs (SPEC §11.5, §11.6). Pure functions, so every
  * stop reason and status line can be tested without a runtime.
  */
+
+import { FINAL_ANSWER_KEPT } from '../scheduler/budget.js';
 import type { Job, JobStatus, SubagentResult } from '../subagents/types.js';
 import type { StopReason } from '../types.js';
-import { FINAL_ANSWER_KEPT } from '../scheduler/budget.js';
 
 /** The §11.5 headline for a run that did not complete. */
 export function stopHeadline(reason: StopReason | string, diagnostic?: string): string {

@@ -10,11 +10,11 @@ import { openTurnOf } from '../agents/open-turn.js';
 import { pendingResultOf } from '../agents/recovered-turn.js';
 import type { Brood } from '../brood.js';
 import { sumUsage } from '../models/usage.js';
+import { pluginAccess } from '../runtime/plugin-access.js';
 import { knownEvent } from '../sessions/event-types.js';
 import { toSubagentResult } from '../subagents/runs.js';
 import type { SubagentResult } from '../subagents/types.js';
 import type { Agent, SessionEvent, SessionStore, StopReason, TurnResult, Usage } from '../types.js';
-import { pluginAccess } from '../runtime/plugin-access.js';
 
 export interface InterruptedChild {
   id: string;

@@ -6,12 +6,15 @@
  */
 import type { Brood } from '../brood.js';
 import { BroodError, errorMessage } from '../errors.js';
+import { pluginAccess } from '../runtime/plugin-access.js';
+import { asDelegatingCall } from '../subagents/delegating-call.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from '../subagents/types.js';
 import { withContent } from '../tools/execute.js';
+import { takeInterrupted } from '../tools/interrupted.js';
 import { ToolAnswerError } from '../tools/thrown.js';
-import { onAbort } from '../util/abort-listeners.js';
 import type { Agent, JsonSchemaObject, ToolContext } from '../types.js';
-import { buildRequest, parseCall, type DelegationCall } from './call.js';
+import { onAbort } from '../util/abort-listeners.js';
+import { buildRequest, type DelegationCall, parseCall } from './call.js';
 import type { ResolvedSubagentToolConfig } from './config.js';
 import {
   bothFailedMessage,
@@ -19,11 +22,8 @@ import {
   disposeAfterFailureSuffix,
   failureMessage,
 } from './render.js';
-import { pluginAccess } from '../runtime/plugin-access.js';
-import { callingAgent, subagentsOf } from './shared.js';
-import { asDelegatingCall } from '../subagents/delegating-call.js';
-import { takeInterrupted } from '../tools/interrupted.js';
 import { type InterruptedChild, interruptedChild } from './resume.js';
+import { callingAgent, subagentsOf } from './shared.js';
 
 export interface ForegroundValue {
   kind: 'foreground';

@@ -4,11 +4,11 @@
  * must register once and leave when the last user leaves).
  */
 import type { Brood } from '../brood.js';
-import type { Disposer } from '../util/disposer.js';
 import { BroodError } from '../errors.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
 import type { SubagentRuntime } from '../subagents/types.js';
 import type { Agent, ToolContext } from '../types.js';
+import type { Disposer } from '../util/disposer.js';
 
 /** `brood.subagents`, read structurally so this folder does not depend on the Brood type's evolution. */
 export function subagentsOf(brood: Brood): SubagentRuntime {

@@ -7,17 +7,17 @@
  * inside `subagents.register()` and its disposer, with wording taken from that provider object.
  */
 import type { Brood, BroodPlugin } from '../brood.js';
-import { DisposerStack, makeDisposer, type Disposer } from '../util/disposer.js';
 import { BroodError } from '../errors.js';
+import { pluginAccess } from '../runtime/plugin-access.js';
 import type { SubagentProvider } from '../subagents/types.js';
 import { deepFreeze, defineTool } from '../tools/define-tool.js';
 import { resumesInterruptedCalls } from '../tools/interrupted.js';
 import type { Agent, ToolDefinition, ToolPresentation } from '../types.js';
+import { type Disposer, DisposerStack, makeDisposer } from '../util/disposer.js';
 import { parseSubagentToolConfig, type ResolvedSubagentToolConfig, type SubagentToolConfig } from './config.js';
 import { installJobTools } from './job-tools.js';
 import { LIST_MODELS_TOOL, listModelsTool } from './list-models-tool.js';
 import { runDelegation } from './routes.js';
-import { pluginAccess } from '../runtime/plugin-access.js';
 import { modelSelectionEnabledFor } from './shared.js';
 import { continuableSectionText, sectionName, toolWording } from './wording.js';
 

@@ -9,12 +9,13 @@
  * busy) is given back and asked for again rather than sent on top of the next slot's request — a
  * provider that allows no burst would refuse one of the two.
  */
-import type { ModelRequest } from '../models/types.js';
+
 import { epochNow } from '../clock.js';
-import { LOCAL_CLOCK } from '../wire/clock.js';
+import type { ModelRequest } from '../models/types.js';
 import { PaceCell } from '../scheduler/pace-cell.js';
-import type { AdmitGrant, DriverPlan } from '../wire/protocol.js';
+import { LOCAL_CLOCK } from '../wire/clock.js';
 import type { DriverGateway } from '../wire/gateway.js';
+import type { AdmitGrant, DriverPlan } from '../wire/protocol.js';
 
 /**
  * How late after its slot a request may still be sent: a provider that allows no burst tolerates

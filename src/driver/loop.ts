@@ -5,18 +5,18 @@
  */
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
-import type { ChatMessage, ModelAdapter, ModelFinish, ModelResponse, ToolCallRecord } from '../models/types.js';
 import { estimateTokens } from '../models/estimate.js';
-import { sendsAtSlot } from '../models/http-adapter.js';
-import { admitted } from './admission.js';
-import type { ToolResult } from '../types.js';
-import { checkModelResponse } from './response-check.js';
 import { historyTail } from '../models/history-tail.js';
+import { sendsAtSlot } from '../models/http-adapter.js';
+import type { ChatMessage, ModelAdapter, ModelFinish, ModelResponse, ToolCallRecord } from '../models/types.js';
 import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
-import type { ClaimedMessage, ConcurrencyClass, DriverPlan, DriverView, TurnReport } from '../wire/protocol.js';
+import type { ToolResult } from '../types.js';
 import type { DriverGateway } from '../wire/gateway.js';
+import type { ClaimedMessage, ConcurrencyClass, DriverPlan, DriverView, TurnReport } from '../wire/protocol.js';
+import { admitted } from './admission.js';
 import { EventOutbox } from './event-outbox.js';
 import { JoinedReportsWatch } from './joined-reports.js';
+import { checkModelResponse } from './response-check.js';
 import { type StopCondition, stepCountIs } from './step-count.js';
 import { FINAL_FINISHES, requestsSinceUserMessage, TurnState } from './turn-state.js';
 import { ViewTracker } from './view-tracker.js';

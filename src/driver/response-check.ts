@@ -5,10 +5,10 @@
  * re-requested forever; a wrong shape threw inside the loop). Found by test/reliability/faults.test.ts.
  */
 import { z } from 'zod';
-import { lazy } from '../util/lazy.js';
-import { arrayOf, isObj, isReasoningBlock, isStr, isToolCall, isUsage, optional } from '../util/hand-checks.js';
 import { reasoningBlocksSchema } from '../models/reasoning.js';
 import type { ModelResponse } from '../models/types.js';
+import { arrayOf, isObj, isReasoningBlock, isStr, isToolCall, isUsage, optional } from '../util/hand-checks.js';
+import { lazy } from '../util/lazy.js';
 
 /** The contract as a zod schema, built on first use (src/util/lazy.ts): it only words a refusal. */
 export const responseSchema = lazy(() => {

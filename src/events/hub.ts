@@ -5,13 +5,13 @@
  */
 import { DEFAULTS } from '../defaults.js';
 import { BroodError } from '../errors.js';
-import { readUntrusted } from '../util/untrusted.js';
-import { EventStream } from './stream.js';
-import type { AgentEventsOptions, BroodEvent, SessionEvent } from '../types.js';
+import type { LogMeta } from '../sessions/session-writer.js';
 import type { AgentFacts } from '../telemetry/spans.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
-import type { LogMeta } from '../sessions/session-writer.js';
+import type { AgentEventsOptions, BroodEvent, SessionEvent } from '../types.js';
+import { readUntrusted } from '../util/untrusted.js';
 import { type EventOrigin, fromLogged } from './from-log.js';
+import { EventStream } from './stream.js';
 
 interface Subscription {
   stream: EventStream;

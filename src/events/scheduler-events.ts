@@ -1,7 +1,8 @@
 /** The scheduler's events, published on the agent they concern (only while a host subscribes). */
+
+import type { SchedulerEvents } from '../scheduler/scheduler.js';
 import { baseOf, type EventOrigin } from './from-log.js';
 import type { EventHub } from './hub.js';
-import type { SchedulerEvents } from '../scheduler/scheduler.js';
 
 type Origin = Pick<EventOrigin, 'id' | 'parentId' | 'depth'>;
 

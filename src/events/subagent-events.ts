@@ -1,8 +1,9 @@
 /** `subagent-start` / `subagent-end`: published on the parent's agentId around every child run. */
+
+import { sumUsage } from '../models/usage.js';
+import type { StopReason, SubagentRunStartEvent, Usage } from '../types.js';
 import { baseOf, type EventOrigin } from './from-log.js';
 import type { EventHub } from './hub.js';
-import type { StopReason, SubagentRunStartEvent, Usage } from '../types.js';
-import { sumUsage } from '../models/usage.js';
 
 type Parent = Pick<EventOrigin, 'id' | 'parentId' | 'depth'>;
 

@@ -1,9 +1,9 @@
 /** mcpTools' server and option shapes, validated at use() (INVALID_CONFIG names the key). */
 import { z } from 'zod';
 import { parseConfig } from '../config.js';
-import { readUntrusted } from '../util/untrusted.js';
-import type { Agent } from '../types.js';
 import { DEFAULTS } from '../defaults.js';
+import type { Agent } from '../types.js';
+import { readUntrusted } from '../util/untrusted.js';
 
 /** Server names become part of tool names, so they use the tool-name alphabet and leave room for the tool. */
 export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,40}$/;

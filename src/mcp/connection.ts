@@ -11,23 +11,23 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type Clock, systemClock } from '../clock.js';
 import { BroodError, errorMessage } from '../errors.js';
 import { broodVersion } from '../version.js';
 import { describeServer, isStdioServer, type McpHttpServer, type McpServer, type McpServerStatus } from './config.js';
-import type { McpCallResult } from './render.js';
-import { type Clock, systemClock } from '../clock.js';
-import { RestartPolicy } from './restart-policy.js';
-import { StdioProcessTransport } from './stdio-transport.js';
-import { checkingFetch } from './http-answers.js';
 import {
-  isTimeout,
-  isSessionExpired,
+  callFailure,
+  describeFailure,
   isClientErrorStatus,
   isNetworkFailure,
-  describeFailure,
-  callFailure,
+  isSessionExpired,
+  isTimeout,
   withDeadline,
 } from './failures.js';
+import { checkingFetch } from './http-answers.js';
+import type { McpCallResult } from './render.js';
+import { RestartPolicy } from './restart-policy.js';
+import { StdioProcessTransport } from './stdio-transport.js';
 
 export interface McpToolInfo {
   name: string;

@@ -5,15 +5,15 @@
  * disposer (and brood.close()) removes the tools, closes the client and ends the server process.
  */
 import type { Brood, BroodPlugin } from '../brood.js';
+import { type Clock, systemClock } from '../clock.js';
 import { BroodError } from '../errors.js';
-import { requireOptionalPeers } from '../util/optional-peers.js';
-import { makeAsyncDisposer, type AsyncDisposer } from '../runtime/async-plugins.js';
+import { type AsyncDisposer, makeAsyncDisposer } from '../runtime/async-plugins.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
 import type { ToolRegistry } from '../types.js';
-import { type Clock, systemClock } from '../clock.js';
-import { parseMcpConfig, type McpServer, type McpToolsOptions, type ParsedMcpConfig } from './config.js';
-import { McpToolSet } from './tool-set.js';
+import { requireOptionalPeers } from '../util/optional-peers.js';
 import { readUntrusted } from '../util/untrusted.js';
+import { type McpServer, type McpToolsOptions, type ParsedMcpConfig, parseMcpConfig } from './config.js';
+import { McpToolSet } from './tool-set.js';
 
 export function mcpTools(server: McpServer, options: McpToolsOptions = {}): BroodPlugin<Promise<AsyncDisposer>> {
   return mcpToolsOnClock(server, options, systemClock);

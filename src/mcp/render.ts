@@ -5,7 +5,7 @@
  * (like any tool that throws: the server's text is the message, no brood code, since the tool itself
  * failed rather than the protocol).
  */
-import { withContent, type RenderedValue } from '../tools/execute.js';
+import { type RenderedValue, withContent } from '../tools/execute.js';
 
 /** The parts of a CallToolResult brood reads; everything else is carried through in `value`. */
 export interface McpCallResult {

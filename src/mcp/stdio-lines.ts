@@ -5,7 +5,7 @@
  * out its timeout, and the server, which only sent one bad message, keeps serving. Any other
  * unreadable line (a server logging to stdout) is skipped and reported, as the SDK does.
  */
-import { ErrorCode, JSONRPCMessageSchema, McpError, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { idFromHead, type JsonRpcId, type Line } from '../util/json-lines.js';
 
 /** The longest message read from a server: the SDK's own stdio default, 10 MB. */

@@ -11,9 +11,9 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { type Clock, systemClock } from '../clock.js';
 import { LineSplitter } from '../util/json-lines.js';
 import { signalOwned, spawnOwned } from '../util/owned-process.js';
-import { type Clock, systemClock } from '../clock.js';
 import type { McpStdioServer } from './config.js';
 import { MAX_MESSAGE_BYTES, messageOf } from './stdio-lines.js';
 

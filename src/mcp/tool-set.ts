@@ -4,15 +4,16 @@
  * sessions treat them like any other tool; a list_changed removes, adds and re-registers (changed
  * description or schema) exactly the tools that differ, each step a normal live-registry change.
  */
-import type { Disposer } from '../util/disposer.js';
+
 import { BroodError } from '../errors.js';
 import { defineTool } from '../tools/define-tool.js';
-import { refuseSchemaRegexes } from '../util/untrusted-schema.js';
 import type { ToolContext, ToolDefinition, ToolRegistry } from '../types.js';
+import type { Disposer } from '../util/disposer.js';
+import { refuseSchemaRegexes } from '../util/untrusted-schema.js';
 import type { ParsedMcpConfig } from './config.js';
 import type { McpToolInfo } from './connection.js';
 import { mcpToolName } from './names.js';
-import { renderResult, type McpCallResult } from './render.js';
+import { type McpCallResult, renderResult } from './render.js';
 
 export type CallMcpTool = (name: string, args: unknown, signal: AbortSignal) => Promise<McpCallResult>;
 

@@ -1,9 +1,10 @@
 /** Anthropic Messages adapter: `POST {baseURL}/v1/messages` through the shared HTTP loop. */
-import { anthropicOptionsOf, type AnthropicAdapterOptions, type AnthropicRequestOptions } from './anthropic.js';
+
+import { DEFAULTS } from '../defaults.js';
+import { type AnthropicAdapterOptions, type AnthropicRequestOptions, anthropicOptionsOf } from './anthropic.js';
 import { readMessage, readMessageStream } from './anthropic-parse.js';
 import { type BodyInput as HttpBodyInput, httpAdapter } from './http-adapter.js';
 import type { ChatMessage, ModelAdapter, ModelProviderConfig } from './types.js';
-import { DEFAULTS } from '../defaults.js';
 
 const MIN_THINKING_BUDGET = 1024;
 

@@ -3,12 +3,13 @@
  * `message_delta`, `message_stop`, `ping`, `error`) and the plain JSON message fold into the same
  * per-block state, so both modes produce identical ModelResponses.
  */
+
+import type { Usage } from '../types.js';
 import { abortedError, throwIfAborted } from './abort.js';
-import { describeCause, serverMessage } from './http.js';
 import { failure } from './failure.js';
+import { describeCause, serverMessage } from './http.js';
 import { sseEvents } from './sse.js';
 import type { ModelFinish, ModelRequest, ModelResponse, ReasoningBlock, ToolCallRecord } from './types.js';
-import type { Usage } from '../types.js';
 
 type Block =
   | { type: 'text'; text: string }

@@ -1,18 +1,18 @@
 /** Anthropic Messages API provider config factory. */
 import { z } from 'zod';
+import { DEFAULTS } from '../defaults.js';
+import { lazy } from '../util/lazy.js';
 import type { HttpAdapterOptions } from './http-adapter.js';
 import {
+  type HttpProviderOptions,
   httpConnectionShape,
   httpProviderConfig,
-  type HttpProviderOptions,
   httpProviderShape,
   readAdapterOptions,
 } from './http-provider.js';
-import { lazy } from '../util/lazy.js';
 import { modelEntrySchema, optionSchemas, type RequestOptions } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
 import { parseOptions } from './validate.js';
-import { DEFAULTS } from '../defaults.js';
 
 /** The Messages API has no `seed`; its response format is `{ type: 'json_schema', schema }` (sent as `output_config.format`). */
 export type AnthropicRequestOptions = Omit<RequestOptions, 'seed' | 'responseFormat'> & {

@@ -1,11 +1,11 @@
 /** The model catalog: which providers/models exist and how a partial route becomes a valid one (SPEC §8). */
 import { BroodError } from '../errors.js';
+import type { ModelRoute } from '../types.js';
 import { readUntrusted } from '../util/untrusted.js';
 import { readAiSdkOptions } from './ai-sdk/options.js';
 import { readAnthropicOptions } from './anthropic.js';
 import { readOpenAIOptions } from './openai.js';
 import { readScriptedOptions } from './scripted.js';
-import type { ModelRoute } from '../types.js';
 import type { ModelInfo, ModelProviderConfig } from './types.js';
 
 export interface ModelCatalog {

@@ -3,13 +3,14 @@
  * before a completion; the answer read by its content type (SSE or JSON). A protocol supplies only
  * what differs: its path, its own headers, its body and its two parsers.
  */
+
+import { broodVersion } from '../version.js';
 import { throwIfAborted } from './abort.js';
 import { withKeyHint } from './api-key.js';
 import { failure } from './failure.js';
-import { apiKeyOf, bodyKind, postWithRetries, readJson, type BodyKind } from './http.js';
+import { apiKeyOf, type BodyKind, bodyKind, postWithRetries, readJson } from './http.js';
 import { effectiveOptions, type RequestOptions, type ResolvedRetry } from './request-options.js';
 import type { ModelAdapter, ModelInfo, ModelProviderConfig, ModelRequest, ModelResponse } from './types.js';
-import { broodVersion } from '../version.js';
 
 /** What both adapters read back out of `config.options`. */
 export interface HttpAdapterOptions<R extends RequestOptions = RequestOptions> {

@@ -4,8 +4,8 @@
  * A protocol adds its own fields and request-option shape.
  */
 import { z } from 'zod';
-import type { HttpAdapterOptions } from './http-adapter.js';
 import { lazy } from '../util/lazy.js';
+import type { HttpAdapterOptions } from './http-adapter.js';
 import {
   type ModelEntry,
   optionSchemas,

@@ -1,27 +1,28 @@
 /** The models folder's surface for brood's own tests; the package root (src/index.ts) curates its own subset. */
+
+export { loadAdapter } from './adapters.js';
+export { type AiSdkModelsOptions, aiSdkModels } from './ai-sdk/options.js';
+export { type AnthropicCompatibleOptions, anthropicCompatible } from './anthropic.js';
 export { createModelCatalog, type ModelCatalog } from './catalog.js';
+export { type ModuleAdapterOptions, moduleAdapter } from './module.js';
+export { type OpenAICompatibleOptions, openAICompatible } from './openai.js';
+export type { ModelEntry, RequestOptions, RetryOptions, ToolChoice } from './request-options.js';
 export { resolveChildRoute } from './route.js';
 export {
-  scriptedModels,
   hasFaultTurns,
   type ScriptedOptions,
-  type ScriptedTurn,
   type ScriptedScript,
+  type ScriptedTurn,
+  scriptedModels,
 } from './scripted.js';
-export { openAICompatible, type OpenAICompatibleOptions } from './openai.js';
-export { anthropicCompatible, type AnthropicCompatibleOptions } from './anthropic.js';
-export { moduleAdapter, type ModuleAdapterOptions } from './module.js';
-export { aiSdkModels, type AiSdkModelsOptions } from './ai-sdk/options.js';
-export type { RequestOptions, RetryOptions, ToolChoice, ModelEntry } from './request-options.js';
-export { loadAdapter } from './adapters.js';
 export type {
+  ChatMessage,
   ModelAdapter,
-  ModelProviderConfig,
+  ModelFinish,
   ModelInfo,
+  ModelProviderConfig,
   ModelRequest,
   ModelResponse,
-  ChatMessage,
-  ModelFinish,
-  ToolCallRecord,
   ReasoningBlock,
+  ToolCallRecord,
 } from './types.js';

@@ -1,7 +1,7 @@
 /** `moduleAdapter()`: builds and validates a provider config for a custom adapter module. */
 import { z } from 'zod';
 import { BroodError } from '../errors.js';
-import { modelEntrySchema, toModelInfo, type ModelEntry } from './request-options.js';
+import { type ModelEntry, modelEntrySchema, toModelInfo } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
 import { parseOptions } from './validate.js';
 

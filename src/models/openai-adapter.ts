@@ -1,6 +1,6 @@
 /** Chat Completions adapter: `POST {baseURL}/chat/completions` through the shared HTTP loop (SPEC §8). */
 import { type BodyInput, httpAdapter } from './http-adapter.js';
-import { openAIOptionsOf, type OpenAIAdapterOptions } from './openai.js';
+import { type OpenAIAdapterOptions, openAIOptionsOf } from './openai.js';
 import { readChatCompletion, readChatStream } from './openai-parse.js';
 import type { RequestOptions } from './request-options.js';
 import type { ChatMessage, ModelAdapter, ModelProviderConfig } from './types.js';

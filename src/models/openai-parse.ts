@@ -2,12 +2,13 @@
  * Reading Chat Completions answers: the SSE chunk stream and the plain JSON completion fold into the
  * same state, so both modes produce identical ModelResponses for the same completion.
  */
+
+import type { Usage } from '../types.js';
 import { abortedError, throwIfAborted } from './abort.js';
 import { failure } from './failure.js';
 import { describeCause, serverMessage } from './http.js';
 import { sseEvents } from './sse.js';
 import type { ModelFinish, ModelRequest, ModelResponse, ToolCallRecord } from './types.js';
-import type { Usage } from '../types.js';
 
 interface CompletionState {
   text: string;

@@ -1,20 +1,20 @@
 /** OpenAI-compatible (Chat Completions) provider config factory (SPEC §8). */
 import { z } from 'zod';
+import { lazy } from '../util/lazy.js';
 import type { HttpAdapterOptions } from './http-adapter.js';
 import {
+  type HttpProviderOptions,
   httpConnectionShape,
   httpProviderConfig,
-  type HttpProviderOptions,
   httpProviderShape,
   readAdapterOptions,
 } from './http-provider.js';
-import { lazy } from '../util/lazy.js';
 import {
+  type ModelEntry,
   modelEntrySchema,
   optionSchemas,
-  resolveRetry,
-  type ModelEntry,
   type RequestOptions,
+  resolveRetry,
 } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
 import { parseOptions } from './validate.js';

@@ -4,10 +4,10 @@
  * into the worker, because configs can be hand-built.
  */
 import { z } from 'zod';
+import { DEFAULTS } from '../defaults.js';
 import { lazy } from '../util/lazy.js';
 import { withDefaults } from '../util/plain.js';
 import type { ModelInfo } from './types.js';
-import { DEFAULTS } from '../defaults.js';
 
 export type ToolChoice = 'auto' | 'required' | 'none' | { name: string };
 

@@ -1,7 +1,7 @@
 /** Child route precedence (SPEC §9 "Child route"). */
 import { int, object, optional, str, zodShape } from '../declare.js';
-import { lazy } from '../util/lazy.js';
 import type { ModelRoute } from '../types.js';
+import { lazy } from '../util/lazy.js';
 
 /**
  * Merges a child's explicit `agentOptions` over the route it inherits (the parent's latest logged

@@ -4,12 +4,13 @@
  * as comlink endpoints on the link), their one-way event logs, and their ends. The link holds the
  * process open only while an activation runs on it.
  */
-import { Link, type Carrier, type LinkOptions } from '../wire/link.js';
-import type { GatewayRemote } from '../wire/gateway.js';
-import { serveGateway } from './gateway-server.js';
-import { activationOutcome, type ActivationOutcome } from '../wire/protocol.js';
+
 import type { ToHost, ToParent } from '../wire/frames.js';
+import type { GatewayRemote } from '../wire/gateway.js';
+import { type Carrier, Link, type LinkOptions } from '../wire/link.js';
+import { type ActivationOutcome, activationOutcome } from '../wire/protocol.js';
 import type { ActivationEnd } from '../wire/runner.js';
+import { serveGateway } from './gateway-server.js';
 
 export interface PlacedActivation {
   token: number;

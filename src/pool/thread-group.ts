@@ -6,13 +6,13 @@
  * here, so thread boot overlaps the parent's setup work.
  */
 import { MessagePort, type ResourceLimits, type Worker } from 'node:worker_threads';
-import type { DriverPlan } from '../wire/protocol.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import { portCarrier } from '../wire/port-carrier.js';
 import { LINK_HELLO } from '../wire/frames.js';
+import { portCarrier } from '../wire/port-carrier.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import { PiscinaThreads } from './piscina-threads.js';
 import { leastLoaded, mayRetire, threadsToStart } from './placement.js';
-import { ThreadLink, type PlacedActivation } from './thread-link.js';
+import { type PlacedActivation, ThreadLink } from './thread-link.js';
 
 export interface ThreadGroupOptions {
   filename: string;

@@ -3,8 +3,8 @@
  * frame after setup, and the thread gets the watch board once, in `init`.
  */
 import type { Worker } from 'node:worker_threads';
-import type { Carrier } from '../wire/link.js';
 import { namedFrame, type ToParent } from '../wire/frames.js';
+import type { Carrier } from '../wire/link.js';
 import type { DriverPlan } from '../wire/protocol.js';
 import { DriverLink, type PlacedActivation } from './driver-link.js';
 

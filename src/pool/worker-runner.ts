@@ -5,21 +5,22 @@
  * parent), and an activation never holds capacity a child needs. Thread deaths are attributed through
  * the watch board (thread-deaths.ts); hung threads are recycled.
  */
-import { SilenceJudge } from '../wire/silence.js';
+
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
-import type { DriverPlan } from '../wire/protocol.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import type { GatewayRemote } from '../wire/gateway.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
+import { SilenceJudge } from '../wire/silence.js';
+import { createBoard, WatchBoard } from '../wire/watch-board.js';
 import { DeathJudge } from './thread-deaths.js';
 import { ThreadGroup } from './thread-group.js';
 import { outcomeEnd, type PlacedActivation, type ThreadLink } from './thread-link.js';
-import { WatchBoard, createBoard } from '../wire/watch-board.js';
 
 export interface WorkerRunnerOptions {
   /** Model provider configs, shipped once per thread (workerData) instead of with every plan. */

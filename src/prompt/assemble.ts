@@ -1,10 +1,11 @@
 /**
  * Turns a stack of layers (global first, most specific last) into the system prompt one scope sees.
  */
-import type { AssembledPrompt, PromptContext } from '../types.js';
+
 import { DEFAULTS } from '../defaults.js';
+import type { AssembledPrompt, PromptContext } from '../types.js';
 import { BUILTIN_VARIABLES, type PromptLayer, type SectionEntry } from './registry.js';
-import { renderTemplate, templateError, type TemplateLocation } from './template.js';
+import { renderTemplate, type TemplateLocation, templateError } from './template.js';
 
 export interface AssemblyInput {
   /** General to specific: a later layer shadows same-name sections and variables of earlier ones. */

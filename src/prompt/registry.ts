@@ -4,10 +4,11 @@
  * A layer only stores and validates; precedence between layers and rendering live in assemble.ts, so
  * the same layer type serves `brood.prompt` and every `agent.prompt`.
  */
-import { makeDisposer, type Disposer } from '../util/disposer.js';
+
 import { BroodError } from '../errors.js';
-import { readUntrusted } from '../util/untrusted.js';
 import type { PromptContext, PromptSection } from '../types.js';
+import { type Disposer, makeDisposer } from '../util/disposer.js';
+import { readUntrusted } from '../util/untrusted.js';
 import { isValidVariableName } from './template.js';
 
 export const BUILTIN_VARIABLES = ['agent_id', 'depth', 'provider', 'model'] as const;

@@ -4,10 +4,11 @@
  * All state (layers, the registration counter) lives in the closure of createPromptSystem, so two
  * runtimes in one process never see each other's sections or tie-break order.
  */
-import type { Disposer } from '../util/disposer.js';
+
 import type { Agent, AssembledPrompt, PromptContext, PromptRegistry, PromptSection, ToolView } from '../types.js';
+import type { Disposer } from '../util/disposer.js';
 import { assemblePrompt } from './assemble.js';
-import { PromptLayer, type LayerHooks, type VariableProvider } from './registry.js';
+import { type LayerHooks, PromptLayer, type VariableProvider } from './registry.js';
 
 export { BUILTIN_VARIABLES } from './registry.js';
 

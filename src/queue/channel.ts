@@ -17,9 +17,9 @@
 import { randomUUID } from 'node:crypto';
 import { array, int, object, optional, str, unknown } from '../declare.js';
 import { errorMessage } from '../errors.js';
+import { type Wire, type WireType, wire } from '../wire/wire-type.js';
 import { batchSeal } from './batch-seal.js';
 import type { RedisClient } from './redis.js';
-import { type Wire, type WireType, wire } from '../wire/wire-type.js';
 
 /** One list entry's payload, checked by the compiled check (zod would copy every frame of the batch). */
 const envelopeDecl = object({

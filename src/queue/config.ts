@@ -5,8 +5,8 @@
  * stays synchronous, nothing is loaded unused).
  */
 import { z } from 'zod';
-import { BroodError } from '../errors.js';
 import { DEFAULTS } from '../defaults.js';
+import { BroodError } from '../errors.js';
 import { requireOptionalPeers } from '../util/optional-peers.js';
 import { parseConfig } from '../util/untrusted.js';
 

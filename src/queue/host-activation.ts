@@ -8,8 +8,8 @@
  */
 import type { Endpoint } from 'comlink';
 import { encodeError } from '../errors.js';
-import { GATEWAY_METHODS, type GatewayRemote, remoteGateway } from '../wire/gateway.js';
 import type { ToParent } from '../wire/frames.js';
+import { GATEWAY_METHODS, type GatewayRemote, remoteGateway } from '../wire/gateway.js';
 import type { Reply } from '../wire/reply.js';
 import type { Activation } from '../wire/runner.js';
 

@@ -5,9 +5,9 @@
  * process behind Redis, so every frame is checked whole, and an `rpc` frame must be a plain call of a
  * gateway method (comlink alone would let it read or set any property of the served gateway).
  */
-import { DriverLink, type ActivationFrame, type PlacedActivation } from '../pool/driver-link.js';
-import { isGatewayCall } from '../wire/gateway.js';
+import { type ActivationFrame, DriverLink, type PlacedActivation } from '../pool/driver-link.js';
 import { type HostIdentity, readParentFrame, type ToHost, type ToParent } from '../wire/frames.js';
+import { isGatewayCall } from '../wire/gateway.js';
 import { REDIS_LINK, type RedisCarrier } from '../wire/redis-carrier.js';
 import { SentViews } from './shared-views.js';
 

@@ -5,9 +5,10 @@
  * one SilenceJudge rule (src/wire/silence.ts). The parent is another process behind Redis: every
  * frame is checked whole, and an `rpc` frame must be a comlink answer (nothing else is served here).
  */
+
+import { readHostFrame, type ToHost, type ToParent } from '../wire/frames.js';
 import { isGatewayAnswer } from '../wire/gateway.js';
 import { Link } from '../wire/link.js';
-import { readHostFrame, type ToHost, type ToParent } from '../wire/frames.js';
 import { type PeerChannel, REDIS_LINK, type RedisCarrier, redisCarrier } from '../wire/redis-carrier.js';
 import { SilenceJudge } from '../wire/silence.js';
 import type { HostActivation } from './host-activation.js';

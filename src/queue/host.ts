@@ -11,24 +11,24 @@ import type { Job, Worker } from 'bullmq';
 import { BroodError, errorMessage } from '../errors.js';
 import { checkedProviderConfig } from '../models/catalog.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { ActivationEnd } from '../wire/runner.js';
-import { WorkerRunner } from '../pool/worker-runner.js';
 import { endOutcome } from '../pool/driver-link.js';
+import { WorkerRunner } from '../pool/worker-runner.js';
+import type { ActivationEnd } from '../wire/runner.js';
 import { Channel } from './channel.js';
-import { fromRemotePlan, isJobData, type JobData, modelConfigsSchema } from './job.js';
-import { type HostCodeProvider, type HostModels, hostModels, unconfiguredProvider } from './host-models.js';
-import { jobAuthentic, openModelsRecord } from './record-seal.js';
 import { HostActivation } from './host-activation.js';
-import { ParentEnd } from './host-parent.js';
 import { HostRedisLog } from './host-log.js';
+import { type HostCodeProvider, type HostModels, hostModels, unconfiguredProvider } from './host-models.js';
+import { ParentEnd } from './host-parent.js';
 import type { HostTracing } from './host-trace.js';
+import { fromRemotePlan, isJobData, type JobData, modelConfigsSchema } from './job.js';
+import { jobAuthentic, openModelsRecord } from './record-seal.js';
 import {
   channelKey,
   checkDatabase,
-  modelsKey,
   createClient,
   describeConnection,
   disconnect,
+  modelsKey,
   queueUnavailable,
   type RedisClient,
   whenReady,

@@ -8,8 +8,8 @@
  */
 import { z } from 'zod';
 import { array, bool, int, object, optional, str } from '../declare.js';
-import type { DriverPlan } from '../wire/protocol.js';
 import type { ModelProviderConfig } from '../models/types.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import { driverPlan } from '../wire/protocol.js';
 
 /**

@@ -7,8 +7,8 @@
 import type { ModelProviderConfig } from '../models/types.js';
 import type { QueueRunnerConfig } from './config.js';
 import type { ParentRedis } from './parent-redis.js';
-import { modelsKey } from './redis.js';
 import { type ModelsRecord, modelsRecord } from './record-seal.js';
+import { modelsKey } from './redis.js';
 
 /** How long the model configs stay in Redis without a dispatch renewing them. */
 const MODELS_TTL_MS = 3_600_000;

@@ -11,23 +11,23 @@
  * reused within a runner and runner ids are random, so a stale host that comes back names an
  * activation this parent no longer runs: it is told `gone` and everything it sends is ignored. */
 import { randomUUID } from 'node:crypto';
-import type { DriverPlan } from '../wire/protocol.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { GatewayRemote } from '../wire/gateway.js';
-import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
-import { redisCarrier } from '../wire/redis-carrier.js';
-import { SilenceJudge } from '../wire/silence.js';
 import { type ActivationFrame, outcomeEnd } from '../pool/driver-link.js';
-import { inlineKeyError, type QueueRunnerConfig } from './config.js';
+import type { GatewayRemote } from '../wire/gateway.js';
+import type { DriverPlan } from '../wire/protocol.js';
+import { redisCarrier } from '../wire/redis-carrier.js';
+import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
+import { SilenceJudge } from '../wire/silence.js';
 import { withCellsFirst } from './cells-first.js';
+import { inlineKeyError, type QueueRunnerConfig } from './config.js';
 import { HostLink } from './host-link.js';
-import { JobBatch } from './job-batch.js';
 import { cellsOf, type JobData, jobIdOf, readCells, toRemotePlan } from './job.js';
+import { JobBatch } from './job-batch.js';
 import { ModelsPublisher } from './models-publish.js';
 import { openParentRedis, type ParentRedis } from './parent-redis.js';
 import { sealJob } from './record-seal.js';
-import { recoverLostJobs, type RemoteActivation } from './remote-activation.js';
+import { type RemoteActivation, recoverLostJobs } from './remote-activation.js';
 
 export interface QueueRunnerDeps {
   models: readonly ModelProviderConfig[];

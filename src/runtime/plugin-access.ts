@@ -5,10 +5,10 @@
  * the engine by accident and nothing here is part of the public API.
  */
 import type { AgentImpl } from '../agents/agent.js';
-import { makeDisposer, type Disposer } from '../util/disposer.js';
 import { BroodError } from '../errors.js';
 import type { JobTable, MountHook } from '../subagents/types.js';
 import type { Agent } from '../types.js';
+import { type Disposer, makeDisposer } from '../util/disposer.js';
 import type { Runtime } from './runtime.js';
 
 export interface PluginAccess {

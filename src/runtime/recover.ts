@@ -13,9 +13,9 @@ import { endedForMissingRoute } from '../agents/restore.js';
 import { parseConfig, resumeAgentOptionsSchema } from '../config.js';
 import { BroodError } from '../errors.js';
 import type { JobTable } from '../subagents/types.js';
+import type { RecoveredTurn, RecoverOptions, SessionStore } from '../types.js';
 import { type AnnouncedJob, adoptJob, announcedJobs, type Session } from './recover-jobs.js';
 import type { Runtime } from './runtime.js';
-import type { RecoveredTurn, RecoverOptions, SessionStore } from '../types.js';
 
 export type { RecoveredTurn, RecoverOptions } from '../types.js';
 

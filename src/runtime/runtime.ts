@@ -10,49 +10,49 @@ import { type RestoreHooks, restoreAgent } from '../agents/restore.js';
 import type { AgentDeps } from '../agents/types.js';
 import { ApprovalGate } from '../approvals/gate.js';
 import type { ApprovalsOptions } from '../approvals/types.js';
+import { type Clock, epochNow, systemClock } from '../clock.js';
 import {
   createAgentOptionsSchema,
   isValidSessionId,
+  type ParsedBroodOptions,
   parseConfig,
   resumeAgentOptionsSchema,
   usageOptionsSchema,
-  type ParsedBroodOptions,
 } from '../config.js';
-import { describe } from '../util/describe.js';
-import { EventHub } from '../events/hub.js';
 import { DEFAULTS } from '../defaults.js';
-import { diagnosticSink, type DiagnosticSink } from './diagnostics.js';
-import { VersionCell } from '../wire/version-cell.js';
+import { validateDelegationDepth } from '../depth.js';
 import { BroodError } from '../errors.js';
-import type { IdGenerator } from '../util/ids.js';
-import { withDefaults } from '../util/plain.js';
-import { defaultIds } from '../util/ids.js';
+import { EventHub } from '../events/hub.js';
+import { schedulerEvents } from '../events/scheduler-events.js';
 import { checkAiSdkRoute } from '../models/ai-sdk/module-model.js';
 import { ModelProxy } from '../models/ai-sdk/proxy-server.js';
+import { checkApiKeyEnv } from '../models/api-key.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { ModelProviderConfig } from '../models/types.js';
+import { WorkerRunner } from '../pool/worker-runner.js';
 import { createPromptSystem, type PromptSystem } from '../prompt/system.js';
-import { validateDelegationDepth } from '../depth.js';
+import { isQueueRunnerConfig, type QueueRunnerConfig } from '../queue/config.js';
+import { QueueRunner } from '../queue/queue-runner.js';
+import { Scheduler } from '../scheduler/scheduler.js';
+import type { Budget, SchedulerView } from '../scheduler/types.js';
+import { modelSelectionEvents } from '../sessions/event-types.js';
+import { readUsageTree } from '../sessions/usage-tree.js';
 import type { SubagentCore } from '../subagents/core.js';
 import { ContainedEvents } from '../subagents/events.js';
 import { SubagentRuntimeImpl } from '../subagents/runtime.js';
-import { AsyncPlugins } from './async-plugins.js';
 import type { SubagentEventName, SubagentRun } from '../subagents/types.js';
-import { modelSelectionEvents } from '../sessions/event-types.js';
+import { createTelemetry } from '../telemetry/setup.js';
+import { InlineRunner } from '../thread/inline-runner.js';
 import { createToolSystem, type ToolSystem } from '../tools/system.js';
 import type { Agent, CodeMode, ModelRoute, SessionStore, UsageNode } from '../types.js';
-import { readUsageTree } from '../sessions/usage-tree.js';
-import { InlineRunner } from '../thread/inline-runner.js';
+import { describe } from '../util/describe.js';
+import type { IdGenerator } from '../util/ids.js';
+import { defaultIds } from '../util/ids.js';
+import { withDefaults } from '../util/plain.js';
 import type { DriverRunner } from '../wire/runner.js';
-import { WorkerRunner } from '../pool/worker-runner.js';
-import { checkApiKeyEnv } from '../models/api-key.js';
-import { isQueueRunnerConfig, type QueueRunnerConfig } from '../queue/config.js';
-import { QueueRunner } from '../queue/queue-runner.js';
-import { createTelemetry } from '../telemetry/setup.js';
-import { Scheduler } from '../scheduler/scheduler.js';
-import { schedulerEvents } from '../events/scheduler-events.js';
-import type { Budget, SchedulerView } from '../scheduler/types.js';
-import { type Clock, epochNow, systemClock } from '../clock.js';
+import { VersionCell } from '../wire/version-cell.js';
+import { AsyncPlugins } from './async-plugins.js';
+import { type DiagnosticSink, diagnosticSink } from './diagnostics.js';
 
 export interface RuntimeParts {
   options: ParsedBroodOptions;

@@ -3,7 +3,7 @@
  * injected clock. It never waits and never sets a timer; the async glue (scheduler.ts) calls `admit`
  * whenever something changed and sleeps until `wakeAt` when work waits on time alone.
  */
-import { Pacer, tokenBucket, type TokenBucket } from './buckets.js';
+import { Pacer, type TokenBucket, tokenBucket } from './buckets.js';
 import type { Limits, ProviderLimits, QueueOrder } from './types.js';
 
 export type TicketKind = 'agent' | 'model-request';

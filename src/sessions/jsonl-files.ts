@@ -4,8 +4,8 @@
  * fsyncing the directory so a new file's name survives a crash.
  */
 import { constants } from 'node:fs';
-import { open, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
+import { open, unlink } from 'node:fs/promises';
 import { BroodError } from '../errors.js';
 import { readHeaderLine, type Warn } from './jsonl-load.js';
 

@@ -9,8 +9,9 @@
  * - Anything else — a bad line with more lines after it, a complete line that parses but fails the
  *   schema, a seq gap — cannot be a torn write, so it is SESSION_CORRUPT naming file and 1-based line.
  */
-import { open, readFile, truncate } from 'node:fs/promises';
+
 import type { FileHandle } from 'node:fs/promises';
+import { open, readFile, truncate } from 'node:fs/promises';
 import { BroodError } from '../errors.js';
 import type { SessionEvent, SessionHeader } from '../types.js';
 import { checkHeader, eventProblem } from './validate.js';

@@ -10,21 +10,22 @@
  * close(). Readers (read, list) never take it and never modify a file: a torn last line is "not yet
  * written" to them; only the writer repairs it, when it opens the session for append.
  */
-import { mkdir, readdir } from 'node:fs/promises';
+
 import type { FileHandle } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { describe } from '../util/describe.js';
 import { BroodError } from '../errors.js';
 import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
+import { describe } from '../util/describe.js';
 import { parseConfig } from '../util/untrusted.js';
 import { HandlePool } from './handles.js';
 import { createSessionFile, openAppendOnly, syncDirectory, writeAll } from './jsonl-files.js';
-import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession } from './jsonl-load.js';
-import type { Warn } from './jsonl-load.js';
 import { inCreationOrder, type ListRow } from './jsonl-list.js';
-import { acquireSessionLock, type SessionLock } from './lock.js';
+import type { Warn } from './jsonl-load.js';
+import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession } from './jsonl-load.js';
 import { GroupCommit, needsStepSync, type SyncMode } from './jsonl-sync.js';
+import { acquireSessionLock, type SessionLock } from './lock.js';
 import { SessionSerial } from './serial.js';
 import { checkEventShapes, checkHeader, checkSeqs } from './validate.js';
 

@@ -6,10 +6,10 @@
 import { z } from 'zod';
 import { DEFAULTS } from '../defaults.js';
 import { BroodError } from '../errors.js';
-import { isPlainObject } from '../util/plain.js';
 import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
+import { isPlainObject } from '../util/plain.js';
 import { parseConfig } from '../util/untrusted.js';
-import { Retention, type RetainPolicy, type TreeRecord } from './retention.js';
+import { type RetainPolicy, Retention, type TreeRecord } from './retention.js';
 import { checkEventShapes, checkHeader, checkSeqs } from './validate.js';
 
 export interface MemorySessionOptions {

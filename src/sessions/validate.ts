@@ -6,11 +6,11 @@
  */
 import { z } from 'zod';
 import { validateDelegationDepth } from '../depth.js';
-import { describe } from '../util/describe.js';
 import { BroodError } from '../errors.js';
 import { modelRouteShape } from '../models/route.js';
-import { isPlainObject } from '../util/plain.js';
 import type { SessionEvent, SessionHeader } from '../types.js';
+import { describe } from '../util/describe.js';
+import { isPlainObject } from '../util/plain.js';
 
 const modelRouteSchema = z.looseObject(modelRouteShape());
 

@@ -1,12 +1,11 @@
 /** What the subagent runtime needs from the rest of the runtime. */
 import type { AgentImpl } from '../agents/agent.js';
 import type { RuntimeCore } from '../agents/runtime-core.js';
+import type { QueueRunnerConfig } from '../queue/config.js';
 import type { Agent } from '../types.js';
+import type { DriverRunner } from '../wire/runner.js';
 import type { ContainedEvents } from './events.js';
 import type { SubagentEventName, SubagentRun } from './types.js';
-
-import type { QueueRunnerConfig } from '../queue/config.js';
-import type { DriverRunner } from '../wire/runner.js';
 
 export interface SubagentCore extends RuntimeCore {
   defaultRunnerKind: 'worker' | 'inline';

@@ -1,5 +1,5 @@
 /** A tiny event hub whose listener errors are contained: an observer can never break a delegation. */
-import { makeDisposer, type Disposer } from '../util/disposer.js';
+import { type Disposer, makeDisposer } from '../util/disposer.js';
 
 export class ContainedEvents<Name extends string> {
   private readonly listeners = new Map<Name, Set<(info: unknown) => void>>();

@@ -4,8 +4,8 @@
  * values (`persona: ''`, `toolFilter: {}`) are requests too.
  */
 import { checkMaxDepthDomain } from '../depth.js';
-import { describe } from '../util/describe.js';
 import { BroodError } from '../errors.js';
+import { describe } from '../util/describe.js';
 import type { SubagentCapabilities, SubagentProvider, SubagentStartRequest } from './types.js';
 
 const CHECKED_FIELDS: [keyof SubagentStartRequest, keyof SubagentCapabilities][] = [

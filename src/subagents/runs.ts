@@ -6,8 +6,8 @@
 import type { AgentImpl } from '../agents/agent.js';
 import type { StructuredTurn } from '../agents/structured-turn.js';
 import { errorMessage } from '../errors.js';
-import type { TurnResult } from '../types.js';
 import { publishSubagentEnd, publishSubagentStart } from '../events/subagent-events.js';
+import type { TurnResult } from '../types.js';
 import { onAbort } from '../util/abort-listeners.js';
 import type { SubagentCore } from './core.js';
 import type { SubagentResult, SubagentRun, SubagentStartRequest } from './types.js';

@@ -2,22 +2,26 @@
  * The subagent runtime (SPEC §9): the provider registry with its synchronous mount hooks, the gate,
  * one-shot starts, continuable children (start, followup, interrupt) and lifecycle events.
  */
-import { makeDisposer, type Disposer } from '../util/disposer.js';
-import { BroodError } from '../errors.js';
+
 import type { AgentImpl } from '../agents/agent.js';
+import { parseSendOptions } from '../agents/signals.js';
 import { MISSING_CHILD, structuredTurn } from '../agents/structured-turn.js';
-import type { DriverRunner } from '../wire/runner.js';
-import type { Agent } from '../types.js';
+import { BroodError } from '../errors.js';
+import { parseBudget } from '../scheduler/budget.js';
 import { isEventOf } from '../sessions/event-types.js';
+import type { Agent } from '../types.js';
+import { type Disposer, makeDisposer } from '../util/disposer.js';
+import { readUntrusted, snapshot } from '../util/untrusted.js';
+import type { DriverRunner } from '../wire/runner.js';
 import { completedTurns } from './completed-turns.js';
-import { EXTERNAL_DRIVER, externalDriverOf, externalRestorerOf } from './external.js';
 import type { SubagentCore } from './core.js';
+import { recordDelegatingCall } from './delegating-call.js';
+import { EXTERNAL_DRIVER, externalDriverOf, externalRestorerOf } from './external.js';
 import { gate } from './gate.js';
 import { Jobs } from './jobs.js';
-import { observeContinuable, startOneShot } from './runs.js';
 import { ChildReports, isReportCap, isReportDelivery } from './report.js';
+import { observeContinuable, startOneShot } from './runs.js';
 import { publishChild } from './setup.js';
-import { recordDelegatingCall } from './delegating-call.js';
 import type {
   ContinuableSpec,
   CreateChildOptions,
@@ -31,9 +35,6 @@ import type {
   SubagentStartRequest,
 } from './types.js';
 import { validateContinuableSpec, validateProvider, validateStartRequest } from './validate.js';
-import { readUntrusted, snapshot } from '../util/untrusted.js';
-import { parseSendOptions } from '../agents/signals.js';
-import { parseBudget } from '../scheduler/budget.js';
 
 export class SubagentRuntimeImpl implements SubagentRuntime {
   readonly jobs: Jobs;

@@ -3,12 +3,14 @@
  * provider's own hook all happen privately; only when every step succeeded is the session committed,
  * the agent registered and the child published. A failure rolls back everything it did.
  */
-import { BroodError } from '../errors.js';
+
 import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { rebuildSession } from '../agents/history.js';
+import { childDepthFor } from '../depth.js';
+import { BroodError } from '../errors.js';
 import { resolveChildRoute } from '../models/route.js';
-import { isPlainObject } from '../util/plain.js';
+import { isQueueRunnerConfig } from '../queue/config.js';
 import {
   type ForeignEvent,
   modelSelectionEvents,
@@ -16,11 +18,10 @@ import {
   type SubagentDescriptorData,
 } from '../sessions/event-types.js';
 import type { SessionHeader } from '../types.js';
-import { childDepthFor } from '../depth.js';
-import { externalDriverOf } from './external.js';
-import { delegatingCallOf } from './delegating-call.js';
-import { isQueueRunnerConfig } from '../queue/config.js';
+import { isPlainObject } from '../util/plain.js';
 import type { SubagentCore } from './core.js';
+import { delegatingCallOf } from './delegating-call.js';
+import { externalDriverOf } from './external.js';
 import type { CreateChildOptions, ReportDelivery } from './types.js';
 
 export interface ChildSpec extends CreateChildOptions {

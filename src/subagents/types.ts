@@ -1,10 +1,11 @@
 /** Subagent runtime types (SPEC §9). Public ones are re-exported from src/index.ts. */
-import type { Budget } from '../scheduler/types.js';
-import type { RunnerChoice } from '../queue/config.js';
+
 import type { ChildApprovals } from '../approvals/types.js';
-import type { Disposer } from '../util/disposer.js';
+import type { RunnerChoice } from '../queue/config.js';
+import type { Budget } from '../scheduler/types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
 import type { Agent, JsonSchemaObject, ModelRoute, StopReason, ToolFilter, Usage } from '../types.js';
+import type { Disposer } from '../util/disposer.js';
 
 export interface SubagentCapabilities {
   persona: boolean;

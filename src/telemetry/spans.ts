@@ -7,15 +7,15 @@
  * calls it runs). So a chat span lasts exactly as long as the driver saw the request take.
  */
 import type { Attributes, Context, HrTime, Link, Span, Tracer } from '@opentelemetry/api';
+import { epochNow } from '../clock.js';
 import type { ChatMessage } from '../models/types.js';
 import type { KnownSessionEvent, SessionEventDataMap } from '../sessions/event-types.js';
 import type { SessionEvent, StopReason } from '../types.js';
-import { epochNow } from '../clock.js';
 import { type AgentFacts, AgentSpans, type ChildOrigin, type SpanHooks } from './agent-spans.js';
 import { outputMessages, requestContent, sentLengths } from './content.js';
 import { spanSetter } from './context.js';
-import { factTime, hrTimeOf } from './span-times.js';
 import type { Otel } from './peer.js';
+import { factTime, hrTimeOf } from './span-times.js';
 
 /** SpanKind and SpanStatusCode values (the api's enums, inlined: they are part of its wire contract). */
 const INTERNAL = 0;

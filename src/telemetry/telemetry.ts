@@ -9,9 +9,9 @@ import { errorMessage } from '../errors.js';
 import type { SessionEvent } from '../types.js';
 import { broodVersion } from '../version.js';
 import type { TelemetryOptions } from './options.js';
-import { loadTelemetryApi, requireTelemetryPeer, type Otel } from './peer.js';
-import { SpanBuilder, type AgentFacts, type ChildOrigin } from './spans.js';
+import { loadTelemetryApi, type Otel, requireTelemetryPeer } from './peer.js';
 import { traceHeadersOf } from './propagation.js';
+import { type AgentFacts, type ChildOrigin, SpanBuilder } from './spans.js';
 
 /** The tool call a piece of parent-side work runs for (a subagent start reads which call started it). */
 export interface CallScope {

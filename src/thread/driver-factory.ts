@@ -8,8 +8,8 @@ import { codeRunner } from '../code-mode/run-code.js';
 import { SandboxPool } from '../code-mode/sandbox-pool.js';
 import { Driver } from '../driver/loop.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { DriverPlan } from '../wire/protocol.js';
 import type { DriverGateway } from '../wire/gateway.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import { AdapterCache } from './adapter-cache.js';
 
 export class DriverFactory {

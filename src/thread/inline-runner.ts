@@ -5,8 +5,8 @@
 import type { Driver } from '../driver/loop.js';
 import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import type { DriverPlan } from '../wire/protocol.js';
 import { driverHostOver, type GatewayRemote } from '../wire/gateway.js';
+import type { DriverPlan } from '../wire/protocol.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
 import { DriverFactory } from './driver-factory.js';
 

@@ -4,14 +4,13 @@
  * activation's end after all of that activation's other frames.
  */
 import type { Driver } from '../driver/loop.js';
-import type { DriverPlan } from '../wire/protocol.js';
 import { encodeError } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import { Link, type Carrier } from '../wire/link.js';
+import { hostFrame, namedFrame, readHostFrame, type ToHost, type ToParent } from '../wire/frames.js';
+import { type Carrier, Link } from '../wire/link.js';
+import type { ActivationOutcome, DriverPlan } from '../wire/protocol.js';
 import { DriverFactory } from './driver-factory.js';
 import { GatewayClient } from './gateway-client.js';
-import type { ActivationOutcome } from '../wire/protocol.js';
-import { hostFrame, namedFrame, readHostFrame, type ToHost, type ToParent } from '../wire/frames.js';
 import { runWatched } from './thread-watch.js';
 
 /** How long a thread stays idle after an activation ends before it counts as warm. */

@@ -4,10 +4,7 @@
  * validates arguments against that same schema, so presentation and validation never diverge.
  */
 import { z } from 'zod';
-import { describe } from '../util/describe.js';
 import { BroodError, errorMessage } from '../errors.js';
-import { readUntrusted } from '../util/untrusted.js';
-import { isZod3Schema, type Zod3Schema, Zod3Unsupported, zod3ToJsonSchema } from './zod3-schema.js';
 import type {
   Agent,
   ApprovalVerdict,
@@ -16,6 +13,9 @@ import type {
   ToolDefinition,
   ToolPresentation,
 } from '../types.js';
+import { describe } from '../util/describe.js';
+import { readUntrusted } from '../util/untrusted.js';
+import { isZod3Schema, type Zod3Schema, Zod3Unsupported, zod3ToJsonSchema } from './zod3-schema.js';
 
 /** Tool names are sent to providers as function names; this is the portable common subset. */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;

@@ -4,13 +4,13 @@
  * body's own throw keeps its error's name, see thrown.ts), because a tool failure is information for the
  * model, not a crash of the caller.
  */
-import { BroodError, errorCodeOf, errorMessage, type BroodErrorCode } from '../errors.js';
+import { BroodError, type BroodErrorCode, errorCodeOf, errorMessage } from '../errors.js';
+import type { Agent, ConcurrencyClass, ToolCallRequest, ToolContext, ToolResult } from '../types.js';
 import { describe } from '../util/describe.js';
 import { defaultIds } from '../util/ids.js';
 import { readUntrusted } from '../util/untrusted.js';
-import type { Agent, ConcurrencyClass, ToolCallRequest, ToolContext, ToolResult } from '../types.js';
 import type { ResolvedTool } from './resolver.js';
-import { thrownByTool, type ToolFaultSink } from './thrown.js';
+import { type ToolFaultSink, thrownByTool } from './thrown.js';
 
 export type { ConcurrencyClass };
 

@@ -1,10 +1,11 @@
 /**
  * Building blocks of the tool system: one layer of registered tools and a contained listener set.
  */
-import { describe } from '../util/describe.js';
+
 import { BroodError } from '../errors.js';
-import { makeDisposer, type Disposer } from '../util/disposer.js';
 import type { ToolDefinition } from '../types.js';
+import { describe } from '../util/describe.js';
+import { type Disposer, makeDisposer } from '../util/disposer.js';
 import { readUntrusted } from '../util/untrusted.js';
 import { RUN_CODE_TOOL_NAME } from './code-mode-sdk.js';
 import { TOOL_NAME_PATTERN } from './define-tool.js';

@@ -4,18 +4,18 @@
  * globals, so two runtimes in one process cannot see each other's tools.
  */
 import { BroodError } from '../errors.js';
-import { makeDisposer, type Disposer } from '../util/disposer.js';
 import type { Agent, CodeMode, ToolCallRequest, ToolFilter, ToolRegistry, ToolResult, ToolSchema } from '../types.js';
-import { RUN_CODE_SCHEMA, RUN_CODE_TOOL_NAME, compareCodeUnits, renderSdk } from './code-mode-sdk.js';
+import { type Disposer, makeDisposer } from '../util/disposer.js';
+import { compareCodeUnits, RUN_CODE_SCHEMA, RUN_CODE_TOOL_NAME, renderSdk } from './code-mode-sdk.js';
 import {
+  type ConcurrencyClass,
   classifyResolved,
+  type ExecutionScope,
   errorResult,
   executeResolved,
-  type ConcurrencyClass,
-  type ExecutionScope,
 } from './execute.js';
-import { Listeners, ToolLayer, callContained } from './layer.js';
-import { resolveAll, resolveOne, toView, type ResolvedTool, type ScopeInputs } from './resolver.js';
+import { callContained, Listeners, ToolLayer } from './layer.js';
+import { type ResolvedTool, resolveAll, resolveOne, type ScopeInputs, toView } from './resolver.js';
 import { createRestriction, type Restriction } from './restriction.js';
 
 export interface ToolSystem {

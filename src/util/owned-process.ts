@@ -4,7 +4,7 @@
  * an npx-style launcher) is a grandchild that signalling the wrapper alone would orphan, still
  * holding the pipes, so the close waiting for them would never end.
  */
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 
 /** Windows has no process groups to signal; there the direct child is all brood can end. */
 const GROUPS = process.platform !== 'win32';

@@ -1,5 +1,5 @@
 /** The thread carrier: one MessagePort, one structured-cloned postMessage per batch. */
-import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import type { Carrier } from './link.js';
 
 export function portCarrier(port: MessagePort): Carrier {

@@ -1,6 +1,7 @@
 /** Where drivers run: pooled worker threads, or the main thread (baselines, debugging). */
-import type { DriverPlan } from './protocol.js';
+
 import type { GatewayRemote } from './gateway.js';
+import type { DriverPlan } from './protocol.js';
 
 /**
  * How an activation ended. `recover`: the thread it shared died because of another driver (or the

@@ -1,7 +1,7 @@
 /** In the queue-behaviour project, the behaviour suites' helpers really place drivers on brood hosts. */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { harness } from '../threads/subagents/helpers.js';
 import { route } from '../support/route.js';
+import { harness } from '../threads/subagents/helpers.js';
 
 describe.runIf(inject('broodQueueRedis') !== undefined)('queue-behaviour project', () => {
   let close: (() => Promise<void>) | undefined;

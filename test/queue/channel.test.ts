@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Channel } from '../../src/queue/channel.js';
 import { channelKey, createClient, disconnect, type RedisClient } from '../../src/queue/redis.js';
-import { RedisServer, redisAvailable } from './redis-harness.js';
 import { until } from '../support/until.js';
+import { RedisServer, redisAvailable } from './redis-harness.js';
 
 describe.runIf(redisAvailable())('Redis channel', () => {
   let redis: RedisServer;

@@ -19,8 +19,8 @@ import { queueRunner } from '../../src/queue/config.js';
 import type { JobData } from '../../src/queue/job.js';
 import { modelsRecord } from '../../src/queue/record-seal.js';
 import { channelKey, createClient, disconnect, modelsKey, type RedisClient } from '../../src/queue/redis.js';
-import { assertBuilt } from '../support/run-cli.js';
 import { route } from '../support/route.js';
+import { assertBuilt } from '../support/run-cli.js';
 import { until } from '../support/until.js';
 import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
 

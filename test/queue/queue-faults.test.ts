@@ -11,6 +11,8 @@ import { scriptedModels } from '../../src/models/scripted.js';
 import { queueRunner } from '../../src/queue/config.js';
 import { spawnProvider } from '../../src/subagents/providers.js';
 import { defineTool } from '../../src/tools/define-tool.js';
+import { fanOutScript } from '../support/fan-out.js';
+import { route } from '../support/route.js';
 import {
   type HostProcess,
   RedisServer,
@@ -19,8 +21,6 @@ import {
   stopHost,
   waitForQueuedJobs,
 } from './redis-harness.js';
-import { route } from '../support/route.js';
-import { fanOutScript } from '../support/fan-out.js';
 
 interface FanOut {
   brood: Brood;

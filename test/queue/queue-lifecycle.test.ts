@@ -14,6 +14,7 @@ import { subagentTool } from '../../src/delegation/index.js';
 import { scriptedModels } from '../../src/models/scripted.js';
 import { queueRunner } from '../../src/queue/config.js';
 import { spawnProvider } from '../../src/subagents/providers.js';
+import { route } from '../support/route.js';
 import {
   freePort,
   type HostProcess,
@@ -24,7 +25,6 @@ import {
   stopHost,
   waitForQueuedJobs,
 } from './redis-harness.js';
-import { route } from '../support/route.js';
 
 const models = [scriptedModels({ id: 'scripted', scripts: [{ match: 'hello', turns: [{ text: 'hello back' }] }] })];
 const DIST_INDEX = fileURLToPath(new URL('../../dist/index.js', import.meta.url));

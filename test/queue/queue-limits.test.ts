@@ -9,10 +9,10 @@ import { openAICompatible } from '../../src/models/openai.js';
 import { scriptedModels } from '../../src/models/scripted.js';
 import { queueRunner } from '../../src/queue/config.js';
 import { spawnProvider } from '../../src/subagents/providers.js';
+import { fanOutScript } from '../support/fan-out.js';
 import { type LoopbackModel, startLoopbackModel } from '../support/loopback-model.js';
 import { route } from '../support/route.js';
 import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
-import { fanOutScript } from '../support/fan-out.js';
 
 describe.runIf(redisAvailable())('limits with the queue runner', () => {
   let redis: RedisServer;

@@ -10,9 +10,9 @@ import { Channel } from '../../src/queue/channel.js';
 import { queueRunner } from '../../src/queue/config.js';
 import { isJobData, type JobData } from '../../src/queue/job.js';
 import { channelKey, createClient, disconnect } from '../../src/queue/redis.js';
-import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
 import { route } from '../support/route.js';
 import { until } from '../support/until.js';
+import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
 
 const hello = scriptedModels({ id: 'scripted', scripts: [{ match: 'hello', turns: [{ text: 'hello back' }] }] });
 

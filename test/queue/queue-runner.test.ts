@@ -14,9 +14,9 @@ import { spawnProvider } from '../../src/subagents/providers.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import type { SessionEvent } from '../../src/types.js';
 import { expectCode } from '../support/codes.js';
-import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
 import { route } from '../support/route.js';
 import { until } from '../support/until.js';
+import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
 
 /** A tool `tick` that holds each call 30 ms; `seen` has the call ids and the most calls in flight at once. */
 function tickTool() {

@@ -12,11 +12,11 @@ import { queueRunner } from '../../src/queue/config.js';
 import { channelKey, createClient, disconnect } from '../../src/queue/redis.js';
 import { spawnProvider } from '../../src/subagents/providers.js';
 import { defineTool } from '../../src/tools/define-tool.js';
-import { assertBuilt } from '../support/run-cli.js';
+import { fanOutScript } from '../support/fan-out.js';
 import { route } from '../support/route.js';
+import { assertBuilt } from '../support/run-cli.js';
 import { until } from '../support/until.js';
 import { type HostProcess, RedisServer, redisAvailable, spawnHost, startHost, stopHost } from './redis-harness.js';
-import { fanOutScript } from '../support/fan-out.js';
 
 const SECRET_ENV = 'BROOD_TEST_QUEUE_SECRET';
 const SECRET = 'queue-secret-for-the-test-0123456789';

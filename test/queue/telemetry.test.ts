@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../support/until.js';
 import { createBrood } from '../../src/brood.js';
 import { openAICompatible } from '../../src/models/openai.js';
 import { queueRunner } from '../../src/queue/config.js';
-import { startLoopbackModel, type LoopbackModel } from '../support/loopback-model.js';
+import { type LoopbackModel, startLoopbackModel } from '../support/loopback-model.js';
 import { memoryTracing, spanNamed } from '../support/otel.js';
+import { until } from '../support/until.js';
 import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
 
 const SETUP = pathToFileURL(fileURLToPath(new URL('./fixtures/otel-host-setup.mjs', import.meta.url))).href;

@@ -3,11 +3,11 @@
  * fault at once (throw, exit, oom) on 2 threads, repeated; everyone else finishes, nothing runs twice.
  */
 import { afterEach, expect, it } from 'vitest';
-import { createBrood, defineTool, scriptedModels, subagentTool } from '../../src/index.js';
 import type { Brood } from '../../src/index.js';
-import { recordLifecycle } from '../support/lifecycle.js';
+import { createBrood, defineTool, scriptedModels, subagentTool } from '../../src/index.js';
 import { ofType } from '../support/events.js';
 import { ExecutionCounter } from '../support/execution-counter.js';
+import { recordLifecycle } from '../support/lifecycle.js';
 import { route } from '../support/route.js';
 
 const SIBLINGS = 64;

@@ -3,7 +3,7 @@
  * delegations from eight parents. Run with `npm run test:stress`.
  */
 import { afterAll, expect, it } from 'vitest';
-import { loadRig, runLoad, type LoadRig } from '../support/load-harness.js';
+import { type LoadRig, loadRig, runLoad } from '../support/load-harness.js';
 
 let rig: LoadRig | undefined;
 afterAll(async () => {

@@ -8,8 +8,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/defaults.js';
-import { createBrood, defineTool, scriptedModels, subagentTool } from '../../src/index.js';
 import type { Brood } from '../../src/index.js';
+import { createBrood, defineTool, scriptedModels, subagentTool } from '../../src/index.js';
 import { route } from '../support/route.js';
 
 setFlagsFromString('--expose-gc');

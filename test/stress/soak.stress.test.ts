@@ -9,8 +9,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { createBrood, defineTool, fileSessions, scriptedModels, subagentTool } from '../../src/index.js';
 import type { Agent, Brood } from '../../src/index.js';
+import { createBrood, defineTool, fileSessions, scriptedModels, subagentTool } from '../../src/index.js';
 import { route } from '../support/route.js';
 
 const SOAK_MS = Math.min(Number(process.env.SOAK_MS ?? 5 * 60_000), 10 * 60_000);

@@ -4,11 +4,12 @@
  * shape). The model first asks for two `echo` calls in one message, then answers from their results;
  * both tellings carry the same ids, arguments, text and usage, so brood must log the same transcript.
  */
-import { defineTool, type Brood } from '../../src/index.js';
-import type { SessionEvent } from '../../src/types.js';
-import { eventsOf } from './events.js';
-import { type Handler, sseFrames } from '../unit/models/loopback.js';
+
 import { z } from 'zod';
+import { type Brood, defineTool } from '../../src/index.js';
+import type { SessionEvent } from '../../src/types.js';
+import { type Handler, sseFrames } from '../unit/models/loopback.js';
+import { eventsOf } from './events.js';
 
 export const ECHO_CALLS = [
   { id: 'call_a', input: { text: 'alpha' } },

@@ -6,8 +6,8 @@
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { createBrood, scriptedModels } from '../../src/index.js';
 import type { Agent, Brood, SessionEvent, SessionHeader, SessionStore } from '../../src/index.js';
+import { createBrood, scriptedModels } from '../../src/index.js';
 import { activeResources, waitOutRunnerTimer } from './active-resources.js';
 import { route } from './route.js';
 

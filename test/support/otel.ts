@@ -3,12 +3,12 @@
  * AsyncLocalStorage (the api's default one keeps no context), and helpers to read the span tree.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { context, ROOT_CONTEXT, type Context, type ContextManager } from '@opentelemetry/api';
+import { type Context, type ContextManager, context, ROOT_CONTEXT } from '@opentelemetry/api';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
-  SimpleSpanProcessor,
   type ReadableSpan,
+  SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 
 class StorageContextManager implements ContextManager {

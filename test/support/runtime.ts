@@ -3,8 +3,8 @@
  * what that runner needs (test/unit: the inline runner only; test/threads: the worker pool).
  */
 import { inject } from 'vitest';
-import { createBrood } from '../../src/index.js';
 import type { Brood, BroodOptions } from '../../src/index.js';
+import { createBrood } from '../../src/index.js';
 import { queueRunner, type RunnerChoice } from '../../src/queue/config.js';
 
 declare module 'vitest' {

@@ -2,8 +2,9 @@
  * A session store wrapper that tells a test when events land, so suites synchronize on promises
  * instead of sleeping. Shared by every integration suite.
  */
-import { memorySessions } from '../../src/index.js';
+
 import type { SessionEvent, SessionStore } from '../../src/index.js';
+import { memorySessions } from '../../src/index.js';
 
 type ClosableStore = SessionStore & { close?: () => Promise<void> };
 

@@ -10,7 +10,7 @@ import type * as Acp from '@agentclientprotocol/sdk';
 import { BroodError, errorMessage } from '../../errors.js';
 import { signalOwned, spawnOwned } from '../../util/owned-process.js';
 import { frameStdio } from './framing.js';
-import { fsHandlers, type FsEvent } from './fs.js';
+import { type FsEvent, fsHandlers } from './fs.js';
 import type { ResolvedAcpOptions } from './options.js';
 
 type AcpModule = typeof import('@agentclientprotocol/sdk');

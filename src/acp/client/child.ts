@@ -8,12 +8,12 @@
  */
 import type * as Acp from '@agentclientprotocol/sdk';
 import { BroodError, errorMessage } from '../../errors.js';
-import { TEXT_DELTA_EVENT } from '../../sessions/event-types.js';
-import type { ClaimedMessage, DriverPlan, TurnReport } from '../../wire/protocol.js';
 import type { ModelFinish } from '../../models/types.js';
-import { type DriverGateway, driverHostOver, type GatewayRemote } from '../../wire/gateway.js';
-import type { Activation, ActivationEnd, DriverRunner } from '../../wire/runner.js';
+import { TEXT_DELTA_EVENT } from '../../sessions/event-types.js';
 import type { StopReason, Usage } from '../../types.js';
+import { type DriverGateway, driverHostOver, type GatewayRemote } from '../../wire/gateway.js';
+import type { ClaimedMessage, DriverPlan, TurnReport } from '../../wire/protocol.js';
+import type { Activation, ActivationEnd, DriverRunner } from '../../wire/runner.js';
 import type { AgentProcess, SessionHandlers } from './agent-process.js';
 import type { FsEvent } from './fs.js';
 import type { ResolvedAcpOptions } from './options.js';

@@ -5,19 +5,19 @@
  * session, depth and parent in the header, lifecycle events, cancellation, continuation — works as
  * for any child. One agent process per provider, sessions multiplexed on it.
  */
-import { requireOptionalPeers } from '../../util/optional-peers.js';
-import type { SubagentCapabilities, SubagentProvider } from '../../subagents/types.js';
+
 import {
   EXTERNAL_DRIVER,
   EXTERNAL_RESTORER,
   type ExternalDriver,
   type ExternalRestorer,
 } from '../../subagents/external.js';
-import type { CreateChildOptions } from '../../subagents/types.js';
-import { AcpChild } from './child.js';
-import { resolveAcpOptions, type AcpProviderOptions } from './options.js';
-import { AgentPool } from './pool.js';
+import type { CreateChildOptions, SubagentCapabilities, SubagentProvider } from '../../subagents/types.js';
+import { requireOptionalPeers } from '../../util/optional-peers.js';
 import { broodVersion } from '../../version.js';
+import { AcpChild } from './child.js';
+import { type AcpProviderOptions, resolveAcpOptions } from './options.js';
+import { AgentPool } from './pool.js';
 
 export interface AcpProvider extends SubagentProvider {
   /** Ends the agent process (also done by brood.close() and by disposing the registration). */

@@ -6,8 +6,8 @@
  */
 import type * as Acp from '@agentclientprotocol/sdk';
 import type { Brood } from '../../brood.js';
-import { mcpTools } from '../../mcp/plugin.js';
 import type { McpServer } from '../../mcp/config.js';
+import { mcpTools } from '../../mcp/plugin.js';
 import type { Agent } from '../../types.js';
 
 export type Unmount = () => Promise<void>;

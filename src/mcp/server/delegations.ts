@@ -6,20 +6,20 @@
  * tree per served call. A task is the parent's one-shot background job: one record, the runtime's.
  */
 import type { Brood } from '../../brood.js';
-import { checkCapabilities } from '../../delegation/subagent-tool.js';
 import {
-  runDelegation,
   type BackgroundValue,
   type DelegationDeps,
   type DelegationExtras,
   type ForegroundValue,
+  runDelegation,
 } from '../../delegation/routes.js';
 import { subagentsOf } from '../../delegation/shared.js';
+import { checkCapabilities } from '../../delegation/subagent-tool.js';
 import { BroodError } from '../../errors.js';
 import { pluginAccess } from '../../runtime/plugin-access.js';
 import type { Job } from '../../subagents/types.js';
 import type { Agent, BroodEvent } from '../../types.js';
-import { parseContinueArgs, parseDelegateArgs, type DelegateArgs } from './arguments.js';
+import { type DelegateArgs, parseContinueArgs, parseDelegateArgs } from './arguments.js';
 import { type ContinuableOutcome, ServedContinuables } from './continuables.js';
 import type { ResolvedMcpServerOptions } from './options.js';
 import { progressText } from './progress.js';

@@ -6,7 +6,7 @@
 import type { Brood } from '../../brood.js';
 import { requireOptionalPeers } from '../../util/optional-peers.js';
 import { ServedDelegations } from './delegations.js';
-import { parseMcpServerOptions, type McpServerOptions } from './options.js';
+import { type McpServerOptions, parseMcpServerOptions } from './options.js';
 
 /** An SDK server transport (StdioServerTransport, StreamableHTTPServerTransport, InMemoryTransport…). */
 export interface McpServerTransport {

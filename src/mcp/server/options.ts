@@ -3,14 +3,14 @@
  * INVALID_CONFIG naming the key, never a failure on a client's first call.
  */
 import { z } from 'zod';
+import type { CreateAgentOptions } from '../../brood.js';
 import { DEFAULTS } from '../../defaults.js';
-import { BroodError } from '../../errors.js';
 import {
   parseSubagentToolConfig,
   type ResolvedSubagentToolConfig,
   type SubagentToolConfig,
 } from '../../delegation/config.js';
-import type { CreateAgentOptions } from '../../brood.js';
+import { BroodError } from '../../errors.js';
 import { parseUntrusted } from '../../util/untrusted.js';
 
 export interface McpServerOptions {

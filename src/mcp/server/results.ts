@@ -4,8 +4,8 @@
  * complete reads as the delegation's headline (`subagent run failed …`).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage } from '../../errors.js';
 import { failureMessage } from '../../delegation/render.js';
+import { errorMessage } from '../../errors.js';
 import type { Job } from '../../subagents/types.js';
 import type { Outcome } from './delegations.js';
 

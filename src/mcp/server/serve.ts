@@ -16,8 +16,8 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Brood } from '../../brood.js';
-import { listModels } from '../../delegation/list-models-tool.js';
 import { DEFAULTS } from '../../defaults.js';
+import { listModels } from '../../delegation/list-models-tool.js';
 import { errorMessage } from '../../errors.js';
 import { broodVersion } from '../../version.js';
 import {
@@ -28,8 +28,8 @@ import {
   parseListModelsArgs,
 } from './arguments.js';
 import type { Outcome, ServedDelegations } from './delegations.js';
-import { JobTaskStore } from './task-store.js';
 import { errorResult, outcomeResult } from './results.js';
+import { JobTaskStore } from './task-store.js';
 
 export interface ServeOptions {
   brood: Brood;

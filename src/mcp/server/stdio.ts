@@ -6,9 +6,9 @@
  * buffered whole. (The SDK's transport drops the first two unanswered and closes on the third.)
  */
 import type { Readable, Writable } from 'node:stream';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULTS } from '../../defaults.js';
-import { idFromHead, LineSplitter, type JsonRpcId, type Line } from '../../util/json-lines.js';
+import { idFromHead, type JsonRpcId, type Line, LineSplitter } from '../../util/json-lines.js';
 
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;

@@ -7,7 +7,7 @@
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { ErrorCode, McpError, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULTS } from '../../defaults.js';
-import { taskStatus, type ServedDelegations, type ServedTask } from './delegations.js';
+import { type ServedDelegations, type ServedTask, taskStatus } from './delegations.js';
 import { jobResult } from './results.js';
 
 export class JobTaskStore implements TaskStore {

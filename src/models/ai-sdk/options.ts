@@ -12,13 +12,14 @@ import { z } from 'zod';
 import { BroodError } from '../../errors.js';
 import { lazy } from '../../util/lazy.js';
 import {
+  type ModelEntry,
   modelEntrySchema,
   optionSchemas,
-  resolveRetry,
   type ResolvedRetry,
   type RetryOptions,
+  resolveRetry,
+  toModelInfo,
 } from '../request-options.js';
-import { toModelInfo, type ModelEntry } from '../request-options.js';
 import type { ModelInfo, ModelProviderConfig } from '../types.js';
 import { parseOptions } from '../validate.js';
 import { type LanguageModelLike, languageModelProblem } from './language-model.js';

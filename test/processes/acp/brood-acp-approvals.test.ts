@@ -11,7 +11,7 @@ import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { assertBuilt, CLI } from '../../support/run-cli.js';
-import { startScriptedEndpoint, type ScriptedEndpoint } from './scripted-endpoint.js';
+import { type ScriptedEndpoint, startScriptedEndpoint } from './scripted-endpoint.js';
 
 let dir: string;
 let config: string;

@@ -3,7 +3,7 @@
  * client side: initialize, new session, prompts with streamed updates (delegation included), cancel,
  * an errored turn, load with replay in a fresh process, and stdout carrying protocol only.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,9 +11,9 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, runCli } from '../../support/run-cli.js';
-import { FIXTURE_SCRIPT } from '../mcp/helpers.js';
-import { startScriptedEndpoint, type ScriptedEndpoint } from './scripted-endpoint.js';
 import { until } from '../../support/until.js';
+import { FIXTURE_SCRIPT } from '../mcp/helpers.js';
+import { type ScriptedEndpoint, startScriptedEndpoint } from './scripted-endpoint.js';
 
 let dir: string;
 let config: string;

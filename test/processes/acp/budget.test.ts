@@ -8,8 +8,8 @@ import type { Budget } from '../../../src/index.js';
 import { scriptedModels, subagentTool } from '../../../src/index.js';
 import { eventsOf, ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';
-import { acpHarness, agentPid, fixtureOptions, signal, type AcpHarness } from './helpers.js';
 import { processExists } from '../../support/running.js';
+import { type AcpHarness, acpHarness, agentPid, fixtureOptions, signal } from './helpers.js';
 
 let h: AcpHarness | undefined;
 afterEach(async () => {

@@ -1,7 +1,7 @@
 /** Shared helpers for the ACP suites: the fixture agent's command, a runtime with an ACP provider, session readers. */
 import { fileURLToPath } from 'node:url';
-import { createBrood, memorySessions, scriptedModels, acpProvider } from '../../../src/index.js';
 import type { AcpProviderOptions, Agent, Brood, BroodOptions } from '../../../src/index.js';
+import { acpProvider, createBrood, memorySessions, scriptedModels } from '../../../src/index.js';
 import { eventsOf } from '../../support/events.js';
 import { route } from '../../support/route.js';
 

@@ -10,13 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { messageTools, scriptedModels, subagentTool } from '../../../src/index.js';
-import { assertBuilt, CLI } from '../../support/run-cli.js';
-import { acpHarness, agentPid, signal, type AcpHarness } from './helpers.js';
-import { processExists } from '../../support/running.js';
-import { startScriptedEndpoint, type ScriptedEndpoint } from './scripted-endpoint.js';
 import { eventsOf } from '../../support/events.js';
 import { route } from '../../support/route.js';
+import { assertBuilt, CLI } from '../../support/run-cli.js';
+import { processExists } from '../../support/running.js';
 import { until } from '../../support/until.js';
+import { type AcpHarness, acpHarness, agentPid, signal } from './helpers.js';
+import { type ScriptedEndpoint, startScriptedEndpoint } from './scripted-endpoint.js';
 
 let dir: string;
 let endpoint: ScriptedEndpoint;

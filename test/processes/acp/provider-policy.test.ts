@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AcpPermissionRequest } from '../../../src/index.js';
 import {
   acpProvider,
   createBrood,
@@ -15,13 +16,12 @@ import {
   scriptedModels,
   subagentTool,
 } from '../../../src/index.js';
-import type { AcpPermissionRequest } from '../../../src/index.js';
-import { acpHarness, agentPid, fixtureOptions, signal, type AcpHarness } from './helpers.js';
-import { processExists } from '../../support/running.js';
+import { expectCode } from '../../support/codes.js';
 import { eventsOf } from '../../support/events.js';
 import { route } from '../../support/route.js';
+import { processExists } from '../../support/running.js';
 import { until } from '../../support/until.js';
-import { expectCode } from '../../support/codes.js';
+import { type AcpHarness, acpHarness, agentPid, fixtureOptions, signal } from './helpers.js';
 
 let h: AcpHarness | undefined;
 let dir: string;

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BroodEvent } from '../../../src/index.js';
-import { acpHarness, agentPid, FIXTURE_AGENT, fixtureOptions, signal, type AcpHarness } from './helpers.js';
-import { eventsOf } from '../../support/events.js';
-import { until } from '../../support/until.js';
 import { expectCode } from '../../support/codes.js';
+import { eventsOf } from '../../support/events.js';
 import { isRunning, processExists } from '../../support/running.js';
+import { until } from '../../support/until.js';
+import { type AcpHarness, acpHarness, agentPid, FIXTURE_AGENT, fixtureOptions, signal } from './helpers.js';
 
 let h: AcpHarness | undefined;
 let marks: string;

@@ -1,7 +1,7 @@
 /** createBrood telemetry with an ACP child: the prompt carries the child's turn context in `_meta`. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryTracing, spanNamed } from '../../support/otel.js';
-import { acpHarness, fixtureOptions, signal, type AcpHarness } from './helpers.js';
+import { type AcpHarness, acpHarness, fixtureOptions, signal } from './helpers.js';
 
 let h: AcpHarness | undefined;
 afterEach(async () => {

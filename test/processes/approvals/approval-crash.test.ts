@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
-import { createBrood, defineTool, fileSessions, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
+import { createBrood, defineTool, fileSessions, scriptedModels } from '../../../src/index.js';
 import { until } from '../../support/until.js';
 // @ts-expect-error plain ESM fixture shared with the child process
 import { deployTool, models } from './fixtures/approval-shared.mjs';

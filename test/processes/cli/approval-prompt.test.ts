@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLoopbackModel, type LoopbackModel } from '../../support/loopback-model.js';
+import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { assertBuilt, CLI } from '../../support/run-cli.js';
 
 const HAVE_SCRIPT = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTime } from '../../../src/cli/inspect.js';
 import { expectUsageError, runInProcess } from '../../support/command-line.js';
-import { startLoopbackModel, type LoopbackModel } from '../../support/loopback-model.js';
+import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { assertBuilt, runCli, type Spawned } from '../../support/run-cli.js';
 
 let tmp: string;

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startLoopbackModel, type LoopbackModel } from '../../support/loopback-model.js';
+import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { assertBuilt, ROOT, runCli } from '../../support/run-cli.js';
 
 const FIXTURE = fileURLToPath(new URL('../../support/fixtures/ai-sdk-models.mjs', import.meta.url));

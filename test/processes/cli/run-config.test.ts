@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRunConfig } from '../../../src/cli/run-config.js';
-import { message } from '../../unit/models/anthropic-wire.js';
-import { json, startLoopback, type Loopback } from '../../unit/models/loopback.js';
-import { startLoopbackModel, type LoopbackModel } from '../../support/loopback-model.js';
+import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { assertBuilt, ROOT, runCli, type Spawned } from '../../support/run-cli.js';
+import { message } from '../../unit/models/anthropic-wire.js';
+import { json, type Loopback, startLoopback } from '../../unit/models/loopback.js';
 
 let workspace: string;
 let openai: LoopbackModel;

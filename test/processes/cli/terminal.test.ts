@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLoopbackModel, type LoopbackModel } from '../../support/loopback-model.js';
+import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { assertBuilt, CLI, ROOT } from '../../support/run-cli.js';
 import { HAVE_TMUX, runInTerminal, type TerminalRun } from './tmux.js';
 

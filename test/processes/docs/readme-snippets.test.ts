@@ -10,11 +10,11 @@
  *   a ```text block, it is the block's expected stdout. Runnable blocks must need no network
  *   (scriptedModels, loopback servers).
  */
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { ROOT, assertBuilt, declarationsBuilt, runNode } from '../../support/run-cli.js';
+import { assertBuilt, declarationsBuilt, ROOT, runNode } from '../../support/run-cli.js';
 
 interface Block {
   file: string;

@@ -5,7 +5,7 @@
  * progress, a nested delegation in `brood inspect`, a task polled to completion, a cancelled task, a
  * failing child, a client that disconnects mid-call, and bad input on the wire.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextproto
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, ROOT, runCli, runNode } from '../../support/run-cli.js';
 import { until } from '../../support/until.js';
-import { startScriptedEndpoint, type ScriptedEndpoint } from '../acp/scripted-endpoint.js';
+import { type ScriptedEndpoint, startScriptedEndpoint } from '../acp/scripted-endpoint.js';
 
 let dir: string;
 let config: string;

@@ -4,13 +4,13 @@
  * nothing registered and no process left), agent scope, and use() for synchronous vs asynchronous plugins.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, mcpTools } from '../../../src/index.js';
 import type { Brood, BroodPlugin, Disposer } from '../../../src/index.js';
+import { createBrood, mcpTools } from '../../../src/index.js';
 import { mcpToolName } from '../../../src/mcp/names.js';
 import { TOOL_NAME_PATTERN } from '../../../src/tools/define-tool.js';
-import { FIXTURE_SCRIPT, childProcesses, fixture, processHandles } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
+import { childProcesses, FIXTURE_SCRIPT, fixture, processHandles } from './helpers.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -7,8 +7,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { McpServerStatus, McpStdioServer, SessionEvent } from '../../../src/index.js';
 import type { Clock } from '../../../src/clock.js';
+import type { McpServerStatus, McpStdioServer, SessionEvent } from '../../../src/index.js';
 
 const require = createRequire(import.meta.url);
 const packageDir = (name: string): string => dirname(require.resolve(`${name}/package.json`));

@@ -5,12 +5,12 @@
  * MCP_UNAVAILABLE messages of a server that cannot be reached.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, mcpTools, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
-import { tapStore } from '../../support/tap-store.js';
-import { StatusLog, requestedTools, toolResults } from './helpers.js';
-import { TestMcpHttpServer, closedPort, failingServer } from './http-server.js';
+import { createBrood, mcpTools, memorySessions, scriptedModels } from '../../../src/index.js';
 import { route } from '../../support/route.js';
+import { tapStore } from '../../support/tap-store.js';
+import { requestedTools, StatusLog, toolResults } from './helpers.js';
+import { closedPort, failingServer, TestMcpHttpServer } from './http-server.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
 

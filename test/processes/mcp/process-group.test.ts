@@ -11,12 +11,12 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Brood, McpStdioServer } from '../../../src/index.js';
 import { createBrood } from '../../../src/index.js';
 import { mcpToolsOnClock } from '../../../src/mcp/plugin.js';
-import type { Brood, McpStdioServer } from '../../../src/index.js';
 import { isRunning } from '../../support/running.js';
 import { until } from '../../support/until.js';
-import { FAST_CLOCK, childProcesses } from './helpers.js';
+import { childProcesses, FAST_CLOCK } from './helpers.js';
 
 const STUBBORN_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'ignoring-signals-server.mjs');
 

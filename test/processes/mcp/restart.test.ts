@@ -8,21 +8,21 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, defineTool, mcpTools, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
-import { tapStore } from '../../support/tap-store.js';
+import { createBrood, defineTool, mcpTools, memorySessions, scriptedModels } from '../../../src/index.js';
 import { mcpToolsOnClock } from '../../../src/mcp/plugin.js';
+import { route } from '../../support/route.js';
+import { processExists } from '../../support/running.js';
+import { tapStore } from '../../support/tap-store.js';
 import {
-  FAST_CLOCK,
-  FIXTURE_SCRIPT,
-  StatusLog,
   announcements,
   childProcesses,
+  FAST_CLOCK,
+  FIXTURE_SCRIPT,
   fixture,
+  StatusLog,
   toolResults,
 } from './helpers.js';
-import { processExists } from '../../support/running.js';
-import { route } from '../../support/route.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
 

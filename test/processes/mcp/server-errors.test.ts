@@ -11,8 +11,8 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, mcpTools } from '../../../src/index.js';
 import type { Brood, McpStdioServer, ToolResult } from '../../../src/index.js';
+import { createBrood, mcpTools } from '../../../src/index.js';
 import { StatusLog } from './helpers.js';
 
 const MISBEHAVING_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'misbehaving-server.mjs');

@@ -7,22 +7,22 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, mcpTools, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Brood, BroodOptions } from '../../../src/index.js';
+import { createBrood, mcpTools, memorySessions, scriptedModels } from '../../../src/index.js';
 import { runtimeOf } from '../../../src/runtime/plugin-access.js';
+import { route } from '../../support/route.js';
+import { processExists } from '../../support/running.js';
 import { tapStore } from '../../support/tap-store.js';
 import {
-  EVERYTHING_SCRIPT,
-  FILESYSTEM_SCRIPT,
   childProcesses,
+  EVERYTHING_SCRIPT,
   everything,
+  FILESYSTEM_SCRIPT,
   filesystem,
   processHandles,
   requestedTools,
   toolResults,
 } from './helpers.js';
-import { processExists } from '../../support/running.js';
-import { route } from '../../support/route.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
 

@@ -19,8 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain-JavaScript script, without declarations
 import { consumerProject } from '../../../scripts/consumer-lock.mjs';
 import { OPTIONAL_PEERS } from '../../../src/util/optional-peers.js';
-import { cachedKeys, npmEnv, tarballOnlyCache } from './npm-cache.js';
 import { assertBuilt, declarationsBuilt, packedByChecks, ROOT, runNode, type Spawned } from '../../support/run-cli.js';
+import { cachedKeys, npmEnv, tarballOnlyCache } from './npm-cache.js';
 
 const PEERS = Object.values(OPTIONAL_PEERS).flat();
 const MAX_PACKAGES = 25;

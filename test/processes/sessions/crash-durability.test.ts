@@ -15,10 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createBrood, defineTool, fileSessions, messageTools, subagentTool } from '../../../src/index.js';
 import type { Agent, SessionEvent, SessionHeader } from '../../../src/index.js';
-import { crashModels, installCrashTools } from './fixtures/crash-shared.mjs';
+import { createBrood, defineTool, fileSessions, messageTools, subagentTool } from '../../../src/index.js';
 import { ofType } from '../../support/events.js';
+import { crashModels, installCrashTools } from './fixtures/crash-shared.mjs';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/crash-tree.mjs', import.meta.url));
 const SEEDS = 20;

@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileSessions } from '../../../src/index.js';
 import type { SessionEvent } from '../../../src/index.js';
+import { fileSessions } from '../../../src/index.js';
 import { ofType } from '../../support/events.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/resume-tree.mjs', import.meta.url));

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createBrood, fileSessions, memorySessions } from '../../../src/index.js';
 import type { Brood, SessionStore } from '../../../src/index.js';
+import { createBrood, fileSessions, memorySessions } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
 

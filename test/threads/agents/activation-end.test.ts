@@ -5,8 +5,8 @@
  * the agent stayed busy (its dispose, and a delegating parent's slot, waited with it).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { memorySessions, moduleAdapter } from '../../../src/index.js';
 import type { Brood, SessionEvent } from '../../../src/index.js';
+import { memorySessions, moduleAdapter } from '../../../src/index.js';
 import { makeBrood } from '../../support/runtime.js';
 
 const BUSY_MS = 800;

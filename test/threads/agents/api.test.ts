@@ -4,13 +4,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood, CreateAgentOptions } from '../../../src/index.js';
+import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { deferred } from '../../support/deferred.js';
 import { eventsOf, ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
 import { tapStore } from '../../support/tap-store.js';
 
 let brood: Brood | undefined;

@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createBrood, defineTool, subagentTool } from '../../../src/index.js';
 import type { Agent, Brood } from '../../../src/index.js';
+import { createBrood, defineTool, subagentTool } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { eventsOf, ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';

@@ -8,15 +8,15 @@
  * loading) was dropped, so the turn ran on.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { moduleAdapter, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Agent, Brood, TurnResult } from '../../../src/index.js';
+import { moduleAdapter, scriptedModels, subagentTool } from '../../../src/index.js';
 import { pause } from '../../support/deferred.js';
 import { eventsOf, ofType, turnEvents } from '../../support/events.js';
 import { route } from '../../support/route.js';
 import { makeBrood, RUNNERS } from '../../support/runtime.js';
+import { BEFORE_ANSWER } from './fixtures/answer-hook-adapter.mjs';
 import { CHILD_REQUESTS, PARENT_REQUESTS } from './fixtures/deaf-child-adapter.mjs';
 import { LOADING, RELEASE, REQUESTS } from './fixtures/gated-load-adapter.mjs';
-import { BEFORE_ANSWER } from './fixtures/answer-hook-adapter.mjs';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -1,11 +1,11 @@
 /** SPEC §10.6: a driver waiting for children never holds capacity its descendants need (2 threads). */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood } from '../../../src/index.js';
+import { defineTool, scriptedModels } from '../../../src/index.js';
 import { deferred } from '../../support/deferred.js';
 import { route } from '../../support/route.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

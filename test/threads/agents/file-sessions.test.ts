@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, fileSessions, scriptedModels } from '../../../src/index.js';
 import type { Brood, SessionEvent } from '../../../src/index.js';
+import { defineTool, fileSessions, scriptedModels } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
 
 let dir: string;
 const open: Brood[] = [];

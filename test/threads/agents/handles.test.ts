@@ -4,12 +4,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
+import { defineTool, scriptedModels } from '../../../src/index.js';
 import { activeResources, waitOutRunnerTimer } from '../../support/active-resources.js';
 import { pause } from '../../support/deferred.js';
 import { route } from '../../support/route.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -2,12 +2,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  type Brood,
   createBrood,
   defineTool,
+  type SubagentProvider,
   scriptedModels,
   subagentTool,
-  type Brood,
-  type SubagentProvider,
 } from '../../../src/index.js';
 import { runtimeOf } from '../../../src/runtime/plugin-access.js';
 import { expectCode } from '../../support/codes.js';

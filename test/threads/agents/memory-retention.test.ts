@@ -3,11 +3,11 @@
  * the tree lives, and what is kept after the last one is disposed follows `memorySessions({ retain })`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, SessionStore } from '../../../src/index.js';
+import { defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

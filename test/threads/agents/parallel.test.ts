@@ -4,13 +4,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, scriptedModels } from '../../../src/index.js';
 import type { Brood, SessionEvent } from '../../../src/index.js';
+import { defineTool, scriptedModels } from '../../../src/index.js';
 import { ConcurrencyProbe } from '../../support/concurrency-probe.js';
 import { pause } from '../../support/deferred.js';
 import { eventsOf, ofType, turnEvents } from '../../support/events.js';
 import { route } from '../../support/route.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -8,15 +8,15 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createBrood, defineTool, moduleAdapter, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
-import { expectWellFormed } from '../../support/well-formed.js';
+import { createBrood, defineTool, moduleAdapter, scriptedModels } from '../../../src/index.js';
 import { ConcurrencyProbe } from '../../support/concurrency-probe.js';
 import { deferred, pause } from '../../support/deferred.js';
 import { eventsOf, ofType } from '../../support/events.js';
 import { ExecutionCounter } from '../../support/execution-counter.js';
 import { route } from '../../support/route.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
+import { expectWellFormed } from '../../support/well-formed.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -5,11 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, scriptedModels } from '../../../src/index.js';
 import type { Brood, ModelProviderConfig } from '../../../src/index.js';
+import { defineTool, scriptedModels } from '../../../src/index.js';
 import { eventsOf, ofType, turnEvents } from '../../support/events.js';
 import { route } from '../../support/route.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -1,8 +1,8 @@
 /** SPEC §6 (model/request.threadId), §10.1: drivers run on pool threads; tools run on the main thread. */
 import { isMainThread, threadId } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
+import { defineTool, scriptedModels } from '../../../src/index.js';
 import { eventsOf, ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
 import { makeBrood } from '../../support/runtime.js';

@@ -5,10 +5,10 @@
  * ahead of its record: that is what lets a resumed session tell "never ran" from "outcome unknown".
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Brood, SessionEvent, SessionStore } from '../../../src/index.js';
+import { defineTool, memorySessions, scriptedModels } from '../../../src/index.js';
 import { route } from '../../support/route.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -6,8 +6,8 @@
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Brood, createBrood, defineTool, scriptedModels } from '../../../src/index.js';
-import { until } from '../../support/until.js';
 import { route } from '../../support/route.js';
+import { until } from '../../support/until.js';
 
 let brood: Brood | undefined;
 

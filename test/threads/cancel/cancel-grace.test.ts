@@ -4,8 +4,8 @@
  * (which did honour the cancel) keeps its thread. The grace runs on a fake clock: nothing waits in real time.
  */
 import { afterEach, expect, it } from 'vitest';
-import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, SessionEvent, SubagentProvider } from '../../../src/index.js';
+import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import { FakeClock } from '../../support/fake-clock.js';
 import { route } from '../../support/route.js';
 

@@ -5,13 +5,13 @@
  */
 import { threadId as mainThreadId } from 'node:worker_threads';
 import { afterEach, expect, it } from 'vitest';
-import { createBrood, defineTool, inlineProvider, scriptedModels } from '../../../src/index.js';
 import type { Brood, BroodOptions } from '../../../src/index.js';
-import { expectWellFormed } from '../../support/well-formed.js';
+import { createBrood, defineTool, inlineProvider, scriptedModels } from '../../../src/index.js';
 import { ofType } from '../../support/events.js';
 import { ExecutionCounter } from '../../support/execution-counter.js';
 import { route } from '../../support/route.js';
 import { tapStore } from '../../support/tap-store.js';
+import { expectWellFormed } from '../../support/well-formed.js';
 
 let brood: Brood | undefined;
 

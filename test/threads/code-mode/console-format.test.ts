@@ -5,7 +5,7 @@
  */
 import { format } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxHarness, type Harness } from './sandbox-harness.js';
+import { type Harness, sandboxHarness } from './sandbox-harness.js';
 
 /** Each entry is the argument list of one console.log call, as source text. */
 const CALLS = [

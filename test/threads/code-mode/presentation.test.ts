@@ -3,8 +3,8 @@
  * (`model/request.tools`, the `tools:sdk` section), never what is visible (`view()`).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood, BroodOptions, CreateAgentOptions, SessionEvent } from '../../../src/index.js';
+import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import { ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
 import { tapStore } from '../../support/tap-store.js';

@@ -4,13 +4,13 @@
  * limits and errors are errored tool results that keep the logs, never driver faults.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood, BroodOptions, SessionEvent, ToolContext } from '../../../src/index.js';
-import { expectWellFormed } from '../../support/well-formed.js';
+import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import { ofType } from '../../support/events.js';
 import { ExecutionCounter } from '../../support/execution-counter.js';
 import { route } from '../../support/route.js';
 import { tapStore } from '../../support/tap-store.js';
+import { expectWellFormed } from '../../support/well-formed.js';
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
 

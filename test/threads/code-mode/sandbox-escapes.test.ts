@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxHarness, type Harness } from './sandbox-harness.js';
+import { type Harness, sandboxHarness } from './sandbox-harness.js';
 
 let dir: string;
 let fileMarker: string;

@@ -2,12 +2,13 @@
  * A runtime whose scripted model runs one named run_code program per agent turn, with tools that
  * record what they received, so the sandbox suites can assert what reached the host.
  */
-import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
+
 import type { Agent, Brood, BroodOptions } from '../../../src/index.js';
-import { expectWellFormed } from '../../support/well-formed.js';
+import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import { ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
 import { tapStore } from '../../support/tap-store.js';
+import { expectWellFormed } from '../../support/well-formed.js';
 
 export interface ProgramResult {
   isError: boolean;

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrood } from '../../../src/index.js';
-import { sandboxHarness, type Harness } from './sandbox-harness.js';
 import { expectCode } from '../../support/codes.js';
+import { type Harness, sandboxHarness } from './sandbox-harness.js';
 
 const SIBLING =
   "let sum = 0; for (let i = 1; i <= 3; i++) sum += (await tools.lookup({ n: i })).n; console.log('sibling', sum); return 'sibling ok';";

@@ -7,11 +7,11 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, Disposer } from '../../../src/index.js';
-import { recordLifecycle } from '../../support/lifecycle.js';
+import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import { ofType } from '../../support/events.js';
 import { ExecutionCounter } from '../../support/execution-counter.js';
+import { recordLifecycle } from '../../support/lifecycle.js';
 import { route } from '../../support/route.js';
 
 let brood: Brood | undefined;

@@ -1,12 +1,12 @@
 /** SPEC §11.3–§11.7, §11.11, §11.12 end to end: real runtime, scripted models, worker threads. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood } from '../../../src/brood.js';
-import { scriptedModels } from '../../../src/models/scripted.js';
 import { jobTools, messageTools, subagentTool } from '../../../src/delegation/index.js';
-import { waitForEvents } from './helpers.js';
+import { scriptedModels } from '../../../src/models/scripted.js';
 import { eventsOf, ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
 import { behaviourBrood } from '../../support/runtime.js';
+import { waitForEvents } from './helpers.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

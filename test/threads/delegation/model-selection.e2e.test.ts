@@ -1,8 +1,8 @@
 /** SPEC §11.9: model-selection fields, route validation, settings-controlled visibility, discovery. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood } from '../../../src/brood.js';
-import { scriptedModels } from '../../../src/models/scripted.js';
 import { subagentTool } from '../../../src/delegation/index.js';
+import { scriptedModels } from '../../../src/models/scripted.js';
 import { eventsOf, ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
 import { behaviourBrood } from '../../support/runtime.js';

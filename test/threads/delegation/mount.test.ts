@@ -1,13 +1,13 @@
 /** SPEC §11 config at use() and §11.1 binding: mount/unmount with the provider, rollback, reservations. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood } from '../../../src/brood.js';
-import { defineTool } from '../../../src/tools/define-tool.js';
-import { jobTools, messageTools, subagentTool, type SubagentToolConfig } from '../../../src/delegation/index.js';
+import { jobTools, messageTools, type SubagentToolConfig, subagentTool } from '../../../src/delegation/index.js';
 import type { SubagentCapabilities } from '../../../src/subagents/types.js';
-import { customProvider } from './helpers.js';
+import { defineTool } from '../../../src/tools/define-tool.js';
+import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
 import { behaviourBrood } from '../../support/runtime.js';
-import { expectCode } from '../../support/codes.js';
+import { customProvider } from './helpers.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -4,13 +4,13 @@
  * while the parent was busy reach it in one turn, not one turn each.
  */
 import { describe, expect, it } from 'vitest';
-import { subagentTool } from '../../../src/index.js';
 import { DEFAULTS } from '../../../src/defaults.js';
+import { subagentTool } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
-import { closeAfterEach, harness, isNotice, type Harness, type Script } from '../subagents/helpers.js';
+import { closeAfterEach, type Harness, harness, isNotice, type Script } from '../subagents/helpers.js';
 
 const { open } = closeAfterEach();
 

@@ -10,23 +10,23 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  type Agent,
+  type BroodEvent,
   defineTool,
   fileSessions,
   memorySessions,
   moduleAdapter,
-  scriptedModels,
-  subagentTool,
-  type Agent,
-  type BroodEvent,
   type SessionEvent,
   type SessionStore,
+  scriptedModels,
+  subagentTool,
 } from '../../../src/index.js';
 import { REPORT_GUIDANCE } from '../../../src/subagents/report.js';
-import { assertBuilt, runCli } from '../../support/run-cli.js';
+import { expectCode } from '../../support/codes.js';
 import { deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
-import { closeAfterEach, harness, isNotice, type Harness, type Script } from '../subagents/helpers.js';
-import { expectCode } from '../../support/codes.js';
+import { assertBuilt, runCli } from '../../support/run-cli.js';
+import { closeAfterEach, type Harness, harness, isNotice, type Script } from '../subagents/helpers.js';
 
 const { open, dirs } = closeAfterEach();
 

@@ -1,7 +1,7 @@
 /** SPEC §15 event stream end to end: real worker threads, scripted models, a 3-level tree. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, scriptedModels, subagentTool, jobTools } from '../../../src/index.js';
 import type { Brood, BroodEvent } from '../../../src/index.js';
+import { createBrood, jobTools, scriptedModels, subagentTool } from '../../../src/index.js';
 import { runtimeOf } from '../../../src/runtime/plugin-access.js';
 import { route } from '../../support/route.js';
 

@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, memorySessions, subagentTool, type SessionEvent, type SessionStore } from '../../../src/index.js';
+import { defineTool, memorySessions, type SessionEvent, type SessionStore, subagentTool } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { ofType } from '../../support/events.js';
 import { fanOutScript, subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
-import { closeAfterEach, harness, isNotice, type Harness, type Script } from '../subagents/helpers.js';
+import { closeAfterEach, type Harness, harness, isNotice, type Script } from '../subagents/helpers.js';
 
 const { open } = closeAfterEach();
 

@@ -6,15 +6,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood } from '../../../src/brood.js';
 import { createBrood } from '../../../src/brood.js';
 import { subagentTool } from '../../../src/delegation/index.js';
-import { scriptedModels } from '../../../src/models/scripted.js';
 import type { ScriptedScript } from '../../../src/models/scripted.js';
+import { scriptedModels } from '../../../src/models/scripted.js';
 import type { BroodEvent } from '../../../src/types.js';
 import { expectCode } from '../../support/codes.js';
 import { eventsOf, ofType } from '../../support/events.js';
+import { subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
 import { workerBrood } from '../../support/runtime.js';
 import { until } from '../../support/until.js';
-import { subagentCall } from '../../support/fan-out.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

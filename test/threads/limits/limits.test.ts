@@ -6,14 +6,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood, BroodOptions } from '../../../src/brood.js';
 import { subagentTool } from '../../../src/delegation/index.js';
+import { defineTool } from '../../../src/index.js';
 import { openAICompatible } from '../../../src/models/openai.js';
 import { scriptedModels } from '../../../src/models/scripted.js';
 import type { BroodEvent } from '../../../src/types.js';
+import { subagentCall } from '../../support/fan-out.js';
 import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { route } from '../../support/route.js';
 import { workerBrood } from '../../support/runtime.js';
-import { subagentCall } from '../../support/fan-out.js';
-import { defineTool } from '../../../src/index.js';
 
 let brood: Brood | undefined;
 let server: LoopbackModel | undefined;

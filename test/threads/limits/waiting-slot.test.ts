@@ -8,8 +8,8 @@ import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Brood, defineTool, scriptedModels } from '../../../src/index.js';
 import { route } from '../../support/route.js';
-import { until } from '../../support/until.js';
 import { workerBrood } from '../../support/runtime.js';
+import { until } from '../../support/until.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

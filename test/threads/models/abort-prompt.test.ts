@@ -6,9 +6,9 @@
  * the server sees no further request. Real loopback HTTP, real worker threads.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, defineTool, openAICompatible, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood, RetryOptions, TurnResult } from '../../../src/index.js';
-import { holdOpen, json, refusedPort, startLoopback, type Loopback } from '../../unit/models/loopback.js';
+import { createBrood, defineTool, openAICompatible, scriptedModels } from '../../../src/index.js';
+import { holdOpen, json, type Loopback, refusedPort, startLoopback } from '../../unit/models/loopback.js';
 
 type Runner = 'worker' | 'inline';
 type AbortPath = 'run signal' | 'agent.cancel()';

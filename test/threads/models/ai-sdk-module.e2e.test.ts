@@ -5,13 +5,13 @@
  * tree-wide scheduler applies to every agent. Worker and inline runners.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { aiSdkModels, createBrood, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, BroodEvent, BroodOptions } from '../../../src/index.js';
+import { aiSdkModels, createBrood, scriptedModels, subagentTool } from '../../../src/index.js';
 import { ANSWER, chatScenario, ECHO_CALLS, echoTool, transcriptOf, USAGE } from '../../support/ai-sdk-scenario.js';
 import { subagentCall } from '../../support/fan-out.js';
-import { startLoopbackModel, type LoopbackModel } from '../../support/loopback-model.js';
-import { assertBuilt } from '../../support/run-cli.js';
+import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { route } from '../../support/route.js';
+import { assertBuilt } from '../../support/run-cli.js';
 import { frameText, type Loopback, sseFrames, startLoopback } from '../../unit/models/loopback.js';
 
 const MODELS_MODULE = new URL('../../support/fixtures/ai-sdk-models.mjs', import.meta.url);

@@ -7,12 +7,12 @@
 import { APICallError } from '@ai-sdk/provider';
 import { convertArrayToReadableStream, MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { aiSdkModels, createBrood, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, BroodEvent, ModelProviderConfig } from '../../../src/index.js';
+import { aiSdkModels, createBrood, scriptedModels, subagentTool } from '../../../src/index.js';
 import { chatScenario, echoTool, scenarioParts, transcriptOf } from '../../support/ai-sdk-scenario.js';
 import { subagentCall } from '../../support/fan-out.js';
-import { assertBuilt } from '../../support/run-cli.js';
 import { route } from '../../support/route.js';
+import { assertBuilt } from '../../support/run-cli.js';
 import { type Loopback, startLoopback } from '../../unit/models/loopback.js';
 
 type Runner = 'worker' | 'inline';

@@ -7,11 +7,13 @@
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Brood } from '../../../src/brood.js';
-import type { BroodEvent } from '../../../src/types.js';
-import { defineTool } from '../../../src/tools/define-tool.js';
 import { subagentTool } from '../../../src/delegation/index.js';
 import { anthropicCompatible, moduleAdapter, openAICompatible } from '../../../src/models/index.js';
+import { defineTool } from '../../../src/tools/define-tool.js';
+import type { BroodEvent } from '../../../src/types.js';
+import { eventsOf, ofType } from '../../support/events.js';
 import { assertBuilt } from '../../support/run-cli.js';
+import { behaviourBrood } from '../../support/runtime.js';
 import {
   blockStop,
   jsonDelta,
@@ -24,9 +26,7 @@ import {
   thinkingStart,
   toolStart,
 } from '../../unit/models/anthropic-wire.js';
-import { sseFrames, startLoopback, type Handler, type Loopback } from '../../unit/models/loopback.js';
-import { eventsOf, ofType } from '../../support/events.js';
-import { behaviourBrood } from '../../support/runtime.js';
+import { type Handler, type Loopback, sseFrames, startLoopback } from '../../unit/models/loopback.js';
 
 let openai: Loopback;
 let anthropic: Loopback;

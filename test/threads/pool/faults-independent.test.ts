@@ -4,13 +4,13 @@
  * one finishes normally, no tool runs twice, every session stays well-formed and the host survives.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood, TurnResult } from '../../../src/index.js';
-import { expectWellFormed } from '../../support/well-formed.js';
-import { countingSlowTool, ExecutionCounter } from '../../support/execution-counter.js';
+import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import { ofType } from '../../support/events.js';
+import { countingSlowTool, ExecutionCounter } from '../../support/execution-counter.js';
 import { route } from '../../support/route.js';
 import { tapStore } from '../../support/tap-store.js';
+import { expectWellFormed } from '../../support/well-formed.js';
 
 type Fault = 'exit' | 'throw' | 'oom' | 'hang';
 const FAULTS: Fault[] = ['exit', 'throw', 'oom', 'hang'];

@@ -12,11 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, ModelProviderConfig, ScriptedTurn, SessionEvent } from '../../../src/index.js';
-import { recordLifecycle, withTimeout } from '../../support/lifecycle.js';
-import { countingSlowTool, ExecutionCounter } from '../../support/execution-counter.js';
+import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import { ofType } from '../../support/events.js';
+import { countingSlowTool, ExecutionCounter } from '../../support/execution-counter.js';
+import { recordLifecycle, withTimeout } from '../../support/lifecycle.js';
 import { route } from '../../support/route.js';
 import { tapStore } from '../../support/tap-store.js';
 

@@ -5,7 +5,7 @@
  * stays bounded, with the session store's data excluded; throughput is reported.
  */
 import { afterAll, expect, it } from 'vitest';
-import { loadRig, runLoad, type LoadRig } from '../../support/load-harness.js';
+import { type LoadRig, loadRig, runLoad } from '../../support/load-harness.js';
 
 let rig: LoadRig | undefined;
 afterAll(async () => {

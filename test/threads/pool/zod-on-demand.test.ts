@@ -4,8 +4,8 @@
  * boot, yet a thread needs it only to word a rejection. A rejection is still worded, and zod loads then.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { defineTool, moduleAdapter, openAICompatible, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
+import { defineTool, moduleAdapter, openAICompatible, scriptedModels } from '../../../src/index.js';
 import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { makeBrood } from '../../support/runtime.js';
 

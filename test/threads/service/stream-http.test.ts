@@ -6,8 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, TurnResult } from '../../../src/index.js';
+import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import { route } from '../../support/route.js';
 import { bodyText, readAsClient } from './ui-client.js';
 

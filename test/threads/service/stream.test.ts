@@ -3,8 +3,8 @@
  * checked like run()'s but thrown synchronously; a failed turn on the UI message stream.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, BroodEvent } from '../../../src/index.js';
+import { createBrood, scriptedModels, subagentTool } from '../../../src/index.js';
 import { runtimeOf } from '../../../src/runtime/plugin-access.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';

@@ -6,9 +6,9 @@
 import {
   parseJsonEventStream,
   readUIMessageStream,
-  uiMessageChunkSchema,
   type UIMessage,
   type UIMessageChunk,
+  uiMessageChunkSchema,
 } from 'ai';
 
 export interface ReadMessage {

@@ -6,8 +6,8 @@
  * resumed under that id; either way its notice is delivered once.
  */
 import { afterEach, expect, it } from 'vitest';
-import { createBrood, defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, SessionEvent, SessionStore } from '../../../src/index.js';
+import { createBrood, defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
 import { deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';

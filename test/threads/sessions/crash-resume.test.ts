@@ -7,13 +7,13 @@
  * resumed in its own session and the call waits for it. (The SIGKILL version: test/processes/sessions.)
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, BroodEvent, SessionEvent, SessionStore } from '../../../src/index.js';
+import { defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
 import { deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
-import { RUNNERS, makeBrood, type RunnerKind } from '../../support/runtime.js';
+import { makeBrood, RUNNERS, type RunnerKind } from '../../support/runtime.js';
 
 const open: Brood[] = [];
 afterEach(async () => {

@@ -1,15 +1,15 @@
 /** SPEC §9 continuable children and §11.7 (runtime side): notices, followup, interrupt, authority, cold resume. */
-import { mkdtemp, readFile, appendFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defineTool, fileSessions, scriptedModels } from '../../../src/index.js';
 import type { Agent, SessionEvent } from '../../../src/index.js';
-import { closeAfterEach, harness, isNotice, nth, startChild, type Harness, type Script } from './helpers.js';
+import { defineTool, fileSessions, scriptedModels } from '../../../src/index.js';
+import { REPORT_GUIDANCE } from '../../../src/subagents/report.js';
 import { expectCode } from '../../support/codes.js';
 import { ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
-import { REPORT_GUIDANCE } from '../../../src/subagents/report.js';
+import { closeAfterEach, type Harness, harness, isNotice, nth, type Script, startChild } from './helpers.js';
 
 const { open, dirs } = closeAfterEach();
 

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BroodError, fileSessions } from '../../../src/index.js';
-import { closeAfterEach, harness, startChild, type Harness } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
+import { closeAfterEach, type Harness, harness, startChild } from './helpers.js';
 
 const { open, dirs } = closeAfterEach();
 function track(h: Harness): Harness {

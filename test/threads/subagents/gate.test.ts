@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent, SubagentCapabilities, SubagentProvider, SubagentStartRequest } from '../../../src/index.js';
 import { BroodError } from '../../../src/index.js';
-import { harness, type Harness } from './helpers.js';
 import { route } from '../../support/route.js';
+import { type Harness, harness } from './helpers.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

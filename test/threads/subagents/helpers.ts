@@ -5,7 +5,6 @@
 import { rm } from 'node:fs/promises';
 import { threadId as mainThreadId } from 'node:worker_threads';
 import { afterEach } from 'vitest';
-import { memorySessions, scriptedModels } from '../../../src/index.js';
 import type {
   Agent,
   Brood,
@@ -16,11 +15,12 @@ import type {
   SubagentEndEvent,
   SubagentStartEvent,
 } from '../../../src/index.js';
+import { memorySessions, scriptedModels } from '../../../src/index.js';
 import { runtimeOf } from '../../../src/runtime/plugin-access.js';
-import { deferred, type Deferred } from '../../support/deferred.js';
+import { type Deferred, deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
 import { behaviourBrood } from '../../support/runtime.js';
-import { tapStore, type TappedStore } from '../../support/tap-store.js';
+import { type TappedStore, tapStore } from '../../support/tap-store.js';
 
 export { mainThreadId };
 

@@ -2,9 +2,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent, SubagentRun } from '../../../src/index.js';
 import { pluginAccess } from '../../../src/runtime/plugin-access.js';
-import { harness, nth, type Harness, type Script } from './helpers.js';
 import { ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
+import { type Harness, harness, nth, type Script } from './helpers.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

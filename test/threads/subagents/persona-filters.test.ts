@@ -1,11 +1,11 @@
 /** SPEC §5.3 persona control and §4.5 live filters, as a child's first (and later) model requests show them. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool } from '../../../src/index.js';
 import type { ToolDefinition } from '../../../src/index.js';
-import { firstRequest, harness, startChild, type Harness } from './helpers.js';
+import { defineTool } from '../../../src/index.js';
 import { deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
+import { firstRequest, type Harness, harness, startChild } from './helpers.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

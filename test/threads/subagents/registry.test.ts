@@ -1,10 +1,10 @@
 /** SPEC §9 provider registry: register/list/get, disposers, duplicates, validation, events, contained listeners. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnProvider } from '../../../src/index.js';
 import type { Brood, SubagentProvider } from '../../../src/index.js';
-import { harness, startChild } from './helpers.js';
+import { spawnProvider } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
+import { harness, startChild } from './helpers.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

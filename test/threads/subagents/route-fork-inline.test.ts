@@ -3,20 +3,20 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defineTool, fileSessions, forkProvider, inlineProvider, scriptedModels } from '../../../src/index.js';
 import type { BroodOptions, SessionStore } from '../../../src/index.js';
-import {
-  closeAfterEach,
-  firstRequest,
-  harness,
-  mainThreadId,
-  startChild,
-  type Harness,
-  type Script,
-} from './helpers.js';
+import { defineTool, fileSessions, forkProvider, inlineProvider, scriptedModels } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
+import {
+  closeAfterEach,
+  firstRequest,
+  type Harness,
+  harness,
+  mainThreadId,
+  type Script,
+  startChild,
+} from './helpers.js';
 
 const { open, dirs } = closeAfterEach();
 

@@ -1,12 +1,12 @@
 /** SPEC §9 "Results" and "Lifecycle events", §7.3 / §7.5 (cancel and usage roll-up through foreground children). */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool } from '../../../src/index.js';
 import type { SubagentResult } from '../../../src/index.js';
+import { defineTool } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
-import { harness, startChild, type Harness, type Script } from './helpers.js';
 import { deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
+import { type Harness, harness, type Script, startChild } from './helpers.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

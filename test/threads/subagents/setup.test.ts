@@ -3,10 +3,10 @@
  * no events, no worker task — and the start rejects with the step's own code.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Agent, SessionStore, SubagentProvider } from '../../../src/index.js';
-import { allRequests, harness, type Harness } from './helpers.js';
+import { defineTool, memorySessions, scriptedModels } from '../../../src/index.js';
 import { route } from '../../support/route.js';
+import { allRequests, type Harness, harness } from './helpers.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

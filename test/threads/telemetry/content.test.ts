@@ -7,11 +7,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, openAICompatible } from '../../../src/index.js';
 import type { Brood, BroodOptions } from '../../../src/index.js';
-import { startLoopbackModel, type LoopbackModel } from '../../support/loopback-model.js';
+import { defineTool, openAICompatible } from '../../../src/index.js';
+import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { memoryTracing, spanNamed } from '../../support/otel.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 let close: (() => Promise<void>) | undefined;

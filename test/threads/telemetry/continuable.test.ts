@@ -3,13 +3,13 @@
  * child: the call is read at the start's synchronous entry, inside the delegation tool's execute().
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
-import { route } from '../../support/route.js';
-import { until } from '../../support/until.js';
-import { workerBrood } from '../../support/runtime.js';
-import { memoryTracing, parentIdOf, spanNamed } from '../../support/otel.js';
+import { scriptedModels, subagentTool } from '../../../src/index.js';
 import { subagentCall } from '../../support/fan-out.js';
+import { memoryTracing, parentIdOf, spanNamed } from '../../support/otel.js';
+import { route } from '../../support/route.js';
+import { workerBrood } from '../../support/runtime.js';
+import { until } from '../../support/until.js';
 
 const models = scriptedModels({
   id: 'scripted',

@@ -4,11 +4,11 @@
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Brood, SessionEvent, SessionStore } from '../../../src/index.js';
+import { memorySessions, scriptedModels } from '../../../src/index.js';
+import { memoryTracing, spanNamed } from '../../support/otel.js';
 import { route } from '../../support/route.js';
 import { workerBrood } from '../../support/runtime.js';
-import { memoryTracing, spanNamed } from '../../support/otel.js';
 
 const models = scriptedModels({
   id: 'scripted',

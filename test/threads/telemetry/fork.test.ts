@@ -4,12 +4,12 @@
  * show the inherited history they sent.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
+import { scriptedModels, subagentTool } from '../../../src/index.js';
 import { subagentCall } from '../../support/fan-out.js';
 import { memoryTracing } from '../../support/otel.js';
 import { route } from '../../support/route.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 afterEach(async () => {

@@ -9,12 +9,12 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openAICompatible } from '../../../src/index.js';
 import type { Brood, BroodOptions } from '../../../src/index.js';
+import { openAICompatible } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
-import { startLoopbackModel, type LoopbackModel } from '../../support/loopback-model.js';
+import { type LoopbackModel, startLoopbackModel } from '../../support/loopback-model.js';
 import { memoryTracing, spanNamed } from '../../support/otel.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
 
 let brood: Brood | undefined;
 let server: LoopbackModel | undefined;

@@ -1,7 +1,7 @@
 /** createBrood telemetry with Code Mode: the calls a run_code program makes are children of its span. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
+import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
 import { childrenOf, memoryTracing, spanNamed } from '../../support/otel.js';
 import { route } from '../../support/route.js';
 

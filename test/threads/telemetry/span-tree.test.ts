@@ -5,13 +5,13 @@
 import { context, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { jobTools, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, BroodOptions } from '../../../src/index.js';
-import { route } from '../../support/route.js';
-import { until } from '../../support/until.js';
-import { RUNNERS, makeBrood } from '../../support/runtime.js';
-import { childrenOf, installContextManager, memoryTracing, parentIdOf, spanNamed } from '../../support/otel.js';
+import { jobTools, scriptedModels, subagentTool } from '../../../src/index.js';
 import { labelledCall } from '../../support/fan-out.js';
+import { childrenOf, installContextManager, memoryTracing, parentIdOf, spanNamed } from '../../support/otel.js';
+import { route } from '../../support/route.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
+import { until } from '../../support/until.js';
 
 const delegate = labelledCall;
 

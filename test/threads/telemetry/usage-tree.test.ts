@@ -3,12 +3,12 @@
  * the sessions, every descendant), which a new runtime on the same store reads back unchanged.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, jobTools, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Brood, SessionStore, UsageNode } from '../../../src/index.js';
+import { createBrood, jobTools, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
+import { labelledCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
 import { until } from '../../support/until.js';
-import { labelledCall } from '../../support/fan-out.js';
 
 const delegate = labelledCall;
 

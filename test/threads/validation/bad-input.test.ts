@@ -11,8 +11,8 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BroodError, createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import type { Agent, Brood, SubagentToolConfig } from '../../../src/index.js';
+import { BroodError, createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
 import { withTimeout } from '../../support/lifecycle.js';
 import { route } from '../../support/route.js';
 

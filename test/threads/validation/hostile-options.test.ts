@@ -9,6 +9,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Agent, Brood, BroodErrorCode } from '../../../src/index.js';
 import {
   acpProvider,
   aiSdkModels,
@@ -27,7 +28,6 @@ import {
   spawnProvider,
   subagentTool,
 } from '../../../src/index.js';
-import type { Agent, Brood, BroodErrorCode } from '../../../src/index.js';
 import { route } from '../../support/route.js';
 
 type Mode = { kind: 'traps' } | { kind: 'revoked' } | { kind: 'getter'; key: string } | { kind: 'trap'; trap: Trap };

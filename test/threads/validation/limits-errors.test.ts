@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, defineTool, fileSessions, memorySessions, scriptedModels } from '../../../src/index.js';
 import type { Brood, BroodOptions } from '../../../src/index.js';
+import { createBrood, defineTool, fileSessions, memorySessions, scriptedModels } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
 

@@ -10,15 +10,15 @@ import {
   type BroodOptions,
   defineTool,
   memorySessions,
-  scriptedModels,
   type ScriptedTurn,
   type SessionStore,
+  scriptedModels,
   subagentTool,
 } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
+import { route } from '../../support/route.js';
 import { inlineBrood } from '../../support/runtime.js';
 import { until } from '../../support/until.js';
-import { route } from '../../support/route.js';
 
 let brood: Brood | undefined;
 /** Runtimes a test leaves running on purpose (a host that never closed), closed after it. */

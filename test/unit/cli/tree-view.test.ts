@@ -1,9 +1,9 @@
 /** The live tree rendered to strings: never taller or wider than the terminal, display-width aware. */
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
-import type { BroodEvent } from '../../../src/index.js';
 import { TreeState } from '../../../src/cli/tree-state.js';
 import { renderTree, summaryLines } from '../../../src/cli/tree-view.js';
+import type { BroodEvent } from '../../../src/index.js';
 
 const measure = (text: string): number => stringWidth(text);
 const base = (agentId: string, parentId: string | undefined, depth: number, time: number) => ({

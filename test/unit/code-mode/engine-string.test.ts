@@ -4,7 +4,7 @@
  * memory; brood's copy refuses instead, and the program ends at its memory limit. The real QuickJS
  * engine, in this process (a sandbox thread only hosts the same objects).
  */
-import { type QuickJSWASMModule, newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule, RELEASE_SYNC } from 'quickjs-emscripten';
 import { describe, expect, it } from 'vitest';
 import { EngineOutOfMemory, newEngineString } from '../../../src/code-mode/engine-string.js';
 import { QuickJSProgram } from '../../../src/code-mode/quickjs-program.js';

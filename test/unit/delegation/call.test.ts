@@ -1,8 +1,8 @@
 /** SPEC §11.2–§11.4, §11.9: argument checks, routes, and the start request built from the config. */
 import { describe, expect, it } from 'vitest';
-import type { Agent } from '../../../src/types.js';
 import { buildRequest, childAgentOptions, parseCall } from '../../../src/delegation/call.js';
 import { parseSubagentToolConfig } from '../../../src/delegation/config.js';
+import type { Agent } from '../../../src/types.js';
 
 const config = (extra: Record<string, unknown> = {}) => parseSubagentToolConfig({ provider: 'spawn', ...extra });
 const base = { description: 'find bug', prompt: 'look for the bug' };

@@ -1,7 +1,7 @@
 /** SPEC §11 config: strict zod validation, every error naming its key, defaults, no materialization. */
 import { describe, expect, it } from 'vitest';
-import { BroodError } from '../../../src/errors.js';
 import { parseSubagentToolConfig } from '../../../src/delegation/config.js';
+import { BroodError } from '../../../src/errors.js';
 
 function configError(input: unknown): BroodError {
   try {

@@ -4,8 +4,8 @@
  * and it never ends the job.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { clampWait, MAX_WAIT_MS, waitForJob } from '../../../src/delegation/job-tools.js';
 import { DEFAULTS } from '../../../src/defaults.js';
+import { clampWait, MAX_WAIT_MS, waitForJob } from '../../../src/delegation/job-tools.js';
 import { deferred } from '../../support/deferred.js';
 
 beforeEach(() => {

@@ -1,5 +1,6 @@
 /** SPEC §11.5 and §11.6: rendering of every stop reason, diagnostic, partial output and job line. */
 import { describe, expect, it } from 'vitest';
+import { clampWait } from '../../../src/delegation/job-tools.js';
 import {
   bothFailedMessage,
   failureMessage,
@@ -10,7 +11,6 @@ import {
   statusLine,
   stopHeadline,
 } from '../../../src/delegation/render.js';
-import { clampWait } from '../../../src/delegation/job-tools.js';
 import type { SubagentResult } from '../../../src/subagents/types.js';
 
 const usage = { inputTokens: 0, outputTokens: 0 };

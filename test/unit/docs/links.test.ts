@@ -2,7 +2,7 @@
  * Relative links in README.md and docs/*.md point at files that exist and, with a `#fragment`, at a
  * heading of that file (GitHub's slug rules: lower case, punctuation dropped, spaces to hyphens).
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../support/run-cli.js';

@@ -1,11 +1,11 @@
 /** A driver's side of admission: when a paced request is sent, and what it does with a grant that came too late. */
 import { describe, expect, it, vi } from 'vitest';
-import { admitted } from '../../../src/driver/admission.js';
 import { epochNow } from '../../../src/clock.js';
-import { LOCAL_CLOCK } from '../../../src/wire/clock.js';
+import { admitted } from '../../../src/driver/admission.js';
 import { PaceCell, SEND_SLACK } from '../../../src/scheduler/pace-cell.js';
-import type { AdmitGrant, AdmitRequestWire, DriverPlan } from '../../../src/wire/protocol.js';
+import { LOCAL_CLOCK } from '../../../src/wire/clock.js';
 import type { DriverGateway } from '../../../src/wire/gateway.js';
+import type { AdmitGrant, AdmitRequestWire, DriverPlan } from '../../../src/wire/protocol.js';
 
 const plan = { admission: true, route: { provider: 'p', model: 'm' } } as unknown as DriverPlan;
 

@@ -3,10 +3,10 @@
  * in an error's text), and which events become progress lines.
  */
 import { describe, expect, it } from 'vitest';
+import { BroodError } from '../../../src/errors.js';
 import { parseDelegateArgs, parseListModelsArgs } from '../../../src/mcp/server/arguments.js';
 import { progressText } from '../../../src/mcp/server/progress.js';
 import { errorResult, outcomeResult } from '../../../src/mcp/server/results.js';
-import { BroodError } from '../../../src/errors.js';
 import { expectCode } from '../../support/codes.js';
 
 describe('delegate arguments', () => {

@@ -8,8 +8,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood, mcpTools } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
+import { createBrood, mcpTools } from '../../../src/index.js';
 
 const TIMEOUT_MS = 20_000;
 const SHORT = 400;

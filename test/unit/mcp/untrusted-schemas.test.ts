@@ -4,8 +4,8 @@
  * server wrote it, and the server validates those calls. A host's own server keeps brood's validation.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBrood } from '../../../src/index.js';
 import type { Brood } from '../../../src/index.js';
+import { createBrood } from '../../../src/index.js';
 import { parseMcpConfig } from '../../../src/mcp/config.js';
 import { McpToolSet } from '../../../src/mcp/tool-set.js';
 

@@ -5,8 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadAdapter } from '../../../src/models/index.js';
 import type { ModelProviderConfig } from '../../../src/models/types.js';
-import { makeRequest, user } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { makeRequest, user } from './helpers.js';
 
 let dir: string;
 beforeAll(async () => {

@@ -6,9 +6,9 @@
 import { APICallError } from '@ai-sdk/provider';
 import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
+import { aiSdkModels } from '../../../src/index.js';
 import { callOptionsFor } from '../../../src/models/ai-sdk/call-options.js';
 import { ModelProxy } from '../../../src/models/ai-sdk/proxy-server.js';
-import { aiSdkModels } from '../../../src/index.js';
 import type { ModelRequest } from '../../../src/models/types.js';
 import { expectCode } from '../../support/codes.js';
 

@@ -7,8 +7,8 @@
 import { APICallError } from '@ai-sdk/provider';
 import { convertArrayToReadableStream, MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
-import { aiSdkModels, createBrood, defineTool } from '../../../src/index.js';
 import type { Brood, ModelProviderConfig } from '../../../src/index.js';
+import { aiSdkModels, createBrood, defineTool } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 
 const FIXTURE = new URL('../../support/fixtures/ai-sdk-models.mjs', import.meta.url);

@@ -1,8 +1,9 @@
 /** anthropicCompatible over real loopback HTTP: both modes, tool calls, usage, request body, thinking. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { anthropicCompatible, loadAdapter, type AnthropicCompatibleOptions } from '../../../src/models/index.js';
+import { type AnthropicCompatibleOptions, anthropicCompatible, loadAdapter } from '../../../src/models/index.js';
 import type { ModelAdapter } from '../../../src/models/types.js';
 import { broodVersion } from '../../../src/version.js';
+import { expectCode } from '../../support/codes.js';
 import {
   blockStop,
   jsonDelta,
@@ -20,8 +21,7 @@ import {
   toolStart,
 } from './anthropic-wire.js';
 import { assistant, makeRequest, tool, user } from './helpers.js';
-import { json, sseFrames, startLoopback, type Loopback } from './loopback.js';
-import { expectCode } from '../../support/codes.js';
+import { json, type Loopback, sseFrames, startLoopback } from './loopback.js';
 
 let server: Loopback;
 beforeAll(async () => {

@@ -1,12 +1,12 @@
 /** anthropicCompatible error classes over real loopback HTTP; retry delays are tiny via the `retry` option. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { anthropicCompatible, loadAdapter, type AnthropicCompatibleOptions } from '../../../src/models/index.js';
+import { type AnthropicCompatibleOptions, anthropicCompatible, loadAdapter } from '../../../src/models/index.js';
 import type { ModelAdapter } from '../../../src/models/types.js';
-import { errorEvent, messageStart, textDelta, textStart, textStream } from './anthropic-wire.js';
-import { makeRequest, user } from './helpers.js';
-import { dropAfter, holdOpen, json, refusedPort, sseFrames, startLoopback, status, type Loopback } from './loopback.js';
 import { expectCode } from '../../support/codes.js';
 import { until } from '../../support/until.js';
+import { errorEvent, messageStart, textDelta, textStart, textStream } from './anthropic-wire.js';
+import { makeRequest, user } from './helpers.js';
+import { dropAfter, holdOpen, json, type Loopback, refusedPort, sseFrames, startLoopback, status } from './loopback.js';
 
 let server: Loopback;
 beforeAll(async () => {

@@ -4,7 +4,7 @@
  * Real loopback HTTP for the adapter; variables are unique to this file and removed after each test.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { anthropicCompatible, createBrood, openAICompatible, type Brood } from '../../../src/index.js';
+import { anthropicCompatible, type Brood, createBrood, openAICompatible } from '../../../src/index.js';
 import { loadAdapter } from '../../../src/models/index.js';
 import { expectCode } from '../../support/codes.js';
 import { makeRequest, user } from './helpers.js';

@@ -13,7 +13,7 @@ import { anthropicCompatible, loadAdapter, openAICompatible } from '../../../src
 import type { ModelRequest } from '../../../src/models/types.js';
 import { message, textStream } from './anthropic-wire.js';
 import { assistant, makeRequest, tool, user } from './helpers.js';
-import { json, sseFrames, startLoopback, type Loopback } from './loopback.js';
+import { json, type Loopback, sseFrames, startLoopback } from './loopback.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 let server: Loopback;

@@ -1,11 +1,11 @@
 /** moduleAdapter() validation, and examples/openai-sdk-adapter.mjs (the official `openai` client) against a loopback server. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadAdapter, moduleAdapter, type ModuleAdapterOptions } from '../../../src/models/index.js';
+import { loadAdapter, type ModuleAdapterOptions, moduleAdapter } from '../../../src/models/index.js';
 import type { ModelAdapter } from '../../../src/models/types.js';
+import { expectCode } from '../../support/codes.js';
 import { assertBuilt } from '../../support/run-cli.js';
 import { makeRequest, user } from './helpers.js';
-import { holdOpen, sseFrames, startLoopback, status, type Loopback } from './loopback.js';
-import { expectCode } from '../../support/codes.js';
+import { holdOpen, type Loopback, sseFrames, startLoopback, status } from './loopback.js';
 
 const example = new URL('../../../examples/openai-sdk-adapter.mjs', import.meta.url);
 

@@ -1,8 +1,8 @@
 /** openAICompatible over real loopback HTTP: both modes and tool calls. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeRequest, user } from './helpers.js';
-import { json, sseFrames, startLoopback, type Loopback } from './loopback.js';
-import { adapterOn, completion, delta, DONE, usageChunk } from './openai-fixtures.js';
+import { json, type Loopback, sseFrames, startLoopback } from './loopback.js';
+import { adapterOn, completion, DONE, delta, usageChunk } from './openai-fixtures.js';
 
 let server: Loopback;
 beforeAll(async () => {

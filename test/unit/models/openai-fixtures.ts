@@ -1,5 +1,5 @@
 /** Chat Completions bodies and an openAICompatible adapter against a loopback server, for the adapter's tests. */
-import { loadAdapter, openAICompatible, type OpenAICompatibleOptions } from '../../../src/models/index.js';
+import { loadAdapter, type OpenAICompatibleOptions, openAICompatible } from '../../../src/models/index.js';
 import type { ModelAdapter } from '../../../src/models/types.js';
 import type { Loopback } from './loopback.js';
 

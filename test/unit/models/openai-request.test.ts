@@ -3,15 +3,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createModelCatalog,
   loadAdapter,
-  openAICompatible,
   type OpenAICompatibleOptions,
+  openAICompatible,
 } from '../../../src/models/index.js';
 import type { ModelProviderConfig } from '../../../src/models/types.js';
 import { broodVersion } from '../../../src/version.js';
-import { assistant, makeRequest, tool, user } from './helpers.js';
-import { sseFrames, startLoopback, type Loopback } from './loopback.js';
-import { adapterOn, delta, DONE } from './openai-fixtures.js';
 import { expectCode } from '../../support/codes.js';
+import { assistant, makeRequest, tool, user } from './helpers.js';
+import { type Loopback, sseFrames, startLoopback } from './loopback.js';
+import { adapterOn, DONE, delta } from './openai-fixtures.js';
 
 let server: Loopback;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { hasFaultTurns, loadAdapter, scriptedModels, type ScriptedOptions } from '../../../src/models/index.js';
+import { hasFaultTurns, loadAdapter, type ScriptedOptions, scriptedModels } from '../../../src/models/index.js';
 import { createScriptedAdapter } from '../../../src/models/scripted-adapter.js';
 import type { ChatMessage } from '../../../src/models/types.js';
-import { assistant, makeRequest, tool, user } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { assistant, makeRequest, tool, user } from './helpers.js';
 
 function adapterFor(options: Omit<ScriptedOptions, 'id'>) {
   return createScriptedAdapter(scriptedModels({ id: 'sc', ...options }));

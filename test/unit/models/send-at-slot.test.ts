@@ -3,13 +3,13 @@
  * ModelRequest.atSlot right before each send (a retry after a 429 included), after the body is built.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { epochNow } from '../../../src/clock.js';
 import { sendsAtSlot } from '../../../src/models/http-adapter.js';
 import { loadAdapter, openAICompatible, scriptedModels } from '../../../src/models/index.js';
 import type { ModelAdapter } from '../../../src/models/types.js';
 import { deferred, pause } from '../../support/deferred.js';
 import { makeRequest, user } from './helpers.js';
-import { json, startLoopback, status, type Handler, type Loopback } from './loopback.js';
-import { epochNow } from '../../../src/clock.js';
+import { type Handler, json, type Loopback, startLoopback, status } from './loopback.js';
 
 let server: Loopback;
 beforeAll(async () => {

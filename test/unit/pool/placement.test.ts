@@ -1,6 +1,6 @@
 /** Placement policy (src/pool/placement.ts): where an activation goes and when a thread starts, without threads. */
 import { describe, expect, it } from 'vitest';
-import { leastLoaded, mayRetire, threadsToStart, type ThreadLoad } from '../../../src/pool/placement.js';
+import { leastLoaded, mayRetire, type ThreadLoad, threadsToStart } from '../../../src/pool/placement.js';
 
 const thread = (threadId: number, load: number, closed = false): ThreadLoad => ({ threadId, load, closed });
 

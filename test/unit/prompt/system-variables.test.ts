@@ -2,8 +2,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { BUILTIN_VARIABLES } from '../../../src/prompt/index.js';
 import type { Agent } from '../../../src/types.js';
-import { scopeOptions, setup, toolView } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { scopeOptions, setup, toolView } from './helpers.js';
 
 describe('tool-bound sections', () => {
   it('render only where the tool is in the scope view', () => {

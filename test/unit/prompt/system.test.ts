@@ -2,8 +2,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { PERSONA_SECTION, registerPersona } from '../../../src/prompt/index.js';
 import type { Agent, ToolView } from '../../../src/types.js';
-import { names, scopeOptions, setup, toolView } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { names, scopeOptions, setup, toolView } from './helpers.js';
 
 describe('assembly basics', () => {
   it('joins non-empty sections with a blank line and lists them', () => {

@@ -3,13 +3,14 @@
  * arrives before the pool took the activation (it is made on a parent's first job) applies once it
  * does, in order; later ones apply at once.
  */
-import * as Comlink from 'comlink';
+
 import { MessageChannel } from 'node:worker_threads';
+import * as Comlink from 'comlink';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HostActivation, type ParentLinkPort } from '../../../src/queue/host-activation.js';
+import { namedFrame, type ToParent } from '../../../src/wire/frames.js';
 import { Link } from '../../../src/wire/link.js';
 import { portCarrier } from '../../../src/wire/port-carrier.js';
-import { namedFrame, type ToParent } from '../../../src/wire/frames.js';
 import type { Activation } from '../../../src/wire/runner.js';
 import { until } from '../../support/until.js';
 

@@ -1,6 +1,6 @@
 /** Budgets combine down the tree only ever tighter, and the watch names the first budget spent. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BudgetWatch, budgetDiagnostic, tighten, type BudgetExceeded } from '../../../src/scheduler/budget.js';
+import { type BudgetExceeded, BudgetWatch, budgetDiagnostic, tighten } from '../../../src/scheduler/budget.js';
 
 describe('tighten', () => {
   it('takes the smaller of each value and keeps values only one side sets', () => {

@@ -5,8 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Pacer } from '../../../src/scheduler/buckets.js';
-import { AdmissionPolicy, type TicketRequest } from '../../../src/scheduler/policy.js';
 import { PaceCell, SEND_SLACK, WRITE_WAIT } from '../../../src/scheduler/pace-cell.js';
+import { AdmissionPolicy, type TicketRequest } from '../../../src/scheduler/policy.js';
 
 /** 6,000 a minute: a 10 ms spacing, and the 1 % margin. */
 const SPACING = 10.1;

@@ -1,11 +1,11 @@
 /** The behavioural contract every SessionStore honours, run against both built-in stores. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fileSessions } from '../../../src/sessions/jsonl.js';
 import type { FileSessionStore } from '../../../src/sessions/jsonl.js';
+import { fileSessions } from '../../../src/sessions/jsonl.js';
 import { memorySessions } from '../../../src/sessions/memory.js';
 import type { SessionStore } from '../../../src/types.js';
-import { events, header, tempDir } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { events, header, tempDir } from './helpers.js';
 
 type Factory = { name: string; make: () => Promise<{ store: SessionStore; cleanup: () => Promise<void> }> };
 

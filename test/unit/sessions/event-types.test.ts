@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isEventOf, knownEvent, parsedToolArguments, type SessionEventOf } from '../../../src/sessions/event-types.js';
 import { createBrood, defineTool, memorySessions, type SessionEvent } from '../../../src/index.js';
+import { isEventOf, knownEvent, parsedToolArguments, type SessionEventOf } from '../../../src/sessions/event-types.js';
 import { scriptedModels } from '../../../src/testing.js';
 import { route } from '../../support/route.js';
 

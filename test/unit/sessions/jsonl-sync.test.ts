@@ -1,11 +1,12 @@
 /** fileSessions' `sync` option: which appends are fsynced before they resolve, and group commit. */
-import { open } from 'node:fs/promises';
+
 import type { FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { defineTool, scriptedModels } from '../../../src/index.js';
-import { fileSessions } from '../../../src/sessions/jsonl.js';
 import type { FileSessionStore } from '../../../src/sessions/jsonl.js';
+import { fileSessions } from '../../../src/sessions/jsonl.js';
 import type { SessionEvent } from '../../../src/types.js';
 import { expectCode } from '../../support/codes.js';
 import { inlineBrood } from '../../support/runtime.js';

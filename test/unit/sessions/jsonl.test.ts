@@ -3,10 +3,10 @@ import { existsSync } from 'node:fs';
 import { appendFile, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fileSessions } from '../../../src/sessions/jsonl.js';
 import type { FileSessionStore } from '../../../src/sessions/jsonl.js';
-import { events, header, tempDir } from './helpers.js';
+import { fileSessions } from '../../../src/sessions/jsonl.js';
 import { expectCode } from '../../support/codes.js';
+import { events, header, tempDir } from './helpers.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

@@ -4,8 +4,8 @@
  * within a few MB of its baseline (the store keeps no event data, so what stays is what leaked).
  */
 import { afterEach, expect, it } from 'vitest';
-import { createBrood, scriptedModels } from '../../../src/index.js';
 import type { Agent, Brood } from '../../../src/index.js';
+import { createBrood, scriptedModels } from '../../../src/index.js';
 import { pluginAccess } from '../../../src/runtime/plugin-access.js';
 import { CountingStore, heapUsed } from '../../support/load-harness.js';
 import { route } from '../../support/route.js';

@@ -2,8 +2,8 @@
 import * as api from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../../src/models/types.js';
-import type { SessionEvent } from '../../../src/types.js';
 import { SpanBuilder } from '../../../src/telemetry/spans.js';
+import type { SessionEvent } from '../../../src/types.js';
 import { childrenOf, memoryTracing, spanNamed } from '../../support/otel.js';
 
 const lead = { id: 'lead', parentId: undefined, depth: 0 };

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { defineTool } from '../../../src/tools/define-tool.js';
 import { createToolSystem } from '../../../src/tools/system.js';
 import type { Agent, ToolDefinition, ToolFilter } from '../../../src/types.js';
-import { fakeAgent, probeTool } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { fakeAgent, probeTool } from './helpers.js';
 
 function setup(globalNames: string[] = ['read', 'write', 'search']) {
   const onChange = vi.fn();

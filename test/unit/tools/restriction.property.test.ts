@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { defineTool } from '../../../src/tools/define-tool.js';
 import { createToolSystem } from '../../../src/tools/system.js';
 import type { ToolDefinition, ToolFilter } from '../../../src/types.js';
-import { fakeAgent } from './helpers.js';
 import { expectCode } from '../../support/codes.js';
+import { fakeAgent } from './helpers.js';
 
 const POOL: readonly string[] = ['alpha', 'Beta', 'beta', 'gamma', 'delta', 'eps_1', 'z-9', 'Zeta'];
 const poolName = fc.constantFrom(...POOL);

@@ -5,8 +5,8 @@
 import { afterEach, expect, it } from 'vitest';
 import { type Brood, defineTool, scriptedModels } from '../../../src/index.js';
 import { ToolAnswerError } from '../../../src/tools/thrown.js';
-import { inlineBrood } from '../../support/runtime.js';
 import { route } from '../../support/route.js';
+import { inlineBrood } from '../../support/runtime.js';
 
 class QuotaError extends Error {
   override name = 'QuotaError';

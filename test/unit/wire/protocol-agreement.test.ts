@@ -12,6 +12,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ModelRoute, ToolResult } from '../../../src/types.js';
+import { hostFrame, parentFrame } from '../../../src/wire/frames.js';
 import {
   activationOutcome,
   claimedMessage,
@@ -30,7 +31,6 @@ import {
   turnReport,
   type WireType,
 } from '../../../src/wire/protocol.js';
-import { hostFrame, parentFrame } from '../../../src/wire/frames.js';
 
 // ——— compile-time agreement between inferred wire types and the public types ———
 type WireOf<W> = W extends WireType<infer T> ? T : never;

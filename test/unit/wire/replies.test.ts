@@ -3,8 +3,8 @@
  * refusal keeps its error code, and anything else is a protocol error (INTERNAL).
  */
 import { describe, expect, it } from 'vitest';
-import { BroodError } from '../../../src/errors.js';
 import { str } from '../../../src/declare.js';
+import { BroodError } from '../../../src/errors.js';
 import { replyOf, unwrapReply } from '../../../src/wire/reply.js';
 import { wire } from '../../../src/wire/wire-type.js';
 import { expectCode } from '../../support/codes.js';

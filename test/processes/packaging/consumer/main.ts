@@ -4,6 +4,7 @@
 import {
   acpProvider,
   BroodError,
+  type BroodErrorCode,
   createBrood,
   defineTool,
   mcpServer,
@@ -11,7 +12,6 @@ import {
   queueRunner,
   scriptedModels,
   subagentTool,
-  type BroodErrorCode,
   type TurnResult,
 } from 'brood';
 import { z } from 'zod';
