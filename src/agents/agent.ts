@@ -38,17 +38,15 @@ import type { OpenTurn } from './open-turn.js';
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
 import { admitFirstRequest, planActivation, resumePlan, viewOrNull } from './plan.js';
+import { sendMessage, startRun } from './run-entry.js';
 import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from './signals.js';
 import { closeStoppedTurn, NO_USAGE } from './stopped-turn.js';
 import { startStream } from './stream/start.js';
 import { type StructuredTurn, structuredTurn } from './structured-turn.js';
 import { type CurrentTurn, TurnLedger } from './turns.js';
-import type { AgentDeps, AgentInit } from './types.js';
+import type { ActivationObserver, AgentDeps, AgentInit } from './types.js';
 
-export interface ActivationObserver {
-  activationStarted(): void;
-  activationEnded(last: TurnResult | undefined): void;
-}
+export type { ActivationObserver } from './types.js';
 
 export class AgentImpl implements GatewayAgent {
   readonly id: string;
@@ -124,20 +122,14 @@ export class AgentImpl implements GatewayAgent {
     return this.activation === undefined ? 'idle' : 'running';
   }
 
-  /** A signal that aborts before acceptance rejects ABORTED; the message (if already written) never runs. */
   async send(message: string, opts?: SendOptions): Promise<string> {
-    const { signal } = parseSendOptions(opts);
-    if (signal?.aborted) throw abortedBefore('the message was accepted');
-    const accepted = this.accept(message, 'user', signal);
-    await accepted.durable;
-    if (signal?.aborted) throw abortedBefore('the message was accepted');
-    return accepted.id;
+    return sendMessage(this, message, opts);
   }
 
   run<S extends z.ZodType>(message: string, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
   run(message: string, opts?: RunOptions): Promise<TurnResult>;
   async run(message: string, opts?: RunOptions): Promise<TurnResult> {
-    return this.startRun(message, opts).result;
+    return startRun(this, message, opts).result;
   }
 
   stream<S extends z.ZodType>(input: string, opts: RunOptions & { outputSchema: S }): AgentStream<z.output<S>>;
@@ -146,31 +138,9 @@ export class AgentImpl implements GatewayAgent {
     return startStream(this, input, opts);
   }
 
-  /**
-   * What run() and stream() share: the options are checked synchronously (a bad one throws), the
-   * message is accepted, and `result` settles with the turn that claims it.
-   */
+  /** What run() and stream() share (src/agents/run-entry.ts). */
   startRun(message: string, opts: RunOptions | undefined): { messageId: string; result: Promise<TurnResult> } {
-    const { signal, outputSchema, budget } = parseRunOptions(opts);
-    const parsedBudget = this.governor.admissibleRun(budget);
-    const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema);
-    const accepted = this.accept(message, 'user', signal, structured);
-    this.governor.forMessage(accepted.id, parsedBudget);
-    // Registered before acceptance resolves, so neither the result nor an abort can be missed.
-    const result = this.inbox.result(accepted.id);
-    const onAbort = (): void => this.abortMessage(accepted.id);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const settled = accepted.durable
-      .then(
-        () => result,
-        (error: unknown) => {
-          this.inbox.fail(accepted.id, error);
-          return result;
-        },
-      )
-      .finally(() => signal?.removeEventListener('abort', onAbort));
-    // Started by another agent's tool call and waited for there: that agent holds no slot meanwhile.
-    return { messageId: accepted.id, result: this.deps.scheduler.waitingOnRun(this.id, settled) };
+    return startRun(this, message, opts);
   }
 
   events(options?: AgentEventsOptions): AsyncIterable<BroodEvent> {

@@ -9,7 +9,7 @@ import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Budget } from '../scheduler/types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
 import type { AgentToolScope } from '../tools/system.js';
-import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore } from '../types.js';
+import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore, TurnResult } from '../types.js';
 import type { IdGenerator } from '../util/ids.js';
 import type { DriverRunner } from '../wire/runner.js';
 import type { VersionCell } from '../wire/version-cell.js';
@@ -73,4 +73,10 @@ export interface AgentInit {
   ownStart: number;
   lastTurn: number;
   unclaimed: { id: string; text: string; source: string; delivery?: MessageDelivery }[];
+}
+
+/** Told when an agent goes from idle to busy and back (each busy period of a continuable child is a run). */
+export interface ActivationObserver {
+  activationStarted(): void;
+  activationEnded(last: TurnResult | undefined): void;
 }
