@@ -16,20 +16,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/index.js';
+import { killPoint } from '../support/crash-fixture.js';
 import { ofType } from '../support/events.js';
+import { answeredKeys, effects, ModelServer, namespaceOf, readAll, rootOutput } from '../support/resume-tree.js';
 import { until } from '../support/until.js';
 import { type HostProcess, RedisServer, redisAvailable, startHost, stopHost } from './redis-harness.js';
-import {
-  answeredKeys,
-  effects,
-  type Fixture,
-  killPoint,
-  ModelServer,
-  namespaceOf,
-  readAll,
-  rootOutput,
-  runFixture,
-} from './resume-tree.js';
+import { type Fixture, runFixture } from './resume-tree.js';
 
 const QUEUE = 'resume';
 const PARENT_SEEDS = 20;

@@ -9,7 +9,6 @@
  *   user/message id is claimed by exactly one turn/start, every turn is closed, and the fixture's
  *   append-only effects file holds no call id twice (the adapter invents a fresh id per call).
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Agent, SessionEvent, SessionHeader } from '../../../src/index.js';
 import { createBrood, defineTool, fileSessions, messageTools, subagentTool } from '../../../src/index.js';
+import { killPoint, runUntilKilled } from '../../support/crash-fixture.js';
 import { ofType } from '../../support/events.js';
 import { crashModels, installCrashTools } from './fixtures/crash-shared.mjs';
 
@@ -37,43 +37,9 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-/** Deterministic per-seed kill point (mulberry32). */
-function killPoint(seed: number, max: number): number {
-  let t = (seed * 0x9e3779b9) >>> 0;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  const r = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  return 1 + Math.floor(r * max);
-}
-
 /** Runs the fixture and SIGKILLs it right after its `killAfter`-th progress line. */
 function runFixture(dir: string, killAfter: number): Promise<{ lines: string[]; killed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FIXTURE, dir, join(dir, 'effects.log')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const lines: string[] = [];
-    let buffer = '';
-    let stderr = '';
-    let killed = false;
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      buffer += chunk;
-      for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
-        lines.push(buffer.slice(0, newline));
-        buffer = buffer.slice(newline + 1);
-        if (!killed && lines.length >= killAfter) {
-          killed = true;
-          child.kill('SIGKILL');
-        }
-      }
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      if (signal === 'SIGKILL' || code === 0) resolve({ lines, killed: signal === 'SIGKILL' });
-      else reject(new Error(`fixture exited with ${code}: ${stderr}`));
-    });
-  });
+  return runUntilKilled([FIXTURE, dir, join(dir, 'effects.log')], 'fixture', killAfter);
 }
 
 function unclaimedIds(events: SessionEvent[]): string[] {
