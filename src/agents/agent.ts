@@ -39,10 +39,10 @@ import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
 import { admitFirstRequest, planActivation, resumePlan, viewOrNull } from './plan.js';
 import { sendMessage, startRun } from './run-entry.js';
-import { abortedBefore, disposedError, parseRunOptions, parseSendOptions } from './signals.js';
+import { disposedError } from './signals.js';
 import { closeStoppedTurn, NO_USAGE } from './stopped-turn.js';
 import { startStream } from './stream/start.js';
-import { type StructuredTurn, structuredTurn } from './structured-turn.js';
+import type { StructuredTurn } from './structured-turn.js';
 import { type CurrentTurn, TurnLedger } from './turns.js';
 import type { ActivationObserver, AgentDeps, AgentInit } from './types.js';
 
