@@ -73,11 +73,24 @@ function resultOf(child: AgentImpl, events: SessionEvent[]): Promise<TurnResult>
   );
 }
 
-/** A miss looks again at the sessions written since the index was read (another process may have). */
+/** A refresh misses are waiting for, per store: misses that arrive together share it. */
+const refreshes = new WeakMap<SessionStore, Promise<ChildIndex>>();
+
+/**
+ * A miss looks again at the sessions written since the index was read (another process may have).
+ * Misses share one refresh: a recovered parent re-issues its interrupted calls together, and each that
+ * had started no child would otherwise list the whole store again (a 1,000-child tree: seconds).
+ */
 async function childOf(store: SessionStore, key: string): Promise<string | undefined> {
   const found = (await childIndex(store)).children.get(key);
   if (found !== undefined) return found;
-  return (await childIndex(store, true)).children.get(key);
+  let refresh = refreshes.get(store);
+  if (refresh === undefined) {
+    const started = childIndex(store, true).finally(() => refreshes.delete(store));
+    refreshes.set(store, started);
+    refresh = started;
+  }
+  return (await refresh).children.get(key);
 }
 
 interface ChildIndex {
