@@ -116,10 +116,17 @@ export async function errorText(
 
 /** A failed hook as the call's result; the host hears the stack. */
 export function hookFailed(failure: HookFailure, tool: string, report: ToolFaultSink | undefined): ToolResult {
-  const { thrown } = failure;
-  const stack = thrown instanceof Error && typeof thrown.stack === 'string' ? thrown.stack : failure.message;
-  report?.(`${failure.hook} hook threw on tool "${tool}": ${stack}`);
+  report?.(`${failure.hook} hook threw on tool "${tool}": ${stackOf(failure.thrown) ?? failure.message}`);
   return hookResult(`Error: ${failure.message}`, true);
+}
+
+/** A host error's stack, if reading it does not throw (a getter may). */
+function stackOf(thrown: unknown): string | undefined {
+  try {
+    return thrown instanceof Error && typeof thrown.stack === 'string' ? thrown.stack : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function hookResult(content: string, isError: boolean): ToolResult {
