@@ -22,6 +22,7 @@ import { memorySessions } from './sessions/memory.js';
 import { forkProvider, spawnProvider } from './subagents/providers.js';
 import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
 import type { TelemetryOptions } from './telemetry/options.js';
+import type { ToolHooks } from './tools/hooks.js';
 import type {
   Agent,
   BroodEvent,
@@ -70,6 +71,8 @@ export interface BroodOptions {
   preferences?: { get(key: string): unknown };
   /** Tool calls that wait for a human or a policy (docs/approvals.md). */
   approvals?: ApprovalsOptions;
+  /** Hooks on every tool call an agent runs, in this process, after approvals (docs/tools.md, Hooks). */
+  hooks?: ToolHooks;
   /** Told about faults no call could be failed with (a pool thread that died between tasks). Default: a process warning. */
   onDiagnostic?: (message: string) => void;
   /** OpenTelemetry spans (and metrics) of every turn, in the host's own tracing; see docs/telemetry.md. */

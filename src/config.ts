@@ -9,6 +9,7 @@ import type { ModelProviderConfig } from './models/types.js';
 import { inlineKeyError, inlineKeyProviders, isQueueRunnerConfig, type QueueRunnerConfig } from './queue/config.js';
 import { budgetSchema } from './scheduler/budget.js';
 import { telemetryOptionsSchema } from './telemetry/options.js';
+import type { ToolHooks } from './tools/hooks.js';
 import type { IdGenerator } from './util/ids.js';
 
 /** Every option parse answers INVALID_CONFIG naming the keys, whatever the host's getters throw. */
@@ -137,6 +138,19 @@ export const broodOptionsSchema = z
         policy: z.custom<ApprovalsOptions['policy']>((value) => typeof value === 'function', 'a function').optional(),
         children: z.enum(['deny', 'ask']).optional(),
         timeoutMs: timerMs(1).int().optional(),
+      })
+      .optional(),
+    hooks: z
+      .strictObject({
+        beforeToolCall: z
+          .custom<ToolHooks['beforeToolCall']>((value) => typeof value === 'function', 'a function')
+          .optional(),
+        afterToolCall: z
+          .custom<ToolHooks['afterToolCall']>((value) => typeof value === 'function', 'a function')
+          .optional(),
+        onToolError: z
+          .custom<ToolHooks['onToolError']>((value) => typeof value === 'function', 'a function')
+          .optional(),
       })
       .optional(),
     onDiagnostic: z

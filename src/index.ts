@@ -93,6 +93,7 @@ export type {
 export type { Meter, TelemetryOptions, Tracer, TracerProvider } from './telemetry/options.js';
 export type { ToolDeclaration } from './tools/define-tool.js';
 export { defineTool } from './tools/define-tool.js';
+export type { HookedToolCall, HookedToolResult, ToolCallShortCircuit, ToolHooks } from './tools/hooks.js';
 export type {
   AdmittedEvent,
   Agent,

@@ -107,12 +107,14 @@ export function toolCallData(call: ToolCallRecord): SessionEventDataMap['tool/ca
 /** A committed call's `tool/result` event data: the same whichever side schedules the call. */
 export function toolResultData(call: ToolCallRecord, result: ToolResult): SessionEventDataMap['tool/result'] {
   const errorCode = result.error?.code;
+  const ranWith = result.rewrittenArguments;
   return {
     callId: call.callId,
     name: call.name,
     isError: result.isError,
     content: result.content,
     ...(errorCode === undefined ? {} : { errorCode }),
+    ...(ranWith === undefined ? {} : { arguments: ranWith }),
   };
 }
 

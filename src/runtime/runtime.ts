@@ -120,6 +120,7 @@ export class Runtime implements SubagentCore {
     this.tools = createToolSystem({
       onChange: () => globalVersion.bump(),
       reportFault: this.reportBackgroundError,
+      ...(options.hooks ? { hooks: options.hooks } : {}),
     });
     this.prompt = createPromptSystem({
       globalTools: () => this.tools.global.view(),

@@ -98,6 +98,8 @@ export type SessionEventDataMap = {
     isError: boolean;
     content: string;
     errorCode?: string;
+    /** The arguments the tool ran with, when a beforeToolCall hook rewrote those of `tool/call`. */
+    arguments?: string;
   } & DriverStamp;
   /** Streamed text for subscribers: crosses the thread boundary with the driver's events, never logged. */
   'text/delta': { turn: number; delta: string };

@@ -9,6 +9,15 @@ import type { Agent, ConcurrencyClass, ToolCallRequest, ToolContext, ToolResult 
 import { describe } from '../util/describe.js';
 import { defaultIds } from '../util/ids.js';
 import { readUntrusted } from '../util/untrusted.js';
+import {
+  afterCall,
+  beforeCall,
+  errorText,
+  type HookedToolCall,
+  HookFailure,
+  hookFailed,
+  type ToolHooks,
+} from './hooks.js';
 import type { ResolvedTool } from './resolver.js';
 import { type ToolFaultSink, thrownByTool } from './thrown.js';
 
@@ -20,6 +29,8 @@ export interface ExecutionScope {
   agent(): Agent | undefined;
   /** Told the stack of a tool body's throw (the model reads only its name and message). */
   reportFault?: ToolFaultSink;
+  /** createBrood's hooks: they see the calls of a scope that runs as an agent (hooks.ts). */
+  hooks?: ToolHooks;
 }
 
 export async function executeResolved(scope: ExecutionScope, call: ToolCallRequest): Promise<ToolResult> {
@@ -53,14 +64,70 @@ async function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promi
     return errorResult('ABORTED_BEFORE_DISPATCH', `Tool "${name}" was not started: the call was aborted`);
   }
   const ctx: ToolContext = { callId: call.callId ?? defaultIds('call'), agent: scope.agent(), signal };
+  const hooked = hookedCall(scope, name, args, ctx);
+  if (hooked === undefined) return runBody(scope, tool, name, args, ctx);
+  try {
+    const before = await beforeCall(hooked.hooks, hooked.call, ctx);
+    if (!before.run) return before.result;
+    if (before.arguments !== args) {
+      try {
+        args = tool.definition.parse(before.arguments);
+      } catch (error) {
+        return errorResult('INVALID_ARGS', `beforeToolCall rewrote the arguments: ${errorMessage(error)}`);
+      }
+    }
+    const call = { ...hooked.call, arguments: args };
+    const result = await runBody(scope, tool, name, args, ctx, (thrown) => errorText(hooked.hooks, thrown, call, ctx));
+    const read = await afterCall(hooked.hooks, call, result, ctx);
+    return call.arguments === hooked.call.arguments ? read : { ...read, rewrittenArguments: jsonOf(call.arguments) };
+  } catch (error) {
+    if (error instanceof HookFailure) return hookFailed(error, name, scope.reportFault);
+    throw error;
+  }
+}
+
+function jsonOf(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch (error) {
+    return `(not JSON: ${errorMessage(error)})`;
+  }
+}
+
+/** The call as hooks see it, when the scope has hooks and runs as an agent. */
+function hookedCall(
+  scope: ExecutionScope,
+  name: string,
+  args: unknown,
+  ctx: ToolContext,
+): { hooks: ToolHooks; call: HookedToolCall } | undefined {
+  const { hooks } = scope;
+  const agent = ctx.agent;
+  if (hooks === undefined || agent === undefined) return undefined;
+  return { hooks, call: { name, arguments: args, callId: ctx.callId, agentId: agent.id, depth: agent.depth } };
+}
+
+/** The tool's body; `word` may give the text the model reads for an uncoded throw. */
+async function runBody(
+  scope: ExecutionScope,
+  tool: ResolvedTool,
+  name: string,
+  args: unknown,
+  ctx: ToolContext,
+  word?: (thrown: unknown) => Promise<string | undefined>,
+): Promise<ToolResult> {
   let value: unknown;
   try {
     value = await tool.definition.execute(args, ctx);
   } catch (error) {
+    const worded = await word?.(error);
     const code = codeOf(error);
+    // The worded text is also what a run_code program's catch reads (it takes the error's message).
+    if (worded !== undefined)
+      return { isError: true, content: worded, error: { ...(code ? { code } : {}), message: worded } };
     return code === undefined ? thrownByTool(name, error, scope.reportFault) : errorResult(code, errorMessage(error));
   }
-  if (signal.aborted) return errorResult('ABORTED', `Tool "${name}" was aborted while running`);
+  if (ctx.signal.aborted) return errorResult('ABORTED', `Tool "${name}" was aborted while running`);
   return successResult(name, value);
 }
 

@@ -14,6 +14,7 @@ import {
   errorResult,
   executeResolved,
 } from './execute.js';
+import type { ToolHooks } from './hooks.js';
 import { callContained, Listeners, ToolLayer } from './layer.js';
 import { type ResolvedTool, resolveAll, resolveOne, type ScopeInputs, toView } from './resolver.js';
 import { createRestriction, type Restriction } from './restriction.js';
@@ -52,8 +53,9 @@ export interface AgentToolScope {
 
 /** `onChange` fires on global-layer changes; agent-layer changes are seen through `scope.registry.on('change')`. */
 /** `reportFault` hears the stack of every tool body that throws (createBrood's onDiagnostic). */
+/** `hooks` see every call an agent scope runs (createBrood's hooks; the global registry runs as no agent). */
 export function createToolSystem(
-  options: { onChange?: () => void; reportFault?: (message: string) => void } = {},
+  options: { onChange?: () => void; reportFault?: (message: string) => void; hooks?: ToolHooks } = {},
 ): ToolSystem {
   const globals = new ToolLayer();
   const globalListeners = new Listeners();
@@ -102,7 +104,12 @@ export function createToolSystem(
     const scope = createAgentScope(
       // Agent-layer changes reach only that scope's own listeners (the agent bumps its own version);
       // options.onChange is for global changes, which may alter every view.
-      { globals, knownGlobalNames, ...faultSink(options.reportFault) },
+      {
+        globals,
+        knownGlobalNames,
+        ...faultSink(options.reportFault),
+        ...(options.hooks ? { hooks: options.hooks } : {}),
+      },
       agent,
       () => scopes.delete(scope),
     );
@@ -117,6 +124,7 @@ interface ScopeDeps {
   globals: ToolLayer;
   knownGlobalNames(): string[];
   reportFault?: (message: string) => void;
+  hooks?: ToolHooks;
 }
 
 function faultSink(reportFault: ((message: string) => void) | undefined): { reportFault?: (message: string) => void } {
@@ -142,7 +150,12 @@ function createAgentScope(
   });
   const resolve = () => (disposed ? [] : resolveAll(inputs()));
   const lookup = (name: string) => (disposed ? undefined : resolveOne(inputs(), name));
-  const execution: ExecutionScope = { lookup, agent, ...faultSink(deps.reportFault) };
+  const execution: ExecutionScope = {
+    lookup,
+    agent,
+    ...faultSink(deps.reportFault),
+    ...(deps.hooks ? { hooks: deps.hooks } : {}),
+  };
 
   const assertLive = () => {
     if (disposed) throw new BroodError('DISPOSED', 'This agent tool scope has been disposed');

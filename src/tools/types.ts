@@ -28,6 +28,8 @@ export interface ToolResult {
   content: string;
   value?: unknown;
   error?: { code?: string; message: string };
+  /** The arguments (JSON) the tool ran with when createBrood's beforeToolCall hook rewrote the model's. */
+  rewrittenArguments?: string;
 }
 
 export interface ToolCallRequest {

@@ -59,6 +59,7 @@ const toolResultDecl = object({
   content: str(),
   value: optional(unknown()),
   error: optional(object({ code: optional(str()), message: str() })),
+  rewrittenArguments: optional(str()),
 });
 export const toolResult = wire(toolResultDecl);
 
