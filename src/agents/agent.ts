@@ -159,6 +159,7 @@ export class AgentImpl implements GatewayAgent {
     signal: AbortSignal | undefined,
     structured?: StructuredTurn,
     report?: { delivery: MessageDelivery; from?: string },
+    context?: unknown,
   ): { id: string; durable: Promise<void> } {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
@@ -176,6 +177,7 @@ export class AgentImpl implements GatewayAgent {
       signal,
       ...(structured === undefined ? {} : { structured }),
       ...(delivery === undefined ? {} : { delivery }),
+      ...(context === undefined ? {} : { context }),
     });
     return { id, durable: durable.then(() => this.delivered(delivery)) };
   }

@@ -143,7 +143,14 @@ class ProgramLane {
     this.running += 1;
     if (cls === 'exclusive') this.exclusiveRunning = true;
     const { call } = pending;
-    const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: this.controller.signal };
+    const context = this.turn?.context;
+    const request = {
+      name: call.name,
+      arguments: call.arguments,
+      callId: call.callId,
+      signal: this.controller.signal,
+      ...(context === undefined ? {} : { context }),
+    };
     const { telemetry } = this.agent.deps.hub;
     const endSpan = telemetry?.codeCall(this.agent, call.name, call.callId);
     // Host-style: Code Mode never collapses a call made from inside run_code. The approval gate may

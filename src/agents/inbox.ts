@@ -21,6 +21,8 @@ export interface QueuedMessage {
   structured?: StructuredTurn;
   /** Absent: the message is a turn of its own. */
   delivery?: MessageDelivery;
+  /** The per-request context the claiming turn's tools read (held in memory only, never written). */
+  context?: unknown;
 }
 
 /** What a new turn takes: the message it claims and the quiet messages queued ahead of it. */

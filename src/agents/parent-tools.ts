@@ -93,11 +93,20 @@ async function gated(
   if (!outcome.run) return outcome.result;
   const execute = () =>
     agent.deps.scheduler.asCaller(agent.lease, () =>
-      tools.executeFromModel({ name: call.name, arguments: outcome.args, callId: call.callId, signal }, agent.codeMode),
+      tools.executeFromModel(
+        { name: call.name, arguments: outcome.args, callId: call.callId, signal, ...turnContext(agent) },
+        agent.codeMode,
+      ),
     );
   // Under telemetry the call is the scope of what its execute() starts (a subagent's spans nest under its span).
   const { telemetry } = agent.deps.hub;
   return telemetry ? telemetry.withCall(agent.id, call.callId, execute) : execute();
+}
+
+/** The running turn's per-request context, for a call it makes (absent when it has none). */
+export function turnContext(agent: Pick<GatewayAgent, 'turns'>): { context?: unknown } {
+  const context = agent.turns.current?.context;
+  return context === undefined ? {} : { context };
 }
 
 /**

@@ -38,6 +38,7 @@ async function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promi
     arguments: untrusted?.arguments,
     signal: untrusted?.signal,
     callId: untrusted?.callId,
+    context: untrusted?.context,
   }));
   const name = typeof call.name === 'string' ? call.name : describe(call.name);
   const tool = scope.lookup(name);
@@ -53,6 +54,7 @@ async function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promi
     return errorResult('ABORTED_BEFORE_DISPATCH', `Tool "${name}" was not started: the call was aborted`);
   }
   const ctx: ToolContext = { callId: call.callId ?? defaultIds('call'), agent: scope.agent(), signal };
+  if (call.context !== undefined) ctx.context = call.context;
   let value: unknown;
   try {
     value = await tool.definition.execute(args, ctx);

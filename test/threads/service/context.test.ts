@@ -1,0 +1,131 @@
+/**
+ * Per-request context: `run(text, { context })` reaches every tool of the run as `ctx.context`, three
+ * delegations down included, on both runners; it is never written (no session file, no span, even with
+ * captureContent on); a value that cannot be structured-cloned is INVALID_ARGS before anything runs.
+ */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Brood, ToolContext } from '../../../src/index.js';
+import { defineTool, fileSessions, scriptedModels, subagentTool } from '../../../src/index.js';
+import { expectCode } from '../../support/codes.js';
+import { memoryTracing } from '../../support/otel.js';
+import { route } from '../../support/route.js';
+import { makeBrood, RUNNERS } from '../../support/runtime.js';
+
+/** Stands for a credential: it must never be found in anything brood writes. */
+const SECRET = 'sk-context-marker-5c1e';
+const context = { userId: 'u1', tenant: 't9', token: SECRET };
+
+const delegate = (prompt: string) => ({
+  toolCalls: [{ name: 'subagent', arguments: { description: prompt, prompt } }],
+});
+
+const ask = { toolCalls: [{ name: 'whoami', arguments: {} }] };
+
+/** lead → depth 1 → depth 2 → depth 3, which asks `whoami`; every level answers with what it was told. */
+const models = [
+  scriptedModels({
+    id: 'scripted',
+    scripts: [
+      { match: 'ctx-lead', turns: [delegate('ctx-one')] },
+      { match: 'ctx-one', turns: [delegate('ctx-two')] },
+      { match: 'ctx-two', turns: [delegate('ctx-three')] },
+      { match: 'ctx-three', turns: [{ toolCalls: [{ name: 'whoami', arguments: {} }] }] },
+      // One agent, three runs: each asks once and answers with what it was told.
+      { match: 'ask-whoami', turns: [ask, { text: '{{results}}' }, ask, { text: '{{results}}' }, ask] },
+    ],
+  }),
+];
+
+/** What the deepest tool saw: the depth it ran at and who the context names (never the token itself). */
+function whoami(seen: unknown[]) {
+  return defineTool({
+    name: 'whoami',
+    description: 'the user this request is for',
+    parameters: z.object({}),
+    execute: (_args, ctx: ToolContext) => {
+      seen.push(ctx.context);
+      const given = ctx.context as typeof context | undefined;
+      const valid = given?.token === SECRET;
+      return `depth ${ctx.agent?.depth}: ${given?.userId ?? 'nobody'}@${given?.tenant ?? '-'} ${valid ? 'ok' : 'no token'}`;
+    },
+  });
+}
+
+let dir: string;
+let brood: Brood | undefined;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'brood-context-'));
+});
+afterEach(async () => {
+  await brood?.close();
+  brood = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function filesUnder(root: string): Promise<string[]> {
+  const entries = await readdir(root, { withFileTypes: true, recursive: true });
+  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
+}
+
+describe.each(RUNNERS)("runner: '%s'", (runner) => {
+  it('a tool three delegations down reads the run’s context; no session file and no span holds it', async () => {
+    const { provider, exporter } = memoryTracing();
+    const seen: unknown[] = [];
+    brood = makeBrood(runner, {
+      models,
+      sessions: fileSessions(dir),
+      telemetry: { tracerProvider: provider, captureContent: true },
+    });
+    brood.use(subagentTool({ provider: 'spawn' }));
+    brood.tools.register(whoami(seen));
+    const lead = await brood.createAgent({ model: route });
+
+    const result = await lead.run('ctx-lead', { context });
+
+    expect(result.stopReason).toBe('completed');
+    expect(result.output).toBe('depth 3: u1@t9 ok');
+    expect(seen).toEqual([context]);
+    await brood.close();
+    brood = undefined;
+    const files = await filesUnder(dir);
+    expect(files.length).toBeGreaterThanOrEqual(4); // the lead and its three descendants
+    for (const file of files) expect(await readFile(file, 'utf8'), file).not.toContain(SECRET);
+    const spans = exporter.getFinishedSpans();
+    expect(spans.length).toBeGreaterThan(0);
+    expect(JSON.stringify(spans.map((span) => [span.name, span.attributes, span.events]))).not.toContain(SECRET);
+  });
+
+  it('each run has its own context, and a run without one gives its tools none', async () => {
+    const seen: unknown[] = [];
+    brood = makeBrood(runner, { models });
+    brood.tools.register(whoami(seen));
+    const agent = await brood.createAgent({ model: route });
+    expect((await agent.run('ask-whoami', { context: { userId: 'a', tenant: 'x' } })).output).toBe(
+      'depth 0: a@x no token',
+    );
+    expect((await agent.run('ask-whoami again')).output).toBe('depth 0: nobody@- no token');
+    expect((await agent.stream('ask-whoami once more', { context: { userId: 'b', tenant: 'y' } }).result).output).toBe(
+      'depth 0: b@y no token',
+    );
+    expect(seen).toEqual([{ userId: 'a', tenant: 'x' }, undefined, { userId: 'b', tenant: 'y' }]);
+  });
+});
+
+describe('a context that cannot be structured-cloned', () => {
+  it('is INVALID_ARGS at run (rejected) and at stream (thrown synchronously); nothing is accepted', async () => {
+    brood = makeBrood('inline', { models, sessions: fileSessions(dir) });
+    const agent = await brood.createAgent({ model: route });
+    const before = (await brood.sessions.read(agent.id)).events.length;
+    const error = await expectCode(
+      agent.run('ask-whoami', { context: { token: SECRET, check: () => true } }),
+      'INVALID_ARGS',
+    );
+    expect(error.message).not.toContain(SECRET);
+    expectCode(() => agent.stream('ask-whoami', { context: { check: () => true } }), 'INVALID_ARGS');
+    expect((await brood.sessions.read(agent.id)).events.length).toBe(before);
+  });
+});
