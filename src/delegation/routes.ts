@@ -70,7 +70,7 @@ export async function runDelegation(
   if (extras.outputSchema !== undefined) request.outputSchema = extras.outputSchema;
   // After a crash: the child this call started is resumed (or its logged result given), not started again.
   if (takeInterrupted(parent, ctx.callId)) {
-    const child = await interruptedChild(deps.brood, parent, ctx.callId, call.background);
+    const child = await interruptedChild(deps.brood, parent, ctx.callId, call.background, ctx.context);
     if (child !== undefined) {
       if (!call.background) return foregroundValue(child.id, await untilCancelled(child, ctx.signal));
       if (child.continuable) return continuableValue(child.id);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Brood, ToolContext } from '../../../src/index.js';
+import type { Brood, SessionEvent, ToolContext } from '../../../src/index.js';
 import { defineTool, fileSessions, scriptedModels, subagentTool } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { memoryTracing } from '../../support/otel.js';
@@ -112,6 +112,61 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
       'depth 0: b@y no token',
     );
     expect(seen).toEqual([{ userId: 'a', tenant: 'x' }, undefined, { userId: 'b', tenant: 'y' }]);
+  });
+});
+
+/**
+ * A session a crash left behind: turn 1 asked for `whoami` and died before the call ran; a second
+ * message was accepted and never claimed.
+ */
+async function crashedSession(id: string): Promise<void> {
+  const store = fileSessions(dir);
+  await store.create({ id, createdAt: Date.now(), delegationDepth: 0, model: route });
+  const events: Omit<SessionEvent, 'seq'>[] = [
+    { type: 'agent/descriptor', data: { model: route, codeMode: 'native' } },
+    { type: 'user/message', data: { id: 'm1', text: 'ask-whoami', source: 'user' } },
+    { type: 'turn/start', data: { turn: 1, messageIds: ['m1'] } },
+    { type: 'model/request', data: { provider: 'scripted', model: 'scripted', system: '', tools: ['whoami'] } },
+    {
+      type: 'assistant/message',
+      data: { text: '', toolCalls: [{ callId: 'call_0_0', name: 'whoami', arguments: '{}' }], finish: 'tool-calls' },
+    },
+    { type: 'user/message', data: { id: 'm2', text: 'ask-whoami again', source: 'user' } },
+  ].map((event) => ({ time: Date.now(), ...event }));
+  await store.append(
+    id,
+    events.map((event, seq) => ({ seq, ...event })),
+  );
+  await store.flush(id);
+  await store.close();
+}
+
+describe.each(RUNNERS)("runner: '%s', after a crash", (runner) => {
+  it.each(['resumeAgent', 'recover'] as const)(
+    '%s({ context }) gives it to the interrupted turn and to the message no turn took; it is not written',
+    async (how) => {
+      await crashedSession('crashed');
+      const seen: unknown[] = [];
+      brood = makeBrood(runner, { models, sessions: fileSessions(dir) });
+      brood.tools.register(whoami(seen));
+      const agent =
+        how === 'resumeAgent'
+          ? await brood.resumeAgent('crashed', { context })
+          : (await brood.recover({ context }))[0]?.agent;
+      await agent?.whenIdle();
+      expect(seen).toEqual([context, context]);
+      const events = (await brood.sessions.read('crashed')).events;
+      expect(events.filter((event) => event.type === 'turn/end')).toHaveLength(2);
+      expect(JSON.stringify(events)).not.toContain(SECRET);
+    },
+  );
+
+  it('resumeAgent refuses a context that cannot be structured-cloned (INVALID_ARGS), restoring nothing', async () => {
+    await crashedSession('crashed');
+    brood = makeBrood(runner, { models, sessions: fileSessions(dir) });
+    await expectCode(brood.resumeAgent('crashed', { context: { check: () => true } }), 'INVALID_ARGS');
+    await expectCode(brood.recover({ context: { check: () => true } }), 'INVALID_ARGS');
+    expect((await brood.sessions.read('crashed')).events).toHaveLength(6);
   });
 });
 
