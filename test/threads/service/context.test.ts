@@ -9,11 +9,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Brood, SessionEvent, ToolContext } from '../../../src/index.js';
-import { defineTool, fileSessions, scriptedModels, subagentTool } from '../../../src/index.js';
+import { defineTool, fileSessions, messageTools, scriptedModels, subagentTool } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { memoryTracing } from '../../support/otel.js';
 import { route } from '../../support/route.js';
 import { makeBrood, RUNNERS } from '../../support/runtime.js';
+import { until } from '../../support/until.js';
 
 /** Stands for a credential: it must never be found in anything brood writes. */
 const SECRET = 'sk-context-marker-5c1e';
@@ -24,6 +25,7 @@ const delegate = (prompt: string) => ({
 });
 
 const ask = { toolCalls: [{ name: 'whoami', arguments: {} }] };
+const runCode = (code: string) => ({ toolCalls: [{ name: 'run_code', arguments: { description: 'ask', code } }] });
 
 /** lead → depth 1 → depth 2 → depth 3, which asks `whoami`; every level answers with what it was told. */
 const models = [
@@ -35,6 +37,7 @@ const models = [
       { match: 'ctx-two', turns: [delegate('ctx-three')] },
       { match: 'ctx-three', turns: [{ toolCalls: [{ name: 'whoami', arguments: {} }] }] },
       // One agent, three runs: each asks once and answers with what it was told.
+      { match: 'code-whoami', turns: [runCode('return await tools.whoami({});')] },
       { match: 'ask-whoami', turns: [ask, { text: '{{results}}' }, ask, { text: '{{results}}' }, ask] },
     ],
   }),
@@ -167,6 +170,44 @@ describe.each(RUNNERS)("runner: '%s', after a crash", (runner) => {
     await expectCode(brood.resumeAgent('crashed', { context: { check: () => true } }), 'INVALID_ARGS');
     await expectCode(brood.recover({ context: { check: () => true } }), 'INVALID_ARGS');
     expect((await brood.sessions.read('crashed')).events).toHaveLength(6);
+  });
+});
+
+describe.each(RUNNERS)("runner: '%s', other paths to a tool", (runner) => {
+  it('a call from inside run_code reads the context of the run that ran the program', async () => {
+    const seen: unknown[] = [];
+    brood = makeBrood(runner, { models });
+    brood.tools.register(whoami(seen));
+    const agent = await brood.createAgent({ model: route, codeMode: 'code' });
+    const result = await agent.run('code-whoami', { context });
+    expect(result.stopReason).toBe('completed');
+    expect(seen).toEqual([context]);
+  });
+
+  it("a continuable child's first turn reads the starting call's context, each followup the sending call's", async () => {
+    const seen: unknown[] = [];
+    brood = makeBrood(runner, { models });
+    brood.use(subagentTool({ provider: 'spawn', backgroundMode: 'continuable' }));
+    brood.use(messageTools());
+    brood.tools.register(whoami(seen));
+    const parent = await brood.createAgent({ model: route });
+    const first = { userId: 'first', tenant: 't1' };
+    const started = await parent.tools.execute({
+      name: 'subagent',
+      arguments: { description: 'bg', prompt: 'ask-whoami in the background', run_in_background: true },
+      context: first,
+    });
+    const { subagentId } = started.value as { subagentId: string };
+    await until(() => seen.length === 1);
+    const second = { userId: 'second', tenant: 't2' };
+    const sent = await parent.tools.execute({
+      name: 'send_message',
+      arguments: { subagent_id: subagentId, message: 'once more' },
+      context: second,
+    });
+    expect(sent.isError).toBe(false);
+    await until(() => seen.length === 2);
+    expect(seen).toEqual([first, second]);
   });
 });
 
