@@ -89,7 +89,7 @@ async function gated(
   const refused = agent.codeMode === 'code' || call.name === RUN_CODE_TOOL_NAME;
   const outcome = refused
     ? { run: true as const, args: call.arguments }
-    : await agent.deps.approvals.check(agent, call, false, signal);
+    : await agent.deps.approvals.check(agent, { ...call, ...turnContext(agent) }, false, signal);
   if (!outcome.run) return outcome.result;
   const execute = () =>
     agent.deps.scheduler.asCaller(agent.lease, () =>

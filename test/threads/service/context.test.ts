@@ -37,6 +37,7 @@ const models = [
       { match: 'ctx-two', turns: [delegate('ctx-three')] },
       { match: 'ctx-three', turns: [{ toolCalls: [{ name: 'whoami', arguments: {} }] }] },
       // One agent, three runs: each asks once and answers with what it was told.
+      { match: 'guarded', turns: [{ toolCalls: [{ name: 'guarded', arguments: {} }] }] },
       { match: 'code-whoami', turns: [runCode('return await tools.whoami({});')] },
       { match: 'ask-whoami', turns: [ask, { text: '{{results}}' }, ask, { text: '{{results}}' }, ask] },
     ],
@@ -182,6 +183,27 @@ describe.each(RUNNERS)("runner: '%s', other paths to a tool", (runner) => {
     const result = await agent.run('code-whoami', { context });
     expect(result.stopReason).toBe('completed');
     expect(seen).toEqual([context]);
+  });
+
+  it("a tool's approval rule reads the context of the run the call serves", async () => {
+    brood = makeBrood(runner, { models });
+    brood.tools.register(
+      defineTool({
+        name: 'guarded',
+        description: 'for admins only',
+        parameters: z.object({}),
+        approval: (_args, ctx) => ((ctx.context as { role?: string } | undefined)?.role === 'admin' ? 'allow' : 'deny'),
+        execute: () => 'ran',
+      }),
+    );
+    const outcome = async (role: string) => {
+      const agent = await brood!.createAgent({ model: route });
+      await agent.run('guarded', { context: { role } });
+      const results = (await brood!.sessions.read(agent.id)).events.filter((event) => event.type === 'tool/result');
+      return results.map((event) => (event.data as { errorCode?: string }).errorCode ?? 'ran');
+    };
+    expect(await outcome('admin')).toEqual(['ran']);
+    expect(await outcome('guest')).toEqual(['APPROVAL_DENIED']);
   });
 
   it("a continuable child's first turn reads the starting call's context, each followup the sending call's", async () => {
