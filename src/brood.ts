@@ -105,6 +105,8 @@ export interface ResumeAgentOptions {
   model?: ModelRoute;
   depth?: number;
   signal?: AbortSignal;
+  /** The per-request context of the turns this resume runs (a live agent is returned as it is). */
+  context?: unknown;
 }
 
 /**

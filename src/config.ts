@@ -229,4 +229,6 @@ export const resumeAgentOptionsSchema = z.strictObject({
   model: z.unknown().optional(),
   depth: z.unknown().optional(),
   signal: signalSchema.optional(),
+  // Checked by checkContext (INVALID_ARGS): it must be a structured-clone value.
+  context: z.unknown().optional(),
 });

@@ -61,6 +61,11 @@ export interface RunOptions extends SendOptions {
   budget?: Budget;
   /** The model answers through a `structured_output` tool with these parameters (zod or JSON Schema). */
   outputSchema?: z.ZodType | JsonSchemaObject;
+  /**
+   * Per-request context (any structured-clone value): every tool of this run reads it as `ctx.context`,
+   * at every depth of delegation. Never stored and never shown to the model (docs/service.md).
+   */
+  context?: unknown;
 }
 
 export interface ToolRegistry {
@@ -76,6 +81,8 @@ export interface ToolContext {
   callId: string;
   agent: Agent | undefined;
   signal: AbortSignal;
+  /** The per-request context of the run this call serves (`run(text, { context })`); see docs/tools.md. */
+  context?: unknown;
 }
 
 /** What defineTool returns; parameters are already normalised to JSON Schema plus a validator. */
@@ -166,6 +173,8 @@ export interface RecoveredTurn {
 
 export interface RecoverOptions {
   signal?: AbortSignal;
+  /** The per-request context the resumed turns' tools read (it is never stored, so it is given again). */
+  context?: unknown;
 }
 
 export interface SessionStore {

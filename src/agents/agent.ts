@@ -33,7 +33,7 @@ import { armCancelGrace } from './cancel-grace.js';
 import { CodePrograms } from './code-calls.js';
 import { createGateway } from './gateway.js';
 import { TurnGovernor } from './governor.js';
-import { Inbox } from './inbox.js';
+import { Inbox, restoredMessage } from './inbox.js';
 import type { OpenTurn } from './open-turn.js';
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
@@ -107,9 +107,7 @@ export class AgentImpl implements GatewayAgent {
     // The agent registry's change event covers global and own tool changes; agent-layer prompt changes
     // bump this cell through the prompt scope, global prompt changes bump the runtime's global cell.
     this.releaseListeners = init.tools.registry.on('change', () => this.ownVersion.bump());
-    for (const { id, text, delivery } of init.unclaimed) {
-      this.inbox.push({ id, text, durable: Promise.resolve(), signal: undefined, ...(delivery ? { delivery } : {}) });
-    }
+    for (const message of init.unclaimed) this.inbox.push(restoredMessage(message));
   }
 
   /** What the running activation holds of the scheduler (its owner is the governor). */
@@ -159,6 +157,7 @@ export class AgentImpl implements GatewayAgent {
     signal: AbortSignal | undefined,
     structured?: StructuredTurn,
     report?: { delivery: MessageDelivery; from?: string },
+    context?: unknown,
   ): { id: string; durable: Promise<void> } {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
@@ -176,6 +175,7 @@ export class AgentImpl implements GatewayAgent {
       signal,
       ...(structured === undefined ? {} : { structured }),
       ...(delivery === undefined ? {} : { delivery }),
+      ...(context === undefined ? {} : { context }),
     });
     return { id, durable: durable.then(() => this.delivered(delivery)) };
   }
@@ -308,9 +308,9 @@ export class AgentImpl implements GatewayAgent {
    * thread death uses: nothing answered is asked again, unanswered calls are issued again and the
    * parent decides what each gets (src/agents/resumed-calls.ts). Settles with that turn's result.
    */
-  continueOpenTurn(open: OpenTurn, awaitingApproval: ReadonlySet<string>): Promise<TurnResult> {
+  continueOpenTurn(open: OpenTurn, awaitingApproval: ReadonlySet<string>, context?: unknown): Promise<TurnResult> {
     const result = this.inbox.result(open.messageId);
-    const turn = this.turns.resumeOpen(open, awaitingApproval);
+    const turn = this.turns.resumeOpen(open, awaitingApproval, context);
     this.busy = true;
     this.observer?.activationStarted();
     const lease = this.governor.openLease();

@@ -143,7 +143,16 @@ class ProgramLane {
     this.running += 1;
     if (cls === 'exclusive') this.exclusiveRunning = true;
     const { call } = pending;
-    const request = { name: call.name, arguments: call.arguments, callId: call.callId, signal: this.controller.signal };
+    // The program's turn's per-request context: its approval rule and its body read it as `ctx.context`.
+    const context = this.turn?.context;
+    const given = context === undefined ? {} : { context };
+    const request = {
+      name: call.name,
+      arguments: call.arguments,
+      callId: call.callId,
+      signal: this.controller.signal,
+      ...given,
+    };
     const { telemetry } = this.agent.deps.hub;
     const endSpan = telemetry?.codeCall(this.agent, call.name, call.callId);
     // Host-style: Code Mode never collapses a call made from inside run_code. The approval gate may
@@ -158,7 +167,7 @@ class ProgramLane {
     // call of the program runs before that record is written.
     void this.agent.writer
       .written()
-      .then(() => this.agent.deps.approvals.check(this.agent, call, true, this.controller.signal))
+      .then(() => this.agent.deps.approvals.check(this.agent, { ...call, ...given }, true, this.controller.signal))
       .then((outcome) => {
         if (!outcome.run) return outcome.result;
         // Under telemetry the call is the scope of what its execute() starts.

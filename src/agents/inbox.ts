@@ -21,6 +21,22 @@ export interface QueuedMessage {
   structured?: StructuredTurn;
   /** Absent: the message is a turn of its own. */
   delivery?: MessageDelivery;
+  /** The per-request context the claiming turn's tools read (held in memory only, never written). */
+  context?: unknown;
+}
+
+/** A message a restored session had accepted and no turn took: durable already (it is in the log). */
+export function restoredMessage(message: {
+  id: string;
+  text: string;
+  delivery?: MessageDelivery | undefined;
+  context?: unknown;
+}): QueuedMessage {
+  const { id, text, delivery, context } = message;
+  const queued: QueuedMessage = { id, text, durable: Promise.resolve(), signal: undefined };
+  if (delivery) queued.delivery = delivery;
+  if (context !== undefined) queued.context = context;
+  return queued;
 }
 
 /** What a new turn takes: the message it claims and the quiet messages queued ahead of it. */

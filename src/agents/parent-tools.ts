@@ -89,15 +89,24 @@ async function gated(
   const refused = agent.codeMode === 'code' || call.name === RUN_CODE_TOOL_NAME;
   const outcome = refused
     ? { run: true as const, args: call.arguments }
-    : await agent.deps.approvals.check(agent, call, false, signal);
+    : await agent.deps.approvals.check(agent, { ...call, ...turnContext(agent) }, false, signal);
   if (!outcome.run) return outcome.result;
   const execute = () =>
     agent.deps.scheduler.asCaller(agent.lease, () =>
-      tools.executeFromModel({ name: call.name, arguments: outcome.args, callId: call.callId, signal }, agent.codeMode),
+      tools.executeFromModel(
+        { name: call.name, arguments: outcome.args, callId: call.callId, signal, ...turnContext(agent) },
+        agent.codeMode,
+      ),
     );
   // Under telemetry the call is the scope of what its execute() starts (a subagent's spans nest under its span).
   const { telemetry } = agent.deps.hub;
   return telemetry ? telemetry.withCall(agent.id, call.callId, execute) : execute();
+}
+
+/** The running turn's per-request context, for a call it makes (absent when it has none). */
+export function turnContext(agent: Pick<GatewayAgent, 'turns'>): { context?: unknown } {
+  const context = agent.turns.current?.context;
+  return context === undefined ? {} : { context };
 }
 
 /**

@@ -23,7 +23,12 @@ export interface ContinuedTurn {
 
 const continued = new WeakMap<AgentImpl, ContinuedTurn>();
 
-export function continueInterrupted(agent: AgentImpl, open: OpenTurn, awaitingApproval: ReadonlySet<string>): void {
+export function continueInterrupted(
+  agent: AgentImpl,
+  open: OpenTurn,
+  awaitingApproval: ReadonlySet<string>,
+  context?: unknown,
+): void {
   let rerunCalls = 0;
   let unknownCalls = 0;
   for (const [callId, call] of open.interrupted) {
@@ -32,7 +37,7 @@ export function continueInterrupted(agent: AgentImpl, open: OpenTurn, awaitingAp
     else if (decision === 'unknown') unknownCalls += 1;
   }
   const replayedRequests = open.requestInFlight ? 1 : 0;
-  const result = agent.continueOpenTurn(open, awaitingApproval);
+  const result = agent.continueOpenTurn(open, awaitingApproval, context);
   // A caller that never asks for the result (a child nobody waits for) must not leave a rejection unhandled.
   result.catch(() => undefined);
   continued.set(agent, { turn: open.turn, result, replayedRequests, rerunCalls, unknownCalls });

@@ -28,6 +28,11 @@ export interface RestoreOptions {
   depth?: number;
   /** Checked before anything is composed and again before publication (nothing is kept when it fired). */
   signal?: AbortSignal;
+  /**
+   * The per-request context of the turns the restore runs (the one a crash left open, the messages no
+   * turn took): never stored, so a resume gives it again.
+   */
+  context?: unknown;
 }
 
 /**
@@ -123,7 +128,7 @@ async function rebuildAgent(
       history: rebuilt.history,
       ownStart: seedMessages(events, header.seedLength),
       lastTurn: rebuilt.lastTurn,
-      unclaimed: rebuilt.unclaimed,
+      unclaimed: withContext(rebuilt.unclaimed, options.context),
       // An explicit resume route replaces the logged one for children too.
       lastRequestRoute: options.model ? undefined : rebuilt.lastRoute,
     },
@@ -138,7 +143,8 @@ async function rebuildAgent(
   hooks.restored(agent, descriptor);
   relistOpenRequests(core.agentDeps.approvals, agent, events);
   if (open === undefined) agent.wake();
-  else continueInterrupted(agent, open, new Set(openRequests(events).map((request) => request.callId)));
+  else
+    continueInterrupted(agent, open, new Set(openRequests(events).map((request) => request.callId)), options.context);
   return agent;
 }
 
@@ -174,6 +180,10 @@ async function resolveLoggedRoute(
     }
     throw error;
   }
+}
+
+function withContext<M extends object>(messages: M[], context: unknown): (M & { context?: unknown })[] {
+  return context === undefined ? messages : messages.map((message) => ({ ...message, context }));
 }
 
 function withRunner(runner: DriverRunner | undefined): { runner?: DriverRunner } {

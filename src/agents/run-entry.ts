@@ -20,6 +20,8 @@ export interface EntryAgent {
     source: string,
     signal: AbortSignal | undefined,
     structured?: StructuredTurn,
+    report?: undefined,
+    context?: unknown,
   ): { id: string; durable: Promise<void> };
   abortMessage(messageId: string): void;
 }
@@ -40,10 +42,10 @@ export function startRun(
   message: string,
   opts: RunOptions | undefined,
 ): { messageId: string; result: Promise<TurnResult> } {
-  const { signal, outputSchema, budget } = parseRunOptions(opts);
+  const { signal, outputSchema, budget, context } = parseRunOptions(opts);
   const parsedBudget = agent.governor.admissibleRun(budget);
   const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema);
-  const accepted = agent.accept(message, 'user', signal, structured);
+  const accepted = agent.accept(message, 'user', signal, structured, undefined, context);
   agent.governor.forMessage(accepted.id, parsedBudget);
   // Registered before acceptance resolves, so neither the result nor an abort can be missed.
   const result = agent.inbox.result(accepted.id);

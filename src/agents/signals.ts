@@ -24,6 +24,8 @@ const runOptions = sendOptions.extend({
     .optional(),
   // Checked where it is used (parseBudget): a bad budget is INVALID_CONFIG, like every budget.
   budget: z.unknown().optional(),
+  // Checked by checkContext: only whether it can be structured-cloned (it is never stored or shown).
+  context: z.unknown().optional(),
 });
 
 /**
@@ -36,5 +38,24 @@ export function parseSendOptions(opts: unknown): SendOptions {
 }
 
 export function parseRunOptions(opts: unknown): Omit<RunOptions, 'budget'> & { budget?: unknown } {
-  return parseConfig(runOptions, opts, 'run options', 'INVALID_ARGS');
+  const parsed = parseConfig(runOptions, opts, 'run options', 'INVALID_ARGS');
+  checkContext(parsed.context, 'run options');
+  return parsed;
+}
+
+/**
+ * A per-request context must be a structured-clone value (what can cross to a thread or process). The
+ * message never quotes the value or the clone error (which may quote it): it may hold credentials.
+ */
+export function checkContext(context: unknown, where: string): void {
+  if (context === undefined) return;
+  try {
+    structuredClone(context);
+  } catch (error) {
+    const name = error instanceof Error ? error.name : 'an error';
+    throw new BroodError(
+      'INVALID_ARGS',
+      `${where}: context must be a structured-clone value (cloning it threw ${name})`,
+    );
+  }
 }

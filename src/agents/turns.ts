@@ -46,6 +46,8 @@ export interface CurrentTurn {
   readonly committed: Map<string, Promise<ToolResult>>;
   /** run(text, { outputSchema }): this turn's structured_output tool and what it recorded. */
   readonly structured: StructuredTurn | undefined;
+  /** The per-request context of the message this turn claimed: its tool calls carry it (never written). */
+  readonly context: unknown;
   /** Parent-side tool calls the driver is waiting for: what holds a cancelled turn, if not the driver. */
   readonly held: Set<HeldCall>;
   /** Set when cancel grace ran out on held calls: the turn's diagnostic names them, not the driver. */
@@ -147,7 +149,7 @@ export class TurnLedger {
       const turn = this.turnCounter + 1;
       this.turnCounter = turn;
       const aborted = head.signal?.aborted === true;
-      this.running = newTurn(turn, head.id, head.structured);
+      this.running = newTurn(turn, head.id, head.structured, head.context);
       this.init.governor.turnStarted(this.running);
       // The turn tool changes what the model is shown: drivers re-read their view before the next request.
       if (head.structured) this.init.bumpView();
@@ -176,8 +178,8 @@ export class TurnLedger {
    * Continues the turn a crash left open (its `turn/start` is logged): its tallies come from the log,
    * so budgets count what was spent; the result settles the waiters of the message it claimed.
    */
-  resumeOpen(open: OpenTurn, awaitingApproval: ReadonlySet<string>): CurrentTurn {
-    const turn = newTurn(open.turn, open.messageId, undefined);
+  resumeOpen(open: OpenTurn, awaitingApproval: ReadonlySet<string>, context?: unknown): CurrentTurn {
+    const turn = newTurn(open.turn, open.messageId, undefined, context);
     addUsage(turn.usage, open.usage);
     turn.output = open.output;
     turn.lastFinish = open.lastFinish;
@@ -295,7 +297,12 @@ export class TurnLedger {
   }
 }
 
-function newTurn(turn: number, messageId: string, structured: StructuredTurn | undefined): CurrentTurn {
+function newTurn(
+  turn: number,
+  messageId: string,
+  structured: StructuredTurn | undefined,
+  context: unknown,
+): CurrentTurn {
   return {
     turn,
     messageId,
@@ -310,6 +317,7 @@ function newTurn(turn: number, messageId: string, structured: StructuredTurn | u
     calls: new Map(),
     committed: new Map(),
     structured,
+    context,
     held: new Set(),
     interrupted: new Map(),
     awaitingApproval: new Set(),

@@ -72,7 +72,8 @@ export interface AgentInit {
   history: ChatMessage[];
   ownStart: number;
   lastTurn: number;
-  unclaimed: { id: string; text: string; source: string; delivery?: MessageDelivery }[];
+  /** `context`: the per-request context a resume gave again (never read from the session). */
+  unclaimed: { id: string; text: string; source: string; delivery?: MessageDelivery; context?: unknown }[];
 }
 
 /** Told when an agent goes from idle to busy and back (each busy period of a continuable child is a run). */

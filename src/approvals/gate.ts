@@ -16,7 +16,7 @@ import type { NewEventOf } from '../sessions/event-types.js';
 import type { SessionWriter } from '../sessions/session-writer.js';
 import { errorResult, parseArguments } from '../tools/execute.js';
 import type { AgentToolScope } from '../tools/system.js';
-import type { Agent, ToolDefinition, ToolResult } from '../types.js';
+import type { Agent, ToolContext, ToolDefinition, ToolResult } from '../types.js';
 import type { IdGenerator } from '../util/ids.js';
 import { readUntrusted, snapshot } from '../util/untrusted.js';
 import { isChildApprovals, needsNoDecision, tighter, verdictFor } from './decide.js';
@@ -40,6 +40,8 @@ export interface GateCall {
   name: string;
   arguments: unknown;
   callId: string;
+  /** The per-request context of the run the call serves: a tool's approval rule reads it as `ctx.context`. */
+  context?: unknown;
 }
 
 /** `run` with the arguments to run with (the host's when it edited them), or the result the model gets instead. */
@@ -114,7 +116,8 @@ export class ApprovalGate implements Approvals {
     } catch {
       return RUN_AS_IS(call.arguments);
     }
-    const ctx = { callId: call.callId, agent, signal: signal ?? new AbortController().signal };
+    const ctx: ToolContext = { callId: call.callId, agent, signal: signal ?? new AbortController().signal };
+    if (call.context !== undefined) ctx.context = call.context;
     const subject = { tool: call.name, args, callId: call.callId, ...origin(agent), viaCode };
     const decided = verdictFor(definition, args, ctx, subject, this.options);
     const verdict = typeof decided === 'string' ? decided : await this.boundedInTime(decided, signal);

@@ -37,7 +37,10 @@ function sendMessageTool(brood: Brood): ToolDefinition {
     }),
     async execute(args, ctx) {
       const parent = callingAgent(ctx, 'send_message');
-      await subagentsOf(brood).followup(parent, args.subagent_id, args.message, { signal: ctx.signal });
+      await subagentsOf(brood).followup(parent, args.subagent_id, args.message, {
+        signal: ctx.signal,
+        ...(ctx.context === undefined ? {} : { context: ctx.context }),
+      });
       return sendMessageText(args.subagent_id);
     },
   });

@@ -33,6 +33,7 @@ export async function interruptedChild(
   parent: Agent,
   callId: string,
   background: boolean,
+  context?: unknown,
 ): Promise<InterruptedChild | undefined> {
   const childId = await childOf(brood.sessions, keyOf(parent.id, callId));
   if (childId === undefined) return undefined;
@@ -45,7 +46,8 @@ export async function interruptedChild(
     const done = { cancel: () => undefined, dispose: () => Promise.resolve() };
     return { id: childId, continuable, result: Promise.resolve(toSubagentResult(logged)), ...done };
   }
-  const child = (await brood.resumeAgent(childId)) as AgentImpl;
+  // The resumed child's turns serve this call again: they read its per-request context.
+  const child = (await brood.resumeAgent(childId, context === undefined ? {} : { context })) as AgentImpl;
   const result = continuable ? Promise.resolve(logged ?? emptyResult('completed')) : resultOf(child, events);
   // A parent waiting on its foreground child holds no turn slot meanwhile (limits.agents), as on a first run.
   const waited =

@@ -65,10 +65,12 @@ export async function runDelegation(
   const parent = callingAgent(ctx, deps.config.toolName);
   const call = parseCall(deps.config, raw, deps.selectionFor(parent));
   const request: Request = buildRequest(deps.config, parent, call);
+  // The child's turns serve this call: they read the same per-request context.
+  if (ctx.context !== undefined) request.context = ctx.context;
   if (extras.outputSchema !== undefined) request.outputSchema = extras.outputSchema;
   // After a crash: the child this call started is resumed (or its logged result given), not started again.
   if (takeInterrupted(parent, ctx.callId)) {
-    const child = await interruptedChild(deps.brood, parent, ctx.callId, call.background);
+    const child = await interruptedChild(deps.brood, parent, ctx.callId, call.background, ctx.context);
     if (child !== undefined) {
       if (!call.background) return foregroundValue(child.id, await untilCancelled(child, ctx.signal));
       if (child.continuable) return continuableValue(child.id);

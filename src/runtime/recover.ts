@@ -10,6 +10,7 @@ import { rebuildSession } from '../agents/history.js';
 import { openTurnOf } from '../agents/open-turn.js';
 import { continuedTurnOf } from '../agents/recovered-turn.js';
 import { endedForMissingRoute } from '../agents/restore.js';
+import { checkContext } from '../agents/signals.js';
 import { parseConfig, resumeAgentOptionsSchema } from '../config.js';
 import { BroodError } from '../errors.js';
 import type { JobTable } from '../subagents/types.js';
@@ -27,21 +28,23 @@ export interface RecoverHost {
   jobs: JobTable;
 }
 
-/** brood.recover(options): checked like resumeAgent's options (a signal, nothing else). */
+/** brood.recover(options): checked like resumeAgent's options (a signal and a context, nothing else). */
 export async function recover(runtime: Runtime, options: unknown): Promise<RecoveredTurn[]> {
   runtime.assertOpen();
-  const { signal } = parseConfig(recoverOptionsSchema, options ?? {}, 'recover options');
+  const { signal, context } = parseConfig(recoverOptionsSchema, options ?? {}, 'recover options');
+  checkContext(context, 'recover options');
   await runtime.agentDeps.hub.telemetry?.ready();
   const host: RecoverHost = {
     store: runtime.store,
     agents: runtime.agents,
-    restore: (id) => runtime.restore(id),
+    // Every turn recovery runs reads the context the host gave again (children through their parents' calls).
+    restore: (id) => runtime.restore(id, context === undefined ? {} : { context }),
     jobs: runtime.subagents.jobs,
   };
   return recoverSessions(host, signal === undefined ? {} : { signal });
 }
 
-const recoverOptionsSchema = resumeAgentOptionsSchema.pick({ signal: true });
+const recoverOptionsSchema = resumeAgentOptionsSchema.pick({ signal: true, context: true });
 
 export async function recoverSessions(host: RecoverHost, options: RecoverOptions): Promise<RecoveredTurn[]> {
   const { store } = host;

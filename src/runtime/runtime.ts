@@ -7,6 +7,7 @@
 import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent } from '../agents/factory.js';
 import { type RestoreHooks, restoreAgent } from '../agents/restore.js';
+import { checkContext } from '../agents/signals.js';
 import type { AgentDeps } from '../agents/types.js';
 import { ApprovalGate } from '../approvals/gate.js';
 import type { ApprovalsOptions } from '../approvals/types.js';
@@ -79,6 +80,7 @@ export interface ResumeOptionsInput {
   model?: ModelRoute;
   depth?: number;
   signal?: AbortSignal;
+  context?: unknown;
 }
 
 export class Runtime implements SubagentCore {
@@ -319,6 +321,7 @@ export class Runtime implements SubagentCore {
       );
     }
     throwIfAborted(parsed.signal, 'resumeAgent');
+    checkContext(parsed.context, 'resumeAgent options');
     await this.agentDeps.hub.telemetry?.ready();
     // The parsed copy, not the host's object: its getters were read once, under parseConfig's guard.
     return this.agents.get(sessionId) ?? this.restore(sessionId, parsed as ResumeOptionsInput);

@@ -174,7 +174,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     });
     observeContinuable(this.core, provider.name, child);
     telemetry?.wokenBy(childId, startedBy);
-    const accepted = child.accept(request.prompt, 'parent', undefined);
+    const accepted = child.accept(request.prompt, 'parent', undefined, undefined, undefined, request.context);
     // Its own budget (the ceiling) applies to each of its turns; this one also gets at most what the
     // parent's turn has left, and spends from it.
     parent.governor.delegate(child.governor, accepted.id, undefined);
@@ -182,16 +182,23 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     return { childId, messageId: accepted.id };
   }
 
-  async followup(parent: Agent, childId: string, message: string, opts: { signal: AbortSignal }): Promise<string> {
+  async followup(
+    parent: Agent,
+    childId: string,
+    message: string,
+    opts: { signal: AbortSignal; context?: unknown },
+  ): Promise<string> {
     this.assertOpen();
-    const { signal } = parseSendOptions(opts);
+    const read = readUntrusted('INVALID_ARGS', 'followup options', () => ({ ...opts }));
+    const { signal } = parseSendOptions({ signal: read.signal });
+    const { context } = read;
     const { telemetry } = this.core.agentDeps.hub;
     const sentBy = telemetry?.runningCall(); // read now, synchronously: the run this wakes links to it
     const parentImpl = readUntrusted('INVALID_ARGS', 'followup parent', () => this.core.parentOf(parent));
     const child = this.core.agents.get(childId) ?? (await this.restoreContinuable(parentImpl, childId));
     authorize(child, parentImpl);
     telemetry?.wokenBy(child.id, sentBy);
-    const accepted = child.accept(message, 'parent', signal);
+    const accepted = child.accept(message, 'parent', signal, undefined, undefined, context);
     // Like its first turn: within its own ceiling and what the sending turn has left.
     parentImpl.governor.delegate(child.governor, accepted.id, undefined);
     await accepted.durable;

@@ -33,6 +33,8 @@ export interface SubagentStartRequest {
   approvals?: ChildApprovals;
   /** A ceiling on the child's run; the parent's remainder tightens it further (local providers). */
   budget?: Budget;
+  /** The per-request context the child's tools read (the delegating call's own); never stored. */
+  context?: unknown;
 }
 
 export interface SubagentResult {
@@ -151,7 +153,12 @@ export interface SubagentRuntime {
   get(name: string): SubagentProvider | undefined;
   start(provider: string, request: SubagentStartRequest): Promise<SubagentRun>;
   startContinuable(spec: ContinuableSpec): Promise<{ childId: string; messageId: string }>;
-  followup(parent: Agent, childId: string, message: string, opts: { signal: AbortSignal }): Promise<string>;
+  followup(
+    parent: Agent,
+    childId: string,
+    message: string,
+    opts: { signal: AbortSignal; context?: unknown },
+  ): Promise<string>;
   interrupt(childId: string, by: Agent): void;
   /**
    * A continuable child's report to its parent (the path of the child's `report` tool); resolves with

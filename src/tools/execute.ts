@@ -49,6 +49,7 @@ async function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promi
     arguments: untrusted?.arguments,
     signal: untrusted?.signal,
     callId: untrusted?.callId,
+    context: untrusted?.context,
   }));
   const name = typeof call.name === 'string' ? call.name : describe(call.name);
   const tool = scope.lookup(name);
@@ -64,6 +65,7 @@ async function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promi
     return errorResult('ABORTED_BEFORE_DISPATCH', `Tool "${name}" was not started: the call was aborted`);
   }
   const ctx: ToolContext = { callId: call.callId ?? defaultIds('call'), agent: scope.agent(), signal };
+  if (call.context !== undefined) ctx.context = call.context;
   const hooked = hookedCall(scope, name, args, ctx);
   if (hooked === undefined) return runBody(scope, tool, name, args, ctx);
   try {

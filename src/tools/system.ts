@@ -33,6 +33,7 @@ export interface ModelToolCall {
   arguments: unknown;
   callId: string;
   signal?: AbortSignal;
+  context?: unknown;
 }
 
 export interface AgentToolScope {

@@ -37,6 +37,8 @@ export interface ToolCallRequest {
   arguments: unknown;
   callId?: string;
   signal?: AbortSignal;
+  /** Becomes the call's `ctx.context` (the per-request context of the run it serves). */
+  context?: unknown;
 }
 
 export type ToolPresentation = false | { description?: string; parameters?: JsonSchemaObject };
