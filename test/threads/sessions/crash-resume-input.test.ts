@@ -11,20 +11,31 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { Brood, SessionEvent, SessionStore, ToolDefinition } from '../../../src/index.js';
 import { createBrood, defineTool, fileSessions, memorySessions, scriptedModels } from '../../../src/index.js';
+import type { FileSessionStore } from '../../../src/sessions/jsonl.js';
 import { expectCode } from '../../support/codes.js';
 import { deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
 
 const open: Brood[] = [];
+const stores: FileSessionStore[] = [];
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'brood-resume-input-'));
 });
 afterEach(async () => {
   await Promise.all(open.splice(0).map((brood) => brood.close()));
+  // A store's open file handles are closed here, not left to the garbage collector.
+  await Promise.all(stores.splice(0).map((store) => store.close()));
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** A file store on this test's directory, closed after the test. */
+function files(): FileSessionStore {
+  const store = fileSessions(dir);
+  stores.push(store);
+  return store;
+}
 
 const scripts = [
   { match: 'effect', turns: [{ toolCalls: [{ name: 'charge', arguments: {} }] }, { text: 'after: {{results}}' }] },
@@ -45,6 +56,8 @@ function charge(execute: () => unknown, approval?: 'ask'): ToolDefinition {
 function runtime(sessions: SessionStore, providers = ['scripted', 'other']): Brood {
   const brood = createBrood({
     runner: 'inline',
+    // The killed host's runtime is closed with its `charge` calls still held: a short grace ends them.
+    pool: { cancelGraceMs: 50 },
     sessions,
     models: providers.map((id) => scriptedModels({ id, scripts })),
   });
@@ -85,9 +98,9 @@ async function log(store: SessionStore, id: string): Promise<SessionEvent[]> {
 }
 
 it('a corrupt store is SESSION_CORRUPT naming file and line, and nothing is resumed from it', async () => {
-  const { ids } = await crashed(fileSessions(dir));
+  const { ids } = await crashed(files());
   writeFileSync(join(dir, 'broken.jsonl'), '{"id":"broken","createdAt":1,"delegationDepth":0,"model":{}}\nnot json\n');
-  const store = fileSessions(dir);
+  const store = files();
   const lengths = await Promise.all(ids.map(async (id) => (await log(store, id)).length));
   const second = runtime(store);
   second.tools.register(charge(() => 'charged'));
@@ -97,10 +110,10 @@ it('a corrupt store is SESSION_CORRUPT naming file and line, and nothing is resu
 });
 
 it('a session another holder keeps is SESSION_LOCKED', async () => {
-  const { ids } = await crashed(fileSessions(dir));
-  const holder = fileSessions(dir);
+  const { ids } = await crashed(files());
+  const holder = files();
   await holder.acquire?.(ids[0] ?? '');
-  const second = runtime(fileSessions(dir));
+  const second = runtime(files());
   second.tools.register(charge(() => 'charged'));
   await expectCode(second.recover(), 'SESSION_LOCKED');
   await holder.release?.(ids[0] ?? '');
