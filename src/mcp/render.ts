@@ -6,6 +6,7 @@
  * failed rather than the protocol).
  */
 import { type RenderedValue, withContent } from '../tools/execute.js';
+import { ToolAnswerError } from '../tools/thrown.js';
 
 /** The parts of a CallToolResult brood reads; everything else is carried through in `value`. */
 export interface McpCallResult {
@@ -15,9 +16,8 @@ export interface McpCallResult {
   [key: string]: unknown;
 }
 
-export class McpToolError extends Error {
-  override readonly name = 'McpToolError';
-}
+/** The server's own error result: an answer the model reads as `Error: <text>`, not a fault of the host's. */
+export class McpToolError extends ToolAnswerError {}
 
 export function renderResult(toolName: string, result: McpCallResult): RenderedValue {
   const blocks = Array.isArray(result.content) ? result.content : [];
