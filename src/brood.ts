@@ -51,6 +51,8 @@ export interface BroodOptions {
   maxParallelToolCalls?: number;
   /** Model requests per turn before the turn ends 'max-steps' (default 100). */
   maxSteps?: number;
+  /** The largest content part (an image, a file, a text) a message may carry, in bytes (default 20 MiB). */
+  maxInputBytes?: number;
   codeMode?: CodeMode;
   pool?: {
     threads?: number;

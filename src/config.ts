@@ -86,6 +86,7 @@ export const broodOptionsSchema = z
     persona: z.string().optional(),
     maxParallelToolCalls: positiveInt.optional(),
     maxSteps: maxStepsSchema.optional(),
+    maxInputBytes: positiveInt.optional(),
     codeMode: codeModeSchema.optional(),
     pool: z
       .strictObject({

@@ -38,6 +38,7 @@ export { aiSdkModels } from './models/ai-sdk/options.js';
 export type { AnthropicCompatibleOptions, AnthropicModelEntry, AnthropicRequestOptions } from './models/anthropic.js';
 export { anthropicCompatible } from './models/anthropic.js';
 export type { ModelCatalog } from './models/catalog.js';
+export type { ContentPart } from './models/content-parts.js';
 export type { ModuleAdapterOptions } from './models/module.js';
 export { moduleAdapter } from './models/module.js';
 export type { OpenAICompatibleOptions } from './models/openai.js';

@@ -1,5 +1,6 @@
 /** Model-side types: serializable provider configs (shipped to workers) and the adapter contract. */
 import type { ModelRoute, ToolSchema, Usage } from '../types.js';
+import type { MessagePart } from './content-parts.js';
 
 export interface ModelInfo {
   id: string;
@@ -42,10 +43,15 @@ export type ReasoningBlock =
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string };
 
+/**
+ * One message of a conversation. A user or tool message with media keeps every part in `parts` (text
+ * parts included, in order); its `text`/`content` is then the text parts joined, for everything that
+ * reads text only (token estimates, telemetry, the CLI). Without `parts` the message is its text.
+ */
 export type ChatMessage =
-  | { role: 'user'; text: string }
+  | { role: 'user'; text: string; parts?: MessagePart[] }
   | { role: 'assistant'; text: string; toolCalls: ToolCallRecord[]; reasoning?: ReasoningBlock[] }
-  | { role: 'tool'; callId: string; name: string; content: string; isError: boolean };
+  | { role: 'tool'; callId: string; name: string; content: string; isError: boolean; parts?: MessagePart[] };
 
 export type ModelFinish = 'stop' | 'tool-calls' | 'max-tokens' | 'refusal' | 'error';
 

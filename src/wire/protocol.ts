@@ -72,6 +72,14 @@ const driverViewDecl = object({ system: str(), tools: array(toolSchema), classes
 export const driverView = wire(driverViewDecl);
 export type DriverView = Wire<typeof driverViewDecl>;
 
+/** A content part as brood keeps it (src/models/content-parts.ts): base64 or an https: URL in `data`. */
+const messagePart = tagged('type', [
+  object({ type: literal('text'), text: str() }),
+  object({ type: literal('image'), data: str(), mediaType: str({ min: 1 }) }),
+  object({ type: literal('file'), data: str(), mediaType: str({ min: 1 }), filename: optional(str()) }),
+]);
+const messageParts = optional(array(messagePart));
+
 /** A message that joins a turn without being its claim (a child's report). */
 const joined = object({ messageId: str(), text: str() });
 export type JoinedMessage = Wire<typeof joined>;
@@ -85,6 +93,8 @@ const claim = object({
   turn: int('nonnegative'),
   messageId: str(),
   text: str(),
+  /** The message's content parts when it has media (`text` is then its text parts joined). */
+  parts: messageParts,
   /** The message's run() signal was aborted while it was queued: end the turn aborted without a model call. */
   aborted: bool(),
   /** Messages the turn took with its own (quiet reports), in order; they precede `text` in the history. */
@@ -182,9 +192,9 @@ const reasoning = array(
 );
 
 const chatMessage = tagged('role', [
-  object({ role: literal('user'), text: str() }),
+  object({ role: literal('user'), text: str(), parts: messageParts }),
   object({ role: literal('assistant'), text: str(), toolCalls: array(toolCall), reasoning: optional(reasoning) }),
-  object({ role: literal('tool'), callId: str(), name: str(), content: str(), isError: bool() }),
+  object({ role: literal('tool'), callId: str(), name: str(), content: str(), isError: bool(), parts: messageParts }),
 ]);
 
 /** Set when an activation recovers an agent whose thread died mid-turn: continue that turn. */

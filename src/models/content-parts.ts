@@ -1,0 +1,173 @@
+/**
+ * Content parts: what a message carries besides text (images, files). A host hands them to run, send
+ * and stream as `ContentPart[]`; brood checks them once, at the boundary, and keeps them as
+ * `MessagePart`s — the same shape with bytes as base64 text, so the session log, the parent's history
+ * and the driver's copy all hold one string per part and no request encodes them again.
+ */
+import { BroodError } from '../errors.js';
+
+/** What a host may put in a message (run, send, stream). */
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: Uint8Array | string /* base64 or a data:/https: URL */; mediaType: string }
+  | { type: 'file'; data: Uint8Array | string; mediaType: string; filename?: string };
+
+/**
+ * A content part as brood keeps it: `data` is base64 (no `data:` prefix) or an `https:` URL the provider
+ * fetches itself (base64 has no `:`, so the two never collide). The media type is lower-cased.
+ */
+export type MessagePart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: string; mediaType: string }
+  | { type: 'file'; data: string; mediaType: string; filename?: string };
+
+/** A message's input once checked: its text (the text parts joined) and, when it had media, every part in order. */
+export interface CheckedInput {
+  text: string;
+  /** Absent for a plain string (or text-only parts): the message is its text. */
+  parts?: MessagePart[];
+}
+
+/** createBrood's default `maxInputBytes`: 20 MiB per part. */
+export const DEFAULT_MAX_INPUT_BYTES = 20 * 1024 * 1024;
+
+const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/s;
+
+/**
+ * Checks a message's input (a string, or content parts) and returns it as brood keeps it. Throws
+ * INVALID_ARGS naming the part at fault: an unknown part type, a malformed media type, a media type
+ * that does not match the part (`image` parts take `image/*`), bad base64, a URL that is neither
+ * `data:` nor `https:`, or a part larger than `maxInputBytes` (decoded bytes; text as UTF-8).
+ */
+export function checkInput(input: unknown, maxInputBytes: number = DEFAULT_MAX_INPUT_BYTES): CheckedInput {
+  if (typeof input === 'string') return { text: input };
+  if (!Array.isArray(input))
+    throw new BroodError('INVALID_ARGS', 'a message must be a string or an array of content parts');
+  if (input.length === 0) throw new BroodError('INVALID_ARGS', 'a message must have at least one content part');
+  const parts = input.map((part, index) => checkPart(part, index, maxInputBytes));
+  const text = parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
+  return parts.every((part) => part.type === 'text') ? { text } : { text, parts };
+}
+
+function checkPart(part: unknown, index: number, maxInputBytes: number): MessagePart {
+  const where = `content part ${index}`;
+  if (typeof part !== 'object' || part === null) throw invalid(`${where} is not an object`);
+  const { type } = part as { type?: unknown };
+  if (type === 'text') {
+    const { text } = part as { text?: unknown };
+    if (typeof text !== 'string') throw invalid(`${where} (text) has no string "text"`);
+    checkSize(Buffer.byteLength(text, 'utf8'), where, maxInputBytes);
+    return { type: 'text', text };
+  }
+  if (type !== 'image' && type !== 'file')
+    throw invalid(`${where} has type ${JSON.stringify(type)} (expected "text", "image" or "file")`);
+  const fields = part as { data?: unknown; mediaType?: unknown; filename?: unknown };
+  const mediaType = checkMediaType(fields.mediaType, type, where);
+  const data = checkData(fields.data, mediaType, `${where} (${type})`, maxInputBytes);
+  if (type === 'image') return { type, data, mediaType };
+  if (fields.filename !== undefined && typeof fields.filename !== 'string')
+    throw invalid(`${where} (file) has a filename that is not a string`);
+  return fields.filename === undefined
+    ? { type, data, mediaType }
+    : { type, data, mediaType, filename: fields.filename };
+}
+
+function checkMediaType(value: unknown, type: 'image' | 'file', where: string): string {
+  if (typeof value !== 'string') throw invalid(`${where} (${type}) has no string "mediaType"`);
+  const mediaType = value.trim().toLowerCase();
+  if (!MEDIA_TYPE.test(mediaType)) throw invalid(`${where} has a malformed media type "${value}"`);
+  if (type === 'image' && !mediaType.startsWith('image/'))
+    throw invalid(`${where} is an image with media type "${mediaType}" (an image part takes image/*)`);
+  return mediaType;
+}
+
+/** The part's bytes as base64, or its https: URL as given. */
+function checkData(data: unknown, mediaType: string, where: string, maxInputBytes: number): string {
+  if (data instanceof Uint8Array) {
+    checkSize(data.byteLength, where, maxInputBytes);
+    return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+  }
+  if (typeof data !== 'string') throw invalid(`${where} has "data" that is neither a Uint8Array nor a string`);
+  if (data.startsWith('https:')) return checkHttpsUrl(data, where);
+  const base64 = data.startsWith('data:') ? dataUrlBase64(data, mediaType, where) : data;
+  if (!BASE64.test(base64)) throw invalid(`${where} has "data" that is not base64, a data: URL or an https: URL`);
+  checkSize(base64DecodedLength(base64), where, maxInputBytes);
+  return base64;
+}
+
+function checkHttpsUrl(data: string, where: string): string {
+  if (!URL.canParse(data)) throw invalid(`${where} has a malformed https: URL`);
+  return data;
+}
+
+/** The base64 payload of a `data:` URL, whose media type (when it names one) must be the part's. */
+function dataUrlBase64(url: string, mediaType: string, where: string): string {
+  const match = DATA_URL.exec(url);
+  if (!match) throw invalid(`${where} has a malformed data: URL`);
+  const [, urlType = '', params = '', payload = ''] = match;
+  if (!params.split(';').includes('base64')) throw invalid(`${where} has a data: URL that is not base64-encoded`);
+  if (urlType !== '' && urlType.trim().toLowerCase() !== mediaType)
+    throw invalid(`${where} has a data: URL of type "${urlType}" but mediaType "${mediaType}"`);
+  return payload;
+}
+
+export function base64DecodedLength(base64: string): number {
+  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
+  return (base64.length / 4) * 3 - padding;
+}
+
+function checkSize(bytes: number, where: string, maxInputBytes: number): void {
+  if (bytes > maxInputBytes)
+    throw new BroodError('INVALID_ARGS', `${where} is ${bytes} bytes, over maxInputBytes (${maxInputBytes})`, {
+      details: { bytes, maxInputBytes },
+    });
+}
+
+function invalid(message: string): BroodError {
+  return new BroodError('INVALID_ARGS', message);
+}
+
+/** Whether a kept part's data is a URL (the provider fetches it) rather than base64. */
+export function isUrlData(data: string): boolean {
+  return data.startsWith('https:');
+}
+
+/** A message's parts, or its text as the one part (for adapters that always send parts). */
+export function partsOf(message: { text: string; parts?: MessagePart[] | undefined }): MessagePart[] {
+  return message.parts ?? [{ type: 'text', text: message.text }];
+}
+
+/** The two wire formats brood speaks over HTTP; each carries only some media types. */
+export type PartFormat = 'chat-completions' | 'anthropic-messages';
+
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+/** What each format carries, per part type, as base64; a URL only where the format takes one. */
+const CARRIED: Record<PartFormat, { image: string[]; file: string[]; fileUrl: string[] }> = {
+  // Chat Completions: image_url parts (a data: or https: URL); file parts take PDF as file_data only.
+  'chat-completions': { image: IMAGE_TYPES, file: ['application/pdf'], fileUrl: [] },
+  // Anthropic Messages: image blocks; document blocks take PDF (base64 or URL) and plain text (base64).
+  'anthropic-messages': { image: IMAGE_TYPES, file: ['application/pdf', 'text/plain'], fileUrl: ['application/pdf'] },
+};
+
+/** Why `format` cannot carry this part (naming its media type), or undefined when it can. */
+export function uncarriable(part: MessagePart, format: PartFormat): string | undefined {
+  if (part.type === 'text') return undefined;
+  const carried = CARRIED[format];
+  const types = part.type === 'file' && isUrlData(part.data) ? carried.fileUrl : carried[part.type];
+  if (types.includes(part.mediaType)) return undefined;
+  const how = part.type === 'file' && isUrlData(part.data) ? ' by URL' : '';
+  return `the ${format} format cannot carry ${part.type} parts of media type "${part.mediaType}"${how}`;
+}
+
+/** Throws INVALID_ARGS naming the first part `format` cannot carry. */
+export function checkCarriable(parts: readonly MessagePart[] | undefined, format: PartFormat): void {
+  for (const part of parts ?? []) {
+    const reason = uncarriable(part, format);
+    if (reason !== undefined)
+      throw new BroodError('INVALID_ARGS', reason, {
+        details: { mediaType: part.type === 'text' ? undefined : part.mediaType },
+      });
+  }
+}
