@@ -115,6 +115,7 @@ export function toolResultData(call: ToolCallRecord, result: ToolResult): Sessio
     content: result.content,
     ...(errorCode === undefined ? {} : { errorCode }),
     ...(ranWith === undefined ? {} : { arguments: ranWith }),
+    ...(result.parts === undefined ? {} : { parts: result.parts }),
   };
 }
 

@@ -8,6 +8,7 @@
 import type { z } from 'zod';
 import type { AgentStream } from './events/stream-types.js';
 import type { AgentEventsOptions, BroodEvent } from './events/types.js';
+import type { ContentPart } from './models/content-parts.js';
 import type { Budget } from './scheduler/types.js';
 import type {
   ApprovalVerdict,
@@ -29,6 +30,9 @@ export { STOP_REASONS } from './turn-result.js';
 export type { Disposer } from './util/disposer.js';
 
 export type CodeMode = 'native' | 'code' | 'both';
+
+/** What run, send and stream take: text, or content parts (text, images, files). */
+export type MessageInput = string | ContentPart[];
 
 /** createBrood's `codeResourceLimits`: what each run_code program may use (defaults in src/defaults.ts). */
 export interface CodeResourceLimits {
@@ -133,12 +137,13 @@ export interface Agent {
   readonly status: AgentStatus;
   readonly tools: ToolRegistry;
   readonly prompt: PromptRegistry;
-  send(message: string, opts?: SendOptions): Promise<string>;
-  run<S extends z.ZodType>(message: string, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
-  run(message: string, opts?: RunOptions): Promise<TurnResult>;
+  /** A message is text or content parts (images, files); see docs/agents-and-turns.md, Images and files. */
+  send(message: MessageInput, opts?: SendOptions): Promise<string>;
+  run<S extends z.ZodType>(message: MessageInput, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
+  run(message: MessageInput, opts?: RunOptions): Promise<TurnResult>;
   /** run() as it happens: this turn's events (children's included) and the UI message stream (docs/service.md). */
-  stream<S extends z.ZodType>(input: string, opts: RunOptions & { outputSchema: S }): AgentStream<z.output<S>>;
-  stream(input: string, opts?: RunOptions): AgentStream;
+  stream<S extends z.ZodType>(input: MessageInput, opts: RunOptions & { outputSchema: S }): AgentStream<z.output<S>>;
+  stream(input: MessageInput, opts?: RunOptions): AgentStream;
   /** This agent's events (and, by default, its descendants'); see BroodEvent. */
   events(options?: AgentEventsOptions): AsyncIterable<BroodEvent>;
   whenIdle(): Promise<void>;

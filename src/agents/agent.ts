@@ -6,6 +6,7 @@
 
 import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
+import { type CheckedInput, partsField } from '../models/content-parts.js';
 import type { ChatMessage } from '../models/types.js';
 import type { TurnLease } from '../scheduler/turn-lease.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
@@ -16,6 +17,7 @@ import type {
   AgentStream,
   BroodEvent,
   CodeMode,
+  MessageInput,
   ModelRoute,
   PromptRegistry,
   RunOptions,
@@ -120,24 +122,24 @@ export class AgentImpl implements GatewayAgent {
     return this.activation === undefined ? 'idle' : 'running';
   }
 
-  async send(message: string, opts?: SendOptions): Promise<string> {
+  async send(message: MessageInput, opts?: SendOptions): Promise<string> {
     return sendMessage(this, message, opts);
   }
 
-  run<S extends z.ZodType>(message: string, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
-  run(message: string, opts?: RunOptions): Promise<TurnResult>;
-  async run(message: string, opts?: RunOptions): Promise<TurnResult> {
+  run<S extends z.ZodType>(message: MessageInput, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
+  run(message: MessageInput, opts?: RunOptions): Promise<TurnResult>;
+  async run(message: MessageInput, opts?: RunOptions): Promise<TurnResult> {
     return startRun(this, message, opts).result;
   }
 
-  stream<S extends z.ZodType>(input: string, opts: RunOptions & { outputSchema: S }): AgentStream<z.output<S>>;
-  stream(input: string, opts?: RunOptions): AgentStream;
-  stream(input: string, opts?: RunOptions): AgentStream {
+  stream<S extends z.ZodType>(input: MessageInput, opts: RunOptions & { outputSchema: S }): AgentStream<z.output<S>>;
+  stream(input: MessageInput, opts?: RunOptions): AgentStream;
+  stream(input: MessageInput, opts?: RunOptions): AgentStream {
     return startStream(this, input, opts);
   }
 
   /** What run() and stream() share (src/agents/run-entry.ts). */
-  startRun(message: string, opts: RunOptions | undefined): { messageId: string; result: Promise<TurnResult> } {
+  startRun(message: MessageInput, opts: RunOptions | undefined): { messageId: string; result: Promise<TurnResult> } {
     return startRun(this, message, opts);
   }
 
@@ -152,7 +154,7 @@ export class AgentImpl implements GatewayAgent {
    * (a `quiet` report never wakes it; a `next-step` one is also offered to the running turn's next step).
    */
   accept(
-    text: string,
+    message: string | CheckedInput,
     source: string,
     signal: AbortSignal | undefined,
     structured?: StructuredTurn,
@@ -162,15 +164,18 @@ export class AgentImpl implements GatewayAgent {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
     if (source === 'user') this.deps.hub.telemetry?.hostMessage(this, id);
+    const { text, parts } = typeof message === 'string' ? { text: message, parts: undefined } : message;
     if (typeof text !== 'string')
       return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
+    // The parts' base64 is written once, here; the inbox, the history and the driver share these strings.
     const durable = this.writer
-      .append([{ type: 'user/message', data: { id, text, source, ...report } }])
+      .append([{ type: 'user/message', data: { id, text, ...partsField(parts), source, ...report } }])
       .then(() => this.writer.flush());
     const delivery = report?.delivery;
     this.inbox.push({
       id,
       text,
+      ...partsField(parts),
       durable,
       signal,
       ...(structured === undefined ? {} : { structured }),

@@ -2,6 +2,8 @@
  * Rebuilds what a resumed agent needs from its session events: the model history, the turn counter,
  * the accepted messages no turn claimed (its inbox), the route last used, and a turn a crash left open.
  */
+import { BroodError } from '../errors.js';
+import { isMessageParts, type MessagePart, partsField } from '../models/content-parts.js';
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage, ToolCallRecord } from '../models/types.js';
 import {
@@ -17,6 +19,7 @@ import type { ModelRoute, SessionEvent } from '../types.js';
 export interface AcceptedMessage {
   id: string;
   text: string;
+  parts?: MessagePart[];
   source: string;
   delivery?: MessageDelivery;
 }
@@ -53,7 +56,7 @@ export function rebuildSession(events: SessionEvent[], options: { keepOpenTurn?:
     for (const id of messagesTaken(event)) {
       claimed.add(id);
       const message = accepted.get(id);
-      if (message) result.history.push({ role: 'user', text: message.text });
+      if (message) result.history.push({ role: 'user', text: message.text, ...partsField(message.parts) });
     }
   };
   for (const logged of events) {
@@ -61,7 +64,8 @@ export function rebuildSession(events: SessionEvent[], options: { keepOpenTurn?:
     switch (event?.type) {
       case 'user/message': {
         const { id, text, source, delivery } = event.data;
-        accepted.set(id, { id, text, source, ...(delivery === undefined ? {} : { delivery }) });
+        const parts = loggedParts(event.data.parts, `message ${id}`);
+        accepted.set(id, { id, text, ...partsField(parts), source, ...(delivery === undefined ? {} : { delivery }) });
         break;
       }
       case 'turn/start':
@@ -88,7 +92,8 @@ export function rebuildSession(events: SessionEvent[], options: { keepOpenTurn?:
       }
       case 'tool/result': {
         const { callId, name, content, isError } = event.data;
-        result.history.push({ role: 'tool', callId, name, content, isError });
+        const parts = loggedParts(event.data.parts, `the result of call ${callId}`);
+        result.history.push({ role: 'tool', callId, name, content, isError, ...partsField(parts) });
         unanswered = unanswered.filter((call) => call.callId !== callId);
         break;
       }
@@ -125,4 +130,11 @@ export function routeOfRequest(data: SessionEventDataMap['model/request']): Mode
   if (data.reasoningEffort !== undefined) route.reasoningEffort = data.reasoningEffort;
   if (data.maxTokens !== undefined) route.maxTokens = data.maxTokens;
   return route;
+}
+
+/** Content parts read back from a session file: checked like any input (a corrupt part is no part to send). */
+function loggedParts(value: unknown, what: string): MessagePart[] | undefined {
+  if (value === undefined) return undefined;
+  if (!isMessageParts(value)) throw new BroodError('SESSION_CORRUPT', `the content parts of ${what} are malformed`);
+  return value;
 }

@@ -8,6 +8,7 @@
  * starts a turn and rides with the next one. Messages are always taken from the front, so whatever
  * takes them keeps acceptance order.
  */
+import { type MessagePart, partsField } from '../models/content-parts.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
 import type { TurnResult } from '../types.js';
 import type { StructuredTurn } from './structured-turn.js';
@@ -15,6 +16,8 @@ import type { StructuredTurn } from './structured-turn.js';
 export interface QueuedMessage {
   id: string;
   text: string;
+  /** The message's content parts when it has media (`text` is its text parts joined). */
+  parts?: MessagePart[];
   durable: Promise<void>;
   signal: AbortSignal | undefined;
   /** run(text, { outputSchema }): the turn that claims this message presents structured_output. */
@@ -29,11 +32,12 @@ export interface QueuedMessage {
 export function restoredMessage(message: {
   id: string;
   text: string;
+  parts?: MessagePart[] | undefined;
   delivery?: MessageDelivery | undefined;
   context?: unknown;
 }): QueuedMessage {
   const { id, text, delivery, context } = message;
-  const queued: QueuedMessage = { id, text, durable: Promise.resolve(), signal: undefined };
+  const queued: QueuedMessage = { id, text, ...partsField(message.parts), durable: Promise.resolve(), signal: undefined };
   if (delivery) queued.delivery = delivery;
   if (context !== undefined) queued.context = context;
   return queued;

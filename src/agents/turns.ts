@@ -5,6 +5,7 @@
  * write to turn state is one of the named transitions below.
  */
 import { setMaxListeners } from 'node:events';
+import { isMessageParts, partsField } from '../models/content-parts.js';
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';
@@ -154,7 +155,7 @@ export class TurnLedger {
       // The turn tool changes what the model is shown: drivers re-read their view before the next request.
       if (head.structured) this.init.bumpView();
       for (const message of joined) this.history.push({ role: 'user', text: message.text });
-      this.history.push({ role: 'user', text: head.text });
+      this.history.push({ role: 'user', text: head.text, ...partsField(head.parts) });
       const joinedIds = joined.length === 0 ? {} : { joined: joined.map((message) => message.id) };
       // Durable before any tool of the turn runs: after a crash this message is never run again.
       writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id], ...joinedIds } }]);
@@ -168,6 +169,7 @@ export class TurnLedger {
         turn,
         messageId: head.id,
         text: head.text,
+        ...partsField(head.parts),
         aborted: aborted || this.running?.controller.signal.aborted === true,
         ...(joined.length === 0 ? {} : { joined: joined.map(toJoined) }),
       };
@@ -232,7 +234,9 @@ export class TurnLedger {
       turn?.started.add(event.data.callId);
     } else if (event.type === 'tool/result') {
       const { callId, name, content, isError } = event.data;
-      this.history.push({ role: 'tool', callId, name, content, isError });
+      // A driver's event: its parts are taken only when well-formed (the next plan carries them back).
+      const parts = isMessageParts(event.data.parts) ? event.data.parts : undefined;
+      this.history.push({ role: 'tool', callId, name, content, isError, ...partsField(parts) });
       turn?.calls.delete(callId);
       if (turn) this.init.governor.progressed(turn, false);
     }

@@ -3,6 +3,7 @@ import type { ApprovalGate } from '../approvals/gate.js';
 import type { Clock } from '../clock.js';
 import type { EventHub } from '../events/hub.js';
 import type { ModelProxy } from '../models/ai-sdk/proxy-server.js';
+import type { MessagePart, PartFormat } from '../models/content-parts.js';
 import type { ChatMessage } from '../models/types.js';
 import type { PromptScope } from '../prompt/system.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
@@ -23,6 +24,8 @@ export interface AgentRuntimeLimits {
   cancelGraceMs: number;
   /** Model requests per turn for agents that set none (createBrood maxSteps, default 100). */
   maxSteps: number;
+  /** The largest content part a message may carry (createBrood maxInputBytes; default 20 MiB). */
+  maxInputBytes?: number;
 }
 
 export interface AgentDeps {
@@ -44,6 +47,8 @@ export interface AgentDeps {
   scheduler: Scheduler;
   /** Serves drivers' calls to AI SDK models kept in the parent (aiSdkModels' proxied shape); absent without any. */
   modelProxy?: ModelProxy;
+  /** The wire format a provider's requests use, when it carries only some media types (checked at run/send). */
+  partFormat?: (provider: string) => PartFormat | undefined;
   /** Called once the agent is disposed, so the runtime can forget it. */
   onDisposed(agentId: string): void;
 }
@@ -73,7 +78,14 @@ export interface AgentInit {
   ownStart: number;
   lastTurn: number;
   /** `context`: the per-request context a resume gave again (never read from the session). */
-  unclaimed: { id: string; text: string; source: string; delivery?: MessageDelivery; context?: unknown }[];
+  unclaimed: {
+    id: string;
+    text: string;
+    parts?: MessagePart[];
+    source: string;
+    delivery?: MessageDelivery;
+    context?: unknown;
+  }[];
 }
 
 /** Told when an agent goes from idle to busy and back (each busy period of a continuable child is a run). */

@@ -5,6 +5,7 @@
  */
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
+import { partsField } from '../models/content-parts.js';
 import { estimateTokens } from '../models/estimate.js';
 import { historyTail } from '../models/history-tail.js';
 import { sendsAtSlot } from '../models/http-adapter.js';
@@ -134,7 +135,7 @@ export class Driver {
 
   private async runTurn(message: ClaimedMessage): Promise<TurnReport> {
     for (const joined of message.joined ?? []) this.history.push({ role: 'user', text: joined.text });
-    this.history.push({ role: 'user', text: message.text });
+    this.history.push({ role: 'user', text: message.text, ...partsField(message.parts) });
     const turn = new TurnState(message.turn);
     this.traceHeaders = message.traceHeaders;
     if (message.aborted) return turn.finish('aborted');
@@ -363,6 +364,7 @@ export class Driver {
       name: call.name,
       content: result.content,
       isError: result.isError,
+      ...(result.parts === undefined ? {} : { parts: result.parts }),
     });
   }
 

@@ -171,3 +171,24 @@ export function checkCarriable(parts: readonly MessagePart[] | undefined, format
       });
   }
 }
+
+/** `{ parts }` when there are any: spread into a message so a text-only one keeps its old shape. */
+export function partsField(parts: MessagePart[] | undefined): { parts?: MessagePart[] } {
+  return parts === undefined ? {} : { parts };
+}
+
+/** Whether `value` is content parts as brood keeps them (read back from a session or from Redis). */
+export function isMessageParts(value: unknown): value is MessagePart[] {
+  return Array.isArray(value) && value.every(isMessagePart);
+}
+
+function isMessagePart(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const part = value as Record<string, unknown>;
+  if (part.type === 'text') return typeof part.text === 'string';
+  if (part.type !== 'image' && part.type !== 'file') return false;
+  if (typeof part.mediaType !== 'string' || !MEDIA_TYPE.test(part.mediaType)) return false;
+  if (part.filename !== undefined && (part.type !== 'file' || typeof part.filename !== 'string')) return false;
+  const { data } = part;
+  return typeof data === 'string' && (isUrlData(data) ? URL.canParse(data) : BASE64.test(data));
+}

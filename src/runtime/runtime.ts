@@ -28,7 +28,9 @@ import { schedulerEvents } from '../events/scheduler-events.js';
 import { checkAiSdkRoute } from '../models/ai-sdk/module-model.js';
 import { ModelProxy } from '../models/ai-sdk/proxy-server.js';
 import { checkApiKeyEnv } from '../models/api-key.js';
+import { DEFAULT_MAX_INPUT_BYTES } from '../models/content-parts.js';
 import type { ModelCatalog } from '../models/catalog.js';
+import { partFormatOf } from '../models/part-formats.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { WorkerRunner } from '../pool/worker-runner.js';
 import { createPromptSystem, type PromptSystem } from '../prompt/system.js';
@@ -179,7 +181,9 @@ export class Runtime implements SubagentCore {
         codeLimits: withDefaults(DEFAULTS.codeResourceLimits, options.codeResourceLimits),
         cancelGraceMs: options.pool?.cancelGraceMs ?? DEFAULTS.cancelGraceMs,
         maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
+        maxInputBytes: options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
       },
+      partFormat: partFormatOf(modelConfigs),
       onDisposed: (id) => this.forget(id),
       reportDiagnostic: this.reportBackgroundError,
     };

@@ -7,6 +7,7 @@
  * The public `SessionEvent` (SPEC §6) stays `{ type: string; data: Record<string, unknown> }`: a
  * store may hold events of types this version does not know. Readers narrow with `knownEvent`.
  */
+import type { MessagePart } from '../models/content-parts.js';
 import type { ModelFinish, ReasoningBlock, ToolCallRecord } from '../models/types.js';
 import type { Budget } from '../scheduler/types.js';
 import type { CodeMode, ModelRoute, SessionEvent, StopReason, ToolFilter, Usage } from '../types.js';
@@ -65,7 +66,15 @@ export type SessionEventDataMap = {
    * `next-step` joins a running turn at its next model step, `quiet` joins the next turn. `from` is the
    * child a report came from.
    */
-  'user/message': { id: string; text: string; source: string; delivery?: MessageDelivery; from?: string };
+  'user/message': {
+    id: string;
+    text: string;
+    /** The message's content parts when it has media, base64 once (`text` is its text parts joined). */
+    parts?: MessagePart[];
+    source: string;
+    delivery?: MessageDelivery;
+    from?: string;
+  };
   /** `joined`: quiet messages taken with the claimed one, placed before it in the history. */
   'turn/start': { turn: number; messageIds: string[]; joined?: string[] };
   /** Messages a running turn took at a model step (after the step's tool results, before its next request). */
@@ -100,6 +109,8 @@ export type SessionEventDataMap = {
     errorCode?: string;
     /** The arguments the tool ran with, when a beforeToolCall hook rewrote those of `tool/call`. */
     arguments?: string;
+    /** The result's content parts when it has media (an MCP tool's image); `content` is their text. */
+    parts?: MessagePart[];
   } & DriverStamp;
   /** Streamed text for subscribers: crosses the thread boundary with the driver's events, never logged. */
   'text/delta': { turn: number; delta: string };

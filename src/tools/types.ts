@@ -3,6 +3,7 @@
  * context and registry carry the Agent and stay with it in src/types.ts (they refer to each other, and
  * the import check admits no circle, type-only ones included).
  */
+import type { MessagePart } from '../models/content-parts.js';
 
 export type JsonSchemaObject = { [key: string]: unknown };
 
@@ -30,6 +31,8 @@ export interface ToolResult {
   error?: { code?: string; message: string };
   /** The arguments (JSON) the tool ran with when createBrood's beforeToolCall hook rewrote the model's. */
   rewrittenArguments?: string;
+  /** What the model reads when the result has media (an MCP tool's image): every part in order; `content` is its text. */
+  parts?: MessagePart[];
 }
 
 export interface ToolCallRequest {

@@ -54,12 +54,21 @@ export const concurrencyClass = wire(oneOf(['parallel', 'exclusive']));
 
 const toolSchema = object({ name: str(), description: str(), parameters: record() });
 
+/** A content part as brood keeps it (src/models/content-parts.ts): base64 or an https: URL in `data`. */
+const messagePart = tagged('type', [
+  object({ type: literal('text'), text: str() }),
+  object({ type: literal('image'), data: str(), mediaType: str({ min: 1 }) }),
+  object({ type: literal('file'), data: str(), mediaType: str({ min: 1 }), filename: optional(str()) }),
+]);
+const messageParts = optional(array(messagePart));
+
 const toolResultDecl = object({
   isError: bool(),
   content: str(),
   value: optional(unknown()),
   error: optional(object({ code: optional(str()), message: str() })),
   rewrittenArguments: optional(str()),
+  parts: messageParts,
 });
 export const toolResult = wire(toolResultDecl);
 
@@ -72,13 +81,6 @@ const driverViewDecl = object({ system: str(), tools: array(toolSchema), classes
 export const driverView = wire(driverViewDecl);
 export type DriverView = Wire<typeof driverViewDecl>;
 
-/** A content part as brood keeps it (src/models/content-parts.ts): base64 or an https: URL in `data`. */
-const messagePart = tagged('type', [
-  object({ type: literal('text'), text: str() }),
-  object({ type: literal('image'), data: str(), mediaType: str({ min: 1 }) }),
-  object({ type: literal('file'), data: str(), mediaType: str({ min: 1 }), filename: optional(str()) }),
-]);
-const messageParts = optional(array(messagePart));
 
 /** A message that joins a turn without being its claim (a child's report). */
 const joined = object({ messageId: str(), text: str() });

@@ -1,7 +1,7 @@
 /** agent.stream(): the run, with its turn's events cut out of a subscription taken before acceptance. */
 import { DEFAULTS } from '../../defaults.js';
 import { EventStream } from '../../events/stream.js';
-import type { AgentEventsOptions, RunOptions, TurnResult } from '../../types.js';
+import type { AgentEventsOptions, MessageInput, RunOptions, TurnResult } from '../../types.js';
 import { RunStream } from './run-stream.js';
 import { pumpTurn, TurnWindow } from './turn-events.js';
 
@@ -14,11 +14,11 @@ export interface StreamedAgent {
       readonly now: () => number;
     };
   };
-  startRun(message: string, opts: RunOptions | undefined): { messageId: string; result: Promise<TurnResult> };
+  startRun(message: MessageInput, opts: RunOptions | undefined): { messageId: string; result: Promise<TurnResult> };
 }
 
 /** Bad options throw here, synchronously, with the codes run() rejects with. */
-export function startStream(agent: StreamedAgent, input: string, opts: RunOptions | undefined): RunStream {
+export function startStream(agent: StreamedAgent, input: MessageInput, opts: RunOptions | undefined): RunStream {
   const { hub } = agent.deps;
   const source = hub.subscribe(agent.id, undefined);
   let started: ReturnType<StreamedAgent['startRun']>;
