@@ -1,10 +1,12 @@
 /**
- * What the model sees of an MCP tools/call result: text blocks joined; images, audio and resources
- * as a short placeholder naming their MIME type (base64 data would only burn context); the whole
- * result stays in the tool result's `value` for hosts. `isError` results become errored tool results
- * (like any tool that throws: the server's text is the message, no brood code, since the tool itself
- * failed rather than the protocol).
+ * What the model sees of an MCP tools/call result: text blocks joined; an image as an image (the
+ * result's content parts, which each wire format places where it can) with a placeholder naming its
+ * MIME type in the text; audio and resources as a placeholder only (base64 data would only burn
+ * context). The whole result stays in the tool result's `value` for hosts. `isError` results become
+ * errored tool results (like any tool that throws: the server's text is the message, no brood code,
+ * since the tool itself failed rather than the protocol).
  */
+import { isMessageParts, type MessagePart } from '../models/content-parts.js';
 import { type RenderedValue, withContent } from '../tools/execute.js';
 import { ToolAnswerError } from '../tools/thrown.js';
 
@@ -24,7 +26,21 @@ export function renderResult(toolName: string, result: McpCallResult): RenderedV
   let text = blocks.map(renderBlock).join('\n');
   if (text === '' && result.structuredContent !== undefined) text = safeJson(result.structuredContent);
   if (result.isError === true) throw new McpToolError(text === '' ? `MCP tool "${toolName}" reported an error` : text);
-  return withContent(result, text);
+  const images = blocks.flatMap(imagePart);
+  if (images.length === 0) return withContent(result, text);
+  return withContent(result, text, [...(text === '' ? [] : [{ type: 'text' as const, text }]), ...images]);
+}
+
+/**
+ * An image block as a content part, when the server sent one well-formed (base64 data, a media type);
+ * anything else stays its placeholder. The server is not trusted: its block is checked like host input.
+ */
+function imagePart(block: unknown): MessagePart[] {
+  if (typeof block !== 'object' || block === null) return [];
+  const { type, data, mimeType } = block as Record<string, unknown>;
+  if (type !== 'image' || typeof data !== 'string' || typeof mimeType !== 'string') return [];
+  const part = [{ type: 'image', data, mediaType: mimeType.toLowerCase() }];
+  return isMessageParts(part) && part[0] !== undefined && !data.startsWith('https:') ? part : [];
 }
 
 function renderBlock(block: unknown): string {

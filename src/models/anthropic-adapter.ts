@@ -1,5 +1,6 @@
 /** Anthropic Messages adapter: `POST {baseURL}/v1/messages` through the shared HTTP loop. */
 
+import { toolResultContent, userBlocks } from './anthropic-parts.js';
 import { DEFAULTS } from '../defaults.js';
 import { type AnthropicAdapterOptions, type AnthropicRequestOptions, anthropicOptionsOf } from './anthropic.js';
 import { readMessage, readMessageStream } from './anthropic-parse.js';
@@ -118,7 +119,7 @@ export function wireMessages(messages: ChatMessage[]): { role: 'user' | 'assista
     else out.push({ role, content: blocks });
   };
   for (const message of messages) {
-    if (message.role === 'user') push('user', message.text === '' ? [] : [{ type: 'text', text: message.text }]);
+    if (message.role === 'user') push('user', userBlocks(message.parts ?? [{ type: 'text', text: message.text }]));
     else if (message.role === 'tool') push('user', [toolResult(message)]);
     else push('assistant', assistantBlocks(message));
   }
@@ -126,7 +127,8 @@ export function wireMessages(messages: ChatMessage[]): { role: 'user' | 'assista
 }
 
 function toolResult(message: Extract<ChatMessage, { role: 'tool' }>): Block {
-  const block: Block = { type: 'tool_result', tool_use_id: message.callId, content: message.content };
+  const content = toolResultContent(message.content, message.parts);
+  const block: Block = { type: 'tool_result', tool_use_id: message.callId, content };
   if (message.isError) block.is_error = true;
   return block;
 }

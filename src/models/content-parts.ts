@@ -188,7 +188,16 @@ function isMessagePart(value: unknown): boolean {
   if (part.type === 'text') return typeof part.text === 'string';
   if (part.type !== 'image' && part.type !== 'file') return false;
   if (typeof part.mediaType !== 'string' || !MEDIA_TYPE.test(part.mediaType)) return false;
+  if (part.type === 'image' && !part.mediaType.startsWith('image/')) return false;
   if (part.filename !== undefined && (part.type !== 'file' || typeof part.filename !== 'string')) return false;
   const { data } = part;
   return typeof data === 'string' && (isUrlData(data) ? URL.canParse(data) : BASE64.test(data));
+}
+
+/**
+ * A tool result's text for parts: the text parts, and a placeholder naming each medium's type (what
+ * text-only readers — the session's `content`, a format that drops the medium — see in its place).
+ */
+export function textWithPlaceholders(parts: readonly MessagePart[]): string {
+  return parts.map((part) => (part.type === 'text' ? part.text : `[${part.type}: ${part.mediaType}]`)).join('\n');
 }

@@ -1,4 +1,5 @@
 /** Chat Completions adapter: `POST {baseURL}/chat/completions` through the shared HTTP loop (SPEC §8). */
+import { isUrlData, type MessagePart, uncarriable } from './content-parts.js';
 import { type BodyInput, httpAdapter } from './http-adapter.js';
 import { type OpenAIAdapterOptions, openAIOptionsOf } from './openai.js';
 import { readChatCompletion, readChatStream } from './openai-parse.js';
@@ -23,7 +24,7 @@ export function buildChatBody({
   request,
 }: BodyInput<OpenAIAdapterOptions, RequestOptions>): Record<string, unknown> {
   const messages: unknown[] = request.system === '' ? [] : [{ role: 'system', content: request.system }];
-  for (const message of request.messages) messages.push(wireMessage(message));
+  messages.push(...wireMessages(request.messages));
   const body: Record<string, unknown> = { model: request.route.model, messages };
   if (stream) {
     body.stream = true;
@@ -55,10 +56,49 @@ function wireToolChoice(choice: NonNullable<RequestOptions['toolChoice']>): unkn
   return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
 }
 
+/**
+ * Tool messages take text only in Chat Completions: a tool result's media (an MCP tool's image) follows
+ * its assistant message's results as a user message of its own, the first place the format allows.
+ */
+function wireMessages(history: readonly ChatMessage[]): unknown[] {
+  const out: unknown[] = [];
+  let toolMedia: MessagePart[] = [];
+  for (const message of history) {
+    if (message.role !== 'tool' && toolMedia.length > 0) {
+      out.push(toolMediaMessage(toolMedia));
+      toolMedia = [];
+    }
+    out.push(wireMessage(message));
+    if (message.role === 'tool') toolMedia.push(...carriedMedia(message));
+  }
+  if (toolMedia.length > 0) out.push(toolMediaMessage(toolMedia));
+  return out;
+}
+
+/** A tool result's media parts the format can carry (the others stay a placeholder in its text). */
+function carriedMedia(message: Extract<ChatMessage, { role: 'tool' }>): MessagePart[] {
+  return (message.parts ?? []).filter(
+    (part) => part.type !== 'text' && uncarriable(part, 'chat-completions') === undefined,
+  );
+}
+
+function toolMediaMessage(media: MessagePart[]): unknown {
+  const intro: MessagePart = { type: 'text', text: 'The media returned by the tool results above:' };
+  return { role: 'user', content: [intro, ...media].map(wirePart) };
+}
+
+/** A content part as Chat Completions takes it: images as `image_url` (a data: or https: URL), files as `file`. */
+function wirePart(part: MessagePart): unknown {
+  if (part.type === 'text') return { type: 'text', text: part.text };
+  const url = isUrlData(part.data) ? part.data : `data:${part.mediaType};base64,${part.data}`;
+  if (part.type === 'image') return { type: 'image_url', image_url: { url } };
+  return { type: 'file', file: { filename: part.filename ?? 'file', file_data: url } };
+}
+
 function wireMessage(message: ChatMessage): unknown {
   switch (message.role) {
     case 'user':
-      return { role: 'user', content: message.text };
+      return { role: 'user', content: message.parts === undefined ? message.text : message.parts.map(wirePart) };
     case 'tool':
       return { role: 'tool', tool_call_id: message.callId, content: message.content };
     case 'assistant': {

@@ -1,4 +1,5 @@
 /** The scripted adapter: deterministic replies from scripts, with fault injection (SPEC §8). */
+import { base64DecodedLength, isUrlData } from './content-parts.js';
 import { isMainThread } from 'node:worker_threads';
 import type { Usage } from '../types.js';
 import { sleep, throwIfAborted } from './abort.js';
@@ -84,11 +85,28 @@ function argumentText(value: unknown): string {
   return JSON.stringify(value) ?? '{}';
 }
 
-/** Single pass, so a prompt that itself contains `{{results}}` is not expanded again. */
+/**
+ * Single pass, so a prompt that itself contains `{{results}}` is not expanded again. `{{media}}` lists
+ * the media the model was shown (the agent's own messages' images and files), so a test sees them arrive.
+ */
 function fillTemplate(text: string, own: ChatMessage[]): string {
-  return text.replace(/\{\{(prompt|results)\}\}/g, (_all, name: string) =>
-    name === 'prompt' ? firstUserText(own) : previousResults(own),
+  return text.replace(/\{\{(prompt|results|media)\}\}/g, (_all, name: string) =>
+    name === 'prompt' ? firstUserText(own) : name === 'media' ? mediaSeen(own) : previousResults(own),
   );
+}
+
+/** `image/png (8 bytes)` per media part, in order; a URL part as its URL. */
+function mediaSeen(own: ChatMessage[]): string {
+  const seen: string[] = [];
+  for (const message of own) {
+    if (message.role === 'assistant') continue;
+    for (const part of message.parts ?? []) {
+      if (part.type === 'text') continue;
+      const size = isUrlData(part.data) ? part.data : `${base64DecodedLength(part.data)} bytes`;
+      seen.push(`${part.type} ${part.mediaType} (${size})`);
+    }
+  }
+  return seen.join(', ');
 }
 
 function firstUserText(own: ChatMessage[]): string {

@@ -5,6 +5,7 @@
  * model, not a crash of the caller.
  */
 import { BroodError, type BroodErrorCode, errorCodeOf, errorMessage } from '../errors.js';
+import type { MessagePart } from '../models/content-parts.js';
 import type { Agent, ConcurrencyClass, ToolCallRequest, ToolContext, ToolResult } from '../types.js';
 import { describe } from '../util/describe.js';
 import { defaultIds } from '../util/ids.js';
@@ -180,10 +181,13 @@ export function errorResult(code: BroodErrorCode | undefined, message: string): 
 }
 
 const CONTENT: unique symbol = Symbol('brood.toolContent');
+const PARTS: unique symbol = Symbol('brood.toolParts');
 
 /** A tool return value that carries its own rendering; see `withContent`. */
 export interface RenderedValue {
   readonly [CONTENT]: string;
+  /** The rendering's content parts when it has media (an MCP tool's image); CONTENT is their text. */
+  readonly [PARTS]?: MessagePart[];
   readonly value: unknown;
 }
 
@@ -192,8 +196,8 @@ export interface RenderedValue {
  * `{ kind: 'foreground', ... }` rendered as the child's final text). Without it, content is always
  * derived from the value (rule 6), which would show the model JSON instead of the answer.
  */
-export function withContent(value: unknown, content: string): RenderedValue {
-  return { [CONTENT]: content, value };
+export function withContent(value: unknown, content: string, parts?: MessagePart[]): RenderedValue {
+  return parts === undefined ? { [CONTENT]: content, value } : { [CONTENT]: content, [PARTS]: parts, value };
 }
 
 function isRendered(value: unknown): value is RenderedValue {
@@ -204,6 +208,8 @@ function isRendered(value: unknown): value is RenderedValue {
 function successResult(name: string, value: unknown): ToolResult {
   if (isRendered(value)) {
     const rendered: ToolResult = { isError: false, content: value[CONTENT] };
+    const parts = value[PARTS];
+    if (parts !== undefined) rendered.parts = parts;
     if (value.value !== undefined) rendered.value = value.value;
     return rendered;
   }

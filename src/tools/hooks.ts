@@ -7,6 +7,7 @@
  * model reads its message) and the host hears its stack through onDiagnostic.
  */
 import { errorMessage } from '../errors.js';
+import { type ContentPart, checkInput, type MessagePart, textWithPlaceholders } from '../models/content-parts.js';
 import type { ToolContext, ToolResult } from '../types.js';
 import type { ToolFaultSink } from './thrown.js';
 
@@ -19,15 +20,15 @@ export interface HookedToolCall {
   depth: number;
 }
 
-/** What the model reads of a call (text only for now). */
+/** What the model reads of a call: text, or content parts when it has media (an MCP tool's image). */
 export interface HookedToolResult {
-  content: string;
+  content: string | ContentPart[];
   isError: boolean;
 }
 
 /** An answer in the tool's place: the tool does not run. */
 export interface ToolCallShortCircuit {
-  result: string;
+  result: string | ContentPart[];
   isError?: boolean;
 }
 
@@ -69,10 +70,9 @@ export async function beforeCall(hooks: ToolHooks, call: HookedToolCall, ctx: To
   if (typeof answer !== 'object') throw shapeFailure('beforeToolCall', 'a call, { result } or nothing');
   if ('result' in answer) {
     const { result, isError } = answer;
-    if (typeof result !== 'string') throw shapeFailure('beforeToolCall', '{ result: string } (text only for now)');
     if (isError !== undefined && typeof isError !== 'boolean')
       throw shapeFailure('beforeToolCall', 'a boolean isError');
-    return { run: false, result: hookResult(result, isError === true) };
+    return { run: false, result: hookResult(hookContent('beforeToolCall', result), isError === true) };
   }
   if (!('arguments' in answer)) throw shapeFailure('beforeToolCall', 'a call, { result } or nothing');
   return { run: true, arguments: answer.arguments };
@@ -88,12 +88,12 @@ export async function afterCall(
   const hook = hooks.afterToolCall;
   if (hook === undefined) return result;
   const answer = await invoke('afterToolCall', () =>
-    hook(call, { content: result.content, isError: result.isError }, ctx),
+    hook(call, { content: result.parts ?? result.content, isError: result.isError }, ctx),
   );
   if (answer === undefined || answer === null) return result;
-  if (typeof answer !== 'object' || typeof answer.content !== 'string' || typeof answer.isError !== 'boolean')
-    throw shapeFailure('afterToolCall', '{ content: string, isError: boolean } or nothing');
-  const rewritten = hookResult(answer.content, answer.isError);
+  if (typeof answer !== 'object' || typeof answer.isError !== 'boolean')
+    throw shapeFailure('afterToolCall', '{ content, isError: boolean } or nothing');
+  const rewritten = hookResult(hookContent('afterToolCall', answer.content), answer.isError);
   const code = result.error?.code;
   if (rewritten.error && code !== undefined) rewritten.error.code = code;
   return rewritten;
@@ -117,7 +117,7 @@ export async function errorText(
 /** A failed hook as the call's result; the host hears the stack. */
 export function hookFailed(failure: HookFailure, tool: string, report: ToolFaultSink | undefined): ToolResult {
   report?.(`${failure.hook} hook threw on tool "${tool}": ${stackOf(failure.thrown) ?? failure.message}`);
-  return hookResult(`Error: ${failure.message}`, true);
+  return hookResult({ text: `Error: ${failure.message}` }, true);
 }
 
 /** A host error's stack, if reading it does not throw (a getter may). */
@@ -129,8 +129,23 @@ function stackOf(thrown: unknown): string | undefined {
   }
 }
 
-function hookResult(content: string, isError: boolean): ToolResult {
-  return isError ? { isError, content, error: { message: content } } : { isError, content };
+/** A hook's content as the model reads it: checked like a host's message (a bad part fails the call). */
+function hookContent(hook: keyof ToolHooks, content: unknown): { text: string; parts?: MessagePart[] } {
+  if (typeof content === 'string') return { text: content };
+  let checked: ReturnType<typeof checkInput>;
+  try {
+    checked = checkInput(content);
+  } catch (error) {
+    throw new HookFailure(hook, new TypeError(`${hook} returned content that is not a string or content parts: ${errorMessage(error)}`));
+  }
+  return checked.parts === undefined ? checked : { text: textWithPlaceholders(checked.parts), parts: checked.parts };
+}
+
+function hookResult(content: { text: string; parts?: MessagePart[] }, isError: boolean): ToolResult {
+  const { text, parts } = content;
+  const result: ToolResult = isError ? { isError, content: text, error: { message: text } } : { isError, content: text };
+  if (parts !== undefined) result.parts = parts;
+  return result;
 }
 
 async function invoke<T>(hook: keyof ToolHooks, run: () => T | Promise<T>): Promise<T> {

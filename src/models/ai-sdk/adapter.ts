@@ -1,6 +1,6 @@
 /** The `ai-sdk` kind's adapter, in whichever thread runs the driver: module-built or proxied models. */
 import type { ModelAdapter, ModelInfo, ModelProviderConfig } from '../types.js';
-import { callOptionsFor } from './call-options.js';
+import { callOptionsFor, withUrlObjects } from './call-options.js';
 import type { LanguageModelLike } from './language-model.js';
 import { type Importer, moduleModel } from './module-model.js';
 import { aiSdkOptionsOf } from './options.js';
@@ -45,7 +45,7 @@ export function createAiSdkAdapter(config: ModelProviderConfig, importModule: Im
 function directSource(model: LanguageModelLike): StreamSource {
   return {
     open: async (options, signal) => {
-      const { stream } = await model.doStream({ ...options, abortSignal: signal });
+      const { stream } = await model.doStream({ ...withUrlObjects(options), abortSignal: signal });
       return stream as unknown as AsyncIterable<{ type?: unknown } & Record<string, unknown>>;
     },
   };

@@ -3,6 +3,7 @@
  * parent as they are; the abort signal is added where the call is made). The prompt, tool and usage
  * shapes are the same in specification versions v2, v3 and v4; only v4 has a `reasoning` option.
  */
+import { isUrlData, type MessagePart } from '../content-parts.js';
 import type { ChatMessage, ModelInfo, ModelRequest } from '../types.js';
 import type { SpecVersion } from './language-model.js';
 
@@ -36,13 +37,27 @@ export function callOptionsFor(request: ModelRequest, info: ModelInfo | undefine
 
 type PromptMessage = { role: string; content: unknown };
 
+/**
+ * A tool result's media (an MCP tool's image) follows its assistant message's results as a user
+ * message's file parts: tool outputs differ between specification versions, user file parts do not.
+ */
 function promptOf(system: string, messages: readonly ChatMessage[]): PromptMessage[] {
   const prompt: PromptMessage[] = system === '' ? [] : [{ role: 'system', content: system }];
+  let toolMedia: MessagePart[] = [];
   for (const message of messages) {
+    if (message.role !== 'tool' && toolMedia.length > 0) {
+      prompt.push(userMessage([{ type: 'text', text: 'The media returned by the tool results above:' }, ...toolMedia]));
+      toolMedia = [];
+    }
     if (message.role !== 'tool') {
-      prompt.push(message.role === 'user' ? userMessage(message.text) : assistantMessage(message));
+      prompt.push(
+        message.role === 'user'
+          ? userMessage(message.parts ?? [{ type: 'text', text: message.text }])
+          : assistantMessage(message),
+      );
       continue;
     }
+    toolMedia.push(...(message.parts ?? []).filter((part) => part.type !== 'text'));
     const result = {
       type: 'tool-result',
       toolCallId: message.callId,
@@ -54,11 +69,51 @@ function promptOf(system: string, messages: readonly ChatMessage[]): PromptMessa
     if (last?.role === 'tool') (last.content as unknown[]).push(result);
     else prompt.push({ role: 'tool', content: [result] });
   }
+  if (toolMedia.length > 0)
+    prompt.push(userMessage([{ type: 'text', text: 'The media returned by the tool results above:' }, ...toolMedia]));
   return prompt;
 }
 
-function userMessage(text: string): PromptMessage {
-  return { role: 'user', content: [{ type: 'text', text }] };
+/**
+ * Images and files are both `file` parts in the AI SDK prompt. Data stays base64 text, and a URL its
+ * string, so the options stay plain data (the proxied shape sends them to the parent): `withUrlObjects`
+ * makes the URL objects the specification wants right before the model is called.
+ */
+function userMessage(parts: readonly MessagePart[]): PromptMessage {
+  return {
+    role: 'user',
+    content: parts.map((part) =>
+      part.type === 'text'
+        ? { type: 'text', text: part.text }
+        : {
+            type: 'file',
+            data: part.data,
+            mediaType: part.mediaType,
+            ...(part.type === 'file' && part.filename !== undefined ? { filename: part.filename } : {}),
+          },
+    ),
+  };
+}
+
+/** Call options whose https: file data (a string while plain data) is a URL, as the specification reads a URL. */
+export function withUrlObjects(options: Record<string, unknown>): Record<string, unknown> {
+  const prompt = options.prompt;
+  if (!Array.isArray(prompt)) return options;
+  return {
+    ...options,
+    prompt: prompt.map((message: PromptMessage) =>
+      message.role !== 'user' || !Array.isArray(message.content)
+        ? message
+        : { ...message, content: message.content.map(urlPart) },
+    ),
+  };
+}
+
+function urlPart(part: unknown): unknown {
+  const file = part as { type?: unknown; data?: unknown };
+  return file.type === 'file' && typeof file.data === 'string' && isUrlData(file.data)
+    ? { ...file, data: new URL(file.data) }
+    : part;
 }
 
 function assistantMessage(message: Extract<ChatMessage, { role: 'assistant' }>): PromptMessage {

@@ -9,6 +9,7 @@
 import { BroodError } from '../../errors.js';
 import type { ModelProviderConfig } from '../types.js';
 import { callFailureOf } from './call-failure.js';
+import { withUrlObjects } from './call-options.js';
 import type { LanguageModelLike } from './language-model.js';
 import { aiSdkOptionsOf, proxiedModelsOf } from './options.js';
 import type { StreamPart } from './request.js';
@@ -102,7 +103,7 @@ export class ModelProxy {
     const { options, dropped } = forVersion(call.options, model.specificationVersion);
     let stream: ReadableStream<unknown>;
     try {
-      ({ stream } = await model.doStream({ ...options, abortSignal: controller.signal }));
+      ({ stream } = await model.doStream({ ...withUrlObjects(options), abortSignal: controller.signal }));
     } catch (error) {
       return { failure: callFailureOf(error) };
     }

@@ -53,7 +53,9 @@ function redacting(): { hooks: ToolHooks; seen: HookedToolCall[] } {
       return call.name === 'echo' ? { ...call, arguments: { text: 'rewritten' } } : undefined;
     },
     afterToolCall: (call, result) =>
-      call.name === 'echo' ? { content: result.content.replace('rewritten', '[redacted]'), isError: false } : undefined,
+      call.name === 'echo' && typeof result.content === 'string'
+        ? { content: result.content.replace('rewritten', '[redacted]'), isError: false }
+        : undefined,
   };
   return { hooks, seen };
 }

@@ -130,7 +130,7 @@ describe('afterToolCall', () => {
     const { b } = runtime({
       afterToolCall: (call, result) => {
         seen.push({ name: call.name, result });
-        return { content: result.content.replace('hi', '[redacted]'), isError: result.isError };
+        return { content: String(result.content).replace('hi', '[redacted]'), isError: result.isError };
       },
     });
     const agent = await b.createAgent({ model: route });
