@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkCarriable, checkInput } from '../../../src/models/content-parts.js';
+import { estimateTokens } from '../../../src/models/estimate.js';
 import { expectCode } from '../../support/codes.js';
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -100,4 +101,11 @@ describe('what a wire format carries', () => {
     checkCarriable([byUrl], 'anthropic-messages');
     expectCode(() => checkCarriable([byUrl], 'chat-completions'), 'INVALID_ARGS');
   });
+});
+
+it("a request's token estimate prices a medium flat, not by its base64 length", () => {
+  const big = Buffer.alloc(400_000).toString('base64');
+  const parts = [{ type: 'image' as const, data: big, mediaType: 'image/png' }];
+  expect(estimateTokens('', [{ role: 'user', text: '', parts }])).toBe(1_000);
+  expect(estimateTokens('', [{ role: 'user', text: 'abcd' }])).toBe(1);
 });
