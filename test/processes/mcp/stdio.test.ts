@@ -73,7 +73,7 @@ describe('server-everything over stdio', () => {
     expect(brood.tools.view().names).toEqual([]);
   });
 
-  it('an agent calls an MCP tool through its scripted tool call; text is joined, an image becomes a placeholder', async () => {
+  it('an agent calls an MCP tool through its scripted tool call; text is joined, an image is a placeholder in the text and a part', async () => {
     const { brood } = makeBrood([
       {
         match: 'call',
@@ -97,7 +97,8 @@ describe('server-everything over stdio', () => {
     expect(echo).toMatchObject({ name: 'mcp__everything__echo', isError: false, content: 'Echo: hello mcp' });
     expect(image?.isError).toBe(false);
     expect(image?.content).toContain('[image: image/png]');
-    expect(image?.content).not.toContain('iVBOR'); // no base64 for the model
+    expect(image?.content).not.toContain('iVBOR'); // no base64 in the text
+    expect(image?.parts).toContainEqual(expect.objectContaining({ type: 'image', mediaType: 'image/png' }));
     // The host still gets the whole result.
     const direct = await brood.tools.execute({ name: 'mcp__everything__get-tiny-image', arguments: {} });
     expect(JSON.stringify(direct.value)).toContain('iVBOR');
