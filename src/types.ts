@@ -139,7 +139,10 @@ export interface Agent {
   readonly prompt: PromptRegistry;
   /** A message is text or content parts (images, files); see docs/agents-and-turns.md, Images and files. */
   send(message: MessageInput, opts?: SendOptions): Promise<string>;
-  run<S extends z.ZodType>(message: MessageInput, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
+  run<S extends z.ZodType>(
+    message: MessageInput,
+    opts: RunOptions & { outputSchema: S },
+  ): Promise<TurnResult<z.output<S>>>;
   run(message: MessageInput, opts?: RunOptions): Promise<TurnResult>;
   /** run() as it happens: this turn's events (children's included) and the UI message stream (docs/service.md). */
   stream<S extends z.ZodType>(input: MessageInput, opts: RunOptions & { outputSchema: S }): AgentStream<z.output<S>>;

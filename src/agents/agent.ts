@@ -126,7 +126,10 @@ export class AgentImpl implements GatewayAgent {
     return sendMessage(this, message, opts);
   }
 
-  run<S extends z.ZodType>(message: MessageInput, opts: RunOptions & { outputSchema: S }): Promise<TurnResult<z.output<S>>>;
+  run<S extends z.ZodType>(
+    message: MessageInput,
+    opts: RunOptions & { outputSchema: S },
+  ): Promise<TurnResult<z.output<S>>>;
   run(message: MessageInput, opts?: RunOptions): Promise<TurnResult>;
   async run(message: MessageInput, opts?: RunOptions): Promise<TurnResult> {
     return startRun(this, message, opts).result;

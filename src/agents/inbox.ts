@@ -37,7 +37,13 @@ export function restoredMessage(message: {
   context?: unknown;
 }): QueuedMessage {
   const { id, text, delivery, context } = message;
-  const queued: QueuedMessage = { id, text, ...partsField(message.parts), durable: Promise.resolve(), signal: undefined };
+  const queued: QueuedMessage = {
+    id,
+    text,
+    ...partsField(message.parts),
+    durable: Promise.resolve(),
+    signal: undefined,
+  };
   if (delivery) queued.delivery = delivery;
   if (context !== undefined) queued.context = context;
   return queued;

@@ -1,9 +1,9 @@
 /** Anthropic Messages adapter: `POST {baseURL}/v1/messages` through the shared HTTP loop. */
 
-import { toolResultContent, userBlocks } from './anthropic-parts.js';
 import { DEFAULTS } from '../defaults.js';
 import { type AnthropicAdapterOptions, type AnthropicRequestOptions, anthropicOptionsOf } from './anthropic.js';
 import { readMessage, readMessageStream } from './anthropic-parse.js';
+import { toolResultContent, userBlocks } from './anthropic-parts.js';
 import { type BodyInput as HttpBodyInput, httpAdapter } from './http-adapter.js';
 import type { ChatMessage, ModelAdapter, ModelProviderConfig } from './types.js';
 

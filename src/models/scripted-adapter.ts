@@ -1,8 +1,9 @@
 /** The scripted adapter: deterministic replies from scripts, with fault injection (SPEC §8). */
-import { base64DecodedLength, isUrlData } from './content-parts.js';
+
 import { isMainThread } from 'node:worker_threads';
 import type { Usage } from '../types.js';
 import { sleep, throwIfAborted } from './abort.js';
+import { base64DecodedLength, isUrlData } from './content-parts.js';
 import { type ScriptedScript, type ScriptedTurn, scriptedOptionsOf } from './scripted.js';
 import type {
   ChatMessage,

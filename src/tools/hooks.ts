@@ -136,14 +136,19 @@ function hookContent(hook: keyof ToolHooks, content: unknown): { text: string; p
   try {
     checked = checkInput(content);
   } catch (error) {
-    throw new HookFailure(hook, new TypeError(`${hook} returned content that is not a string or content parts: ${errorMessage(error)}`));
+    throw new HookFailure(
+      hook,
+      new TypeError(`${hook} returned content that is not a string or content parts: ${errorMessage(error)}`),
+    );
   }
   return checked.parts === undefined ? checked : { text: textWithPlaceholders(checked.parts), parts: checked.parts };
 }
 
 function hookResult(content: { text: string; parts?: MessagePart[] }, isError: boolean): ToolResult {
   const { text, parts } = content;
-  const result: ToolResult = isError ? { isError, content: text, error: { message: text } } : { isError, content: text };
+  const result: ToolResult = isError
+    ? { isError, content: text, error: { message: text } }
+    : { isError, content: text };
   if (parts !== undefined) result.parts = parts;
   return result;
 }

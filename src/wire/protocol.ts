@@ -81,7 +81,6 @@ const driverViewDecl = object({ system: str(), tools: array(toolSchema), classes
 export const driverView = wire(driverViewDecl);
 export type DriverView = Wire<typeof driverViewDecl>;
 
-
 /** A message that joins a turn without being its claim (a child's report). */
 const joined = object({ messageId: str(), text: str() });
 export type JoinedMessage = Wire<typeof joined>;

@@ -21,7 +21,7 @@ import {
   textStream,
   toolStart,
 } from '../../unit/models/anthropic-wire.js';
-import { type Handler, type Loopback, sseFrames, startLoopback } from '../../unit/models/loopback.js';
+import { type Loopback, sseFrames, startLoopback } from '../../unit/models/loopback.js';
 import { type ImageMcpServer, startImageMcpServer } from './image-mcp-server.js';
 
 /** 300 bytes that are no PNG, but their base64 is long and unique enough to count in a file. */
