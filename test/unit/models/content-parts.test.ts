@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { checkCarriable, checkInput } from '../../../src/models/content-parts.js';
+import {
+  checkCarriable,
+  checkInput,
+  DEFAULT_MAX_INPUT_BYTES,
+  isMessageParts,
+} from '../../../src/models/content-parts.js';
 import { estimateTokens } from '../../../src/models/estimate.js';
 import { expectCode } from '../../support/codes.js';
 
@@ -108,4 +113,18 @@ it("a request's token estimate prices a medium flat, not by its base64 length", 
   const parts = [{ type: 'image' as const, data: big, mediaType: 'image/png' }];
   expect(estimateTokens('', [{ role: 'user', text: '', parts }])).toBe(1_000);
   expect(estimateTokens('', [{ role: 'user', text: 'abcd' }])).toBe(1);
+});
+
+it('a part as large as the default maxInputBytes is checked as base64 and as a data: URL (no regex recursion)', () => {
+  const base64 = Buffer.alloc(DEFAULT_MAX_INPUT_BYTES, 7).toString('base64');
+  const parts = checkInput([
+    { type: 'image', data: base64, mediaType: 'image/png' },
+    { type: 'image', data: `data:image/png;base64,${base64}`, mediaType: 'image/png' },
+  ]).parts;
+  expect(parts?.map((part) => part.type !== 'text' && part.data === base64)).toEqual([true, true]);
+  expectCode(
+    () => checkInput([{ type: 'image', data: `${base64.slice(0, -4)}*AAA`, mediaType: 'image/png' }]),
+    'INVALID_ARGS',
+  );
+  expect(isMessageParts(parts)).toBe(true);
 });
