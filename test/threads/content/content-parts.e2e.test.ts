@@ -2,14 +2,21 @@
  * Images and files in: a run's content parts reach the provider in its own wire format (Chat
  * Completions, Anthropic Messages) from a driver in a worker thread, against loopback servers; bad
  * parts are refused before anything is written; an MCP tool's image reaches the model as an image;
- * a session with an image is written once to disk and read back on resume.
+ * a session with an image holds it once (on disk, in memory) and is read back on resume.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Brood, BroodOptions, ContentPart } from '../../../src/index.js';
-import { anthropicCompatible, createBrood, fileSessions, mcpTools, openAICompatible } from '../../../src/index.js';
+import {
+  anthropicCompatible,
+  createBrood,
+  fileSessions,
+  mcpTools,
+  memorySessions,
+  openAICompatible,
+} from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { assertBuilt } from '../../support/run-cli.js';
 import {
@@ -221,24 +228,41 @@ describe("an MCP tool's image", () => {
   });
 });
 
-it('a session with an image: its base64 is written once, and a resumed agent sends it again', async () => {
+/** A store that outlives the runtime that wrote it, and everything it holds as text. */
+async function fileStore() {
   const dir = await mkdtemp(join(tmpdir(), 'brood-parts-'));
   dirs.push(dir);
+  const held = async () => {
+    const names = (await readdir(dir, { recursive: true })).filter((name) => name.endsWith('.jsonl'));
+    return (await Promise.all(names.map((name) => readFile(join(dir, name), 'utf8')))).join('');
+  };
+  return { open: () => fileSessions(dir), held };
+}
+
+async function memoryStore() {
+  const store = memorySessions();
+  const held = async () => {
+    const headers = await store.list();
+    return JSON.stringify(await Promise.all(headers.map((header) => store.read(header.id))));
+  };
+  return { open: () => store, held };
+}
+
+it.each([
+  ['fileSessions', fileStore],
+  ['memorySessions', memoryStore],
+])('a session with an image (%s): its base64 is held once, and a resumed agent sends it again', async (_, make) => {
+  const store = await make();
   openai.fallback(chatText('noted'));
-  const first = await makeBrood({ sessions: fileSessions(dir) }).createAgent({ model: OA });
+  const first = await makeBrood({ sessions: store.open() }).createAgent({ model: OA });
   await first.run(chartQuestion);
   await first.run('and the trend?');
   await (brood as Brood).close();
-  const written = await Promise.all(
-    (await readdir(dir, { recursive: true }))
-      .filter((name) => name.endsWith('.jsonl'))
-      .map((name) => readFile(join(dir, name), 'utf8')),
-  );
-  expect(written.join('').split(IMAGE_BASE64).length - 1).toBe(1);
+  expect((await store.held()).split(IMAGE_BASE64).length - 1).toBe(1);
 
   openai.reset();
   openai.fallback(chatText('still rising'));
-  const resumed = await makeBrood({ sessions: fileSessions(dir) }).resumeAgent(first.id);
+  const resumed = await makeBrood({ sessions: store.open() }).resumeAgent(first.id);
   expect((await resumed.run('and now?')).output).toBe('still rising');
   const [question] = messagesOf(openai.seen, 0);
   expect(question).toMatchObject({
