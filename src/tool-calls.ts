@@ -1,7 +1,7 @@
 /**
- * Tool types that do not refer to an agent: schemas, views, calls and results. A tool's definition,
- * context and registry carry the Agent and stay with it in src/types.ts (they refer to each other, and
- * the import check admits no circle, type-only ones included).
+ * Tool types that do not refer to an agent: schemas, views, calls and results. Both sides of the
+ * thread boundary use them. A tool's definition, context and registry carry the Agent and stay with it
+ * in src/types.ts (they refer to each other, and the import check admits no circle).
  */
 
 export type JsonSchemaObject = { [key: string]: unknown };
