@@ -33,29 +33,8 @@ export type { McpHttpServer, McpServer, McpServerStatus, McpStdioServer, McpTool
 export { mcpTools } from './mcp/plugin.js';
 export type { BroodMcpServer, McpServerOptions, McpServerTransport } from './mcp/server/index.js';
 export { mcpServer } from './mcp/server/index.js';
-export type { AiSdkModelsOptions } from './models/ai-sdk/options.js';
-export { aiSdkModels } from './models/ai-sdk/options.js';
-export type { AnthropicCompatibleOptions, AnthropicModelEntry, AnthropicRequestOptions } from './models/anthropic.js';
-export { anthropicCompatible } from './models/anthropic.js';
-export type { ModelCatalog } from './models/catalog.js';
-export type { ModuleAdapterOptions } from './models/module.js';
-export { moduleAdapter } from './models/module.js';
-export type { OpenAICompatibleOptions } from './models/openai.js';
-export { openAICompatible } from './models/openai.js';
-export type { ModelEntry, RequestOptions, RetryOptions, ToolChoice } from './models/request-options.js';
-export type { ScriptedOptions, ScriptedScript, ScriptedTurn } from './models/scripted.js';
-export { scriptedModels } from './models/scripted.js';
-export type {
-  ChatMessage,
-  ModelAdapter,
-  ModelFinish,
-  ModelInfo,
-  ModelProviderConfig,
-  ModelRequest,
-  ModelResponse,
-  ReasoningBlock,
-  ToolCallRecord,
-} from './models/types.js';
+// Model providers and the adapter contract: the models folder curates them (src/models/public.ts).
+export * from './models/public.js';
 export type { QueueRunnerConfig, QueueRunnerOptions, RunnerChoice } from './queue/config.js';
 export { queueRunner } from './queue/config.js';
 export type { AsyncDisposer } from './runtime/async-plugins.js';
