@@ -1,30 +1,11 @@
-// The curated public surface of brood (SPEC §3). Internals are not re-exported wholesale.
+// The curated public surface of brood (SPEC §3). A module is exported whole only when all of it is
+// public and its header says so (brood.ts, approvals/types.ts, scheduler/types.ts, models/public.ts).
 
 export type { AcpPermissionPolicy, AcpPermissionRequest, AcpProviderOptions } from './acp/client/options.js';
 export type { AcpProvider } from './acp/client/provider.js';
 export { acpProvider } from './acp/client/provider.js';
-export type {
-  ApprovalCall,
-  ApprovalOutcome,
-  ApprovalRequest,
-  ApprovalRequestEvent,
-  ApprovalResolvedEvent,
-  ApprovalResponse,
-  Approvals,
-  ApprovalsOptions,
-  ApprovalVerdict,
-  ChildApprovals,
-  ToolApproval,
-} from './approvals/types.js';
-export type {
-  Brood,
-  BroodOptions,
-  BroodPlugin,
-  CreateAgentOptions,
-  ResumeAgentOptions,
-  UsageOptions,
-} from './brood.js';
-export { createBrood } from './brood.js';
+export type * from './approvals/types.js';
+export * from './brood.js';
 export type { SubagentToolConfig } from './delegation/index.js';
 export { jobTools, messageTools, subagentTool } from './delegation/index.js';
 export type { BroodErrorCode } from './errors.js';
@@ -38,15 +19,7 @@ export * from './models/public.js';
 export type { QueueRunnerConfig, QueueRunnerOptions, RunnerChoice } from './queue/config.js';
 export { queueRunner } from './queue/config.js';
 export type { AsyncDisposer } from './runtime/async-plugins.js';
-export type {
-  Budget,
-  BudgetKind,
-  Limits,
-  ProviderLimits,
-  QueueOrder,
-  SchedulerStats,
-  SchedulerView,
-} from './scheduler/types.js';
+export type * from './scheduler/types.js';
 export { fileSessions } from './sessions/jsonl.js';
 export type { MemorySessionOptions } from './sessions/memory.js';
 export { memorySessions } from './sessions/memory.js';

@@ -15,14 +15,4 @@ export { type ModuleAdapterOptions, moduleAdapter } from './module.js';
 export { type OpenAICompatibleOptions, openAICompatible } from './openai.js';
 export type { ModelEntry, RequestOptions, RetryOptions, ToolChoice } from './request-options.js';
 export { type ScriptedOptions, type ScriptedScript, type ScriptedTurn, scriptedModels } from './scripted.js';
-export type {
-  ChatMessage,
-  ModelAdapter,
-  ModelFinish,
-  ModelInfo,
-  ModelProviderConfig,
-  ModelRequest,
-  ModelResponse,
-  ReasoningBlock,
-  ToolCallRecord,
-} from './types.js';
+export type * from './types.js';
