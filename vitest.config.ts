@@ -27,7 +27,6 @@ const REAL_TIME_LIMIT_SUITES = [
   'test/threads/pool/faults-siblings.test.ts',
   'test/threads/pool/leaks-load.test.ts',
   'test/threads/cancel/cancel-recover.test.ts',
-  'test/threads/cancel/cancel-grace.test.ts',
   'test/threads/code-mode/run-code.test.ts',
   'test/threads/code-mode/presentation.test.ts',
   'test/threads/code-mode/sandbox-limits.test.ts',

@@ -42,9 +42,10 @@ const LAYERS = [
       'src/types.ts',
       'src/turn-result.ts',
       'src/util/',
-      // Host event types: the Agent's events() names them (the hub and the stream are in events/).
-      'src/events/types.ts',
-      'src/events/stream-types.ts',
+      // The vocabularies the Agent names: host events, a run's stream, tool calls and results.
+      'src/host-events.ts',
+      'src/agent-stream.ts',
+      'src/tool-calls.ts',
       'src/comlink-node-adapter.d.ts',
       'src/depth.ts',
       'src/util/describe.ts',
@@ -94,9 +95,9 @@ const SHARED = [
   'src/util/disposer.ts',
   'src/types.ts',
   // Types src/types.ts re-exports: tool calls and results, host events, how a turn ended.
-  'src/tools/types.ts',
-  'src/events/types.ts',
-  'src/events/stream-types.ts',
+  'src/tool-calls.ts',
+  'src/host-events.ts',
+  'src/agent-stream.ts',
   'src/turn-result.ts',
   'src/tool-pool.ts',
   'src/util/fifo.ts',

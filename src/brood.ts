@@ -1,6 +1,7 @@
 /**
  * createBrood and the public `Brood` facade: validates options at the trust boundary and fronts one
- * private runtime engine (src/runtime/runtime.ts), like piscina's public class over its pool.
+ * private runtime engine (src/runtime/runtime.ts), like piscina's public class over its pool. All of
+ * this module is public: src/index.ts exports it whole.
  */
 
 import type { ResourceLimits } from 'node:worker_threads';

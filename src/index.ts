@@ -1,30 +1,11 @@
-// The curated public surface of brood (SPEC §3). Internals are not re-exported wholesale.
+// The curated public surface of brood (SPEC §3). A module is exported whole only when all of it is
+// public and its header says so (brood.ts, approvals/types.ts, scheduler/types.ts, models/public.ts).
 
 export type { AcpPermissionPolicy, AcpPermissionRequest, AcpProviderOptions } from './acp/client/options.js';
 export type { AcpProvider } from './acp/client/provider.js';
 export { acpProvider } from './acp/client/provider.js';
-export type {
-  ApprovalCall,
-  ApprovalOutcome,
-  ApprovalRequest,
-  ApprovalRequestEvent,
-  ApprovalResolvedEvent,
-  ApprovalResponse,
-  Approvals,
-  ApprovalsOptions,
-  ApprovalVerdict,
-  ChildApprovals,
-  ToolApproval,
-} from './approvals/types.js';
-export type {
-  Brood,
-  BroodOptions,
-  BroodPlugin,
-  CreateAgentOptions,
-  ResumeAgentOptions,
-  UsageOptions,
-} from './brood.js';
-export { createBrood } from './brood.js';
+export type * from './approvals/types.js';
+export * from './brood.js';
 export type { SubagentToolConfig } from './delegation/index.js';
 export { jobTools, messageTools, subagentTool } from './delegation/index.js';
 export type { BroodErrorCode } from './errors.js';
@@ -33,42 +14,12 @@ export type { McpHttpServer, McpServer, McpServerStatus, McpStdioServer, McpTool
 export { mcpTools } from './mcp/plugin.js';
 export type { BroodMcpServer, McpServerOptions, McpServerTransport } from './mcp/server/index.js';
 export { mcpServer } from './mcp/server/index.js';
-export type { AiSdkModelsOptions } from './models/ai-sdk/options.js';
-export { aiSdkModels } from './models/ai-sdk/options.js';
-export type { AnthropicCompatibleOptions, AnthropicModelEntry, AnthropicRequestOptions } from './models/anthropic.js';
-export { anthropicCompatible } from './models/anthropic.js';
-export type { ModelCatalog } from './models/catalog.js';
-export type { ContentPart } from './models/content-parts.js';
-export type { ModuleAdapterOptions } from './models/module.js';
-export { moduleAdapter } from './models/module.js';
-export type { OpenAICompatibleOptions } from './models/openai.js';
-export { openAICompatible } from './models/openai.js';
-export type { ModelEntry, RequestOptions, RetryOptions, ToolChoice } from './models/request-options.js';
-export type { ScriptedOptions, ScriptedScript, ScriptedTurn } from './models/scripted.js';
-export { scriptedModels } from './models/scripted.js';
-export type {
-  ChatMessage,
-  ModelAdapter,
-  ModelFinish,
-  ModelInfo,
-  ModelProviderConfig,
-  ModelRequest,
-  ModelResponse,
-  ReasoningBlock,
-  ToolCallRecord,
-} from './models/types.js';
+// Model providers and the adapter contract: the models folder curates them (src/models/public.ts).
+export * from './models/public.js';
 export type { QueueRunnerConfig, QueueRunnerOptions, RunnerChoice } from './queue/config.js';
 export { queueRunner } from './queue/config.js';
 export type { AsyncDisposer } from './runtime/async-plugins.js';
-export type {
-  Budget,
-  BudgetKind,
-  Limits,
-  ProviderLimits,
-  QueueOrder,
-  SchedulerStats,
-  SchedulerView,
-} from './scheduler/types.js';
+export type * from './scheduler/types.js';
 export { fileSessions } from './sessions/jsonl.js';
 export type { MemorySessionOptions } from './sessions/memory.js';
 export { memorySessions } from './sessions/memory.js';

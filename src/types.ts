@@ -1,13 +1,15 @@
 /**
- * Types shared across modules. Public ones are re-exported from src/index.ts. Each kind lives next to
- * its concept — host events in src/events/types.ts, tool calls and results in src/tools/types.ts, how
- * a turn ended in src/turn-result.ts — and is re-exported here. What stays here refers to each other:
- * the Agent exposes its tool and prompt registries, and their tools' and sections' contexts carry the
- * Agent (one file, since the import check admits no circle, type-only ones included).
+ * The Agent and what it carries, and the public types everything imports from here. The Agent exposes
+ * its tool and prompt registries, and their tools' and sections' contexts carry the Agent, so they
+ * share this file (split, they would form an import circle, type-only ones included). The vocabularies
+ * it names are leaves beside it, re-exported here: host events (src/host-events.ts), the stream of a
+ * run (src/agent-stream.ts), tool calls and results (src/tool-calls.ts), how a turn ended
+ * (src/turn-result.ts). They sit at the root, not in events/ or tools/: the machinery there imports
+ * the Agent, so a type file inside would make each folder both above and below this one.
  */
 import type { z } from 'zod';
-import type { AgentStream } from './events/stream-types.js';
-import type { AgentEventsOptions, BroodEvent } from './events/types.js';
+import type { AgentStream } from './agent-stream.js';
+import type { AgentEventsOptions, BroodEvent } from './host-events.js';
 import type { ContentPart } from './models/content-parts.js';
 import type { Budget } from './scheduler/types.js';
 import type {
@@ -18,13 +20,13 @@ import type {
   ToolPresentation,
   ToolResult,
   ToolView,
-} from './tools/types.js';
+} from './tool-calls.js';
 import type { TurnResult } from './turn-result.js';
 import type { Disposer } from './util/disposer.js';
 
-export type * from './events/stream-types.js';
-export type * from './events/types.js';
-export type * from './tools/types.js';
+export type * from './agent-stream.js';
+export type * from './host-events.js';
+export type * from './tool-calls.js';
 export type { StopReason, TurnResult, Usage, UsageNode } from './turn-result.js';
 export { STOP_REASONS } from './turn-result.js';
 export type { Disposer } from './util/disposer.js';

@@ -1,4 +1,4 @@
-/** Approval types (docs/approvals.md). Public ones are re-exported from src/index.ts. */
+/** Approval types (docs/approvals.md). All public: src/index.ts exports this module whole. */
 import type { ApprovalResolvedEvent, ApprovalVerdict, ToolContext } from '../types.js';
 
 export type { ApprovalRequestEvent, ApprovalResolvedEvent, ApprovalVerdict } from '../types.js';

@@ -5,12 +5,11 @@ import { lazy } from '../util/lazy.js';
 import type { HttpAdapterOptions } from './http-adapter.js';
 import {
   type HttpProviderOptions,
-  httpConnectionShape,
+  httpProtocolSchemas,
   httpProviderConfig,
-  httpProviderShape,
   readAdapterOptions,
 } from './http-provider.js';
-import { modelEntrySchema, optionSchemas, type RequestOptions } from './request-options.js';
+import { optionSchemas, type RequestOptions } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
 import { parseOptions } from './validate.js';
 
@@ -51,24 +50,17 @@ const schemas = lazy(() => {
   };
   const anthropicRequestSchema = z.strictObject(anthropicShape);
   const budgetsSchema = z.record(z.string().min(1), z.number().int().min(1024));
-  return {
-    /** What `anthropicCompatible()` accepts (also `brood run`'s `kind: 'anthropic'` providers). */
-    options: z.strictObject({
-      ...httpProviderShape(),
-      models: z.array(modelEntrySchema(anthropicShape)),
-      anthropicVersion: z.string().min(1).optional(),
-      thinkingBudgets: budgetsSchema.optional(),
-      ...anthropicShape,
-    }),
-    adapterOptions: z.object({
-      ...httpConnectionShape(),
+  return httpProtocolSchemas({
+    request: anthropicShape,
+    factory: { anthropicVersion: z.string().min(1).optional(), thinkingBudgets: budgetsSchema.optional() },
+    adapter: {
       anthropicVersion: z.string().min(1),
       retry: optionSchemas().resolvedRetry,
       thinkingBudgets: budgetsSchema,
       request: anthropicRequestSchema,
       perModel: z.record(z.string(), anthropicRequestSchema),
-    }),
-  };
+    },
+  });
 });
 
 /** What `anthropicCompatible()` accepts (also `brood run`'s `kind: 'anthropic'` providers). */

@@ -8,6 +8,7 @@ import { lazy } from '../util/lazy.js';
 import type { HttpAdapterOptions } from './http-adapter.js';
 import {
   type ModelEntry,
+  modelEntrySchema,
   optionSchemas,
   perModelOptions,
   pickRequestOptions,
@@ -51,6 +52,27 @@ export const httpConnectionShape = lazy(() => ({
   apiKey: z.string().optional(),
   apiKeyEnv: z.string().optional(),
 }));
+
+/**
+ * A protocol's two schemas, each the shared part plus the protocol's own: what its factory accepts
+ * (provider fields, models with their request options, its own fields, provider-wide request options),
+ * and what its adapter reads back out of a config (the connection, then its own fields).
+ */
+export function httpProtocolSchemas<
+  Request extends z.core.$ZodLooseShape,
+  Factory extends z.core.$ZodLooseShape,
+  Adapter extends z.core.$ZodLooseShape,
+>(shapes: { request: Request; factory: Factory; adapter: Adapter }) {
+  return {
+    options: z.strictObject({
+      ...httpProviderShape(),
+      models: z.array(modelEntrySchema(shapes.request)),
+      ...shapes.factory,
+      ...shapes.request,
+    }),
+    adapterOptions: z.object({ ...httpConnectionShape(), ...shapes.adapter }),
+  };
+}
 
 /**
  * The provider config of a parsed factory call: the shared adapter options (connection, retry,

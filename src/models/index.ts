@@ -1,28 +1,7 @@
-/** The models folder's surface for brood's own tests; the package root (src/index.ts) curates its own subset. */
+/** The models folder's surface for brood's own tests: the public one (public.ts) and a few internals. */
 
 export { loadAdapter } from './adapters.js';
-export { type AiSdkModelsOptions, aiSdkModels } from './ai-sdk/options.js';
-export { type AnthropicCompatibleOptions, anthropicCompatible } from './anthropic.js';
-export { createModelCatalog, type ModelCatalog } from './catalog.js';
-export { type ModuleAdapterOptions, moduleAdapter } from './module.js';
-export { type OpenAICompatibleOptions, openAICompatible } from './openai.js';
-export type { ModelEntry, RequestOptions, RetryOptions, ToolChoice } from './request-options.js';
+export { createModelCatalog } from './catalog.js';
+export * from './public.js';
 export { resolveChildRoute } from './route.js';
-export {
-  hasFaultTurns,
-  type ScriptedOptions,
-  type ScriptedScript,
-  type ScriptedTurn,
-  scriptedModels,
-} from './scripted.js';
-export type {
-  ChatMessage,
-  ModelAdapter,
-  ModelFinish,
-  ModelInfo,
-  ModelProviderConfig,
-  ModelRequest,
-  ModelResponse,
-  ReasoningBlock,
-  ToolCallRecord,
-} from './types.js';
+export { hasFaultTurns } from './scripted.js';

@@ -4,18 +4,11 @@ import { lazy } from '../util/lazy.js';
 import type { HttpAdapterOptions } from './http-adapter.js';
 import {
   type HttpProviderOptions,
-  httpConnectionShape,
+  httpProtocolSchemas,
   httpProviderConfig,
-  httpProviderShape,
   readAdapterOptions,
 } from './http-provider.js';
-import {
-  type ModelEntry,
-  modelEntrySchema,
-  optionSchemas,
-  type RequestOptions,
-  resolveRetry,
-} from './request-options.js';
+import { type ModelEntry, optionSchemas, type RequestOptions, resolveRetry } from './request-options.js';
 import type { ModelProviderConfig } from './types.js';
 import { parseOptions } from './validate.js';
 
@@ -33,28 +26,24 @@ export interface OpenAIAdapterOptions extends HttpAdapterOptions {
   maxTokensField: 'max_tokens' | 'max_completion_tokens';
 }
 
-const fieldSchema = lazy(() => z.enum(['max_tokens', 'max_completion_tokens']));
+const schemas = lazy(() => {
+  const { requestOptionShape, requestOptions, resolvedRetry } = optionSchemas();
+  const field = z.enum(['max_tokens', 'max_completion_tokens']);
+  return httpProtocolSchemas({
+    request: requestOptionShape,
+    factory: { maxTokensField: field.optional() },
+    adapter: {
+      maxTokensField: field.default('max_tokens'),
+      // Absent in configs built before these options existed (hand-built or logged ones): defaults apply.
+      retry: resolvedRetry.default(resolveRetry(undefined)),
+      request: requestOptions.default({}),
+      perModel: z.record(z.string(), requestOptions).default({}),
+    },
+  });
+});
+
 /** What `openAICompatible()` accepts (also `brood run`'s `kind: 'openai'` providers). */
-export const openAICompatibleOptionsSchema = lazy(() => {
-  const { requestOptionShape } = optionSchemas();
-  return z.strictObject({
-    ...httpProviderShape(),
-    models: z.array(modelEntrySchema(requestOptionShape)),
-    maxTokensField: fieldSchema().optional(),
-    ...requestOptionShape,
-  });
-});
-const adapterOptionsSchema = lazy(() => {
-  const { requestOptions, resolvedRetry } = optionSchemas();
-  return z.object({
-    ...httpConnectionShape(),
-    maxTokensField: fieldSchema().default('max_tokens'),
-    // Absent in configs built before these options existed (hand-built or logged ones): defaults apply.
-    retry: resolvedRetry.default(resolveRetry(undefined)),
-    request: requestOptions.default({}),
-    perModel: z.record(z.string(), requestOptions).default({}),
-  });
-});
+export const openAICompatibleOptionsSchema = (): ReturnType<typeof schemas>['options'] => schemas().options;
 
 export function openAICompatible(options: OpenAICompatibleOptions): ModelProviderConfig {
   const parsed = parseOptions('openAICompatible', openAICompatibleOptionsSchema(), options);
@@ -65,7 +54,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
 
 /** Checks an adapter's options and fills in their defaults (the catalog runs it, in the parent). */
 export function readOpenAIOptions(config: ModelProviderConfig): OpenAIAdapterOptions {
-  return readAdapterOptions<OpenAIAdapterOptions>(config, adapterOptionsSchema());
+  return readAdapterOptions<OpenAIAdapterOptions>(config, schemas().adapterOptions);
 }
 
 /** The adapter's options as the catalog checked and completed them (readOpenAIOptions). */

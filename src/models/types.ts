@@ -1,4 +1,7 @@
-/** Model-side types: serializable provider configs (shipped to workers) and the adapter contract. */
+/**
+ * Model-side types: serializable provider configs (shipped to workers) and the adapter contract. All
+ * public: src/models/public.ts exports this module whole.
+ */
 import type { ModelRoute, ToolSchema, Usage } from '../types.js';
 import type { MessagePart } from './content-parts.js';
 

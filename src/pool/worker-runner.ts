@@ -10,14 +10,15 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
+import { type Clock, systemClock } from '../clock.js';
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import type { GatewayRemote } from '../wire/gateway.js';
 import type { DriverPlan } from '../wire/protocol.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
-import { SilenceJudge } from '../wire/silence.js';
 import { createBoard, WatchBoard } from '../wire/watch-board.js';
+import { HangWatchdog } from './hang-watchdog.js';
 import { DeathJudge } from './thread-deaths.js';
 import { ThreadGroup } from './thread-group.js';
 import { outcomeEnd, type PlacedActivation, type ThreadLink } from './thread-link.js';
@@ -33,6 +34,8 @@ export interface WorkerRunnerOptions {
   onDiagnostic?: (message: string) => void;
   /** Overrides the thread links' mid-tick exchange slice (src/wire/link.ts SLICE_MS): `brood host` only. */
   linkSliceMs?: number;
+  /** What the hang watchdog checks on (the system clock unless a test moves time itself). */
+  clock?: Clock;
 }
 
 /** What piscina loads: a small entry that loads the driver bundle through a code cache (workers/pool-entry.ts). */
@@ -54,13 +57,17 @@ export class WorkerRunner implements DriverRunner {
   private readonly judge = new DeathJudge(this.board);
   private readonly live = new Map<number, LiveActivation>();
   private readonly hangTimeoutMs: number;
-  private readonly silence: SilenceJudge<number>;
-  private watchdog: NodeJS.Timeout | undefined;
+  private readonly watchdog: HangWatchdog;
   private nextToken = 0;
 
   constructor(private readonly options: WorkerRunnerOptions) {
     this.hangTimeoutMs = options.hangTimeoutMs ?? DEFAULTS.hangTimeoutMs;
-    this.silence = new SilenceJudge(this.hangTimeoutMs);
+    this.watchdog = new HangWatchdog({
+      timeoutMs: this.hangTimeoutMs,
+      clock: options.clock ?? systemClock,
+      heartbeats: () => this.busyThreads().map((threadId) => [threadId, this.board.heartbeat(threadId)] as const),
+      hung: (threadId) => this.hung(threadId),
+    });
     const cores = Math.max(1, availableParallelism());
     const threads = options.threads ?? cores;
     this.shared = this.createGroup({ threads, warm: Math.min(threads, cores) }, 'shared');
@@ -85,7 +92,7 @@ export class WorkerRunner implements DriverRunner {
       },
     };
     this.live.set(token, entry);
-    this.startWatchdog();
+    this.watchdog.start();
     entry.group.place(entry, plan);
     return {
       done,
@@ -105,7 +112,7 @@ export class WorkerRunner implements DriverRunner {
   }
 
   async close(): Promise<void> {
-    this.stopWatchdog();
+    this.watchdog.stop();
     const stranded = await this.shared.destroy();
     for (const entry of stranded)
       entry.settle({ kind: 'failed', stopReason: 'aborted', diagnostic: 'the runtime closed' });
@@ -197,7 +204,7 @@ export class WorkerRunner implements DriverRunner {
     this.live.delete(entry.token);
     entry.thread?.release(entry.token);
     if (entry.quarantined) void entry.group.destroy().catch(() => undefined);
-    if (this.live.size === 0) this.stopWatchdog();
+    if (this.live.size === 0) this.watchdog.stop();
     return end;
   }
 
@@ -225,29 +232,19 @@ export class WorkerRunner implements DriverRunner {
     void thread.worker.terminate();
   }
 
-  /** A thread whose heartbeat stops for hangTimeoutMs has a driver spinning synchronously on it. */
-  private checkHeartbeats(): void {
-    const threads = new Map<number, ThreadLink>();
-    for (const entry of this.live.values()) if (entry.thread) threads.set(entry.thread.threadId, entry.thread);
-    const beats = [...threads.keys()].map((threadId) => [threadId, this.board.heartbeat(threadId)] as const);
-    for (const threadId of this.silence.judge(beats, Date.now())) {
-      const thread = threads.get(threadId);
-      if (!thread) continue;
-      const reason = `its worker thread stopped responding for more than ${this.hangTimeoutMs} ms (a driver spinning synchronously) and was recycled`;
-      this.recycle(thread, { culprit: this.board.running(threadId), reason, stopReason: 'error' });
-    }
+  /** The threads running activations now. */
+  private busyThreads(): number[] {
+    const threads = new Set<number>();
+    for (const entry of this.live.values()) if (entry.thread) threads.add(entry.thread.threadId);
+    return [...threads];
   }
 
-  private startWatchdog(): void {
-    if (this.watchdog) return;
-    this.watchdog = setInterval(() => this.checkHeartbeats(), Math.max(20, Math.floor(this.hangTimeoutMs / 5)));
-    this.watchdog.unref();
-  }
-
-  private stopWatchdog(): void {
-    if (this.watchdog) clearInterval(this.watchdog);
-    this.watchdog = undefined;
-    this.silence.clear();
+  /** A thread whose heartbeat stopped for hangTimeoutMs has a driver spinning synchronously on it. */
+  private hung(threadId: number): void {
+    const thread = [...this.live.values()].find((entry) => entry.thread?.threadId === threadId)?.thread;
+    if (!thread) return;
+    const reason = `its worker thread stopped responding for more than ${this.hangTimeoutMs} ms (a driver spinning synchronously) and was recycled`;
+    this.recycle(thread, { culprit: this.board.running(threadId), reason, stopReason: 'error' });
   }
 }
 

@@ -2,27 +2,28 @@
  * A host's end of its link to one parent (the same link protocol as a pool thread's, over a Redis
  * carrier): the activations it runs for that parent, the frames the parent sends them (comlink
  * answers, cancel, cells, stop, gone), and the heartbeat both ways, the parent's silence judged by the
- * one SilenceJudge rule (src/wire/silence.ts). The parent is another process behind Redis: every
+ * one Heartbeat rule (src/wire/heartbeat.ts). The parent is another process behind Redis: every
  * frame is checked whole, and an `rpc` frame must be a comlink answer (nothing else is served here).
  */
 
 import { readHostFrame, type ToHost, type ToParent } from '../wire/frames.js';
 import { isGatewayAnswer } from '../wire/gateway.js';
+import { Heartbeat } from '../wire/heartbeat.js';
 import { Link } from '../wire/link.js';
 import { type PeerChannel, REDIS_LINK, type RedisCarrier, redisCarrier } from '../wire/redis-carrier.js';
-import { SilenceJudge } from '../wire/silence.js';
 import type { HostActivation } from './host-activation.js';
 import { isJobData, type JobData } from './job.js';
 import { KnownViews } from './shared-views.js';
 
 const FROM_PARENT = new Set(['rpc', 'cancel', 'cells', 'stop', 'gone', 'beat', 'place']);
+/** The host ticks every 100 ms: a tick this late means the host stalled, and the parent is not judged on it. */
+const STALL_MS = 1_000;
 
 export class ParentEnd {
   readonly activations = new Map<number, HostActivation>();
   private readonly carrier: RedisCarrier;
   private readonly link: Link<ToHost, ToParent>;
-  private silence: SilenceJudge<string>;
-  private lastBeat = 0;
+  private heartbeat: Heartbeat<string>;
   /** The views this parent placed here (src/queue/shared-views.ts). */
   private readonly views = new KnownViews();
 
@@ -36,7 +37,7 @@ export class ParentEnd {
       end.send({ kind: 'full', activation: job.a }),
   ) {
     this.carrier = redisCarrier(channel, parent);
-    this.silence = new SilenceJudge(timeoutMs);
+    this.heartbeat = new Heartbeat(timeoutMs, STALL_MS);
     this.link = new Link<ToHost, ToParent>(
       this.carrier,
       {
@@ -56,9 +57,9 @@ export class ParentEnd {
   heardFrom(timeoutMs: number): void {
     if (timeoutMs !== this.timeoutMs) {
       this.timeoutMs = timeoutMs;
-      this.silence = new SilenceJudge(timeoutMs);
+      this.heartbeat = new Heartbeat(timeoutMs, STALL_MS);
     }
-    this.silence.clear();
+    this.heartbeat.clear();
   }
 
   deliver(frames: unknown[]): void {
@@ -87,19 +88,12 @@ export class ParentEnd {
     this.link.close();
   }
 
-  /**
-   * Judges the parent's silence (heard: batches from it), and beats every quarter timeout while it
-   * has activations here. `stalled`: this process was, so the parent is not judged on that silence.
-   */
-  tick(now: number, stalled: boolean): 'silent' | 'idle' | 'alive' {
-    if (stalled) this.silence.clear();
-    const silent = this.silence.judge([[this.parent, this.carrier.heard]], now).length > 0;
+  /** Judges the parent's silence (heard: batches from it), and beats every quarter timeout while it has activations here. */
+  tick(now: number): 'silent' | 'idle' | 'alive' {
+    const silent = this.heartbeat.silent([[this.parent, this.carrier.heard]], now).length > 0;
     if (this.activations.size === 0) return silent ? 'idle' : 'alive';
     if (silent) return 'silent';
-    if (now - this.lastBeat >= this.timeoutMs / 4) {
-      this.lastBeat = now;
-      this.send({ kind: 'beat' });
-    }
+    if (this.heartbeat.beatDue(now)) this.send({ kind: 'beat' });
     return 'alive';
   }
 

@@ -84,7 +84,6 @@ export class QueueHost {
   private channel: Channel | undefined;
   private clients: RedisClient[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private lastTick = Date.now();
   private stopping: Promise<void> | undefined;
   private readonly redisLog: HostRedisLog;
   /** Activations placed here by `place` frames (not jobs), running now. */
@@ -337,10 +336,8 @@ export class QueueHost {
 
   private tick(): void {
     const now = Date.now();
-    const stalled = now - this.lastTick > 1_000;
-    this.lastTick = now;
     for (const [id, end] of this.parents) {
-      const state = end.tick(now, stalled);
+      const state = end.tick(now);
       if (state === 'silent') this.parentLost(id, `the parent was silent for more than ${end.silentForMs} ms`, false);
       else if (state === 'idle') {
         // A parent with nothing here that has been silent for its timeout is forgotten (its next job

@@ -15,10 +15,10 @@ import { errorMessage } from '../errors.js';
 import type { ModelProviderConfig } from '../models/types.js';
 import { type ActivationFrame, outcomeEnd } from '../pool/driver-link.js';
 import type { GatewayRemote } from '../wire/gateway.js';
+import { Heartbeat } from '../wire/heartbeat.js';
 import type { DriverPlan } from '../wire/protocol.js';
 import { redisCarrier } from '../wire/redis-carrier.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
-import { SilenceJudge } from '../wire/silence.js';
 import { withCellsFirst } from './cells-first.js';
 import { inlineKeyError, type QueueRunnerConfig } from './config.js';
 import { HostLink } from './host-link.js';
@@ -40,15 +40,13 @@ export class QueueRunner implements DriverRunner {
   private readonly live = new Map<number, RemoteActivation>();
   /** One link per host this parent has heard from (by its channel endpoint). */
   private readonly hosts = new Map<string, HostLink>();
-  private readonly silence: SilenceJudge<HostLink>;
+  private readonly heartbeat: Heartbeat<HostLink>;
   private readonly models: ModelsPublisher;
   private connecting: Promise<ParentRedis> | undefined;
   private redis: ParentRedis | undefined;
   private readonly jobs = new JobBatch(() => (this.redis as ParentRedis).queue);
   private nextA = 0;
   private timer: NodeJS.Timeout | undefined;
-  private lastTick = 0;
-  private lastBeat = 0;
   private lastQueuedCheck = 0;
   private closed = false;
 
@@ -57,7 +55,8 @@ export class QueueRunner implements DriverRunner {
     private readonly deps: QueueRunnerDeps,
   ) {
     this.models = new ModelsPublisher(deps.models, config);
-    this.silence = new SilenceJudge(config.activationTimeoutMs);
+    // A tick a quarter timeout late: this process stalled, and the hosts are not judged on it.
+    this.heartbeat = new Heartbeat(config.activationTimeoutMs, config.activationTimeoutMs / 4);
   }
 
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
@@ -301,7 +300,6 @@ export class QueueRunner implements DriverRunner {
   private busy(): void {
     this.redis?.setActive(true);
     if (this.timer) return;
-    this.lastTick = Date.now();
     this.timer = setInterval(() => this.tick(), Math.max(20, Math.min(100, this.config.activationTimeoutMs / 20)));
     this.timer.unref();
   }
@@ -309,16 +307,13 @@ export class QueueRunner implements DriverRunner {
   private idle(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    this.silence.clear();
+    this.heartbeat.clear();
     this.redis?.setActive(false);
   }
 
   private tick(): void {
     const now = Date.now();
     const timeout = this.config.activationTimeoutMs;
-    // This process was stalled (not the hosts): nobody is judged on the silence it caused.
-    if (now - this.lastTick > timeout / 4) this.silence.clear();
-    this.lastTick = now;
     const hosts = new Set<HostLink>();
     for (const entry of this.live.values()) {
       if (!entry.host) continue;
@@ -326,11 +321,8 @@ export class QueueRunner implements DriverRunner {
       this.pushCells(entry, false);
     }
     const heard = [...hosts].map((host) => [host, host.heard] as const);
-    for (const host of this.silence.judge(heard, now)) this.hostLost(host);
-    if (now - this.lastBeat >= timeout / 4) {
-      this.lastBeat = now;
-      for (const host of hosts) host.send({ kind: 'beat' });
-    }
+    for (const host of this.heartbeat.silent(heard, now)) this.hostLost(host);
+    if (this.heartbeat.beatDue(now)) for (const host of hosts) host.send({ kind: 'beat' });
     // Checked every quarter timeout, so a lost job is re-planned within 1.25 timeouts of being queued or taken.
     if (now - this.lastQueuedCheck >= timeout / 4) {
       this.lastQueuedCheck = now;

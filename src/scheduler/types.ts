@@ -1,4 +1,7 @@
-/** createBrood's `limits` and the `Budget` of agents, runs and subagentTool (see docs/limits-and-budgets.md). */
+/**
+ * createBrood's `limits` and the `Budget` of agents, runs and subagentTool (see docs/limits-and-budgets.md).
+ * All public: src/index.ts exports this module whole.
+ */
 
 export interface ProviderLimits {
   /** Requests of this provider in flight at once. */

@@ -12,6 +12,7 @@ import type { Agent, Brood, TurnResult } from '../../../src/index.js';
 import { moduleAdapter, scriptedModels, subagentTool } from '../../../src/index.js';
 import { pause } from '../../support/deferred.js';
 import { eventsOf, ofType, turnEvents } from '../../support/events.js';
+import { FakeClock } from '../../support/fake-clock.js';
 import { route } from '../../support/route.js';
 import { makeBrood, RUNNERS } from '../../support/runtime.js';
 import { BEFORE_ANSWER } from './fixtures/answer-hook-adapter.mjs';
@@ -41,18 +42,38 @@ async function cellLeaves(cells: Int32Array, index: number, from: number): Promi
 }
 
 const GRACE_MS = 200;
-/** The child's request outlasts its cancel grace, so a worker child is stopped by force (its thread recycled). */
-const CHILD_HOLD_MS = GRACE_MS + 1300;
+/**
+ * The child's request outlasts the latest cancel (300 ms in) well, so a worker child is stopped by
+ * force (its thread recycled) before it would answer; the grace itself runs on a fake clock
+ * (`gracesRunOut`). An inline child cannot be stopped: its turn ends when this hold does.
+ */
+const CHILD_HOLD_MS = 1000;
+
+/** Waits for `result`, letting every cancel grace armed on `clock` meanwhile run out at once. */
+async function gracesRunOut<T>(clock: FakeClock, result: Promise<T>): Promise<T> {
+  let settled = false;
+  const settle = () => {
+    settled = true;
+  };
+  result.then(settle, settle);
+  while (!settled) {
+    if (clock.timers > 0) clock.advance(GRACE_MS);
+    await pause(1);
+  }
+  return result;
+}
 
 describe.each(RUNNERS)("runner: '%s'", (runner) => {
   describe.each(PATHS)('aborted through the %s', (path) => {
     it.each([0, 100, 300])(
       'a child that ignores cancellation, aborted %i ms into its request: no further parent request, the turn ends aborted',
       async (delayMs) => {
+        using clock = new FakeClock();
         const cells = new Int32Array(new SharedArrayBuffer(8));
         // One thread: the child shares it with the parent, so the child's forced stop recycles the
         // parent's thread too and the parent's driver is recovered onto a new one mid-cancel.
         brood = makeBrood(runner, {
+          _internal: { setTimer: clock.setTimeout },
           pool: { threads: 1, cancelGraceMs: GRACE_MS },
           models: [
             moduleAdapter({
@@ -69,7 +90,7 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
         await cellLeaves(cells, CHILD_REQUESTS, 0);
         await pause(delayMs);
         turn.abort();
-        const result = await turn.result;
+        const result = await gracesRunOut(clock, turn.result);
 
         expect(result.stopReason).toBe('aborted');
         expect(result.output).not.toContain('after the child');

@@ -9,8 +9,10 @@ import type { Brood, BroodOptions } from '../../../src/index.js';
 import { createBrood, defineTool, inlineProvider, scriptedModels } from '../../../src/index.js';
 import { ofType } from '../../support/events.js';
 import { ExecutionCounter } from '../../support/execution-counter.js';
+import { FakeClock } from '../../support/fake-clock.js';
 import { route } from '../../support/route.js';
 import { tapStore } from '../../support/tap-store.js';
+import { until } from '../../support/until.js';
 import { expectWellFormed } from '../../support/well-formed.js';
 
 let brood: Brood | undefined;
@@ -22,26 +24,44 @@ afterEach(async () => {
 
 type Scripts = NonNullable<Parameters<typeof scriptedModels>[0]['scripts']>;
 
-function setup(scripts: Scripts, pool: BroodOptions['pool'] = {}) {
+const GRACE_MS = 300;
+
+function setup(scripts: Scripts, pool: BroodOptions['pool'] = {}, clock?: FakeClock) {
   const tap = tapStore();
   brood = createBrood({
     sessions: tap.store,
     models: [scriptedModels({ id: 'scripted', scripts })],
-    pool: { threads: 2, hangTimeoutMs: 1500, cancelGraceMs: 300, ...pool },
+    pool: { threads: 2, hangTimeoutMs: 1500, cancelGraceMs: GRACE_MS, ...pool },
     codeBusyTimeoutMs: 300,
+    ...(clock === undefined ? {} : { _internal: { setTimer: clock.setTimeout } }),
   });
   return { brood, tap };
 }
 
+/** With the cancel grace on a fake clock, the hang watchdog (real time) cannot be first to stop a spin. */
+const WATCHDOG_LATER = { hangTimeoutMs: 10_000 };
+
+/** The cancel grace runs on `clock`: once the cancel has armed it, the grace passes at once. */
+async function graceRunsOut(clock: FakeClock): Promise<void> {
+  await until(() => clock.timers > 0);
+  clock.advance(GRACE_MS);
+}
+
 it('a hang that ignores agent.cancel() is stopped by force after cancelGraceMs: the turn ends aborted', async () => {
-  const { brood, tap } = setup([{ match: 'spin', turns: [{ fault: 'hang' }, { text: 'back {{prompt}}' }] }]);
+  using clock = new FakeClock();
+  const { brood, tap } = setup(
+    [{ match: 'spin', turns: [{ fault: 'hang' }, { text: 'back {{prompt}}' }] }],
+    WATCHDOG_LATER,
+    clock,
+  );
   const agent = await brood.createAgent({ model: route });
   const bystander = await brood.createAgent({ model: route });
   const result = agent.run('spin forever');
   await tap.waitFor(agent.id, 'model/request');
   agent.cancel();
+  await graceRunsOut(clock);
   const ended = await result;
-  // 'aborted' (cancellation was asked for), not the hang watchdog's 'error' (hangTimeoutMs 1500).
+  // 'aborted' (cancellation was asked for), not the hang watchdog's 'error'.
   expect(ended.stopReason).toBe('aborted');
   expect(ended.diagnostic).toMatch(/force/);
   const events = await expectWellFormed(brood.sessions, agent.id);
@@ -55,12 +75,14 @@ it('a hang that ignores agent.cancel() is stopped by force after cancelGraceMs: 
 });
 
 it('a run() whose signal aborts during a hang also ends aborted by force', async () => {
-  const { brood, tap } = setup([{ match: 'spin', turns: [{ fault: 'hang' }] }]);
+  using clock = new FakeClock();
+  const { brood, tap } = setup([{ match: 'spin', turns: [{ fault: 'hang' }] }], WATCHDOG_LATER, clock);
   const agent = await brood.createAgent({ model: route });
   const controller = new AbortController();
   const result = agent.run('spin please', { signal: controller.signal });
   await tap.waitFor(agent.id, 'model/request');
   controller.abort();
+  await graceRunsOut(clock);
   const ended = await result;
   expect(ended.stopReason).toBe('aborted');
   expect(ended.diagnostic).toMatch(/force/);

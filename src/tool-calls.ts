@@ -1,9 +1,9 @@
 /**
- * Tool types that do not refer to an agent: schemas, views, calls and results. A tool's definition,
- * context and registry carry the Agent and stay with it in src/types.ts (they refer to each other, and
- * the import check admits no circle, type-only ones included).
+ * Tool types that do not refer to an agent: schemas, views, calls and results. Both sides of the
+ * thread boundary use them. A tool's definition, context and registry carry the Agent and stay with it
+ * in src/types.ts (they refer to each other, and the import check admits no circle).
  */
-import type { MessagePart } from '../models/content-parts.js';
+import type { MessagePart } from './models/content-parts.js';
 
 export type JsonSchemaObject = { [key: string]: unknown };
 

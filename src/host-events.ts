@@ -1,6 +1,6 @@
 /** Host events (SPEC §15): what brood.events() / agent.events() yield. */
-import type { BudgetKind } from '../scheduler/types.js';
-import type { StopReason, Usage } from '../turn-result.js';
+import type { BudgetKind } from './scheduler/types.js';
+import type { StopReason, Usage } from './turn-result.js';
 
 export interface BroodEventBase {
   agentId: string;

@@ -1,7 +1,7 @@
 /** Streaming a run (agent.stream(); docs/service.md): the stream and the AI SDK UI message chunks brood writes. */
 import type { ServerResponse } from 'node:http';
-import type { StopReason, TurnResult, Usage } from '../turn-result.js';
-import type { BroodEvent } from './types.js';
+import type { BroodEvent } from './host-events.js';
+import type { StopReason, TurnResult, Usage } from './turn-result.js';
 
 /**
  * One turn as it happens. Its events, its UI message stream, its Response and its piping all read the
