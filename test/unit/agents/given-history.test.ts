@@ -4,10 +4,13 @@
  * the agent's own turns start after it. Inline runner: the request-level checks against real
  * providers are in test/threads/content/history.e2e.test.ts.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkHistory, type HistoryMessage, loggedHistory } from '../../../src/agents/given-history.js';
 import type { Brood, BroodOptions } from '../../../src/index.js';
-import { memorySessions, scriptedModels } from '../../../src/index.js';
+import { fileSessions, memorySessions, scriptedModels } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { inlineBrood } from '../../support/runtime.js';
 
@@ -252,6 +255,26 @@ describe('createAgent({ history })', () => {
     const agent = await runtime.createAgent({ model: SCRIPTED, history: WEATHER });
     expect((await agent.run('And tomorrow?')).output).toBe('first step');
     expect((await agent.run('and after?')).output).toBe('second step');
+  });
+
+  it('a resumed agent still starts its own turns after the history (a new runtime over the same files)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'brood-history-'));
+    try {
+      const models = [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [{ match: 'And tomorrow?', turns: [{ text: 'first step' }, { text: 'second step' }] }],
+        }),
+      ];
+      const first = inlineBrood({ sessions: fileSessions(dir), models });
+      const agent = await first.createAgent({ model: SCRIPTED, id: 'kept', history: WEATHER });
+      expect((await agent.run('And tomorrow?')).output).toBe('first step');
+      await first.close();
+      const resumed = await open({ sessions: fileSessions(dir), models }).resumeAgent('kept');
+      expect((await resumed.run('and after?')).output).toBe('second step');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('an empty history is no history: nothing is written', async () => {
