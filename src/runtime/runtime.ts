@@ -5,7 +5,7 @@
  * holds it privately; plugins reach it through the typed `PluginAccess`.
  */
 import type { AgentImpl } from '../agents/agent.js';
-import { composeAgent } from '../agents/factory.js';
+import { composeAgent, newSession } from '../agents/factory.js';
 import { givenHistory, type HistoryMessage, historyEvent } from '../agents/given-history.js';
 import { type RestoreHooks, restoreAgent } from '../agents/restore.js';
 import { checkContext } from '../agents/signals.js';
@@ -284,15 +284,7 @@ export class Runtime implements SubagentCore {
       ...(parsed.budget === undefined ? {} : { budget: parsed.budget }),
       ...(parsed.persona === undefined ? {} : { persona: parsed.persona }),
       ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
-      // The given conversation is not the agent's own: a scripted model's script starts after it.
-      session: {
-        nextSeq: 0,
-        history,
-        ownStart: history.length,
-        lastTurn: 0,
-        unclaimed: [],
-        lastRequestRoute: undefined,
-      },
+      session: newSession(history),
     });
     let acquired = false;
     try {
