@@ -65,7 +65,7 @@ function checkMessages(input: unknown, limits: HistoryLimits): ChatMessage[] {
   for (let index = 0; index < input.length; index++) {
     const where = `history[${index}]`;
     const entry: unknown = input[index];
-    if (!isPlainObject(entry)) throw invalid(`${where} is not an object`);
+    if (!isPlainObject(entry)) throw invalid(`${where} is not a plain object ({ role, content, … })`);
     const role = checkRole(entry.role, where);
     checkKeys(entry, KEYS[role], `${where} (${role})`);
     if (role === 'tool') {
@@ -150,7 +150,7 @@ function checkToolCalls(value: unknown, where: string): ToolCallRecord[] {
   if (!Array.isArray(value)) throw invalid(`${where} has 'toolCalls' that is not an array`);
   return value.map((call: unknown, index) => {
     const at = `${where}.toolCalls[${index}]`;
-    if (!isPlainObject(call)) throw invalid(`${at} is not an object`);
+    if (!isPlainObject(call)) throw invalid(`${at} is not a plain object ({ id, name, arguments })`);
     checkKeys(call, CALL_KEYS, at);
     const { id, name } = call;
     if (typeof id !== 'string' || id === '') throw invalid(`${at} has no non-empty string 'id'`);

@@ -91,7 +91,7 @@ describe('a history as brood keeps it', () => {
 describe('a history is refused with INVALID_ARGS naming what is wrong', () => {
   const refused: [string, unknown, RegExp][] = [
     ['not an array', { role: 'user', content: 'x' }, /must be an array/],
-    ['a message that is not an object', ['hi'], /history\[0\] is not an object/],
+    ['a message that is not an object', ['hi'], /history\[0\] is not a plain object/],
     [
       "a system message (the system prompt is brood's)",
       [{ role: 'system', content: 'Be terse.' }],
