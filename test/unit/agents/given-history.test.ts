@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkHistory, type HistoryMessage, loggedHistory } from '../../../src/agents/given-history.js';
 import type { Brood, BroodOptions } from '../../../src/index.js';
-import { fileSessions, memorySessions, scriptedModels } from '../../../src/index.js';
+import { fileSessions, memorySessions, openAICompatible, scriptedModels } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { inlineBrood } from '../../support/runtime.js';
 
@@ -228,6 +228,23 @@ describe('createAgent({ history })', () => {
     expect(await runtime.sessions.list()).toEqual([]);
     // The id was never taken: the same agent can be created with a good history.
     await runtime.createAgent({ model: SCRIPTED, id: 'a1', history: WEATHER });
+  });
+
+  it("holds the history to the runtime's maxInputBytes and to what the route's provider can carry", async () => {
+    const runtime = open({
+      maxInputBytes: 16,
+      models: [openAICompatible({ id: 'oa', baseURL: 'http://127.0.0.1:9/v1', models: ['gpt-x'] })],
+    });
+    const image = (bytes: number, mediaType: string): HistoryMessage[] => [
+      { role: 'user', content: [{ type: 'image', data: new Uint8Array(bytes), mediaType }] },
+    ];
+    const model = { provider: 'oa', model: 'gpt-x' };
+    const tooBig = await expectCode(runtime.createAgent({ model, history: image(17, 'image/png') }), 'INVALID_ARGS');
+    expect(tooBig.details).toEqual({ bytes: 17, maxInputBytes: 16 });
+    const tiff = await expectCode(runtime.createAgent({ model, history: image(8, 'image/tiff') }), 'INVALID_ARGS');
+    expect(tiff.message).toContain('image/tiff');
+    expect(await runtime.sessions.list()).toEqual([]);
+    await runtime.createAgent({ model, history: image(16, 'image/png') });
   });
 
   it('writes the history once, before any turn, as the model history it will continue', async () => {
