@@ -5,6 +5,7 @@
  */
 
 import type { ResourceLimits } from 'node:worker_threads';
+import type { HistoryMessage } from './agents/given-history.js';
 import type { Approvals, ApprovalsOptions } from './approvals/types.js';
 import { broodOptionsSchema, type ParsedBroodOptions, parseConfig } from './config.js';
 import { BroodError } from './errors.js';
@@ -102,6 +103,8 @@ export interface CreateAgentOptions {
   budget?: Budget;
   /** Already aborted, or aborted before the agent is published: rejects ABORTED and nothing is published. */
   signal?: AbortSignal;
+  /** A conversation the agent's first turn continues (docs/agents-and-turns.md, "History"). */
+  history?: HistoryMessage[];
 }
 
 export interface ResumeAgentOptions {

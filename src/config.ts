@@ -222,6 +222,8 @@ export const createAgentOptionsSchema = z.strictObject({
   maxSteps: maxStepsSchema.optional(),
   budget: budgetSchema.optional(),
   signal: signalSchema.optional(),
+  // Checked by givenHistory (INVALID_ARGS naming the message), after the route names its provider.
+  history: z.unknown().optional(),
 });
 
 export const usageOptionsSchema = z.strictObject({ subtree: z.boolean().optional() });

@@ -4,6 +4,7 @@
 export type { AcpPermissionPolicy, AcpPermissionRequest, AcpProviderOptions } from './acp/client/options.js';
 export type { AcpProvider } from './acp/client/provider.js';
 export { acpProvider } from './acp/client/provider.js';
+export type { HistoryMessage, HistoryToolCall } from './agents/given-history.js';
 export type * from './approvals/types.js';
 export * from './brood.js';
 export type { SubagentToolConfig } from './delegation/index.js';

@@ -5,6 +5,7 @@
  */
 
 import { BroodError, errorMessage } from '../errors.js';
+import type { ChatMessage } from '../models/types.js';
 import { registerPersona } from '../prompt/system.js';
 import type { Budget } from '../scheduler/types.js';
 import { renderSdk } from '../tools/code-mode-sdk.js';
@@ -37,6 +38,15 @@ export interface AgentComposition {
   /** Extra private setup (e.g. a provider's hook); throwing aborts the composition. */
   setup?: (agent: AgentImpl) => void;
   session: Pick<AgentInit, 'nextSeq' | 'history' | 'ownStart' | 'lastTurn' | 'unclaimed' | 'lastRequestRoute'>;
+}
+
+/**
+ * The session state of an agent the host creates: nothing logged yet, and the conversation it was
+ * given (none, or createAgent's history). That conversation is not the agent's own work: its own
+ * messages start after it (a scripted model's script included).
+ */
+export function newSession(history: ChatMessage[]): AgentComposition['session'] {
+  return { nextSeq: 0, history, ownStart: history.length, lastTurn: 0, unclaimed: [], lastRequestRoute: undefined };
 }
 
 export const SDK_SECTION = 'tools:sdk';

@@ -15,6 +15,7 @@ import {
   type SubagentDescriptorData,
 } from '../sessions/event-types.js';
 import type { ModelRoute, SessionEvent } from '../types.js';
+import { loggedHistory } from './given-history.js';
 
 export interface AcceptedMessage {
   id: string;
@@ -26,6 +27,8 @@ export interface AcceptedMessage {
 
 export interface RebuiltSession {
   history: ChatMessage[];
+  /** How many of `history`'s messages are the conversation the agent was created with (agent/history). */
+  givenMessages: number;
   lastTurn: number;
   unclaimed: AcceptedMessage[];
   openTurn: number | undefined;
@@ -43,6 +46,7 @@ export function rebuildSession(events: SessionEvent[], options: { keepOpenTurn?:
   const claimed = new Set<string>();
   const result: RebuiltSession = {
     history: [],
+    givenMessages: 0,
     lastTurn: 0,
     unclaimed: [],
     openTurn: undefined,
@@ -62,6 +66,12 @@ export function rebuildSession(events: SessionEvent[], options: { keepOpenTurn?:
   for (const logged of events) {
     const event = knownEvent(logged);
     switch (event?.type) {
+      case 'agent/history': {
+        const given = loggedHistory(event.data.messages);
+        result.history.push(...given);
+        result.givenMessages += given.length;
+        break;
+      }
       case 'user/message': {
         const { id, text, source, delivery } = event.data;
         const parts = loggedParts(event.data.parts, `message ${id}`);

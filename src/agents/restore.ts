@@ -126,7 +126,7 @@ async function rebuildAgent(
     session: {
       nextSeq: events.length,
       history: rebuilt.history,
-      ownStart: seedMessages(events, header.seedLength),
+      ownStart: ownStartOf(events, header, rebuilt.givenMessages),
       lastTurn: rebuilt.lastTurn,
       unclaimed: withContext(rebuilt.unclaimed, options.context),
       // An explicit resume route replaces the logged one for children too.
@@ -188,6 +188,14 @@ function withContext<M extends object>(messages: M[], context: unknown): (M & { 
 
 function withRunner(runner: DriverRunner | undefined): { runner?: DriverRunner } {
   return runner === undefined ? {} : { runner };
+}
+
+/**
+ * Where the agent's own messages start: after a fork child's seed, or after the conversation a
+ * top-level agent was created with (a child's given history, if any, is part of its seed).
+ */
+function ownStartOf(events: SessionEvent[], header: SessionHeader, givenMessages: number): number {
+  return header.seedLength ? seedMessages(events, header.seedLength) : givenMessages;
 }
 
 /** How many history messages came from a fork seed: the driver's scripted cursor starts after them. */

@@ -37,8 +37,11 @@ const RUNTIME_OPTIONS_NOT_IN_JSON = [
   'preferences',
   'onDiagnostic',
 ] as const;
-/** `id`: each run (each ACP session) is a new agent; `depth`, `signal`: set by the CLI. */
-const AGENT_OPTIONS_NOT_IN_JSON = ['id', 'depth', 'signal'] as const;
+/**
+ * `id`: each run (each ACP session) is a new agent; `depth`, `signal`: set by the CLI; `history`: a
+ * conversation belongs to a request, not to a config.
+ */
+const AGENT_OPTIONS_NOT_IN_JSON = ['id', 'depth', 'signal', 'history'] as const;
 const MCP_OPTIONS_NOT_IN_JSON = ['scope', 'onStatus'] as const;
 
 function without<S extends Record<string, unknown>, K extends keyof S>(shape: S, keys: readonly K[]): Omit<S, K> {

@@ -5,7 +5,8 @@
  * holds it privately; plugins reach it through the typed `PluginAccess`.
  */
 import type { AgentImpl } from '../agents/agent.js';
-import { composeAgent } from '../agents/factory.js';
+import { composeAgent, newSession } from '../agents/factory.js';
+import { givenHistory, type HistoryMessage, historyEvent } from '../agents/given-history.js';
 import { type RestoreHooks, restoreAgent } from '../agents/restore.js';
 import { checkContext } from '../agents/signals.js';
 import type { AgentDeps } from '../agents/types.js';
@@ -76,6 +77,7 @@ export interface AgentOptionsInput {
   maxSteps?: number;
   budget?: Budget;
   signal?: AbortSignal;
+  history?: HistoryMessage[];
 }
 
 export interface ResumeOptionsInput {
@@ -268,6 +270,7 @@ export class Runtime implements SubagentCore {
     const codeMode = parsed.codeMode ?? this.codeMode;
     // Sampled once, at creation: later preference changes never affect an existing session (SPEC §11.9).
     const modelSelectionEnabled = this.preferences?.get('subagent-model-selection.enabled') === true;
+    const history = givenHistory(parsed.history, this.agentDeps, route.provider);
     const { agent, rollback } = composeAgent(this, {
       id,
       depth,
@@ -281,7 +284,7 @@ export class Runtime implements SubagentCore {
       ...(parsed.budget === undefined ? {} : { budget: parsed.budget }),
       ...(parsed.persona === undefined ? {} : { persona: parsed.persona }),
       ...(parsed.toolFilter === undefined ? {} : { toolFilter: parsed.toolFilter }),
-      session: { nextSeq: 0, history: [], ownStart: 0, lastTurn: 0, unclaimed: [], lastRequestRoute: undefined },
+      session: newSession(history),
     });
     let acquired = false;
     try {
@@ -308,6 +311,7 @@ export class Runtime implements SubagentCore {
     agent.writer.append([
       { type: 'agent/descriptor', data: descriptor },
       ...modelSelectionEvents(modelSelectionEnabled),
+      ...(history.length === 0 ? [] : [historyEvent(history)]),
     ]);
     this.agents.set(id, agent);
     return agent;

@@ -8,7 +8,7 @@
  * store may hold events of types this version does not know. Readers narrow with `knownEvent`.
  */
 import type { MessagePart } from '../models/content-parts.js';
-import type { ModelFinish, ReasoningBlock, ToolCallRecord } from '../models/types.js';
+import type { ChatMessage, ModelFinish, ReasoningBlock, ToolCallRecord } from '../models/types.js';
 import type { Budget } from '../scheduler/types.js';
 import type { CodeMode, ModelRoute, SessionEvent, StopReason, ToolFilter, Usage } from '../types.js';
 
@@ -61,6 +61,11 @@ export type SessionEventDataMap = {
   'agent/descriptor': AgentDescriptorData;
   'subagent/descriptor': SubagentDescriptorData;
   'subagent/model-selection-enabled': Record<string, never>;
+  /**
+   * The conversation a top-level agent was created with (`createAgent({ history })`), as the model
+   * history it continues; written once, before its first turn. A fork child's seed carries it along.
+   */
+  'agent/history': { messages: ChatMessage[] };
   /**
    * `delivery` marks a message that does not claim a turn of its own the usual way (a child's report):
    * `next-step` joins a running turn at its next model step, `quiet` joins the next turn. `from` is the
@@ -197,6 +202,7 @@ const KNOWN_TYPES: Record<SessionEventType, true> = {
   'agent/descriptor': true,
   'subagent/descriptor': true,
   'subagent/model-selection-enabled': true,
+  'agent/history': true,
   'user/message': true,
   'turn/start': true,
   'turn/join': true,

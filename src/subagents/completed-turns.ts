@@ -1,6 +1,7 @@
 /**
- * A fork child's seed: the parent's completed turns as session events. Events of the turn in
- * progress, messages no completed turn claimed, and the parent's own descriptors are left out.
+ * A fork child's seed: the parent's completed turns (and the history it was created with) as session
+ * events. Events of the turn in progress, messages no completed turn claimed, and the parent's own
+ * descriptors are left out.
  */
 import type { AgentImpl } from '../agents/agent.js';
 import { isEventOf, messagesTaken, type SessionEventType } from '../sessions/event-types.js';
@@ -17,7 +18,8 @@ export async function completedTurns(core: SubagentCore, parent: AgentImpl): Pro
   const { events } = await core.store.read(parent.id);
   let lastEnd = -1;
   events.forEach((event, index) => {
-    if (event.type === 'turn/end') lastEnd = index;
+    // The conversation the parent was created with counts as completed, even before its first turn ends.
+    if (event.type === 'turn/end' || event.type === 'agent/history') lastEnd = index;
   });
   const completed = events.slice(0, lastEnd + 1);
   const claimed = new Set<string>();
