@@ -46,6 +46,7 @@ const LAYERS = [
       'src/host-events.ts',
       'src/agent-stream.ts',
       'src/tool-calls.ts',
+      'src/content-part.ts',
       'src/comlink-node-adapter.d.ts',
       'src/depth.ts',
       'src/util/describe.ts',
@@ -96,6 +97,7 @@ const SHARED = [
   'src/types.ts',
   // Types src/types.ts re-exports: tool calls and results, host events, how a turn ended.
   'src/tool-calls.ts',
+  'src/content-part.ts',
   'src/host-events.ts',
   'src/agent-stream.ts',
   'src/turn-result.ts',

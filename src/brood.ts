@@ -5,7 +5,6 @@
  */
 
 import type { ResourceLimits } from 'node:worker_threads';
-import type { HistoryMessage } from './agents/given-history.js';
 import type { Approvals, ApprovalsOptions } from './approvals/types.js';
 import { broodOptionsSchema, type ParsedBroodOptions, parseConfig } from './config.js';
 import { BroodError } from './errors.js';
@@ -15,11 +14,12 @@ import { scriptedModels } from './models/scripted.js';
 import type { ModelProviderConfig } from './models/types.js';
 import { registerPersona } from './prompt/system.js';
 import type { RunnerChoice } from './queue/config.js';
+import type { CreateAgentOptions, ResumeAgentOptions } from './runtime/agent-options.js';
 import { isPromiseLike } from './runtime/async-plugins.js';
 import { attachPluginAccess } from './runtime/plugin-access.js';
 import { recover } from './runtime/recover.js';
 import { Runtime } from './runtime/runtime.js';
-import type { Budget, Limits, SchedulerView } from './scheduler/types.js';
+import type { Limits, SchedulerView } from './scheduler/types.js';
 import { memorySessions } from './sessions/memory.js';
 import { forkProvider, spawnProvider } from './subagents/providers.js';
 import type { SubagentProvider, SubagentRuntime } from './subagents/types.js';
@@ -31,12 +31,10 @@ import type {
   BroodEventsOptions,
   CodeMode,
   CodeResourceLimits,
-  ModelRoute,
   PromptRegistry,
   RecoveredTurn,
   RecoverOptions,
   SessionStore,
-  ToolFilter,
   ToolRegistry,
   UsageNode,
 } from './types.js';
@@ -45,6 +43,8 @@ import { type Disposer, makeDisposer } from './util/disposer.js';
 import { guardDisposed } from './util/guard.js';
 import type { IdGenerator } from './util/ids.js';
 import { readUntrusted } from './util/untrusted.js';
+
+export type { CreateAgentOptions, ResumeAgentOptions };
 
 export interface BroodOptions {
   models?: ModelProviderConfig[];
@@ -88,31 +88,6 @@ export interface BroodOptions {
     /** The timer approval expiry and cancel grace run on (returns its cancel). */
     setTimer?: (fn: () => void, ms: number) => () => void;
   };
-}
-
-export interface CreateAgentOptions {
-  id?: string;
-  model: ModelRoute;
-  persona?: string;
-  toolFilter?: ToolFilter;
-  codeMode?: CodeMode;
-  depth?: number;
-  /** Model requests per turn for this agent (default: the runtime's maxSteps). */
-  maxSteps?: number;
-  /** Deadline and token budget of each of this agent's runs (see docs/limits-and-budgets.md). */
-  budget?: Budget;
-  /** Already aborted, or aborted before the agent is published: rejects ABORTED and nothing is published. */
-  signal?: AbortSignal;
-  /** A conversation the agent's first turn continues (docs/agents-and-turns.md, "History"). */
-  history?: HistoryMessage[];
-}
-
-export interface ResumeAgentOptions {
-  model?: ModelRoute;
-  depth?: number;
-  signal?: AbortSignal;
-  /** The per-request context of the turns this resume runs (a live agent is returned as it is). */
-  context?: unknown;
 }
 
 /**

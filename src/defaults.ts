@@ -26,6 +26,8 @@ export const DEFAULTS = {
   maxPoolThreads: 256,
   /** Heap cap of each pool thread. */
   maxOldGenerationSizeMb: 1024,
+  /** The largest content part (image, file, text) a message may carry, in bytes (createBrood `maxInputBytes`). */
+  maxInputBytes: 20 * 1024 * 1024,
   /** Model requests per turn before a turn ends 'max-steps' (SPEC §15). */
   maxSteps: 100,
   /** memorySessions (the default store): what it keeps of trees whose agents are all disposed. */

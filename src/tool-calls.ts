@@ -3,7 +3,7 @@
  * thread boundary use them. A tool's definition, context and registry carry the Agent and stay with it
  * in src/types.ts (they refer to each other, and the import check admits no circle).
  */
-import type { MessagePart } from './models/content-parts.js';
+import type { MessagePart } from './content-part.js';
 
 export type JsonSchemaObject = { [key: string]: unknown };
 

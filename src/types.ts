@@ -9,8 +9,8 @@
  */
 import type { z } from 'zod';
 import type { AgentStream } from './agent-stream.js';
+import type { ContentPart } from './content-part.js';
 import type { AgentEventsOptions, BroodEvent } from './host-events.js';
-import type { ContentPart } from './models/content-parts.js';
 import type { Budget } from './scheduler/types.js';
 import type {
   ApprovalVerdict,

@@ -4,22 +4,11 @@
  * `MessagePart`s — the same shape with bytes as base64 text, so the session log, the parent's history
  * and the driver's copy all hold one string per part and no request encodes them again.
  */
+import type { MessagePart } from '../content-part.js';
+import { DEFAULTS } from '../defaults.js';
 import { BroodError } from '../errors.js';
 
-/** What a host may put in a message (run, send, stream). */
-export type ContentPart =
-  | { type: 'text'; text: string }
-  | { type: 'image'; data: Uint8Array | string /* base64 or a data:/https: URL */; mediaType: string }
-  | { type: 'file'; data: Uint8Array | string; mediaType: string; filename?: string };
-
-/**
- * A content part as brood keeps it: `data` is base64 (no `data:` prefix) or an `https:` URL the provider
- * fetches itself (base64 has no `:`, so the two never collide). The media type is lower-cased.
- */
-export type MessagePart =
-  | { type: 'text'; text: string }
-  | { type: 'image'; data: string; mediaType: string }
-  | { type: 'file'; data: string; mediaType: string; filename?: string };
+export type { ContentPart, MessagePart } from '../content-part.js';
 
 /** A message's input once checked: its text (the text parts joined) and, when it had media, every part in order. */
 export interface CheckedInput {
@@ -28,8 +17,8 @@ export interface CheckedInput {
   parts?: MessagePart[];
 }
 
-/** createBrood's default `maxInputBytes`: 20 MiB per part. */
-export const DEFAULT_MAX_INPUT_BYTES = 20 * 1024 * 1024;
+/** createBrood's default `maxInputBytes` (src/defaults.ts). */
+export const DEFAULT_MAX_INPUT_BYTES = DEFAULTS.maxInputBytes;
 
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/;
 // One character class, no repeated group: a group repeated per 4 characters recurses in V8's regexp

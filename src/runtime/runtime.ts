@@ -6,7 +6,7 @@
  */
 import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent, newSession } from '../agents/factory.js';
-import { givenHistory, type HistoryMessage, historyEvent } from '../agents/given-history.js';
+import { givenHistory, historyEvent } from '../agents/given-history.js';
 import { type RestoreHooks, restoreAgent } from '../agents/restore.js';
 import { checkContext } from '../agents/signals.js';
 import type { AgentDeps } from '../agents/types.js';
@@ -38,7 +38,7 @@ import { createPromptSystem, type PromptSystem } from '../prompt/system.js';
 import { isQueueRunnerConfig, type QueueRunnerConfig } from '../queue/config.js';
 import { QueueRunner } from '../queue/queue-runner.js';
 import { Scheduler } from '../scheduler/scheduler.js';
-import type { Budget, SchedulerView } from '../scheduler/types.js';
+import type { SchedulerView } from '../scheduler/types.js';
 import { modelSelectionEvents } from '../sessions/event-types.js';
 import { readUsageTree } from '../sessions/usage-tree.js';
 import type { SubagentCore } from '../subagents/core.js';
@@ -48,13 +48,14 @@ import type { SubagentEventName, SubagentRun } from '../subagents/types.js';
 import { createTelemetry } from '../telemetry/setup.js';
 import { InlineRunner } from '../thread/inline-runner.js';
 import { createToolSystem, type ToolSystem } from '../tools/system.js';
-import type { Agent, CodeMode, ModelRoute, SessionStore, UsageNode } from '../types.js';
+import type { Agent, CodeMode, SessionStore, UsageNode } from '../types.js';
 import { describe } from '../util/describe.js';
 import type { IdGenerator } from '../util/ids.js';
 import { defaultIds } from '../util/ids.js';
 import { withDefaults } from '../util/plain.js';
 import type { DriverRunner } from '../wire/runner.js';
 import { VersionCell } from '../wire/version-cell.js';
+import type { CreateAgentOptions, ResumeAgentOptions } from './agent-options.js';
 import { AsyncPlugins } from './async-plugins.js';
 import { type DiagnosticSink, diagnosticSink } from './diagnostics.js';
 
@@ -65,26 +66,6 @@ export interface RuntimeParts {
   generateId?: IdGenerator;
   now?: () => number;
   setTimer?: Clock['setTimeout'];
-}
-
-export interface AgentOptionsInput {
-  id?: string;
-  model: ModelRoute;
-  persona?: string;
-  toolFilter?: { allow?: string[]; deny?: string[] };
-  codeMode?: CodeMode;
-  depth?: number;
-  maxSteps?: number;
-  budget?: Budget;
-  signal?: AbortSignal;
-  history?: HistoryMessage[];
-}
-
-export interface ResumeOptionsInput {
-  model?: ModelRoute;
-  depth?: number;
-  signal?: AbortSignal;
-  context?: unknown;
 }
 
 export class Runtime implements SubagentCore {
@@ -221,7 +202,7 @@ export class Runtime implements SubagentCore {
     return impl === agent ? impl : undefined;
   }
 
-  restore(sessionId: string, options: ResumeOptionsInput = {}): Promise<AgentImpl> {
+  restore(sessionId: string, options: ResumeAgentOptions = {}): Promise<AgentImpl> {
     return restoreAgent(this, this.restoreHooks, sessionId, options);
   }
 
@@ -253,7 +234,7 @@ export class Runtime implements SubagentCore {
     return isQueueRunnerConfig(provider?.runner) ? this.queueRunner(provider.runner) : this.agentDeps.runner;
   }
 
-  async createAgent(options: AgentOptionsInput): Promise<Agent> {
+  async createAgent(options: CreateAgentOptions): Promise<Agent> {
     this.assertOpen();
     await this.agentDeps.hub.telemetry?.ready();
     const parsed = parseConfig(createAgentOptionsSchema, options, 'createAgent options');
@@ -317,7 +298,7 @@ export class Runtime implements SubagentCore {
     return agent;
   }
 
-  async resumeAgent(sessionId: string, options: ResumeOptionsInput = {}): Promise<Agent> {
+  async resumeAgent(sessionId: string, options: ResumeAgentOptions = {}): Promise<Agent> {
     this.assertOpen();
     const parsed = parseConfig(resumeAgentOptionsSchema, options ?? {}, 'resumeAgent options');
     // Checked here, not by the store, so every store gives the same answer (memorySessions would say NOT_RESUMABLE).
@@ -332,7 +313,7 @@ export class Runtime implements SubagentCore {
     checkContext(parsed.context, 'resumeAgent options');
     await this.agentDeps.hub.telemetry?.ready();
     // The parsed copy, not the host's object: its getters were read once, under parseConfig's guard.
-    return this.agents.get(sessionId) ?? this.restore(sessionId, parsed as ResumeOptionsInput);
+    return this.agents.get(sessionId) ?? this.restore(sessionId, parsed as ResumeAgentOptions);
   }
 
   /** brood.usage(): what the sessions record, after every live agent's pending events are written. */
