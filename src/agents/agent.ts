@@ -308,9 +308,14 @@ export class AgentImpl implements GatewayAgent {
    * thread death uses: nothing answered is asked again, unanswered calls are issued again and the
    * parent decides what each gets (src/agents/resumed-calls.ts). Settles with that turn's result.
    */
-  continueOpenTurn(open: OpenTurn, awaitingApproval: ReadonlySet<string>, context?: unknown): Promise<TurnResult> {
+  continueOpenTurn(
+    open: OpenTurn,
+    awaitingApproval: ReadonlySet<string>,
+    context?: unknown,
+    structured?: StructuredTurn,
+  ): Promise<TurnResult> {
     const result = this.inbox.result(open.messageId);
-    const turn = this.turns.resumeOpen(open, awaitingApproval, context);
+    const turn = this.turns.resumeOpen(open, awaitingApproval, context, structured);
     this.busy = true;
     this.observer?.activationStarted();
     const lease = this.governor.openLease();

@@ -108,6 +108,10 @@ export class TurnGovernor implements TurnHooks {
     child.forMessage(messageId, tighten(ceiling, this.remainder()), this.account());
   }
 
+  budgetOf(messageId: string): Budget | undefined {
+    return this.pending.get(messageId)?.budget;
+  }
+
   /** A turn claimed its message: its watch starts, its wall time counted from the message's acceptance. */
   turnStarted(turn: CurrentTurn): void {
     const accepted = this.pending.get(turn.messageId);

@@ -9,6 +9,7 @@ import type { SessionEvent, TurnResult } from '../types.js';
 import type { AgentImpl } from './agent.js';
 import type { OpenTurn } from './open-turn.js';
 import { decideInterrupted } from './resumed-calls.js';
+import type { StructuredTurn } from './structured-turn.js';
 
 export interface ContinuedTurn {
   turn: number;
@@ -28,6 +29,7 @@ export function continueInterrupted(
   open: OpenTurn,
   awaitingApproval: ReadonlySet<string>,
   context?: unknown,
+  structured?: StructuredTurn,
 ): void {
   let rerunCalls = 0;
   let unknownCalls = 0;
@@ -37,7 +39,7 @@ export function continueInterrupted(
     else if (decision === 'unknown') unknownCalls += 1;
   }
   const replayedRequests = open.requestInFlight ? 1 : 0;
-  const result = agent.continueOpenTurn(open, awaitingApproval, context);
+  const result = agent.continueOpenTurn(open, awaitingApproval, context, structured);
   // A caller that never asks for the result (a child nobody waits for) must not leave a rejection unhandled.
   result.catch(() => undefined);
   continued.set(agent, { turn: open.turn, result, replayedRequests, rerunCalls, unknownCalls });

@@ -17,6 +17,7 @@ import { composeAgent } from './factory.js';
 import { rebuildSession } from './history.js';
 import { type OpenTurn, openTurnOf } from './open-turn.js';
 import { continueInterrupted } from './recovered-turn.js';
+import { applyResumedBudget, resumedOptions } from './resumed-options.js';
 import type { RuntimeCore } from './runtime-core.js';
 import type { AgentInit } from './types.js';
 
@@ -107,6 +108,8 @@ async function rebuildAgent(
   const descriptor: DescriptorFields = rebuilt.descriptor ?? {};
   // A limit is never dropped: a stored budget that is not one refuses the restore (INVALID_CONFIG).
   const budget = parseBudget(descriptor.budget, 'stored subagent descriptor budget');
+  const mode = modeOf(header, descriptor);
+  const resumed = open === undefined ? undefined : resumedOptions(open, mode);
   const { agent, rollback } = composeAgent(core, {
     id: sessionId,
     depth,
@@ -116,7 +119,7 @@ async function rebuildAgent(
     // A resumed agent keeps the step limit it was created with (SPEC §15).
     ...(isMaxSteps(descriptor.maxSteps) ? { maxSteps: descriptor.maxSteps } : {}),
     ...(budget === undefined ? {} : { budget }),
-    mode: modeOf(header, descriptor),
+    mode,
     modelSelectionEnabled: rebuilt.modelSelectionEnabled,
     validateFilter: false,
     ...withRunner(hooks.runnerFor(sessionId, descriptor)),
@@ -142,9 +145,13 @@ async function rebuildAgent(
   core.agents.set(sessionId, agent);
   hooks.restored(agent, descriptor);
   relistOpenRequests(core.agentDeps.approvals, agent, events);
-  if (open === undefined) agent.wake();
-  else
-    continueInterrupted(agent, open, new Set(openRequests(events).map((request) => request.callId)), options.context);
+  if (open === undefined || resumed === undefined) agent.wake();
+  else {
+    const parent = header.parentSession === undefined ? undefined : core.agents.get(header.parentSession);
+    applyResumedBudget(agent, parent, open.messageId, resumed.budget);
+    const awaitingApproval = new Set(openRequests(events).map((request) => request.callId));
+    continueInterrupted(agent, open, awaitingApproval, options.context, resumed.structured);
+  }
   return agent;
 }
 

@@ -37,9 +37,11 @@ export const MISSING_CHILD = `the child finished without a valid ${STRUCTURED_OU
 export function structuredTurn(
   outputSchema: z.ZodType | JsonSchemaObject,
   missing: string = MISSING_TOP_LEVEL,
+  /** A turn resumed after a crash: the value its log shows was recorded already. */
+  recorded?: { value: unknown },
 ): StructuredTurn {
-  let set = false;
-  let value: unknown;
+  let set = recorded !== undefined;
+  let value: unknown = recorded?.value;
   const tool = outputTool(outputSchema, (args) => {
     value = args;
     set = true;

@@ -8,6 +8,7 @@ import { setMaxListeners } from 'node:events';
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';
+import type { Budget } from '../scheduler/types.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
 import type { SessionWriter } from '../sessions/session-writer.js';
 import type { ModelRoute, StopReason, ToolResult, TurnResult, Usage, UsageNode } from '../types.js';
@@ -89,6 +90,8 @@ export interface TurnLedgerInit {
 
 /** What the ledger tells the agent's budgets (src/agents/governor.ts). */
 export interface TurnHooks {
+  /** The budget accepted with message `messageId` (recorded in its turn's `turn/start`). */
+  budgetOf(messageId: string): Budget | undefined;
   turnStarted(turn: CurrentTurn): void;
   /** A response (`withTokens`: its usage, or a child's, was just added) or a tool result arrived. */
   progressed(turn: CurrentTurn, withTokens: boolean): void;
@@ -150,14 +153,20 @@ export class TurnLedger {
       this.turnCounter = turn;
       const aborted = head.signal?.aborted === true;
       this.running = newTurn(turn, head.id, head.structured, head.context);
+      const budget = this.init.governor.budgetOf(head.id); // read before the turn's watch takes it
       this.init.governor.turnStarted(this.running);
       // The turn tool changes what the model is shown: drivers re-read their view before the next request.
       if (head.structured) this.init.bumpView();
       for (const message of joined) this.history.push({ role: 'user', text: message.text });
       this.history.push({ role: 'user', text: head.text });
       const joinedIds = joined.length === 0 ? {} : { joined: joined.map((message) => message.id) };
-      // Durable before any tool of the turn runs: after a crash this message is never run again.
-      writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id], ...joinedIds } }]);
+      // Durable before any tool of the turn runs: after a crash this message is never run again, and
+      // the turn it resumes keeps the message's own budget and output schema (never its context).
+      const options = {
+        ...(budget === undefined ? {} : { budget }),
+        ...(head.structured === undefined ? {} : { outputSchema: head.structured.schema.parameters }),
+      };
+      writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id], ...joinedIds, ...options } }]);
       await writer.flush();
       // A report waiting behind the claimed message is for this turn's first step: tell its driver.
       if (inbox.stepPending) this.init.stepPending();
@@ -178,8 +187,13 @@ export class TurnLedger {
    * Continues the turn a crash left open (its `turn/start` is logged): its tallies come from the log,
    * so budgets count what was spent; the result settles the waiters of the message it claimed.
    */
-  resumeOpen(open: OpenTurn, awaitingApproval: ReadonlySet<string>, context?: unknown): CurrentTurn {
-    const turn = newTurn(open.turn, open.messageId, undefined, context);
+  resumeOpen(
+    open: OpenTurn,
+    awaitingApproval: ReadonlySet<string>,
+    context?: unknown,
+    structured?: StructuredTurn,
+  ): CurrentTurn {
+    const turn = newTurn(open.turn, open.messageId, structured, context);
     addUsage(turn.usage, open.usage);
     turn.output = open.output;
     turn.lastFinish = open.lastFinish;

@@ -9,7 +9,7 @@
  */
 import type { ModelFinish, ReasoningBlock, ToolCallRecord } from '../models/types.js';
 import type { Budget } from '../scheduler/types.js';
-import type { CodeMode, ModelRoute, SessionEvent, StopReason, ToolFilter, Usage } from '../types.js';
+import type { CodeMode, JsonSchemaObject, ModelRoute, SessionEvent, StopReason, ToolFilter, Usage } from '../types.js';
 
 /** How a message that is not a turn of its own reaches an agent (a child's report; SPEC §16 "Reports"). */
 export type MessageDelivery = 'next-step' | 'quiet';
@@ -66,8 +66,18 @@ export type SessionEventDataMap = {
    * child a report came from.
    */
   'user/message': { id: string; text: string; source: string; delivery?: MessageDelivery; from?: string };
-  /** `joined`: quiet messages taken with the claimed one, placed before it in the history. */
-  'turn/start': { turn: number; messageIds: string[]; joined?: string[] };
+  /**
+   * `joined`: quiet messages taken with the claimed one, placed before it in the history. `budget` and
+   * `outputSchema` (as JSON Schema): the claimed message's own (a run's options, a delegation's), so a
+   * turn resumed after a crash keeps them.
+   */
+  'turn/start': {
+    turn: number;
+    messageIds: string[];
+    joined?: string[];
+    budget?: Budget;
+    outputSchema?: JsonSchemaObject;
+  };
   /** Messages a running turn took at a model step (after the step's tool results, before its next request). */
   'turn/join': { turn: number; messageIds: string[] };
   'turn/end': { turn: number; reason: StopReason; diagnostic?: string };

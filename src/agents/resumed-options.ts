@@ -1,0 +1,53 @@
+/**
+ * What a turn resumed after a crash keeps of the message it claimed: the message's own budget (a
+ * run's, or what a delegation gave a child) and output schema, as its `turn/start` recorded them. The
+ * per-request context is never stored: a resume gives it again.
+ */
+import { BroodError, errorMessage } from '../errors.js';
+import { parseBudget } from '../scheduler/budget.js';
+import type { Budget } from '../scheduler/types.js';
+import type { JsonSchemaObject } from '../types.js';
+import { isPlainObject } from '../util/plain.js';
+import type { AgentImpl } from './agent.js';
+import type { OpenTurn } from './open-turn.js';
+import { MISSING_CHILD, MISSING_TOP_LEVEL, type StructuredTurn, structuredTurn } from './structured-turn.js';
+import type { AgentInit } from './types.js';
+
+export interface ResumedOptions {
+  budget: Budget | undefined;
+  /** The turn's structured_output tool, holding the last valid value the log shows it recorded. */
+  structured: StructuredTurn | undefined;
+}
+
+/**
+ * Checked like the host's own options (a store may have been written by hand): a recorded budget or
+ * schema that is not one refuses the restore (INVALID_CONFIG) rather than resume the turn without it.
+ */
+export function resumedOptions(open: OpenTurn, mode: AgentInit['mode']): ResumedOptions {
+  const budget = parseBudget(open.budget, 'stored turn budget');
+  if (open.outputSchema === undefined) return { budget, structured: undefined };
+  const missing = mode === 'top' ? MISSING_TOP_LEVEL : MISSING_CHILD;
+  let structured: StructuredTurn;
+  try {
+    if (!isPlainObject(open.outputSchema)) throw new Error('it is not an object');
+    structured = structuredTurn(open.outputSchema as JsonSchemaObject, missing, open.structured);
+  } catch (error) {
+    throw new BroodError('INVALID_CONFIG', `stored turn outputSchema: ${errorMessage(error)}`);
+  }
+  return { budget, structured };
+}
+
+/**
+ * The resumed turn's budget, before the turn starts again: a child whose parent is live spends its
+ * parent's turn again (tokens charged up the tree, its budget no looser than what that turn has left),
+ * as the delegation did; otherwise the message's own. Its wall time counts from now.
+ */
+export function applyResumedBudget(
+  agent: AgentImpl,
+  parent: AgentImpl | undefined,
+  messageId: string,
+  budget: Budget | undefined,
+): void {
+  if (parent !== undefined && !parent.isDisposed) parent.governor.delegate(agent.governor, messageId, budget);
+  else agent.governor.forMessage(messageId, budget);
+}

@@ -1,0 +1,147 @@
+/**
+ * Crash resume keeps a turn's own options (docs/sessions.md "Crash resume"): a `run()`'s budget and
+ * outputSchema, and the budget a delegation gave a one-shot child, are recorded when the turn starts,
+ * so the turn a crash interrupted resumes under them: `maxTokens` counts what the log shows was spent,
+ * and the output is structured as the uninterrupted run's would be. The per-request context is never
+ * written.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Brood, SessionEvent, SessionStore, ToolDefinition } from '../../../src/index.js';
+import { createBrood, defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
+import { deferred } from '../../support/deferred.js';
+import { ofType } from '../../support/events.js';
+import { subagentCall } from '../../support/fan-out.js';
+import { route } from '../../support/route.js';
+
+const open: Brood[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((brood) => brood.close()));
+});
+
+const answer = (value: string) => ({ toolCalls: [{ name: 'structured_output', arguments: { answer: value } }] });
+const charge = { toolCalls: [{ name: 'charge', arguments: {} }] };
+const scripts = [
+  { match: 'effect', turns: [charge, { text: 'after: {{results}}' }] },
+  { match: 'report', turns: [charge, answer('42'), { text: 'reported' }] },
+  { match: 'early', turns: [answer('7'), charge, { text: 'reported early' }] },
+  { match: 'delegate', turns: [{ toolCalls: [subagentCall('child: effect')] }, { text: 'root: {{results}}' }] },
+];
+const parameters = { type: 'object', properties: {} } as const;
+const outputSchema = z.object({ answer: z.string() });
+
+function chargeTool(execute: () => unknown): ToolDefinition {
+  // Idempotent: the resumed turn runs the interrupted call again, as the uninterrupted run did.
+  return defineTool({ name: 'charge', description: 'charges a card', parameters, idempotent: true, execute });
+}
+
+function runtime(sessions: SessionStore, childBudget?: { maxTokens: number }): Brood {
+  // The killed host's runtime is closed with its `charge` call still held: a short grace ends it.
+  const brood = createBrood({
+    runner: 'inline',
+    pool: { cancelGraceMs: 50 },
+    sessions,
+    models: [scriptedModels({ id: 'scripted', scripts })],
+  });
+  open.push(brood);
+  brood.use(subagentTool({ provider: 'spawn', ...(childBudget ? { budget: childBudget } : {}) }));
+  return brood;
+}
+
+/** A runtime whose `charge` never returns, and a promise that resolves once a body is inside it. */
+function host(childBudget?: { maxTokens: number }): { brood: Brood; store: SessionStore; inside: Promise<void> } {
+  const store = memorySessions();
+  const brood = runtime(store, childBudget);
+  const inside = deferred();
+  brood.tools.register(
+    chargeTool(() => {
+      inside.resolve();
+      return new Promise(() => undefined);
+    }),
+  );
+  return { brood, store, inside: inside.promise };
+}
+
+/** The store as a host killed now leaves it. */
+async function copyOf(from: SessionStore): Promise<SessionStore> {
+  const to = memorySessions();
+  for (const header of await from.list()) {
+    await to.create(header);
+    await to.append(header.id, (await from.read(header.id)).events);
+  }
+  return to;
+}
+
+/** A runtime on the crashed store, its `charge` answering at once. */
+function resumer(store: SessionStore, childBudget?: { maxTokens: number }): Brood {
+  const brood = runtime(store, childBudget);
+  brood.tools.register(chargeTool(() => 'charged'));
+  return brood;
+}
+
+function totals(events: SessionEvent[]): number[] {
+  return ofType(events, 'assistant/message').map((e) => {
+    const usage = e.data.usage as { inputTokens: number; outputTokens: number };
+    return usage.inputTokens + usage.outputTokens;
+  });
+}
+
+/** A token limit each of two requests fits alone and both together do not. */
+function limitBetween([first = 0, second = 0]: number[]): number {
+  const maxTokens = Math.max(first, second) + 1;
+  expect(first + second).toBeGreaterThan(maxTokens);
+  return maxTokens;
+}
+
+it('a run’s own budget holds on resume: maxTokens counts what its log shows was spent', async () => {
+  const reference = resumer(memorySessions());
+  const probe = await reference.createAgent({ model: route });
+  await probe.run('effect');
+  const maxTokens = limitBetween(totals((await reference.sessions.read(probe.id)).events));
+
+  const first = host();
+  const root = await first.brood.createAgent({ model: route });
+  void root.run('effect', { budget: { maxTokens } }).catch(() => undefined);
+  await first.inside;
+  const [entry] = await resumer(await copyOf(first.store)).recover();
+  await expect(entry?.result).resolves.toMatchObject({ stopReason: 'budget' });
+});
+
+it('a run’s outputSchema holds on resume: the resumed turn’s output is structured; its context is not written', async () => {
+  const first = host();
+  const root = await first.brood.createAgent({ model: route });
+  void root.run('report', { outputSchema, context: { apiKey: 'secret-token' } }).catch(() => undefined);
+  await first.inside;
+  const store = await copyOf(first.store);
+  expect(JSON.stringify((await store.read(root.id)).events)).not.toContain('secret-token');
+  const [entry] = await resumer(store).recover();
+  await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed', structured: { answer: '42' } });
+});
+
+it('a structured value recorded before the crash is the resumed turn’s structured output', async () => {
+  const first = host();
+  const root = await first.brood.createAgent({ model: route });
+  void root.run('early', { outputSchema }).catch(() => undefined);
+  await first.inside;
+  const [entry] = await resumer(await copyOf(first.store)).recover();
+  await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed', structured: { answer: '7' } });
+});
+
+it('a one-shot child’s delegation budget holds on resume', async () => {
+  const reference = resumer(memorySessions());
+  const probe = await reference.createAgent({ model: route });
+  await probe.run('delegate');
+  const [child] = (await reference.sessions.list()).filter((header) => header.parentSession === probe.id);
+  const maxTokens = limitBetween(totals((await reference.sessions.read(child?.id ?? '')).events));
+
+  const first = host({ maxTokens });
+  const root = await first.brood.createAgent({ model: route });
+  void root.run('delegate').catch(() => undefined);
+  await first.inside;
+  const store = await copyOf(first.store);
+  const [entry] = await resumer(store, { maxTokens }).recover();
+  await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed' });
+  const [resumed] = (await store.list()).filter((header) => header.parentSession === root.id);
+  const childLog = (await store.read(resumed?.id ?? '')).events;
+  expect(ofType(childLog, 'turn/end').map((e) => e.data.reason)).toEqual(['budget']);
+});
