@@ -34,7 +34,7 @@ import { CodePrograms } from './code-calls.js';
 import { createGateway } from './gateway.js';
 import { TurnGovernor } from './governor.js';
 import { Inbox, restoredMessage } from './inbox.js';
-import type { OpenTurn } from './open-turn.js';
+import type { OpenTurn, ResumeInputs } from './open-turn.js';
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
 import { admitFirstRequest, planActivation, resumePlan, viewOrNull } from './plan.js';
@@ -308,22 +308,19 @@ export class AgentImpl implements GatewayAgent {
    * thread death uses: nothing answered is asked again, unanswered calls are issued again and the
    * parent decides what each gets (src/agents/resumed-calls.ts). Settles with that turn's result.
    */
-  continueOpenTurn(
-    open: OpenTurn,
-    awaitingApproval: ReadonlySet<string>,
-    context?: unknown,
-    structured?: StructuredTurn,
-  ): Promise<TurnResult> {
+  continueOpenTurn(open: OpenTurn, inputs: ResumeInputs): Promise<TurnResult> {
     const result = this.inbox.result(open.messageId);
-    const turn = this.turns.resumeOpen(open, awaitingApproval, context, structured);
+    const turn = this.turns.resumeOpen(open, inputs);
     this.busy = true;
     this.observer?.activationStarted();
     const lease = this.governor.openLease();
     const pending = new PendingActivation();
     this.activation = pending;
     void pending.done.then((end) => this.activationEnded(end));
-    this.governor.admitTurn(lease).then(
-      () => {
+    // The children it had finished count before its driver starts again (usage, token budget).
+    Promise.all([this.governor.admitTurn(lease), inputs.finished]).then(
+      ([, finished]) => {
+        if (finished !== undefined) this.turns.addFinishedChildren(turn, finished);
         pending.attach(this.deps.runner.activate(resumePlan(this, turn), createGateway(this, this.programs)));
         // What the log shows was spent counts: a budget already used up ends the turn now.
         this.governor.progressed(turn, true);

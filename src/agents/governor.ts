@@ -125,6 +125,10 @@ export class TurnGovernor implements TurnHooks {
     turn.cleanup.push(() => watch.stop());
   }
 
+  chargeChildren(turn: CurrentTurn, tokens: number): void {
+    this.watches.get(turn)?.account.charge(tokens);
+  }
+
   /** A model response or tool result of the running turn: idle time restarts, tokens are checked. */
   progressed(turn: CurrentTurn, withTokens: boolean): void {
     const watch = this.watches.get(turn);

@@ -8,6 +8,8 @@ import { addUsage } from '../models/usage.js';
 import { knownEvent, parsedToolArguments } from '../sessions/event-types.js';
 import { STRUCTURED_OUTPUT_TOOL } from '../tools/layer.js';
 import type { SessionEvent, Usage } from '../types.js';
+import type { FinishedChildren } from './finished-children.js';
+import type { StructuredTurn } from './structured-turn.js';
 
 export interface InterruptedCall {
   name: string;
@@ -85,4 +87,15 @@ export function openTurnOf(events: readonly SessionEvent[]): OpenTurn | undefine
     }
   }
   return open;
+}
+
+/** What a turn a crash left open resumes with, besides what its log shows (src/agents/open-turn.ts). */
+export interface ResumeInputs {
+  /** Calls whose approval request is still open: they never ran and wait for the host. */
+  awaitingApproval: ReadonlySet<string>;
+  /** The per-request context the resume gave (never stored). */
+  context?: unknown;
+  structured?: StructuredTurn | undefined;
+  /** The children the turn had finished, read before its driver starts again. */
+  finished?: Promise<FinishedChildren>;
 }

@@ -7,9 +7,8 @@ import { baseOf } from '../events/from-log.js';
 import { knownEvent } from '../sessions/event-types.js';
 import type { SessionEvent, TurnResult } from '../types.js';
 import type { AgentImpl } from './agent.js';
-import type { OpenTurn } from './open-turn.js';
+import type { OpenTurn, ResumeInputs } from './open-turn.js';
 import { decideInterrupted } from './resumed-calls.js';
-import type { StructuredTurn } from './structured-turn.js';
 
 export interface ContinuedTurn {
   turn: number;
@@ -24,13 +23,8 @@ export interface ContinuedTurn {
 
 const continued = new WeakMap<AgentImpl, ContinuedTurn>();
 
-export function continueInterrupted(
-  agent: AgentImpl,
-  open: OpenTurn,
-  awaitingApproval: ReadonlySet<string>,
-  context?: unknown,
-  structured?: StructuredTurn,
-): void {
+export function continueInterrupted(agent: AgentImpl, open: OpenTurn, inputs: ResumeInputs): void {
+  const { awaitingApproval } = inputs;
   let rerunCalls = 0;
   let unknownCalls = 0;
   for (const [callId, call] of open.interrupted) {
@@ -39,7 +33,7 @@ export function continueInterrupted(
     else if (decision === 'unknown') unknownCalls += 1;
   }
   const replayedRequests = open.requestInFlight ? 1 : 0;
-  const result = agent.continueOpenTurn(open, awaitingApproval, context, structured);
+  const result = agent.continueOpenTurn(open, inputs);
   // A caller that never asks for the result (a child nobody waits for) must not leave a rejection unhandled.
   result.catch(() => undefined);
   continued.set(agent, { turn: open.turn, result, replayedRequests, rerunCalls, unknownCalls });

@@ -14,6 +14,7 @@ import type { CodeMode, ModelRoute, SessionEvent, SessionHeader, ToolFilter } fr
 import type { DriverRunner } from '../wire/runner.js';
 import type { AgentImpl } from './agent.js';
 import { composeAgent } from './factory.js';
+import { finishedChildren } from './finished-children.js';
 import { rebuildSession } from './history.js';
 import { type OpenTurn, openTurnOf } from './open-turn.js';
 import { continueInterrupted } from './recovered-turn.js';
@@ -149,8 +150,12 @@ async function rebuildAgent(
   else {
     const parent = header.parentSession === undefined ? undefined : core.agents.get(header.parentSession);
     applyResumedBudget(agent, parent, open.messageId, resumed.budget);
-    const awaitingApproval = new Set(openRequests(events).map((request) => request.callId));
-    continueInterrupted(agent, open, awaitingApproval, options.context, resumed.structured);
+    continueInterrupted(agent, open, {
+      awaitingApproval: new Set(openRequests(events).map((request) => request.callId)),
+      context: options.context,
+      structured: resumed.structured,
+      finished: finishedChildren(core.store, agent, events),
+    });
   }
   return agent;
 }

@@ -13,9 +13,10 @@ import type { DriverEmittedEvent } from '../sessions/event-types.js';
 import type { SessionWriter } from '../sessions/session-writer.js';
 import type { ModelRoute, StopReason, ToolResult, TurnResult, Usage, UsageNode } from '../types.js';
 import type { ClaimedMessage, JoinedMessage, TurnReport } from '../wire/protocol.js';
+import type { FinishedChildren } from './finished-children.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
-import type { InterruptedCall, OpenTurn } from './open-turn.js';
+import type { InterruptedCall, OpenTurn, ResumeInputs } from './open-turn.js';
 import type { StructuredTurn } from './structured-turn.js';
 
 export interface CurrentTurn {
@@ -93,6 +94,8 @@ export interface TurnHooks {
   /** The budget accepted with message `messageId` (recorded in its turn's `turn/start`). */
   budgetOf(messageId: string): Budget | undefined;
   turnStarted(turn: CurrentTurn): void;
+  /** Tokens the turn's children spent that no live account below it was charged (a resumed turn's). */
+  chargeChildren(turn: CurrentTurn, tokens: number): void;
   /** A response (`withTokens`: its usage, or a child's, was just added) or a tool result arrived. */
   progressed(turn: CurrentTurn, withTokens: boolean): void;
   /** The turn's stop reason and diagnostic, or 'budget' when a budget ended it. */
@@ -187,12 +190,8 @@ export class TurnLedger {
    * Continues the turn a crash left open (its `turn/start` is logged): its tallies come from the log,
    * so budgets count what was spent; the result settles the waiters of the message it claimed.
    */
-  resumeOpen(
-    open: OpenTurn,
-    awaitingApproval: ReadonlySet<string>,
-    context?: unknown,
-    structured?: StructuredTurn,
-  ): CurrentTurn {
+  resumeOpen(open: OpenTurn, inputs: Omit<ResumeInputs, 'finished'>): CurrentTurn {
+    const { awaitingApproval, context, structured } = inputs;
     const turn = newTurn(open.turn, open.messageId, structured, context);
     addUsage(turn.usage, open.usage);
     turn.output = open.output;
@@ -265,6 +264,16 @@ export class TurnLedger {
         data: { text: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, finish: 'error' },
       },
     ]);
+  }
+
+  /**
+   * A resumed turn's children that had finished before the crash: their usage is the turn's again, and
+   * their tokens count against its budget as they did when they were spent.
+   */
+  addFinishedChildren(turn: CurrentTurn, finished: FinishedChildren): void {
+    addUsage(turn.childUsage, finished.usage);
+    turn.childTrees.push(...finished.trees);
+    this.init.governor.chargeChildren(turn, finished.usage.inputTokens + finished.usage.outputTokens);
   }
 
   /** Adds a foreground child's usage to the running turn (rolled up exactly once, at turn end). */

@@ -11,10 +11,11 @@ import { pendingResultOf } from '../agents/recovered-turn.js';
 import type { Brood } from '../brood.js';
 import { sumUsage } from '../models/usage.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
+import { childOfCall, subagentDescriptorOf } from '../sessions/child-index.js';
 import { knownEvent } from '../sessions/event-types.js';
 import { toSubagentResult } from '../subagents/runs.js';
 import type { SubagentResult } from '../subagents/types.js';
-import type { Agent, SessionEvent, SessionStore, StopReason, TurnResult, Usage } from '../types.js';
+import type { Agent, SessionEvent, StopReason, TurnResult, Usage } from '../types.js';
 
 export interface InterruptedChild {
   id: string;
@@ -25,9 +26,6 @@ export interface InterruptedChild {
   dispose(): Promise<void>;
 }
 
-/** Per store: parent id + call id → child id, from one list() and one read per child session (cached). */
-const indexes = new WeakMap<SessionStore, Promise<ChildIndex>>();
-
 export async function interruptedChild(
   brood: Brood,
   parent: Agent,
@@ -35,10 +33,10 @@ export async function interruptedChild(
   background: boolean,
   context?: unknown,
 ): Promise<InterruptedChild | undefined> {
-  const childId = await childOf(brood.sessions, keyOf(parent.id, callId));
+  const childId = await childOfCall(brood.sessions, parent.id, callId);
   if (childId === undefined) return undefined;
   const { events } = await brood.sessions.read(childId);
-  const continuable = descriptorOf(events)?.mode === 'continuable';
+  const continuable = subagentDescriptorOf(events)?.mode === 'continuable';
   const logged = endedResult(events);
   const parentImpl = pluginAccess(brood).agentImpl(parent);
   if (logged !== undefined && !continuable && openTurnOf(events) === undefined) {
@@ -73,70 +71,6 @@ function resultOf(child: AgentImpl, events: SessionEvent[]): Promise<TurnResult>
     pendingResultOf(child, events) ??
     Promise.resolve({ ...emptyResult('error'), diagnostic: 'the child had no turn to resume' })
   );
-}
-
-/** A refresh misses are waiting for, per store: misses that arrive together share it. */
-const refreshes = new WeakMap<SessionStore, Promise<ChildIndex>>();
-
-/**
- * A miss looks again at the sessions written since the index was read (another process may have).
- * Misses share one refresh: a recovered parent re-issues its interrupted calls together, and each that
- * had started no child would otherwise list the whole store again (a 1,000-child tree: seconds).
- */
-async function childOf(store: SessionStore, key: string): Promise<string | undefined> {
-  const found = (await childIndex(store)).children.get(key);
-  if (found !== undefined) return found;
-  let refresh = refreshes.get(store);
-  if (refresh === undefined) {
-    const started = childIndex(store, true).finally(() => refreshes.delete(store));
-    refreshes.set(store, started);
-    refresh = started;
-  }
-  return (await refresh).children.get(key);
-}
-
-interface ChildIndex {
-  /** parent id + call id → child id. */
-  children: Map<string, string>;
-  /** Every session already read. */
-  seen: Set<string>;
-}
-
-/** One index per store; a refresh reads only the sessions it has not seen, one refresh at a time. */
-function childIndex(store: SessionStore, refresh = false): Promise<ChildIndex> {
-  const current = indexes.get(store);
-  if (current !== undefined && !refresh) return current;
-  const next = (current ?? Promise.resolve({ children: new Map(), seen: new Set<string>() })).then((index) =>
-    readNew(store, index),
-  );
-  indexes.set(store, next);
-  next.catch(() => indexes.delete(store));
-  return next;
-}
-
-async function readNew(store: SessionStore, index: ChildIndex): Promise<ChildIndex> {
-  const fresh = (await store.list()).filter((header) => !index.seen.has(header.id));
-  for (const header of fresh) index.seen.add(header.id);
-  await Promise.all(
-    fresh.map(async (header) => {
-      if (header.parentSession === undefined) return;
-      const callId = descriptorOf((await store.read(header.id)).events)?.callId;
-      if (typeof callId === 'string') index.children.set(keyOf(header.parentSession, callId), header.id);
-    }),
-  );
-  return index;
-}
-
-function keyOf(parentId: string, callId: string): string {
-  return `${parentId}\n${callId}`;
-}
-
-function descriptorOf(events: SessionEvent[]): { mode?: unknown; callId?: unknown } | undefined {
-  for (const logged of events) {
-    const event = knownEvent(logged);
-    if (event?.type === 'subagent/descriptor') return event.data;
-  }
-  return undefined;
 }
 
 /** The last ended turn's result as its log shows it, when no turn is open after it. */

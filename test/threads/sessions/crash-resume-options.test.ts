@@ -3,7 +3,7 @@
  * outputSchema, and the budget a delegation gave a one-shot child, are recorded when the turn starts,
  * so the turn a crash interrupted resumes under them: `maxTokens` counts what the log shows was spent,
  * and the output is structured as the uninterrupted run's would be. The per-request context is never
- * written.
+ * written. The children the turn had finished before the crash count in its usage and its budget.
  */
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -26,6 +26,8 @@ const scripts = [
   { match: 'report', turns: [charge, answer('42'), { text: 'reported' }] },
   { match: 'early', turns: [answer('7'), charge, { text: 'reported early' }] },
   { match: 'delegate', turns: [{ toolCalls: [subagentCall('child: effect')] }, { text: 'root: {{results}}' }] },
+  { match: 'first ask', turns: [{ toolCalls: [subagentCall('child: quick')] }, charge, { text: 'root done' }] },
+  { match: 'child: quick', turns: [{ text: 'a quick answer' }] },
 ];
 const parameters = { type: 'object', properties: {} } as const;
 const outputSchema = z.object({ answer: z.string() });
@@ -144,4 +146,51 @@ it('a one-shot child’s delegation budget holds on resume', async () => {
   const [resumed] = (await store.list()).filter((header) => header.parentSession === root.id);
   const childLog = (await store.read(resumed?.id ?? '')).events;
   expect(ofType(childLog, 'turn/end').map((e) => e.data.reason)).toEqual(['budget']);
+});
+
+it('a resumed turn’s usage includes the children it had finished before the crash', async () => {
+  const reference = resumer(memorySessions());
+  const probe = await reference.createAgent({ model: route });
+  const expected = await probe.run('first ask');
+  expect(expected.usageTree.children).toHaveLength(1);
+
+  const first = host();
+  const root = await first.brood.createAgent({ model: route });
+  void root.run('first ask').catch(() => undefined);
+  await first.inside;
+  const [entry] = await resumer(await copyOf(first.store)).recover();
+  const result = await entry?.result;
+  expect(result?.usage).toEqual(expected.usage);
+  expect(result?.usageTree.total).toEqual(expected.usageTree.total);
+  expect(result?.usageTree.children.map((child) => child.total)).toEqual(
+    expected.usageTree.children.map((child) => child.total),
+  );
+});
+
+it('a resumed turn’s maxTokens counts what the children it had finished spent', async () => {
+  const reference = resumer(memorySessions());
+  const probe = await reference.createAgent({ model: route });
+  const expected = await probe.run('first ask');
+  const own = expected.usageTree.usage.inputTokens + expected.usageTree.usage.outputTokens;
+  const all = expected.usage.inputTokens + expected.usage.outputTokens;
+  // The turn's own requests fit; with its child's they do not.
+  const maxTokens = own + 1;
+  expect(all).toBeGreaterThan(maxTokens);
+
+  const first = host();
+  const root = await first.brood.createAgent({ model: route });
+  void root.run('first ask', { budget: { maxTokens: maxTokens + all } }).catch(() => undefined);
+  await first.inside;
+  const store = await copyOf(first.store);
+  // The limit the resumed turn runs under: the one its turn/start recorded, lowered by hand.
+  const events = (await store.read(root.id)).events.map((event) =>
+    event.type === 'turn/start' ? { ...event, data: { ...event.data, budget: { maxTokens } } } : event,
+  );
+  const lowered = memorySessions();
+  for (const header of await store.list()) {
+    await lowered.create(header);
+    await lowered.append(header.id, header.id === root.id ? events : (await store.read(header.id)).events);
+  }
+  const [entry] = await resumer(lowered).recover();
+  await expect(entry?.result).resolves.toMatchObject({ stopReason: 'budget' });
 });
