@@ -47,6 +47,15 @@ export interface RestoreHooks {
   runnerFor(sessionId: string, descriptor: Record<string, unknown>): DriverRunner | undefined;
   /** Called after the agent is rebuilt and published, before it wakes. */
   restored(agent: AgentImpl, descriptor: Record<string, unknown>): void;
+  /**
+   * Reads what the agent's log refers to before it is rebuilt (the jobs it announced); what it returns
+   * runs right after `restored`, before the agent takes any turn.
+   */
+  prepare?(
+    sessionId: string,
+    events: readonly SessionEvent[],
+    context: unknown,
+  ): Promise<((agent: AgentImpl) => void) | undefined>;
 }
 
 /** Restores in flight per runtime: concurrent resumes of one session share one restore (and one lock). */
@@ -96,6 +105,7 @@ async function rebuildAgent(
   options: RestoreOptions,
 ): Promise<AgentImpl> {
   const { header, events } = await core.store.read(sessionId);
+  const prepared = await hooks.prepare?.(sessionId, events, options.context);
   throwIfAborted(options.signal);
   const rebuilt = rebuildSession(events, { keepOpenTurn: true });
   const open = openTurnOf(events);
@@ -145,6 +155,7 @@ async function rebuildAgent(
   }
   core.agents.set(sessionId, agent);
   hooks.restored(agent, descriptor);
+  prepared?.(agent);
   relistOpenRequests(core.agentDeps.approvals, agent, events);
   if (open === undefined || resumed === undefined) agent.wake();
   else {

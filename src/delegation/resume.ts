@@ -7,15 +7,13 @@
  */
 import type { AgentImpl } from '../agents/agent.js';
 import { openTurnOf } from '../agents/open-turn.js';
-import { pendingResultOf } from '../agents/recovered-turn.js';
+import { emptyTurnResult, endedResultOf, pendingResultOf } from '../agents/recovered-turn.js';
 import type { Brood } from '../brood.js';
-import { sumUsage } from '../models/usage.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
 import { childOfCall, subagentDescriptorOf } from '../sessions/child-index.js';
-import { knownEvent } from '../sessions/event-types.js';
 import { toSubagentResult } from '../subagents/runs.js';
 import type { SubagentResult } from '../subagents/types.js';
-import type { Agent, SessionEvent, StopReason, TurnResult, Usage } from '../types.js';
+import type { Agent, SessionEvent, TurnResult } from '../types.js';
 
 export interface InterruptedChild {
   id: string;
@@ -37,7 +35,7 @@ export async function interruptedChild(
   if (childId === undefined) return undefined;
   const { events } = await brood.sessions.read(childId);
   const continuable = subagentDescriptorOf(events)?.mode === 'continuable';
-  const logged = endedResult(events);
+  const logged = endedResultOf(events);
   const parentImpl = pluginAccess(brood).agentImpl(parent);
   if (logged !== undefined && !continuable && openTurnOf(events) === undefined) {
     if (!background) parentImpl?.addChildUsage(logged.usage);
@@ -46,7 +44,7 @@ export async function interruptedChild(
   }
   // The resumed child's turns serve this call again: they read its per-request context.
   const child = (await brood.resumeAgent(childId, context === undefined ? {} : { context })) as AgentImpl;
-  const result = continuable ? Promise.resolve(logged ?? emptyResult('completed')) : resultOf(child, events);
+  const result = continuable ? Promise.resolve(logged ?? emptyTurnResult('completed')) : resultOf(child, events);
   // A parent waiting on its foreground child holds no turn slot meanwhile (limits.agents), as on a first run.
   const waited =
     background || continuable || parentImpl === undefined ? result : (parentImpl.lease?.lend(result) ?? result);
@@ -69,38 +67,6 @@ export async function interruptedChild(
 function resultOf(child: AgentImpl, events: SessionEvent[]): Promise<TurnResult> {
   return (
     pendingResultOf(child, events) ??
-    Promise.resolve({ ...emptyResult('error'), diagnostic: 'the child had no turn to resume' })
+    Promise.resolve({ ...emptyTurnResult('error'), diagnostic: 'the child had no turn to resume' })
   );
-}
-
-/** The last ended turn's result as its log shows it, when no turn is open after it. */
-function endedResult(events: SessionEvent[]): TurnResult | undefined {
-  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
-  let output = '';
-  let ended: TurnResult | undefined;
-  for (const logged of events) {
-    const event = knownEvent(logged);
-    if (event?.type === 'turn/start') {
-      usage = { inputTokens: 0, outputTokens: 0 };
-      output = '';
-      ended = undefined;
-    } else if (event?.type === 'assistant/message') {
-      usage = sumUsage(usage, event.data.usage);
-      if (event.data.text.trim() !== '') output = event.data.text;
-    } else if (event?.type === 'turn/end') {
-      const diagnostic = event.data.diagnostic === undefined ? {} : { diagnostic: event.data.diagnostic };
-      ended = { ...emptyResult(event.data.reason), output, usage, ...diagnostic };
-    }
-  }
-  return ended;
-}
-
-function emptyResult(stopReason: StopReason): TurnResult {
-  const usage = { inputTokens: 0, outputTokens: 0 };
-  return {
-    output: '',
-    stopReason,
-    usage,
-    usageTree: { agentId: '', provider: '', model: '', usage, total: usage, children: [] },
-  };
 }
