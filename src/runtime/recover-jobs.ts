@@ -8,11 +8,12 @@
 import type { AgentImpl } from '../agents/agent.js';
 import { openTurnOf } from '../agents/open-turn.js';
 import { endedResultOf, pendingResultOf } from '../agents/recovered-turn.js';
+import { errorMessage } from '../errors.js';
 import { childOfCall, subagentDescriptorOf } from '../sessions/child-index.js';
 import { knownEvent } from '../sessions/event-types.js';
 import { toSubagentResult } from '../subagents/runs.js';
 import type { JobTable, SubagentResult } from '../subagents/types.js';
-import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
+import type { SessionEvent, SessionHeader, SessionStore, TurnResult } from '../types.js';
 
 export type Session = { header: SessionHeader; events: SessionEvent[] };
 
@@ -65,8 +66,14 @@ export async function prepareOwnedJobs(
   if (jobs.length === 0) return undefined;
   const found = await Promise.all(
     jobs.map(async (job) => {
-      const childId = await childOfCall(host.store, ownerId, job.callId);
-      return childId === undefined ? undefined : { job, childId, events: (await host.store.read(childId)).events };
+      try {
+        const childId = await childOfCall(host.store, ownerId, job.callId);
+        return childId === undefined ? undefined : { job, childId, events: (await host.store.read(childId)).events };
+      } catch (error) {
+        // A job's child that cannot be read (deleted, corrupt) costs that job, not its owner's restore.
+        host.report?.(`background job ${job.jobId} of ${ownerId} is not known again: ${errorMessage(error)}`);
+        return undefined;
+      }
     }),
   );
   return (owner) => {
@@ -81,7 +88,7 @@ function adopt(host: JobsHost, owner: AgentImpl, job: LoggedJob, childId: string
   const ended = openTurnOf(events) === undefined ? endedResultOf(events) : undefined;
   if (ended !== undefined) {
     const run = { id: childId, result: Promise.resolve(toSubagentResult(ended)), dispose: () => Promise.resolve() };
-    host.jobs.create(owner, run, labelOf(label), controller, { id: job.jobId, notifyOwner: !job.noticed });
+    host.jobs.create(owner, run, labelOf(label), controller, { id: job.jobId, notifyOwner: noticeLost(job, ended) });
     return;
   }
   let disposeChild: () => Promise<void> = () => Promise.resolve();
@@ -93,7 +100,7 @@ function adopt(host: JobsHost, owner: AgentImpl, job: LoggedJob, childId: string
       throw new Error(`background job ${job.jobId}: its child ${childId} had no turn to resume`);
     return pending.then(toSubagentResult);
   });
-  result.catch((error: unknown) => host.report?.(`resuming background job ${job.jobId}: ${String(error)}`));
+  result.catch((error: unknown) => host.report?.(`resuming background job ${job.jobId}: ${errorMessage(error)}`));
   host.jobs.create(owner, { id: childId, result, dispose: () => disposeChild() }, labelOf(label), controller, {
     id: job.jobId,
   });
@@ -112,7 +119,17 @@ export function loggedJobOf(session: Session, ownerJobs: readonly LoggedJob[]): 
  * notice was never written (it is delivered).
  */
 export function jobNeedsOwner(session: Session, job: LoggedJob, hasWork: (session: Session) => boolean): boolean {
-  return hasWork(session) || (!job.noticed && endedResultOf(session.events) !== undefined);
+  if (hasWork(session)) return true;
+  const ended = endedResultOf(session.events);
+  return ended !== undefined && noticeLost(job, ended);
+}
+
+/**
+ * A finished job's notice is missing because the crash came before it was written. A job stopped
+ * (`aborted`) with no notice was stopped with its owner (disposed, or its runtime closed): it had none.
+ */
+function noticeLost(job: LoggedJob, ended: TurnResult): boolean {
+  return !job.noticed && ended.stopReason !== 'aborted';
 }
 
 function labelOf(label: unknown): string {

@@ -32,6 +32,15 @@ const scripts = [
     ],
   },
   { match: 'child: work', turns: [{ text: 'child finished' }] },
+  {
+    match: 'spawn held',
+    turns: [
+      { toolCalls: [subagentCall('leaf: work', 'leaf', { run_in_background: true })] },
+      { text: 'spawned' },
+      readJob(false),
+      { text: 'read: {{results}}' },
+    ],
+  },
   { match: 'nest job', turns: [{ toolCalls: [subagentCall('mid: job')] }, { text: 'root: {{results}}' }] },
   {
     match: 'mid: job',
@@ -94,11 +103,11 @@ async function copyOf(
 
 async function notices(store: SessionStore, id: string): Promise<string[]> {
   const messages = ofType((await store.read(id)).events, 'user/message');
-  return messages.filter((e) => e.data.source === 'job-completed').map((e) => e.data.text);
+  return messages.filter((e) => e.data.source === 'job-completed').map((e) => String(e.data.text));
 }
 
 async function turnEnds(store: SessionStore, id: string): Promise<string[]> {
-  return ofType((await store.read(id)).events, 'turn/end').map((e) => e.data.reason);
+  return ofType((await store.read(id)).events, 'turn/end').map((e) => String(e.data.reason));
 }
 
 async function childOf(store: SessionStore, parentId: string): Promise<string> {
@@ -142,6 +151,19 @@ it('a job notice the crash kept from being written is delivered once after recov
   // Once: a later recovery finds it written.
   await expect(runtime(store, 'one-shot').brood.recover()).resolves.toEqual([]);
   expect(await notices(store, before.rootId)).toHaveLength(1);
+});
+
+it('a job stopped with its owner (its runtime closed) gets no notice when the owner is resumed', async () => {
+  const store = memorySessions();
+  const first = runtime(store, 'one-shot', true);
+  const root = await first.brood.createAgent({ model: route });
+  await expect(root.run('spawn held')).resolves.toMatchObject({ output: 'spawned' });
+  await until(() => first.inside.count === 1);
+  await first.brood.close();
+  const again = await runtime(store, 'one-shot').brood.resumeAgent(root.id);
+  const result = await again.run('read it');
+  expect(result.output).toContain('[status: killed]');
+  expect(await notices(store, root.id)).toEqual([]);
 });
 
 it('a job owned by a one-shot child is resumed with it: the child reads its output, and gets its notice once', async () => {

@@ -9,6 +9,7 @@ import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Brood, SessionEvent, SessionStore, ToolDefinition } from '../../../src/index.js';
 import { createBrood, defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
+import { expectCode } from '../../support/codes.js';
 import { deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';
@@ -193,4 +194,27 @@ it('a resumed turn’s maxTokens counts what the children it had finished spent'
   }
   const [entry] = await resumer(lowered).recover();
   await expect(entry?.result).resolves.toMatchObject({ stopReason: 'budget' });
+});
+
+it('a recorded budget or schema that is not one refuses the resume (INVALID_CONFIG); nothing runs without it', async () => {
+  for (const recorded of [{ budget: { maxTokens: -1 } }, { outputSchema: { type: 'string' } }]) {
+    const first = host();
+    const root = await first.brood.createAgent({ model: route });
+    void root.run('report', { outputSchema, budget: { maxTokens: 10_000 } }).catch(() => undefined);
+    await first.inside;
+    const store = memorySessions();
+    for (const header of await first.store.list()) {
+      const { events } = await first.store.read(header.id);
+      await store.create(header);
+      await store.append(
+        header.id,
+        events.map((event) =>
+          event.type === 'turn/start' ? { ...event, data: { ...event.data, ...recorded } } : event,
+        ),
+      );
+    }
+    const length = (await store.read(root.id)).events.length;
+    await expectCode(resumer(store).recover(), 'INVALID_CONFIG');
+    expect((await store.read(root.id)).events).toHaveLength(length);
+  }
 });
