@@ -160,7 +160,7 @@ async function rebuildAgent(
   if (open === undefined || resumed === undefined) agent.wake();
   else {
     const parent = header.parentSession === undefined ? undefined : core.agents.get(header.parentSession);
-    applyResumedBudget(agent, parent, open.messageId, resumed.budget);
+    applyResumedBudget(agent, parent, descriptor.callId, open.messageId, resumed.budget);
     continueInterrupted(agent, open, {
       awaitingApproval: new Set(openRequests(events).map((request) => request.callId)),
       context: options.context,

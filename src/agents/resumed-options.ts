@@ -38,16 +38,20 @@ export function resumedOptions(open: OpenTurn, mode: AgentInit['mode']): Resumed
 }
 
 /**
- * The resumed turn's budget, before the turn starts again: a child whose parent is live spends its
- * parent's turn again (tokens charged up the tree, its budget no looser than what that turn has left),
- * as the delegation did; otherwise the message's own. Its wall time counts from now.
+ * The resumed turn's budget, before the turn starts again: a child whose parent's running turn is the
+ * one that delegated it (the call that started it belongs to that turn's latest answer: the call is
+ * waiting for it again) spends that turn's tokens again, and gets no more than it has left, as the
+ * delegation did; otherwise the message's own budget. Its wall time counts from now.
  */
 export function applyResumedBudget(
   agent: AgentImpl,
   parent: AgentImpl | undefined,
+  callId: unknown,
   messageId: string,
   budget: Budget | undefined,
 ): void {
-  if (parent !== undefined && !parent.isDisposed) parent.governor.delegate(agent.governor, messageId, budget);
+  const delegating =
+    parent !== undefined && !parent.isDisposed && typeof callId === 'string' && parent.current?.started.has(callId);
+  if (delegating) parent.governor.delegate(agent.governor, messageId, budget);
   else agent.governor.forMessage(messageId, budget);
 }

@@ -149,6 +149,24 @@ it('a one-shot child’s delegation budget holds on resume', async () => {
   expect(ofType(childLog, 'turn/end').map((e) => e.data.reason)).toEqual(['budget']);
 });
 
+it('a resumed child spends its parent’s turn budget again, as the delegation did', async () => {
+  const reference = resumer(memorySessions());
+  const probe = await reference.createAgent({ model: route });
+  const expected = await probe.run('delegate');
+  const own = expected.usageTree.usage.inputTokens + expected.usageTree.usage.outputTokens;
+  const all = expected.usage.inputTokens + expected.usage.outputTokens;
+  // The root's own requests fit, and so does the child within what the root had left; all together do not.
+  const maxTokens = all - 1;
+  expect(own).toBeLessThan(maxTokens);
+
+  const first = host();
+  const root = await first.brood.createAgent({ model: route });
+  void root.run('delegate', { budget: { maxTokens } }).catch(() => undefined);
+  await first.inside;
+  const [entry] = await resumer(await copyOf(first.store)).recover();
+  await expect(entry?.result).resolves.toMatchObject({ stopReason: 'budget' });
+});
+
 it('a resumed turn’s usage includes the children it had finished before the crash', async () => {
   const reference = resumer(memorySessions());
   const probe = await reference.createAgent({ model: route });
