@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage } from '../models/types.js';
 import type { TurnLease } from '../scheduler/turn-lease.js';
+import type { Budget } from '../scheduler/types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
 import { SessionWriter } from '../sessions/session-writer.js';
 import type {
@@ -158,14 +159,20 @@ export class AgentImpl implements GatewayAgent {
     structured?: StructuredTurn,
     report?: { delivery: MessageDelivery; from?: string },
     context?: unknown,
+    budget?: Budget,
   ): { id: string; durable: Promise<void> } {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
     if (source === 'user') this.deps.hub.telemetry?.hostMessage(this, id);
     if (typeof text !== 'string')
       return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
+    // A run's own options are recorded with it (never its context): a turn that takes it after a crash keeps them.
+    const options = {
+      ...(budget === undefined ? {} : { budget }),
+      ...(structured === undefined ? {} : { outputSchema: structured.schema.parameters }),
+    };
     const durable = this.writer
-      .append([{ type: 'user/message', data: { id, text, source, ...report } }])
+      .append([{ type: 'user/message', data: { id, text, source, ...report, ...options } }])
       .then(() => this.writer.flush());
     const delivery = report?.delivery;
     this.inbox.push({

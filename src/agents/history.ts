@@ -19,6 +19,9 @@ export interface AcceptedMessage {
   text: string;
   source: string;
   delivery?: MessageDelivery;
+  /** Its own budget and output schema, as recorded (unchecked: restore checks them). */
+  budget?: unknown;
+  outputSchema?: unknown;
 }
 
 export interface RebuiltSession {
@@ -60,8 +63,15 @@ export function rebuildSession(events: SessionEvent[], options: { keepOpenTurn?:
     const event = knownEvent(logged);
     switch (event?.type) {
       case 'user/message': {
-        const { id, text, source, delivery } = event.data;
-        accepted.set(id, { id, text, source, ...(delivery === undefined ? {} : { delivery }) });
+        const { id, text, source, delivery, budget, outputSchema } = event.data;
+        accepted.set(id, {
+          id,
+          text,
+          source,
+          ...(delivery === undefined ? {} : { delivery }),
+          ...(budget === undefined ? {} : { budget }),
+          ...(outputSchema === undefined ? {} : { outputSchema }),
+        });
         break;
       }
       case 'turn/start':

@@ -31,11 +31,13 @@ export function restoredMessage(message: {
   text: string;
   delivery?: MessageDelivery | undefined;
   context?: unknown;
+  structured?: StructuredTurn;
 }): QueuedMessage {
-  const { id, text, delivery, context } = message;
+  const { id, text, delivery, context, structured } = message;
   const queued: QueuedMessage = { id, text, durable: Promise.resolve(), signal: undefined };
   if (delivery) queued.delivery = delivery;
   if (context !== undefined) queued.context = context;
+  if (structured !== undefined) queued.structured = structured;
   return queued;
 }
 

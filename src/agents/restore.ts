@@ -18,7 +18,7 @@ import { finishedChildren } from './finished-children.js';
 import { rebuildSession } from './history.js';
 import { type OpenTurn, openTurnOf } from './open-turn.js';
 import { continueInterrupted } from './recovered-turn.js';
-import { applyResumedBudget, resumedOptions } from './resumed-options.js';
+import { applyResumedBudget, restoredUnclaimed, resumedOptions } from './resumed-options.js';
 import type { RuntimeCore } from './runtime-core.js';
 import type { AgentInit } from './types.js';
 
@@ -121,6 +121,7 @@ async function rebuildAgent(
   const budget = parseBudget(descriptor.budget, 'stored subagent descriptor budget');
   const mode = modeOf(header, descriptor);
   const resumed = open === undefined ? undefined : resumedOptions(open, mode);
+  const unclaimed = restoredUnclaimed(rebuilt.unclaimed, mode, options.context);
   const { agent, rollback } = composeAgent(core, {
     id: sessionId,
     depth,
@@ -142,7 +143,7 @@ async function rebuildAgent(
       history: rebuilt.history,
       ownStart: seedMessages(events, header.seedLength),
       lastTurn: rebuilt.lastTurn,
-      unclaimed: withContext(rebuilt.unclaimed, options.context),
+      unclaimed: unclaimed.messages,
       // An explicit resume route replaces the logged one for children too.
       lastRequestRoute: options.model ? undefined : rebuilt.lastRoute,
     },
@@ -157,9 +158,11 @@ async function rebuildAgent(
   hooks.restored(agent, descriptor);
   prepared?.(agent);
   relistOpenRequests(core.agentDeps.approvals, agent, events);
+  const parent = header.parentSession === undefined ? undefined : core.agents.get(header.parentSession);
+  for (const [messageId, messageBudget] of unclaimed.budgets)
+    applyResumedBudget(agent, parent, descriptor.callId, messageId, messageBudget);
   if (open === undefined || resumed === undefined) agent.wake();
   else {
-    const parent = header.parentSession === undefined ? undefined : core.agents.get(header.parentSession);
     applyResumedBudget(agent, parent, descriptor.callId, open.messageId, resumed.budget);
     continueInterrupted(agent, open, {
       awaitingApproval: new Set(openRequests(events).map((request) => request.callId)),
@@ -203,10 +206,6 @@ async function resolveLoggedRoute(
     }
     throw error;
   }
-}
-
-function withContext<M extends object>(messages: M[], context: unknown): (M & { context?: unknown })[] {
-  return context === undefined ? messages : messages.map((message) => ({ ...message, context }));
 }
 
 function withRunner(runner: DriverRunner | undefined): { runner?: DriverRunner } {

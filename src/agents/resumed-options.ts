@@ -23,18 +23,43 @@ export interface ResumedOptions {
  * Checked like the host's own options (a store may have been written by hand): a recorded budget or
  * schema that is not one refuses the restore (INVALID_CONFIG) rather than resume the turn without it.
  */
-export function resumedOptions(open: OpenTurn, mode: AgentInit['mode']): ResumedOptions {
-  const budget = parseBudget(open.budget, 'stored turn budget');
-  if (open.outputSchema === undefined) return { budget, structured: undefined };
+export function resumedOptions(
+  recorded: Pick<OpenTurn, 'budget' | 'outputSchema' | 'structured'>,
+  mode: AgentInit['mode'],
+): ResumedOptions {
+  const budget = parseBudget(recorded.budget, 'stored turn budget');
+  if (recorded.outputSchema === undefined) return { budget, structured: undefined };
   const missing = mode === 'top' ? MISSING_TOP_LEVEL : MISSING_CHILD;
   let structured: StructuredTurn;
   try {
-    if (!isPlainObject(open.outputSchema)) throw new Error('it is not an object');
-    structured = structuredTurn(open.outputSchema as JsonSchemaObject, missing, open.structured);
+    if (!isPlainObject(recorded.outputSchema)) throw new Error('it is not an object');
+    structured = structuredTurn(recorded.outputSchema as JsonSchemaObject, missing, recorded.structured);
   } catch (error) {
     throw new BroodError('INVALID_CONFIG', `stored turn outputSchema: ${errorMessage(error)}`);
   }
   return { budget, structured };
+}
+
+/**
+ * Messages accepted and never claimed, each with the options it was accepted with (and the context a
+ * resume gave again): their turns run under them, as they would have.
+ */
+export function restoredUnclaimed<M extends { id: string; budget?: unknown; outputSchema?: unknown }>(
+  messages: readonly M[],
+  mode: AgentInit['mode'],
+  context: unknown,
+): { messages: (M & { context?: unknown; structured?: StructuredTurn })[]; budgets: Map<string, Budget> } {
+  const budgets = new Map<string, Budget>();
+  const restored = messages.map((message) => {
+    const { budget, structured } = resumedOptions(message, mode);
+    if (budget !== undefined) budgets.set(message.id, budget);
+    return {
+      ...message,
+      ...(context === undefined ? {} : { context }),
+      ...(structured === undefined ? {} : { structured }),
+    };
+  });
+  return { messages: restored, budgets };
 }
 
 /**

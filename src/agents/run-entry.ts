@@ -2,6 +2,7 @@
  * A host's message in (agent.send, agent.run, agent.stream): the options are checked synchronously (a bad
  * one throws), the message is accepted, and a run's `result` settles with the turn that claims it.
  */
+import type { Budget } from '../scheduler/types.js';
 import type { RunOptions, SendOptions, TurnResult } from '../types.js';
 import type { TurnGovernor } from './governor.js';
 import type { Inbox } from './inbox.js';
@@ -22,6 +23,7 @@ export interface EntryAgent {
     structured?: StructuredTurn,
     report?: undefined,
     context?: unknown,
+    budget?: Budget,
   ): { id: string; durable: Promise<void> };
   abortMessage(messageId: string): void;
 }
@@ -45,7 +47,7 @@ export function startRun(
   const { signal, outputSchema, budget, context } = parseRunOptions(opts);
   const parsedBudget = agent.governor.admissibleRun(budget);
   const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema);
-  const accepted = agent.accept(message, 'user', signal, structured, undefined, context);
+  const accepted = agent.accept(message, 'user', signal, structured, undefined, context, parsedBudget);
   agent.governor.forMessage(accepted.id, parsedBudget);
   // Registered before acceptance resolves, so neither the result nor an abort can be missed.
   const result = agent.inbox.result(accepted.id);

@@ -13,6 +13,7 @@ import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore, TurnResult
 import type { IdGenerator } from '../util/ids.js';
 import type { DriverRunner } from '../wire/runner.js';
 import type { VersionCell } from '../wire/version-cell.js';
+import type { StructuredTurn } from './structured-turn.js';
 
 export interface AgentRuntimeLimits {
   maxParallelToolCalls: number;
@@ -72,8 +73,18 @@ export interface AgentInit {
   history: ChatMessage[];
   ownStart: number;
   lastTurn: number;
-  /** `context`: the per-request context a resume gave again (never read from the session). */
-  unclaimed: { id: string; text: string; source: string; delivery?: MessageDelivery; context?: unknown }[];
+  /**
+   * `context`: the per-request context a resume gave again (never read from the session); `structured`:
+   * the turn tool of a message accepted with an outputSchema.
+   */
+  unclaimed: {
+    id: string;
+    text: string;
+    source: string;
+    delivery?: MessageDelivery;
+    context?: unknown;
+    structured?: StructuredTurn;
+  }[];
 }
 
 /** Told when an agent goes from idle to busy and back (each busy period of a continuable child is a run). */

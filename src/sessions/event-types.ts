@@ -63,9 +63,18 @@ export type SessionEventDataMap = {
   /**
    * `delivery` marks a message that does not claim a turn of its own the usual way (a child's report):
    * `next-step` joins a running turn at its next model step, `quiet` joins the next turn. `from` is the
-   * child a report came from.
+   * child a report came from. `budget` and `outputSchema` (as JSON Schema): a run's or a delegated
+   * prompt's own, so the message keeps them if a crash comes before a turn claims it.
    */
-  'user/message': { id: string; text: string; source: string; delivery?: MessageDelivery; from?: string };
+  'user/message': {
+    id: string;
+    text: string;
+    source: string;
+    delivery?: MessageDelivery;
+    from?: string;
+    budget?: Budget;
+    outputSchema?: JsonSchemaObject;
+  };
   /**
    * `joined`: quiet messages taken with the claimed one, placed before it in the history. `budget` and
    * `outputSchema` (as JSON Schema): the claimed message's own (a run's options, a delegation's), so a

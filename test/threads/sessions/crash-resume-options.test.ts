@@ -14,6 +14,7 @@ import { deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
+import { until } from '../../support/until.js';
 
 const open: Brood[] = [];
 afterEach(async () => {
@@ -29,6 +30,8 @@ const scripts = [
   { match: 'delegate', turns: [{ toolCalls: [subagentCall('child: effect')] }, { text: 'root: {{results}}' }] },
   { match: 'first ask', turns: [{ toolCalls: [subagentCall('child: quick')] }, charge, { text: 'root done' }] },
   { match: 'child: quick', turns: [{ text: 'a quick answer' }] },
+  // Two turns: the second is a run that waited behind the first when the host stopped.
+  { match: 'queued', turns: [charge, { text: 'first done' }, answer('42'), { text: 'second done' }] },
 ];
 const parameters = { type: 'object', properties: {} } as const;
 const outputSchema = z.object({ answer: z.string() });
@@ -65,12 +68,15 @@ function host(childBudget?: { maxTokens: number }): { brood: Brood; store: Sessi
   return { brood, store, inside: inside.promise };
 }
 
-/** The store as a host killed now leaves it. */
-async function copyOf(from: SessionStore): Promise<SessionStore> {
+/** The store as a host killed now leaves it; `cut` shortens a session's log. */
+async function copyOf(
+  from: SessionStore,
+  cut: (id: string, events: SessionEvent[]) => SessionEvent[] = (_, events) => events,
+): Promise<SessionStore> {
   const to = memorySessions();
   for (const header of await from.list()) {
     await to.create(header);
-    await to.append(header.id, (await from.read(header.id)).events);
+    await to.append(header.id, cut(header.id, (await from.read(header.id)).events));
   }
   return to;
 }
@@ -130,23 +136,34 @@ it('a structured value recorded before the crash is the resumed turn’s structu
   await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed', structured: { answer: '7' } });
 });
 
-it('a one-shot child’s delegation budget holds on resume', async () => {
+it('a one-shot child’s delegation budget holds on resume, its prompt claimed or not', async () => {
   const reference = resumer(memorySessions());
   const probe = await reference.createAgent({ model: route });
   await probe.run('delegate');
   const [child] = (await reference.sessions.list()).filter((header) => header.parentSession === probe.id);
   const maxTokens = limitBetween(totals((await reference.sessions.read(child?.id ?? '')).events));
 
-  const first = host({ maxTokens });
-  const root = await first.brood.createAgent({ model: route });
-  void root.run('delegate').catch(() => undefined);
-  await first.inside;
-  const store = await copyOf(first.store);
-  const [entry] = await resumer(store, { maxTokens }).recover();
-  await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed' });
-  const [resumed] = (await store.list()).filter((header) => header.parentSession === root.id);
-  const childLog = (await store.read(resumed?.id ?? '')).events;
-  expect(ofType(childLog, 'turn/end').map((e) => e.data.reason)).toEqual(['budget']);
+  for (const claimed of [true, false]) {
+    const first = host({ maxTokens });
+    const root = await first.brood.createAgent({ model: route });
+    void root.run('delegate').catch(() => undefined);
+    await first.inside;
+    // Unclaimed: the host stopped after the child accepted its prompt and before a turn took it.
+    const store = await copyOf(first.store, (id, events) =>
+      claimed || id === root.id
+        ? events
+        : events.slice(
+            0,
+            events.findIndex((e) => e.type === 'turn/start'),
+          ),
+    );
+    // The budget comes from the child's log: the runtime that resumes it configures none.
+    const [entry] = await resumer(store).recover();
+    await expect(entry?.result).resolves.toMatchObject({ stopReason: 'completed' });
+    const [resumed] = (await store.list()).filter((header) => header.parentSession === root.id);
+    const childLog = (await store.read(resumed?.id ?? '')).events;
+    expect(ofType(childLog, 'turn/end').map((e) => e.data.reason)).toEqual(['budget']);
+  }
 });
 
 it('a resumed child spends its parent’s turn budget again, as the delegation did', async () => {
@@ -234,5 +251,27 @@ it('a recorded budget or schema that is not one refuses the resume (INVALID_CONF
     const length = (await store.read(root.id)).events.length;
     await expectCode(resumer(store).recover(), 'INVALID_CONFIG');
     expect((await store.read(root.id)).events).toHaveLength(length);
+  }
+});
+
+it('a run that waited behind a running turn when the host stopped keeps its budget and outputSchema', async () => {
+  for (const options of [{ outputSchema }, { budget: { maxTokens: 1 } }]) {
+    const first = host();
+    const root = await first.brood.createAgent({ model: route });
+    void root.run('queued').catch(() => undefined);
+    await first.inside;
+    void root.run('then this', options).catch(() => undefined);
+    await until(async () => ofType((await first.store.read(root.id)).events, 'user/message').length === 2);
+    const store = await copyOf(first.store);
+    const [entry] = await resumer(store).recover();
+    await expect(entry?.result).resolves.toMatchObject({ output: 'first done' });
+    const ended = async () => ofType((await store.read(root.id)).events, 'turn/end').map((e) => e.data.reason);
+    await until(async () => (await ended()).length === 2);
+    const log = (await store.read(root.id)).events;
+    if ('outputSchema' in options) {
+      const recorded = ofType(log, 'tool/result').find((e) => e.data.name === 'structured_output');
+      expect(recorded?.data).toMatchObject({ isError: false, content: 'ok' });
+      expect(await ended()).toEqual(['completed', 'completed']);
+    } else expect(await ended()).toEqual(['completed', 'budget']);
   }
 });
