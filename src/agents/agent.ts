@@ -43,7 +43,7 @@ import { sendMessage, startRun } from './run-entry.js';
 import { disposedError } from './signals.js';
 import { closeStoppedTurn, NO_USAGE } from './stopped-turn.js';
 import { startStream } from './stream/start.js';
-import type { StructuredTurn } from './structured-turn.js';
+import { recordedRunOptions, type StructuredTurn } from './structured-turn.js';
 import { type CurrentTurn, TurnLedger } from './turns.js';
 import type { ActivationObserver, AgentDeps, AgentInit } from './types.js';
 
@@ -166,11 +166,7 @@ export class AgentImpl implements GatewayAgent {
     if (source === 'user') this.deps.hub.telemetry?.hostMessage(this, id);
     if (typeof text !== 'string')
       return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
-    // A run's own options are recorded with it (never its context): a turn that takes it after a crash keeps them.
-    const options = {
-      ...(budget === undefined ? {} : { budget }),
-      ...(structured === undefined ? {} : { outputSchema: structured.schema.parameters }),
-    };
+    const options = recordedRunOptions(budget, structured);
     const durable = this.writer
       .append([{ type: 'user/message', data: { id, text, source, ...report, ...options } }])
       .then(() => this.writer.flush());

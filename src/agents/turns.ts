@@ -17,7 +17,7 @@ import type { FinishedChildren } from './finished-children.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
 import type { InterruptedCall, OpenTurn, ResumeInputs } from './open-turn.js';
-import type { StructuredTurn } from './structured-turn.js';
+import { recordedRunOptions, type StructuredTurn } from './structured-turn.js';
 
 export interface CurrentTurn {
   readonly turn: number;
@@ -164,11 +164,8 @@ export class TurnLedger {
       this.history.push({ role: 'user', text: head.text });
       const joinedIds = joined.length === 0 ? {} : { joined: joined.map((message) => message.id) };
       // Durable before any tool of the turn runs: after a crash this message is never run again, and
-      // the turn it resumes keeps the message's own budget and output schema (never its context).
-      const options = {
-        ...(budget === undefined ? {} : { budget }),
-        ...(head.structured === undefined ? {} : { outputSchema: head.structured.schema.parameters }),
-      };
+      // the turn it resumes keeps the message's own budget (as given to the turn) and output schema.
+      const options = recordedRunOptions(budget, head.structured);
       writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id], ...joinedIds, ...options } }]);
       await writer.flush();
       // A report waiting behind the claimed message is for this turn's first step: tell its driver.
