@@ -9,6 +9,7 @@ import { BroodError, errorMessage } from '../errors.js';
 import { type CheckedInput, partsField } from '../models/content-parts.js';
 import type { ChatMessage } from '../models/types.js';
 import type { TurnLease } from '../scheduler/turn-lease.js';
+import type { Budget } from '../scheduler/types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
 import { SessionWriter } from '../sessions/session-writer.js';
 import type {
@@ -36,7 +37,7 @@ import { CodePrograms } from './code-calls.js';
 import { createGateway } from './gateway.js';
 import { TurnGovernor } from './governor.js';
 import { Inbox, restoredMessage } from './inbox.js';
-import type { OpenTurn } from './open-turn.js';
+import type { OpenTurn, ResumeInputs } from './open-turn.js';
 import type { GatewayAgent } from './parent-tools.js';
 import { PendingActivation } from './pending-activation.js';
 import { admitFirstRequest, planActivation, resumePlan, viewOrNull } from './plan.js';
@@ -44,7 +45,7 @@ import { sendMessage, startRun } from './run-entry.js';
 import { disposedError } from './signals.js';
 import { closeStoppedTurn, NO_USAGE } from './stopped-turn.js';
 import { startStream } from './stream/start.js';
-import type { StructuredTurn } from './structured-turn.js';
+import { recordedRunOptions, type StructuredTurn } from './structured-turn.js';
 import { type CurrentTurn, TurnLedger } from './turns.js';
 import type { ActivationObserver, AgentDeps, AgentInit } from './types.js';
 
@@ -163,6 +164,7 @@ export class AgentImpl implements GatewayAgent {
     structured?: StructuredTurn,
     report?: { delivery: MessageDelivery; from?: string },
     context?: unknown,
+    budget?: Budget,
   ): { id: string; durable: Promise<void> } {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
@@ -171,8 +173,9 @@ export class AgentImpl implements GatewayAgent {
     if (typeof text !== 'string')
       return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
     // The parts' base64 is written once, here; the inbox, the history and the driver share these strings.
+    const options = recordedRunOptions(budget, structured);
     const durable = this.writer
-      .append([{ type: 'user/message', data: { id, text, ...partsField(parts), source, ...report } }])
+      .append([{ type: 'user/message', data: { id, text, ...partsField(parts), source, ...report, ...options } }])
       .then(() => this.writer.flush());
     const delivery = report?.delivery;
     this.inbox.push({
@@ -316,17 +319,19 @@ export class AgentImpl implements GatewayAgent {
    * thread death uses: nothing answered is asked again, unanswered calls are issued again and the
    * parent decides what each gets (src/agents/resumed-calls.ts). Settles with that turn's result.
    */
-  continueOpenTurn(open: OpenTurn, awaitingApproval: ReadonlySet<string>, context?: unknown): Promise<TurnResult> {
+  continueOpenTurn(open: OpenTurn, inputs: ResumeInputs): Promise<TurnResult> {
     const result = this.inbox.result(open.messageId);
-    const turn = this.turns.resumeOpen(open, awaitingApproval, context);
+    const turn = this.turns.resumeOpen(open, inputs);
     this.busy = true;
     this.observer?.activationStarted();
     const lease = this.governor.openLease();
     const pending = new PendingActivation();
     this.activation = pending;
     void pending.done.then((end) => this.activationEnded(end));
-    this.governor.admitTurn(lease).then(
-      () => {
+    // The children it had finished count before its driver starts again (usage, token budget).
+    Promise.all([this.governor.admitTurn(lease), inputs.finished]).then(
+      ([, finished]) => {
+        if (finished !== undefined) this.turns.addFinishedChildren(turn, finished);
         pending.attach(this.deps.runner.activate(resumePlan(this, turn), createGateway(this, this.programs)));
         // What the log shows was spent counts: a budget already used up ends the turn now.
         this.governor.progressed(turn, true);

@@ -108,6 +108,10 @@ export class TurnGovernor implements TurnHooks {
     child.forMessage(messageId, tighten(ceiling, this.remainder()), this.account());
   }
 
+  budgetOf(messageId: string): Budget | undefined {
+    return this.pending.get(messageId)?.budget;
+  }
+
   /** A turn claimed its message: its watch starts, its wall time counted from the message's acceptance. */
   turnStarted(turn: CurrentTurn): void {
     const accepted = this.pending.get(turn.messageId);
@@ -119,6 +123,10 @@ export class TurnGovernor implements TurnHooks {
     const watch = new BudgetWatch(budget ?? {}, this.deps.now, onExceeded, accepted?.acceptedAt, above);
     this.watches.set(turn, watch);
     turn.cleanup.push(() => watch.stop());
+  }
+
+  chargeChildren(turn: CurrentTurn, tokens: number): void {
+    this.watches.get(turn)?.account.charge(tokens);
   }
 
   /** A model response or tool result of the running turn: idle time restarts, tokens are checked. */

@@ -23,6 +23,9 @@ export interface AcceptedMessage {
   parts?: MessagePart[];
   source: string;
   delivery?: MessageDelivery;
+  /** Its own budget and output schema, as recorded (unchecked: restore checks them). */
+  budget?: unknown;
+  outputSchema?: unknown;
 }
 
 export interface RebuiltSession {
@@ -73,9 +76,17 @@ export function rebuildSession(events: SessionEvent[], options: { keepOpenTurn?:
         break;
       }
       case 'user/message': {
-        const { id, text, source, delivery } = event.data;
+        const { id, text, source, delivery, budget, outputSchema } = event.data;
         const parts = loggedParts(event.data.parts, `message ${id}`);
-        accepted.set(id, { id, text, ...partsField(parts), source, ...(delivery === undefined ? {} : { delivery }) });
+        accepted.set(id, {
+          id,
+          text,
+          ...partsField(parts),
+          source,
+          ...(delivery === undefined ? {} : { delivery }),
+          ...(budget === undefined ? {} : { budget }),
+          ...(outputSchema === undefined ? {} : { outputSchema }),
+        });
         break;
       }
       case 'turn/start':

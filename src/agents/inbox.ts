@@ -35,8 +35,9 @@ export function restoredMessage(message: {
   parts?: MessagePart[] | undefined;
   delivery?: MessageDelivery | undefined;
   context?: unknown;
+  structured?: StructuredTurn;
 }): QueuedMessage {
-  const { id, text, delivery, context } = message;
+  const { id, text, delivery, context, structured } = message;
   const queued: QueuedMessage = {
     id,
     text,
@@ -46,6 +47,7 @@ export function restoredMessage(message: {
   };
   if (delivery) queued.delivery = delivery;
   if (context !== undefined) queued.context = context;
+  if (structured !== undefined) queued.structured = structured;
   return queued;
 }
 

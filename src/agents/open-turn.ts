@@ -5,8 +5,11 @@
  * is logged but no result (outcome unknown: it may have run), or neither (it never ran).
  */
 import { addUsage } from '../models/usage.js';
-import { knownEvent } from '../sessions/event-types.js';
+import { knownEvent, parsedToolArguments } from '../sessions/event-types.js';
+import { STRUCTURED_OUTPUT_TOOL } from '../tools/layer.js';
 import type { SessionEvent, Usage } from '../types.js';
+import type { FinishedChildren } from './finished-children.js';
+import type { StructuredTurn } from './structured-turn.js';
 
 export interface InterruptedCall {
   name: string;
@@ -26,6 +29,11 @@ export interface OpenTurn {
   interrupted: Map<string, InterruptedCall>;
   /** A model request was logged after the latest answer: it was in flight and is sent again. */
   requestInFlight: boolean;
+  /** The claimed message's own budget and output schema, as its `turn/start` recorded them (unchecked). */
+  budget?: unknown;
+  outputSchema?: unknown;
+  /** The turn's last valid `structured_output` call before the crash (the last valid call wins). */
+  structured?: { value: unknown };
 }
 
 /** The open turn of `events`, or undefined when every turn ended. */
@@ -34,7 +42,8 @@ export function openTurnOf(events: readonly SessionEvent[]): OpenTurn | undefine
   for (const logged of events) {
     const event = knownEvent(logged);
     switch (event?.type) {
-      case 'turn/start':
+      case 'turn/start': {
+        const { budget, outputSchema } = event.data;
         open = {
           turn: event.data.turn,
           messageId: event.data.messageIds[0] ?? '',
@@ -43,8 +52,11 @@ export function openTurnOf(events: readonly SessionEvent[]): OpenTurn | undefine
           lastFinish: undefined,
           interrupted: new Map(),
           requestInFlight: false,
+          ...(budget === undefined ? {} : { budget }),
+          ...(outputSchema === undefined ? {} : { outputSchema }),
         };
         break;
+      }
       case 'turn/end':
         open = undefined;
         break;
@@ -62,12 +74,28 @@ export function openTurnOf(events: readonly SessionEvent[]): OpenTurn | undefine
       case 'tool/call':
         open?.interrupted.set(event.data.callId, { name: event.data.name, arguments: event.data.arguments });
         break;
-      case 'tool/result':
+      case 'tool/result': {
+        const call = open?.interrupted.get(event.data.callId);
         open?.interrupted.delete(event.data.callId);
+        // What the turn tool recorded: the arguments it ran with (a hook may have rewritten them).
+        if (open && call && event.data.name === STRUCTURED_OUTPUT_TOOL && !event.data.isError)
+          open.structured = { value: parsedToolArguments(event.data.arguments ?? call.arguments) };
         break;
+      }
       default:
         break;
     }
   }
   return open;
+}
+
+/** What a turn a crash left open resumes with, besides what its log shows (src/agents/open-turn.ts). */
+export interface ResumeInputs {
+  /** Calls whose approval request is still open: they never ran and wait for the host. */
+  awaitingApproval: ReadonlySet<string>;
+  /** The per-request context the resume gave (never stored). */
+  context?: unknown;
+  structured?: StructuredTurn | undefined;
+  /** The children the turn had finished, read before its driver starts again. */
+  finished?: Promise<FinishedChildren>;
 }

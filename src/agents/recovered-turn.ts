@@ -5,9 +5,9 @@
  */
 import { baseOf } from '../events/from-log.js';
 import { knownEvent } from '../sessions/event-types.js';
-import type { SessionEvent, TurnResult } from '../types.js';
+import type { SessionEvent, StopReason, TurnResult } from '../types.js';
 import type { AgentImpl } from './agent.js';
-import type { OpenTurn } from './open-turn.js';
+import { type OpenTurn, openTurnOf, type ResumeInputs } from './open-turn.js';
 import { decideInterrupted } from './resumed-calls.js';
 
 export interface ContinuedTurn {
@@ -23,12 +23,8 @@ export interface ContinuedTurn {
 
 const continued = new WeakMap<AgentImpl, ContinuedTurn>();
 
-export function continueInterrupted(
-  agent: AgentImpl,
-  open: OpenTurn,
-  awaitingApproval: ReadonlySet<string>,
-  context?: unknown,
-): void {
+export function continueInterrupted(agent: AgentImpl, open: OpenTurn, inputs: ResumeInputs): void {
+  const { awaitingApproval } = inputs;
   let rerunCalls = 0;
   let unknownCalls = 0;
   for (const [callId, call] of open.interrupted) {
@@ -37,7 +33,7 @@ export function continueInterrupted(
     else if (decision === 'unknown') unknownCalls += 1;
   }
   const replayedRequests = open.requestInFlight ? 1 : 0;
-  const result = agent.continueOpenTurn(open, awaitingApproval, context);
+  const result = agent.continueOpenTurn(open, inputs);
   // A caller that never asks for the result (a child nobody waits for) must not leave a rejection unhandled.
   result.catch(() => undefined);
   continued.set(agent, { turn: open.turn, result, replayedRequests, rerunCalls, unknownCalls });
@@ -78,4 +74,45 @@ export function unclaimedPrompt(events: readonly SessionEvent[]): string | undef
     if (event?.type === 'turn/start') return undefined;
   }
   return first;
+}
+
+/**
+ * The last ended turn's result as its log shows it, when no turn is open after it: its output, its own
+ * usage, its stop reason and diagnostic, and (a structured turn) the last valid structured value.
+ */
+export function endedResultOf(events: readonly SessionEvent[]): TurnResult | undefined {
+  let ended: TurnResult | undefined;
+  let turn: OpenTurn | undefined;
+  let start = 0;
+  events.forEach((logged, index) => {
+    const event = knownEvent(logged);
+    if (event?.type === 'turn/start') {
+      start = index;
+      ended = undefined;
+    } else if (event?.type === 'turn/end') {
+      // The turn as it stood just before its end: what openTurnOf reads of an open one.
+      turn = openTurnOf(events.slice(start, index));
+      const diagnostic = event.data.diagnostic === undefined ? {} : { diagnostic: event.data.diagnostic };
+      const structured =
+        turn?.outputSchema !== undefined && turn.structured ? { structured: turn.structured.value } : {};
+      ended = {
+        ...emptyTurnResult(event.data.reason),
+        output: turn?.output ?? '',
+        usage: turn?.usage ?? { inputTokens: 0, outputTokens: 0 },
+        ...diagnostic,
+        ...structured,
+      };
+    }
+  });
+  return ended;
+}
+
+export function emptyTurnResult(stopReason: StopReason): TurnResult {
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  return {
+    output: '',
+    stopReason,
+    usage,
+    usageTree: { agentId: '', provider: '', model: '', usage, total: usage, children: [] },
+  };
 }

@@ -14,9 +14,11 @@ import type { CodeMode, ModelRoute, SessionEvent, SessionHeader, ToolFilter } fr
 import type { DriverRunner } from '../wire/runner.js';
 import type { AgentImpl } from './agent.js';
 import { composeAgent } from './factory.js';
+import { finishedChildren } from './finished-children.js';
 import { rebuildSession } from './history.js';
 import { type OpenTurn, openTurnOf } from './open-turn.js';
 import { continueInterrupted } from './recovered-turn.js';
+import { applyResumedBudget, restoredUnclaimed, resumedOptions } from './resumed-options.js';
 import type { RuntimeCore } from './runtime-core.js';
 import type { AgentInit } from './types.js';
 
@@ -45,6 +47,15 @@ export interface RestoreHooks {
   runnerFor(sessionId: string, descriptor: Record<string, unknown>): DriverRunner | undefined;
   /** Called after the agent is rebuilt and published, before it wakes. */
   restored(agent: AgentImpl, descriptor: Record<string, unknown>): void;
+  /**
+   * Reads what the agent's log refers to before it is rebuilt (the jobs it announced); what it returns
+   * runs right after `restored`, before the agent takes any turn.
+   */
+  prepare?(
+    sessionId: string,
+    events: readonly SessionEvent[],
+    context: unknown,
+  ): Promise<((agent: AgentImpl) => void) | undefined>;
 }
 
 /** Restores in flight per runtime: concurrent resumes of one session share one restore (and one lock). */
@@ -94,6 +105,7 @@ async function rebuildAgent(
   options: RestoreOptions,
 ): Promise<AgentImpl> {
   const { header, events } = await core.store.read(sessionId);
+  const prepared = await hooks.prepare?.(sessionId, events, options.context);
   throwIfAborted(options.signal);
   const rebuilt = rebuildSession(events, { keepOpenTurn: true });
   const open = openTurnOf(events);
@@ -107,6 +119,9 @@ async function rebuildAgent(
   const descriptor: DescriptorFields = rebuilt.descriptor ?? {};
   // A limit is never dropped: a stored budget that is not one refuses the restore (INVALID_CONFIG).
   const budget = parseBudget(descriptor.budget, 'stored subagent descriptor budget');
+  const mode = modeOf(header, descriptor);
+  const resumed = open === undefined ? undefined : resumedOptions(open, mode);
+  const unclaimed = restoredUnclaimed(rebuilt.unclaimed, mode, options.context);
   const { agent, rollback } = composeAgent(core, {
     id: sessionId,
     depth,
@@ -116,7 +131,7 @@ async function rebuildAgent(
     // A resumed agent keeps the step limit it was created with (SPEC §15).
     ...(isMaxSteps(descriptor.maxSteps) ? { maxSteps: descriptor.maxSteps } : {}),
     ...(budget === undefined ? {} : { budget }),
-    mode: modeOf(header, descriptor),
+    mode,
     modelSelectionEnabled: rebuilt.modelSelectionEnabled,
     validateFilter: false,
     ...withRunner(hooks.runnerFor(sessionId, descriptor)),
@@ -128,7 +143,7 @@ async function rebuildAgent(
       history: rebuilt.history,
       ownStart: ownStartOf(events, header, rebuilt.givenMessages),
       lastTurn: rebuilt.lastTurn,
-      unclaimed: withContext(rebuilt.unclaimed, options.context),
+      unclaimed: unclaimed.messages,
       // An explicit resume route replaces the logged one for children too.
       lastRequestRoute: options.model ? undefined : rebuilt.lastRoute,
     },
@@ -141,10 +156,21 @@ async function rebuildAgent(
   }
   core.agents.set(sessionId, agent);
   hooks.restored(agent, descriptor);
+  prepared?.(agent);
   relistOpenRequests(core.agentDeps.approvals, agent, events);
-  if (open === undefined) agent.wake();
-  else
-    continueInterrupted(agent, open, new Set(openRequests(events).map((request) => request.callId)), options.context);
+  const parent = header.parentSession === undefined ? undefined : core.agents.get(header.parentSession);
+  for (const [messageId, messageBudget] of unclaimed.budgets)
+    applyResumedBudget(agent, parent, descriptor.callId, messageId, messageBudget);
+  if (open === undefined || resumed === undefined) agent.wake();
+  else {
+    applyResumedBudget(agent, parent, descriptor.callId, open.messageId, resumed.budget);
+    continueInterrupted(agent, open, {
+      awaitingApproval: new Set(openRequests(events).map((request) => request.callId)),
+      context: options.context,
+      structured: resumed.structured,
+      finished: finishedChildren(core.store, agent, events),
+    });
+  }
   return agent;
 }
 
@@ -180,10 +206,6 @@ async function resolveLoggedRoute(
     }
     throw error;
   }
-}
-
-function withContext<M extends object>(messages: M[], context: unknown): (M & { context?: unknown })[] {
-  return context === undefined ? messages : messages.map((message) => ({ ...message, context }));
 }
 
 function withRunner(runner: DriverRunner | undefined): { runner?: DriverRunner } {

@@ -10,6 +10,7 @@ import {
   checkInput,
   DEFAULT_MAX_INPUT_BYTES,
 } from '../models/content-parts.js';
+import type { Budget } from '../scheduler/types.js';
 import type { ModelRoute, RunOptions, SendOptions, TurnResult } from '../types.js';
 import type { TurnGovernor } from './governor.js';
 import type { Inbox } from './inbox.js';
@@ -31,6 +32,7 @@ export interface EntryAgent {
     structured?: StructuredTurn,
     report?: undefined,
     context?: unknown,
+    budget?: Budget,
   ): { id: string; durable: Promise<void> };
   abortMessage(messageId: string): void;
 }
@@ -60,7 +62,7 @@ export function startRun(
   const { signal, outputSchema, budget, context } = parseRunOptions(opts);
   const parsedBudget = agent.governor.admissibleRun(budget);
   const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema);
-  const accepted = agent.accept(input, 'user', signal, structured, undefined, context);
+  const accepted = agent.accept(input, 'user', signal, structured, undefined, context, parsedBudget);
   agent.governor.forMessage(accepted.id, parsedBudget);
   // Registered before acceptance resolves, so neither the result nor an abort can be missed.
   const result = agent.inbox.result(accepted.id);

@@ -8,6 +8,7 @@
 
 import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
+import type { Budget } from '../scheduler/types.js';
 import { defineTool } from '../tools/define-tool.js';
 import { executeResolved } from '../tools/execute.js';
 import { STRUCTURED_OUTPUT_TOOL } from '../tools/layer.js';
@@ -37,9 +38,11 @@ export const MISSING_CHILD = `the child finished without a valid ${STRUCTURED_OU
 export function structuredTurn(
   outputSchema: z.ZodType | JsonSchemaObject,
   missing: string = MISSING_TOP_LEVEL,
+  /** A turn resumed after a crash: the value its log shows was recorded already. */
+  recorded?: { value: unknown },
 ): StructuredTurn {
-  let set = false;
-  let value: unknown;
+  let set = recorded !== undefined;
+  let value: unknown = recorded?.value;
   const tool = outputTool(outputSchema, (args) => {
     value = args;
     set = true;
@@ -92,4 +95,19 @@ function outputTool(outputSchema: z.ZodType | JsonSchemaObject, record: (args: u
     );
   }
   return tool;
+}
+
+/**
+ * What a message's session events record of its own run options (`user/message`, and `turn/start`
+ * when a turn claims it), so a turn that takes or resumes it after a crash keeps them. Never the
+ * per-request context: it may hold credentials.
+ */
+export function recordedRunOptions(
+  budget: Budget | undefined,
+  structured: StructuredTurn | undefined,
+): { budget?: Budget; outputSchema?: JsonSchemaObject } {
+  return {
+    ...(budget === undefined ? {} : { budget }),
+    ...(structured === undefined ? {} : { outputSchema: structured.schema.parameters }),
+  };
 }

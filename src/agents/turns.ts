@@ -9,14 +9,16 @@ import { isMessageParts, partsField } from '../models/content-parts.js';
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
 import { addUsage, sumUsage } from '../models/usage.js';
+import type { Budget } from '../scheduler/types.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
 import type { SessionWriter } from '../sessions/session-writer.js';
 import type { ModelRoute, StopReason, ToolResult, TurnResult, Usage, UsageNode } from '../types.js';
 import type { ClaimedMessage, JoinedMessage, TurnReport } from '../wire/protocol.js';
+import type { FinishedChildren } from './finished-children.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
-import type { InterruptedCall, OpenTurn } from './open-turn.js';
-import type { StructuredTurn } from './structured-turn.js';
+import type { InterruptedCall, OpenTurn, ResumeInputs } from './open-turn.js';
+import { recordedRunOptions, type StructuredTurn } from './structured-turn.js';
 
 export interface CurrentTurn {
   readonly turn: number;
@@ -90,7 +92,11 @@ export interface TurnLedgerInit {
 
 /** What the ledger tells the agent's budgets (src/agents/governor.ts). */
 export interface TurnHooks {
+  /** The budget accepted with message `messageId` (recorded in its turn's `turn/start`). */
+  budgetOf(messageId: string): Budget | undefined;
   turnStarted(turn: CurrentTurn): void;
+  /** Tokens the turn's children spent that no live account below it was charged (a resumed turn's). */
+  chargeChildren(turn: CurrentTurn, tokens: number): void;
   /** A response (`withTokens`: its usage, or a child's, was just added) or a tool result arrived. */
   progressed(turn: CurrentTurn, withTokens: boolean): void;
   /** The turn's stop reason and diagnostic, or 'budget' when a budget ended it. */
@@ -151,14 +157,17 @@ export class TurnLedger {
       this.turnCounter = turn;
       const aborted = head.signal?.aborted === true;
       this.running = newTurn(turn, head.id, head.structured, head.context);
+      const budget = this.init.governor.budgetOf(head.id); // read before the turn's watch takes it
       this.init.governor.turnStarted(this.running);
       // The turn tool changes what the model is shown: drivers re-read their view before the next request.
       if (head.structured) this.init.bumpView();
       for (const message of joined) this.history.push({ role: 'user', text: message.text });
       this.history.push({ role: 'user', text: head.text, ...partsField(head.parts) });
       const joinedIds = joined.length === 0 ? {} : { joined: joined.map((message) => message.id) };
-      // Durable before any tool of the turn runs: after a crash this message is never run again.
-      writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id], ...joinedIds } }]);
+      // Durable before any tool of the turn runs: after a crash this message is never run again, and
+      // the turn it resumes keeps the message's own budget (as given to the turn) and output schema.
+      const options = recordedRunOptions(budget, head.structured);
+      writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id], ...joinedIds, ...options } }]);
       await writer.flush();
       // A report waiting behind the claimed message is for this turn's first step: tell its driver.
       if (inbox.stepPending) this.init.stepPending();
@@ -180,8 +189,9 @@ export class TurnLedger {
    * Continues the turn a crash left open (its `turn/start` is logged): its tallies come from the log,
    * so budgets count what was spent; the result settles the waiters of the message it claimed.
    */
-  resumeOpen(open: OpenTurn, awaitingApproval: ReadonlySet<string>, context?: unknown): CurrentTurn {
-    const turn = newTurn(open.turn, open.messageId, undefined, context);
+  resumeOpen(open: OpenTurn, inputs: Omit<ResumeInputs, 'finished'>): CurrentTurn {
+    const { awaitingApproval, context, structured } = inputs;
+    const turn = newTurn(open.turn, open.messageId, structured, context);
     addUsage(turn.usage, open.usage);
     turn.output = open.output;
     turn.lastFinish = open.lastFinish;
@@ -255,6 +265,16 @@ export class TurnLedger {
         data: { text: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, finish: 'error' },
       },
     ]);
+  }
+
+  /**
+   * A resumed turn's children that had finished before the crash: their usage is the turn's again, and
+   * their tokens count against its budget as they did when they were spent.
+   */
+  addFinishedChildren(turn: CurrentTurn, finished: FinishedChildren): void {
+    addUsage(turn.childUsage, finished.usage);
+    turn.childTrees.push(...finished.trees);
+    this.init.governor.chargeChildren(turn, finished.usage.inputTokens + finished.usage.outputTokens);
   }
 
   /** Adds a foreground child's usage to the running turn (rolled up exactly once, at turn end). */

@@ -14,6 +14,7 @@ import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore, TurnResult
 import type { IdGenerator } from '../util/ids.js';
 import type { DriverRunner } from '../wire/runner.js';
 import type { VersionCell } from '../wire/version-cell.js';
+import type { StructuredTurn } from './structured-turn.js';
 
 export interface AgentRuntimeLimits {
   maxParallelToolCalls: number;
@@ -77,7 +78,10 @@ export interface AgentInit {
   history: ChatMessage[];
   ownStart: number;
   lastTurn: number;
-  /** `context`: the per-request context a resume gave again (never read from the session). */
+  /**
+   * `context`: the per-request context a resume gave again (never read from the session); `structured`:
+   * the turn tool of a message accepted with an outputSchema.
+   */
   unclaimed: {
     id: string;
     text: string;
@@ -85,6 +89,7 @@ export interface AgentInit {
     source: string;
     delivery?: MessageDelivery;
     context?: unknown;
+    structured?: StructuredTurn;
   }[];
 }
 

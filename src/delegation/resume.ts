@@ -7,14 +7,13 @@
  */
 import type { AgentImpl } from '../agents/agent.js';
 import { openTurnOf } from '../agents/open-turn.js';
-import { pendingResultOf } from '../agents/recovered-turn.js';
+import { emptyTurnResult, endedResultOf, pendingResultOf } from '../agents/recovered-turn.js';
 import type { Brood } from '../brood.js';
-import { sumUsage } from '../models/usage.js';
 import { pluginAccess } from '../runtime/plugin-access.js';
-import { knownEvent } from '../sessions/event-types.js';
+import { childOfCall, subagentDescriptorOf } from '../sessions/child-index.js';
 import { toSubagentResult } from '../subagents/runs.js';
 import type { SubagentResult } from '../subagents/types.js';
-import type { Agent, SessionEvent, SessionStore, StopReason, TurnResult, Usage } from '../types.js';
+import type { Agent, SessionEvent, TurnResult } from '../types.js';
 
 export interface InterruptedChild {
   id: string;
@@ -25,9 +24,6 @@ export interface InterruptedChild {
   dispose(): Promise<void>;
 }
 
-/** Per store: parent id + call id → child id, from one list() and one read per child session (cached). */
-const indexes = new WeakMap<SessionStore, Promise<ChildIndex>>();
-
 export async function interruptedChild(
   brood: Brood,
   parent: Agent,
@@ -35,11 +31,11 @@ export async function interruptedChild(
   background: boolean,
   context?: unknown,
 ): Promise<InterruptedChild | undefined> {
-  const childId = await childOf(brood.sessions, keyOf(parent.id, callId));
+  const childId = await childOfCall(brood.sessions, parent.id, callId);
   if (childId === undefined) return undefined;
   const { events } = await brood.sessions.read(childId);
-  const continuable = descriptorOf(events)?.mode === 'continuable';
-  const logged = endedResult(events);
+  const continuable = subagentDescriptorOf(events)?.mode === 'continuable';
+  const logged = endedResultOf(events);
   const parentImpl = pluginAccess(brood).agentImpl(parent);
   if (logged !== undefined && !continuable && openTurnOf(events) === undefined) {
     if (!background) parentImpl?.addChildUsage(logged.usage);
@@ -48,7 +44,7 @@ export async function interruptedChild(
   }
   // The resumed child's turns serve this call again: they read its per-request context.
   const child = (await brood.resumeAgent(childId, context === undefined ? {} : { context })) as AgentImpl;
-  const result = continuable ? Promise.resolve(logged ?? emptyResult('completed')) : resultOf(child, events);
+  const result = continuable ? Promise.resolve(logged ?? emptyTurnResult('completed')) : resultOf(child, events);
   // A parent waiting on its foreground child holds no turn slot meanwhile (limits.agents), as on a first run.
   const waited =
     background || continuable || parentImpl === undefined ? result : (parentImpl.lease?.lend(result) ?? result);
@@ -71,102 +67,6 @@ export async function interruptedChild(
 function resultOf(child: AgentImpl, events: SessionEvent[]): Promise<TurnResult> {
   return (
     pendingResultOf(child, events) ??
-    Promise.resolve({ ...emptyResult('error'), diagnostic: 'the child had no turn to resume' })
+    Promise.resolve({ ...emptyTurnResult('error'), diagnostic: 'the child had no turn to resume' })
   );
-}
-
-/** A refresh misses are waiting for, per store: misses that arrive together share it. */
-const refreshes = new WeakMap<SessionStore, Promise<ChildIndex>>();
-
-/**
- * A miss looks again at the sessions written since the index was read (another process may have).
- * Misses share one refresh: a recovered parent re-issues its interrupted calls together, and each that
- * had started no child would otherwise list the whole store again (a 1,000-child tree: seconds).
- */
-async function childOf(store: SessionStore, key: string): Promise<string | undefined> {
-  const found = (await childIndex(store)).children.get(key);
-  if (found !== undefined) return found;
-  let refresh = refreshes.get(store);
-  if (refresh === undefined) {
-    const started = childIndex(store, true).finally(() => refreshes.delete(store));
-    refreshes.set(store, started);
-    refresh = started;
-  }
-  return (await refresh).children.get(key);
-}
-
-interface ChildIndex {
-  /** parent id + call id → child id. */
-  children: Map<string, string>;
-  /** Every session already read. */
-  seen: Set<string>;
-}
-
-/** One index per store; a refresh reads only the sessions it has not seen, one refresh at a time. */
-function childIndex(store: SessionStore, refresh = false): Promise<ChildIndex> {
-  const current = indexes.get(store);
-  if (current !== undefined && !refresh) return current;
-  const next = (current ?? Promise.resolve({ children: new Map(), seen: new Set<string>() })).then((index) =>
-    readNew(store, index),
-  );
-  indexes.set(store, next);
-  next.catch(() => indexes.delete(store));
-  return next;
-}
-
-async function readNew(store: SessionStore, index: ChildIndex): Promise<ChildIndex> {
-  const fresh = (await store.list()).filter((header) => !index.seen.has(header.id));
-  for (const header of fresh) index.seen.add(header.id);
-  await Promise.all(
-    fresh.map(async (header) => {
-      if (header.parentSession === undefined) return;
-      const callId = descriptorOf((await store.read(header.id)).events)?.callId;
-      if (typeof callId === 'string') index.children.set(keyOf(header.parentSession, callId), header.id);
-    }),
-  );
-  return index;
-}
-
-function keyOf(parentId: string, callId: string): string {
-  return `${parentId}\n${callId}`;
-}
-
-function descriptorOf(events: SessionEvent[]): { mode?: unknown; callId?: unknown } | undefined {
-  for (const logged of events) {
-    const event = knownEvent(logged);
-    if (event?.type === 'subagent/descriptor') return event.data;
-  }
-  return undefined;
-}
-
-/** The last ended turn's result as its log shows it, when no turn is open after it. */
-function endedResult(events: SessionEvent[]): TurnResult | undefined {
-  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
-  let output = '';
-  let ended: TurnResult | undefined;
-  for (const logged of events) {
-    const event = knownEvent(logged);
-    if (event?.type === 'turn/start') {
-      usage = { inputTokens: 0, outputTokens: 0 };
-      output = '';
-      ended = undefined;
-    } else if (event?.type === 'assistant/message') {
-      usage = sumUsage(usage, event.data.usage);
-      if (event.data.text.trim() !== '') output = event.data.text;
-    } else if (event?.type === 'turn/end') {
-      const diagnostic = event.data.diagnostic === undefined ? {} : { diagnostic: event.data.diagnostic };
-      ended = { ...emptyResult(event.data.reason), output, usage, ...diagnostic };
-    }
-  }
-  return ended;
-}
-
-function emptyResult(stopReason: StopReason): TurnResult {
-  const usage = { inputTokens: 0, outputTokens: 0 };
-  return {
-    output: '',
-    stopReason,
-    usage,
-    usageTree: { agentId: '', provider: '', model: '', usage, total: usage, children: [] },
-  };
 }

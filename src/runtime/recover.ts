@@ -2,7 +2,8 @@
  * brood.recover(): every top-level session of the store whose last turn a crash left open is resumed
  * (its children inside it, through its delegation calls); every top-level session with accepted,
  * unclaimed messages runs them, as resumeAgent does; interrupted background work whose owner had
- * been answered (continuable children, announced jobs) is woken with its owner. The whole store is
+ * been answered (continuable children, announced jobs, job notices a crash kept from being written)
+ * is woken with its owner. The whole store is
  * read first: a corrupt session (SESSION_CORRUPT, naming file and line) means nothing is resumed.
  */
 import type { AgentImpl } from '../agents/agent.js';
@@ -13,9 +14,8 @@ import { endedForMissingRoute } from '../agents/restore.js';
 import { checkContext } from '../agents/signals.js';
 import { parseConfig, resumeAgentOptionsSchema } from '../config.js';
 import { BroodError } from '../errors.js';
-import type { JobTable } from '../subagents/types.js';
 import type { RecoveredTurn, RecoverOptions, SessionStore } from '../types.js';
-import { type AnnouncedJob, adoptJob, announcedJobs, type Session } from './recover-jobs.js';
+import { jobNeedsOwner, type LoggedJob, loggedJobOf, loggedJobs, type Session } from './recover-jobs.js';
 import type { Runtime } from './runtime.js';
 
 export type { RecoveredTurn, RecoverOptions } from '../types.js';
@@ -23,9 +23,8 @@ export type { RecoveredTurn, RecoverOptions } from '../types.js';
 export interface RecoverHost {
   store: SessionStore;
   agents: ReadonlyMap<string, AgentImpl>;
+  /** Restoring an owner also rebuilds the jobs its log announced (src/runtime/recover-jobs.ts). */
   restore(sessionId: string): Promise<AgentImpl>;
-  /** Background jobs, for those a crash interrupted after their id was announced. */
-  jobs: JobTable;
 }
 
 /** brood.recover(options): checked like resumeAgent's options (a signal and a context, nothing else). */
@@ -39,7 +38,6 @@ export async function recover(runtime: Runtime, options: unknown): Promise<Recov
     agents: runtime.agents,
     // Every turn recovery runs reads the context the host gave again (children through their parents' calls).
     restore: (id) => runtime.restore(id, context === undefined ? {} : { context }),
-    jobs: runtime.subagents.jobs,
   };
   return recoverSessions(host, signal === undefined ? {} : { signal });
 }
@@ -56,10 +54,7 @@ export async function recoverSessions(host: RecoverHost, options: RecoverOptions
     (session) => session.header.parentSession === undefined && !host.agents.has(session.header.id) && hasWork(session),
   );
   const settled = await Promise.allSettled(due.map(({ header }) => host.restore(header.id)));
-  const waking = await Promise.allSettled([
-    ...interruptedContinuables(sessions).map((chain) => restoreInOrder(host, chain)),
-    ...announcedJobs(sessions, hasWork).map((job) => resumeJob(host, sessions, job)),
-  ]);
+  const waking = await Promise.allSettled(backgroundWork(sessions).map((chain) => restoreInOrder(host, chain)));
   const recovered: RecoveredTurn[] = [];
   let failure: unknown;
   for (const outcome of settled) {
@@ -79,23 +74,35 @@ export async function recoverSessions(host: RecoverHost, options: RecoverOptions
 }
 
 /**
- * Continuable children a crash interrupted (an open turn, or accepted messages no turn took) whose
- * parent had already been answered: nothing else would wake them. Each comes with its ancestors,
- * top-level first, so its settlement notice finds its parent live. Only chains of top-level and
- * continuable agents: a one-shot child that had finished is not brought back to take a notice.
+ * Background work a crash interrupted whose owner had already been answered, so nothing else would
+ * wake it, each as the chain of sessions to restore, top-level first (an owner is live before its
+ * child's notice or report can reach it):
+ * - a continuable child with work left (an open turn, or accepted messages no turn took), with its
+ *   ancestors; if one of them is gone for good (a one-shot child that had finished), the child alone,
+ *   as it went on without it (its notice then finds no live parent, as it would have);
+ * - the owner of an announced background job whose child has work left or finished without its notice
+ *   written: restoring the owner rebuilds its jobs. A one-shot owner that had finished is not brought
+ *   back: its end would have stopped its jobs.
  */
-function interruptedContinuables(sessions: Session[]): string[][] {
+function backgroundWork(sessions: Session[]): string[][] {
   const byId = new Map(sessions.map((session) => [session.header.id, session]));
   const chains: string[][] = [];
+  const jobsOf = new Map<Session, LoggedJob[]>();
   for (const session of sessions) {
-    if (session.header.parentSession === undefined || !continuable(session) || !hasWork(session)) continue;
-    const chain = [session.header.id];
-    let parent = byId.get(session.header.parentSession);
-    while (parent !== undefined && parent.header.parentSession !== undefined && continuable(parent)) {
-      chain.unshift(parent.header.id);
-      parent = byId.get(parent.header.parentSession);
+    const ownerId = session.header.parentSession;
+    if (ownerId === undefined) continue;
+    if (continuable(session)) {
+      if (hasWork(session)) chains.push(chainTo(byId, session.header.id) ?? [session.header.id]);
+      continue;
     }
-    if (parent?.header.parentSession === undefined && parent !== undefined) chains.push([parent.header.id, ...chain]);
+    const owner = byId.get(ownerId);
+    if (owner === undefined) continue;
+    const ownerJobs = jobsOf.get(owner) ?? loggedJobs(owner.events);
+    jobsOf.set(owner, ownerJobs);
+    const job = loggedJobOf(session, ownerJobs);
+    if (job === undefined || !jobNeedsOwner(session, job, hasWork)) continue;
+    const chain = chainTo(byId, ownerId);
+    if (chain !== undefined) chains.push(chain);
   }
   return chains;
 }
@@ -104,24 +111,16 @@ async function restoreInOrder(host: RecoverHost, chain: string[]): Promise<void>
   for (const id of chain) await host.restore(id);
 }
 
-/** A job's owner must be able to take its notice: a top-level agent or a continuable child (and its chain). */
-async function resumeJob(host: RecoverHost, sessions: Session[], job: AnnouncedJob): Promise<void> {
-  const chain = ownerChain(sessions, job.ownerId);
-  if (chain === undefined) return;
-  await restoreInOrder(host, chain);
-  const owner = host.agents.get(job.ownerId);
-  if (owner === undefined) return;
-  adoptJob(host.jobs, owner, await host.restore(job.childId), job);
-}
-
-/** The owner with its ancestors, top-level first, when each below the top is continuable. */
-function ownerChain(sessions: Session[], ownerId: string): string[] | undefined {
-  const byId = new Map(sessions.map((session) => [session.header.id, session]));
+/**
+ * The session with its ancestors, top-level first, when each below the top is resumed by recovery:
+ * a continuable child, or a one-shot child whose turn is open (its parent's call resumes it).
+ */
+function chainTo(byId: ReadonlyMap<string, Session>, id: string): string[] | undefined {
   const chain: string[] = [];
-  for (let at = byId.get(ownerId); at !== undefined; at = byId.get(at.header.parentSession ?? '')) {
+  for (let at = byId.get(id); at !== undefined; at = byId.get(at.header.parentSession ?? '')) {
     chain.unshift(at.header.id);
     if (at.header.parentSession === undefined) return chain;
-    if (!continuable(at)) return undefined;
+    if (!continuable(at) && openTurnOf(at.events) === undefined) return undefined;
   }
   return undefined;
 }

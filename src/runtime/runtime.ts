@@ -58,6 +58,7 @@ import { VersionCell } from '../wire/version-cell.js';
 import type { CreateAgentOptions, ResumeAgentOptions } from './agent-options.js';
 import { AsyncPlugins } from './async-plugins.js';
 import { type DiagnosticSink, diagnosticSink } from './diagnostics.js';
+import { prepareOwnedJobs } from './recover-jobs.js';
 
 export interface RuntimeParts {
   options: ParsedBroodOptions;
@@ -212,6 +213,18 @@ export class Runtime implements SubagentCore {
       this.approvals.restoreRule(agent.id, descriptor.approvals);
       this.subagents.attachRestored(agent, descriptor);
     },
+    // The background jobs its log announced: resumed, or known again with their logged result.
+    prepare: (sessionId, events, context) =>
+      prepareOwnedJobs(
+        {
+          store: this.store,
+          jobs: this.subagents.jobs,
+          restore: (id) => this.restore(id, context === undefined ? {} : { context }),
+          report: this.reportBackgroundError,
+        },
+        sessionId,
+        events,
+      ),
   };
 
   /** This runtime's runner for a queueRunner config (one per config, connected lazily). */

@@ -10,7 +10,7 @@
 import type { MessagePart } from '../models/content-parts.js';
 import type { ChatMessage, ModelFinish, ReasoningBlock, ToolCallRecord } from '../models/types.js';
 import type { Budget } from '../scheduler/types.js';
-import type { CodeMode, ModelRoute, SessionEvent, StopReason, ToolFilter, Usage } from '../types.js';
+import type { CodeMode, JsonSchemaObject, ModelRoute, SessionEvent, StopReason, ToolFilter, Usage } from '../types.js';
 
 /** How a message that is not a turn of its own reaches an agent (a child's report; SPEC §16 "Reports"). */
 export type MessageDelivery = 'next-step' | 'quiet';
@@ -69,7 +69,8 @@ export type SessionEventDataMap = {
   /**
    * `delivery` marks a message that does not claim a turn of its own the usual way (a child's report):
    * `next-step` joins a running turn at its next model step, `quiet` joins the next turn. `from` is the
-   * child a report came from.
+   * child a report came from. `budget` and `outputSchema` (as JSON Schema): a run's or a delegated
+   * prompt's own, so the message keeps them if a crash comes before a turn claims it.
    */
   'user/message': {
     id: string;
@@ -79,9 +80,21 @@ export type SessionEventDataMap = {
     source: string;
     delivery?: MessageDelivery;
     from?: string;
+    budget?: Budget;
+    outputSchema?: JsonSchemaObject;
   };
-  /** `joined`: quiet messages taken with the claimed one, placed before it in the history. */
-  'turn/start': { turn: number; messageIds: string[]; joined?: string[] };
+  /**
+   * `joined`: quiet messages taken with the claimed one, placed before it in the history. `budget` and
+   * `outputSchema` (as JSON Schema): the claimed message's own (a run's options, a delegation's), so a
+   * turn resumed after a crash keeps them.
+   */
+  'turn/start': {
+    turn: number;
+    messageIds: string[];
+    joined?: string[];
+    budget?: Budget;
+    outputSchema?: JsonSchemaObject;
+  };
   /** Messages a running turn took at a model step (after the step's tool results, before its next request). */
   'turn/join': { turn: number; messageIds: string[] };
   'turn/end': { turn: number; reason: StopReason; diagnostic?: string };

@@ -28,7 +28,13 @@ export function statusOf(stopReason: StopReason): JobStatus {
   return 'failed';
 }
 
+/** Ids are unique per runtime, but jobs restored after a restart may be older: each owner's ids are its own. */
+function keyOf(ownerId: string, jobId: string): string {
+  return `${ownerId}\n${jobId}`;
+}
+
 export class Jobs implements JobTable {
+  /** By owner id and job id. */
   private readonly jobs = new Map<string, JobRecord>();
   private counter = 0;
 
@@ -36,8 +42,8 @@ export class Jobs implements JobTable {
 
   create(owner: Agent, run: SubagentRun, label: string, controller: AbortController, options: JobOptions = {}): Job {
     this.core.detachedRuns.add(run);
-    const job = new JobRecord(this.idFor(options.id), owner.id, label, controller);
-    this.jobs.set(job.id, job);
+    const job = new JobRecord(this.idFor(owner.id, options.id), owner.id, label, controller);
+    this.jobs.set(keyOf(owner.id, job.id), job);
     job.done = run.result
       .then(
         (result) => result,
@@ -53,23 +59,23 @@ export class Jobs implements JobTable {
         job.status = statusOf(result.stopReason);
         await run.dispose().catch(() => undefined);
         if (this.ownerGone(job))
-          this.jobs.delete(job.id); // nobody can read it any more
+          this.jobs.delete(keyOf(job.ownerId, job.id)); // nobody can read it any more
         else if (options.notifyOwner !== false) this.notifyOwner(job);
       });
     return job;
   }
 
   /** A fresh id, or an adopted one (later fresh ids count on from it, so none is given twice). */
-  private idFor(adopted: string | undefined): string {
+  private idFor(ownerId: string, adopted: string | undefined): string {
     const number = adopted === undefined ? undefined : /^job_(\d+)$/.exec(adopted)?.[1];
-    if (adopted === undefined || number === undefined || this.jobs.has(adopted)) return `job_${++this.counter}`;
+    if (adopted === undefined || number === undefined || this.jobs.has(keyOf(ownerId, adopted)))
+      return `job_${++this.counter}`;
     this.counter = Math.max(this.counter, Number(number));
     return adopted;
   }
 
   get(owner: Agent, jobId: string): Job | undefined {
-    const job = this.jobs.get(jobId);
-    return job?.ownerId === owner.id ? job : undefined;
+    return this.jobs.get(keyOf(owner.id, jobId));
   }
 
   list(owner: Agent): Job[] {
@@ -77,8 +83,8 @@ export class Jobs implements JobTable {
   }
 
   kill(owner: Agent, jobId: string): boolean {
-    const job = this.jobs.get(jobId);
-    if (!job || job.ownerId !== owner.id) return false;
+    const job = this.jobs.get(keyOf(owner.id, jobId));
+    if (!job) return false;
     if (job.status !== 'running' && job.status !== 'stopping') return false;
     job.status = 'stopping';
     job.controller.abort();
@@ -96,7 +102,7 @@ export class Jobs implements JobTable {
         job.status = 'stopping';
         job.controller.abort();
       }
-      if (job.result !== undefined) this.jobs.delete(job.id);
+      if (job.result !== undefined) this.jobs.delete(keyOf(ownerId, job.id));
     }
   }
 

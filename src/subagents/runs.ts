@@ -26,7 +26,8 @@ export async function startOneShot(
   const { hub } = core.agentDeps;
   const foreground = !hub.backgroundSignals.has(request.signal);
   publishSubagentStart(hub, parent, child.id, foreground ? 'foreground' : 'background', provider, request);
-  const accepted = child.accept(request.prompt, 'parent', request.signal, structured, undefined, request.context);
+  const { prompt, signal, context, budget } = request;
+  const accepted = child.accept(prompt, 'parent', signal, structured, undefined, context, budget);
   // Budgets only tighten down the tree: the child gets at most what its parent's turn has left, and
   // its tokens are charged to that turn as they are spent.
   parent.governor.delegate(child.governor, accepted.id, request.budget);

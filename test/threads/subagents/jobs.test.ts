@@ -151,4 +151,27 @@ describe('background jobs', () => {
     await theirs.job.done;
     expect(theirs.job.status).toBe('killed');
   });
+
+  it('an id adopted after a restart is its owner’s own: two owners may each have their job_1', async () => {
+    h = harness({ scripts: SCRIPTS });
+    const jobs = pluginAccess(h.brood).jobs;
+    const [first, second] = [await h.brood.createAgent({ model: route }), await h.brood.createAgent({ model: route })];
+    const done = {
+      id: 'run',
+      result: Promise.resolve({
+        output: 'x',
+        stopReason: 'completed' as const,
+        usage: { inputTokens: 0, outputTokens: 0 },
+      }),
+      dispose: () => Promise.resolve(),
+    };
+    const adopted = [first, second].map((owner) =>
+      jobs.create(owner, done, 'label', new AbortController(), { id: 'job_1', notifyOwner: false }),
+    );
+    expect(adopted.map((job) => job.id)).toEqual(['job_1', 'job_1']);
+    expect(jobs.get(first, 'job_1')).toBe(adopted[0]);
+    expect(jobs.get(second, 'job_1')).toBe(adopted[1]);
+    // A fresh id never repeats an adopted one.
+    expect(jobs.create(first, done, 'label', new AbortController(), { notifyOwner: false }).id).toBe('job_2');
+  });
 });
