@@ -6,10 +6,8 @@
 
 import type { z } from 'zod';
 import { BroodError, errorMessage } from '../errors.js';
-import { type CheckedInput, partsField } from '../models/content-parts.js';
 import type { ChatMessage } from '../models/types.js';
 import type { TurnLease } from '../scheduler/turn-lease.js';
-import type { Budget } from '../scheduler/types.js';
 import type { MessageDelivery } from '../sessions/event-types.js';
 import { SessionWriter } from '../sessions/session-writer.js';
 import type {
@@ -32,6 +30,7 @@ import { guardDisposed } from '../util/guard.js';
 import type { DriverPlan } from '../wire/protocol.js';
 import type { Activation, ActivationEnd } from '../wire/runner.js';
 import { VersionCell } from '../wire/version-cell.js';
+import { type IncomingMessage, recordAndQueue } from './accept.js';
 import { armCancelGrace } from './cancel-grace.js';
 import { CodePrograms } from './code-calls.js';
 import { createGateway } from './gateway.js';
@@ -45,7 +44,6 @@ import { sendMessage, startRun } from './run-entry.js';
 import { disposedError } from './signals.js';
 import { closeStoppedTurn, NO_USAGE } from './stopped-turn.js';
 import { startStream } from './stream/start.js';
-import { recordedRunOptions, type StructuredTurn } from './structured-turn.js';
 import { type CurrentTurn, TurnLedger } from './turns.js';
 import type { ActivationObserver, AgentDeps, AgentInit } from './types.js';
 
@@ -157,37 +155,12 @@ export class AgentImpl implements GatewayAgent {
    * `user/message` event is flushed; only then can a turn claim it and only then does the agent wake
    * (a `quiet` report never wakes it; a `next-step` one is also offered to the running turn's next step).
    */
-  accept(
-    message: string | CheckedInput,
-    source: string,
-    signal: AbortSignal | undefined,
-    structured?: StructuredTurn,
-    report?: { delivery: MessageDelivery; from?: string },
-    context?: unknown,
-    budget?: Budget,
-  ): { id: string; durable: Promise<void> } {
+  accept(incoming: IncomingMessage): { id: string; durable: Promise<void> } {
     const id = this.deps.ids('msg');
     if (this.disposed) return { id, durable: Promise.reject(disposedError(this.id)) };
-    if (source === 'user') this.deps.hub.telemetry?.hostMessage(this, id);
-    const { text, parts } = typeof message === 'string' ? { text: message, parts: undefined } : message;
-    if (typeof text !== 'string')
-      return { id, durable: Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string')) };
-    // The parts' base64 is written once, here; the inbox, the history and the driver share these strings.
-    const options = recordedRunOptions(budget, structured);
-    const durable = this.writer
-      .append([{ type: 'user/message', data: { id, text, ...partsField(parts), source, ...report, ...options } }])
-      .then(() => this.writer.flush());
-    const delivery = report?.delivery;
-    this.inbox.push({
-      id,
-      text,
-      ...partsField(parts),
-      durable,
-      signal,
-      ...(structured === undefined ? {} : { structured }),
-      ...(delivery === undefined ? {} : { delivery }),
-      ...(context === undefined ? {} : { context }),
-    });
+    if (incoming.source === 'user') this.deps.hub.telemetry?.hostMessage(this, id);
+    const durable = recordAndQueue(this.writer, this.inbox, id, incoming);
+    const delivery = incoming.report?.delivery;
     return { id, durable: durable.then(() => this.delivered(delivery)) };
   }
 

@@ -10,12 +10,12 @@ import {
   checkInput,
   DEFAULT_MAX_INPUT_BYTES,
 } from '../models/content-parts.js';
-import type { Budget } from '../scheduler/types.js';
 import type { ModelRoute, RunOptions, SendOptions, TurnResult } from '../types.js';
+import type { IncomingMessage } from './accept.js';
 import type { TurnGovernor } from './governor.js';
 import type { Inbox } from './inbox.js';
 import { abortedBefore, parseRunOptions, parseSendOptions } from './signals.js';
-import { type StructuredTurn, structuredTurn } from './structured-turn.js';
+import { structuredTurn } from './structured-turn.js';
 import type { AgentDeps } from './types.js';
 
 /** The agent as a message in sees it (the agent module imports this one, so no import back). */
@@ -25,15 +25,7 @@ export interface EntryAgent {
   readonly deps: Pick<AgentDeps, 'scheduler' | 'limits' | 'partFormat'>;
   readonly governor: Pick<TurnGovernor, 'admissibleRun' | 'forMessage'>;
   readonly inbox: Pick<Inbox, 'result' | 'fail'>;
-  accept(
-    message: string | CheckedInput,
-    source: string,
-    signal: AbortSignal | undefined,
-    structured?: StructuredTurn,
-    report?: undefined,
-    context?: unknown,
-    budget?: Budget,
-  ): { id: string; durable: Promise<void> };
+  accept(incoming: IncomingMessage): { id: string; durable: Promise<void> };
   abortMessage(messageId: string): void;
 }
 
@@ -46,7 +38,7 @@ export async function sendMessage(
   const { signal } = parseSendOptions(opts);
   const input = checkedInput(agent, message);
   if (signal?.aborted) throw abortedBefore('the message was accepted');
-  const accepted = agent.accept(input, 'user', signal);
+  const accepted = agent.accept({ message: input, source: 'user', signal });
   await accepted.durable;
   if (signal?.aborted) throw abortedBefore('the message was accepted');
   return accepted.id;
@@ -62,7 +54,7 @@ export function startRun(
   const { signal, outputSchema, budget, context } = parseRunOptions(opts);
   const parsedBudget = agent.governor.admissibleRun(budget);
   const structured = outputSchema === undefined ? undefined : structuredTurn(outputSchema);
-  const accepted = agent.accept(input, 'user', signal, structured, undefined, context, parsedBudget);
+  const accepted = agent.accept({ message: input, source: 'user', signal, structured, context, budget: parsedBudget });
   agent.governor.forMessage(accepted.id, parsedBudget);
   // Registered before acceptance resolves, so neither the result nor an abort can be missed.
   const result = agent.inbox.result(accepted.id);

@@ -24,13 +24,7 @@ export function openRequests(events: readonly SessionEvent[]): Logged[] {
 
 /** Where a restored agent hands a late result (AgentImpl.accept, quiet delivery). */
 export interface RestoredAgent extends GateAgent {
-  accept(
-    text: string,
-    source: string,
-    signal: undefined,
-    structured: undefined,
-    report: { delivery: 'quiet' },
-  ): { durable: Promise<void> };
+  accept(incoming: { message: string; source: string; report: { delivery: 'quiet' } }): { durable: Promise<void> };
 }
 
 export function relistOpenRequests(gate: ApprovalGate, agent: RestoredAgent, events: readonly SessionEvent[]): void {
@@ -69,5 +63,5 @@ async function runLate(agent: RestoredAgent, logged: Logged, outcome: GateOutcom
     { type: 'approval/result', data: { approvalId, callId, tool, isError: result.isError, content: result.content } },
   ]);
   const text = `The call ${callId} to "${tool}", interrupted by a restart, was ${outcome.run ? 'approved and ran' : 'not run'}: ${result.content}`;
-  await agent.accept(text, 'approval', undefined, undefined, { delivery: 'quiet' }).durable;
+  await agent.accept({ message: text, source: 'approval', report: { delivery: 'quiet' } }).durable;
 }

@@ -21,7 +21,6 @@ import {
   resumeAgentOptionsSchema,
   usageOptionsSchema,
 } from '../config.js';
-import { DEFAULTS } from '../defaults.js';
 import { validateDelegationDepth } from '../depth.js';
 import { BroodError } from '../errors.js';
 import { EventHub } from '../events/hub.js';
@@ -30,10 +29,8 @@ import { checkAiSdkRoute } from '../models/ai-sdk/module-model.js';
 import { ModelProxy } from '../models/ai-sdk/proxy-server.js';
 import { checkApiKeyEnv } from '../models/api-key.js';
 import type { ModelCatalog } from '../models/catalog.js';
-import { DEFAULT_MAX_INPUT_BYTES } from '../models/content-parts.js';
 import { partFormatOf } from '../models/part-formats.js';
 import type { ModelProviderConfig } from '../models/types.js';
-import { WorkerRunner } from '../pool/worker-runner.js';
 import { createPromptSystem, type PromptSystem } from '../prompt/system.js';
 import { isQueueRunnerConfig, type QueueRunnerConfig } from '../queue/config.js';
 import { QueueRunner } from '../queue/queue-runner.js';
@@ -52,12 +49,12 @@ import type { Agent, CodeMode, SessionStore, UsageNode } from '../types.js';
 import { describe } from '../util/describe.js';
 import type { IdGenerator } from '../util/ids.js';
 import { defaultIds } from '../util/ids.js';
-import { withDefaults } from '../util/plain.js';
 import type { DriverRunner } from '../wire/runner.js';
 import { VersionCell } from '../wire/version-cell.js';
 import type { CreateAgentOptions, ResumeAgentOptions } from './agent-options.js';
 import { AsyncPlugins } from './async-plugins.js';
 import { type DiagnosticSink, diagnosticSink } from './diagnostics.js';
+import { agentLimits, createWorkerRunner, driverKind } from './option-parts.js';
 import { prepareOwnedJobs } from './recover-jobs.js';
 
 export interface RuntimeParts {
@@ -157,16 +154,7 @@ export class Runtime implements SubagentCore {
       hub,
       approvals: this.approvals,
       scheduler,
-      limits: {
-        maxParallelToolCalls: options.maxParallelToolCalls ?? DEFAULTS.maxParallelToolCalls,
-        codeMode: this.codeMode,
-        codeBusyTimeoutMs: options.codeBusyTimeoutMs ?? DEFAULTS.codeBusyTimeoutMs,
-        codeWallTimeoutMs: options.codeWallTimeoutMs ?? DEFAULTS.codeWallTimeoutMs,
-        codeLimits: withDefaults(DEFAULTS.codeResourceLimits, options.codeResourceLimits),
-        cancelGraceMs: options.pool?.cancelGraceMs ?? DEFAULTS.cancelGraceMs,
-        maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
-        maxInputBytes: options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
-      },
+      limits: agentLimits(options, this.codeMode),
       partFormat: partFormatOf(modelConfigs),
       onDisposed: (id) => this.forget(id),
       reportDiagnostic: this.reportBackgroundError,
@@ -381,26 +369,6 @@ export class Runtime implements SubagentCore {
   }
 }
 
-function driverKind(runner: ParsedBroodOptions['runner']): string {
-  return runner === 'inline' ? 'inline' : isQueueRunnerConfig(runner) ? 'queue' : 'worker';
-}
-
 function throwIfAborted(signal: AbortSignal | undefined, what: string): void {
   if (signal?.aborted) throw new BroodError('ABORTED', `${what} was aborted; nothing was created`);
-}
-
-function createWorkerRunner(
-  options: ParsedBroodOptions,
-  models: ModelProviderConfig[],
-  onDiagnostic: DiagnosticSink,
-): DriverRunner {
-  const pool = options.pool ?? {};
-  return new WorkerRunner({
-    models,
-    onDiagnostic,
-    ...(pool.threads === undefined ? {} : { threads: pool.threads }),
-    ...(pool.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: pool.idleTimeoutMs }),
-    ...(pool.hangTimeoutMs === undefined ? {} : { hangTimeoutMs: pool.hangTimeoutMs }),
-    resourceLimits: pool.resourceLimits ?? { maxOldGenerationSizeMb: DEFAULTS.maxOldGenerationSizeMb },
-  });
 }

@@ -120,7 +120,7 @@ export class Jobs implements JobTable {
     const owner = this.core.agents.get(job.ownerId);
     if (!owner || owner.isDisposed) return;
     const text = `background job ${job.id} (subagent: ${job.label}) finished [status: ${job.status}]. Read its output with job_output.`;
-    owner.accept(text, 'job-completed', undefined).durable.catch((error: unknown) => {
+    owner.accept({ message: text, source: 'job-completed' }).durable.catch((error: unknown) => {
       this.core.reportBackgroundError?.(`job notice for ${job.id}: ${errorMessage(error)}`);
     });
   }

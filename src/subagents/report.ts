@@ -83,9 +83,10 @@ export class ChildReports {
         details: { childId, parentId: child.parentId },
       });
     }
-    const accepted = parent.accept(reportText(childId, output), 'subagent-report', undefined, undefined, {
-      delivery: delivery ?? this.deliveries.get(child) ?? DEFAULTS.reportDelivery,
-      from: childId,
+    const accepted = parent.accept({
+      message: reportText(childId, output),
+      source: 'subagent-report',
+      report: { delivery: delivery ?? this.deliveries.get(child) ?? DEFAULTS.reportDelivery, from: childId },
     });
     await accepted.durable;
     return accepted.id;

@@ -27,7 +27,7 @@ export async function startOneShot(
   const foreground = !hub.backgroundSignals.has(request.signal);
   publishSubagentStart(hub, parent, child.id, foreground ? 'foreground' : 'background', provider, request);
   const { prompt, signal, context, budget } = request;
-  const accepted = child.accept(prompt, 'parent', signal, structured, undefined, context, budget);
+  const accepted = child.accept({ message: prompt, source: 'parent', signal, structured, context, budget });
   // Budgets only tighten down the tree: the child gets at most what its parent's turn has left, and
   // its tokens are charged to that turn as they are spent.
   parent.governor.delegate(child.governor, accepted.id, request.budget);
@@ -139,7 +139,7 @@ function liveParent(core: SubagentCore, child: AgentImpl): AgentImpl | undefined
 function deliverNotice(core: SubagentCore, child: AgentImpl, last: TurnResult | undefined): void {
   const parent = child.parentId === undefined ? undefined : core.agents.get(child.parentId);
   if (!parent || parent.isDisposed || core.quietParents.has(parent)) return;
-  const accepted = parent.accept(settlementNotice(child.id, last), 'subagent-settled', undefined);
+  const accepted = parent.accept({ message: settlementNotice(child.id, last), source: 'subagent-settled' });
   accepted.durable.catch((error: unknown) =>
     core.reportBackgroundError?.(`settlement notice for ${child.id}: ${errorMessage(error)}`),
   );

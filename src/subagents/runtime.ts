@@ -174,7 +174,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     });
     observeContinuable(this.core, provider.name, child);
     telemetry?.wokenBy(childId, startedBy);
-    const accepted = child.accept(request.prompt, 'parent', undefined, undefined, undefined, request.context);
+    const accepted = child.accept({ message: request.prompt, source: 'parent', context: request.context });
     // Its own budget (the ceiling) applies to each of its turns; this one also gets at most what the
     // parent's turn has left, and spends from it.
     parent.governor.delegate(child.governor, accepted.id, undefined);
@@ -198,7 +198,7 @@ export class SubagentRuntimeImpl implements SubagentRuntime {
     const child = this.core.agents.get(childId) ?? (await this.restoreContinuable(parentImpl, childId));
     authorize(child, parentImpl);
     telemetry?.wokenBy(child.id, sentBy);
-    const accepted = child.accept(message, 'parent', signal, undefined, undefined, context);
+    const accepted = child.accept({ message, source: 'parent', signal, context });
     // Like its first turn: within its own ceiling and what the sending turn has left.
     parentImpl.governor.delegate(child.governor, accepted.id, undefined);
     await accepted.durable;
