@@ -18,6 +18,7 @@ import type { Agent, CodeMode, ToolResult } from '../types.js';
 import type { ConcurrencyClass, PlannedClass } from '../wire/protocol.js';
 import { toolBatch, toolCallRequest } from '../wire/protocol.js';
 import { interruptedResult } from './resumed-calls.js';
+import { StartGate } from './start-gate.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
 import type { CurrentTurn, HeldCall, TurnLedger } from './turns.js';
 import type { AgentDeps, AgentInit } from './types.js';
@@ -148,48 +149,6 @@ export function runToolBatch(agent: GatewayAgent, raw: unknown): Promise<ToolRes
       settle.get(call.callId)?.(result);
     },
   });
-}
-
-/**
- * Starts per turn of the event loop. A start can be a lot of synchronous work that never reaches real
- * I/O (a delegation sets up a child: session, plan, placement), and a pool of 64 fills, or refills as
- * a wave of children ends, in one chain of microtasks: unbroken, it blocked the host's event loop for
- * 10+ ms. The rest wait for the next turns, in order. Parent loop p99 in the latency-only N=256 P=64
- * fan-out (interleaved runs, makespan alike): 8 per turn 9.8–12.1 ms, 4 7.7–9.4, 2 7.0–10.4, 1 no
- * better than 2; the driver-scheduled path it replaced measured 6.8–9.7 in the same runs.
- */
-const STARTS_PER_TURN = 2;
-
-class StartGate {
-  private startedThisTurn = 0;
-  private readonly waiting: (() => void)[] = [];
-  private turnScheduled = false;
-
-  run<T>(start: () => Promise<T>): Promise<T> {
-    if (this.startedThisTurn < STARTS_PER_TURN && this.waiting.length === 0) {
-      this.startedThisTurn += 1;
-      // Only a batch that reaches the bound needs the count reset at the next turn (most batches of a
-      // fan-out's children are one call: no immediate for them).
-      if (this.startedThisTurn === STARTS_PER_TURN) this.scheduleTurn();
-      return start();
-    }
-    this.scheduleTurn();
-    return new Promise<T>((resolve) => this.waiting.push(() => resolve(start())));
-  }
-
-  private scheduleTurn(): void {
-    if (this.turnScheduled) return;
-    this.turnScheduled = true;
-    setImmediate(() => this.nextTurn());
-  }
-
-  private nextTurn(): void {
-    this.turnScheduled = false;
-    const due = this.waiting.splice(0, STARTS_PER_TURN);
-    this.startedThisTurn = due.length;
-    for (const start of due) start();
-    if (this.waiting.length > 0 || due.length > 0) this.scheduleTurn();
-  }
 }
 
 /** The driver's rule, read live: run_code and a structured turn's tool are barriers, unknown tools too. */

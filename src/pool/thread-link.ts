@@ -6,6 +6,7 @@ import type { Worker } from 'node:worker_threads';
 import { namedFrame, type ToParent } from '../wire/frames.js';
 import type { Carrier } from '../wire/link.js';
 import type { DriverPlan } from '../wire/protocol.js';
+import { SentViews } from '../wire/view-numbers.js';
 import { DriverLink, type PlacedActivation } from './driver-link.js';
 
 export { outcomeEnd, type PlacedActivation } from './driver-link.js';
@@ -23,6 +24,9 @@ const THREAD_FRAMES = new Set(['rpc', 'log', 'end']);
 export const FRAMES_PER_TURN = 8;
 
 export class ThreadLink extends DriverLink<ThreadLink> {
+  /** The plan views this thread was sent: a fan-out's children share one copy there. */
+  private readonly views = new SentViews();
+
   constructor(
     readonly threadId: number,
     readonly worker: Worker | undefined,
@@ -39,7 +43,12 @@ export class ThreadLink extends DriverLink<ThreadLink> {
 
   start(entry: PlacedActivation, plan: DriverPlan): void {
     this.attach(entry);
-    this.link.send({ kind: 'start', activation: entry.token, plan });
+    const numbered = this.views.number(plan);
+    this.link.send(
+      numbered.view === undefined
+        ? { kind: 'start', activation: entry.token, plan }
+        : { kind: 'start', activation: entry.token, plan: numbered.plan, view: numbered.view },
+    );
   }
 
   /** Frame kind and activation id only: a thread is trusted code; payloads are checked where they are used. */

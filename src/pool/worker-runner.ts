@@ -124,7 +124,7 @@ export class WorkerRunner implements DriverRunner {
       ...size,
       models: this.options.models,
       idleTimeoutMs: this.options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
-      resourceLimits: this.options.resourceLimits ?? { maxOldGenerationSizeMb: DEFAULTS.maxOldGenerationSizeMb },
+      resourceLimits: this.options.resourceLimits ?? defaultResourceLimits(),
       board: this.boardBuffer,
       placed: (placed, thread) => this.placed(placed as LiveActivation, thread),
       died: (thread, cause) => this.threadDied(thread, cause),
@@ -295,4 +295,12 @@ export function locateWorkerEntry(): string {
     'INVALID_CONFIG',
     `cannot find the built worker entry (dist/workers/${WORKER_ENTRY}); run \`npm run build\` first`,
   );
+}
+
+/** A pool thread's V8 limits when the host sets none (`pool.resourceLimits`, given whole, replaces them). */
+export function defaultResourceLimits(): ResourceLimits {
+  return {
+    maxOldGenerationSizeMb: DEFAULTS.maxOldGenerationSizeMb,
+    maxYoungGenerationSizeMb: DEFAULTS.maxYoungGenerationSizeMb,
+  };
 }

@@ -42,6 +42,6 @@ export function createWorkerRunner(
     ...(pool.threads === undefined ? {} : { threads: pool.threads }),
     ...(pool.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: pool.idleTimeoutMs }),
     ...(pool.hangTimeoutMs === undefined ? {} : { hangTimeoutMs: pool.hangTimeoutMs }),
-    resourceLimits: pool.resourceLimits ?? { maxOldGenerationSizeMb: DEFAULTS.maxOldGenerationSizeMb },
+    ...(pool.resourceLimits === undefined ? {} : { resourceLimits: pool.resourceLimits }),
   });
 }

@@ -9,6 +9,7 @@ import type { ModelProviderConfig } from '../models/types.js';
 import { hostFrame, namedFrame, readHostFrame, type ToHost, type ToParent } from '../wire/frames.js';
 import { type Carrier, Link } from '../wire/link.js';
 import type { ActivationOutcome, DriverPlan } from '../wire/protocol.js';
+import { KnownViews } from '../wire/view-numbers.js';
 import { DriverFactory } from './driver-factory.js';
 import { GatewayClient } from './gateway-client.js';
 import { runWatched } from './thread-watch.js';
@@ -30,6 +31,8 @@ export class ThreadHost {
   private readonly drivers: DriverFactory;
   private readonly running = new Map<number, Running>();
   private board: SharedArrayBuffer | undefined;
+  /** The plan views the parent sent on this link: drivers with the same view share this one copy. */
+  private readonly views = new KnownViews();
   private warm: { callback?: () => void; ended: number; timer?: NodeJS.Timeout } = { ended: 0 };
 
   constructor(carrier: Carrier, models: readonly ModelProviderConfig[]) {
@@ -53,7 +56,7 @@ export class ThreadHost {
 
   private onFrame(frame: ToHost): void {
     if (frame.kind === 'init') this.board = frame.board;
-    else if (frame.kind === 'start') this.start(frame.activation, frame.plan);
+    else if (frame.kind === 'start') this.startNumbered(frame.activation, frame.plan, frame.view);
     else if (frame.kind === 'cancel') this.cancel(frame.activation, frame.turn);
   }
 
@@ -77,6 +80,16 @@ export class ThreadHost {
     if (!entry) return;
     if (entry.driver) entry.driver.cancel(turn);
     else entry.cancelled = turn === undefined ? {} : { turn };
+  }
+
+  /** A view named by a number this thread was never sent is the parent's bug: that activation fails. */
+  private startNumbered(a: number, sent: DriverPlan, view: number | undefined): void {
+    const plan = this.views.resolve(sent, view);
+    if (plan) this.start(a, plan);
+    else {
+      const message = `the parent named plan view ${view}, which this thread was not sent`;
+      this.link.send({ kind: 'end', activation: a, outcome: { ok: false, error: { code: 'INTERNAL', message } } });
+    }
   }
 
   private start(a: number, plan: DriverPlan): void {

@@ -22,7 +22,8 @@ export type HostIdentity = Wire<typeof hostIdentityDecl>;
  */
 const hostFrameDecl = tagged('k', [
   object({ k: literal('init'), board: sharedBuffer() }),
-  object({ k: literal('start'), a: activation, plan: driverPlanDecl }),
+  /** `view` numbers the plan's view on this link, as for `place` below (src/wire/view-numbers.ts). */
+  object({ k: literal('start'), a: activation, plan: driverPlanDecl, view: optional(int('positive')) }),
   object({ k: literal('rpc'), a: activation, m: unknown() }),
   object({ k: literal('cancel'), a: activation, turn: optional(int()) }),
   object({ k: literal('cells'), a: activation, v: array(int()) }),

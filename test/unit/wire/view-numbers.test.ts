@@ -1,0 +1,50 @@
+/**
+ * A plan's view crosses a link once (src/wire/view-numbers.ts): the first plan of a view carries it
+ * and its number, later ones the number alone, and the receiving side fills it in. Whatever the order
+ * and however many views a runtime has, every plan arrives with its own view.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { DriverView } from '../../../src/wire/protocol.js';
+import { KnownViews, SentViews } from '../../../src/wire/view-numbers.js';
+
+const view = (system: string): DriverView => ({ system, tools: [], classes: { run_code: 'exclusive' } });
+const plan = (id: number, planView: DriverView | null) => ({ agentId: `agent-${id}`, view: planView });
+/** A structured clone, as a thread link makes: nothing is shared between the two sides. */
+const crossed = <T>(value: T): T => structuredClone(value);
+
+describe('plan views numbered on a link', () => {
+  it('the first plan of a view carries it; later ones carry only its number and arrive with it', () => {
+    const sent = new SentViews();
+    const known = new KnownViews();
+    const first = sent.number(plan(1, view('you help')));
+    const second = sent.number(plan(2, view('you help')));
+    expect(first.plan.view).toEqual(view('you help'));
+    expect(second.plan.view).toBeNull();
+    expect(second.view).toBe(first.view);
+    expect(known.resolve(crossed(first.plan), first.view)).toEqual(plan(1, view('you help')));
+    expect(known.resolve(crossed(second.plan), second.view)).toEqual(plan(2, view('you help')));
+  });
+
+  it('a plan without a view (the parent could not resolve it) crosses as it is, unnumbered', () => {
+    expect(new SentViews().number(plan(1, null))).toEqual({ plan: plan(1, null) });
+    expect(new KnownViews().resolve(plan(1, null), undefined)).toEqual(plan(1, null));
+  });
+
+  it('a number the receiving side was never sent resolves to nothing', () => {
+    expect(new KnownViews().resolve(plan(1, null), 7)).toBeUndefined();
+  });
+
+  it('any sequence of plans over any number of distinct views arrives with each plan its own view', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 80 }), { minLength: 1, maxLength: 400 }), (systems) => {
+        const sent = new SentViews();
+        const known = new KnownViews();
+        systems.forEach((system, i) => {
+          const numbered = sent.number(plan(i, view(`view ${system}`)));
+          expect(known.resolve(crossed(numbered.plan), numbered.view)).toEqual(plan(i, view(`view ${system}`)));
+        });
+      }),
+    );
+  });
+});
