@@ -20,12 +20,14 @@ import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
 import { describe } from '../util/describe.js';
 import { parseConfig } from '../util/untrusted.js';
 import { HandlePool } from './handles.js';
+import { SessionFileCache } from './jsonl-cache.js';
 import { createSessionFile, openAppendOnly, syncDirectory, writeAll } from './jsonl-files.js';
 import { inCreationOrder, type ListRow } from './jsonl-list.js';
 import type { Warn } from './jsonl-load.js';
 import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession } from './jsonl-load.js';
 import { GroupCommit, needsStepSync, type SyncMode } from './jsonl-sync.js';
 import { acquireSessionLock, type SessionLock } from './lock.js';
+import { LockRecords } from './lock-records.js';
 import { SessionSerial } from './serial.js';
 import { checkEventShapes, checkHeader, checkSeqs } from './validate.js';
 
@@ -86,6 +88,9 @@ export function fileSessions(dir: string, input: FileSessionOptions = {}): FileS
 class JsonlSessionStore implements FileSessionStore {
   private readonly warn: Warn;
   private readonly pool: HandlePool;
+  // What was read of each session, so reading it again while unchanged costs a stat.
+  private readonly files = new SessionFileCache();
+  private readonly locks: LockRecords;
   private readonly queue = new SessionSerial();
   private readonly syncMode: SyncMode;
   private readonly group = new GroupCommit(
@@ -106,6 +111,7 @@ class JsonlSessionStore implements FileSessionStore {
   ) {
     this.warn = options.onWarning ?? (() => undefined);
     this.pool = new HandlePool(options.maxOpenFiles ?? 64);
+    this.locks = new LockRecords(dir);
     this.syncMode = options.sync ?? 'turn';
   }
 
@@ -145,7 +151,17 @@ class JsonlSessionStore implements FileSessionStore {
 
   // A reader: never takes the lock, never writes (a torn tail is left for its writer to repair).
   readonly read = (id: string): Promise<{ header: SessionHeader; events: SessionEvent[] }> =>
-    this.onSession(id, 'read', () => loadSessionFile(this.fileOf(id), id, this.warn, { repair: false }));
+    this.onSession(id, 'read', async () => {
+      const { header, events, torn } = await loadSessionFile(this.fileOf(id), id, this.warn, {
+        repair: false,
+        cache: this.files,
+      });
+      // When this instance writes the session nobody else appends to it, and none of its own appends is
+      // in flight (they queue like this read): what was read is where the next append starts.
+      const writer = this.writers.get(id);
+      if (writer !== undefined && writer.nextSeq === undefined && !torn) writer.nextSeq = events.length;
+      return { header, events };
+    });
 
   readonly list = async (): Promise<SessionHeader[]> => {
     if (this.closing !== undefined) throw new BroodError('DISPOSED', 'list: session store is closed');
@@ -174,7 +190,9 @@ class JsonlSessionStore implements FileSessionStore {
       .idle()
       .then(() => this.group.idle())
       .then(() => this.pool.closeAll(true))
-      .finally(() => Promise.all([...this.writers.keys()].map((id) => this.dropWriter(id))));
+      .then(() => this.files.clear())
+      .finally(() => Promise.all([...this.writers.keys()].map((id) => this.dropWriter(id))))
+      .then(() => this.locks.idle());
     return this.closing;
   };
 
@@ -222,7 +240,7 @@ class JsonlSessionStore implements FileSessionStore {
     if (existing !== undefined) return { writer: existing, fresh: false };
     await this.ensureDir();
     const writer: Writer = {
-      lock: await acquireSessionLock(this.lockOf(id), this.fileOf(id)),
+      lock: await acquireSessionLock(this.locks, this.lockOf(id), this.fileOf(id)),
       nextSeq: undefined,
       leased: false,
     };
@@ -242,7 +260,8 @@ class JsonlSessionStore implements FileSessionStore {
     const { writer, fresh } = await this.writerOf(id);
     if (writer.nextSeq !== undefined) return writer.nextSeq;
     try {
-      writer.nextSeq = (await loadSessionFile(this.fileOf(id), id, this.warn, { repair: true })).events.length;
+      const loaded = await loadSessionFile(this.fileOf(id), id, this.warn, { repair: true, cache: this.files });
+      writer.nextSeq = loaded.events.length;
     } catch (error) {
       if (fresh) await this.dropWriter(id); // e.g. an unknown session: hold no lock for it
       throw error;
@@ -265,6 +284,7 @@ class JsonlSessionStore implements FileSessionStore {
 
   private async createFile(id: string, line: Buffer): Promise<void> {
     const { writer, fresh } = await this.writerOf(id);
+    this.files.forget(this.fileOf(id));
     let handle: FileHandle;
     try {
       handle = await createSessionFile(this.fileOf(id), id, line, this.warn);
@@ -284,6 +304,7 @@ class JsonlSessionStore implements FileSessionStore {
     checkSeqs(id, seqs, seq);
     if (seqs.length === 0) return;
     const writer = this.writers.get(id) as Writer;
+    this.files.forget(this.fileOf(id)); // the file changes: what was read of it is of no more use
     try {
       await this.pool.use(
         id,
@@ -323,7 +344,7 @@ class JsonlSessionStore implements FileSessionStore {
   private async listRow(id: string): Promise<ListRow | undefined> {
     const file = this.fileOf(id);
     try {
-      const line = await readHeaderLine(file, id);
+      const line = await readHeaderLine(file, id, this.files);
       if (line.kind === 'ok')
         return { id, header: line.header, order: this.createOrder.get(id) ?? Infinity, birth: line.birthtimeNs };
       this.warn(`${file}: ${line.reason}; skipping session ${id} that was never created`);
