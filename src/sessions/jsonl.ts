@@ -21,7 +21,7 @@ import { describe } from '../util/describe.js';
 import { parseConfig } from '../util/untrusted.js';
 import { HandlePool } from './handles.js';
 import { SessionFileCache } from './jsonl-cache.js';
-import { createSessionFile, openAppendOnly, syncDirectory, writeAll } from './jsonl-files.js';
+import { appendAll, createSessionFile, openAppendOnly, syncDirectory } from './jsonl-files.js';
 import { inCreationOrder, type ListRow } from './jsonl-list.js';
 import type { Warn } from './jsonl-load.js';
 import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession } from './jsonl-load.js';
@@ -59,6 +59,8 @@ interface Writer {
   nextSeq: number | undefined;
   /** A runtime has the session open (acquire()): a second acquire is refused even in this instance. */
   leased: boolean;
+  /** Nothing written since this instance fsynced the file (or created it, fsynced): a flush has nothing to do. */
+  synced: boolean;
 }
 
 const ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -243,6 +245,7 @@ class JsonlSessionStore implements FileSessionStore {
       lock: await acquireSessionLock(this.locks, this.lockOf(id), this.fileOf(id)),
       nextSeq: undefined,
       leased: false,
+      synced: false,
     };
     this.writers.set(id, writer);
     return { writer, fresh: true };
@@ -252,6 +255,7 @@ class JsonlSessionStore implements FileSessionStore {
     const writer = this.writers.get(id);
     if (writer === undefined) return;
     this.writers.delete(id);
+    this.pool.drop(id); // its runtime is done with it: the descriptor is free for a session being written
     await writer.lock.release();
   }
 
@@ -294,6 +298,7 @@ class JsonlSessionStore implements FileSessionStore {
     }
     this.pool.adopt(id, handle);
     writer.nextSeq = 0;
+    writer.synced = true;
     this.createOrder.set(id, this.createOrder.size);
     await syncDirectory(this.dir);
   }
@@ -305,11 +310,12 @@ class JsonlSessionStore implements FileSessionStore {
     if (seqs.length === 0) return;
     const writer = this.writers.get(id) as Writer;
     this.files.forget(this.fileOf(id)); // the file changes: what was read of it is of no more use
+    writer.synced = false;
     try {
       await this.pool.use(
         id,
         () => this.openForAppend(id),
-        (handle) => writeAll(handle, bytes),
+        (handle) => appendAll(handle, bytes),
       );
     } catch (error) {
       writer.nextSeq = undefined; // the tail may be torn now; the next operation reloads and repairs it
@@ -332,13 +338,20 @@ class JsonlSessionStore implements FileSessionStore {
     writer.leased = true;
   }
 
-  /** One fsync of the session's file (a group-commit round's work for this session). */
+  /**
+   * One fsync of the session's file (a group-commit round's work for this session), unless nothing was
+   * written since the last one: a turn's end and its agent's disposal both flush, one fsync serves both.
+   * It runs on the session's queue, so no write of this instance is in flight meanwhile.
+   */
   private async syncFile(id: string): Promise<void> {
+    const writer = this.writers.get(id);
+    if (writer?.synced) return;
     await this.pool.use(
       id,
       () => this.openForAppend(id),
       (handle) => handle.sync(),
     );
+    if (writer !== undefined) writer.synced = true;
   }
 
   private async listRow(id: string): Promise<ListRow | undefined> {
