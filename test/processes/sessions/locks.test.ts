@@ -14,6 +14,7 @@ import type { Brood, SessionStore } from '../../../src/index.js';
 import { createBrood, fileSessions, memorySessions } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
+import { until } from '../../support/until.js';
 
 const header = (id: string) => ({ id, createdAt: 1, delegationDepth: 0, model: route });
 const INDEX = fileURLToPath(new URL('../../../dist/index.js', import.meta.url));
@@ -222,5 +223,19 @@ describe('a directory where a session file should be', () => {
     expect(await store.list()).toEqual([]);
     await expectCode(runtime().resumeAgent('x'), 'SESSION_CORRUPT');
     expect((await stat(join(dir, 'x.jsonl'))).isDirectory()).toBe(true);
+  });
+});
+
+describe('taking many locks at once', () => {
+  it('a burst of locks is one record file linked to each lock name, and no record file is left behind', async () => {
+    const store = fileSessions(dir);
+    const ids = Array.from({ length: 8 }, (_, i) => `burst${i}`);
+    await Promise.all(ids.map((id) => store.create(header(id))));
+    const inodes = new Set(await Promise.all(ids.map(async (id) => (await stat(join(dir, `${id}.jsonl.lock`))).ino)));
+    expect(inodes.size).toBe(1);
+    // Removed once no lock is being taken with it, not only at close (a process may exit without closing).
+    await until(() => readdirSync(dir).every((name) => name.endsWith('.jsonl') || name.endsWith('.jsonl.lock')));
+    await store.close();
+    expect(readdirSync(dir).sort()).toEqual(ids.map((id) => `${id}.jsonl`).sort());
   });
 });

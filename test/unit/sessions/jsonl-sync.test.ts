@@ -71,6 +71,32 @@ describe("fileSessions sync: 'turn' (default)", () => {
   });
 });
 
+describe('fileSessions flush', () => {
+  it('a flush with nothing written since the last fsync makes none (a turn end, then its agent disposed)', async () => {
+    const s = store();
+    await created(s, ['a']);
+    await s.append('a', ofType('turn/end', 0, 1));
+    await s.flush('a');
+    await s.flush('a');
+    expect(fsyncs.count).toBe(1);
+    await s.append('a', ofType('user/message', 1, 1));
+    await s.flush('a');
+    expect(fsyncs.count).toBe(2);
+  });
+
+  it('the first flush of a session another process wrote fsyncs it (its writes may not be on disk yet)', async () => {
+    const writer = store();
+    await created(writer, ['a']);
+    await writer.append('a', ofType('user/message', 0, 1));
+    await writer.close();
+    fsyncs.count = 0;
+    const resumed = store();
+    await resumed.acquire('a');
+    await resumed.flush('a');
+    expect(fsyncs.count).toBe(1);
+  });
+});
+
 describe("fileSessions sync: 'step'", () => {
   it('a model answer and a tool call are fsynced before append resolves', async () => {
     const s = store({ sync: 'step' });
