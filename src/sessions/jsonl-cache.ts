@@ -90,8 +90,9 @@ export class SessionFileCache {
   }
 }
 
+/** The memory an entry keeps alive: a Buffer may be a view into a larger allocation (a pooled slab). */
 function costOf(entry: RememberedFile): number {
-  return entry.whole?.length ?? entry.header.length;
+  return (entry.whole ?? entry.header).buffer.byteLength;
 }
 
 function unchanged(then: BigIntStats, now: BigIntStats): boolean {

@@ -113,7 +113,8 @@ async function readWhole(file: string): Promise<{ bytes: Buffer; stat: BigIntSta
   const handle = await open(file, 'r');
   try {
     const stat = await handle.stat({ bigint: true });
-    const bytes = Buffer.allocUnsafe(Number(stat.size));
+    // Its own allocation, not a slice of a shared slab: the cache may keep it (jsonl-cache.ts).
+    const bytes = Buffer.allocUnsafeSlow(Number(stat.size));
     let filled = 0;
     while (filled < bytes.length) {
       const { bytesRead } = await handle.read(bytes, filled, bytes.length - filled, filled);
@@ -163,12 +164,19 @@ export async function readHeaderLine(file: string, id: string, cache?: SessionFi
     }
     const header = headerFrom(value.parsed, file, id);
     // A small session came in whole with its first line: a read of it that follows costs a stat.
-    const whole = head.length === size ? { whole: head } : {};
-    cache?.remember(file, { stat, header: line, ...whole });
+    if (head.length === size) cache?.remember(file, { stat, header: line, whole: head });
+    else cache?.remember(file, { stat, header: ownCopy(line) });
     return { kind: 'ok', header, birthtimeNs: stat.birthtimeNs };
   } finally {
     await handle.close();
   }
+}
+
+/** A copy in an allocation of its own size (a view would keep its whole chunk alive). */
+function ownCopy(bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(copy);
+  return copy;
 }
 
 /** The first line (undefined when there is no newline within `limit`), and the first chunk read. */

@@ -111,6 +111,12 @@ describe('fileSessions reads an unchanged session once', () => {
 
 describe('SessionFileCache', () => {
   const SECOND = 1_000_000_000n;
+  /** Bytes in an allocation of their own size (a pooled Buffer keeps its whole 8 KiB slab alive). */
+  const own = (text: string): Buffer => {
+    const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+    bytes.write(text);
+    return bytes;
+  };
 
   async function fileWith(text: string): Promise<{ file: string; stats: BigIntStats }> {
     const file = join(dir, 'f.jsonl');
@@ -121,7 +127,7 @@ describe('SessionFileCache', () => {
   it('remembers a file whose last change is well behind the clock, for as long as it is unchanged', async () => {
     const { file, stats } = await fileWith('{"id":"f"}\n');
     const cache = new SessionFileCache(1024, () => stats.ctimeNs + SECOND);
-    cache.remember(file, { stat: stats, header: Buffer.from('{"id":"f"}') });
+    cache.remember(file, { stat: stats, header: own('{"id":"f"}') });
     expect((await cache.lookup(file, 'header'))?.header.toString()).toBe('{"id":"f"}');
     appendFileSync(file, '{}\n');
     expect(await cache.lookup(file, 'header')).toBeUndefined();
@@ -130,15 +136,22 @@ describe('SessionFileCache', () => {
   it('does not remember a file changed within the file system clock margin (a same-size change could hide)', async () => {
     const { file, stats } = await fileWith('{"id":"f"}\n');
     const cache = new SessionFileCache(1024, () => stats.ctimeNs + 1_000_000n);
-    cache.remember(file, { stat: stats, header: Buffer.from('{"id":"f"}') });
+    cache.remember(file, { stat: stats, header: own('{"id":"f"}') });
     expect(await cache.lookup(file, 'header')).toBeUndefined();
   });
 
   it('a header-only entry does not answer for the whole file', async () => {
     const { file, stats } = await fileWith('{"id":"f"}\n');
     const cache = new SessionFileCache(1024, () => stats.ctimeNs + SECOND);
-    cache.remember(file, { stat: stats, header: Buffer.from('{"id":"f"}') });
+    cache.remember(file, { stat: stats, header: own('{"id":"f"}') });
     expect(await cache.lookup(file, 'whole')).toBeUndefined();
+  });
+
+  it('counts what an entry keeps alive: a view into a pooled slab costs the slab', async () => {
+    const { file, stats } = await fileWith('{"id":"f"}\n');
+    const cache = new SessionFileCache(4096, () => stats.ctimeNs + SECOND);
+    cache.remember(file, { stat: stats, header: Buffer.from('{"id":"f"}') });
+    expect(await cache.lookup(file, 'header')).toBeUndefined();
   });
 
   it('keeps within its byte budget, least recently used out first', async () => {
@@ -151,14 +164,14 @@ describe('SessionFileCache', () => {
     const latest = files.reduce((max, { stats }) => (stats.ctimeNs > max ? stats.ctimeNs : max), 0n);
     const cache = new SessionFileCache(25, () => latest + SECOND);
     const [a, b, c] = files as [(typeof files)[0], (typeof files)[0], (typeof files)[0]];
-    cache.remember(a.file, { stat: a.stats, header: Buffer.from('0123456789') });
-    cache.remember(b.file, { stat: b.stats, header: Buffer.from('0123456789') });
+    cache.remember(a.file, { stat: a.stats, header: own('0123456789') });
+    cache.remember(b.file, { stat: b.stats, header: own('0123456789') });
     expect(await cache.lookup(a.file, 'header')).toBeDefined(); // a is now the most recently used
-    cache.remember(c.file, { stat: c.stats, header: Buffer.from('0123456789') });
+    cache.remember(c.file, { stat: c.stats, header: own('0123456789') });
     expect(await cache.lookup(b.file, 'header')).toBeUndefined();
     expect(await cache.lookup(a.file, 'header')).toBeDefined();
     expect(await cache.lookup(c.file, 'header')).toBeDefined();
-    cache.remember(a.file, { stat: a.stats, header: Buffer.from('x'.repeat(26)) });
+    cache.remember(a.file, { stat: a.stats, header: own('x'.repeat(26)) });
     expect(await cache.lookup(a.file, 'header')).toBeUndefined(); // larger than the whole budget
   });
 });
