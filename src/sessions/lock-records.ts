@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { open, unlink, writeFile } from 'node:fs/promises';
+import { open, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -27,6 +27,19 @@ export interface LockRecord {
 export interface RecordFile {
   readonly path: string;
   readonly record: LockRecord;
+  /** The record file's inode (set once written): every lock linked to it is this same file. */
+  identity?: FileIdentity;
+}
+
+/** Which file a name is: device, inode and birth time (an inode number alone may be reused). */
+export interface FileIdentity {
+  dev: bigint;
+  ino: bigint;
+  birthtimeNs: bigint;
+}
+
+export function sameFile(a: FileIdentity, b: FileIdentity): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.birthtimeNs === b.birthtimeNs;
 }
 
 const MAX_AGE_MS = 1_000;
@@ -72,9 +85,13 @@ export class LockRecords {
     if (current !== undefined) this.#current = undefined; // removed once its last user is done
     const record = newRecord();
     const path = join(this.dir, `.lock-record.${record.token}.tmp`);
-    const written = writeFile(path, JSON.stringify(record), { flag: 'wx', mode: 0o644 });
-    written.catch(() => undefined); // its users see the failure
-    const file: Current = { path, record, written, users: 0, links: 0 };
+    const file: Current = { path, record, written: Promise.resolve(), users: 0, links: 0 };
+    file.written = writeFile(path, JSON.stringify(record), { flag: 'wx', mode: 0o644 })
+      .then(() => stat(path, { bigint: true }))
+      .then(({ dev, ino, birthtimeNs }) => {
+        file.identity = { dev, ino, birthtimeNs };
+      });
+    file.written.catch(() => undefined); // its users see the failure
     this.#current = file;
     return file;
   }

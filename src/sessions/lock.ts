@@ -11,10 +11,11 @@
  *   lock that a third one has just taken.
  * - Release removes the lock only while it still carries our token.
  */
-import { link, unlink } from 'node:fs/promises';
+import { link, lstat, unlink } from 'node:fs/promises';
 import { BroodError } from '../errors.js';
 import {
   codeOf,
+  type FileIdentity,
   hostName,
   type LockRecord,
   type LockRecords,
@@ -22,6 +23,7 @@ import {
   processStartTime,
   type RecordFile,
   readRecord,
+  sameFile,
 } from './lock-records.js';
 
 export interface SessionLock {
@@ -41,7 +43,7 @@ export function acquireSessionLock(records: LockRecords, lockFile: string, sessi
 
 async function acquireWith(record: RecordFile, lockFile: string, sessionFile: string): Promise<SessionLock> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (await tryLink(record.path, lockFile)) return heldLock(lockFile, record.record.token);
+    if (await tryLink(record.path, lockFile)) return heldLock(lockFile, record.record.token, record.identity);
     const holder = await readRecord(lockFile);
     if (holder === 'missing') continue; // released between our attempt and the read
     if (holder !== 'unreadable' && isAlive(holder)) throw lockedError(sessionFile, lockFile, holder);
@@ -51,12 +53,24 @@ async function acquireWith(record: RecordFile, lockFile: string, sessionFile: st
   throw lockedError(sessionFile, lockFile, undefined);
 }
 
-function heldLock(file: string, token: string): SessionLock {
+/**
+ * Release removes the lock only while it is still ours: the same file as our record file (one stat),
+ * or, when that cannot tell, a record carrying our token.
+ */
+function heldLock(file: string, token: string, identity: FileIdentity | undefined): SessionLock {
   let released: Promise<void> | undefined;
   return {
     file,
     release() {
       released ??= (async () => {
+        if (identity !== undefined) {
+          const now = await lstat(file, { bigint: true }).catch(() => undefined);
+          if (now === undefined) return;
+          if (sameFile(identity, now)) {
+            await unlink(file).catch(() => undefined);
+            return;
+          }
+        }
         const current = await readRecord(file);
         if (typeof current === 'object' && current.token === token) await unlink(file).catch(() => undefined);
       })();

@@ -4,7 +4,7 @@
  * refused at append time, and a directory where a session file should be is a clear error.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -237,5 +237,18 @@ describe('taking many locks at once', () => {
     await until(() => readdirSync(dir).every((name) => name.endsWith('.jsonl') || name.endsWith('.jsonl.lock')));
     await store.close();
     expect(readdirSync(dir).sort()).toEqual(ids.map((id) => `${id}.jsonl`).sort());
+  });
+});
+
+describe('releasing', () => {
+  it('a store closing leaves a lock that is no longer its own (replaced by another holder) in place', async () => {
+    const store = fileSessions(dir);
+    await store.create(header('r'));
+    const lock = join(dir, 'r.jsonl.lock');
+    const other = JSON.stringify({ pid: process.ppid, started: 1, host: 'elsewhere', token: 'theirs', at: 1 });
+    rmSync(lock);
+    writeFileSync(lock, other);
+    await store.close();
+    expect(readFileSync(lock, 'utf8')).toBe(other);
   });
 });
