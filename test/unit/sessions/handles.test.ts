@@ -12,7 +12,10 @@ function counted(cap: number) {
   const counts = { opened: 0, closed: 0 };
   const handle = () => {
     counts.opened += 1;
-    return Promise.resolve({ close: async () => void (counts.closed += 1) } as unknown as FileHandle);
+    const close = async (): Promise<void> => {
+      counts.closed += 1;
+    };
+    return Promise.resolve({ close } as unknown as FileHandle);
   };
   const write = (key: string) => pool.use(key, handle, async () => undefined);
   return { pool, counts, write, handle };
@@ -47,7 +50,14 @@ describe('HandlePool', () => {
     pool.drop('a');
     expect(pool.size).toBe(0);
     let release!: () => void;
-    const inUse = pool.use('b', handle, () => new Promise<void>((resolve) => (release = resolve)));
+    const inUse = pool.use(
+      'b',
+      handle,
+      () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+    );
     await new Promise((resolve) => setImmediate(resolve));
     pool.drop('b');
     expect(pool.size).toBe(1);

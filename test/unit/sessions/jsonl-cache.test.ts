@@ -161,7 +161,9 @@ describe('SessionFileCache', () => {
       writeFileSync(file, '0123456789\n');
       files.push({ file, stats: await stat(file, { bigint: true }) });
     }
-    const latest = files.reduce((max, { stats }) => (stats.ctimeNs > max ? stats.ctimeNs : max), 0n);
+    // The newest change time of the three (bigints: Math.max does not take them).
+    let latest = 0n;
+    for (const { stats } of files) if (stats.ctimeNs > latest) latest = stats.ctimeNs;
     const cache = new SessionFileCache(25, () => latest + SECOND);
     const [a, b, c] = files as [(typeof files)[0], (typeof files)[0], (typeof files)[0]];
     cache.remember(a.file, { stat: a.stats, header: own('0123456789') });
