@@ -65,12 +65,13 @@ export async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void>
 }
 
 /**
- * Writes below this size are made on the calling thread: a write of a few kilobytes into the page
- * cache takes microseconds, while the same write sent to libuv's thread pool waits behind every
- * operation queued there, fsyncs of other sessions included, and a tool body waits for the write
- * (write before effect). Larger writes go to the pool, so the event loop is never held for long.
+ * Writes up to this size are made on the calling thread: a write into the page cache takes
+ * microseconds (tens of them for a parent's answer with hundreds of calls), while the same write sent
+ * to libuv's thread pool waits behind every operation queued there, fsyncs of other sessions included,
+ * and a tool body waits for the write (write before effect). Larger writes go to the pool, so the
+ * event loop is never held for long.
  */
-const WRITE_HERE_LIMIT = 64 * 1024;
+const WRITE_HERE_LIMIT = 256 * 1024;
 
 /** writeAll, on the calling thread when the buffer is small. */
 export async function appendAll(handle: FileHandle, bytes: Buffer): Promise<void> {
