@@ -9,18 +9,21 @@
  * clock may leave the time as it was, so a read is remembered only when the file's time was already
  * well behind the clock when it was read (git's "racily clean" rule): a file written a moment ago is
  * read from disk again until it has been quiet for a while. Only reads that ended on a complete line
- * are remembered. What is kept is bytes, parsed and checked again on every use, so no two callers ever
- * share an object. Bounded: least recently used first out.
+ * are remembered. What is kept is bytes, parsed again on every use (checked only the first time: the
+ * same bytes pass the same checks), so no two callers ever share an object. Bounded: least recently
+ * used first out.
  */
 import type { BigIntStats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 
 export interface RememberedFile {
   stat: BigIntStats;
-  /** The header line, without its newline. */
+  /** The header line, without its newline; always one that passed the header check. */
   header: Buffer;
   /** The whole file, when it was read whole. */
   whole?: Buffer;
+  /** `whole` passed the full parse (every line checked): the same bytes need no checking again. */
+  checked?: boolean;
 }
 
 /** Timestamps with sub-millisecond digits tick at least every 10 ms (Linux: one jiffy); keep 5 ticks clear. */

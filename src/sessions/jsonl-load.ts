@@ -79,11 +79,14 @@ export async function loadSessionFile(
   warn: Warn,
   mode: { repair: boolean; cache?: SessionFileCache },
 ): Promise<LoadedSession> {
-  const remembered = (await mode.cache?.lookup(file, 'whole'))?.whole;
-  if (remembered !== undefined) {
-    const parsed = parseSessionFile(remembered, file, id);
-    if (parsed.kind === 'ok' && parsed.torn === undefined)
+  const remembered = await mode.cache?.lookup(file, 'whole');
+  if (remembered?.whole !== undefined) {
+    if (remembered.checked) return { ...parseChecked(remembered.whole), torn: false };
+    const parsed = parseSessionFile(remembered.whole, file, id);
+    if (parsed.kind === 'ok' && parsed.torn === undefined) {
+      remembered.checked = true;
       return { header: parsed.header, events: parsed.events, torn: false };
+    }
   }
   let read: { bytes: Buffer; stat: BigIntStats };
   try {
@@ -104,7 +107,7 @@ export async function loadSessionFile(
     );
   }
   if (parsed.torn === undefined && BigInt(read.bytes.length) === read.stat.size)
-    mode.cache?.remember(file, { stat: read.stat, header: headerBytes(read.bytes), whole: read.bytes });
+    mode.cache?.remember(file, { stat: read.stat, header: headerBytes(read.bytes), whole: read.bytes, checked: true });
   return { header: parsed.header, events: parsed.events, torn: parsed.torn !== undefined };
 }
 
@@ -127,6 +130,17 @@ async function readWhole(file: string): Promise<{ bytes: Buffer; stat: BigIntSta
   }
 }
 
+/**
+ * Bytes that passed parseSessionFile whole, unchanged since (the cache vouches for that): the same
+ * checks would pass again, so each line is only parsed. JSON never holds a raw newline.
+ */
+function parseChecked(bytes: Buffer): { header: SessionHeader; events: SessionEvent[] } {
+  const lines = bytes.toString('utf8').split('\n');
+  lines.pop(); // after the last newline: nothing
+  const [header, ...events] = lines.map((line) => JSON.parse(line) as unknown);
+  return { header: header as SessionHeader, events: events as SessionEvent[] };
+}
+
 function headerBytes(bytes: Buffer): Buffer {
   const newline = bytes.indexOf(NEWLINE);
   return bytes.subarray(0, newline === -1 ? bytes.length : newline);
@@ -143,9 +157,9 @@ export type HeaderLine =
 export async function readHeaderLine(file: string, id: string, cache?: SessionFileCache): Promise<HeaderLine> {
   const remembered = await cache?.lookup(file, 'header');
   if (remembered !== undefined) {
-    const value = parseJson(remembered.header);
-    if (value !== undefined)
-      return { kind: 'ok', header: headerFrom(value.parsed, file, id), birthtimeNs: remembered.stat.birthtimeNs };
+    // A remembered header line passed the header check when it was read, and is unchanged since.
+    const header = JSON.parse(remembered.header.toString('utf8')) as SessionHeader;
+    return { kind: 'ok', header, birthtimeNs: remembered.stat.birthtimeNs };
   }
   const handle = await open(file, 'r');
   try {
