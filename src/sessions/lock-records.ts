@@ -84,7 +84,7 @@ export class LockRecords {
       return current;
     if (current !== undefined) this.#current = undefined; // removed once its last user is done
     const record = newRecord();
-    const path = join(this.dir, `.lock-record.${record.token}.tmp`);
+    const path = recordPath(this.dir, record.token);
     const file: Current = { path, record, written: Promise.resolve(), users: 0, links: 0 };
     file.written = writeFile(path, JSON.stringify(record), { flag: 'wx', mode: 0o644 })
       .then(() => stat(path, { bigint: true }))
@@ -102,6 +102,23 @@ export class LockRecords {
     this.#removing.add(removing);
     void removing.then(() => this.#removing.delete(removing));
   }
+}
+
+function recordPath(dir: string, token: string): string {
+  return join(dir, `.lock-record.${token}.tmp`);
+}
+
+/** Tokens whose record files this process has already removed. */
+const removedRecords = new Set<string>();
+
+/**
+ * A holder that died in a burst of locks left its record file behind: removed (once per holder) by
+ * whoever breaks one of its locks. Only a dead holder's: a live one's is in use.
+ */
+export async function removeDeadRecord(dir: string, token: string): Promise<void> {
+  if (removedRecords.has(token) || !/^[0-9a-f]{24}$/.test(token)) return;
+  removedRecords.add(token);
+  await unlink(recordPath(dir, token)).catch(() => undefined);
 }
 
 export function newRecord(): LockRecord {

@@ -12,6 +12,7 @@
  * - Release removes the lock only while it still carries our token.
  */
 import { link, lstat, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { BroodError } from '../errors.js';
 import {
   codeOf,
@@ -23,6 +24,7 @@ import {
   processStartTime,
   type RecordFile,
   readRecord,
+  removeDeadRecord,
   sameFile,
 } from './lock-records.js';
 
@@ -117,6 +119,7 @@ async function breakStale(record: RecordFile, lockFile: string, stale: LockRecor
   } finally {
     await unlink(breakFile).catch(() => undefined);
   }
+  await removeDeadRecord(dirname(lockFile), stale.token);
 }
 
 async function clearAbandonedBreakLock(breakFile: string): Promise<void> {

@@ -252,3 +252,18 @@ describe('releasing', () => {
     expect(readFileSync(lock, 'utf8')).toBe(other);
   });
 });
+
+describe('a holder that died while taking locks', () => {
+  it('its record file is removed by whoever breaks one of its locks', async () => {
+    const store = fileSessions(dir);
+    await store.create(header('d'));
+    await store.close();
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    const token = 'ab'.repeat(12);
+    const record = JSON.stringify({ pid: dead, started: 1, host: (await import('node:os')).hostname(), token, at: 1 });
+    writeFileSync(join(dir, `.lock-record.${token}.tmp`), record);
+    writeFileSync(join(dir, 'd.jsonl.lock'), record);
+    await (await runtime().resumeAgent('d')).dispose();
+    expect(readdirSync(dir)).toEqual(['d.jsonl']);
+  });
+});
