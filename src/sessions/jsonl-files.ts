@@ -3,7 +3,7 @@
  * (replacing a file whose header a crash tore), opening one for append, writing a whole buffer, and
  * fsyncing the directory so a new file's name survives a crash.
  */
-import { constants } from 'node:fs';
+import { constants, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open, unlink } from 'node:fs/promises';
 import { BroodError } from '../errors.js';
@@ -62,6 +62,22 @@ export async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void>
     const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
     offset += bytesWritten;
   }
+}
+
+/**
+ * Writes up to this size are made on the calling thread: a write into the page cache takes
+ * microseconds (tens of them for a parent's answer with hundreds of calls), while the same write sent
+ * to libuv's thread pool waits behind every operation queued there, fsyncs of other sessions included,
+ * and a tool body waits for the write (write before effect). Larger writes go to the pool, so the
+ * event loop is never held for long.
+ */
+const WRITE_HERE_LIMIT = 256 * 1024;
+
+/** writeAll, on the calling thread when the buffer is small. */
+export async function appendAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+  if (bytes.length > WRITE_HERE_LIMIT) return writeAll(handle, bytes);
+  let offset = 0;
+  while (offset < bytes.length) offset += writeSync(handle.fd, bytes, offset, bytes.length - offset);
 }
 
 /** fsync the directory so a freshly created file's name survives a crash too (best effort off Linux). */

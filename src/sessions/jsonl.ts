@@ -20,12 +20,14 @@ import type { SessionEvent, SessionHeader, SessionStore } from '../types.js';
 import { describe } from '../util/describe.js';
 import { parseConfig } from '../util/untrusted.js';
 import { HandlePool } from './handles.js';
-import { createSessionFile, openAppendOnly, syncDirectory, writeAll } from './jsonl-files.js';
+import { SessionFileCache } from './jsonl-cache.js';
+import { appendAll, createSessionFile, openAppendOnly, syncDirectory } from './jsonl-files.js';
 import { inCreationOrder, type ListRow } from './jsonl-list.js';
 import type { Warn } from './jsonl-load.js';
 import { isNotFound, loadSessionFile, notAFile, readHeaderLine, unknownSession } from './jsonl-load.js';
 import { GroupCommit, needsStepSync, type SyncMode } from './jsonl-sync.js';
 import { acquireSessionLock, type SessionLock } from './lock.js';
+import { LockRecords } from './lock-records.js';
 import { SessionSerial } from './serial.js';
 import { checkEventShapes, checkHeader, checkSeqs } from './validate.js';
 
@@ -57,6 +59,8 @@ interface Writer {
   nextSeq: number | undefined;
   /** A runtime has the session open (acquire()): a second acquire is refused even in this instance. */
   leased: boolean;
+  /** Nothing written since this instance fsynced the file (or created it, fsynced): a flush has nothing to do. */
+  synced: boolean;
 }
 
 const ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -86,6 +90,9 @@ export function fileSessions(dir: string, input: FileSessionOptions = {}): FileS
 class JsonlSessionStore implements FileSessionStore {
   private readonly warn: Warn;
   private readonly pool: HandlePool;
+  // What was read of each session, so reading it again while unchanged costs a stat.
+  private readonly files = new SessionFileCache();
+  private readonly locks: LockRecords;
   private readonly queue = new SessionSerial();
   private readonly syncMode: SyncMode;
   private readonly group = new GroupCommit(
@@ -106,6 +113,7 @@ class JsonlSessionStore implements FileSessionStore {
   ) {
     this.warn = options.onWarning ?? (() => undefined);
     this.pool = new HandlePool(options.maxOpenFiles ?? 64);
+    this.locks = new LockRecords(dir);
     this.syncMode = options.sync ?? 'turn';
   }
 
@@ -145,7 +153,17 @@ class JsonlSessionStore implements FileSessionStore {
 
   // A reader: never takes the lock, never writes (a torn tail is left for its writer to repair).
   readonly read = (id: string): Promise<{ header: SessionHeader; events: SessionEvent[] }> =>
-    this.onSession(id, 'read', () => loadSessionFile(this.fileOf(id), id, this.warn, { repair: false }));
+    this.onSession(id, 'read', async () => {
+      const { header, events, torn } = await loadSessionFile(this.fileOf(id), id, this.warn, {
+        repair: false,
+        cache: this.files,
+      });
+      // When this instance writes the session nobody else appends to it, and none of its own appends is
+      // in flight (they queue like this read): what was read is where the next append starts.
+      const writer = this.writers.get(id);
+      if (writer !== undefined && writer.nextSeq === undefined && !torn) writer.nextSeq = events.length;
+      return { header, events };
+    });
 
   readonly list = async (): Promise<SessionHeader[]> => {
     if (this.closing !== undefined) throw new BroodError('DISPOSED', 'list: session store is closed');
@@ -174,7 +192,9 @@ class JsonlSessionStore implements FileSessionStore {
       .idle()
       .then(() => this.group.idle())
       .then(() => this.pool.closeAll(true))
-      .finally(() => Promise.all([...this.writers.keys()].map((id) => this.dropWriter(id))));
+      .then(() => this.files.clear())
+      .finally(() => Promise.all([...this.writers.keys()].map((id) => this.dropWriter(id))))
+      .then(() => this.locks.idle());
     return this.closing;
   };
 
@@ -222,9 +242,10 @@ class JsonlSessionStore implements FileSessionStore {
     if (existing !== undefined) return { writer: existing, fresh: false };
     await this.ensureDir();
     const writer: Writer = {
-      lock: await acquireSessionLock(this.lockOf(id), this.fileOf(id)),
+      lock: await acquireSessionLock(this.locks, this.lockOf(id), this.fileOf(id)),
       nextSeq: undefined,
       leased: false,
+      synced: false,
     };
     this.writers.set(id, writer);
     return { writer, fresh: true };
@@ -234,6 +255,7 @@ class JsonlSessionStore implements FileSessionStore {
     const writer = this.writers.get(id);
     if (writer === undefined) return;
     this.writers.delete(id);
+    this.pool.drop(id); // its runtime is done with it: the descriptor is free for a session being written
     await writer.lock.release();
   }
 
@@ -242,7 +264,8 @@ class JsonlSessionStore implements FileSessionStore {
     const { writer, fresh } = await this.writerOf(id);
     if (writer.nextSeq !== undefined) return writer.nextSeq;
     try {
-      writer.nextSeq = (await loadSessionFile(this.fileOf(id), id, this.warn, { repair: true })).events.length;
+      const loaded = await loadSessionFile(this.fileOf(id), id, this.warn, { repair: true, cache: this.files });
+      writer.nextSeq = loaded.events.length;
     } catch (error) {
       if (fresh) await this.dropWriter(id); // e.g. an unknown session: hold no lock for it
       throw error;
@@ -265,6 +288,7 @@ class JsonlSessionStore implements FileSessionStore {
 
   private async createFile(id: string, line: Buffer): Promise<void> {
     const { writer, fresh } = await this.writerOf(id);
+    this.files.forget(this.fileOf(id));
     let handle: FileHandle;
     try {
       handle = await createSessionFile(this.fileOf(id), id, line, this.warn);
@@ -274,6 +298,7 @@ class JsonlSessionStore implements FileSessionStore {
     }
     this.pool.adopt(id, handle);
     writer.nextSeq = 0;
+    writer.synced = true;
     this.createOrder.set(id, this.createOrder.size);
     await syncDirectory(this.dir);
   }
@@ -284,11 +309,13 @@ class JsonlSessionStore implements FileSessionStore {
     checkSeqs(id, seqs, seq);
     if (seqs.length === 0) return;
     const writer = this.writers.get(id) as Writer;
+    this.files.forget(this.fileOf(id)); // the file changes: what was read of it is of no more use
+    writer.synced = false;
     try {
       await this.pool.use(
         id,
         () => this.openForAppend(id),
-        (handle) => writeAll(handle, bytes),
+        (handle) => appendAll(handle, bytes),
       );
     } catch (error) {
       writer.nextSeq = undefined; // the tail may be torn now; the next operation reloads and repairs it
@@ -311,19 +338,26 @@ class JsonlSessionStore implements FileSessionStore {
     writer.leased = true;
   }
 
-  /** One fsync of the session's file (a group-commit round's work for this session). */
+  /**
+   * One fsync of the session's file (a group-commit round's work for this session), unless nothing was
+   * written since the last one: a turn's end and its agent's disposal both flush, one fsync serves both.
+   * It runs on the session's queue, so no write of this instance is in flight meanwhile.
+   */
   private async syncFile(id: string): Promise<void> {
+    const writer = this.writers.get(id);
+    if (writer?.synced) return;
     await this.pool.use(
       id,
       () => this.openForAppend(id),
       (handle) => handle.sync(),
     );
+    if (writer !== undefined) writer.synced = true;
   }
 
   private async listRow(id: string): Promise<ListRow | undefined> {
     const file = this.fileOf(id);
     try {
-      const line = await readHeaderLine(file, id);
+      const line = await readHeaderLine(file, id, this.files);
       if (line.kind === 'ok')
         return { id, header: line.header, order: this.createOrder.get(id) ?? Infinity, birth: line.birthtimeNs };
       this.warn(`${file}: ${line.reason}; skipping session ${id} that was never created`);

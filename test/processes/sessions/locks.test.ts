@@ -4,7 +4,7 @@
  * refused at append time, and a directory where a session file should be is a clear error.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import type { Brood, SessionStore } from '../../../src/index.js';
 import { createBrood, fileSessions, memorySessions } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
+import { until } from '../../support/until.js';
 
 const header = (id: string) => ({ id, createdAt: 1, delegationDepth: 0, model: route });
 const INDEX = fileURLToPath(new URL('../../../dist/index.js', import.meta.url));
@@ -222,5 +223,47 @@ describe('a directory where a session file should be', () => {
     expect(await store.list()).toEqual([]);
     await expectCode(runtime().resumeAgent('x'), 'SESSION_CORRUPT');
     expect((await stat(join(dir, 'x.jsonl'))).isDirectory()).toBe(true);
+  });
+});
+
+describe('taking many locks at once', () => {
+  it('a burst of locks is one record file linked to each lock name, and no record file is left behind', async () => {
+    const store = fileSessions(dir);
+    const ids = Array.from({ length: 8 }, (_, i) => `burst${i}`);
+    await Promise.all(ids.map((id) => store.create(header(id))));
+    const inodes = new Set(await Promise.all(ids.map(async (id) => (await stat(join(dir, `${id}.jsonl.lock`))).ino)));
+    expect(inodes.size).toBe(1);
+    // Removed once no lock is being taken with it, not only at close (a process may exit without closing).
+    await until(() => readdirSync(dir).every((name) => name.endsWith('.jsonl') || name.endsWith('.jsonl.lock')));
+    await store.close();
+    expect(readdirSync(dir).sort()).toEqual(ids.map((id) => `${id}.jsonl`).sort());
+  });
+});
+
+describe('releasing', () => {
+  it('a store closing leaves a lock that is no longer its own (replaced by another holder) in place', async () => {
+    const store = fileSessions(dir);
+    await store.create(header('r'));
+    const lock = join(dir, 'r.jsonl.lock');
+    const other = JSON.stringify({ pid: process.ppid, started: 1, host: 'elsewhere', token: 'theirs', at: 1 });
+    rmSync(lock);
+    writeFileSync(lock, other);
+    await store.close();
+    expect(readFileSync(lock, 'utf8')).toBe(other);
+  });
+});
+
+describe('a holder that died while taking locks', () => {
+  it('its record file is removed by whoever breaks one of its locks', async () => {
+    const store = fileSessions(dir);
+    await store.create(header('d'));
+    await store.close();
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    const token = 'ab'.repeat(12);
+    const record = JSON.stringify({ pid: dead, started: 1, host: (await import('node:os')).hostname(), token, at: 1 });
+    writeFileSync(join(dir, `.lock-record.${token}.tmp`), record);
+    writeFileSync(join(dir, 'd.jsonl.lock'), record);
+    await (await runtime().resumeAgent('d')).dispose();
+    expect(readdirSync(dir)).toEqual(['d.jsonl']);
   });
 });

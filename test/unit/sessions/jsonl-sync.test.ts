@@ -1,5 +1,6 @@
 /** fileSessions' `sync` option: which appends are fsynced before they resolve, and group commit. */
 
+import { readFileSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -66,6 +67,32 @@ describe("fileSessions sync: 'turn' (default)", () => {
     await s.append('a', ofType('tool/call', 1, 1));
     expect(fsyncs.count).toBe(0);
     await s.flush('a');
+    expect(fsyncs.count).toBe(1);
+  });
+});
+
+describe('fileSessions flush', () => {
+  it('a flush with nothing written since the last fsync makes none (a turn end, then its agent disposed)', async () => {
+    const s = store();
+    await created(s, ['a']);
+    await s.append('a', ofType('turn/end', 0, 1));
+    await s.flush('a');
+    await s.flush('a');
+    expect(fsyncs.count).toBe(1);
+    await s.append('a', ofType('user/message', 1, 1));
+    await s.flush('a');
+    expect(fsyncs.count).toBe(2);
+  });
+
+  it('the first flush of a session another process wrote fsyncs it (its writes may not be on disk yet)', async () => {
+    const writer = store();
+    await created(writer, ['a']);
+    await writer.append('a', ofType('user/message', 0, 1));
+    await writer.close();
+    fsyncs.count = 0;
+    const resumed = store();
+    await resumed.acquire('a');
+    await resumed.flush('a');
     expect(fsyncs.count).toBe(1);
   });
 });
@@ -139,8 +166,9 @@ describe("fileSessions sync: 'step'", () => {
 });
 
 /**
- * What happened, in order, through a runtime: file writes that carry a `tool/call`, fsyncs, and the
- * tool body starting. Write before effect under 'step' means an fsync between the first and the last.
+ * What happened, in order, through a runtime, seen from the session file: each fsync made while the
+ * file already held the `tool/call`, and the tool body starting (noted with whether the `tool/call` was
+ * in the file by then). Write before effect under 'step' means such an fsync before the body.
  */
 async function orderBeforeToolBody(sync: 'turn' | 'step'): Promise<string[]> {
   const order: string[] = [];
@@ -148,15 +176,11 @@ async function orderBeforeToolBody(sync: 'turn' | 'step'): Promise<string[]> {
   const proto = Object.getPrototypeOf(probe) as FileHandle;
   await probe.close();
   vi.restoreAllMocks();
-  const write = proto.write;
   const sync_ = proto.sync;
-  vi.spyOn(proto, 'write').mockImplementation(function (this: FileHandle, ...args: unknown[]) {
-    if (Buffer.isBuffer(args[0]) && args[0].toString('utf8').includes('"type":"tool/call"'))
-      order.push('write tool/call');
-    return (write as (...a: unknown[]) => ReturnType<FileHandle['write']>).apply(this, args);
-  } as FileHandle['write']);
+  let sessionFile = '';
+  const logged = () => sessionFile !== '' && readFileSync(sessionFile, 'utf8').includes('"type":"tool/call"');
   vi.spyOn(proto, 'sync').mockImplementation(function (this: FileHandle) {
-    order.push('fsync');
+    if (logged()) order.push('fsync');
     return sync_.call(this);
   });
   const brood = inlineBrood({
@@ -175,26 +199,27 @@ async function orderBeforeToolBody(sync: 'turn' | 'step'): Promise<string[]> {
         description: 'a side effect',
         parameters: { type: 'object', properties: {} },
         execute: () => {
-          order.push('body');
+          order.push(logged() ? 'body, its tool/call written' : 'body, its tool/call not written');
           return 'charged';
         },
       }),
     );
     const agent = await brood.createAgent({ model: { provider: 'scripted', model: 'scripted' } });
+    sessionFile = join(dir, `${agent.id}.jsonl`);
     expect((await agent.run('go')).stopReason).toBe('completed');
   } finally {
     await brood.close();
   }
-  return order.slice(order.indexOf('write tool/call'), order.indexOf('body') + 1);
+  return order.slice(0, order.findIndex((step) => step.startsWith('body')) + 1);
 }
 
 describe('sync through a runtime: write before effect becomes durable', () => {
   it("'step': the tool/call is fsynced before the tool body starts", async () => {
-    expect(await orderBeforeToolBody('step')).toEqual(['write tool/call', 'fsync', 'body']);
+    expect(await orderBeforeToolBody('step')).toEqual(['fsync', 'body, its tool/call written']);
   });
 
   it("'turn': the tool/call is written, not fsynced, before the body", async () => {
-    expect(await orderBeforeToolBody('turn')).toEqual(['write tool/call', 'body']);
+    expect(await orderBeforeToolBody('turn')).toEqual(['body, its tool/call written']);
   });
 });
 
