@@ -262,14 +262,13 @@ export class WorkerRunner implements DriverRunner {
  * thread is destroyed when they end.
  */
 function endsAtLastTurn(gateway: GatewayRemote, end: () => void): GatewayRemote {
-  return Object.freeze({
-    ...gateway,
-    endTurn: async (report: Parameters<GatewayRemote['endTurn']>[0]) => {
-      const answer = await gateway.endTurn(report);
-      if (answer.ok && answer.value === null) setImmediate(end);
-      return answer;
-    },
-  });
+  const endTurn = async (report: Parameters<GatewayRemote['endTurn']>[0]) => {
+    const answer = await gateway.endTurn(report);
+    if (answer.ok && answer.value === null) setImmediate(end);
+    return answer;
+  };
+  // Over the served table (its methods are its prototype's, frozen), not a copy of it.
+  return Object.freeze(Object.create(gateway, { endTurn: { value: endTurn, enumerable: true } })) as GatewayRemote;
 }
 
 function describeDeath(error: unknown): string {
