@@ -19,6 +19,7 @@ import type { DriverPlan } from '../wire/protocol.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
 import { createBoard, WatchBoard } from '../wire/watch-board.js';
 import { HangWatchdog } from './hang-watchdog.js';
+import { endsAtLastTurn } from './last-turn.js';
 import { DeathJudge } from './thread-deaths.js';
 import { ThreadGroup } from './thread-group.js';
 import { outcomeEnd, type PlacedActivation, type ThreadLink } from './thread-link.js';
@@ -246,29 +247,6 @@ export class WorkerRunner implements DriverRunner {
     const reason = `its worker thread stopped responding for more than ${this.hangTimeoutMs} ms (a driver spinning synchronously) and was recycled`;
     this.recycle(thread, { culprit: this.board.running(threadId), reason, stopReason: 'error' });
   }
-}
-
-/**
- * The parent ends an activation when it answers the driver's endTurn with "nothing left to claim"
- * while a thread-mate holds the thread, not when the thread's `end` frame arrives: after that answer
- * the driver only returns, so the `end` frame adds nothing the parent needs, and on a busy thread the
- * answer waits behind the thread-mate's synchronous work (a model step's CPU) before the driver can
- * send it — measured 7.7 ms on average in the CPU fan-out at P = 8, all the while holding the child's
- * slot of maxParallelToolCalls and its place in its thread's load, so the next child started late,
- * and on the other thread (CPU fan-out P = 8: 1.13× → 1.05–1.08× the floor). The end waits
- * for the next immediate, by when comlink has posted the answer (its reply goes out as microtasks),
- * so releasing the activation's endpoint cannot drop it; the late `end` frame is then ignored like
- * any frame of an activation already settled. Quarantined activations keep the thread's word: their
- * thread is destroyed when they end.
- */
-function endsAtLastTurn(gateway: GatewayRemote, end: () => void): GatewayRemote {
-  const endTurn = async (report: Parameters<GatewayRemote['endTurn']>[0]) => {
-    const answer = await gateway.endTurn(report);
-    if (answer.ok && answer.value === null) setImmediate(end);
-    return answer;
-  };
-  // Over the served table (its methods are its prototype's, frozen), not a copy of it.
-  return Object.freeze(Object.create(gateway, { endTurn: { value: endTurn, enumerable: true } })) as GatewayRemote;
 }
 
 function describeDeath(error: unknown): string {
