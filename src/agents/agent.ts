@@ -53,8 +53,9 @@ export class AgentImpl implements GatewayAgent {
   readonly id: string;
   readonly depth: number;
   readonly parentId: string | undefined;
-  readonly tools: ToolRegistry;
-  readonly prompt: PromptRegistry;
+  /** The guarded registries, made when first read: most children never read them. */
+  private guardedTools: ToolRegistry | undefined;
+  private guardedPrompt: PromptRegistry | undefined;
   readonly codeMode: CodeMode;
   readonly ownVersion = new VersionCell();
   /** Bumped when a message waits for the running turn's next model step (DriverPlan.stepCell). */
@@ -96,19 +97,36 @@ export class AgentImpl implements GatewayAgent {
       history: init.history,
       lastTurn: init.lastTurn,
       lastRequestRoute: init.lastRequestRoute,
-      isDisposed: () => this.disposed,
-      bumpView: () => this.ownVersion.bump(),
-      stepPending: () => this.stepCell.bump(),
-      usageIdentity: () => this.usageIdentity(),
-      traceHeaders: () => deps.hub.telemetry?.traceHeaders(init.id),
+      owner: this,
     });
     this.writer.observe = (stamped, meta) => deps.hub.logged(this, stamped, meta);
-    this.tools = guardDisposed(init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
-    this.prompt = guardDisposed(init.prompt.registry, () => this.disposed, `agent ${this.id}`, []);
     // The agent registry's change event covers global and own tool changes; agent-layer prompt changes
     // bump this cell through the prompt scope, global prompt changes bump the runtime's global cell.
     this.releaseListeners = init.tools.registry.on('change', () => this.ownVersion.bump());
     for (const message of init.unclaimed) this.inbox.push(restoredMessage(message));
+  }
+
+  get tools(): ToolRegistry {
+    this.guardedTools ??= guardDisposed(this.init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
+    return this.guardedTools;
+  }
+
+  get prompt(): PromptRegistry {
+    this.guardedPrompt ??= guardDisposed(this.init.prompt.registry, () => this.disposed, `agent ${this.id}`, []);
+    return this.guardedPrompt;
+  }
+
+  /** LedgerOwner (with isDisposed): what the turn ledger asks of its agent. */
+  bumpView(): void {
+    this.ownVersion.bump();
+  }
+
+  stepPending(): void {
+    this.stepCell.bump();
+  }
+
+  traceHeaders(): Record<string, string> | undefined {
+    return this.deps.hub.telemetry?.traceHeaders(this.id);
   }
 
   /** What the running activation holds of the scheduler (its owner is the governor). */
@@ -351,7 +369,7 @@ export class AgentImpl implements GatewayAgent {
   }
 
   /** Who this agent is in a usage tree: its label and the route it requested last. */
-  private usageIdentity(): Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'> {
+  usageIdentity(): Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'> {
     const route = this.turns.lastRequestRoute ?? this.route;
     const label = this.init.label === undefined ? {} : { label: this.init.label };
     return { agentId: this.id, ...label, provider: route.provider, model: route.model };
