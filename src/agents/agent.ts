@@ -259,7 +259,7 @@ export class AgentImpl implements GatewayAgent {
     const plan = planActivation(this);
     const pending = new PendingActivation();
     this.activation = pending;
-    void pending.done.then((end) => this.activationEnded(end));
+    this.follow(pending);
     // Admitted before the claim (limits.agents): a queued agent's turn has not started.
     this.governor
       .admitTurn(lease)
@@ -283,6 +283,11 @@ export class AgentImpl implements GatewayAgent {
   private startActivation(plan: DriverPlan): void {
     const activation = this.deps.runner.activate(plan, createGateway(this, this.programs));
     this.activation = activation;
+    this.follow(activation);
+  }
+
+  /** Its own method: a closure made where the plan is in scope would keep the plan while the activation runs. */
+  private follow(activation: Activation): void {
     void activation.done.then((end) => this.activationEnded(end));
   }
 
@@ -318,7 +323,7 @@ export class AgentImpl implements GatewayAgent {
     const lease = this.governor.openLease();
     const pending = new PendingActivation();
     this.activation = pending;
-    void pending.done.then((end) => this.activationEnded(end));
+    this.follow(pending);
     // The children it had finished count before its driver starts again (usage, token budget).
     Promise.all([this.governor.admitTurn(lease), inputs.finished]).then(
       ([, finished]) => {

@@ -77,6 +77,8 @@ export class WorkerRunner implements DriverRunner {
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
     const token = this.takeToken();
     const quarantined = this.judge.isQuarantined(plan.agentId);
+    // All endsUnplaced reads of the plan: the closures below keep this, not the plan and its view.
+    const plannedTurn = plan.resumeTurn ? undefined : plan.firstMessage?.turn;
     let settle!: (end: ActivationEnd) => void;
     const done = new Promise<ActivationEnd>((resolve) => (settle = resolve));
     const entry: LiveActivation = {
@@ -99,7 +101,7 @@ export class WorkerRunner implements DriverRunner {
       done,
       cancel: (turn) => {
         if (entry.thread) entry.thread.cancel(token, turn);
-        else if (this.endsUnplaced(entry, plan, turn)) return;
+        else if (this.endsUnplaced(entry, plannedTurn, turn)) return;
         else entry.cancelled = turn === undefined ? {} : { turn };
       },
       forceStop: (reason) => {
@@ -153,9 +155,9 @@ export class WorkerRunner implements DriverRunner {
    * first threads take ~0.5 s to boot): the turn ends `aborted` now instead of when a driver starts
    * only to see the cancel. Not for a recovered turn, whose dead driver's request must still be closed.
    */
-  private endsUnplaced(entry: LiveActivation, plan: DriverPlan, turn: number | undefined): boolean {
-    const planned = plan.firstMessage?.turn;
-    if (plan.resumeTurn || planned === undefined || (turn !== undefined && turn !== planned)) return false;
+  /** `planned`: the turn of the plan's first message, unless the plan resumes a turn. */
+  private endsUnplaced(entry: LiveActivation, planned: number | undefined, turn: number | undefined): boolean {
+    if (planned === undefined || (turn !== undefined && turn !== planned)) return false;
     entry.group.forget(entry.token);
     entry.settle({
       kind: 'failed',
