@@ -75,7 +75,6 @@ export class AgentImpl implements GatewayAgent {
   private busy = false;
   private disposing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
-  private readonly releaseListeners: () => void;
   /** The calls from inside this agent's run_code programs (bounded, ended with their program). */
   private readonly programs = new CodePrograms(this);
 
@@ -100,9 +99,8 @@ export class AgentImpl implements GatewayAgent {
       owner: this,
     });
     this.writer.observe = (stamped, meta) => deps.hub.logged(this, stamped, meta);
-    // The agent registry's change event covers global and own tool changes; agent-layer prompt changes
-    // bump this cell through the prompt scope, global prompt changes bump the runtime's global cell.
-    this.releaseListeners = init.tools.registry.on('change', () => this.ownVersion.bump());
+    // The tool scope bumps ownVersion on its own and global tool changes (composeAgent's ScopeOwner),
+    // agent-layer prompt changes through the prompt scope; global prompt changes bump the global cell.
     for (const message of init.unclaimed) this.inbox.push(restoredMessage(message));
   }
 
@@ -398,7 +396,6 @@ export class AgentImpl implements GatewayAgent {
     await this.writer.flush().catch(() => undefined);
     // The session's single-writer lock goes with the agent: another runtime may now resume it.
     await this.deps.store.release?.(this.id).catch(() => undefined);
-    this.releaseListeners();
     this.init.tools.dispose();
     this.init.prompt.dispose();
     this.deps.onDisposed(this.id);

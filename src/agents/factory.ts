@@ -56,7 +56,7 @@ const SDK_ORDER = 150;
 export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent: AgentImpl; rollback: () => void } {
   const rollback = new DisposerStack();
   const owner = new ScopeOwner(spec);
-  const tools = core.tools.createScope(owner.agentOf);
+  const tools = core.tools.createScope(owner.agentOf, owner.bumpOwn);
   owner.toolScope = tools;
   rollback.add(() => tools.dispose());
   const prompt = core.prompt.createScope(owner);
@@ -116,6 +116,8 @@ class ScopeOwner implements PromptScopeOptions {
   private readonly route: ModelRoute;
   /** The tool scope's view of the agent (a function: the tool system takes one). */
   readonly agentOf = (): AgentImpl | undefined => this.composed;
+  /** A change to what the agent's tool scope presents: its drivers re-fetch their view. */
+  readonly bumpOwn = (): void => this.composed?.ownVersion.bump();
 
   constructor(spec: AgentComposition) {
     this.id = spec.id;

@@ -16,7 +16,7 @@ import {
   executeResolved,
 } from './execute.js';
 import type { ToolHooks } from './hooks.js';
-import { Listeners, ToolLayer } from './layer.js';
+import { callContained, Listeners, ToolLayer } from './layer.js';
 import { type ResolvedTool, resolveAll, resolveOne, type ScopeInputs, toView } from './resolver.js';
 import { createRestriction, type Restriction } from './restriction.js';
 
@@ -60,13 +60,15 @@ export class AgentScope implements AgentToolScope, ExecutionScope {
   readonly hooks: ToolHooks | undefined;
   private locals: ToolLayer | undefined;
   private restrictions: Set<Restriction> | undefined;
-  private readonly listeners = new Listeners();
+  /** Made by the first `on('change')`: an agent's own bump is `onChange`, not a listener. */
+  private listeners: Listeners | undefined;
   private disposed = false;
 
   constructor(
     private readonly deps: ScopeDeps,
     private readonly agentOf: () => Agent | undefined,
     private readonly detach: () => void,
+    private readonly onChange: (() => void) | undefined,
   ) {
     this.reportFault = deps.reportFault;
     this.hooks = deps.hooks;
@@ -128,7 +130,9 @@ export class AgentScope implements AgentToolScope, ExecutionScope {
   }
 
   on(event: string, fn: () => void): Disposer {
-    return this.disposed ? makeDisposer(() => {}) : this.listeners.add(checkEvent(event, fn));
+    if (this.disposed) return makeDisposer(() => {});
+    this.listeners ??= new Listeners();
+    return this.listeners.add(checkEvent(event, fn));
   }
 
   dispose(): void {
@@ -136,16 +140,17 @@ export class AgentScope implements AgentToolScope, ExecutionScope {
     this.disposed = true;
     this.locals?.clear();
     this.restrictions?.clear();
-    this.listeners.clear();
+    this.listeners?.clear();
     this.detach();
   }
 
   onGlobalChange(): void {
-    if (!this.disposed) this.listeners.emit();
+    if (!this.disposed) this.changed();
   }
 
   private changed(): void {
-    this.listeners.emit();
+    callContained(this.onChange);
+    this.listeners?.emit();
   }
 
   private inputs(): ScopeInputs {

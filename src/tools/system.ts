@@ -17,8 +17,12 @@ export type { AgentToolScope, ModelToolCall } from './agent-scope.js';
 export interface ToolSystem {
   /** brood.tools: the global layer. */
   readonly global: ToolRegistry;
-  /** One agent layer; `agent` is read lazily because the Agent object is built after its scope. */
-  createScope(agent: () => Agent | undefined): AgentToolScope;
+  /**
+   * One agent layer; `agent` is read lazily because the Agent object is built after its scope.
+   * `onChange` hears every change that may alter the scope's view (its own layer, its filters, the
+   * global layer), before the scope's `change` listeners.
+   */
+  createScope(agent: () => Agent | undefined, onChange?: () => void): AgentToolScope;
   /** Registered global tool names, sorted: the restrictable set filters are validated against. */
   knownGlobalNames(): string[];
 }
@@ -80,8 +84,8 @@ export function createToolSystem(
     ...faultSink(options.reportFault),
     ...(options.hooks ? { hooks: options.hooks } : {}),
   };
-  const createScope = (agent: () => Agent | undefined): AgentToolScope => {
-    const scope: AgentScope = new AgentScope(scopeDeps, agent, () => scopes.delete(scope));
+  const createScope = (agent: () => Agent | undefined, onChange?: () => void): AgentToolScope => {
+    const scope: AgentScope = new AgentScope(scopeDeps, agent, () => scopes.delete(scope), onChange);
     scopes.add(scope);
     return scope;
   };
