@@ -51,6 +51,8 @@ export class SentViews {
  */
 const schemaJson = new WeakMap<object, string>();
 function viewKey(view: DriverView): string {
+  // A malformed plan is numbered by its JSON as it is: the other side answers it (INTERNAL), not this one.
+  if (typeof view !== 'object' || !Array.isArray(view.tools)) return JSON.stringify(view);
   let key = JSON.stringify([view.system, view.classes]);
   for (const tool of view.tools) {
     let json = schemaJson.get(tool);
