@@ -53,8 +53,9 @@ export class AgentImpl implements GatewayAgent {
   readonly id: string;
   readonly depth: number;
   readonly parentId: string | undefined;
-  readonly tools: ToolRegistry;
-  readonly prompt: PromptRegistry;
+  /** The guarded registries, made when first read: most children never read them. */
+  private guardedTools: ToolRegistry | undefined;
+  private guardedPrompt: PromptRegistry | undefined;
   readonly codeMode: CodeMode;
   readonly ownVersion = new VersionCell();
   /** Bumped when a message waits for the running turn's next model step (DriverPlan.stepCell). */
@@ -74,7 +75,6 @@ export class AgentImpl implements GatewayAgent {
   private busy = false;
   private disposing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
-  private readonly releaseListeners: () => void;
   /** The calls from inside this agent's run_code programs (bounded, ended with their program). */
   private readonly programs = new CodePrograms(this);
 
@@ -96,19 +96,35 @@ export class AgentImpl implements GatewayAgent {
       history: init.history,
       lastTurn: init.lastTurn,
       lastRequestRoute: init.lastRequestRoute,
-      isDisposed: () => this.disposed,
-      bumpView: () => this.ownVersion.bump(),
-      stepPending: () => this.stepCell.bump(),
-      usageIdentity: () => this.usageIdentity(),
-      traceHeaders: () => deps.hub.telemetry?.traceHeaders(init.id),
+      owner: this,
     });
     this.writer.observe = (stamped, meta) => deps.hub.logged(this, stamped, meta);
-    this.tools = guardDisposed(init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
-    this.prompt = guardDisposed(init.prompt.registry, () => this.disposed, `agent ${this.id}`, []);
-    // The agent registry's change event covers global and own tool changes; agent-layer prompt changes
-    // bump this cell through the prompt scope, global prompt changes bump the runtime's global cell.
-    this.releaseListeners = init.tools.registry.on('change', () => this.ownVersion.bump());
+    // The tool scope bumps ownVersion on its own and global tool changes (composeAgent's ScopeOwner),
+    // agent-layer prompt changes through the prompt scope; global prompt changes bump the global cell.
     for (const message of init.unclaimed) this.inbox.push(restoredMessage(message));
+  }
+
+  get tools(): ToolRegistry {
+    this.guardedTools ??= guardDisposed(this.init.tools.registry, () => this.disposed, `agent ${this.id}`, ['execute']);
+    return this.guardedTools;
+  }
+
+  get prompt(): PromptRegistry {
+    this.guardedPrompt ??= guardDisposed(this.init.prompt.registry, () => this.disposed, `agent ${this.id}`, []);
+    return this.guardedPrompt;
+  }
+
+  /** LedgerOwner (with isDisposed): what the turn ledger asks of its agent. */
+  bumpView(): void {
+    this.ownVersion.bump();
+  }
+
+  stepPending(): void {
+    this.stepCell.bump();
+  }
+
+  traceHeaders(): Record<string, string> | undefined {
+    return this.deps.hub.telemetry?.traceHeaders(this.id);
   }
 
   /** What the running activation holds of the scheduler (its owner is the governor). */
@@ -241,7 +257,7 @@ export class AgentImpl implements GatewayAgent {
     const plan = planActivation(this);
     const pending = new PendingActivation();
     this.activation = pending;
-    void pending.done.then((end) => this.activationEnded(end));
+    this.follow(pending);
     // Admitted before the claim (limits.agents): a queued agent's turn has not started.
     this.governor
       .admitTurn(lease)
@@ -265,6 +281,11 @@ export class AgentImpl implements GatewayAgent {
   private startActivation(plan: DriverPlan): void {
     const activation = this.deps.runner.activate(plan, createGateway(this, this.programs));
     this.activation = activation;
+    this.follow(activation);
+  }
+
+  /** Its own method: a closure made where the plan is in scope would keep the plan while the activation runs. */
+  private follow(activation: Activation): void {
     void activation.done.then((end) => this.activationEnded(end));
   }
 
@@ -300,7 +321,7 @@ export class AgentImpl implements GatewayAgent {
     const lease = this.governor.openLease();
     const pending = new PendingActivation();
     this.activation = pending;
-    void pending.done.then((end) => this.activationEnded(end));
+    this.follow(pending);
     // The children it had finished count before its driver starts again (usage, token budget).
     Promise.all([this.governor.admitTurn(lease), inputs.finished]).then(
       ([, finished]) => {
@@ -351,7 +372,7 @@ export class AgentImpl implements GatewayAgent {
   }
 
   /** Who this agent is in a usage tree: its label and the route it requested last. */
-  private usageIdentity(): Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'> {
+  usageIdentity(): Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'> {
     const route = this.turns.lastRequestRoute ?? this.route;
     const label = this.init.label === undefined ? {} : { label: this.init.label };
     return { agentId: this.id, ...label, provider: route.provider, model: route.model };
@@ -375,7 +396,6 @@ export class AgentImpl implements GatewayAgent {
     await this.writer.flush().catch(() => undefined);
     // The session's single-writer lock goes with the agent: another runtime may now resume it.
     await this.deps.store.release?.(this.id).catch(() => undefined);
-    this.releaseListeners();
     this.init.tools.dispose();
     this.init.prompt.dispose();
     this.deps.onDisposed(this.id);

@@ -34,7 +34,8 @@ function signalForMany(): AbortController {
 
 /** The lanes of one agent's programs; ended with the program, its turn, or the activation that ran it. */
 export class CodePrograms {
-  private readonly lanes = new Map<string, ProgramLane>();
+  /** Made by the first program's first call: most agents never run one. */
+  private lanes: Map<string, ProgramLane> | undefined;
 
   constructor(private readonly agent: GatewayAgent) {}
 
@@ -49,11 +50,13 @@ export class CodePrograms {
 
   /** The activation that ran these programs is over (finished, failed, or recovered onto another thread). */
   endAll(): void {
+    if (this.lanes === undefined) return;
     for (const lane of this.lanes.values()) lane.end();
     this.lanes.clear();
   }
 
   private laneOf(program: string): ProgramLane {
+    this.lanes ??= new Map();
     let lane = this.lanes.get(program);
     if (lane === undefined) {
       const turn = this.agent.turns.current;
@@ -65,8 +68,8 @@ export class CodePrograms {
   }
 
   private endLane(program: string): void {
-    this.lanes.get(program)?.end();
-    this.lanes.delete(program);
+    this.lanes?.get(program)?.end();
+    this.lanes?.delete(program);
   }
 }
 

@@ -6,10 +6,11 @@
 
 import { BroodError, errorMessage } from '../errors.js';
 import type { ChatMessage } from '../models/types.js';
-import { registerPersona } from '../prompt/system.js';
+import { type PromptScopeOptions, registerPersona } from '../prompt/system.js';
 import type { Budget } from '../scheduler/types.js';
 import { renderSdk } from '../tools/code-mode-sdk.js';
-import type { CodeMode, ModelRoute, ToolFilter } from '../types.js';
+import type { AgentToolScope } from '../tools/system.js';
+import type { CodeMode, ModelRoute, ToolFilter, ToolView } from '../types.js';
 import { DisposerStack } from '../util/disposer.js';
 import type { DriverRunner } from '../wire/runner.js';
 import { AgentImpl } from './agent.js';
@@ -54,20 +55,12 @@ const SDK_ORDER = 150;
 
 export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent: AgentImpl; rollback: () => void } {
   const rollback = new DisposerStack();
-  let agent: AgentImpl | undefined;
-  const tools = core.tools.createScope(() => agent);
+  const owner = new ScopeOwner(spec);
+  const tools = core.tools.createScope(owner.agentOf, owner.bumpOwn);
+  owner.toolScope = tools;
   rollback.add(() => tools.dispose());
-  const prompt = core.prompt.createScope({
-    agent: () => agent,
-    tools: () => tools.registry.view(),
-    onChange: () => agent?.ownVersion.bump(),
-    builtins: () => ({
-      agent_id: spec.id,
-      depth: String(spec.depth),
-      provider: agent?.route.provider ?? spec.route.provider,
-      model: agent?.route.model ?? spec.route.model,
-    }),
-  });
+  const prompt = core.prompt.createScope(owner);
+  let agent: AgentImpl | undefined;
   rollback.add(() => prompt.dispose());
   try {
     if (spec.toolFilter !== undefined) tools.installFilter(spec.toolFilter, { validate: spec.validateFilter });
@@ -99,6 +92,7 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
       },
       deps,
     );
+    owner.composed = agent;
     if (spec.setup) runSetupHook(spec.setup, agent);
     prompt.assemble();
   } catch (error) {
@@ -106,6 +100,47 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
     throw error;
   }
   return { agent, rollback: () => rollback.disposeAll() };
+}
+
+/**
+ * What an agent's tool and prompt scopes ask of it, read when they resolve and assemble (the scopes
+ * are made before the agent exists): one object per agent instead of a closure per question, and it
+ * keeps of the composition only what the built-in variables read.
+ */
+class ScopeOwner implements PromptScopeOptions {
+  /** The agent, once it is built. */
+  composed: AgentImpl | undefined;
+  toolScope: AgentToolScope | undefined;
+  private readonly id: string;
+  private readonly depth: number;
+  private readonly route: ModelRoute;
+  /** The tool scope's view of the agent (a function: the tool system takes one). */
+  readonly agentOf = (): AgentImpl | undefined => this.composed;
+  /** A change to what the agent's tool scope presents: its drivers re-fetch their view. */
+  readonly bumpOwn = (): void => this.composed?.ownVersion.bump();
+
+  constructor(spec: AgentComposition) {
+    this.id = spec.id;
+    this.depth = spec.depth;
+    this.route = spec.route;
+  }
+
+  agent(): AgentImpl | undefined {
+    return this.composed;
+  }
+
+  tools(): ToolView {
+    return (this.toolScope as AgentToolScope).registry.view();
+  }
+
+  onChange(): void {
+    this.composed?.ownVersion.bump();
+  }
+
+  builtins(): Record<string, string | undefined> {
+    const route = this.composed?.route ?? this.route;
+    return { agent_id: this.id, depth: String(this.depth), provider: route.provider, model: route.model };
+  }
 }
 
 function runSetupHook(setup: (agent: AgentImpl) => void, agent: AgentImpl): void {

@@ -6,7 +6,7 @@
  */
 
 import { epochNow } from '../clock.js';
-import { BroodError, decodeError } from '../errors.js';
+import { BroodError } from '../errors.js';
 import { baseOf } from '../events/from-log.js';
 import type { DriverEmittedEvent, NewEventOf } from '../sessions/event-types.js';
 import { TEXT_DELTA_EVENT } from '../sessions/event-types.js';
@@ -14,71 +14,93 @@ import { toView } from '../tools/resolver.js';
 import { presentedSchemas } from '../tools/system.js';
 import type { ToolResult } from '../types.js';
 import { LOCAL_CLOCK } from '../wire/clock.js';
-import { type GatewayRemote, serveTable } from '../wire/gateway.js';
-import type { AdmitGrant, DriverEvent, DriverView, PlannedClass, ToolBatchWire } from '../wire/protocol.js';
+import { type GatewayImplementation, type GatewayRemote, serveTable } from '../wire/gateway.js';
+import type {
+  AdmitGrant,
+  DriverEvent,
+  DriverView,
+  GatewayArgs,
+  GatewayMethodName,
+  PlannedClass,
+} from '../wire/protocol.js';
 import type { CodePrograms } from './code-calls.js';
 import { executeTool, type GatewayAgent, plannedClassOf, runToolBatch } from './parent-tools.js';
 import { STRUCTURED_OUTPUT_TOOL } from './structured-turn.js';
 
 /**
- * One gateway per activation. A protocol violation on a one-way log (which has no reply to carry the
- * error) is remembered and fails the activation's next call instead of being lost. `programs` runs the
- * calls from inside the agent's run_code programs.
+ * One gateway per activation: the methods are the class's, so an activation allocates one object
+ * (and its served table) rather than a closure per method. serveTable remembers a protocol violation
+ * on a one-way log (which has no reply to carry the error) and fails the activation's next call with
+ * it instead of losing it. `programs` runs the calls from inside the agent's run_code programs.
  */
 export function createGateway(agent: GatewayAgent, programs: CodePrograms): GatewayRemote {
-  let fault: unknown;
-  const failIfFaulted = (): void => {
-    if (fault !== undefined) throw fault;
-  };
-  const served = serveTable(
-    {
-      claimNext: () => agent.turns.claimNext(),
-      refreshView: () => resolveView(agent),
-      classify: (name, args) => agent.init.tools.classify(name, args),
-      executeTool: (call) => executeTool(agent, call),
-      callFromCode: (call) => programs.call(call),
-      endProgram: (program) => programs.end(program),
-      runTools: (batch) =>
-        agent.deps.scheduler.governsAnyModel ? runToolsAdmittingAhead(agent, batch) : runToolBatch(agent, batch),
-      log: (events) => logEvents(agent, events),
-      admit: async (request) => {
-        const slot = await agent.lease?.admitModel(request);
-        return slot === undefined ? null : grantOf(slot, agent.deps.now());
-      },
-      modelProxy: (call) => {
-        const proxy = agent.deps.modelProxy;
-        if (proxy === undefined) throw new BroodError('INVALID_CONFIG', 'this runtime keeps no proxied AI SDK models');
-        return proxy.handle(agent.id, call);
-      },
-      joinMessages: (turn) => agent.turns.joinStep(turn),
-      endTurn: async (report) => {
-        const turn = agent.turns.current;
-        if (!turn || turn.turn !== report.turn)
-          throw new BroodError('INTERNAL', `endTurn for turn ${report.turn}, which is not running`);
-        // Cancelled before it ended, it ends aborted, whatever crossed the cancel (a final answer, say).
-        const cancelled = turn.controller.signal.aborted && report.stopReason !== 'aborted';
-        agent.lease?.requestAnswered(); // an aborted request logged no response
-        await agent.turns.finish(cancelled ? { ...report, stopReason: 'aborted' } : report, turn);
-        return agent.turns.claimNext();
-      },
-    },
-    failIfFaulted,
-  );
-  return Object.freeze({
-    ...served,
-    log: (events) =>
-      served.log(events).then((answer) => {
-        if (!answer.ok) fault ??= decodeError(answer.error);
-        return answer;
-      }),
-  });
+  return serveTable(new ParentGateway(agent, programs));
+}
+
+/** A gateway method's first argument, as declared. */
+type Arg<M extends GatewayMethodName> = GatewayArgs<M>[0];
+
+class ParentGateway implements GatewayImplementation {
+  constructor(
+    private readonly agent: GatewayAgent,
+    private readonly programs: CodePrograms,
+  ) {}
+
+  claimNext() {
+    return this.agent.turns.claimNext();
+  }
+  refreshView() {
+    return resolveView(this.agent);
+  }
+  classify(name: Arg<'classify'>, args: GatewayArgs<'classify'>[1]) {
+    return this.agent.init.tools.classify(name, args);
+  }
+  executeTool(call: Arg<'executeTool'>) {
+    return executeTool(this.agent, call);
+  }
+  callFromCode(call: Arg<'callFromCode'>) {
+    return this.programs.call(call);
+  }
+  endProgram(program: Arg<'endProgram'>) {
+    return this.programs.end(program);
+  }
+  runTools(batch: Arg<'runTools'>) {
+    const agent = this.agent;
+    return agent.deps.scheduler.governsAnyModel ? runToolsAdmittingAhead(agent, batch) : runToolBatch(agent, batch);
+  }
+  log(events: Arg<'log'>) {
+    return logEvents(this.agent, events);
+  }
+  async admit(request: Arg<'admit'>) {
+    const slot = await this.agent.lease?.admitModel(request);
+    return slot === undefined ? null : grantOf(slot, this.agent.deps.now());
+  }
+  modelProxy(call: Arg<'modelProxy'>) {
+    const proxy = this.agent.deps.modelProxy;
+    if (proxy === undefined) throw new BroodError('INVALID_CONFIG', 'this runtime keeps no proxied AI SDK models');
+    return proxy.handle(this.agent.id, call);
+  }
+  joinMessages(turn: Arg<'joinMessages'>) {
+    return this.agent.turns.joinStep(turn);
+  }
+  async endTurn(report: Arg<'endTurn'>) {
+    const agent = this.agent;
+    const turn = agent.turns.current;
+    if (!turn || turn.turn !== report.turn)
+      throw new BroodError('INTERNAL', `endTurn for turn ${report.turn}, which is not running`);
+    // Cancelled before it ended, it ends aborted, whatever crossed the cancel (a final answer, say).
+    const cancelled = turn.controller.signal.aborted && report.stopReason !== 'aborted';
+    agent.lease?.requestAnswered(); // an aborted request logged no response
+    await agent.turns.finish(cancelled ? { ...report, stopReason: 'aborted' } : report, turn);
+    return agent.turns.claimNext();
+  }
 }
 
 /**
  * With limits: the model request that follows the results is admitted with them when it fits
  * (TurnLease.admitAhead) — only while their turn still runs, or nothing would release that lease.
  */
-async function runToolsAdmittingAhead(agent: GatewayAgent, batch: ToolBatchWire): Promise<ToolResult[]> {
+async function runToolsAdmittingAhead(agent: GatewayAgent, batch: Arg<'runTools'>): Promise<ToolResult[]> {
   const turn = agent.turns.current;
   const results = await runToolBatch(agent, batch);
   if (turn !== undefined && agent.turns.current === turn && !turn.controller.signal.aborted) agent.lease?.admitAhead();

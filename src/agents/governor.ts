@@ -35,12 +35,12 @@ export interface GovernorDeps {
 export class TurnGovernor implements TurnHooks {
   /**
    * Budgets of accepted messages, when they were accepted and the token account of the turn that sent
-   * them (a parent's delegation), by message id, until their turn starts.
+   * them (a parent's delegation), by message id, until their turn starts. Made when a message needs
+   * it and let go once empty: a delegated child's one message starts at once.
    */
-  private readonly pending = new Map<
-    string,
-    { budget: Budget | undefined; acceptedAt: number; above: TokenAccount | undefined }
-  >();
+  private pending:
+    | Map<string, { budget: Budget | undefined; acceptedAt: number; above: TokenAccount | undefined }>
+    | undefined;
   private readonly watches = new WeakMap<CurrentTurn, BudgetWatch>();
   private open: TurnLease | undefined;
 
@@ -99,8 +99,9 @@ export class TurnGovernor implements TurnHooks {
    * parent's turn that delegated it: the turn it starts spends that turn's tokens too.
    */
   forMessage(messageId: string, budget: Budget | undefined, above?: TokenAccount): void {
-    if (budget !== undefined || this.own !== undefined || above !== undefined)
-      this.pending.set(messageId, { budget, acceptedAt: this.deps.now(), above });
+    if (budget === undefined && this.own === undefined && above === undefined) return;
+    this.pending ??= new Map();
+    this.pending.set(messageId, { budget, acceptedAt: this.deps.now(), above });
   }
 
   /** A parent delegates from its running turn: the child's messages, their budget and token account. */
@@ -109,13 +110,14 @@ export class TurnGovernor implements TurnHooks {
   }
 
   budgetOf(messageId: string): Budget | undefined {
-    return this.pending.get(messageId)?.budget;
+    return this.pending?.get(messageId)?.budget;
   }
 
   /** A turn claimed its message: its watch starts, its wall time counted from the message's acceptance. */
   turnStarted(turn: CurrentTurn): void {
-    const accepted = this.pending.get(turn.messageId);
-    this.pending.delete(turn.messageId);
+    const accepted = this.pending?.get(turn.messageId);
+    this.pending?.delete(turn.messageId);
+    if (this.pending?.size === 0) this.pending = undefined;
     const budget = tighten(this.own, accepted?.budget);
     const above = accepted?.above;
     if (budget === undefined && above === undefined) return;

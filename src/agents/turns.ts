@@ -17,6 +17,7 @@ import type { ClaimedMessage, JoinedMessage, TurnReport } from '../wire/protocol
 import type { FinishedChildren } from './finished-children.js';
 import { routeOfRequest } from './history.js';
 import type { Inbox, QueuedMessage } from './inbox.js';
+import { NO_INTERRUPTED_CALLS, NO_OPEN_REQUESTS } from './none-yet.js';
 import type { InterruptedCall, OpenTurn, ResumeInputs } from './open-turn.js';
 import { recordedRunOptions, type StructuredTurn } from './structured-turn.js';
 
@@ -77,17 +78,23 @@ export interface TurnLedgerInit {
   history: ChatMessage[];
   lastTurn: number;
   lastRequestRoute: ModelRoute | undefined;
-  isDisposed: () => boolean;
-  /** Bumped when the presented tools change for the agent alone (a structured turn's own tool). */
-  bumpView: () => void;
-  /** Tells the running driver that a `next-step` message waits for its next model step. */
-  stepPending: () => void;
-  /** Who this agent is in a usage tree (its route is the latest one it requested). */
-  usageIdentity: () => Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'>;
-  /** The running turn's W3C trace context, when telemetry propagates it (read right after turn/start). */
-  traceHeaders: () => Record<string, string> | undefined;
+  /** The agent the ledger keeps turns for (its methods, so an agent allocates no closure per hook). */
+  owner: LedgerOwner;
   /** The agent's budgets (src/agents/governor.ts): told when turns start, progress and end. */
   governor: TurnHooks;
+}
+
+/** What the ledger asks of the agent it keeps turns for. */
+export interface LedgerOwner {
+  readonly isDisposed: boolean;
+  /** Bumped when the presented tools change for the agent alone (a structured turn's own tool). */
+  bumpView(): void;
+  /** Tells the running driver that a `next-step` message waits for its next model step. */
+  stepPending(): void;
+  /** Who this agent is in a usage tree (its route is the latest one it requested). */
+  usageIdentity(): Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'>;
+  /** The running turn's W3C trace context, when telemetry propagates it (read right after turn/start). */
+  traceHeaders(): Record<string, string> | undefined;
 }
 
 /** What the ledger tells the agent's budgets (src/agents/governor.ts). */
@@ -142,7 +149,7 @@ export class TurnLedger {
   async claimNext(): Promise<ClaimedMessage | null> {
     const { inbox, writer } = this.init;
     for (;;) {
-      if (this.init.isDisposed()) return null;
+      if (this.init.owner.isDisposed) return null;
       const taken = inbox.takeTurn();
       if (!taken) return null;
       const head = taken.claimed;
@@ -160,7 +167,7 @@ export class TurnLedger {
       const budget = this.init.governor.budgetOf(head.id); // read before the turn's watch takes it
       this.init.governor.turnStarted(this.running);
       // The turn tool changes what the model is shown: drivers re-read their view before the next request.
-      if (head.structured) this.init.bumpView();
+      if (head.structured) this.init.owner.bumpView();
       for (const message of joined) this.history.push({ role: 'user', text: message.text });
       this.history.push({ role: 'user', text: head.text, ...partsField(head.parts) });
       const joinedIds = joined.length === 0 ? {} : { joined: joined.map((message) => message.id) };
@@ -170,8 +177,8 @@ export class TurnLedger {
       writer.append([{ type: 'turn/start', data: { turn, messageIds: [head.id], ...joinedIds, ...options } }]);
       await writer.flush();
       // A report waiting behind the claimed message is for this turn's first step: tell its driver.
-      if (inbox.stepPending) this.init.stepPending();
-      const traceHeaders = this.init.traceHeaders();
+      if (inbox.stepPending) this.init.owner.stepPending();
+      const traceHeaders = this.init.owner.traceHeaders();
       // Re-read after the flush: a cancel that raced with the claim reached no running turn in the driver.
       return {
         ...(traceHeaders === undefined ? {} : { traceHeaders }),
@@ -191,7 +198,10 @@ export class TurnLedger {
    */
   resumeOpen(open: OpenTurn, inputs: Omit<ResumeInputs, 'finished'>): CurrentTurn {
     const { awaitingApproval, context, structured } = inputs;
-    const turn = newTurn(open.turn, open.messageId, structured, context);
+    const turn = newTurn(open.turn, open.messageId, structured, context, {
+      interrupted: new Map(),
+      awaitingApproval: new Set(),
+    });
     addUsage(turn.usage, open.usage);
     turn.output = open.output;
     turn.lastFinish = open.lastFinish;
@@ -212,7 +222,7 @@ export class TurnLedger {
    */
   async joinStep(turn: number): Promise<JoinedMessage[]> {
     const running = this.running;
-    if (running === undefined || running.turn !== turn || this.init.isDisposed()) return [];
+    if (running === undefined || running.turn !== turn || this.init.owner.isDisposed) return [];
     const joined = await durableOnly(this.init.inbox.takeStep());
     if (joined.length === 0) return [];
     for (const message of joined) this.history.push({ role: 'user', text: message.text });
@@ -301,7 +311,7 @@ export class TurnLedger {
     const why = stopReason === 'budget' ? reportDiagnostic : (turn.heldDiagnostic ?? reportDiagnostic);
     const diagnostic = why === undefined ? {} : { diagnostic: why };
     writer.append([{ type: 'turn/end', data: { turn: report.turn, reason: stopReason, ...diagnostic } }], { usage });
-    if (turn.structured) this.init.bumpView(); // the turn tool is gone for the next request
+    if (turn.structured) this.init.owner.bumpView(); // the turn tool is gone for the next request
     try {
       await writer.flush();
     } catch (error) {
@@ -309,7 +319,7 @@ export class TurnLedger {
       return;
     }
     const usageTree: UsageNode = {
-      ...this.init.usageIdentity(),
+      ...this.init.owner.usageIdentity(),
       usage: { ...turn.usage },
       total: usage,
       children: turn.childTrees,
@@ -326,6 +336,7 @@ function newTurn(
   messageId: string,
   structured: StructuredTurn | undefined,
   context: unknown,
+  resumed?: Pick<CurrentTurn, 'interrupted' | 'awaitingApproval'>,
 ): CurrentTurn {
   return {
     turn,
@@ -343,8 +354,8 @@ function newTurn(
     structured,
     context,
     held: new Set(),
-    interrupted: new Map(),
-    awaitingApproval: new Set(),
+    interrupted: resumed?.interrupted ?? NO_INTERRUPTED_CALLS,
+    awaitingApproval: resumed?.awaitingApproval ?? NO_OPEN_REQUESTS,
   };
 }
 

@@ -19,6 +19,7 @@ import type { DriverPlan } from '../wire/protocol.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
 import { createBoard, WatchBoard } from '../wire/watch-board.js';
 import { HangWatchdog } from './hang-watchdog.js';
+import { endsAtLastTurn } from './last-turn.js';
 import { DeathJudge } from './thread-deaths.js';
 import { ThreadGroup } from './thread-group.js';
 import { outcomeEnd, type PlacedActivation, type ThreadLink } from './thread-link.js';
@@ -76,6 +77,8 @@ export class WorkerRunner implements DriverRunner {
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
     const token = this.takeToken();
     const quarantined = this.judge.isQuarantined(plan.agentId);
+    // All endsUnplaced reads of the plan: the closures below keep this, not the plan and its view.
+    const plannedTurn = plan.resumeTurn ? undefined : plan.firstMessage?.turn;
     let settle!: (end: ActivationEnd) => void;
     const done = new Promise<ActivationEnd>((resolve) => (settle = resolve));
     const entry: LiveActivation = {
@@ -98,7 +101,7 @@ export class WorkerRunner implements DriverRunner {
       done,
       cancel: (turn) => {
         if (entry.thread) entry.thread.cancel(token, turn);
-        else if (this.endsUnplaced(entry, plan, turn)) return;
+        else if (this.endsUnplaced(entry, plannedTurn, turn)) return;
         else entry.cancelled = turn === undefined ? {} : { turn };
       },
       forceStop: (reason) => {
@@ -152,9 +155,9 @@ export class WorkerRunner implements DriverRunner {
    * first threads take ~0.5 s to boot): the turn ends `aborted` now instead of when a driver starts
    * only to see the cancel. Not for a recovered turn, whose dead driver's request must still be closed.
    */
-  private endsUnplaced(entry: LiveActivation, plan: DriverPlan, turn: number | undefined): boolean {
-    const planned = plan.firstMessage?.turn;
-    if (plan.resumeTurn || planned === undefined || (turn !== undefined && turn !== planned)) return false;
+  /** `planned`: the turn of the plan's first message, unless the plan resumes a turn. */
+  private endsUnplaced(entry: LiveActivation, planned: number | undefined, turn: number | undefined): boolean {
+    if (planned === undefined || (turn !== undefined && turn !== planned)) return false;
     entry.group.forget(entry.token);
     entry.settle({
       kind: 'failed',
@@ -246,30 +249,6 @@ export class WorkerRunner implements DriverRunner {
     const reason = `its worker thread stopped responding for more than ${this.hangTimeoutMs} ms (a driver spinning synchronously) and was recycled`;
     this.recycle(thread, { culprit: this.board.running(threadId), reason, stopReason: 'error' });
   }
-}
-
-/**
- * The parent ends an activation when it answers the driver's endTurn with "nothing left to claim"
- * while a thread-mate holds the thread, not when the thread's `end` frame arrives: after that answer
- * the driver only returns, so the `end` frame adds nothing the parent needs, and on a busy thread the
- * answer waits behind the thread-mate's synchronous work (a model step's CPU) before the driver can
- * send it — measured 7.7 ms on average in the CPU fan-out at P = 8, all the while holding the child's
- * slot of maxParallelToolCalls and its place in its thread's load, so the next child started late,
- * and on the other thread (CPU fan-out P = 8: 1.13× → 1.05–1.08× the floor). The end waits
- * for the next immediate, by when comlink has posted the answer (its reply goes out as microtasks),
- * so releasing the activation's endpoint cannot drop it; the late `end` frame is then ignored like
- * any frame of an activation already settled. Quarantined activations keep the thread's word: their
- * thread is destroyed when they end.
- */
-function endsAtLastTurn(gateway: GatewayRemote, end: () => void): GatewayRemote {
-  return Object.freeze({
-    ...gateway,
-    endTurn: async (report: Parameters<GatewayRemote['endTurn']>[0]) => {
-      const answer = await gateway.endTurn(report);
-      if (answer.ok && answer.value === null) setImmediate(end);
-      return answer;
-    },
-  });
 }
 
 function describeDeath(error: unknown): string {

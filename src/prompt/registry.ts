@@ -35,15 +35,28 @@ export interface LayerHooks {
   changed(): void;
 }
 
+/** What an unused layer reads as (most agents' own layers stay empty): shared, never written. */
+const NO_SECTIONS: ReadonlyMap<string, SectionEntry> = new Map();
+const NO_VARIABLES: ReadonlyMap<string, VariableProvider> = new Map();
+
 export class PromptLayer {
-  readonly sections = new Map<string, SectionEntry>();
-  readonly variables = new Map<string, VariableProvider>();
+  /** Made by the first registration. */
+  private ownSections: Map<string, SectionEntry> | undefined;
+  private ownVariables: Map<string, VariableProvider> | undefined;
   private closed = false;
 
   constructor(
     readonly label: string,
     private readonly hooks: LayerHooks,
   ) {}
+
+  get sections(): ReadonlyMap<string, SectionEntry> {
+    return this.ownSections ?? NO_SECTIONS;
+  }
+
+  get variables(): ReadonlyMap<string, VariableProvider> {
+    return this.ownVariables ?? NO_VARIABLES;
+  }
 
   registerSection(input: PromptSection): Disposer {
     this.assertOpen();
@@ -58,17 +71,21 @@ export class PromptLayer {
       );
     }
     const entry: SectionEntry = { ...fields, seq: this.hooks.nextSeq() };
-    this.sections.set(entry.name, entry);
+    this.ownSections ??= new Map();
+    const sections = this.ownSections;
+    sections.set(entry.name, entry);
     this.hooks.changed();
-    return makeDisposer(() => this.remove(this.sections, entry.name, entry));
+    return makeDisposer(() => this.remove(sections, entry.name, entry));
   }
 
   registerVariable(name: string, value: VariableProvider): Disposer {
     this.assertOpen();
     validateVariable(name, value, this.variables, this.label);
-    this.variables.set(name, value);
+    this.ownVariables ??= new Map();
+    const variables = this.ownVariables;
+    variables.set(name, value);
     this.hooks.changed();
-    return makeDisposer(() => this.remove(this.variables, name, value));
+    return makeDisposer(() => this.remove(variables, name, value));
   }
 
   /** Drops everything (agent disposal); later registrations fail with DISPOSED. */
@@ -76,8 +93,8 @@ export class PromptLayer {
     if (this.closed) return;
     this.closed = true;
     const hadContent = this.sections.size > 0 || this.variables.size > 0;
-    this.sections.clear();
-    this.variables.clear();
+    this.ownSections?.clear();
+    this.ownVariables?.clear();
     if (hadContent) this.hooks.changed();
   }
 
@@ -115,7 +132,7 @@ function invalidSection(message: string, section?: string): BroodError {
   });
 }
 
-function validateVariable(name: string, value: unknown, existing: Map<string, unknown>, label: string): void {
+function validateVariable(name: string, value: unknown, existing: ReadonlyMap<string, unknown>, label: string): void {
   if (!isValidVariableName(name)) {
     throw new BroodError(
       'TEMPLATE_ERROR',

@@ -65,23 +65,58 @@ export function createPromptSystem(options: PromptSystemOptions): PromptSystem {
   const global = makeRegistry(globalLayer, () =>
     assemblePrompt({ layers: [globalLayer], ctx: { agent: undefined, tools: options.globalTools() }, builtins: {} }),
   );
-  let scopeCount = 0;
-
+  const system: ScopeSystem = { globalLayer, nextSeq: hooks.nextSeq, scopeCount: 0 };
   return {
     global,
-    createScope(scopeOptions) {
-      const layer = new PromptLayer(`agent layer #${++scopeCount}`, {
-        nextSeq: hooks.nextSeq,
-        changed: () => scopeOptions.onChange?.(),
-      });
-      const assemble = (tools?: ToolView): AssembledPrompt => {
-        layer.assertOpen();
-        const ctx: PromptContext = { agent: scopeOptions.agent(), tools: tools ?? scopeOptions.tools() };
-        return assemblePrompt({ layers: [globalLayer, layer], ctx, builtins: scopeOptions.builtins() });
-      };
-      return { registry: makeRegistry(layer, () => assemble()), assemble, dispose: () => layer.close() };
-    },
+    createScope: (scopeOptions) => new AgentPromptScope(system, scopeOptions),
   };
+}
+
+interface ScopeSystem {
+  readonly globalLayer: PromptLayer;
+  readonly nextSeq: () => number;
+  scopeCount: number;
+}
+
+/**
+ * One agent's prompt scope. Its methods are the class's (a wide fan-out makes one per child); it is
+ * its own layer's hooks, and its registry (whose arrow members hosts may pass around unbound) is made
+ * when first read.
+ */
+class AgentPromptScope implements PromptScope, LayerHooks {
+  private readonly layer: PromptLayer;
+  private madeRegistry: PromptRegistry | undefined;
+
+  constructor(
+    private readonly system: ScopeSystem,
+    private readonly options: PromptScopeOptions,
+  ) {
+    this.layer = new PromptLayer(`agent layer #${++system.scopeCount}`, this);
+  }
+
+  get registry(): PromptRegistry {
+    this.madeRegistry ??= makeRegistry(this.layer, () => this.assemble());
+    return this.madeRegistry;
+  }
+
+  assemble(tools?: ToolView): AssembledPrompt {
+    this.layer.assertOpen();
+    const options = this.options;
+    const ctx: PromptContext = { agent: options.agent(), tools: tools ?? options.tools() };
+    return assemblePrompt({ layers: [this.system.globalLayer, this.layer], ctx, builtins: options.builtins() });
+  }
+
+  dispose(): void {
+    this.layer.close();
+  }
+
+  nextSeq(): number {
+    return this.system.nextSeq();
+  }
+
+  changed(): void {
+    this.options.onChange?.();
+  }
 }
 
 /** Arrow members so hosts can pass `agent.prompt.register` around unbound. */

@@ -20,11 +20,15 @@ const RESERVED_TOOL_NAMES: ReadonlyMap<string, string> = new Map([
 ]);
 
 /** The tools registered in one layer (global, or one agent's own tools), keyed by name. */
+/** What an unused layer reads as (most agents register no tools of their own): shared, never written. */
+const NO_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map();
+
 export class ToolLayer {
-  readonly #tools = new Map<string, ToolDefinition>();
+  /** Made by the first registration. */
+  #tools: Map<string, ToolDefinition> | undefined;
 
   get tools(): ReadonlyMap<string, ToolDefinition> {
-    return this.#tools;
+    return this.#tools ?? NO_TOOLS;
   }
 
   /**
@@ -33,22 +37,24 @@ export class ToolLayer {
    */
   add(tool: ToolDefinition, layerLabel: string, onRemove: () => void): Disposer {
     const name = readUntrusted('INVALID_CONFIG', 'a tool definition', () => checkDefinition(tool));
-    if (this.#tools.has(name)) {
+    if (this.#tools?.has(name)) {
       throw new BroodError('DUPLICATE_TOOL', `Tool "${name}" is already registered in the ${layerLabel} layer`, {
         details: { tool: name },
       });
     }
-    this.#tools.set(name, tool);
+    this.#tools ??= new Map();
+    const tools = this.#tools;
+    tools.set(name, tool);
     return makeDisposer(() => {
       // Identity check: after clear() or a re-registration the name may belong to someone else.
-      if (this.#tools.get(name) !== tool) return;
-      this.#tools.delete(name);
+      if (tools.get(name) !== tool) return;
+      tools.delete(name);
       onRemove();
     });
   }
 
   clear(): void {
-    this.#tools.clear();
+    this.#tools?.clear();
   }
 }
 

@@ -60,12 +60,33 @@ function candidate(
 function present(definition: ToolDefinition, layer: ToolLayerName, agent: Agent | undefined): ResolvedTool | undefined {
   const presentation = presentationFor(definition, agent);
   if (presentation === false) return undefined;
-  const schema: ToolSchema = {
-    name: definition.name,
-    description: presentation?.description ?? definition.description,
-    parameters: presentation?.parameters ?? definition.parameters,
-  };
+  const schema: ToolSchema =
+    presentation === undefined
+      ? plainSchema(definition)
+      : {
+          name: definition.name,
+          description: presentation.description ?? definition.description,
+          parameters: presentation.parameters ?? definition.parameters,
+        };
   return { name: definition.name, schema, definition, layer };
+}
+
+/**
+ * A tool without a per-agent presentation is presented the same to every agent: one frozen schema per
+ * definition, so a wide fan-out's children share it (and a link keys their views by it, view-numbers.ts).
+ */
+const plainSchemas = new WeakMap<ToolDefinition, ToolSchema>();
+function plainSchema(definition: ToolDefinition): ToolSchema {
+  let schema = plainSchemas.get(definition);
+  if (schema === undefined) {
+    schema = Object.freeze({
+      name: definition.name,
+      description: definition.description,
+      parameters: definition.parameters,
+    });
+    plainSchemas.set(definition, schema);
+  }
+  return schema;
 }
 
 function presentationFor(definition: ToolDefinition, agent: Agent | undefined) {

@@ -6,6 +6,7 @@
  * driverHostOver, so replies are validated the same way whether they crossed a thread or not.
  */
 import * as Comlink from 'comlink';
+import { decodeError } from '../errors.js';
 import {
   GATEWAY,
   type GatewayArgs,
@@ -66,24 +67,66 @@ const METHOD_NAMES: ReadonlySet<string> = new Set(GATEWAY_METHODS);
 
 type AnyMethod = (...args: unknown[]) => unknown;
 
+/** What one served table holds: its implementation, and the failure of a one-way call not yet reported. */
+interface ServedState {
+  readonly implementation: Record<string, AnyMethod | undefined>;
+  readonly before: (() => void) | undefined;
+  fault: unknown;
+}
+const STATE = Symbol('served table');
+type Served = { readonly [STATE]: ServedState };
+
+/**
+ * The served methods live on one prototype per set of implemented methods (a parent implements one
+ * or two such sets), so serving an activation allocates one small object instead of a closure per
+ * method. An object made with Object.create over a served table serves the same calls.
+ */
+const prototypes = new Map<string, object>();
+function servedPrototype(names: readonly GatewayMethodName[]): object {
+  const key = names.join(',');
+  let prototype = prototypes.get(key);
+  if (prototype) return prototype;
+  prototype = {};
+  for (const name of names) {
+    const args = GATEWAY[name].args;
+    const oneWay = (GATEWAY[name] as { oneWay?: true }).oneWay === true;
+    Object.defineProperty(prototype, name, {
+      enumerable: true,
+      value: function served(this: Served, ...raw: unknown[]): Promise<Reply<unknown>> {
+        const state = this[STATE];
+        const answer = replyOf(() => {
+          if (state.fault !== undefined) throw state.fault;
+          state.before?.();
+          return state.implementation[name]?.(...args.parse(raw, name));
+        });
+        // A one-way call's failure has no reply to carry it: the table's next call fails with it instead.
+        return oneWay ? answer.then((reply) => rememberFault(state, reply)) : answer;
+      },
+    });
+  }
+  prototypes.set(key, Object.freeze(prototype));
+  return prototype;
+}
+
+function rememberFault(state: ServedState, reply: Reply<unknown>): Reply<unknown> {
+  if (!reply.ok) state.fault ??= decodeError(reply.error);
+  return reply;
+}
+
 /**
  * Serves a parent's implementation: each call's arguments are checked against their declaration
  * (the driver is not trusted to send well-formed data) and each answer is a Reply envelope, so error
- * codes survive the crossing. `before` runs first on every call (it may throw to refuse it).
+ * codes survive the crossing. `before` runs first on every call (it may throw to refuse it). A
+ * one-way call that failed (a protocol violation on a `log`) fails the table's next call.
+ * Implementation methods are called as methods of `implementation`.
  */
 export function serveTable(implementation: GatewayImplementation, before?: () => void): GatewayRemote {
-  const served: Record<string, unknown> = {};
-  for (const name of ALL_METHODS) {
-    const run = (implementation as Record<string, AnyMethod | undefined>)[name];
-    if (run === undefined) continue;
-    const args = GATEWAY[name].args;
-    served[name] = (...raw: unknown[]) =>
-      replyOf(() => {
-        before?.();
-        return run(...args.parse(raw, name));
-      });
-  }
-  return Object.freeze(served) as GatewayRemote;
+  const methods = implementation as Record<string, AnyMethod | undefined>;
+  const names = ALL_METHODS.filter((name) => methods[name] !== undefined);
+  const served = Object.create(servedPrototype(names)) as Served;
+  const state: ServedState = { implementation: methods, before, fault: undefined };
+  Object.defineProperty(served, STATE, { value: state });
+  return Object.freeze(served) as unknown as GatewayRemote;
 }
 
 /**

@@ -28,7 +28,7 @@ export class SentViews {
   number<P extends Planned>(plan: P): { plan: P; view?: number } {
     const { view } = plan;
     if (view === null) return { plan };
-    const key = JSON.stringify(view);
+    const key = viewKey(view);
     const known = this.ids.get(key);
     if (known !== undefined) return { plan: { ...plan, view: null }, view: known };
     if (this.ids.size >= VIEWS_KEPT) this.ids.clear();
@@ -41,6 +41,29 @@ export class SentViews {
   forget(): void {
     this.ids.clear();
   }
+}
+
+/**
+ * A view's content as a string: its schemas' JSON is kept per schema object, which the tool resolver
+ * shares among agents (a tool with no per-agent presentation), so a fan-out's children do not each
+ * serialise the same ~2 KB of schemas again. Equal keys mean equal views: each part is JSON, and JSON
+ * text never holds a raw newline.
+ */
+const schemaJson = new WeakMap<object, string>();
+function viewKey(view: DriverView): string {
+  // A malformed plan is numbered by its JSON as it is: the other side answers it (INTERNAL), not this one.
+  if (typeof view !== 'object' || !Array.isArray(view.tools)) return JSON.stringify(view);
+  let key = JSON.stringify([view.system, view.classes]);
+  for (const tool of view.tools) {
+    let json = schemaJson.get(tool);
+    if (json === undefined) {
+      json = JSON.stringify(tool);
+      // Only a frozen schema is known not to change under its cached text.
+      if (Object.isFrozen(tool)) schemaJson.set(tool, json);
+    }
+    key += `\n${json}`;
+  }
+  return key;
 }
 
 /** The receiving side: the views sent on this link, by number (the oldest let go first). */

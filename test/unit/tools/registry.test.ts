@@ -194,6 +194,17 @@ describe('forAgent presentation', () => {
     expect(hidden.classify('adaptive', { q: 'x' })).toBe('exclusive');
   });
 
+  it('a tool without forAgent is presented to every agent by one frozen schema; one with it, per agent', () => {
+    const system = createToolSystem();
+    system.global.register(adaptive);
+    system.global.register(probeTool('plain'));
+    const [first, second] = [system.createScope(() => fakeAgent('a')), system.createScope(() => fakeAgent('b'))];
+    const schemaOf = (scope: typeof first, name: string) => scope.resolve().find((t) => t.name === name)?.schema;
+    expect(schemaOf(first, 'plain')).toBe(schemaOf(second, 'plain'));
+    expect(Object.isFrozen(schemaOf(first, 'plain'))).toBe(true);
+    expect(schemaOf(first, 'adaptive')).not.toBe(schemaOf(second, 'adaptive'));
+  });
+
   it('is applied after filtering and a throwing forAgent hides the tool', () => {
     const system = createToolSystem();
     const spy = vi.fn(() => ({}));

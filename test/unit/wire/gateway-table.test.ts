@@ -96,4 +96,23 @@ describe('the gateway table', () => {
     const answer = await refusing.claimNext();
     expect(answer.ok).toBe(false);
   });
+  it("fails the table's next call with a one-way log's protocol violation, which has no reply of its own", async () => {
+    const ran: string[] = [];
+    const served = serveTable(recordingParent(ran));
+    const host = driverHostOver(served);
+    await served.log([{ type: 'not an event' }] as never);
+    await expectCode(host.claimNext(), 'INTERNAL');
+    expect(ran).toEqual([]);
+  });
+
+  it('serves implementations written as classes, their methods called on the instance', async () => {
+    class Parent {
+      constructor(private readonly answer: null) {}
+      claimNext() {
+        return this.answer;
+      }
+    }
+    const parent = Object.assign(new Parent(null), recordingParent([]), { claimNext: Parent.prototype.claimNext });
+    await expect(driverHostOver(serveTable(parent)).claimNext()).resolves.toBeNull();
+  });
 });

@@ -47,4 +47,21 @@ describe('plan views numbered on a link', () => {
       }),
     );
   });
+  it('views that differ only in one shared schema, or in where a schema sits, are different views', () => {
+    const read = Object.freeze({ name: 'read', description: 'reads', parameters: { type: 'object' } });
+    const write = Object.freeze({ name: 'write', description: 'writes', parameters: { type: 'object' } });
+    const withTools = (...tools: DriverView['tools']): DriverView => ({ ...view('same'), tools });
+    const sent = new SentViews();
+    const numbers = [
+      withTools(read, write),
+      withTools(write, read),
+      withTools(read),
+      withTools({ ...read, description: 'reads more' }),
+      withTools(read, write),
+      withTools({ ...read }, { ...write }),
+    ].map((tools) => sent.number(plan(1, tools)).view);
+    expect(new Set(numbers.slice(0, 4)).size).toBe(4);
+    expect(numbers[4]).toBe(numbers[0]);
+    expect(numbers[5]).toBe(numbers[0]);
+  });
 });
