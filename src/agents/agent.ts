@@ -42,7 +42,7 @@ import { PendingActivation } from './pending-activation.js';
 import { admitFirstRequest, planActivation, resumePlan, viewOrNull } from './plan.js';
 import { sendMessage, startRun } from './run-entry.js';
 import { disposedError } from './signals.js';
-import { closeStoppedTurn, NO_USAGE } from './stopped-turn.js';
+import { closeStoppedTurn, disposedResult } from './stopped-turn.js';
 import { startStream } from './stream/start.js';
 import { type CurrentTurn, TurnLedger } from './turns.js';
 import type { ActivationObserver, AgentDeps, AgentInit } from './types.js';
@@ -65,6 +65,7 @@ export class AgentImpl implements GatewayAgent {
   /** Turn state: changed only through the ledger's transitions (claim, mirror, finish). */
   readonly turns: TurnLedger;
   readonly route: ModelRoute;
+  readonly maxSteps: number;
   /** Budgets of this agent's turns (createAgent, run options, a parent's delegation). */
   readonly governor: TurnGovernor;
   /** Told when the agent goes from idle to busy and back (each busy period of a continuable child is a run). */
@@ -86,6 +87,7 @@ export class AgentImpl implements GatewayAgent {
     this.depth = init.depth;
     this.parentId = init.parentId;
     this.route = init.route;
+    this.maxSteps = init.maxSteps;
     this.codeMode = init.codeMode;
     this.writer = new SessionWriter(deps.store, init.id, init.nextSeq, deps.now);
     this.governor = new TurnGovernor(this, deps, init.budget);
@@ -255,33 +257,38 @@ export class AgentImpl implements GatewayAgent {
     // The plan is taken before the claim: the claimed message reaches the driver as `firstMessage`.
     const lease = this.governor.openLease();
     const plan = planActivation(this);
+    // Admitted before the claim (limits.agents): a queued agent's turn has not started.
+    const ready = this.governor
+      .admitTurn(lease)
+      .then(() => this.turns.claimNext())
+      .then((first) => {
+        if (first === null) return null;
+        // A structured turn presents its own tool: the view taken before the claim lacks it.
+        if (this.current?.structured) plan.view = viewOrNull(this);
+        admitFirstRequest(this, plan);
+        return { ...plan, firstMessage: first };
+      });
+    this.launch(ready);
+  }
+
+  /** Holds the activation slot while `ready` admits and plans the turn, then starts its driver (null: no work). */
+  private launch(ready: Promise<DriverPlan | null>, started?: () => void): void {
     const pending = new PendingActivation();
     this.activation = pending;
     this.follow(pending);
-    // Admitted before the claim (limits.agents): a queued agent's turn has not started.
-    this.governor
-      .admitTurn(lease)
-      .then(() => this.turns.claimNext())
-      .then(
-        (first) => {
-          if (first === null) pending.finish({ kind: 'finished' });
-          else {
-            // A structured turn presents its own tool: the view taken before the claim lacks it.
-            if (this.current?.structured) plan.view = viewOrNull(this);
-            admitFirstRequest(this, plan);
-            pending.attach(
-              this.deps.runner.activate({ ...plan, firstMessage: first }, createGateway(this, this.programs)),
-            );
-          }
-        },
-        (error: unknown) => pending.finish({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),
-      );
+    ready.then(
+      (plan) => {
+        if (plan === null) return pending.finish({ kind: 'finished' });
+        pending.attach(this.deps.runner.activate(plan, createGateway(this, this.programs)));
+        started?.();
+      },
+      (error: unknown) => pending.finish({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),
+    );
   }
 
   private startActivation(plan: DriverPlan): void {
-    const activation = this.deps.runner.activate(plan, createGateway(this, this.programs));
-    this.activation = activation;
-    this.follow(activation);
+    this.activation = this.deps.runner.activate(plan, createGateway(this, this.programs));
+    this.follow(this.activation);
   }
 
   /** Its own method: a closure made where the plan is in scope would keep the plan while the activation runs. */
@@ -319,19 +326,13 @@ export class AgentImpl implements GatewayAgent {
     this.busy = true;
     this.observer?.activationStarted();
     const lease = this.governor.openLease();
-    const pending = new PendingActivation();
-    this.activation = pending;
-    this.follow(pending);
     // The children it had finished count before its driver starts again (usage, token budget).
-    Promise.all([this.governor.admitTurn(lease), inputs.finished]).then(
-      ([, finished]) => {
-        if (finished !== undefined) this.turns.addFinishedChildren(turn, finished);
-        pending.attach(this.deps.runner.activate(resumePlan(this, turn), createGateway(this, this.programs)));
-        // What the log shows was spent counts: a budget already used up ends the turn now.
-        this.governor.progressed(turn, true);
-      },
-      (error: unknown) => pending.finish({ kind: 'failed', stopReason: 'error', diagnostic: errorMessage(error) }),
-    );
+    const ready = Promise.all([this.governor.admitTurn(lease), inputs.finished]).then(([, finished]) => {
+      if (finished !== undefined) this.turns.addFinishedChildren(turn, finished);
+      return resumePlan(this, turn);
+    });
+    // What the log shows was spent counts: a budget already used up ends the turn now.
+    this.launch(ready, () => this.governor.progressed(turn, true));
     return result;
   }
 
@@ -385,13 +386,7 @@ export class AgentImpl implements GatewayAgent {
     // Recorded before the flush below: a request no one can answer any more is expired, not left listed.
     this.deps.approvals.expireAllOf(this.id);
     this.governor.releaseLease();
-    this.inbox.settleQueued({
-      output: '',
-      stopReason: 'aborted',
-      usage: NO_USAGE,
-      usageTree: { ...this.usageIdentity(), usage: NO_USAGE, total: NO_USAGE, children: [] },
-      diagnostic: 'the agent was disposed',
-    });
+    this.inbox.settleQueued(disposedResult(this.usageIdentity()));
     if (this.activation) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     await this.writer.flush().catch(() => undefined);
     // The session's single-writer lock goes with the agent: another runtime may now resume it.
@@ -400,9 +395,5 @@ export class AgentImpl implements GatewayAgent {
     this.init.prompt.dispose();
     this.deps.onDisposed(this.id);
     this.deps.hub.agentDisposed(this.id);
-  }
-
-  get maxSteps(): number {
-    return this.init.maxSteps;
   }
 }

@@ -4,7 +4,7 @@
  */
 import { awaitingModel } from '../models/history-tail.js';
 import type { ChatMessage } from '../models/types.js';
-import type { Usage } from '../types.js';
+import type { TurnResult, Usage, UsageNode } from '../types.js';
 import type { ActivationEnd } from '../wire/runner.js';
 import type { CurrentTurn, TurnLedger } from './turns.js';
 
@@ -34,4 +34,15 @@ function recordFailedRequest(agent: StoppedTurnAgent, turn: CurrentTurn): void {
   if (turn.lastFinish !== undefined && turn.lastFinish !== 'tool-calls') return; // the step had ended
   if (!awaitingModel(agent.history)) return;
   agent.turns.recordUnansweredRequest(turn);
+}
+
+/** What a message still queued when its agent is disposed resolves to. */
+export function disposedResult(identity: Pick<UsageNode, 'agentId' | 'label' | 'provider' | 'model'>): TurnResult {
+  return {
+    output: '',
+    stopReason: 'aborted',
+    usage: NO_USAGE,
+    usageTree: { ...identity, usage: NO_USAGE, total: NO_USAGE, children: [] },
+    diagnostic: 'the agent was disposed',
+  };
 }
