@@ -7,11 +7,13 @@
 // open: each child's settlement notice then queues in the parent's inbox instead of waking it for
 // thousands of turns, which would measure the parent's history, not parked children.
 
+import { writeFileSync } from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { limited } from './floor.mjs';
 import { makeBrood, noopTool, ROUTE, stampedSessions } from './lib/brood.mjs';
 import { withDeadline } from './lib/run-guard.mjs';
 import { THREADS } from './lib/schedule.mjs';
-import { gc, round, sleep, summarize } from './lib/stats.mjs';
+import { gc, percentile, round, sleep, summarize } from './lib/stats.mjs';
 
 const mem = () => ({ rss: process.memoryUsage.rss(), heap: process.memoryUsage().heapUsed });
 
@@ -31,7 +33,8 @@ function requestStamps() {
 export async function runParkedContinuables({ quick, log, children }) {
   const count = children ?? (quick ? 500 : PARKED_FULL);
   const warmCount = quick ? 500 : 2500;
-  const followups = quick ? 50 : 200;
+  // Enough samples that the p99 is a rank inside the sample, not its maximum (200 made it the 2nd highest).
+  const followups = quick ? 100 : 1000;
   const stamps = requestStamps();
   const brood = makeBrood({
     runner: 'worker',
@@ -127,16 +130,27 @@ export async function runParkedContinuables({ quick, log, children }) {
 /**
  * Followups to `samples` parked children spread over the whole population, one at a time: each is
  * timed from `followup()` to the child's next `model/request` reaching the store, then its turn is
- * let end so the next sample finds every other child parked. The first few are a warm-up.
+ * let end so the next sample finds every other child parked. The first few are a warm-up. The main
+ * thread's GC pauses are observed alongside, to tell how many of the slowest followups waited on one.
+ * With BENCH_FOLLOWUP_WINDOWS=<file> the samples' [start, end] (hrtime µs, the clock `--cpu-prof`
+ * profiles use) are written there, so a profile can be cut to the followups alone.
  */
 async function followupLatencies(brood, parent, ids, samples, latestRequest, turnsEnded) {
   const signal = new AbortController().signal;
   const stride = Math.max(1, Math.floor(ids.length / (samples + FOLLOWUP_WARMUP)));
-  const times = [];
+  const pauses = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) pauses.push([e.startTime, e.startTime + e.duration]);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const timed = [];
+  const windows = [];
+  const hrUs = () => Number(process.hrtime.bigint() / 1000n);
   for (let i = 0; i < samples + FOLLOWUP_WARMUP && i * stride < ids.length; i++) {
     const id = ids[i * stride];
     const seenBefore = latestRequest.get(id);
     const endedBefore = turnsEnded.get(id) ?? 0;
+    const h0 = hrUs();
     const t0 = performance.now();
     await brood.subagents.followup(parent, id, `followup ${i}`, { signal });
     const deadline = t0 + 10_000;
@@ -144,10 +158,26 @@ async function followupLatencies(brood, parent, ids, samples, latestRequest, tur
       if (performance.now() > deadline) throw new Error(`followup to ${id} started no turn within 10 s`);
       await new Promise((resolve) => setImmediate(resolve));
     }
-    if (i >= FOLLOWUP_WARMUP) times.push(latestRequest.get(id) - t0);
+    if (i < FOLLOWUP_WARMUP) continue;
+    const ms = latestRequest.get(id) - t0;
+    timed.push({ t0, ms });
+    windows.push([h0, h0 + Math.round(ms * 1000)]);
   }
-  const s = summarize(times);
-  return { samples: times.length, p50Ms: round(s.p50, 3), p99Ms: round(s.p99, 3), maxMs: round(s.max, 3) };
+  await sleep(50); // the observer's last entries
+  observer.disconnect();
+  if (process.env.BENCH_FOLLOWUP_WINDOWS) writeFileSync(process.env.BENCH_FOLLOWUP_WINDOWS, JSON.stringify(windows));
+  const s = summarize(timed.map((t) => t.ms));
+  const slowest = [...timed].sort((a, b) => b.ms - a.ms).slice(0, Math.max(1, Math.ceil(timed.length / 100)));
+  const overlapsGc = ({ t0, ms }) => pauses.some(([from, to]) => from < t0 + ms && to > t0);
+  return {
+    samples: timed.length,
+    p50Ms: round(s.p50, 3),
+    p90Ms: round(percentile(timed.map((t) => t.ms), 90), 3),
+    p99Ms: round(s.p99, 3),
+    maxMs: round(s.max, 3),
+    // Of the slowest 1 %, how many overlapped a main-thread GC pause.
+    slowestOverlappingGc: `${slowest.filter(overlapsGc).length}/${slowest.length}`,
+  };
 }
 
 // Standalone: `node --expose-gc bench/parked-continuables.mjs [--children N]` prints the figures as JSON.

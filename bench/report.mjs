@@ -274,7 +274,9 @@ main-heap figure is the closer measure of what a parked child retains. Starting 
 function followupSentence(f) {
   if (!f) return '';
   return ` A followup to one of them, ${f.samples} sent one at a time across the population: its turn starts (next \`model/request\`)
-p50 ${fmt(f.p50Ms, 3)} ms, **p99 ${fmt(f.p99Ms, 3)} ms**, max ${fmt(f.maxMs, 1)} ms after \`followup()\`.`;
+p50 ${fmt(f.p50Ms, 3)} ms, p90 ${fmt(f.p90Ms, 3)} ms, **p99 ${fmt(f.p99Ms, 3)} ms**, max ${fmt(f.maxMs, 1)} ms after \`followup()\`${
+    f.slowestOverlappingGc ? ` (${f.slowestOverlappingGc} of the slowest 1 % overlapped a main-thread GC pause)` : ''
+  }.`;
 }
 
 function approvalsSection(ap) {
