@@ -9,13 +9,17 @@
 
 import { writeFileSync } from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { writeHeapSnapshot } from 'node:v8';
 import { limited } from './floor.mjs';
 import { makeBrood, noopTool, ROUTE, stampedSessions } from './lib/brood.mjs';
 import { withDeadline } from './lib/run-guard.mjs';
 import { THREADS } from './lib/schedule.mjs';
 import { gc, percentile, round, sleep, summarize } from './lib/stats.mjs';
 
-const mem = () => ({ rss: process.memoryUsage.rss(), heap: process.memoryUsage().heapUsed });
+const mem = () => {
+  const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+  return { rss, heap: heapUsed, heapTotal, external, arrayBuffers };
+};
 
 /** Parking 100,000 takes ~85 s on 2 shared cores (most of it GC); `--children` sets any count standalone. */
 export const PARKED_FULL = 100_000;
@@ -90,12 +94,19 @@ export async function runParkedContinuables({ quick, log, children }) {
         const start = mem();
         await park(warmCount, 0);
         await settle();
+        // BENCH_PARKED_HEAP=<prefix>: main-thread heap snapshots around the measured parking, for bench/heap-diff.mjs.
+        const snapshot = (name) =>
+          process.env.BENCH_PARKED_HEAP && writeHeapSnapshot(`${process.env.BENCH_PARKED_HEAP}${name}.heapsnapshot`);
+        snapshot('before');
+        await globalThis.__writeWorkerSnapshots?.(`${process.env.BENCH_PARKED_HEAP}before`);
         const before = mem();
         const t0 = performance.now();
         await park(count, warmCount);
         const startMs = performance.now() - t0;
         await settle();
         const after = mem();
+        snapshot('after');
+        await globalThis.__writeWorkerSnapshots?.(`${process.env.BENCH_PARKED_HEAP}after`);
         log(`parked ${count} continuable children in ${Math.round(startMs)} ms; timing followups`);
         const followup = await followupLatencies(brood, ctx.agent, parkedIds, followups, stamps.latest, turnsEnded);
         report({ start, before, after, startMs, followup });
@@ -116,6 +127,10 @@ export async function runParkedContinuables({ quick, log, children }) {
     firstRssPerChildKb: round(kb(before.rss - start.rss) / warmCount, 1),
     rssPerChildKb: round(kb(after.rss - before.rss) / count, 1),
     heapPerChildKb: round(kb(after.heap - before.heap) / count, 1),
+    // The main isolate's committed heap and memory outside any isolate's heap (array buffers' and
+    // shared memory's backing stores) per parked child: with heapPerChildKb, where the RSS goes.
+    heapCommittedPerChildKb: round(kb(after.heapTotal - before.heapTotal) / count, 1),
+    externalPerChildKb: round(kb(after.external - before.external) / count, 2),
     rssGrowthMb: round((after.rss - before.rss) / 1024 / 1024, 1),
     startAllMs: round(startMs, 0),
     followup,
@@ -140,7 +155,7 @@ async function followupLatencies(brood, parent, ids, samples, latestRequest, tur
   const stride = Math.max(1, Math.floor(ids.length / (samples + FOLLOWUP_WARMUP)));
   const pauses = [];
   const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) pauses.push([e.startTime, e.startTime + e.duration]);
+    for (const e of list.getEntries()) pauses.push([e.startTime, e.startTime + e.duration, e.detail?.kind]);
   });
   observer.observe({ entryTypes: ['gc'] });
   const timed = [];
@@ -172,12 +187,31 @@ async function followupLatencies(brood, parent, ids, samples, latestRequest, tur
   return {
     samples: timed.length,
     p50Ms: round(s.p50, 3),
-    p90Ms: round(percentile(timed.map((t) => t.ms), 90), 3),
+    p90Ms: round(
+      percentile(
+        timed.map((t) => t.ms),
+        90,
+      ),
+      3,
+    ),
     p99Ms: round(s.p99, 3),
     maxMs: round(s.max, 3),
     // Of the slowest 1 %, how many overlapped a main-thread GC pause.
     slowestOverlappingGc: `${slowest.filter(overlapsGc).length}/${slowest.length}`,
+    mainGcPauses: gcPauseSummary(pauses),
   };
+}
+
+/** The main thread's GC pauses while followups ran, per kind (V8's constants: 1 minor, 2 major, 4 incremental, 8 weak callbacks). */
+function gcPauseSummary(pauses) {
+  const byKind = {};
+  for (const [from, to, kind] of pauses) {
+    const k = (byKind[kind ?? '?'] ??= { count: 0, totalMs: 0, maxMs: 0 });
+    k.count += 1;
+    k.totalMs = round(k.totalMs + (to - from), 2);
+    k.maxMs = round(Math.max(k.maxMs, to - from), 2);
+  }
+  return byKind;
 }
 
 // Standalone: `node --expose-gc bench/parked-continuables.mjs [--children N]` prints the figures as JSON.
