@@ -12,6 +12,7 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { writeHeapSnapshot } from 'node:v8';
 import { limited } from './floor.mjs';
 import { makeBrood, noopTool, ROUTE, stampedSessions } from './lib/brood.mjs';
+import { collectPoolThreads } from './lib/pool-threads.mjs';
 import { withDeadline } from './lib/run-guard.mjs';
 import { THREADS } from './lib/schedule.mjs';
 import { gc, percentile, round, sleep, summarize } from './lib/stats.mjs';
@@ -85,28 +86,35 @@ export async function runParkedContinuables({ quick, log, children }) {
         // parked child costs. Measured: the first ~2,500 activations also grow each pool thread's V8 heap
         // from ~17 to ~42 MB (its young generation reaching full size; the live heap stays ~7.7 MB), a
         // one-time cost reported as warmupRssGrowthMb, after which RSS grows linearly per parked child.
+        // Every isolate collects before RSS is read: a pool thread's old generation otherwise still holds
+        // the garbage of the activations that parked the children (measured at 100,000: ~700 MB in one
+        // thread, against ~7 MB live), which the figure would charge to the parked children.
         const settle = async () => {
           gc();
-          await sleep(200); // let worker threads settle too (gc() only collects this isolate)
+          await sleep(200);
           gc();
+          const mainOnly = mem();
+          await collectPoolThreads();
+          await sleep(200);
+          return { ...mem(), mainOnlyRss: mainOnly.rss };
         };
-        await settle();
-        const start = mem();
+        // BENCH_PARKED_HEAP=<prefix>: heap snapshots around the measured parking, for bench/heap-diff.mjs
+        // (the main thread's, and each pool thread's as <prefix><before|after>-w<n>).
+        const heapPrefix = process.env.BENCH_PARKED_HEAP;
+        const snapshots = async (name) => {
+          if (!heapPrefix) return;
+          writeHeapSnapshot(`${heapPrefix}${name}.heapsnapshot`);
+          await collectPoolThreads(`${heapPrefix}${name}`);
+        };
+        const start = await settle();
         await park(warmCount, 0);
-        await settle();
-        // BENCH_PARKED_HEAP=<prefix>: main-thread heap snapshots around the measured parking, for bench/heap-diff.mjs.
-        const snapshot = (name) =>
-          process.env.BENCH_PARKED_HEAP && writeHeapSnapshot(`${process.env.BENCH_PARKED_HEAP}${name}.heapsnapshot`);
-        snapshot('before');
-        await globalThis.__writeWorkerSnapshots?.(`${process.env.BENCH_PARKED_HEAP}before`);
-        const before = mem();
+        const before = await settle();
+        await snapshots('before');
         const t0 = performance.now();
         await park(count, warmCount);
         const startMs = performance.now() - t0;
-        await settle();
-        const after = mem();
-        snapshot('after');
-        await globalThis.__writeWorkerSnapshots?.(`${process.env.BENCH_PARKED_HEAP}after`);
+        const after = await settle();
+        await snapshots('after');
         log(`parked ${count} continuable children in ${Math.round(startMs)} ms; timing followups`);
         const followup = await followupLatencies(brood, ctx.agent, parkedIds, followups, stamps.latest, turnsEnded);
         report({ start, before, after, startMs, followup });
@@ -126,6 +134,8 @@ export async function runParkedContinuables({ quick, log, children }) {
     // What the figure was until the marginal method: growth over the first children, one-time costs included.
     firstRssPerChildKb: round(kb(before.rss - start.rss) / warmCount, 1),
     rssPerChildKb: round(kb(after.rss - before.rss) / count, 1),
+    // The figure as it was taken before the pool threads were collected too (main-thread GC only).
+    rssPerChildMainGcOnlyKb: round(kb(after.mainOnlyRss - before.mainOnlyRss) / count, 1),
     heapPerChildKb: round(kb(after.heap - before.heap) / count, 1),
     // The main isolate's committed heap and memory outside any isolate's heap (array buffers' and
     // shared memory's backing stores) per parked child: with heapPerChildKb, where the RSS goes.
