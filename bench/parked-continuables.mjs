@@ -26,11 +26,30 @@ const mem = () => {
 export const PARKED_FULL = 100_000;
 const FOLLOWUP_WARMUP = 20;
 
+/**
+ * Wakes the one waiting followup when a stamp or a turn end arrives. Waiting on it, rather than
+ * polling with setImmediate, keeps the bench from allocating on the main thread while a followup
+ * runs: the polling's promises were part of what filled the young generation the followups'
+ * outliers waited on to be collected.
+ */
+const progress = {
+  waiter: undefined,
+  notify() {
+    const waiter = progress.waiter;
+    progress.waiter = undefined;
+    waiter?.();
+  },
+  next: () => new Promise((resolve) => (progress.waiter = resolve)),
+};
+
 /** Session id → performance.now() of its latest `model/request`, as the parent's store receives it. */
 function requestStamps() {
   const latest = new Map();
   const sessions = stampedSessions((id, events, now) => {
-    if (events.some((e) => e.type === 'model/request')) latest.set(id, now);
+    if (events.some((e) => e.type === 'model/request')) {
+      latest.set(id, now);
+      progress.notify();
+    }
   });
   return { sessions, latest };
 }
@@ -55,6 +74,7 @@ export async function runParkedContinuables({ quick, log, children }) {
   brood.subagents.on('end', (e) => {
     ended.add(e.id);
     turnsEnded.set(e.id, (turnsEnded.get(e.id) ?? 0) + 1);
+    progress.notify();
   });
   let report;
   const measured = new Promise((resolve) => (report = resolve));
@@ -178,11 +198,16 @@ async function followupLatencies(brood, parent, ids, samples, latestRequest, tur
     const h0 = hrUs();
     const t0 = performance.now();
     await brood.subagents.followup(parent, id, `followup ${i}`, { signal });
-    const deadline = t0 + 10_000;
+    let late = false;
+    const deadline = setTimeout(() => {
+      late = true;
+      progress.notify();
+    }, 10_000);
     while (latestRequest.get(id) === seenBefore || (turnsEnded.get(id) ?? 0) === endedBefore) {
-      if (performance.now() > deadline) throw new Error(`followup to ${id} started no turn within 10 s`);
-      await new Promise((resolve) => setImmediate(resolve));
+      if (late) throw new Error(`followup to ${id} started no turn within 10 s`);
+      await progress.next();
     }
+    clearTimeout(deadline);
     if (i < FOLLOWUP_WARMUP) continue;
     const ms = latestRequest.get(id) - t0;
     timed.push({ t0, ms });
@@ -216,7 +241,9 @@ async function followupLatencies(brood, parent, ids, samples, latestRequest, tur
 function gcPauseSummary(pauses) {
   const byKind = {};
   for (const [from, to, kind] of pauses) {
-    const k = (byKind[kind ?? '?'] ??= { count: 0, totalMs: 0, maxMs: 0 });
+    const key = kind ?? '?';
+    byKind[key] ??= { count: 0, totalMs: 0, maxMs: 0 };
+    const k = byKind[key];
     k.count += 1;
     k.totalMs = round(k.totalMs + (to - from), 2);
     k.maxMs = round(Math.max(k.maxMs, to - from), 2);
