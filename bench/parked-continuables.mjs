@@ -136,7 +136,9 @@ export async function runParkedContinuables({ quick, log, children }) {
         const after = await settle();
         await snapshots('after');
         log(`parked ${count} continuable children in ${Math.round(startMs)} ms; timing followups`);
+        const sampling = await sampleAllocations(process.env.BENCH_FOLLOWUP_ALLOCATIONS);
         const followup = await followupLatencies(brood, ctx.agent, parkedIds, followups, stamps.latest, turnsEnded);
+        await sampling?.stop();
         report({ start, before, after, startMs, followup });
         return 'parked';
       },
@@ -234,6 +236,33 @@ async function followupLatencies(brood, parent, ids, samples, latestRequest, tur
     // Of the slowest 1 %, how many overlapped a main-thread GC pause.
     slowestOverlappingGc: `${slowest.filter(overlapsGc).length}/${slowest.length}`,
     mainGcPauses: gcPauseSummary(pauses),
+  };
+}
+
+/**
+ * BENCH_FOLLOWUP_ALLOCATIONS=<file>: what the main thread allocates while the followups run, sampled
+ * (collected objects included), as a .heapprofile for Chrome DevTools or a script.
+ */
+async function sampleAllocations(file) {
+  if (!file) return undefined;
+  const { Session } = await import('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method, params) =>
+    new Promise((resolve, reject) =>
+      session.post(method, params, (error, out) => (error ? reject(error) : resolve(out))),
+    );
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return {
+    async stop() {
+      const { profile } = await post('HeapProfiler.stopSampling');
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
   };
 }
 
