@@ -7,31 +7,59 @@
 // open: each child's settlement notice then queues in the parent's inbox instead of waking it for
 // thousands of turns, which would measure the parent's history, not parked children.
 
+import { writeFileSync } from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { writeHeapSnapshot } from 'node:v8';
 import { limited } from './floor.mjs';
 import { makeBrood, noopTool, ROUTE, stampedSessions } from './lib/brood.mjs';
+import { collectPoolThreads } from './lib/pool-threads.mjs';
 import { withDeadline } from './lib/run-guard.mjs';
 import { THREADS } from './lib/schedule.mjs';
-import { gc, round, sleep, summarize } from './lib/stats.mjs';
+import { gc, percentile, round, sleep, summarize } from './lib/stats.mjs';
 
-const mem = () => ({ rss: process.memoryUsage.rss(), heap: process.memoryUsage().heapUsed });
+const mem = () => {
+  const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+  return { rss, heap: heapUsed, heapTotal, external, arrayBuffers };
+};
 
 /** Parking 100,000 takes ~85 s on 2 shared cores (most of it GC); `--children` sets any count standalone. */
 export const PARKED_FULL = 100_000;
 const FOLLOWUP_WARMUP = 20;
 
+/**
+ * Wakes the one waiting followup when a stamp or a turn end arrives. Waiting on it, rather than
+ * polling with setImmediate, keeps the bench from allocating on the main thread while a followup
+ * runs: the polling's promises were part of what filled the young generation the followups'
+ * outliers waited on to be collected.
+ */
+const progress = {
+  waiter: undefined,
+  notify() {
+    const waiter = progress.waiter;
+    progress.waiter = undefined;
+    waiter?.();
+  },
+  next: () => new Promise((resolve) => (progress.waiter = resolve)),
+};
+
 /** Session id → performance.now() of its latest `model/request`, as the parent's store receives it. */
 function requestStamps() {
   const latest = new Map();
   const sessions = stampedSessions((id, events, now) => {
-    if (events.some((e) => e.type === 'model/request')) latest.set(id, now);
+    if (events.some((e) => e.type === 'model/request')) {
+      latest.set(id, now);
+      progress.notify();
+    }
   });
   return { sessions, latest };
 }
 
 export async function runParkedContinuables({ quick, log, children }) {
   const count = children ?? (quick ? 500 : PARKED_FULL);
+  const collectPool = count >= 10_000; // see settle()
   const warmCount = quick ? 500 : 2500;
-  const followups = quick ? 50 : 200;
+  // Enough samples that the p99 is a rank inside the sample, not its maximum (200 made it the 2nd highest).
+  const followups = quick ? 100 : 1000;
   const stamps = requestStamps();
   const brood = makeBrood({
     runner: 'worker',
@@ -47,6 +75,7 @@ export async function runParkedContinuables({ quick, log, children }) {
   brood.subagents.on('end', (e) => {
     ended.add(e.id);
     turnsEnded.set(e.id, (turnsEnded.get(e.id) ?? 0) + 1);
+    progress.notify();
   });
   let report;
   const measured = new Promise((resolve) => (report = resolve));
@@ -78,23 +107,42 @@ export async function runParkedContinuables({ quick, log, children }) {
         // parked child costs. Measured: the first ~2,500 activations also grow each pool thread's V8 heap
         // from ~17 to ~42 MB (its young generation reaching full size; the live heap stays ~7.7 MB), a
         // one-time cost reported as warmupRssGrowthMb, after which RSS grows linearly per parked child.
+        // Every isolate collects before RSS is read: a pool thread's old generation otherwise still holds
+        // the garbage of the activations that parked the children (measured at 100,000: ~700 MB in one
+        // thread, against ~7 MB live), which the figure would charge to the parked children. The pool
+        // threads are collected through a heap snapshot, whose machinery stays in each thread (~10 MB,
+        // and V8 then tracks object moves in its GCs): below 10,000 children that would be most of the
+        // figure, so small runs read RSS after the main thread's GC alone.
         const settle = async () => {
           gc();
-          await sleep(200); // let worker threads settle too (gc() only collects this isolate)
+          await sleep(200);
           gc();
+          const mainOnly = mem();
+          if (collectPool) await collectPoolThreads();
+          await sleep(200);
+          return { ...mem(), mainOnlyRss: mainOnly.rss };
         };
-        await settle();
-        const start = mem();
+        // BENCH_PARKED_HEAP=<prefix>: heap snapshots around the measured parking, for bench/heap-diff.mjs
+        // (the main thread's, and each pool thread's as <prefix><before|after>-w<n>).
+        const heapPrefix = process.env.BENCH_PARKED_HEAP;
+        const snapshots = async (name) => {
+          if (!heapPrefix) return;
+          writeHeapSnapshot(`${heapPrefix}${name}.heapsnapshot`);
+          await collectPoolThreads(`${heapPrefix}${name}`);
+        };
+        const start = await settle();
         await park(warmCount, 0);
-        await settle();
-        const before = mem();
+        const before = await settle();
+        await snapshots('before');
         const t0 = performance.now();
         await park(count, warmCount);
         const startMs = performance.now() - t0;
-        await settle();
-        const after = mem();
+        const after = await settle();
+        await snapshots('after');
         log(`parked ${count} continuable children in ${Math.round(startMs)} ms; timing followups`);
+        const sampling = await sampleAllocations(process.env.BENCH_FOLLOWUP_ALLOCATIONS);
         const followup = await followupLatencies(brood, ctx.agent, parkedIds, followups, stamps.latest, turnsEnded);
+        await sampling?.stop();
         report({ start, before, after, startMs, followup });
         return 'parked';
       },
@@ -112,7 +160,14 @@ export async function runParkedContinuables({ quick, log, children }) {
     // What the figure was until the marginal method: growth over the first children, one-time costs included.
     firstRssPerChildKb: round(kb(before.rss - start.rss) / warmCount, 1),
     rssPerChildKb: round(kb(after.rss - before.rss) / count, 1),
+    // The figure as it was taken before the pool threads were collected too (main-thread GC only).
+    rssPerChildMainGcOnlyKb: round(kb(after.mainOnlyRss - before.mainOnlyRss) / count, 1),
+    poolThreadsCollected: collectPool,
     heapPerChildKb: round(kb(after.heap - before.heap) / count, 1),
+    // The main isolate's committed heap and memory outside any isolate's heap (array buffers' and
+    // shared memory's backing stores) per parked child: with heapPerChildKb, where the RSS goes.
+    heapCommittedPerChildKb: round(kb(after.heapTotal - before.heapTotal) / count, 1),
+    externalPerChildKb: round(kb(after.external - before.external) / count, 2),
     rssGrowthMb: round((after.rss - before.rss) / 1024 / 1024, 1),
     startAllMs: round(startMs, 0),
     followup,
@@ -127,27 +182,107 @@ export async function runParkedContinuables({ quick, log, children }) {
 /**
  * Followups to `samples` parked children spread over the whole population, one at a time: each is
  * timed from `followup()` to the child's next `model/request` reaching the store, then its turn is
- * let end so the next sample finds every other child parked. The first few are a warm-up.
+ * let end so the next sample finds every other child parked. The first few are a warm-up. The main
+ * thread's GC pauses are observed alongside, to tell how many of the slowest followups waited on one.
+ * With BENCH_FOLLOWUP_WINDOWS=<file> the samples' [start, end] (hrtime µs, the clock `--cpu-prof`
+ * profiles use) are written there, so a profile can be cut to the followups alone.
  */
 async function followupLatencies(brood, parent, ids, samples, latestRequest, turnsEnded) {
   const signal = new AbortController().signal;
   const stride = Math.max(1, Math.floor(ids.length / (samples + FOLLOWUP_WARMUP)));
-  const times = [];
+  const pauses = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) pauses.push([e.startTime, e.startTime + e.duration, e.detail?.kind]);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const timed = [];
+  const windows = [];
+  const hrUs = () => Number(process.hrtime.bigint() / 1000n);
   for (let i = 0; i < samples + FOLLOWUP_WARMUP && i * stride < ids.length; i++) {
     const id = ids[i * stride];
     const seenBefore = latestRequest.get(id);
     const endedBefore = turnsEnded.get(id) ?? 0;
+    const h0 = hrUs();
     const t0 = performance.now();
     await brood.subagents.followup(parent, id, `followup ${i}`, { signal });
-    const deadline = t0 + 10_000;
+    let late = false;
+    const deadline = setTimeout(() => {
+      late = true;
+      progress.notify();
+    }, 10_000);
     while (latestRequest.get(id) === seenBefore || (turnsEnded.get(id) ?? 0) === endedBefore) {
-      if (performance.now() > deadline) throw new Error(`followup to ${id} started no turn within 10 s`);
-      await new Promise((resolve) => setImmediate(resolve));
+      if (late) throw new Error(`followup to ${id} started no turn within 10 s`);
+      await progress.next();
     }
-    if (i >= FOLLOWUP_WARMUP) times.push(latestRequest.get(id) - t0);
+    clearTimeout(deadline);
+    if (i < FOLLOWUP_WARMUP) continue;
+    const ms = latestRequest.get(id) - t0;
+    timed.push({ t0, ms });
+    windows.push([h0, h0 + Math.round(ms * 1000)]);
   }
-  const s = summarize(times);
-  return { samples: times.length, p50Ms: round(s.p50, 3), p99Ms: round(s.p99, 3), maxMs: round(s.max, 3) };
+  await sleep(50); // the observer's last entries
+  observer.disconnect();
+  if (process.env.BENCH_FOLLOWUP_WINDOWS) writeFileSync(process.env.BENCH_FOLLOWUP_WINDOWS, JSON.stringify(windows));
+  const s = summarize(timed.map((t) => t.ms));
+  const slowest = [...timed].sort((a, b) => b.ms - a.ms).slice(0, Math.max(1, Math.ceil(timed.length / 100)));
+  const overlapsGc = ({ t0, ms }) => pauses.some(([from, to]) => from < t0 + ms && to > t0);
+  return {
+    samples: timed.length,
+    p50Ms: round(s.p50, 3),
+    p90Ms: round(
+      percentile(
+        timed.map((t) => t.ms),
+        90,
+      ),
+      3,
+    ),
+    p99Ms: round(s.p99, 3),
+    maxMs: round(s.max, 3),
+    // Of the slowest 1 %, how many overlapped a main-thread GC pause.
+    slowestOverlappingGc: `${slowest.filter(overlapsGc).length}/${slowest.length}`,
+    mainGcPauses: gcPauseSummary(pauses),
+  };
+}
+
+/**
+ * BENCH_FOLLOWUP_ALLOCATIONS=<file>: what the main thread allocates while the followups run, sampled
+ * (collected objects included), as a .heapprofile for Chrome DevTools or a script.
+ */
+async function sampleAllocations(file) {
+  if (!file) return undefined;
+  const { Session } = await import('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method, params) =>
+    new Promise((resolve, reject) =>
+      session.post(method, params, (error, out) => (error ? reject(error) : resolve(out))),
+    );
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return {
+    async stop() {
+      const { profile } = await post('HeapProfiler.stopSampling');
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
+/** The main thread's GC pauses while followups ran, per kind (V8's constants: 1 minor, 2 major, 4 incremental, 8 weak callbacks). */
+function gcPauseSummary(pauses) {
+  const byKind = {};
+  for (const [from, to, kind] of pauses) {
+    const key = kind ?? '?';
+    byKind[key] ??= { count: 0, totalMs: 0, maxMs: 0 };
+    const k = byKind[key];
+    k.count += 1;
+    k.totalMs = round(k.totalMs + (to - from), 2);
+    k.maxMs = round(Math.max(k.maxMs, to - from), 2);
+  }
+  return byKind;
 }
 
 // Standalone: `node --expose-gc bench/parked-continuables.mjs [--children N]` prints the figures as JSON.

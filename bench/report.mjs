@@ -263,9 +263,13 @@ ${
 parent), each finished its first turn and went idle. The baseline is taken after GC on a warm runtime that already holds
 ${pk.parkedBeforeBaseline ?? 0} parked children, so the figure is what one more parked child costs; parking those first ones grew RSS by
 ${fmt(pk.warmupRssGrowthMb)} MB (${fmt(pk.firstRssPerChildKb)} KB each), mostly each pool thread's V8 heap growing to full size once (its live heap stays ~8 MB). After GC: **${fmt(pk.rssPerChildKb)} KB RSS per child**
-(${fmt(pk.rssGrowthMb)} MB total), ${fmt(pk.heapPerChildKb)} KB of main-thread JS heap per child. RSS also holds worker-thread heap
-garbage from the ${pk.children} activations (\`gc()\` only collects the main isolate) and heap pages V8 keeps after collection, so the
-main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.${followupSentence(pk.followup)}`
+(${fmt(pk.rssGrowthMb)} MB total), ${fmt(pk.heapPerChildKb)} KB of main-thread JS heap per child. ${
+        pk.poolThreadsCollected
+          ? `RSS is read after every isolate has
+collected (the pool threads too: their old generations otherwise hold the parking activations' garbage; with the main thread's GC alone, ${fmt(pk.rssPerChildMainGcOnlyKb)} KB per child); it still holds heap pages V8 keeps after collection, `
+          : `RSS is read after the main thread's GC
+alone (below 10,000 children collecting the pool threads costs more than the figure): it also holds their garbage and heap pages V8 keeps, `
+      }so the main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.${followupSentence(pk.followup)}`
 }
 `;
 }
@@ -274,7 +278,9 @@ main-heap figure is the closer measure of what a parked child retains. Starting 
 function followupSentence(f) {
   if (!f) return '';
   return ` A followup to one of them, ${f.samples} sent one at a time across the population: its turn starts (next \`model/request\`)
-p50 ${fmt(f.p50Ms, 3)} ms, **p99 ${fmt(f.p99Ms, 3)} ms**, max ${fmt(f.maxMs, 1)} ms after \`followup()\`.`;
+p50 ${fmt(f.p50Ms, 3)} ms, p90 ${fmt(f.p90Ms, 3)} ms, **p99 ${fmt(f.p99Ms, 3)} ms**, max ${fmt(f.maxMs, 1)} ms after \`followup()\`${
+    f.slowestOverlappingGc ? ` (${f.slowestOverlappingGc} of the slowest 1 % overlapped a main-thread GC pause)` : ''
+  }.`;
 }
 
 function approvalsSection(ap) {

@@ -41,7 +41,11 @@ export class TurnGovernor implements TurnHooks {
   private pending:
     | Map<string, { budget: Budget | undefined; acceptedAt: number; above: TokenAccount | undefined }>
     | undefined;
-  private readonly watches = new WeakMap<CurrentTurn, BudgetWatch>();
+  /**
+   * Made with the first watch: most agents never run under a budget, and a parked child would
+   * otherwise keep an empty weak table for as long as it lives (one each of 100,000 parked children).
+   */
+  private watches: WeakMap<CurrentTurn, BudgetWatch> | undefined;
   private open: TurnLease | undefined;
 
   constructor(
@@ -123,17 +127,18 @@ export class TurnGovernor implements TurnHooks {
     if (budget === undefined && above === undefined) return;
     const onExceeded = (exceeded: BudgetExceeded): void => this.exceeded(exceeded);
     const watch = new BudgetWatch(budget ?? {}, this.deps.now, onExceeded, accepted?.acceptedAt, above);
+    this.watches ??= new WeakMap();
     this.watches.set(turn, watch);
     turn.cleanup.push(() => watch.stop());
   }
 
   chargeChildren(turn: CurrentTurn, tokens: number): void {
-    this.watches.get(turn)?.account.charge(tokens);
+    this.watches?.get(turn)?.account.charge(tokens);
   }
 
   /** A model response or tool result of the running turn: idle time restarts, tokens are checked. */
   progressed(turn: CurrentTurn, withTokens: boolean): void {
-    const watch = this.watches.get(turn);
+    const watch = this.watches?.get(turn);
     if (watch === undefined) return;
     watch.activity();
     // Only the turn's own usage: its children's responses were charged, as they came, to their own
@@ -144,13 +149,13 @@ export class TurnGovernor implements TurnHooks {
   /** What a child of the running turn may use at most (undefined: no budget runs). */
   remainder(): Budget | undefined {
     const turn = this.agent.current;
-    return turn === undefined ? undefined : this.watches.get(turn)?.remainder();
+    return turn === undefined ? undefined : this.watches?.get(turn)?.remainder();
   }
 
   /** The running turn's token account, which its children's turns charge too (undefined: no budget runs). */
   account(): TokenAccount | undefined {
     const turn = this.agent.current;
-    return turn === undefined ? undefined : this.watches.get(turn)?.account;
+    return turn === undefined ? undefined : this.watches?.get(turn)?.account;
   }
 
   /**
@@ -159,7 +164,7 @@ export class TurnGovernor implements TurnHooks {
    * the diagnostic says so, next to the budget it crossed.
    */
   outcome(turn: CurrentTurn, stopReason: StopReason, diagnostic: string | undefined): [StopReason, string | undefined] {
-    const spent = this.watches.get(turn)?.exceededBy;
+    const spent = this.watches?.get(turn)?.exceededBy;
     if (spent === undefined) return [stopReason, diagnostic];
     const answered = turn.lastFinish === 'stop' && turn.output !== '';
     return ['budget', budgetDiagnostic(spent, answered)];

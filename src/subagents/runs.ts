@@ -5,6 +5,7 @@
  */
 import type { AgentImpl } from '../agents/agent.js';
 import type { StructuredTurn } from '../agents/structured-turn.js';
+import type { ActivationObserver } from '../agents/types.js';
 import { errorMessage } from '../errors.js';
 import { publishSubagentEnd, publishSubagentStart } from '../events/subagent-events.js';
 import type { TurnResult } from '../types.js';
@@ -110,26 +111,48 @@ export function settlementNotice(childId: string, last: TurnResult | undefined):
 
 /** Each busy period of a continuable child is a run: start event, then notice to the parent, then end event. */
 export function observeContinuable(core: SubagentCore, provider: string, child: AgentImpl): void {
-  let runId: string | undefined;
-  child.observe({
-    activationStarted: () => {
-      runId = core.ids('run');
-      core.events.emit('start', { runId, provider, id: child.id, parentId: child.parentId, depth: child.depth });
-      publishSubagentStart(core.agentDeps.hub, liveParent(core, child), child.id, 'continuable', provider);
-    },
-    activationEnded: (last) => {
-      deliverNotice(core, child, last);
-      const stopReason = last?.stopReason ?? 'completed';
-      core.events.emit('end', {
-        runId,
-        provider,
-        id: child.id,
-        stopReason,
-        ...(last?.output ? { output: last.output } : {}),
-      });
-      publishSubagentEnd(core.agentDeps.hub, liveParent(core, child), child.id, stopReason, last?.usage);
-    },
-  });
+  child.observe(new ContinuableRuns(core, provider, child));
+}
+
+/**
+ * One object per continuable child, its methods on the prototype: a parked child keeps this for as
+ * long as it lives, so it holds four fields rather than two closures and the scope they share.
+ */
+class ContinuableRuns implements ActivationObserver {
+  private runId: string | undefined;
+
+  constructor(
+    private readonly core: SubagentCore,
+    private readonly provider: string,
+    private readonly child: AgentImpl,
+  ) {}
+
+  activationStarted(): void {
+    const { core, provider, child } = this;
+    this.runId = core.ids('run');
+    core.events.emit('start', {
+      runId: this.runId,
+      provider,
+      id: child.id,
+      parentId: child.parentId,
+      depth: child.depth,
+    });
+    publishSubagentStart(core.agentDeps.hub, liveParent(core, child), child.id, 'continuable', provider);
+  }
+
+  activationEnded(last: TurnResult | undefined): void {
+    const { core, provider, child } = this;
+    deliverNotice(core, child, last);
+    const stopReason = last?.stopReason ?? 'completed';
+    core.events.emit('end', {
+      runId: this.runId,
+      provider,
+      id: child.id,
+      stopReason,
+      ...(last?.output ? { output: last.output } : {}),
+    });
+    publishSubagentEnd(core.agentDeps.hub, liveParent(core, child), child.id, stopReason, last?.usage);
+  }
 }
 
 function liveParent(core: SubagentCore, child: AgentImpl): AgentImpl | undefined {
