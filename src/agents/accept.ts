@@ -21,6 +21,8 @@ export interface IncomingMessage {
   report?: { delivery: MessageDelivery; from?: string } | undefined;
   context?: unknown;
   budget?: Budget | undefined;
+  /** A continuable child's settlement notice: which busy period it settles (so recovery can tell it was written). */
+  settles?: { childId: string; turn: number } | undefined;
 }
 
 /** Writes the message's record and queues it; resolves (`durable`) once the record is flushed. */
@@ -30,13 +32,18 @@ export function recordAndQueue(
   id: string,
   incoming: IncomingMessage,
 ): Promise<void> {
-  const { message, source, signal, structured, report, context, budget } = incoming;
+  const { message, source, signal, structured, report, context, budget, settles } = incoming;
   const { text, parts } = typeof message === 'string' ? { text: message, parts: undefined } : message;
   if (typeof text !== 'string') return Promise.reject(new BroodError('INVALID_ARGS', 'a message must be a string'));
   // The parts' base64 is written once, here; the inbox, the history and the driver share these strings.
   const options = recordedRunOptions(budget, structured);
   const durable = writer
-    .append([{ type: 'user/message', data: { id, text, ...partsField(parts), source, ...report, ...options } }])
+    .append([
+      {
+        type: 'user/message',
+        data: { id, text, ...partsField(parts), source, ...report, ...options, ...(settles && { settles }) },
+      },
+    ])
     .then(() => writer.flush());
   const delivery = report?.delivery;
   inbox.push({

@@ -14,8 +14,10 @@ import { endedForMissingRoute } from '../agents/restore.js';
 import { checkContext } from '../agents/signals.js';
 import { parseConfig, resumeAgentOptionsSchema } from '../config.js';
 import { BroodError } from '../errors.js';
+import { settlementNotice } from '../subagents/runs.js';
 import type { RecoveredTurn, RecoverOptions, SessionStore } from '../types.js';
 import { jobNeedsOwner, type LoggedJob, loggedJobOf, loggedJobs, type Session } from './recover-jobs.js';
+import { type LostSettlement, lostSettlement } from './recover-notices.js';
 import type { Runtime } from './runtime.js';
 
 export type { RecoveredTurn, RecoverOptions } from '../types.js';
@@ -54,7 +56,10 @@ export async function recoverSessions(host: RecoverHost, options: RecoverOptions
     (session) => session.header.parentSession === undefined && !host.agents.has(session.header.id) && hasWork(session),
   );
   const settled = await Promise.allSettled(due.map(({ header }) => host.restore(header.id)));
-  const waking = await Promise.allSettled(backgroundWork(sessions).map((chain) => restoreInOrder(host, chain)));
+  const waking = await Promise.allSettled([
+    ...backgroundWork(sessions).map((chain) => restoreInOrder(host, chain)),
+    ...lostSettlements(sessions).map((lost) => deliverSettlement(host, lost)),
+  ]);
   const recovered: RecoveredTurn[] = [];
   let failure: unknown;
   for (const outcome of settled) {
@@ -105,6 +110,35 @@ function backgroundWork(sessions: Session[]): string[][] {
     if (chain !== undefined) chains.push(chain);
   }
   return chains;
+}
+
+/**
+ * Settlement notices a crash kept from being written (src/runtime/recover-notices.ts), each with the
+ * chain of sessions that makes its parent live: none when the parent is gone for good (a one-shot child
+ * that had finished), as the notice would have found no live parent.
+ */
+function lostSettlements(sessions: Session[]): (LostSettlement & { chain: string[] })[] {
+  const byId = new Map(sessions.map((session) => [session.header.id, session]));
+  const lost: (LostSettlement & { chain: string[] })[] = [];
+  for (const session of sessions) {
+    const parent = byId.get(session.header.parentSession ?? '');
+    if (parent === undefined || !continuable(session) || hasWork(session)) continue;
+    const owed = lostSettlement(session, parent);
+    const chain = owed && chainTo(byId, owed.parentId);
+    if (owed !== undefined && chain !== undefined) lost.push({ ...owed, chain });
+  }
+  return lost;
+}
+
+async function deliverSettlement(host: RecoverHost, lost: LostSettlement & { chain: string[] }): Promise<void> {
+  await restoreInOrder(host, lost.chain);
+  const parent = host.agents.get(lost.parentId);
+  if (parent === undefined || parent.isDisposed) return;
+  await parent.accept({
+    message: settlementNotice(lost.childId, lost.last),
+    source: 'subagent-settled',
+    settles: { childId: lost.childId, turn: lost.turn },
+  }).durable;
 }
 
 async function restoreInOrder(host: RecoverHost, chain: string[]): Promise<void> {

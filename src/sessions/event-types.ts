@@ -82,6 +82,8 @@ export type SessionEventDataMap = {
     from?: string;
     budget?: Budget;
     outputSchema?: JsonSchemaObject;
+    /** A continuable child's settlement notice: whose, and the last turn of the busy period it settles. */
+    settles?: { childId: string; turn: number };
   };
   /**
    * `joined`: quiet messages taken with the claimed one, placed before it in the history. `budget` and

@@ -162,7 +162,11 @@ function liveParent(core: SubagentCore, child: AgentImpl): AgentImpl | undefined
 function deliverNotice(core: SubagentCore, child: AgentImpl, last: TurnResult | undefined): void {
   const parent = child.parentId === undefined ? undefined : core.agents.get(child.parentId);
   if (!parent || parent.isDisposed || core.quietParents.has(parent)) return;
-  const accepted = parent.accept({ message: settlementNotice(child.id, last), source: 'subagent-settled' });
+  const accepted = parent.accept({
+    message: settlementNotice(child.id, last),
+    source: 'subagent-settled',
+    settles: { childId: child.id, turn: child.lastTurn },
+  });
   accepted.durable.catch((error: unknown) =>
     core.reportBackgroundError?.(`settlement notice for ${child.id}: ${errorMessage(error)}`),
   );

@@ -5,7 +5,7 @@
  * resumed as a new job the model now learns of, and one whose id the parent was already told is
  * resumed under that id; either way its notice is delivered once.
  */
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood, SessionEvent, SessionStore } from '../../../src/index.js';
 import { createBrood, defineTool, memorySessions, scriptedModels, subagentTool } from '../../../src/index.js';
 import { deferred } from '../../support/deferred.js';
@@ -137,4 +137,64 @@ it('a background job announced before the crash is resumed under its id, and its
   expect(ofType((await store.read(child?.id ?? '')).events, 'turn/end').map((e) => e.data.reason)).toEqual([
     'completed',
   ]);
+});
+
+describe('a continuable child’s settlement notice the crash kept from being written', () => {
+  const settled = (events: SessionEvent[]) =>
+    ofType(events, 'user/message').filter((e) => e.data.source === 'subagent-settled');
+
+  /** A finished tree: the child's busy period ended and its notice reached the root, which ran on it. */
+  async function settledTree() {
+    const before = memorySessions();
+    const first = runtime(before, 'continuable');
+    const root = await first.createAgent({ model: route });
+    await expect(root.run('spawn')).resolves.toMatchObject({ output: 'spawned' });
+    await until(async () => settled((await before.read(root.id)).events).length > 0 && root.status === 'idle');
+    await first.close();
+    return { before, rootId: root.id };
+  }
+
+  /** The root's log as a kill right before the notice's write leaves it. */
+  const beforeTheNotice = (rootId: string) => (id: string, events: SessionEvent[]) =>
+    id === rootId ? events.slice(0, events.findIndex((e) => e.data.source === 'subagent-settled')) : events;
+
+  it('is delivered once by recover(), marked with the period it settles', async () => {
+    const { before, rootId } = await settledTree();
+    const [written] = settled((await before.read(rootId)).events);
+    const [child] = (await before.list()).filter((header) => header.parentSession === rootId);
+    expect(written?.data.settles).toEqual({ childId: child?.id, turn: 1 });
+    const store = await copyOf(before, beforeTheNotice(rootId));
+    expect(settled((await store.read(rootId)).events)).toHaveLength(0);
+    const second = runtime(store, 'continuable');
+    await expect(second.recover()).resolves.toEqual([]);
+    await until(async () => settled((await store.read(rootId)).events).length > 0);
+    const [notice] = settled((await store.read(rootId)).events);
+    expect(notice?.data).toMatchObject({ text: written?.data.text, settles: { childId: child?.id, turn: 1 } });
+    // The root takes it as it would have: a turn on the notice.
+    await until(async () => (await second.resumeAgent(rootId)).status === 'idle');
+    expect(ofType((await store.read(rootId)).events, 'turn/end')).toHaveLength(2);
+    // Delivered once: a later recovery finds it written.
+    const third = runtime(store, 'continuable');
+    await second.close();
+    await expect(third.recover()).resolves.toEqual([]);
+    expect(settled((await store.read(rootId)).events)).toHaveLength(1);
+  });
+
+  it('is not delivered again when it was written (nor when an older notice carries no marker)', async () => {
+    const { before, rootId } = await settledTree();
+    const second = runtime(before, 'continuable');
+    await expect(second.recover()).resolves.toEqual([]);
+    expect(settled((await before.read(rootId)).events)).toHaveLength(1);
+    await second.close();
+    const unmarked = await copyOf(before, (_, events) =>
+      events.map((e) => {
+        if (e.data.source !== 'subagent-settled') return e;
+        const { settles: _marker, ...data } = e.data;
+        return { ...e, data };
+      }),
+    );
+    const third = runtime(unmarked, 'continuable');
+    await expect(third.recover()).resolves.toEqual([]);
+    expect(settled((await unmarked.read(rootId)).events)).toHaveLength(1);
+  });
 });
