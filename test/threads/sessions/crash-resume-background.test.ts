@@ -156,7 +156,12 @@ describe('a continuable child’s settlement notice the crash kept from being wr
 
   /** The root's log as a kill right before the notice's write leaves it. */
   const beforeTheNotice = (rootId: string) => (id: string, events: SessionEvent[]) =>
-    id === rootId ? events.slice(0, events.findIndex((e) => e.data.source === 'subagent-settled')) : events;
+    id === rootId
+      ? events.slice(
+          0,
+          events.findIndex((e) => e.data.source === 'subagent-settled'),
+        )
+      : events;
 
   it('is delivered once by recover(), marked with the period it settles', async () => {
     const { before, rootId } = await settledTree();
