@@ -9,16 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Brood, BroodOptions, ContentPart } from '../../../src/index.js';
-import {
-  anthropicCompatible,
-  createBrood,
-  fileSessions,
-  mcpTools,
-  memorySessions,
-  openAICompatible,
-} from '../../../src/index.js';
+import { fileSessions, mcpTools, memorySessions } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
-import { assertBuilt } from '../../support/run-cli.js';
+import { AN, messagesOf, OA, twoFormats } from '../../support/two-formats.js';
 import {
   blockStop,
   jsonDelta,
@@ -28,7 +21,7 @@ import {
   textStream,
   toolStart,
 } from '../../unit/models/anthropic-wire.js';
-import { type Loopback, sseFrames, startLoopback } from '../../unit/models/loopback.js';
+import { sseFrames } from '../../unit/models/loopback.js';
 import { type ImageMcpServer, startImageMcpServer } from './image-mcp-server.js';
 
 /** 300 bytes that are no PNG, but their base64 is long and unique enough to count in a file. */
@@ -43,23 +36,17 @@ const chartQuestion: ContentPart[] = [
   { type: 'file', data: PDF, mediaType: 'application/pdf', filename: 'chart.pdf' },
 ];
 
-let openai: Loopback;
-let anthropic: Loopback;
 let mcp: ImageMcpServer;
-let brood: Brood | undefined;
 const dirs: string[] = [];
+const formats = twoFormats();
+const { makeBrood } = formats;
 beforeAll(async () => {
-  assertBuilt(); // the drivers run in pool threads, which load the built driver
-  [openai, anthropic, mcp] = await Promise.all([startLoopback(), startLoopback(), startImageMcpServer(IMAGE_BASE64)]);
+  mcp = await startImageMcpServer(IMAGE_BASE64);
 });
 afterAll(async () => {
-  await Promise.all([openai.close(), anthropic.close(), mcp.close()]);
+  await mcp.close();
 });
 afterEach(async () => {
-  await brood?.close();
-  brood = undefined;
-  openai.reset();
-  anthropic.reset();
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
@@ -90,35 +77,12 @@ const anthropicToolCall = (name: string) =>
     messageStop(),
   ]);
 
-function makeBrood(options: BroodOptions = {}): Brood {
-  brood = createBrood({
-    pool: { threads: 1 },
-    models: [
-      openAICompatible({ id: 'oa', baseURL: `${openai.base}/v1`, models: ['gpt-x'], retry: { retries: 0 } }),
-      anthropicCompatible({
-        id: 'an',
-        baseURL: anthropic.base,
-        apiKey: 'sk-ant-test',
-        models: ['claude-x'],
-        retry: { retries: 0 },
-      }),
-    ],
-    ...options,
-  });
-  return brood;
-}
-
-const OA = { provider: 'oa', model: 'gpt-x' };
-const AN = { provider: 'an', model: 'claude-x' };
-type WireMessage = { role: string; content: unknown };
-const messagesOf = (seen: Loopback['seen'], index: number) => seen[index]?.body.messages as WireMessage[];
-
 describe('a run with an image and a PDF', () => {
   it('Chat Completions: the image as an image_url part (data URL), the PDF as a file part (file_data)', async () => {
-    openai.fallback(chatText('a rising line'));
+    formats.openai.fallback(chatText('a rising line'));
     const agent = await makeBrood().createAgent({ model: OA });
     expect((await agent.run(chartQuestion)).output).toBe('a rising line');
-    expect(messagesOf(openai.seen, 0).at(-1)).toEqual({
+    expect(messagesOf(formats.openai.seen, 0).at(-1)).toEqual({
       role: 'user',
       content: [
         { type: 'text', text: 'What is in this chart?' },
@@ -129,10 +93,10 @@ describe('a run with an image and a PDF', () => {
   });
 
   it('Anthropic Messages: an image block and a document block, both with a base64 source', async () => {
-    anthropic.fallback(sseFrames(textStream('a rising line')));
+    formats.anthropic.fallback(sseFrames(textStream('a rising line')));
     const agent = await makeBrood().createAgent({ model: AN });
     expect((await agent.run(chartQuestion)).output).toBe('a rising line');
-    expect(messagesOf(anthropic.seen, 0).at(-1)).toEqual({
+    expect(messagesOf(formats.anthropic.seen, 0).at(-1)).toEqual({
       role: 'user',
       content: [
         { type: 'text', text: 'What is in this chart?' },
@@ -147,7 +111,7 @@ describe('a run with an image and a PDF', () => {
   });
 
   it('send() takes content parts too (base64 and data: URL strings as well as bytes)', async () => {
-    openai.fallback(chatText('ok'));
+    formats.openai.fallback(chatText('ok'));
     const agent = await makeBrood().createAgent({ model: OA });
     await agent.send([
       { type: 'image', data: IMAGE_BASE64, mediaType: 'image/png' },
@@ -155,7 +119,7 @@ describe('a run with an image and a PDF', () => {
     ]);
     await agent.whenIdle();
     const dataUrl = { type: 'image_url', image_url: { url: `data:image/png;base64,${IMAGE_BASE64}` } };
-    expect(messagesOf(openai.seen, 0).at(-1)).toEqual({ role: 'user', content: [dataUrl, dataUrl] });
+    expect(messagesOf(formats.openai.seen, 0).at(-1)).toEqual({ role: 'user', content: [dataUrl, dataUrl] });
   });
 });
 
@@ -165,9 +129,9 @@ describe('parts refused before anything is written', () => {
     const error = await expectCode(agent.run(parts), 'INVALID_ARGS');
     expectCode(() => agent.stream(parts), 'INVALID_ARGS'); // synchronously, like stream()'s bad options
     await expectCode(agent.send(parts), 'INVALID_ARGS');
-    const { events } = await (brood as Brood).sessions.read(agent.id);
+    const { events } = await (formats.brood as Brood).sessions.read(agent.id);
     expect(events.filter((event) => event.type === 'user/message')).toEqual([]);
-    expect([...openai.seen, ...anthropic.seen]).toEqual([]);
+    expect([...formats.openai.seen, ...formats.anthropic.seen]).toEqual([]);
     return error.message;
   }
 
@@ -189,13 +153,13 @@ describe('parts refused before anything is written', () => {
 
 describe("an MCP tool's image", () => {
   it('Anthropic Messages: inside the tool_result block, as an image block', async () => {
-    anthropic.push(anthropicToolCall('mcp__charts__chart'));
-    anthropic.fallback(sseFrames(textStream('I see the chart')));
+    formats.anthropic.push(anthropicToolCall('mcp__charts__chart'));
+    formats.anthropic.fallback(sseFrames(textStream('I see the chart')));
     const b = makeBrood();
     await b.use(mcpTools({ name: 'charts', url: mcp.url }));
     const agent = await b.createAgent({ model: AN });
     expect((await agent.run('draw the chart')).output).toBe('I see the chart');
-    const answer = messagesOf(anthropic.seen, 1).at(-1) as { role: string; content: Record<string, unknown>[] };
+    const answer = messagesOf(formats.anthropic.seen, 1).at(-1) as { role: string; content: Record<string, unknown>[] };
     expect(answer.role).toBe('user');
     expect(answer.content).toEqual([
       {
@@ -210,13 +174,13 @@ describe("an MCP tool's image", () => {
   });
 
   it('Chat Completions: the tool message keeps its text; the image follows as an image part of a user message', async () => {
-    openai.push(chatToolCall('mcp__charts__chart'));
-    openai.fallback(chatText('I see the chart'));
+    formats.openai.push(chatToolCall('mcp__charts__chart'));
+    formats.openai.fallback(chatText('I see the chart'));
     const b = makeBrood();
     await b.use(mcpTools({ name: 'charts', url: mcp.url }));
     const agent = await b.createAgent({ model: OA });
     expect((await agent.run('draw the chart')).output).toBe('I see the chart');
-    const [tool, media] = messagesOf(openai.seen, 1).slice(-2);
+    const [tool, media] = messagesOf(formats.openai.seen, 1).slice(-2);
     expect(tool).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'the sales chart\n[image: image/png]' });
     expect(media).toEqual({
       role: 'user',
@@ -253,18 +217,18 @@ it.each([
   ['memorySessions', memoryStore],
 ])('a session with an image (%s): its base64 is held once, and a resumed agent sends it again', async (_, make) => {
   const store = await make();
-  openai.fallback(chatText('noted'));
+  formats.openai.fallback(chatText('noted'));
   const first = await makeBrood({ sessions: store.open() }).createAgent({ model: OA });
   await first.run(chartQuestion);
   await first.run('and the trend?');
-  await (brood as Brood).close();
+  await (formats.brood as Brood).close();
   expect((await store.held()).split(IMAGE_BASE64).length - 1).toBe(1);
 
-  openai.reset();
-  openai.fallback(chatText('still rising'));
+  formats.openai.reset();
+  formats.openai.fallback(chatText('still rising'));
   const resumed = await makeBrood({ sessions: store.open() }).resumeAgent(first.id);
   expect((await resumed.run('and now?')).output).toBe('still rising');
-  const [question] = messagesOf(openai.seen, 0);
+  const [question] = messagesOf(formats.openai.seen, 0);
   expect(question).toMatchObject({
     role: 'user',
     content: [

@@ -8,14 +8,14 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { inspectCommand } from '../../../src/cli/inspect.js';
 import { traceCommand } from '../../../src/cli/trace.js';
-import type { Brood, BroodOptions, HistoryMessage } from '../../../src/index.js';
-import { anthropicCompatible, createBrood, fileSessions, openAICompatible, subagentTool } from '../../../src/index.js';
-import { assertBuilt } from '../../support/run-cli.js';
+import type { HistoryMessage } from '../../../src/index.js';
+import { fileSessions, subagentTool } from '../../../src/index.js';
+import { AN, messagesOf, OA, twoFormats, type WireMessage } from '../../support/two-formats.js';
 import { textStream } from '../../unit/models/anthropic-wire.js';
-import { type Handler, type Loopback, sseFrames, startLoopback } from '../../unit/models/loopback.js';
+import { type Handler, type Loopback, sseFrames } from '../../unit/models/loopback.js';
 
 const IMAGE = Uint8Array.from({ length: 120 }, (_, i) => (i * 53 + 7) % 256);
 const IMAGE_BASE64 = Buffer.from(IMAGE).toString('base64');
@@ -56,47 +56,13 @@ const CHAT_HISTORY = [
   { role: 'assistant', content: 'Hello Ada, it is sunny in Paris.' },
 ];
 
-let openai: Loopback;
-let anthropic: Loopback;
-let brood: Brood | undefined;
 const dirs: string[] = [];
-beforeAll(async () => {
-  assertBuilt(); // the drivers run in pool threads, which load the built driver
-  [openai, anthropic] = await Promise.all([startLoopback(), startLoopback()]);
-});
-afterAll(async () => {
-  await Promise.all([openai.close(), anthropic.close()]);
-});
+const formats = twoFormats();
+const { makeBrood } = formats;
 afterEach(async () => {
-  await brood?.close();
-  brood = undefined;
-  openai.reset();
-  anthropic.reset();
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-function makeBrood(options: BroodOptions = {}): Brood {
-  brood = createBrood({
-    pool: { threads: 1 },
-    models: [
-      openAICompatible({ id: 'oa', baseURL: `${openai.base}/v1`, models: ['gpt-x'], retry: { retries: 0 } }),
-      anthropicCompatible({
-        id: 'an',
-        baseURL: anthropic.base,
-        apiKey: 'sk-ant-test',
-        models: ['claude-x'],
-        retry: { retries: 0 },
-      }),
-    ],
-    ...options,
-  });
-  return brood;
-}
-
-const OA = { provider: 'oa', model: 'gpt-x' };
-const AN = { provider: 'an', model: 'claude-x' };
-type WireMessage = { role: string; content: unknown };
-const messagesOf = (seen: Loopback['seen'], index: number) => seen[index]?.body.messages as WireMessage[];
 /** The conversation a Chat Completions request carried, without brood's system message. */
 const conversationOf = (seen: Loopback['seen'], index: number) =>
   messagesOf(seen, index).filter((message) => message.role !== 'system');
@@ -108,19 +74,22 @@ describe('the first turn continues the history', () => {
   it.each(['worker', 'inline'] as const)(
     'Chat Completions (%s driver): the first request carries the history, then the new message',
     async (runner) => {
-      openai.fallback(chatText('You are Ada.'));
+      formats.openai.fallback(chatText('You are Ada.'));
       const agent = await makeBrood({ runner }).createAgent({ model: OA, history: HISTORY });
       expect((await agent.run('What is my name?')).output).toBe('You are Ada.');
-      expect(openai.seen).toHaveLength(1);
-      expect(conversationOf(openai.seen, 0)).toEqual([...CHAT_HISTORY, { role: 'user', content: 'What is my name?' }]);
+      expect(formats.openai.seen).toHaveLength(1);
+      expect(conversationOf(formats.openai.seen, 0)).toEqual([
+        ...CHAT_HISTORY,
+        { role: 'user', content: 'What is my name?' },
+      ]);
     },
   );
 
   it('Anthropic Messages: the tool call a tool_use block, its answer a tool_result, the image a base64 block', async () => {
-    anthropic.fallback(sseFrames(textStream('You are Ada.')));
+    formats.anthropic.fallback(sseFrames(textStream('You are Ada.')));
     const agent = await makeBrood().createAgent({ model: AN, history: HISTORY });
     expect((await agent.run('What is my name?')).output).toBe('You are Ada.');
-    expect(messagesOf(anthropic.seen, 0)).toMatchObject([
+    expect(messagesOf(formats.anthropic.seen, 0)).toMatchObject([
       {
         role: 'user',
         content: [
@@ -146,7 +115,7 @@ describe('a history in a fileSessions directory', () => {
   it('is written once (its image too) and continued by resumeAgent in a new runtime', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'brood-history-'));
     dirs.push(dir);
-    openai.push(chatText('You are Ada.'), chatText('Paris.'));
+    formats.openai.push(chatText('You are Ada.'), chatText('Paris.'));
     const first = makeBrood({ sessions: fileSessions(dir) });
     const agent = await first.createAgent({ model: OA, id: 'ada', history: HISTORY });
     await agent.run('What is my name?');
@@ -154,7 +123,7 @@ describe('a history in a fileSessions directory', () => {
 
     const resumed = await makeBrood({ sessions: fileSessions(dir) }).resumeAgent('ada');
     expect((await resumed.run('And my city?')).output).toBe('Paris.');
-    expect(conversationOf(openai.seen, 1)).toEqual([
+    expect(conversationOf(formats.openai.seen, 1)).toEqual([
       ...CHAT_HISTORY,
       { role: 'user', content: 'What is my name?' },
       { role: 'assistant', content: 'You are Ada.' },
@@ -167,7 +136,7 @@ describe('a history in a fileSessions directory', () => {
   it('reads back in brood inspect and brood trace as an agent with its own turns only', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'brood-history-'));
     dirs.push(dir);
-    openai.fallback(chatText('You are Ada.'));
+    formats.openai.fallback(chatText('You are Ada.'));
     const runtime = makeBrood({ sessions: fileSessions(dir) });
     await (await runtime.createAgent({ model: OA, id: 'ada', history: HISTORY })).run('What is my name?');
     await runtime.close();
@@ -209,7 +178,7 @@ describe('children and the history', () => {
   };
 
   it('a fork child sees the history its parent was created with; a spawned child sees none of it', async () => {
-    openai.fallback(delegating);
+    formats.openai.fallback(delegating);
     const runtime = makeBrood({ pool: { threads: 2 } });
     runtime.use(subagentTool({ provider: 'fork', toolName: 'fork_task', enableRunInBackground: false }));
     runtime.use(subagentTool({ provider: 'spawn', toolName: 'spawn_task', enableRunInBackground: false }));
@@ -217,9 +186,11 @@ describe('children and the history', () => {
     expect((await parent.run('Delegate both.')).output).toBe('Both done.');
 
     const childRequest = (task: string) => {
-      const index = openai.seen.findIndex((seen) => (seen.body.messages as WireMessage[]).at(-1)?.content === task);
+      const index = formats.openai.seen.findIndex(
+        (seen) => (seen.body.messages as WireMessage[]).at(-1)?.content === task,
+      );
       expect(index, `a request for ${task}`).toBeGreaterThanOrEqual(0);
-      return conversationOf(openai.seen, index);
+      return conversationOf(formats.openai.seen, index);
     };
     // The fork rule: the parent's completed conversation (here, only the history), then the task.
     expect(childRequest('FORK TASK')).toEqual([...CHAT_HISTORY, { role: 'user', content: 'FORK TASK' }]);
