@@ -12,6 +12,7 @@ import { deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
+import { copyOf } from '../../support/store-copy.js';
 
 const open: Brood[] = [];
 afterEach(async () => {
@@ -40,20 +41,6 @@ function runtime(sessions: SessionStore, backgroundMode: 'one-shot' | 'continuab
     }),
   );
   return brood;
-}
-
-async function copyOf(
-  from: SessionStore,
-  cut: (id: string, events: SessionEvent[]) => SessionEvent[] = (_, events) => events,
-): Promise<SessionStore> {
-  const to = memorySessions();
-  for (const header of await from.list()) {
-    const { events } = await from.read(header.id);
-    await to.create(header);
-    const kept = cut(header.id, events);
-    await to.append(header.id, kept);
-  }
-  return to;
 }
 
 async function until(check: () => Promise<boolean>): Promise<void> {

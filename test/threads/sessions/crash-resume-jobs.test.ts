@@ -11,6 +11,7 @@ import { createBrood, defineTool, memorySessions, scriptedModels, subagentTool }
 import { ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
+import { copyOf } from '../../support/store-copy.js';
 import { until } from '../../support/until.js';
 
 const open: Brood[] = [];
@@ -86,19 +87,6 @@ function runtime(sessions: SessionStore, backgroundMode: 'one-shot' | 'continuab
     }),
   );
   return { brood, inside };
-}
-
-/** The store as a host killed now leaves it; `cut` shortens a session's log. */
-async function copyOf(
-  from: SessionStore,
-  cut: (id: string, events: SessionEvent[]) => SessionEvent[] = (_, events) => events,
-): Promise<SessionStore> {
-  const to = memorySessions();
-  for (const header of await from.list()) {
-    await to.create(header);
-    await to.append(header.id, cut(header.id, (await from.read(header.id)).events));
-  }
-  return to;
 }
 
 async function notices(store: SessionStore, id: string): Promise<string[]> {

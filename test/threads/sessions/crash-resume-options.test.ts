@@ -14,6 +14,7 @@ import { deferred } from '../../support/deferred.js';
 import { ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
+import { copyOf } from '../../support/store-copy.js';
 import { until } from '../../support/until.js';
 
 const open: Brood[] = [];
@@ -66,19 +67,6 @@ function host(childBudget?: { maxTokens: number }): { brood: Brood; store: Sessi
     }),
   );
   return { brood, store, inside: inside.promise };
-}
-
-/** The store as a host killed now leaves it; `cut` shortens a session's log. */
-async function copyOf(
-  from: SessionStore,
-  cut: (id: string, events: SessionEvent[]) => SessionEvent[] = (_, events) => events,
-): Promise<SessionStore> {
-  const to = memorySessions();
-  for (const header of await from.list()) {
-    await to.create(header);
-    await to.append(header.id, cut(header.id, (await from.read(header.id)).events));
-  }
-  return to;
 }
 
 /** A runtime on the crashed store, its `charge` answering at once. */
