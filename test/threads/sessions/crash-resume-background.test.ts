@@ -13,6 +13,7 @@ import { ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
 import { copyOf } from '../../support/store-copy.js';
+import { until } from '../../support/until.js';
 
 const open: Brood[] = [];
 afterEach(async () => {
@@ -41,10 +42,6 @@ function runtime(sessions: SessionStore, backgroundMode: 'one-shot' | 'continuab
     }),
   );
   return brood;
-}
-
-async function until(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 it('a continuable child interrupted after its parent was answered resumes, and its notice reaches the parent once', async () => {

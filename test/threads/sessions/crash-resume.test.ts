@@ -14,6 +14,7 @@ import { ofType } from '../../support/events.js';
 import { subagentCall } from '../../support/fan-out.js';
 import { route } from '../../support/route.js';
 import { makeBrood, RUNNERS, type RunnerKind } from '../../support/runtime.js';
+import { until } from '../../support/until.js';
 
 const open: Brood[] = [];
 afterEach(async () => {
@@ -114,10 +115,6 @@ async function crashInsideTool(runner: RunnerKind, prompt: string, runs: Runs) {
   void root.run(prompt).catch(() => undefined);
   await inBody.promise;
   return { store: await copyOf(before), rootId: root.id };
-}
-
-async function until(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 async function events(store: SessionStore, id: string): Promise<SessionEvent[]> {
