@@ -30,12 +30,14 @@ export const DEFAULTS = {
   maxInputBytes: 20 * 1024 * 1024,
   /**
    * Young generation of each pool thread (V8 splits it into two semi-spaces and a large-object
-   * budget: 12 MB is 4 MB semi-spaces). V8's own default lets a thread's semi-spaces grow to 16 MB
+   * budget: 6 MB is 2 MB semi-spaces). V8's own default lets a thread's semi-spaces grow to 16 MB
    * each under a burst of allocation and keeps them: 32 MB of a 47 MB heap in a 1,000-child fan-out
-   * whose live heap was 14 MB, ~35 KB of RSS per child at N = 1,000 (bench/wide-fanout.mjs, 116–121
-   * → 84–86 KB per child), for no CPU measured (drivers' long-lived state is promoted either way).
+   * whose live heap was 14 MB. A driver's state lives across a model request (a second or more), so
+   * it is promoted whatever the size and a larger young generation only holds more garbage: peak RSS
+   * growth per child at N = 1,000 (bench/wide-fanout.mjs) V8's default 116–121 KB, 12 MB 72–74 KB,
+   * 6 MB 65 KB, with CPU per child by thread group the same within the noise at N = 1,000 and 10,000.
    */
-  maxYoungGenerationSizeMb: 12,
+  maxYoungGenerationSizeMb: 6,
   /** Model requests per turn before a turn ends 'max-steps' (SPEC §15). */
   maxSteps: 100,
   /** memorySessions (the default store): what it keeps of trees whose agents are all disposed. */

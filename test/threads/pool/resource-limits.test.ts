@@ -28,10 +28,10 @@ async function threadLimits(pool: BroodOptions['pool']): Promise<Record<string, 
   return JSON.parse(result.output);
 }
 
-it('a pool thread runs with a 1,024 MB old generation and a 12 MB young generation by default', async () => {
+it('a pool thread runs with a 1,024 MB old generation and a 6 MB young generation by default', async () => {
   const limits = await threadLimits({});
   expect(limits.maxOldGenerationSizeMb).toBe(1024);
-  expect(limits.maxYoungGenerationSizeMb).toBe(12);
+  expect(limits.maxYoungGenerationSizeMb).toBe(6);
 });
 
 it('pool.resourceLimits, when given, is what each thread gets', async () => {
