@@ -56,8 +56,8 @@ export async function admitted(
   signal: AbortSignal,
   { preAdmitted = false, reportsWrites = false }: AdmissionOptions = {},
 ): Promise<Admission | undefined | 'aborted'> {
-  const { admit } = host;
-  if (plan.admission !== true || admit === undefined) return undefined;
+  if (plan.admission !== true || host.admit === undefined) return undefined;
+  const admit = host.admit.bind(host);
   const provider = plan.route.provider;
   const cell = plan.pace === undefined ? undefined : new PaceCell(plan.pace);
   if (reportsWrites) cell?.expectWrites();

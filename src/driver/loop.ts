@@ -223,7 +223,7 @@ export class Driver {
         tools: view.tools,
         signal,
         ...(this.traceHeaders === undefined ? {} : { traceHeaders: this.traceHeaders }),
-        ...(this.host.modelProxy === undefined ? {} : { modelProxy: this.host.modelProxy }),
+        ...(this.host.modelProxy === undefined ? {} : { modelProxy: (call: unknown) => this.host.modelProxy(call) }),
         ...(admission === undefined
           ? {}
           : atSend
@@ -300,8 +300,7 @@ export class Driver {
   }
 
   private async runCalls(calls: ToolCallRecord[], view: DriverView, signal: AbortSignal): Promise<void> {
-    if (this.plan.toolsInParent && this.host.runTools && !this.runsCodeHere(calls))
-      return this.runCallsInParent(calls, this.host.runTools);
+    if (this.plan.toolsInParent && !this.runsCodeHere(calls)) return this.runCallsInParent(calls);
     await runToolCalls(calls, this.plan.maxParallelToolCalls, signal, {
       classify: (call) => this.classify(call, view),
       execute: (call) => this.executeCall(call, signal),
@@ -329,12 +328,9 @@ export class Driver {
    * that settles starts the next without waiting for this thread. The results come back in model
    * order and only join the history here. The log of the assistant message leaves first, on the same link.
    */
-  private async runCallsInParent(
-    calls: ToolCallRecord[],
-    runTools: NonNullable<DriverGateway['runTools']>,
-  ): Promise<void> {
+  private async runCallsInParent(calls: ToolCallRecord[]): Promise<void> {
     this.events.flushSoon();
-    const results = await runTools({ calls });
+    const results = await this.host.runTools({ calls });
     if (results.length !== calls.length)
       throw new BroodError('INTERNAL', `runTools answered ${results.length} results for ${calls.length} calls`);
     for (const [index, call] of calls.entries()) this.pushResult(call, results[index] as ToolResult);

@@ -9,7 +9,7 @@
 import type { Endpoint } from 'comlink';
 import { encodeError } from '../errors.js';
 import type { ToParent } from '../wire/frames.js';
-import { GATEWAY_METHODS, type GatewayRemote, remoteGateway } from '../wire/gateway.js';
+import { GATEWAY_METHODS, type GatewayMethod, type GatewayRemote, remoteGateway } from '../wire/gateway.js';
 import type { Reply } from '../wire/reply.js';
 import type { Activation } from '../wire/runner.js';
 
@@ -48,10 +48,9 @@ export class HostActivation {
       return Promise.resolve({ ok: true, value: undefined });
     });
     const gateway: Record<string, unknown> = { log: remote.log };
-    for (const method of GATEWAY_METHODS) {
-      const call = remote[method] as (...args: unknown[]) => Promise<Reply<unknown>>;
-      gateway[method] = (...args: unknown[]) => this.call(() => call(...args));
-    }
+    const calls = remote as unknown as Record<GatewayMethod, (...args: unknown[]) => Promise<Reply<unknown>>>;
+    for (const method of GATEWAY_METHODS)
+      gateway[method] = (...args: unknown[]) => this.call(() => calls[method](...args));
     gateway.relay = (toDriver: Endpoint) => this.relay(toDriver, toParent, link);
     this.gateway = gateway as unknown as GatewayRemote;
   }

@@ -22,7 +22,7 @@ type RequiredMethod = Exclude<GatewayMethodName, OptionalGatewayMethod>;
 
 /** Method M with its declared arguments, as each side sees it: the driver's call, the served one, the parent's code. */
 type Sides<M extends GatewayMethodName> = {
-  driver: (...args: GatewayArgs<M>) => Promise<GatewayResult<M>>;
+  driver: (this: DriverGateway, ...args: GatewayArgs<M>) => Promise<GatewayResult<M>>;
   served: (...args: GatewayArgs<M>) => Promise<Reply<unknown>>;
   implemented: (...args: GatewayArgs<M>) => GatewayResult<M> | Promise<GatewayResult<M>>;
 };
@@ -129,32 +129,49 @@ export function serveTable(implementation: GatewayImplementation, before?: () =>
   return Object.freeze(served) as unknown as GatewayRemote;
 }
 
+type ProxyCall = (...args: unknown[]) => Promise<Reply<unknown>>;
+
 /**
  * The parent's gateway as a driver host sees it: comlink calls over an activation's link endpoint.
- * Each method's comlink proxy is taken on first use and kept. Reading `remote.executeTool` creates a
- * new proxy and registers it with comlink's FinalizationRegistry, which per call was allocation and GC
- * work for nothing; taking all of them up front would cost more than a short activation's few calls.
- * comlink's apply ignores `this`, so a taken proxy is called as it is. `log` is the caller's (a frame).
+ * comlink's proxy is made on the first call, and each method's proxy is taken on first use and kept:
+ * reading `remote.executeTool` creates a new proxy and registers it with comlink's
+ * FinalizationRegistry, which per call was allocation and GC work for nothing; taking all of them up
+ * front would cost more than a short activation's few calls. comlink's apply ignores `this`, so a
+ * taken proxy is called as it is. `log` is the caller's (a frame). The methods live on the class's
+ * prototype, made once (see below): a wide fan-out has thousands of these alive, and a closure and
+ * context per method and activation were ~1 KB of each running child's thread heap.
  */
+class RemoteGateway {
+  private remote: Record<GatewayMethod, ProxyCall> | undefined;
+  private taken: Map<GatewayMethod, ProxyCall> | undefined;
+
+  constructor(
+    private readonly endpoint: Comlink.Endpoint,
+    readonly log: GatewayRemote['log'],
+  ) {}
+
+  call(method: GatewayMethod, args: unknown[]): Promise<Reply<unknown>> {
+    this.taken ??= new Map();
+    let proxy = this.taken.get(method);
+    if (!proxy) {
+      this.remote ??= Comlink.wrap<GatewayRemote>(this.endpoint) as unknown as Record<GatewayMethod, ProxyCall>;
+      proxy = this.remote[method];
+      this.taken.set(method, proxy);
+    }
+    return proxy(...args);
+  }
+}
+for (const method of GATEWAY_METHODS) {
+  Object.defineProperty(RemoteGateway.prototype, method, {
+    value: function call(this: RemoteGateway, ...args: unknown[]) {
+      return this.call(method, args);
+    },
+  });
+}
+
+/** The remote gateway of one activation (its methods are called as its methods, never detached). */
 export function remoteGateway(endpoint: Comlink.Endpoint, log: GatewayRemote['log']): GatewayRemote {
-  const remote = Comlink.wrap<GatewayRemote>(endpoint) as unknown as Record<
-    GatewayMethod,
-    (...args: unknown[]) => Promise<Reply<unknown>>
-  >;
-  const taken = new Map<GatewayMethod, (...args: unknown[]) => Promise<Reply<unknown>>>();
-  const call =
-    (method: GatewayMethod) =>
-    (...args: unknown[]): Promise<Reply<unknown>> => {
-      let proxy = taken.get(method);
-      if (!proxy) {
-        proxy = remote[method];
-        taken.set(method, proxy);
-      }
-      return proxy(...args);
-    };
-  const gateway = { log } as Record<string, unknown>;
-  for (const method of GATEWAY_METHODS) gateway[method] = call(method);
-  return gateway as unknown as GatewayRemote;
+  return new RemoteGateway(endpoint, log) as unknown as GatewayRemote;
 }
 
 /**
@@ -184,17 +201,32 @@ type Guard = <T>(what: string, send: () => Promise<unknown>, value: WireType<T>)
 
 const direct: Guard = async (what, send, value) => unwrapReply(await send(), value, what);
 
-/** The typed gateway over a served one: each answer is checked against the method's declared reply. */
+/**
+ * The typed gateway over a served one: each answer is checked against the method's declared reply.
+ * Its methods are on the class's prototype, made once, like RemoteGateway's; they stay writable, so a
+ * host may put its own `log` (or `sent`) on an instance.
+ */
+class DriverHost {
+  constructor(
+    readonly served: Record<string, AnyMethod | undefined>,
+    readonly guard: Guard,
+  ) {}
+}
+for (const name of ALL_METHODS) {
+  const reply: WireType<unknown> = GATEWAY[name].reply;
+  const absent = (GATEWAY[name] as { absent?: { value: unknown } }).absent;
+  // An optional method the parent left out answers its declared value without crossing.
+  const answer = absent && { ok: true, value: absent.value };
+  Object.defineProperty(DriverHost.prototype, name, {
+    writable: true,
+    configurable: true,
+    value: function call(this: DriverHost, ...args: unknown[]) {
+      const { served } = this;
+      return this.guard(name, () => (served[name]?.(...args) as Promise<unknown>) ?? Promise.resolve(answer), reply);
+    },
+  });
+}
+
 export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): DriverGateway {
-  const host: Record<string, unknown> = {};
-  const served = remote as unknown as Record<string, AnyMethod | undefined>;
-  for (const name of ALL_METHODS) {
-    const reply: WireType<unknown> = GATEWAY[name].reply;
-    const absent = (GATEWAY[name] as { absent?: { value: unknown } }).absent;
-    // An optional method the parent left out answers its declared value without crossing.
-    const answer = absent && { ok: true, value: absent.value };
-    host[name] = (...args: unknown[]) =>
-      guard(name, () => (served[name]?.(...args) as Promise<unknown>) ?? Promise.resolve(answer), reply);
-  }
-  return host as DriverGateway;
+  return new DriverHost(remote as unknown as Record<string, AnyMethod | undefined>, guard) as unknown as DriverGateway;
 }
