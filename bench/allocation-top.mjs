@@ -1,4 +1,4 @@
-// Summarises sampled allocation profiles (bench/lib/pool-allocations.cjs writes one per pool thread):
+// Summarises sampled allocation profiles (bench/lib/pool-probe.cjs writes one per pool thread):
 // bytes allocated per function (the allocating frame, inlined callees included), per child when told
 // how many children the sampled window ran on that thread.
 //   node bench/allocation-top.mjs <profile.json ...> [--children N] [--top 30]
