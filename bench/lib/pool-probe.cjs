@@ -36,12 +36,12 @@ function sampleAllocations(forMs) {
 
 function snapshotsAt(times) {
   const { writeHeapSnapshot } = require('node:v8');
-  times.forEach((at, i) =>
+  for (const [i, at] of times.entries()) {
     setTimeout(() => {
       mkdirSync(dir, { recursive: true });
       writeHeapSnapshot(`${dir}/pool-${threadId}-${i}.heapsnapshot`);
-    }, at),
-  );
+    }, at);
+  }
 }
 
 if (!isMainThread) {
