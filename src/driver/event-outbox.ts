@@ -33,31 +33,45 @@ export class EventOutbox {
     this.pending.push({ type, data });
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    queueMicrotask(() => this.flushSoon());
+    queueMicrotask(this.scheduledFlush);
   }
 
   emitDelta(turn: number, delta: string): void {
     if (typeof delta !== 'string' || delta === '') return;
     this.pending.push({ type: TEXT_DELTA_EVENT, data: { turn, delta } });
     if (this.flushScheduled || this.deltaTimer !== undefined) return;
-    this.deltaTimer = setTimeout(() => this.flushSoon(), DELTA_BATCH_MS);
+    this.deltaTimer = setTimeout(this.scheduledFlush, DELTA_BATCH_MS);
   }
 
   /** Sends what is pending; resolves when the parent has it. */
   async flush(): Promise<void> {
+    const batch = this.take();
+    if (batch !== undefined) await this.log(batch);
+  }
+
+  /**
+   * Sends what is pending without waiting: a send that fails is the link's to report, not the turn's.
+   * With nothing pending (a driver calls this before every request and tool batch) it makes nothing.
+   */
+  flushSoon(): void {
+    const batch = this.take();
+    if (batch !== undefined) this.log(batch).catch(ignore);
+  }
+
+  /** One function per outbox for its microtask and delta timer, instead of a closure per batch. */
+  private readonly scheduledFlush = (): void => this.flushSoon();
+
+  private take(): DriverEvent[] | undefined {
     this.flushScheduled = false;
     if (this.deltaTimer !== undefined) {
       clearTimeout(this.deltaTimer);
       this.deltaTimer = undefined;
     }
-    if (this.pending.length === 0) return;
+    if (this.pending.length === 0) return undefined;
     const batch = this.pending;
     this.pending = [];
-    await this.log(batch);
-  }
-
-  /** Sends what is pending without waiting: a send that fails is the link's to report, not the turn's. */
-  flushSoon(): void {
-    this.flush().catch(() => undefined);
+    return batch;
   }
 }
+
+function ignore(): void {}

@@ -9,12 +9,20 @@ import { partsField } from '../models/content-parts.js';
 import { estimateTokens } from '../models/estimate.js';
 import { historyTail } from '../models/history-tail.js';
 import { sendsAtSlot } from '../models/http-adapter.js';
-import type { ChatMessage, ModelAdapter, ModelFinish, ModelResponse, ToolCallRecord } from '../models/types.js';
+import type {
+  ChatMessage,
+  ModelAdapter,
+  ModelFinish,
+  ModelRequest,
+  ModelResponse,
+  ToolCallRecord,
+} from '../models/types.js';
+import type { SessionEventDataMap } from '../sessions/event-types.js';
 import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
 import type { ToolResult } from '../types.js';
 import type { DriverGateway } from '../wire/gateway.js';
 import type { ClaimedMessage, ConcurrencyClass, DriverPlan, DriverView, TurnReport } from '../wire/protocol.js';
-import { admitted } from './admission.js';
+import { type Admission, admitted } from './admission.js';
 import { EventOutbox } from './event-outbox.js';
 import { JoinedReportsWatch } from './joined-reports.js';
 import { checkModelResponse } from './response-check.js';
@@ -52,6 +60,8 @@ export class Driver {
   private readonly eventsFlag: Int32Array | undefined;
   /** The next request was admitted with the plan (the activation's first): it asks nothing. */
   private preAdmitted: boolean;
+  /** The parent's model proxy as adapters call it (made on the first request that is handed it). */
+  private proxyCall: ((call: unknown) => Promise<unknown>) | undefined;
 
   constructor(
     private readonly plan: DriverPlan,
@@ -154,7 +164,8 @@ export class Driver {
       if (this.joinedReports.take()) await this.joinMessages(turn.turn);
       let view: DriverView;
       try {
-        view = await this.views.current();
+        // Unchanged (almost always): no await, so a step costs no promise for it.
+        view = this.views.changed() ? await this.views.current() : this.views.last;
       } catch (error) {
         return turn.finish('error', errorMessage(error));
       }
@@ -188,22 +199,17 @@ export class Driver {
 
   private async request(view: DriverView, turn: TurnState, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
     const { route } = this.plan;
-    const estimate = () => estimateTokens(view.system, this.history);
-    const admission = await admitted(this.plan, this.host, estimate, signal, {
-      preAdmitted: this.preAdmitted,
-      reportsWrites: sendsAtSlot(this.adapter),
-    });
+    // Ungoverned (plan.admission unset, the common case): nothing to ask, and nothing allocated to ask it.
+    const admission =
+      this.plan.admission === true
+        ? await admitted(this.plan, this.host, () => estimateTokens(view.system, this.history), signal, {
+            preAdmitted: this.preAdmitted,
+            reportsWrites: sendsAtSlot(this.adapter),
+          })
+        : undefined;
     this.preAdmitted = false;
     if (admission === 'aborted') return 'aborted';
-    this.events.emit('model/request', {
-      provider: route.provider,
-      model: route.model,
-      ...(route.reasoningEffort === undefined ? {} : { reasoningEffort: route.reasoningEffort }),
-      ...(route.maxTokens === undefined ? {} : { maxTokens: route.maxTokens }),
-      system: view.system,
-      tools: view.tools.map((tool) => tool.name),
-      threadId: this.hooks.threadId ?? 0,
-    });
+    this.events.emit('model/request', requestData(route, view, this.hooks.threadId ?? 0));
     // Sent before the adapter runs: a request that kills the thread synchronously (a fault) is still logged.
     this.events.flushSoon();
     const sent = this.host.sent?.();
@@ -215,32 +221,9 @@ export class Driver {
     const atSend = admission !== undefined && sendsAtSlot(this.adapter);
     if (admission !== undefined && !atSend) await admission.atSlot();
     try {
-      const raw: unknown = await this.adapter.request({
-        route,
-        system: view.system,
-        messages: this.history,
-        ownStart: this.plan.ownStart,
-        tools: view.tools,
-        signal,
-        ...(this.traceHeaders === undefined ? {} : { traceHeaders: this.traceHeaders }),
-        ...(this.host.modelProxy === undefined ? {} : { modelProxy: (call: unknown) => this.host.modelProxy(call) }),
-        ...(admission === undefined
-          ? {}
-          : atSend
-            ? {
-                atSlot: admission.atSlot,
-                retryGate: admission.readmit,
-                ...(admission.onWrite === undefined ? {} : { onWrite: admission.onWrite }),
-              }
-            : { retryGate: admission.retryGate }),
-        ...(stream === undefined
-          ? {}
-          : {
-              onTextDelta: (delta: string): void => {
-                if (stream.open) this.events.emitDelta(turn.turn, delta);
-              },
-            }),
-      });
+      const raw: unknown = await this.adapter.request(
+        this.requestOptions(view, turn, signal, admission, atSend, stream),
+      );
       const checked = checkModelResponse(raw);
       if (checked.ok) return checked.response;
       return {
@@ -266,6 +249,38 @@ export class Driver {
   }
 
   /** Step limit reached with calls pending: they never run, but each gets a result so the history stays well-formed. */
+  /** What the adapter is given: optional keys only when set (no object made per request to spread). */
+  private requestOptions(
+    view: DriverView,
+    turn: TurnState,
+    signal: AbortSignal,
+    admission: Admission | undefined,
+    atSend: boolean,
+    stream: { open: boolean } | undefined,
+  ): ModelRequest {
+    const options: ModelRequest = {
+      route: this.plan.route,
+      system: view.system,
+      messages: this.history,
+      ownStart: this.plan.ownStart,
+      tools: view.tools,
+      signal,
+    };
+    if (this.traceHeaders !== undefined) options.traceHeaders = this.traceHeaders;
+    if (this.host.modelProxy !== undefined)
+      options.modelProxy = this.proxyCall ??= (call) => this.host.modelProxy(call);
+    if (admission !== undefined && atSend) {
+      options.atSlot = admission.atSlot;
+      options.retryGate = admission.readmit;
+      if (admission.onWrite !== undefined) options.onWrite = admission.onWrite;
+    } else if (admission !== undefined) options.retryGate = admission.retryGate;
+    if (stream !== undefined)
+      options.onTextDelta = (delta: string): void => {
+        if (stream.open) this.events.emitDelta(turn.turn, delta);
+      };
+    return options;
+  }
+
   private endAtStepLimit(turn: TurnState, calls: ToolCallRecord[]): TurnReport {
     const message = this.stepLimit.notRun;
     for (const call of calls)
@@ -372,4 +387,32 @@ export class Driver {
 
 function cancelledError(): BroodError {
   return new BroodError('ABORTED', 'the turn was cancelled');
+}
+
+/** A view's tool names, listed once per view: every request of every driver sharing it logs the same list. */
+const toolNames = new WeakMap<DriverView, readonly string[]>();
+
+/** A `model/request` event's data, its keys in the logged order. */
+function requestData(
+  route: DriverPlan['route'],
+  view: DriverView,
+  threadId: number,
+): SessionEventDataMap['model/request'] {
+  let tools = toolNames.get(view);
+  if (tools === undefined) {
+    tools = Object.freeze(view.tools.map((tool) => tool.name));
+    toolNames.set(view, tools);
+  }
+  const { provider, model, reasoningEffort, maxTokens } = route;
+  if (reasoningEffort === undefined && maxTokens === undefined)
+    return { provider, model, system: view.system, tools: tools as string[], threadId };
+  return {
+    provider,
+    model,
+    ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    system: view.system,
+    tools: tools as string[],
+    threadId,
+  };
 }

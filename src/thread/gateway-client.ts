@@ -41,12 +41,23 @@ export class GatewayClient {
   private guard<T>(what: string, send: () => Promise<unknown>, value: WireType<T>): Promise<T> {
     if (this.closedReason !== undefined)
       return Promise.reject(new BroodError('WORKER_CRASHED', `${what}: ${this.closedReason}`));
+    // One reaction for both outcomes (not then/catch/finally): a wide fan-out has thousands in flight.
     return new Promise<T>((resolve, reject) => {
       this.pending.add(reject);
-      send()
-        .then((raw) => resolve(unwrapReply(raw, value, what)))
-        .catch(reject)
-        .finally(() => this.pending.delete(reject));
+      send().then(
+        (raw) => {
+          this.pending.delete(reject);
+          try {
+            resolve(unwrapReply(raw, value, what));
+          } catch (error) {
+            reject(error);
+          }
+        },
+        (error: unknown) => {
+          this.pending.delete(reject);
+          reject(error);
+        },
+      );
     });
   }
 }
