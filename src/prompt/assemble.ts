@@ -23,7 +23,13 @@ interface Slot {
 }
 
 export function assemblePrompt(input: AssemblyInput): AssembledPrompt {
-  const knownVariables = collectVariableNames(input.layers);
+  // Listed only when a section names a variable (or an error lists them): a fan-out assembles a prompt
+  // per child, and most prompts name none.
+  let known: readonly string[] | undefined;
+  const knownVariables = (): readonly string[] => {
+    known ??= collectVariableNames(input.layers);
+    return known;
+  };
   const sections: AssembledPrompt['sections'] = [];
   for (const slot of resolveSlots(input.layers)) {
     const text = renderSection(slot.entry, input, knownVariables);
@@ -51,10 +57,15 @@ function resolveSlots(layers: readonly PromptLayer[]): Slot[] {
   return [...slots.values()].sort((a, b) => a.order - b.order || a.seq - b.seq);
 }
 
-function renderSection(entry: SectionEntry, input: AssemblyInput, knownVariables: readonly string[]): string {
+function renderSection(entry: SectionEntry, input: AssemblyInput, knownVariables: () => readonly string[]): string {
   // Tool guidance disappears with the tool; the provider is not even evaluated.
   if (entry.tool !== undefined && !input.ctx.tools.has(entry.tool)) return '';
-  const where: TemplateLocation = { section: entry.name, knownVariables };
+  const where: TemplateLocation = {
+    section: entry.name,
+    get knownVariables() {
+      return knownVariables();
+    },
+  };
   const source = evaluateText(entry, input.ctx, where);
   return renderTemplate(source, (name) => lookupVariable(name, input, where), where);
 }

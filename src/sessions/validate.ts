@@ -76,12 +76,13 @@ export function isQuickEvent(value: unknown): boolean {
 /** Shape-checks a batch about to be appended (at call time, before the caller can mutate it). */
 export function checkEventShapes(id: string, events: unknown): SessionEvent[] {
   if (!Array.isArray(events)) throw new BroodError('INVALID_CONFIG', `append(${id}): events must be an array`);
-  events.forEach((event, index) => {
-    const problem = eventProblem(event);
+  // Loops, not forEach: every append of every session passes here (no closure per call).
+  for (let index = 0; index < events.length; index++) {
+    const problem = eventProblem(events[index]);
     if (problem !== undefined) {
       throw new BroodError('INVALID_CONFIG', `append(${id}): invalid event at index ${index}: ${problem}`);
     }
-  });
+  }
   return events as SessionEvent[];
 }
 
@@ -89,14 +90,16 @@ export function checkEventShapes(id: string, events: unknown): SessionEvent[] {
  * seq is contiguous from 0 (SPEC §6); `nextSeq` is what the batch's first event must carry.
  * Rejecting a gap at write time beats a SESSION_CORRUPT at resume time.
  */
-export function checkSeqs(id: string, seqs: readonly number[], nextSeq: number): void {
-  seqs.forEach((seq, index) => {
+export function checkSeqs(id: string, seqs: readonly (number | SessionEvent)[], nextSeq: number): void {
+  for (let index = 0; index < seqs.length; index++) {
+    const item = seqs[index] as number | SessionEvent;
+    const seq = typeof item === 'number' ? item : item.seq;
     if (seq !== nextSeq + index) {
       throw new BroodError('INVALID_CONFIG', `append(${id}): expected seq ${nextSeq + index}, got ${seq}`, {
         details: { expected: nextSeq + index, got: seq },
       });
     }
-  });
+  }
 }
 
 function summarize(error: z.ZodError): string {
