@@ -17,7 +17,6 @@ import type {
   ModelResponse,
   ToolCallRecord,
 } from '../models/types.js';
-import type { SessionEventDataMap } from '../sessions/event-types.js';
 import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
 import type { ToolResult } from '../types.js';
 import type { DriverGateway } from '../wire/gateway.js';
@@ -25,6 +24,7 @@ import type { ClaimedMessage, ConcurrencyClass, DriverPlan, DriverView, TurnRepo
 import { type Admission, admitted } from './admission.js';
 import { EventOutbox } from './event-outbox.js';
 import { JoinedReportsWatch } from './joined-reports.js';
+import { requestData } from './request-event.js';
 import { checkModelResponse } from './response-check.js';
 import { type StopCondition, stepCountIs } from './step-count.js';
 import { FINAL_FINISHES, requestsSinceUserMessage, TurnState } from './turn-state.js';
@@ -387,32 +387,4 @@ export class Driver {
 
 function cancelledError(): BroodError {
   return new BroodError('ABORTED', 'the turn was cancelled');
-}
-
-/** A view's tool names, listed once per view: every request of every driver sharing it logs the same list. */
-const toolNames = new WeakMap<DriverView, readonly string[]>();
-
-/** A `model/request` event's data, its keys in the logged order. */
-function requestData(
-  route: DriverPlan['route'],
-  view: DriverView,
-  threadId: number,
-): SessionEventDataMap['model/request'] {
-  let tools = toolNames.get(view);
-  if (tools === undefined) {
-    tools = Object.freeze(view.tools.map((tool) => tool.name));
-    toolNames.set(view, tools);
-  }
-  const { provider, model, reasoningEffort, maxTokens } = route;
-  if (reasoningEffort === undefined && maxTokens === undefined)
-    return { provider, model, system: view.system, tools: tools as string[], threadId };
-  return {
-    provider,
-    model,
-    ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
-    ...(maxTokens === undefined ? {} : { maxTokens }),
-    system: view.system,
-    tools: tools as string[],
-    threadId,
-  };
 }
