@@ -44,26 +44,51 @@ export class SentViews {
 }
 
 /**
- * A view's content as a string: its schemas' JSON is kept per schema object, which the tool resolver
- * shares among agents (a tool with no per-agent presentation), so a fan-out's children do not each
- * serialise the same ~2 KB of schemas again. Equal keys mean equal views: each part is JSON, and JSON
- * text never holds a raw newline.
+ * A view's content as a string, each schema a part. A schema's content gets a number the first time a
+ * frozen schema with it is seen (the tool resolver shares one frozen schema among agents for a tool with
+ * no per-agent presentation), kept per object: a fan-out's children neither serialise the same ~2 KB of
+ * schemas again nor build and hash a key that long. Any other schema is its JSON, or the number of a
+ * frozen one with the same JSON. Equal keys mean equal views: a number is given to one content only
+ * (numbers only grow), JSON text never holds a raw newline nor starts with `#`.
  */
-const schemaJson = new WeakMap<object, string>();
+const frozenIds = new WeakMap<object, number>();
+/** The contents numbered, most recent SCHEMA_IDS_KEPT (a runtime whose tools churn lets old ones go). */
+const idsByJson = new Map<string, number>();
+const SCHEMA_IDS_KEPT = 256;
+let lastSchemaId = 0;
+
 function viewKey(view: DriverView): string {
   // A malformed plan is numbered by its JSON as it is: the other side answers it (INTERNAL), not this one.
   if (typeof view !== 'object' || !Array.isArray(view.tools)) return JSON.stringify(view);
   let key = JSON.stringify([view.system, view.classes]);
-  for (const tool of view.tools) {
-    let json = schemaJson.get(tool);
-    if (json === undefined) {
-      json = JSON.stringify(tool);
-      // Only a frozen schema is known not to change under its cached text.
-      if (Object.isFrozen(tool)) schemaJson.set(tool, json);
-    }
-    key += `\n${json}`;
-  }
+  for (const tool of view.tools) key += `\n${schemaPart(tool)}`;
   return key;
+}
+
+function schemaPart(tool: object): string {
+  // Only a frozen schema is known not to change under its number.
+  if (Object.isFrozen(tool)) {
+    let id = frozenIds.get(tool);
+    if (id === undefined) {
+      id = contentId(JSON.stringify(tool));
+      frozenIds.set(tool, id);
+    }
+    return `#${id}`;
+  }
+  const json = JSON.stringify(tool);
+  const id = idsByJson.get(json);
+  return id === undefined ? json : `#${id}`;
+}
+
+function contentId(json: string): number {
+  let id = idsByJson.get(json);
+  if (id === undefined) {
+    if (idsByJson.size >= SCHEMA_IDS_KEPT) idsByJson.clear();
+    lastSchemaId += 1;
+    id = lastSchemaId;
+    idsByJson.set(json, id);
+  }
+  return id;
 }
 
 /** The receiving side: the views sent on this link, by number (the oldest let go first). */
