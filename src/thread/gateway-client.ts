@@ -13,7 +13,11 @@ import { unwrapReply } from '../wire/reply.js';
  */
 export class GatewayClient {
   readonly host: DriverGateway;
-  private readonly pending = new Set<(error: BroodError) => void>();
+  /**
+   * The calls in flight (usually one). An array, not a Set: a Set of one grows its table on every add
+   * and shrinks it on every delete, allocation per call that a fan-out's thousands of drivers repeat.
+   */
+  private readonly pending: ((error: BroodError) => void)[] = [];
   private closedReason: string | undefined;
 
   constructor(endpoint: Comlink.Endpoint, sendLog: (events: DriverEvent[]) => void, sent?: () => Promise<void>) {
@@ -34,8 +38,7 @@ export class GatewayClient {
   fail(reason: string): void {
     this.closedReason ??= reason;
     const error = new BroodError('WORKER_CRASHED', reason);
-    for (const reject of this.pending) reject(error);
-    this.pending.clear();
+    for (const reject of this.pending.splice(0)) reject(error);
   }
 
   private guard<T>(what: string, send: () => Promise<unknown>, value: WireType<T>): Promise<T> {
@@ -43,10 +46,10 @@ export class GatewayClient {
       return Promise.reject(new BroodError('WORKER_CRASHED', `${what}: ${this.closedReason}`));
     // One reaction for both outcomes (not then/catch/finally): a wide fan-out has thousands in flight.
     return new Promise<T>((resolve, reject) => {
-      this.pending.add(reject);
+      this.pending.push(reject);
       send().then(
         (raw) => {
-          this.pending.delete(reject);
+          this.settled(reject);
           try {
             resolve(unwrapReply(raw, value, what));
           } catch (error) {
@@ -54,10 +57,17 @@ export class GatewayClient {
           }
         },
         (error: unknown) => {
-          this.pending.delete(reject);
+          this.settled(reject);
           reject(error);
         },
       );
     });
+  }
+
+  private settled(reject: (error: BroodError) => void): void {
+    const at = this.pending.indexOf(reject);
+    if (at < 0) return;
+    const last = this.pending.pop() as (error: BroodError) => void;
+    if (at < this.pending.length) this.pending[at] = last;
   }
 }
