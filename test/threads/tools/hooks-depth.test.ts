@@ -4,15 +4,8 @@
  * lead's own. Real pool and sandbox threads, and the inline runner.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import {
-  type Brood,
-  defineTool,
-  type HookedToolCall,
-  scriptedModels,
-  subagentTool,
-  type ToolHooks,
-} from '../../../src/index.js';
+import { type Brood, type HookedToolCall, scriptedModels, subagentTool, type ToolHooks } from '../../../src/index.js';
+import { echoTool } from '../../support/echo-tool.js';
 import { route } from '../../support/route.js';
 import { makeBrood, RUNNERS } from '../../support/runtime.js';
 
@@ -68,17 +61,7 @@ function start(runner: (typeof RUNNERS)[number], hooks: ToolHooks, codeMode?: 'b
     models: [scriptedModels({ id: 'scripted', scripts })],
   });
   b.use(subagentTool({ provider: 'spawn', enableRunInBackground: false }));
-  b.tools.register(
-    defineTool({
-      name: 'echo',
-      description: 'echoes its text',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => {
-        runs.push(text);
-        return `ran ${text}`;
-      },
-    }),
-  );
+  b.tools.register(echoTool(runs));
   brood = b;
   return { b, runs };
 }

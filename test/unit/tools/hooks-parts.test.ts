@@ -3,10 +3,10 @@
  * image reaches the model as an image, and afterToolCall reads a result that has media as parts.
  */
 import { afterEach, expect, it } from 'vitest';
-import { z } from 'zod';
-import { type Brood, defineTool, scriptedModels, type ToolHooks } from '../../../src/index.js';
+import { type Brood, scriptedModels, type ToolHooks } from '../../../src/index.js';
 import { afterCall } from '../../../src/tools/hooks.js';
 import type { ToolContext } from '../../../src/types.js';
+import { echoTool } from '../../support/echo-tool.js';
 import { route } from '../../support/route.js';
 import { inlineBrood } from '../../support/runtime.js';
 
@@ -37,17 +37,7 @@ function runtime(hooks: ToolHooks) {
       }),
     ],
   });
-  brood.tools.register(
-    defineTool({
-      name: 'echo',
-      description: 'echoes its text',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => {
-        runs.push(text);
-        return `ran ${text}`;
-      },
-    }),
-  );
+  brood.tools.register(echoTool(runs));
   return { b: brood, runs };
 }
 

@@ -5,16 +5,9 @@
  * gate denies reaches no hook; the session records what ran and what the model read.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import {
-  type Brood,
-  type BroodOptions,
-  createBrood,
-  defineTool,
-  scriptedModels,
-  type ToolHooks,
-} from '../../../src/index.js';
+import { type Brood, type BroodOptions, createBrood, scriptedModels, type ToolHooks } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
+import { echoTool } from '../../support/echo-tool.js';
 import { route } from '../../support/route.js';
 import { inlineBrood } from '../../support/runtime.js';
 
@@ -41,18 +34,7 @@ function runtime(hooks: ToolHooks, args: unknown = { text: 'hi' }, options: Broo
     ],
     ...options,
   });
-  brood.tools.register(
-    defineTool({
-      name: 'echo',
-      description: 'echoes its text',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => {
-        runs.push(text);
-        if (text === 'throw') throw new TypeError('echo broke');
-        return `ran ${text}`;
-      },
-    }),
-  );
+  brood.tools.register(echoTool(runs, { throwing: true }));
   return { b: brood, diagnostics, runs };
 }
 
