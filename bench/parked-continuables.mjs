@@ -56,7 +56,6 @@ function requestStamps() {
 
 export async function runParkedContinuables({ quick, log, children }) {
   const count = children ?? (quick ? 500 : PARKED_FULL);
-  const collectPool = count >= 10_000; // see settle()
   const warmCount = quick ? 500 : 2500;
   // Enough samples that the p99 is a rank inside the sample, not its maximum (200 made it the 2nd highest).
   const followups = quick ? 100 : 1000;
@@ -110,15 +109,13 @@ export async function runParkedContinuables({ quick, log, children }) {
         // Every isolate collects before RSS is read: a pool thread's old generation otherwise still holds
         // the garbage of the activations that parked the children (measured at 100,000: ~700 MB in one
         // thread, against ~7 MB live), which the figure would charge to the parked children. The pool
-        // threads are collected through a heap snapshot, whose machinery stays in each thread (~10 MB,
-        // and V8 then tracks object moves in its GCs): below 10,000 children that would be most of the
-        // figure, so small runs read RSS after the main thread's GC alone.
+        // threads collect through the inspector (bench/lib/pool-threads.mjs), which leaves nothing in them.
         const settle = async () => {
           gc();
           await sleep(200);
           gc();
           const mainOnly = mem();
-          if (collectPool) await collectPoolThreads();
+          await collectPoolThreads();
           await sleep(200);
           return { ...mem(), mainOnlyRss: mainOnly.rss };
         };
@@ -162,7 +159,6 @@ export async function runParkedContinuables({ quick, log, children }) {
     rssPerChildKb: round(kb(after.rss - before.rss) / count, 1),
     // The figure as it was taken before the pool threads were collected too (main-thread GC only).
     rssPerChildMainGcOnlyKb: round(kb(after.mainOnlyRss - before.mainOnlyRss) / count, 1),
-    poolThreadsCollected: collectPool,
     heapPerChildKb: round(kb(after.heap - before.heap) / count, 1),
     // The main isolate's committed heap and memory outside any isolate's heap (array buffers' and
     // shared memory's backing stores) per parked child: with heapPerChildKb, where the RSS goes.

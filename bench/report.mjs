@@ -263,13 +263,8 @@ ${
 parent), each finished its first turn and went idle. The baseline is taken after GC on a warm runtime that already holds
 ${pk.parkedBeforeBaseline ?? 0} parked children, so the figure is what one more parked child costs; parking those first ones grew RSS by
 ${fmt(pk.warmupRssGrowthMb)} MB (${fmt(pk.firstRssPerChildKb)} KB each), mostly each pool thread's V8 heap growing to full size once (its live heap stays ~8 MB). After GC: **${fmt(pk.rssPerChildKb)} KB RSS per child**
-(${fmt(pk.rssGrowthMb)} MB total), ${fmt(pk.heapPerChildKb)} KB of main-thread JS heap per child. ${
-        pk.poolThreadsCollected
-          ? `RSS is read after every isolate has
-collected (the pool threads too: their old generations otherwise hold the parking activations' garbage; with the main thread's GC alone, ${fmt(pk.rssPerChildMainGcOnlyKb)} KB per child); it still holds heap pages V8 keeps after collection, `
-          : `RSS is read after the main thread's GC
-alone (below 10,000 children collecting the pool threads costs more than the figure): it also holds their garbage and heap pages V8 keeps, `
-      }so the main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.${followupSentence(pk.followup)}`
+(${fmt(pk.rssGrowthMb)} MB total), ${fmt(pk.heapPerChildKb)} KB of main-thread JS heap per child. RSS is read after every isolate has
+collected (the pool threads too: their old generations otherwise hold the parking activations' garbage; with the main thread's GC alone, ${fmt(pk.rssPerChildMainGcOnlyKb)} KB per child); it still holds heap pages V8 keeps after collection, so the main-heap figure is the closer measure of what a parked child retains. Starting and parking all of them took ${fmt(pk.startAllMs, 0)} ms.${followupSentence(pk.followup)}`
 }
 `;
 }
