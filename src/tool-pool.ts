@@ -49,23 +49,23 @@ export async function runToolCalls(
     }
   };
 
+  const settle = (index: number, result: ToolResult): void => {
+    results[index] = result;
+    running -= 1;
+    commitReady();
+    const waiter = wake;
+    wake = undefined;
+    waiter?.();
+  };
+
+  // One reaction per call (a wide fan-out keeps one per running child while it waits).
   const start = (call: ToolCallRecord, index: number): Promise<void> => {
     hooks.started(call);
     running += 1;
-    return hooks
-      .execute(call)
-      .then(
-        (result) => result,
-        (error: unknown) => failedResult(error),
-      )
-      .then((result) => {
-        results[index] = result;
-        running -= 1;
-        commitReady();
-        const waiter = wake;
-        wake = undefined;
-        waiter?.();
-      });
+    return hooks.execute(call).then(
+      (result) => settle(index, result),
+      (error: unknown) => settle(index, failedResult(error)),
+    );
   };
 
   for (const [index, call] of calls.entries()) {

@@ -48,33 +48,34 @@ export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<To
   const notRun = turn && interruptedResult(agent, turn, call.callId, call.name);
   if (notRun) return notRun;
   if (turn?.structured && call.name === STRUCTURED_OUTPUT_TOOL) {
-    const recorded = turn.structured
-      .execute(call.arguments, call.callId, agent)
-      .then(({ value: _value, ...cloneable }) => cloneable);
+    const recorded = turn.structured.execute(call.arguments, call.callId, agent).then(cloneablePart);
     turn.calls.set(call.callId, recorded);
     return recorded;
   }
   const signal = turn?.controller.signal;
-  const running = afterLogged(agent, () => gated(agent, call, signal)).then(
-    ({ value: _value, ...cloneable }) => cloneable,
-  );
-  const answered = turn ? holdUntilSettled(turn, call.callId, call.name, running) : running;
+  const running = afterLogged(agent, () => gated(agent, call, signal));
+  const answered = turn ? holdUntilSettled(turn, call.callId, call.name, running) : running.then(cloneablePart);
   turn?.calls.set(call.callId, answered);
   return answered;
+}
+
+/** What crosses back to a driver: the result without the tool's raw value (which may not clone). */
+function cloneablePart({ value: _value, ...cloneable }: ToolResult): ToolResult {
+  return cloneable;
 }
 
 /**
  * Write before effect: the call's `tool/call` (and the assistant message before it) was appended
  * before this call arrived; the body starts only once that write is complete, so a crash can never
  * lose the record of a call that ran. Calls that start together share one write (SessionWriter).
+ * A `then`, not an async function: a wide fan-out holds one of these per running child.
  */
-async function afterLogged(agent: GatewayAgent, run: () => Promise<ToolResult>): Promise<ToolResult> {
-  try {
-    await agent.writer.written();
-  } catch (error) {
-    return errorResult('INTERNAL', `not run: the session write before it failed: ${errorMessage(error)}`);
-  }
-  return run();
+function afterLogged(agent: GatewayAgent, run: () => Promise<ToolResult>): Promise<ToolResult> {
+  return agent.writer
+    .written()
+    .then(run, (error: unknown) =>
+      errorResult('INTERNAL', `not run: the session write before it failed: ${errorMessage(error)}`),
+    );
 }
 
 /**
@@ -171,7 +172,10 @@ function logParentEvent(agent: GatewayAgent, event: DriverEmittedEvent): void {
   void agent.writer.append([event]).catch(() => undefined);
 }
 
-/** Tracks a parent-side call while the driver waits for it, so cancel grace can tell who holds the turn. */
+/**
+ * Tracks a parent-side call while the driver waits for it, so cancel grace can tell who holds the
+ * turn, and answers with its cloneable part (one reaction on the running call).
+ */
 function holdUntilSettled(
   turn: CurrentTurn,
   callId: string,
@@ -181,8 +185,15 @@ function holdUntilSettled(
   return new Promise<ToolResult>((resolve) => {
     const held: HeldCall = { callId, name, abandon: (message) => resolve(errorResult('ABORTED', message)) };
     turn.held.add(held);
-    void running
-      .then(resolve, (error: unknown) => resolve(errorResult('INTERNAL', errorMessage(error))))
-      .finally(() => turn.held.delete(held));
+    running.then(
+      (result) => {
+        turn.held.delete(held);
+        resolve(cloneablePart(result));
+      },
+      (error: unknown) => {
+        turn.held.delete(held);
+        resolve(errorResult('INTERNAL', errorMessage(error)));
+      },
+    );
   });
 }

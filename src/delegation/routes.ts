@@ -101,7 +101,12 @@ type Request = Omit<SubagentStartRequest, 'signal'>;
  */
 async function foreground(deps: DelegationDeps, request: Request, signal: AbortSignal): Promise<unknown> {
   const run = await subagentsOf(deps.brood).start(deps.config.provider, { ...request, signal });
-  const outcome = await collect(run);
+  // Returned, not awaited: no suspended frame here while the child runs (one per running child).
+  return collect(run).then((outcome) => foregroundOutcome(run, outcome));
+}
+
+/** The tool's value for a collected foreground run, or the call's error. */
+function foregroundOutcome(run: SubagentRun, outcome: Collected): unknown {
   if (outcome.resultError !== undefined) {
     if (outcome.disposeError === undefined) throw outcome.resultError;
     // Keep the collection failure's code when it has one, like the single-failure path does.
@@ -168,13 +173,22 @@ interface Collected {
   disposeError?: unknown;
 }
 
-async function collect(run: SubagentRun): Promise<Collected> {
+/** The run's result (or why there is none), then its disposal, always awaited. */
+function collect(run: SubagentRun): Promise<Collected> {
   const outcome: Collected = {};
-  try {
-    outcome.result = await run.result;
-  } catch (error) {
-    outcome.resultError = error ?? new Error('the subagent result was rejected');
-  }
+  return Promise.resolve(run.result)
+    .then(
+      (result) => {
+        outcome.result = result;
+      },
+      (error: unknown) => {
+        outcome.resultError = error ?? new Error('the subagent result was rejected');
+      },
+    )
+    .then(() => disposeInto(run, outcome));
+}
+
+async function disposeInto(run: SubagentRun, outcome: Collected): Promise<Collected> {
   try {
     await run.dispose();
   } catch (error) {

@@ -34,16 +34,25 @@ export interface ExecutionScope {
   hooks?: ToolHooks;
 }
 
-export async function executeResolved(scope: ExecutionScope, call: ToolCallRequest): Promise<ToolResult> {
+/**
+ * Plain promise chains rather than async functions down to the tool's body: a call that waits (a
+ * delegation waits for its whole child) would otherwise hold a suspended frame per level, and a wide
+ * fan-out holds one such call per running child.
+ */
+export function executeResolved(scope: ExecutionScope, call: ToolCallRequest): Promise<ToolResult> {
   try {
-    return await runCall(scope, call);
+    return runCall(scope, call).catch(defectResult);
   } catch (error) {
-    // Only reachable through a defect in this module; the contract is still "resolve, never reject".
-    return errorResult(codeOf(error) ?? 'INTERNAL', errorMessage(error));
+    return Promise.resolve(defectResult(error));
   }
 }
 
-async function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promise<ToolResult> {
+/** Only reachable through a defect in this module; the contract is still "resolve, never reject". */
+function defectResult(error: unknown): ToolResult {
+  return errorResult(codeOf(error) ?? 'INTERNAL', errorMessage(error));
+}
+
+function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promise<ToolResult> {
   // A host's call object: its fields are read once (a throwing getter is INVALID_ARGS, like bad args).
   const call = readUntrusted('INVALID_ARGS', 'a tool call', () => ({
     name: untrusted?.name,
@@ -54,21 +63,36 @@ async function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promi
   }));
   const name = typeof call.name === 'string' ? call.name : describe(call.name);
   const tool = scope.lookup(name);
-  if (tool === undefined) return errorResult('UNKNOWN_TOOL', unknownToolMessage(name));
+  if (tool === undefined) return Promise.resolve(errorResult('UNKNOWN_TOOL', unknownToolMessage(name)));
   let args: unknown;
   try {
     args = tool.definition.parse(parseArguments(name, call.arguments));
   } catch (error) {
-    return errorResult('INVALID_ARGS', errorMessage(error));
+    return Promise.resolve(errorResult('INVALID_ARGS', errorMessage(error)));
   }
   const signal = call.signal ?? new AbortController().signal;
   if (signal.aborted) {
-    return errorResult('ABORTED_BEFORE_DISPATCH', `Tool "${name}" was not started: the call was aborted`);
+    return Promise.resolve(
+      errorResult('ABORTED_BEFORE_DISPATCH', `Tool "${name}" was not started: the call was aborted`),
+    );
   }
   const ctx: ToolContext = { callId: call.callId ?? defaultIds('call'), agent: scope.agent(), signal };
   if (call.context !== undefined) ctx.context = call.context;
   const hooked = hookedCall(scope, name, args, ctx);
   if (hooked === undefined) return runBody(scope, tool, name, args, ctx);
+  return runHooked(scope, tool, hooked, args, ctx);
+}
+
+/** A call through createBrood's hooks: before, the body, after (each may rewrite or answer). */
+async function runHooked(
+  scope: ExecutionScope,
+  tool: ResolvedTool,
+  hooked: { hooks: ToolHooks; call: HookedToolCall },
+  parsed: unknown,
+  ctx: ToolContext,
+): Promise<ToolResult> {
+  const { name } = hooked.call;
+  let args = parsed;
   try {
     const before = await beforeCall(hooked.hooks, hooked.call, ctx);
     if (!before.run) return before.result;
@@ -111,7 +135,7 @@ function hookedCall(
 }
 
 /** The tool's body; `word` may give the text the model reads for an uncoded throw. */
-async function runBody(
+function runBody(
   scope: ExecutionScope,
   tool: ResolvedTool,
   name: string,
@@ -119,19 +143,33 @@ async function runBody(
   ctx: ToolContext,
   word?: (thrown: unknown) => Promise<string | undefined>,
 ): Promise<ToolResult> {
-  let value: unknown;
+  let running: unknown;
   try {
-    value = await tool.definition.execute(args, ctx);
+    running = tool.definition.execute(args, ctx);
   } catch (error) {
-    const worded = await word?.(error);
-    const code = codeOf(error);
-    // The worded text is also what a run_code program's catch reads (it takes the error's message).
-    if (worded !== undefined)
-      return { isError: true, content: worded, error: { ...(code ? { code } : {}), message: worded } };
-    return code === undefined ? thrownByTool(name, error, scope.reportFault) : errorResult(code, errorMessage(error));
+    return bodyThrew(scope, name, error, word);
   }
-  if (ctx.signal.aborted) return errorResult('ABORTED', `Tool "${name}" was aborted while running`);
-  return successResult(name, value);
+  return Promise.resolve(running).then(
+    (value) =>
+      ctx.signal.aborted
+        ? errorResult('ABORTED', `Tool "${name}" was aborted while running`)
+        : successResult(name, value),
+    (error: unknown) => bodyThrew(scope, name, error, word),
+  );
+}
+
+async function bodyThrew(
+  scope: ExecutionScope,
+  name: string,
+  error: unknown,
+  word: ((thrown: unknown) => Promise<string | undefined>) | undefined,
+): Promise<ToolResult> {
+  const worded = await word?.(error);
+  const code = codeOf(error);
+  // The worded text is also what a run_code program's catch reads (it takes the error's message).
+  if (worded !== undefined)
+    return { isError: true, content: worded, error: { ...(code ? { code } : {}), message: worded } };
+  return code === undefined ? thrownByTool(name, error, scope.reportFault) : errorResult(code, errorMessage(error));
 }
 
 export function unknownToolMessage(name: string): string {
