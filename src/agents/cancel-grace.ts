@@ -32,7 +32,7 @@ export function armCancelGrace(
     target.forceStop(`stopped by force: the driver ignored cancellation for ${graceMs} ms`);
   };
   arm(() => {
-    const held = [...turn.held];
+    const held = [...(turn.held ?? [])];
     if (held.length === 0) return stopByForce();
     const names = held.map((call) => `${call.name} (call ${call.callId})`).join(', ');
     const one = held.length === 1;

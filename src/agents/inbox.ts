@@ -64,7 +64,8 @@ interface Waiter {
 
 export class Inbox {
   private readonly queue: QueuedMessage[] = [];
-  private readonly waiters = new Map<string, Waiter>();
+  /** Made by the first waiter and dropped when the last is answered: a parked agent keeps none. */
+  private waiters: Map<string, Waiter> | undefined;
   private quietCount = 0;
 
   get size(): number {
@@ -140,17 +141,24 @@ export class Inbox {
 
   /** Resolves with the result of the turn that claims message `id`. */
   result(id: string): Promise<TurnResult> {
-    return new Promise((resolve, reject) => this.waiters.set(id, { resolve, reject }));
+    this.waiters ??= new Map();
+    const waiters = this.waiters;
+    return new Promise((resolve, reject) => waiters.set(id, { resolve, reject }));
   }
 
   settle(id: string, result: TurnResult): void {
-    this.waiters.get(id)?.resolve(result);
-    this.waiters.delete(id);
+    this.takeWaiter(id)?.resolve(result);
   }
 
   fail(id: string, error: unknown): void {
-    this.waiters.get(id)?.reject(error);
-    this.waiters.delete(id);
+    this.takeWaiter(id)?.reject(error);
+  }
+
+  private takeWaiter(id: string): Waiter | undefined {
+    const waiter = this.waiters?.get(id);
+    this.waiters?.delete(id);
+    if (this.waiters?.size === 0) this.waiters = undefined;
+    return waiter;
   }
 
   /**

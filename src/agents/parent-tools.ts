@@ -184,16 +184,22 @@ function holdUntilSettled(
 ): Promise<ToolResult> {
   return new Promise<ToolResult>((resolve) => {
     const held: HeldCall = { callId, name, abandon: (message) => resolve(errorResult('ABORTED', message)) };
+    turn.held ??= new Set();
     turn.held.add(held);
     running.then(
       (result) => {
-        turn.held.delete(held);
+        releaseHeld(turn, held);
         resolve(cloneablePart(result));
       },
       (error: unknown) => {
-        turn.held.delete(held);
+        releaseHeld(turn, held);
         resolve(errorResult('INTERNAL', errorMessage(error)));
       },
     );
   });
+}
+
+function releaseHeld(turn: CurrentTurn, held: HeldCall): void {
+  turn.held?.delete(held);
+  if (turn.held?.size === 0) turn.held = undefined;
 }

@@ -52,8 +52,11 @@ export interface CurrentTurn {
   readonly structured: StructuredTurn | undefined;
   /** The per-request context of the message this turn claimed: its tool calls carry it (never written). */
   readonly context: unknown;
-  /** Parent-side tool calls the driver is waiting for: what holds a cancelled turn, if not the driver. */
-  readonly held: Set<HeldCall>;
+  /**
+   * Parent-side tool calls the driver is waiting for: what holds a cancelled turn, if not the driver.
+   * Made by the first and dropped with the last (a wide fan-out's children hold none while they wait).
+   */
+  held: Set<HeldCall> | undefined;
   /** Set when cancel grace ran out on held calls: the turn's diagnostic names them, not the driver. */
   heldDiagnostic?: string | undefined;
   /**
@@ -353,7 +356,7 @@ function newTurn(
     committed: new Map(),
     structured,
     context,
-    held: new Set(),
+    held: undefined,
     interrupted: resumed?.interrupted ?? NO_INTERRUPTED_CALLS,
     awaitingApproval: resumed?.awaitingApproval ?? NO_OPEN_REQUESTS,
   };

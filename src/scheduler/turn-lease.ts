@@ -77,8 +77,8 @@ export class TurnLease implements Disposable {
   private released = false;
   private request: RequestLease | undefined;
   private credit: { cell: Int32Array; provider: string } | undefined;
-  /** Tickets still queued, withdrawn when the lease is released. */
-  private readonly queued = new Set<Ticket>();
+  /** Tickets still queued, withdrawn when the lease is released (made by the first that waits: most never do). */
+  private queued: Set<Ticket> | undefined;
 
   constructor(
     readonly agent: SchedulerAgent,
@@ -217,18 +217,20 @@ export class TurnLease implements Disposable {
       let settled = false;
       const ticket = this.desk.enqueue(request, (admittedTicket, admitted) => {
         settled = true;
-        this.queued.delete(admittedTicket);
+        this.queued?.delete(admittedTicket);
         if (admitted) take(admittedTicket);
         resolve(admitted);
       });
-      if (!settled) this.queued.add(ticket);
+      if (settled) return;
+      this.queued ??= new Set();
+      this.queued.add(ticket);
     });
   }
 
   /** Waits withdrawn first, so nothing is admitted to a lease that is gone; then what it holds is freed. */
   private end(): void {
     this.released = true;
-    for (const ticket of [...this.queued]) this.desk.withdraw(ticket);
+    if (this.queued) for (const ticket of [...this.queued]) this.desk.withdraw(ticket);
     this.requestAnswered();
     if (this.credit !== undefined) {
       // Void now (its driver is gone): it goes to the next activation planned.

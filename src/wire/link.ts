@@ -268,7 +268,11 @@ type Listener = (event: { data: unknown }) => void;
 
 /** A comlink Endpoint over a link: comlink's messages become frames, frames become its events. */
 class FrameEndpoint implements Endpoint {
-  private readonly listeners = new Set<Listener>();
+  /**
+   * An array, replaced (never changed) on add and remove so delivery can walk it as it is: comlink
+   * adds one listener per endpoint, and a Set's table is several times the size of a one-element array.
+   */
+  private listeners: readonly Listener[] = [];
   private open = true;
 
   constructor(private readonly post: (message: unknown) => void) {}
@@ -279,11 +283,13 @@ class FrameEndpoint implements Endpoint {
   }
 
   addEventListener(_type: string, listener: Parameters<Endpoint['addEventListener']>[1]): void {
-    this.listeners.add(listener as unknown as Listener);
+    const added = listener as unknown as Listener;
+    if (!this.listeners.includes(added)) this.listeners = [...this.listeners, added];
   }
 
   removeEventListener(_type: string, listener: Parameters<Endpoint['addEventListener']>[1]): void {
-    this.listeners.delete(listener as unknown as Listener);
+    const removed = listener as unknown as Listener;
+    if (this.listeners.includes(removed)) this.listeners = this.listeners.filter((each) => each !== removed);
   }
 
   deliver(data: unknown): void {
@@ -293,6 +299,6 @@ class FrameEndpoint implements Endpoint {
 
   close(): void {
     this.open = false;
-    this.listeners.clear();
+    this.listeners = [];
   }
 }
