@@ -1,6 +1,6 @@
 /** SPEC §11.5/§11.6 edge cases through a third-party provider whose runs we control. */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Brood } from '../../../src/brood.js';
+import type { Brood, BroodOptions } from '../../../src/brood.js';
 import { jobTools, subagentTool } from '../../../src/delegation/index.js';
 import type {
   SubagentProvider,
@@ -8,6 +8,7 @@ import type {
   SubagentRun,
   SubagentStartRequest,
 } from '../../../src/subagents/types.js';
+import { collectDiagnostics } from '../../support/diagnostics.js';
 import { route } from '../../support/route.js';
 import { behaviourBrood } from '../../support/runtime.js';
 
@@ -39,9 +40,17 @@ const run = (result: Promise<SubagentResult>, dispose: () => Promise<void> = asy
   return { id: 'fake-child', result, dispose };
 };
 
-async function setup(makeRun: (request: SubagentStartRequest) => SubagentRun, config: Record<string, unknown> = {}) {
+/** `onDiagnostic` hears the `subagent` tool's throw when the fake run fails it. */
+async function setup(
+  makeRun: (request: SubagentStartRequest) => SubagentRun,
+  config: Record<string, unknown> = {},
+  onDiagnostic?: BroodOptions['onDiagnostic'],
+) {
   const seen: SubagentStartRequest[] = [];
-  brood = behaviourBrood({ providers: [fakeProvider(makeRun, seen)] });
+  brood = behaviourBrood({
+    ...(onDiagnostic === undefined ? {} : { onDiagnostic }),
+    providers: [fakeProvider(makeRun, seen)],
+  });
   brood.use(subagentTool({ provider: 'fake', ...config }));
   const parent = await brood.createAgent({ model: route });
   const exec = (extra: Record<string, unknown> = {}) =>
@@ -51,21 +60,32 @@ async function setup(makeRun: (request: SubagentStartRequest) => SubagentRun, co
 
 describe('foreground edge cases', () => {
   it('always awaits dispose, and keeps both failures when collection and disposal fail', async () => {
-    const { exec } = await setup(() =>
-      run(Promise.reject(new Error('store broke')), () => Promise.reject(new Error('dispose broke'))),
+    const reported = collectDiagnostics();
+    const { exec } = await setup(
+      () => run(Promise.reject(new Error('store broke')), () => Promise.reject(new Error('dispose broke'))),
+      {},
+      reported.onDiagnostic,
     );
     const result = await exec();
     expect(result.isError).toBe(true);
     expect(result.content).toContain('store broke');
     expect(result.content).toContain('dispose broke');
+    expect(reported.messages.length).toBeGreaterThanOrEqual(1);
   });
 
   it('a failed disposal after a completed result is an error', async () => {
-    const { exec } = await setup(() =>
-      run(Promise.resolve({ output: 'fine', stopReason: 'completed', usage }), () => Promise.reject(new Error('leak'))),
+    const reported = collectDiagnostics();
+    const { exec } = await setup(
+      () =>
+        run(Promise.resolve({ output: 'fine', stopReason: 'completed', usage }), () =>
+          Promise.reject(new Error('leak')),
+        ),
+      {},
+      reported.onDiagnostic,
     );
     const result = await exec();
     expect(result).toMatchObject({ isError: true, content: 'Error: subagent completed but disposing it failed: leak' });
+    expect(reported.messages.length).toBeGreaterThanOrEqual(1);
   });
 
   it('awaits disposal before returning', async () => {

@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Brood, ModelProviderConfig, ScriptedTurn, SessionEvent } from '../../../src/index.js';
 import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
+import { collectDiagnostics } from '../../support/diagnostics.js';
 import { ofType } from '../../support/events.js';
 import { countingSlowTool, ExecutionCounter } from '../../support/execution-counter.js';
 import { recordLifecycle, withTimeout } from '../../support/lifecycle.js';
@@ -72,6 +73,11 @@ interface Scenario {
   parentResult: { isError: boolean; content: RegExp; errorCode?: string };
   /** Extra assertions on the faulted child's own session. */
   check?: (events: SessionEvent[], counter: ExecutionCounter, childId: string) => void;
+  /**
+   * What createBrood's onDiagnostic must be told, once, for a fault it reports (then the scenario's
+   * runtime collects its diagnostics; the others keep the default process warning).
+   */
+  reported?: string;
 }
 
 const slow = (v: number) => ({ name: 'slow', arguments: { v } });
@@ -83,6 +89,7 @@ const SCENARIOS: Scenario[] = [
     prompt: 'explode please',
     childEnd: { reason: 'completed' },
     parentResult: { isError: false, content: /^survived: Error: kaboom$/ },
+    reported: 'tool "explode" threw',
     check(events, counter, childId) {
       const results = ofType(events, 'tool/result');
       expect(results).toHaveLength(1);
@@ -161,6 +168,7 @@ const SCENARIOS: Scenario[] = [
 
 function setup(scenario: Scenario) {
   const tap = tapStore();
+  const reported = collectDiagnostics();
   const counter = new ExecutionCounter();
   const garbage: ModelProviderConfig = {
     kind: 'module',
@@ -185,6 +193,7 @@ function setup(scenario: Scenario) {
     { text: 'parent done' },
   ];
   const b = createBrood({
+    ...(scenario.reported === undefined ? {} : { onDiagnostic: reported.onDiagnostic }),
     sessions: tap.store,
     maxParallelToolCalls: SIBLINGS,
     codeMode: scenario.prompt === 'spin in code' ? 'both' : 'native',
@@ -248,14 +257,14 @@ function setup(scenario: Scenario) {
       },
     }),
   );
-  return { brood: b, tap, counter, lifecycle: recordLifecycle(b) };
+  return { brood: b, tap, counter, lifecycle: recordLifecycle(b), reported };
 }
 
 const diagnostics = new Map<string, string>();
 
 describe.each(SCENARIOS)('16 siblings, one faulted by $name', (scenario) => {
   it('the parent and the other 15 finish normally in model order; the faulted one has a specific outcome', async () => {
-    const { brood, tap, counter, lifecycle } = setup(scenario);
+    const { brood, tap, counter, lifecycle, reported } = setup(scenario);
     const parent = await brood.createAgent({ id: 'parent', model: route });
     const running = parent.run('delegate everything');
 
@@ -314,6 +323,8 @@ describe.each(SCENARIOS)('16 siblings, one faulted by $name', (scenario) => {
     }
     expect(faultedId).toBeDefined();
     expect(counter.max()).toBe(1); // no tool body ran twice, anywhere
+    if (scenario.reported !== undefined)
+      expect(reported.messages).toEqual([expect.stringContaining(scenario.reported)]);
 
     if (scenario.prompt === 'fault hang') {
       const output = ofType(parentEvents, 'tool/result').find((e) => e.data.name === 'job_output')!;

@@ -6,8 +6,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Brood, TurnResult } from '../../../src/index.js';
+import type { Brood, BroodOptions, TurnResult } from '../../../src/index.js';
 import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
+import { collectDiagnostics } from '../../support/diagnostics.js';
 import { route } from '../../support/route.js';
 import { bodyText, readAsClient } from './ui-client.js';
 
@@ -23,9 +24,13 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** lead → research (→ fares at depth two); then the lead's weather tool fails; then the lead answers. */
-function tripBrood(): Brood {
+/**
+ * lead → research (→ fares at depth two); then the lead's weather tool fails; then the lead answers.
+ * A run that reaches the weather tool reports its throw to `onDiagnostic`.
+ */
+function tripBrood(onDiagnostic?: BroodOptions['onDiagnostic']): Brood {
   const b = createBrood({
+    ...(onDiagnostic === undefined ? {} : { onDiagnostic }),
     runner: 'worker',
     pool: { threads: 2 },
     models: [
@@ -93,7 +98,8 @@ async function chatServer(
 
 describe('agent.stream() piped to a Node response', () => {
   it('a two-level delegation reaches the client as text, tool and data parts in order, usage in finish', async () => {
-    brood = tripBrood();
+    const reported = collectDiagnostics();
+    brood = tripBrood(reported.onDiagnostic);
     const results: Promise<TurnResult>[] = [];
     const url = await chatServer(brood, results);
     const response = await fetch(url, { method: 'POST', body: JSON.stringify({ prompt: 'plan the trip' }) });
@@ -165,6 +171,8 @@ describe('agent.stream() piped to a Node response', () => {
     const events = raw.split('\n\n').filter((event) => event !== '');
     expect(events.at(-1)).toBe('data: [DONE]');
     expect(events.slice(0, -1).map((event) => JSON.parse(event.slice('data: '.length)))).toEqual(read.chunks);
+    // The weather tool's throw reached the host too, not only the client.
+    expect(reported.messages.length).toBeGreaterThanOrEqual(1);
   });
 
   it('a client that goes away ends the piping; the route cancels the run through its signal', async () => {

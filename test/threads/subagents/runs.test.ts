@@ -4,6 +4,7 @@ import type { SubagentResult } from '../../../src/index.js';
 import { defineTool } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { deferred } from '../../support/deferred.js';
+import { collectDiagnostics } from '../../support/diagnostics.js';
 import { ofType } from '../../support/events.js';
 import { route } from '../../support/route.js';
 import { type Harness, harness, type Script, startChild } from './helpers.js';
@@ -119,7 +120,9 @@ describe('one-shot runs', () => {
   });
 
   it("cancelling the parent's turn cancels its foreground children", async () => {
+    const reported = collectDiagnostics();
     h = harness({
+      onDiagnostic: reported.onDiagnostic,
       scripts: [
         ...CHILD_SCRIPTS,
         {
@@ -157,10 +160,14 @@ describe('one-shot runs', () => {
       const turnEnd = ofType(await h.events(id), 'turn/end');
       expect(turnEnd.map((e) => e.data.reason)).toEqual(['aborted']);
     }
+    // `delegate` throws for a child that did not complete: the host is told of that throw.
+    expect(reported.messages.length).toBeGreaterThanOrEqual(1);
   });
 
   it('agent.cancel() on the parent also cancels a foreground child', async () => {
+    const reported = collectDiagnostics();
     h = harness({
+      onDiagnostic: reported.onDiagnostic,
       scripts: [
         ...CHILD_SCRIPTS,
         {
@@ -179,6 +186,8 @@ describe('one-shot runs', () => {
     parent.cancel();
     expect((await turn).stopReason).toBe('aborted');
     expect((await h.endOf(childId)).stopReason).toBe('aborted');
+    // `delegate` throws for a child that did not complete: the host is told of that throw.
+    expect(reported.messages.length).toBeGreaterThanOrEqual(1);
   });
 
   it("foreground children's usage is rolled into the parent's TurnResult exactly once", async () => {

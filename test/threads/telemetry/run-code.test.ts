@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood } from '../../../src/index.js';
 import { createBrood, defineTool, scriptedModels } from '../../../src/index.js';
+import { collectDiagnostics } from '../../support/diagnostics.js';
 import { childrenOf, memoryTracing, spanNamed } from '../../support/otel.js';
 import { route } from '../../support/route.js';
 
@@ -14,9 +15,11 @@ afterEach(async () => {
 describe('telemetry and run_code', () => {
   it("nests each call from inside a program under the program's execute_tool run_code span", async () => {
     const { provider, exporter } = memoryTracing();
+    const reported = collectDiagnostics();
     const code =
       'const a = await tools.lookup({ n: 1 }); const b = await tools.lookup({ n: -1 }).catch(() => 0); return a;';
     brood = createBrood({
+      onDiagnostic: reported.onDiagnostic,
       codeMode: 'code',
       pool: { threads: 1 },
       telemetry: { tracerProvider: provider },
@@ -51,5 +54,7 @@ describe('telemetry and run_code', () => {
     expect(calls.map((span) => span.name)).toEqual(['execute_tool lookup', 'execute_tool lookup']);
     expect(calls.map((span) => span.status.code)).toEqual([0, 2]);
     expect(program.parentSpanContext?.spanId).toBe(spanNamed(spans, 'invoke_agent coder').spanContext().spanId);
+    // The second lookup's throw, which the program caught, still reached the host.
+    expect(reported.messages.length).toBeGreaterThanOrEqual(1);
   });
 });

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood, BroodOptions } from '../../../src/index.js';
 import { createBrood, defineTool, fileSessions, memorySessions, scriptedModels } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
+import { collectDiagnostics } from '../../support/diagnostics.js';
 import { route } from '../../support/route.js';
 
 const TOO_LONG = 2 ** 31;
@@ -123,7 +124,8 @@ describe('error formatting never throws', () => {
   it.each(Object.keys(hostile))(
     'tools.execute() resolves an errored result for a tool that throws %s',
     async (kind) => {
-      brood = createBrood({ runner: 'inline' });
+      const reported = collectDiagnostics();
+      brood = createBrood({ runner: 'inline', onDiagnostic: reported.onDiagnostic });
       brood.tools.register(
         defineTool({
           name: 'bad',
@@ -138,11 +140,17 @@ describe('error formatting never throws', () => {
       expect(result.isError).toBe(true);
       expect(typeof result.content).toBe('string');
       expect(typeof result.error?.message).toBe('string');
+      // Reporting the throw to the host never throws either: one report, naming the tool. (A revoked
+      // proxy is the exception: the call fails INTERNAL before a report is built, so at most one.)
+      if (kind === 'a revoked proxy') expect(reported.messages.length).toBeLessThanOrEqual(1);
+      else expect(reported.messages).toEqual([expect.stringContaining('tool "bad" threw')]);
     },
   );
 
   it('on the model path the turn completes and the model sees an errored tool result (no "Unserializable return value")', async () => {
+    const reported = collectDiagnostics();
     brood = createBrood({
+      onDiagnostic: reported.onDiagnostic,
       models: [
         scriptedModels({
           id: 'scripted',
@@ -169,6 +177,7 @@ describe('error formatting never throws', () => {
     expect(result.output).not.toContain('Unserializable');
     const toolResult = (await brood.sessions.read(agent.id)).events.find((event) => event.type === 'tool/result');
     expect(toolResult?.data).toMatchObject({ isError: true });
+    expect(reported.messages.length).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -7,9 +7,10 @@
 import { APICallError } from '@ai-sdk/provider';
 import { convertArrayToReadableStream, MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Brood, ModelProviderConfig } from '../../../src/index.js';
+import type { Brood, BroodOptions, ModelProviderConfig } from '../../../src/index.js';
 import { aiSdkModels, createBrood, defineTool } from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
+import { collectDiagnostics } from '../../support/diagnostics.js';
 
 const FIXTURE = new URL('../../support/fixtures/ai-sdk-models.mjs', import.meta.url);
 
@@ -46,8 +47,13 @@ function v2Model(parts: unknown[]) {
   };
 }
 
-async function runOn(config: ModelProviderConfig, model = 'm1', extra: Record<string, unknown> = {}) {
-  brood = createBrood({ runner: 'inline', models: [config] });
+async function runOn(
+  config: ModelProviderConfig,
+  model = 'm1',
+  extra: Record<string, unknown> = {},
+  options: BroodOptions = {},
+) {
+  brood = createBrood({ runner: 'inline', models: [config], ...options });
   const agent = await brood.createAgent({ model: { provider: config.id, model, ...extra } });
   return agent.run('hello');
 }
@@ -142,9 +148,14 @@ describe('the call', () => {
     });
     expect(await runOn(config, 'v4', { reasoningEffort: 'high' })).toMatchObject({ stopReason: 'completed' });
     await brood?.close();
-    expect(await runOn(config, 'v3', { reasoningEffort: 'high' })).toMatchObject({ stopReason: 'completed' });
+    const reported = collectDiagnostics();
+    expect(
+      await runOn(config, 'v3', { reasoningEffort: 'high' }, { onDiagnostic: reported.onDiagnostic }),
+    ).toMatchObject({ stopReason: 'completed' });
     expect(v4.doStreamCalls[0]?.reasoning).toBe('high');
     expect(v3.doStreamCalls[0]).not.toHaveProperty('reasoning');
+    // The effort left out is told to the host (its wording: ai-sdk-proxy.e2e.test.ts).
+    expect(reported.messages.length).toBeGreaterThanOrEqual(1);
   });
 });
 
