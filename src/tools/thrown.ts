@@ -24,8 +24,17 @@ export class ToolAnswerError extends Error {
 export function thrownByTool(tool: string, thrown: unknown, report: ToolFaultSink | undefined): ToolResult {
   const message = errorMessage(thrown);
   const headline = `${nameOf(thrown)}: ${message}`;
-  if (!(thrown instanceof ToolAnswerError)) report?.(`tool "${tool}" threw ${stackOf(thrown) ?? headline}`);
+  if (!isAnswer(thrown)) report?.(`tool "${tool}" threw ${stackOf(thrown) ?? headline}`);
   return { isError: true, content: headline, error: { message } };
+}
+
+/** Even `instanceof` can throw (a revoked proxy): what cannot be asked is a fault, reported like one. */
+function isAnswer(thrown: unknown): boolean {
+  try {
+    return thrown instanceof ToolAnswerError;
+  } catch {
+    return false;
+  }
 }
 
 /** The error's `name` when it is a non-empty string; `Error` for anything else (a thrown string, a bad getter). */
