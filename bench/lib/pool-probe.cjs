@@ -40,6 +40,7 @@ function snapshotsAt(times) {
     setTimeout(() => {
       mkdirSync(dir, { recursive: true });
       writeHeapSnapshot(`${dir}/pool-${threadId}-${i}.heapsnapshot`);
+      console.error(`pool-probe: thread ${threadId} snapshot ${i} at ${new Date().toISOString()}`);
     }, at);
   }
 }

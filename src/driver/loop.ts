@@ -143,51 +143,52 @@ export class Driver {
     }
   }
 
-  private async runTurn(message: ClaimedMessage): Promise<TurnReport> {
+  /** Not async: the turn's state is reset by steps() itself, so nothing waits here while the turn runs. */
+  private runTurn(message: ClaimedMessage): Promise<TurnReport> {
     for (const joined of message.joined ?? []) this.history.push({ role: 'user', text: joined.text });
     this.history.push({ role: 'user', text: message.text, ...partsField(message.parts) });
     const turn = new TurnState(message.turn);
     this.traceHeaders = message.traceHeaders;
-    if (message.aborted) return turn.finish('aborted');
-    const signal = this.beginTurn(message.turn);
+    if (message.aborted) return Promise.resolve(turn.finish('aborted'));
+    return this.steps(turn, this.beginTurn(message.turn));
+  }
+
+  /** The turn's steps until it ends; the turn's abort and number are cleared however it ends. */
+  private async steps(turn: TurnState, signal: AbortSignal): Promise<TurnReport> {
     try {
-      return await this.steps(turn, signal);
+      for (;;) {
+        if (signal.aborted) return turn.finish('aborted');
+        if (this.joinedReports.take()) await this.joinMessages(turn.turn);
+        let view: DriverView;
+        try {
+          // Unchanged (almost always): no await, so a step costs no promise for it.
+          view = this.views.changed() ? await this.views.current() : this.views.last;
+        } catch (error) {
+          return turn.finish('error', errorMessage(error));
+        }
+        // A cancel that came while the view was re-read: no request, not even a logged one.
+        if (signal.aborted) return turn.finish('aborted');
+        const response = await this.request(view, turn, signal);
+        if (response === 'aborted') return turn.finish('aborted');
+        turn.requests += 1;
+        turn.addUsage(response.usage);
+        if (response.text.trim() !== '') turn.output = response.text;
+        const calls =
+          response.finish === 'max-tokens' || response.finish === 'error' || response.finish === 'refusal'
+            ? []
+            : response.toolCalls;
+        this.recordAssistant(response, calls.length > 0 ? 'tool-calls' : response.finish);
+        if (response.finish === 'max-tokens') return this.endTruncated(turn, response);
+        if (response.finish === 'error') return turn.finish('error', response.diagnostic ?? 'the model request failed');
+        if (response.finish === 'refusal') return turn.finish('refusal');
+        if (calls.length === 0) return turn.finish('completed');
+        if (this.stepLimit.isMet(turn)) return this.endAtStepLimit(turn, calls);
+        await this.runCalls(calls, view, signal);
+        if (signal.aborted) return turn.finish('aborted');
+      }
     } finally {
       this.turnAbort = undefined;
       this.currentTurn = undefined;
-    }
-  }
-
-  private async steps(turn: TurnState, signal: AbortSignal): Promise<TurnReport> {
-    for (;;) {
-      if (signal.aborted) return turn.finish('aborted');
-      if (this.joinedReports.take()) await this.joinMessages(turn.turn);
-      let view: DriverView;
-      try {
-        // Unchanged (almost always): no await, so a step costs no promise for it.
-        view = this.views.changed() ? await this.views.current() : this.views.last;
-      } catch (error) {
-        return turn.finish('error', errorMessage(error));
-      }
-      // A cancel that came while the view was re-read: no request, not even a logged one.
-      if (signal.aborted) return turn.finish('aborted');
-      const response = await this.request(view, turn, signal);
-      if (response === 'aborted') return turn.finish('aborted');
-      turn.requests += 1;
-      turn.addUsage(response.usage);
-      if (response.text.trim() !== '') turn.output = response.text;
-      const calls =
-        response.finish === 'max-tokens' || response.finish === 'error' || response.finish === 'refusal'
-          ? []
-          : response.toolCalls;
-      this.recordAssistant(response, calls.length > 0 ? 'tool-calls' : response.finish);
-      if (response.finish === 'max-tokens') return this.endTruncated(turn, response);
-      if (response.finish === 'error') return turn.finish('error', response.diagnostic ?? 'the model request failed');
-      if (response.finish === 'refusal') return turn.finish('refusal');
-      if (calls.length === 0) return turn.finish('completed');
-      if (this.stepLimit.isMet(turn)) return this.endAtStepLimit(turn, calls);
-      await this.runCalls(calls, view, signal);
-      if (signal.aborted) return turn.finish('aborted');
     }
   }
 

@@ -100,11 +100,14 @@ export class ThreadHost {
     );
     const entry: Running = { gateway };
     this.running.set(a, entry);
-    const run = async (): Promise<void> => {
-      entry.driver = await this.drivers.create(plan, gateway.host);
-      if (entry.cancelled) entry.driver.cancel(entry.cancelled.turn);
-      await entry.driver.runActivation();
-    };
+    // A chain, not an async function: nothing suspended here for as long as the activation runs.
+    // (create() is async, so even its synchronous failures arrive as a rejection.)
+    const run = (): Promise<void> =>
+      this.drivers.create(plan, gateway.host).then((driver) => {
+        entry.driver = driver;
+        if (entry.cancelled) driver.cancel(entry.cancelled.turn);
+        return driver.runActivation();
+      });
     const board = this.board;
     void (board ? runWatched(board, a, run) : run()).then(
       () => this.end(a, { ok: true }),
