@@ -24,14 +24,23 @@ type Method = (...args: unknown[]) => unknown;
 class EndsAtLastTurn {
   constructor(
     private readonly inner: GatewayRemote,
-    private readonly end: () => void,
+    private readonly activation: EndsItself,
   ) {}
 
   async endTurn(report: Parameters<GatewayRemote['endTurn']>[0]): ReturnType<GatewayRemote['endTurn']> {
     const answer = await this.inner.endTurn(report);
-    if (answer.ok && answer.value === null) setImmediate(this.end);
+    if (answer.ok && answer.value === null) setImmediate(endNow, this.activation);
     return answer;
   }
+}
+
+/** The activation a wrapped gateway belongs to. */
+export interface EndsItself {
+  endAtLastTurn(): void;
+}
+
+function endNow(activation: EndsItself): void {
+  activation.endAtLastTurn();
 }
 
 for (const name of Object.keys(GATEWAY) as GatewayMethodName[]) {
@@ -43,7 +52,7 @@ for (const name of Object.keys(GATEWAY) as GatewayMethodName[]) {
   });
 }
 
-export function endsAtLastTurn(gateway: GatewayRemote, end: () => void): GatewayRemote {
+export function endsAtLastTurn(gateway: GatewayRemote, activation: EndsItself): GatewayRemote {
   if (gateway.relay) return gateway; // its endTurn never reaches this side's table: it is relayed as it is
-  return new EndsAtLastTurn(gateway, end) as unknown as GatewayRemote;
+  return new EndsAtLastTurn(gateway, activation) as unknown as GatewayRemote;
 }

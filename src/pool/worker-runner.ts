@@ -19,10 +19,10 @@ import type { DriverPlan } from '../wire/protocol.js';
 import type { Activation, ActivationEnd, DriverRunner } from '../wire/runner.js';
 import { createBoard, WatchBoard } from '../wire/watch-board.js';
 import { HangWatchdog } from './hang-watchdog.js';
-import { endsAtLastTurn } from './last-turn.js';
+import { type ActivationOwner, RunnerActivation } from './runner-activation.js';
 import { DeathJudge } from './thread-deaths.js';
 import { ThreadGroup } from './thread-group.js';
-import { outcomeEnd, type PlacedActivation, type ThreadLink } from './thread-link.js';
+import { outcomeEnd, type ThreadLink } from './thread-link.js';
 
 export interface WorkerRunnerOptions {
   /** Model provider configs, shipped once per thread (workerData) instead of with every plan. */
@@ -42,21 +42,13 @@ export interface WorkerRunnerOptions {
 /** What piscina loads: a small entry that loads the driver bundle through a code cache (workers/pool-entry.ts). */
 export const WORKER_ENTRY = 'pool-entry.cjs';
 
-interface LiveActivation extends PlacedActivation {
-  group: ThreadGroup;
-  thread: ThreadLink | undefined;
-  cancelled: { turn?: number } | undefined;
-  /** Ends the activation if its thread's `end` frame is late (endAtLastTurn). */
-  endTimer?: NodeJS.Timeout;
-}
-
 export class WorkerRunner implements DriverRunner {
   readonly kind = 'worker' as const;
   private readonly shared: ThreadGroup;
   private readonly boardBuffer = createBoard();
   private readonly board = new WatchBoard(this.boardBuffer);
   private readonly judge = new DeathJudge(this.board);
-  private readonly live = new Map<number, LiveActivation>();
+  private readonly live = new Map<number, RunnerActivation>();
   private readonly hangTimeoutMs: number;
   private readonly watchdog: HangWatchdog;
   private nextToken = 0;
@@ -77,38 +69,26 @@ export class WorkerRunner implements DriverRunner {
   activate(plan: DriverPlan, gateway: GatewayRemote): Activation {
     const token = this.takeToken();
     const quarantined = this.judge.isQuarantined(plan.agentId);
-    // All endsUnplaced reads of the plan: the closures below keep this, not the plan and its view.
+    const group = quarantined ? this.createGroup({ threads: 1, warm: 1 }, 'quarantine') : this.shared;
+    // All endsUnplaced reads of the plan: the activation keeps this, not the plan and its view.
     const plannedTurn = plan.resumeTurn ? undefined : plan.firstMessage?.turn;
-    let settle!: (end: ActivationEnd) => void;
-    const done = new Promise<ActivationEnd>((resolve) => (settle = resolve));
-    const entry: LiveActivation = {
-      token,
-      agentId: plan.agentId,
-      quarantined,
-      gateway: quarantined ? gateway : endsAtLastTurn(gateway, () => this.endAtLastTurn(entry)),
-      group: quarantined ? this.createGroup({ threads: 1, warm: 1 }, 'quarantine') : this.shared,
-      thread: undefined,
-      cancelled: undefined,
-      settle: (end) => {
-        if (!this.live.has(token)) return;
-        settle(this.release(entry, 'outcome' in end ? this.finished(entry, end.outcome) : end));
-      },
-    };
+    const entry = new RunnerActivation(this.owner, token, plan.agentId, quarantined, gateway, group, plannedTurn);
     this.live.set(token, entry);
     this.watchdog.start();
     entry.group.place(entry, plan);
-    return {
-      done,
-      cancel: (turn) => {
-        if (entry.thread) entry.thread.cancel(token, turn);
-        else if (this.endsUnplaced(entry, plannedTurn, turn)) return;
-        else entry.cancelled = turn === undefined ? {} : { turn };
-      },
-      forceStop: (reason) => {
-        if (entry.thread) this.recycle(entry.thread, { culprit: token, reason, stopReason: 'aborted' });
-      },
-    };
+    return entry;
   }
+
+  /** What every activation of this runner asks of it (one object, not closures per activation). */
+  private readonly owner: ActivationOwner = {
+    isLive: (token) => this.live.has(token),
+    settled: (entry, end) => this.release(entry, 'outcome' in end ? this.finished(entry, end.outcome) : end),
+    endsUnplaced: (entry, planned, turn) => this.endsUnplaced(entry, planned, turn),
+    forceStop: (entry, reason) => {
+      if (entry.thread) this.recycle(entry.thread, { culprit: entry.token, reason, stopReason: 'aborted' });
+    },
+    endAtLastTurn: (entry) => this.endAtLastTurn(entry),
+  };
 
   get threads(): number {
     return this.shared.threads;
@@ -129,7 +109,7 @@ export class WorkerRunner implements DriverRunner {
       idleTimeoutMs: this.options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
       resourceLimits: this.options.resourceLimits ?? defaultResourceLimits(),
       board: this.boardBuffer,
-      placed: (placed, thread) => this.placed(placed as LiveActivation, thread),
+      placed: (placed, thread) => this.placed(placed as RunnerActivation, thread),
       died: (thread, cause) => this.threadDied(thread, cause),
       diagnostic: (error) => this.onPoolError(kind, error),
       ...(this.options.linkSliceMs === undefined ? {} : { linkSliceMs: this.options.linkSliceMs }),
@@ -156,7 +136,7 @@ export class WorkerRunner implements DriverRunner {
    * only to see the cancel. Not for a recovered turn, whose dead driver's request must still be closed.
    */
   /** `planned`: the turn of the plan's first message, unless the plan resumes a turn. */
-  private endsUnplaced(entry: LiveActivation, planned: number | undefined, turn: number | undefined): boolean {
+  private endsUnplaced(entry: RunnerActivation, planned: number | undefined, turn: number | undefined): boolean {
     if (planned === undefined || (turn !== undefined && turn !== planned)) return false;
     entry.group.forget(entry.token);
     entry.settle({
@@ -168,7 +148,7 @@ export class WorkerRunner implements DriverRunner {
     return true;
   }
 
-  private placed(entry: LiveActivation, thread: ThreadLink): void {
+  private placed(entry: RunnerActivation, thread: ThreadLink): void {
     entry.thread = thread;
     if (entry.cancelled) thread.cancel(entry.token, entry.cancelled.turn);
   }
@@ -178,7 +158,7 @@ export class WorkerRunner implements DriverRunner {
     return this.nextToken;
   }
 
-  private finished(entry: LiveActivation, outcome: unknown): ActivationEnd {
+  private finished(entry: RunnerActivation, outcome: unknown): ActivationEnd {
     const { end, ok } = outcomeEnd(outcome);
     if (ok) this.judge.cleared(entry.agentId);
     return end;
@@ -190,7 +170,7 @@ export class WorkerRunner implements DriverRunner {
    * to that thread wait behind this driver's last steps (start → first request p50 +0.1 ms,
    * measured). If that frame has not come a timer tick later, the thread got busy: end then.
    */
-  private endAtLastTurn(entry: LiveActivation, atOnce = false): void {
+  private endAtLastTurn(entry: RunnerActivation, atOnce = false): void {
     const thread = entry.thread;
     if (!thread || !this.live.has(entry.token)) return;
     const running = this.board.running(thread.threadId);
@@ -202,7 +182,7 @@ export class WorkerRunner implements DriverRunner {
     entry.settle({ kind: 'finished' });
   }
 
-  private release(entry: LiveActivation, end: ActivationEnd): ActivationEnd {
+  private release(entry: RunnerActivation, end: ActivationEnd): ActivationEnd {
     clearTimeout(entry.endTimer);
     this.live.delete(entry.token);
     entry.thread?.release(entry.token);
@@ -214,7 +194,7 @@ export class WorkerRunner implements DriverRunner {
   /** Every activation on a dead thread is judged: the one that was executing fails, the others recover. */
   private threadDied(thread: ThreadLink, cause: unknown): void {
     const reason = describeDeath(cause);
-    for (const entry of [...thread.live.values()] as LiveActivation[]) {
+    for (const entry of [...thread.live.values()] as RunnerActivation[]) {
       entry.settle(
         this.judge.judge(
           { token: entry.token, agentId: entry.agentId, threadId: thread.threadId, quarantined: entry.quarantined },

@@ -6,7 +6,6 @@
  * disposed (src/agents/governor.ts): everything it holds is freed then, and whatever it still waits
  * for is withdrawn. Nothing is released by agent id.
  */
-import { type Disposer, makeDisposer } from '../util/disposer.js';
 import type { ModelLease, Ticket, TicketRequest } from './policy.js';
 
 /** One model request asking for admission (DriverGateway.admit's argument). */
@@ -69,8 +68,6 @@ class RequestLease {
 }
 
 export class TurnLease implements Disposable {
-  /** Frees everything the lease holds and withdraws what it waits for; idempotent. */
-  readonly release: Disposer = makeDisposer(() => this.end());
   private holding = false;
   /** Waits open outside the turn (lend): while any, the lease holds no slot. */
   private lent = 0;
@@ -87,6 +84,11 @@ export class TurnLease implements Disposable {
 
   [Symbol.dispose](): void {
     this.release();
+  }
+
+  /** Frees everything the lease holds and withdraws what it waits for; idempotent. A method: every running agent has a lease. */
+  release(): void {
+    if (!this.released) this.end();
   }
 
   /** It holds a turn slot now. */

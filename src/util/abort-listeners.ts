@@ -8,7 +8,8 @@ const fanOuts = new WeakMap<AbortSignal, Set<() => void>>();
 
 /**
  * Runs `callback` once when `signal` aborts; the returned function removes it. Like addEventListener,
- * nothing runs for a signal that has already aborted.
+ * nothing runs for a signal that has already aborted. Each call must pass its own function (the set
+ * holds it as given: the same function twice is one entry).
  */
 export function onAbort(signal: AbortSignal, callback: () => void): () => void {
   if (signal.aborted) return () => undefined;
@@ -26,7 +27,6 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
       { once: true },
     );
   }
-  const own = (): void => callback();
-  callbacks.add(own);
-  return () => void callbacks.delete(own);
+  callbacks.add(callback);
+  return () => void callbacks.delete(callback);
 }
