@@ -249,7 +249,6 @@ export class Driver {
     }
   }
 
-  /** Step limit reached with calls pending: they never run, but each gets a result so the history stays well-formed. */
   /** What the adapter is given: optional keys only when set (no object made per request to spread). */
   private requestOptions(
     view: DriverView,
@@ -282,6 +281,7 @@ export class Driver {
     return options;
   }
 
+  /** Step limit reached with calls pending: they never run, but each gets a result so the history stays well-formed. */
   private endAtStepLimit(turn: TurnState, calls: ToolCallRecord[]): TurnReport {
     const message = this.stepLimit.notRun;
     for (const call of calls)

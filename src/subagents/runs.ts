@@ -37,44 +37,39 @@ export async function startOneShot(
   let disposing: Promise<void> | undefined;
   // A job may adopt this run before it settles; only a run nobody detached rolls up into the parent's turn.
   let run: SubagentRun | undefined;
-  const ended = (error: unknown): never => {
-    core.events.emit('end', { runId, provider, id: child.id, stopReason: 'error' });
-    publishSubagentEnd(hub, parent, child.id, 'error', undefined);
-    throw error;
+  const failed = (error: unknown): never => {
+    try {
+      core.events.emit('end', { runId, provider, id: child.id, stopReason: 'error' });
+      publishSubagentEnd(hub, parent, child.id, 'error', undefined);
+      throw error;
+    } finally {
+      stopForwarding();
+    }
   };
   // One reaction on the child's turn (a wide fan-out holds one per running child while it waits).
-  const result = turnResult.then(
-    (turn) => {
-      try {
-        let settled: SubagentResult;
-        try {
-          settled = toSubagentResult(turn);
-        } catch (error) {
-          return ended(error);
-        }
-        if (run && !core.detachedRuns.has(run) && parent.current?.turn === parentTurn)
-          parent.addChildUsage(settled.usage, turn.usageTree);
-        core.events.emit('end', {
-          runId,
-          provider,
-          id: child.id,
-          stopReason: settled.stopReason,
-          ...(settled.output ? { output: settled.output } : {}),
-        });
-        publishSubagentEnd(hub, parent, child.id, settled.stopReason, settled.usage);
-        return settled;
-      } finally {
-        stopForwarding();
-      }
-    },
-    (error: unknown) => {
-      try {
-        return ended(error);
-      } finally {
-        stopForwarding();
-      }
-    },
-  );
+  const result = turnResult.then((turn) => {
+    let settled: SubagentResult;
+    try {
+      settled = toSubagentResult(turn);
+    } catch (error) {
+      return failed(error);
+    }
+    try {
+      if (run && !core.detachedRuns.has(run) && parent.current?.turn === parentTurn)
+        parent.addChildUsage(settled.usage, turn.usageTree);
+      core.events.emit('end', {
+        runId,
+        provider,
+        id: child.id,
+        stopReason: settled.stopReason,
+        ...(settled.output ? { output: settled.output } : {}),
+      });
+      publishSubagentEnd(hub, parent, child.id, settled.stopReason, settled.usage);
+      return settled;
+    } finally {
+      stopForwarding();
+    }
+  }, failed);
   run = { id: child.id, result, dispose: () => (disposing ??= child.dispose()) };
   try {
     await accepted.durable;

@@ -52,7 +52,11 @@ export class SentViews {
  * (numbers only grow), JSON text never holds a raw newline nor starts with `#`.
  */
 const frozenIds = new WeakMap<object, number>();
-/** The contents numbered, most recent SCHEMA_IDS_KEPT (a runtime whose tools churn lets old ones go). */
+/**
+ * The contents numbered, at most SCHEMA_IDS_KEPT, forgotten all at once when full (a runtime whose tools
+ * churn lets old ones go). A content seen again after that gets a new number: its views are then keyed
+ * apart from older ones, never together with different content.
+ */
 const idsByJson = new Map<string, number>();
 const SCHEMA_IDS_KEPT = 256;
 let lastSchemaId = 0;
