@@ -160,6 +160,18 @@ export const sharedBuffer = (): Decl<SharedArrayBuffer> =>
     () => z.instanceof(SharedArrayBuffer),
   );
 
+/** One Int32 in shared memory, as a version cell crosses to a driver (src/wire/version-cell.ts). */
+export const sharedCell = (): Decl<Int32Array> =>
+  scalar(
+    (value) =>
+      `(${value} instanceof Int32Array && ${value}.length === 1 && ${value}.buffer instanceof SharedArrayBuffer)`,
+    () =>
+      z.custom<Int32Array>(
+        (value) => value instanceof Int32Array && value.length === 1 && value.buffer instanceof SharedArrayBuffer,
+        'expected one Int32 over shared memory',
+      ),
+  );
+
 export interface LiteralDecl<T> extends Decl<T> {
   readonly value: T;
 }

@@ -29,7 +29,7 @@ import type {
 import { guardDisposed } from '../util/guard.js';
 import type { DriverPlan } from '../wire/protocol.js';
 import type { Activation, ActivationEnd } from '../wire/runner.js';
-import { VersionCell } from '../wire/version-cell.js';
+import type { VersionCell } from '../wire/version-cell.js';
 import { type IncomingMessage, recordAndQueue } from './accept.js';
 import { armCancelGrace } from './cancel-grace.js';
 import { CodePrograms } from './code-calls.js';
@@ -57,9 +57,9 @@ export class AgentImpl implements GatewayAgent {
   private guardedTools: ToolRegistry | undefined;
   private guardedPrompt: PromptRegistry | undefined;
   readonly codeMode: CodeMode;
-  readonly ownVersion = new VersionCell();
+  readonly ownVersion: VersionCell;
   /** Bumped when a message waits for the running turn's next model step (DriverPlan.stepCell). */
-  readonly stepCell = new VersionCell();
+  readonly stepCell: VersionCell;
   readonly writer: SessionWriter;
   readonly inbox = new Inbox();
   /** Turn state: changed only through the ledger's transitions (claim, mirror, finish). */
@@ -89,6 +89,8 @@ export class AgentImpl implements GatewayAgent {
     this.route = init.route;
     this.maxSteps = init.maxSteps;
     this.codeMode = init.codeMode;
+    this.ownVersion = deps.cells.take();
+    this.stepCell = deps.cells.take();
     this.writer = new SessionWriter(deps.store, init.id, init.nextSeq, deps.now);
     this.governor = new TurnGovernor(this, deps, init.budget);
     this.turns = new TurnLedger({
@@ -393,6 +395,9 @@ export class AgentImpl implements GatewayAgent {
     await this.deps.store.release?.(this.id).catch(() => undefined);
     this.init.tools.dispose();
     this.init.prompt.dispose();
+    // No driver of this agent runs any more (awaited above): its cells may serve the next agents.
+    this.ownVersion.release();
+    this.stepCell.release();
     this.deps.onDisposed(this.id);
     this.deps.hub.agentDisposed(this.id);
   }

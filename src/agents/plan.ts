@@ -32,8 +32,8 @@ export function planActivation(agent: PlannedAgent): DriverPlan {
     codeBusyTimeoutMs: limits.codeBusyTimeoutMs,
     codeWallTimeoutMs: limits.codeWallTimeoutMs,
     codeLimits: limits.codeLimits,
-    versions: [agent.deps.globalVersion.buffer, agent.ownVersion.buffer],
-    stepCell: agent.stepCell.buffer,
+    versions: [agent.deps.globalVersion.cell, agent.ownVersion.cell],
+    stepCell: agent.stepCell.cell,
     // A report already waiting makes the driver look at its first step (a recovered turn included).
     stepSeen: agent.stepCell.value - (agent.inbox.stepPending ? 1 : 0),
     // Only a governed provider costs the driver a crossing per request (createBrood limits).

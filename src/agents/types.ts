@@ -13,7 +13,7 @@ import type { AgentToolScope } from '../tools/system.js';
 import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore, TurnResult } from '../types.js';
 import type { IdGenerator } from '../util/ids.js';
 import type { DriverRunner } from '../wire/runner.js';
-import type { VersionCell } from '../wire/version-cell.js';
+import type { CellSlabs, VersionCell } from '../wire/version-cell.js';
 import type { StructuredTurn } from './structured-turn.js';
 
 export interface AgentRuntimeLimits {
@@ -40,6 +40,8 @@ export interface AgentDeps {
   timers: Pick<Clock, 'setTimeout'>;
   limits: AgentRuntimeLimits;
   globalVersion: VersionCell;
+  /** Where the agents' own cells are cut from (and given back to when they are disposed). */
+  cells: CellSlabs;
   /** Host event fan-out; inactive (and free) while nobody subscribes. */
   hub: EventHub;
   /** The approval gate every tool call passes (docs/approvals.md). */

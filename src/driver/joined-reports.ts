@@ -10,7 +10,7 @@ export class JoinedReportsWatch {
   private seen: number;
 
   constructor(plan: Pick<DriverPlan, 'stepCell' | 'stepSeen'>) {
-    this.cell = plan.stepCell === undefined ? undefined : new Int32Array(plan.stepCell);
+    this.cell = plan.stepCell;
     // The value when the plan was made: a message accepted while the parent claimed this activation's
     // first message is still seen at its first step.
     this.seen = plan.stepSeen ?? this.read();

@@ -74,7 +74,7 @@ export class Driver {
     this.views = new ViewTracker(plan.view, plan.versions, () => host.refreshView());
     this.joinedReports = new JoinedReportsWatch(plan);
     this.stepLimit = stepCountIs(plan.maxSteps ?? DEFAULTS.maxSteps);
-    this.eventsFlag = plan.eventsFlag === undefined ? undefined : new Int32Array(plan.eventsFlag);
+    this.eventsFlag = plan.eventsFlag;
     this.preAdmitted = plan.firstAdmitted === true;
   }
 

@@ -1,12 +1,11 @@
 /**
- * Keeps a driver's view fresh without a round trip per request: the parent bumps Int32 cells in a
- * SharedArrayBuffer on every registry or prompt change that may affect this agent; the driver compares
+ * Keeps a driver's view fresh without a round trip per request: the parent bumps Int32 cells in
+ * shared memory on every registry or prompt change that may affect this agent; the driver compares
  * them before each request and re-fetches the resolved view only when they moved.
  */
 import type { DriverView } from '../wire/protocol.js';
 
 export class ViewTracker {
-  private readonly cells: Int32Array[];
   private seen: number[];
   private view: DriverView;
   /** The plan came without a view (the parent could not resolve one): fetch before the first use. */
@@ -14,10 +13,9 @@ export class ViewTracker {
 
   constructor(
     view: DriverView | null,
-    versions: SharedArrayBuffer[],
+    private readonly cells: Int32Array[],
     private readonly refresh: () => Promise<DriverView>,
   ) {
-    this.cells = versions.map((buffer) => new Int32Array(buffer));
     this.seen = this.read();
     this.view = view ?? { system: '', tools: [], classes: {} };
     this.stale = view === null;

@@ -25,10 +25,9 @@ interface Subscription {
 
 export class EventHub {
   /** Int32 cell read by drivers: non-zero while anyone subscribes (text deltas are worth sending). */
-  readonly flag = new SharedArrayBuffer(4);
+  readonly flag = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
   /** Signals of one-shot starts made for background jobs: their `subagent-start` says 'background'. */
   readonly backgroundSignals = new WeakSet<AbortSignal>();
-  private readonly cell = new Int32Array(this.flag);
   private readonly subscriptions = new Map<EventStream, Subscription>();
   /** createBrood `telemetry`: sees every agent's log and child starts, subscribers or not. */
   telemetry: Telemetry | undefined;
@@ -78,7 +77,7 @@ export class EventHub {
       subscription.cleanup = () => signal.removeEventListener('abort', onAbort);
     }
     this.subscriptions.set(stream, subscription);
-    Atomics.store(this.cell, 0, 1);
+    Atomics.store(this.flag, 0, 1);
     return stream;
   }
 
@@ -104,7 +103,7 @@ export class EventHub {
     if (subscription === undefined) return;
     this.subscriptions.delete(stream);
     subscription.cleanup?.();
-    if (this.subscriptions.size === 0) Atomics.store(this.cell, 0, 0);
+    if (this.subscriptions.size === 0) Atomics.store(this.flag, 0, 0);
   }
 
   private accepts(subscription: Subscription, agentId: string): boolean {

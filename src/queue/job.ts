@@ -63,8 +63,7 @@ export const modelConfigsSchema = z.array(
 export type ModelConfigs = ModelProviderConfig[];
 
 export function cellsOf(plan: DriverPlan): Int32Array[] {
-  const buffers = [plan.eventsFlag, plan.stepCell, ...plan.versions].filter((buffer) => buffer !== undefined);
-  return buffers.map((buffer) => new Int32Array(buffer));
+  return [plan.eventsFlag, plan.stepCell, ...plan.versions].filter((cell) => cell !== undefined);
 }
 
 export function readCells(cells: readonly Int32Array[]): number[] {
@@ -79,17 +78,17 @@ export function toRemotePlan(plan: DriverPlan, cells: readonly Int32Array[]): Re
 /** The host's side: fresh local cells (its threads read them), the plan checked like any plan from a parent. */
 export function fromRemotePlan(remote: RemotePlan): { plan: DriverPlan; cells: Int32Array[] } {
   const { cells: values, eventsFlag, stepCell, ...rest } = remote;
-  const buffers = values.map((value) => {
-    const buffer = new SharedArrayBuffer(4);
-    Atomics.store(new Int32Array(buffer), 0, value);
-    return buffer;
+  const cells = values.map((value) => {
+    const cell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+    Atomics.store(cell, 0, value);
+    return cell;
   });
-  const versions = [...buffers];
+  const versions = [...cells];
   const flag = eventsFlag ? versions.shift() : undefined;
   const step = stepCell === true ? versions.shift() : undefined;
   const candidate = { ...rest, versions, ...(flag ? { eventsFlag: flag } : {}), ...(step ? { stepCell: step } : {}) };
   const plan = driverPlan.parse(candidate, 'plan') as DriverPlan;
-  return { plan, cells: buffers.map((buffer) => new Int32Array(buffer)) };
+  return { plan, cells };
 }
 
 export function jobIdOf(parent: string, a: number): string {

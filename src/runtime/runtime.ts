@@ -50,7 +50,7 @@ import { describe } from '../util/describe.js';
 import type { IdGenerator } from '../util/ids.js';
 import { defaultIds } from '../util/ids.js';
 import type { DriverRunner } from '../wire/runner.js';
-import { VersionCell } from '../wire/version-cell.js';
+import { CellSlabs } from '../wire/version-cell.js';
 import type { CreateAgentOptions, ResumeAgentOptions } from './agent-options.js';
 import { AsyncPlugins } from './async-plugins.js';
 import { type DiagnosticSink, diagnosticSink } from './diagnostics.js';
@@ -101,7 +101,8 @@ export class Runtime implements SubagentCore {
     const telemetry =
       options.telemetry &&
       createTelemetry(options.telemetry, catalog, this.reportBackgroundError, driverKind(options.runner));
-    const globalVersion = new VersionCell();
+    const cells = new CellSlabs();
+    const globalVersion = cells.take();
     this.tools = createToolSystem({
       onChange: () => globalVersion.bump(),
       reportFault: this.reportBackgroundError,
@@ -151,6 +152,7 @@ export class Runtime implements SubagentCore {
       now: clockNow,
       timers,
       globalVersion,
+      cells,
       hub,
       approvals: this.approvals,
       scheduler,

@@ -26,6 +26,7 @@ import {
   optional,
   record,
   sharedBuffer,
+  sharedCell,
   str,
   tagged,
   tuple,
@@ -255,7 +256,7 @@ export const driverPlanDecl = object({
    */
   credit: optional(sharedBuffer()),
   /** Int32 cell the parent keeps non-zero while a host subscribes to events: only then are text deltas sent. */
-  eventsFlag: optional(sharedBuffer()),
+  eventsFlag: optional(sharedCell()),
   codeMode: oneOf(['native', 'code', 'both']),
   codeBusyTimeoutMs: num('positive'),
   codeWallTimeoutMs: num('positive'),
@@ -264,13 +265,13 @@ export const driverPlanDecl = object({
    * Int32 version cells the parent bumps on every registry/prompt change that may affect this agent:
    * one shared by the whole runtime (global layers) and one of the agent's own (its layers).
    */
-  versions: array(sharedBuffer()),
+  versions: array(sharedCell()),
   /**
    * Int32 cell the parent bumps when a message waits for the running turn's next model step (a
    * child's `next-step` report), and its value when this plan was made: the driver asks for the
    * message (the gateway's joinMessages) only when the cell moved, so steps cost no round trip otherwise.
    */
-  stepCell: optional(sharedBuffer()),
+  stepCell: optional(sharedCell()),
   stepSeen: optional(int()),
   /** The message the parent already claimed for this activation's first turn (saves a round trip). */
   firstMessage: optional(claim),

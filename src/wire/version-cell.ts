@@ -1,13 +1,67 @@
-/** A version cell: one Int32 in shared memory, bumped by the parent and read lock-free by drivers. */
+/**
+ * Version cells: Int32s in shared memory, bumped by the parent and read lock-free by drivers. A cell
+ * crosses to a driver as a one-element Int32Array over shared memory (DriverPlan `versions`,
+ * `stepCell`, `eventsFlag`).
+ *
+ * Every agent owns two cells for its life, so a wide fan-out or 100,000 parked children hold
+ * hundreds of thousands. A SharedArrayBuffer each cost ~0.6 KB in the parent and ~0.5 KB more in the
+ * thread its driver runs on (the buffer object, its backing store and V8's bookkeeping of it), for
+ * four bytes. Cells are therefore cut from slabs: one buffer per thousand cells, a view object each,
+ * and a disposed agent's cells go back to its runtime's slabs for the next agents.
+ */
+
+/** Cells per slab: 4 KB of shared memory. */
+const SLAB_CELLS = 1024;
+
 export class VersionCell {
-  readonly buffer = new SharedArrayBuffer(4);
-  private readonly cell = new Int32Array(this.buffer);
+  private released = false;
+
+  /** Without a slab: a cell of its own (a runtime's single cells, tests). */
+  constructor(
+    readonly cell: Int32Array = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT)),
+    private readonly slabs?: CellSlabs,
+  ) {}
 
   bump(): void {
-    Atomics.add(this.cell, 0, 1);
+    // A cell handed back may already be another agent's: a late bump must not reach it.
+    if (!this.released) Atomics.add(this.cell, 0, 1);
   }
 
   get value(): number {
     return Atomics.load(this.cell, 0);
+  }
+
+  /** Hands the cell back to its slab (once; its driver has ended). Later bumps change nothing. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.slabs?.giveBack(this.cell);
+  }
+}
+
+/** A runtime's slabs: cells are taken when an agent is made and given back when it is disposed. */
+export class CellSlabs {
+  private readonly free: Int32Array[] = [];
+  private slab: SharedArrayBuffer | undefined;
+  private cut = SLAB_CELLS;
+
+  take(): VersionCell {
+    const reused = this.free.pop();
+    if (reused !== undefined) {
+      Atomics.store(reused, 0, 0); // as a fresh cell reads
+      return new VersionCell(reused, this);
+    }
+    if (this.slab === undefined || this.cut === SLAB_CELLS) {
+      this.slab = new SharedArrayBuffer(SLAB_CELLS * Int32Array.BYTES_PER_ELEMENT);
+      this.cut = 0;
+    }
+    const cell = new Int32Array(this.slab, this.cut * Int32Array.BYTES_PER_ELEMENT, 1);
+    this.cut += 1;
+    return new VersionCell(cell, this);
+  }
+
+  /** Called by VersionCell.release only. */
+  giveBack(cell: Int32Array): void {
+    this.free.push(cell);
   }
 }

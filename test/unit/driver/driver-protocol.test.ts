@@ -137,7 +137,7 @@ function connect(
     route: { provider: 'fake', model: 'fake' },
     view: parent.view,
     ...planDefaults(),
-    versions: [version.buffer],
+    versions: [version.cell],
     ...plan,
   };
   const driver = new Driver(fullPlan, client.host, adapter);
@@ -355,7 +355,7 @@ describe('ThreadHost (the pool thread side of a link, run in-process)', () => {
       view: { system: '', tools: [], classes: {} },
       ...planDefaults(),
       maxParallelToolCalls: 2,
-      versions: [new VersionCell().buffer],
+      versions: [new VersionCell().cell],
     };
     const outcome = run(3, plan, parent.gateway());
     await requested.promise;

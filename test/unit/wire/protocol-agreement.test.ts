@@ -47,6 +47,8 @@ const nonEmpty = fc.string({ minLength: 1, maxLength: 8 });
 const nat = fc.nat({ max: 1000 });
 const record = fc.dictionary(str, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 });
 const sab = fc.constant(null).map(() => new SharedArrayBuffer(4));
+/** A version cell as it crosses: one Int32 of a shared slab (here at a non-zero offset, as slabs cut them). */
+const cell = fc.nat({ max: 3 }).map((at) => new Int32Array(new SharedArrayBuffer(16), at * 4, 1));
 const optionalKeys = <T extends Record<string, fc.Arbitrary<unknown>>>(required: (keyof T & string)[], shape: T) =>
   fc.record(shape, { requiredKeys: required });
 
@@ -101,7 +103,7 @@ const plan = optionalKeys(
     maxParallelToolCalls: fc.integer({ min: 1, max: 64 }),
     maxSteps: fc.integer({ min: 1, max: 100 }),
     toolsInParent: fc.boolean(),
-    eventsFlag: sab,
+    eventsFlag: cell,
     codeMode: fc.constantFrom('native', 'code', 'both'),
     codeBusyTimeoutMs: fc.double({ min: 0.5, max: 1e6, noNaN: true }),
     codeWallTimeoutMs: fc.integer({ min: 1, max: 1e6 }),
@@ -111,7 +113,9 @@ const plan = optionalKeys(
       maxOutputBytes: fc.integer({ min: 1, max: 1e8 }),
       maxToolCalls: fc.integer({ min: 1, max: 1e5 }),
     }),
-    versions: fc.array(sab, { maxLength: 2 }),
+    versions: fc.array(cell, { maxLength: 2 }),
+    stepCell: cell,
+    stepSeen: nat,
     firstMessage: claim,
     resumeTurn: optionalKeys(['turn', 'messageId', 'startedCallIds'], {
       turn: fc.integer(),
@@ -265,7 +269,7 @@ const mutation = fc.record({
 });
 
 const isContainer = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !(value instanceof SharedArrayBuffer);
+  typeof value === 'object' && value !== null && !(value instanceof SharedArrayBuffer) && !ArrayBuffer.isView(value);
 
 /** Applies `m` to a deep copy of `value`, descending along `m.path` as far as containers go. */
 function mutate(value: unknown, m: Mutation): unknown {
@@ -289,7 +293,7 @@ function mutate(value: unknown, m: Mutation): unknown {
 
 /**
  * Same data: own enumerable keys and values, recursively (zod builds plain copies; the hand check
- * returns the input, which may have a null prototype), SharedArrayBuffers by identity.
+ * returns the input, which may have a null prototype), shared memory (buffers, cells) by identity.
  */
 function sameData(a: unknown, b: unknown): boolean {
   if (a === b || (Number.isNaN(a) && Number.isNaN(b))) return true;
