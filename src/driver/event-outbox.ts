@@ -21,7 +21,8 @@ export class EventOutbox {
   private flushScheduled = false;
   private deltaTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly log: (batch: DriverEvent[]) => Promise<void>) {}
+  /** The sink is called as `sink.log(batch)` (a driver's gateway): no closure per driver to hold. */
+  constructor(private readonly sink: { log(batch: DriverEvent[]): Promise<void> }) {}
 
   get hasPending(): boolean {
     return this.pending.length > 0;
@@ -46,7 +47,7 @@ export class EventOutbox {
   /** Sends what is pending; resolves when the parent has it. */
   async flush(): Promise<void> {
     const batch = this.take();
-    if (batch !== undefined) await this.log(batch);
+    if (batch !== undefined) await this.sink.log(batch);
   }
 
   /**
@@ -55,7 +56,7 @@ export class EventOutbox {
    */
   flushSoon(): void {
     const batch = this.take();
-    if (batch !== undefined) this.log(batch).catch(ignore);
+    if (batch !== undefined) this.sink.log(batch).catch(ignore);
   }
 
   /** One function per outbox for its microtask and delta timer, instead of a closure per batch. */

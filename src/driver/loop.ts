@@ -70,8 +70,8 @@ export class Driver {
     private readonly hooks: DriverHooks = {},
   ) {
     this.history = [...plan.history];
-    this.events = new EventOutbox((batch) => host.log(batch));
-    this.views = new ViewTracker(plan.view, plan.versions, () => host.refreshView());
+    this.events = new EventOutbox(host);
+    this.views = new ViewTracker(plan.view, plan.versions, host);
     this.joinedReports = new JoinedReportsWatch(plan);
     this.stepLimit = stepCountIs(plan.maxSteps ?? DEFAULTS.maxSteps);
     this.eventsFlag = plan.eventsFlag;

@@ -16,10 +16,23 @@ export interface StopCondition {
 }
 
 export function stepCountIs(maxSteps: number): StopCondition {
-  return {
-    isMet: (turn) => turn.requests >= maxSteps,
-    notRun: `not run: the turn reached its step limit (maxSteps ${maxSteps})`,
-    diagnostic: (pending) =>
-      `the turn reached its step limit: ${maxSteps} model requests (maxSteps ${maxSteps}); ${pending} tool call${pending === 1 ? '' : 's'} of the last response did not run`,
-  };
+  return new StepCount(maxSteps);
+}
+
+/** Methods on a prototype, the texts made only when the limit is met: every driver holds one. */
+class StepCount implements StopCondition {
+  constructor(private readonly maxSteps: number) {}
+
+  isMet(turn: { readonly requests: number }): boolean {
+    return turn.requests >= this.maxSteps;
+  }
+
+  get notRun(): string {
+    return `not run: the turn reached its step limit (maxSteps ${this.maxSteps})`;
+  }
+
+  diagnostic(pending: number): string {
+    const { maxSteps } = this;
+    return `the turn reached its step limit: ${maxSteps} model requests (maxSteps ${maxSteps}); ${pending} tool call${pending === 1 ? '' : 's'} of the last response did not run`;
+  }
 }

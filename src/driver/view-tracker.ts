@@ -14,7 +14,8 @@ export class ViewTracker {
   constructor(
     view: DriverView | null,
     private readonly cells: Int32Array[],
-    private readonly refresh: () => Promise<DriverView>,
+    /** Called as `source.refreshView()` (a driver's gateway): no closure per driver to hold. */
+    private readonly source: { refreshView(): Promise<DriverView> },
   ) {
     this.seen = this.read();
     this.view = view ?? { system: '', tools: [], classes: {} };
@@ -41,7 +42,7 @@ export class ViewTracker {
     if (!this.changed()) return this.view;
     // Read the versions before fetching: a change racing with the fetch is seen next time.
     const versions = this.read();
-    this.view = await this.refresh();
+    this.view = await this.source.refreshView();
     this.seen = versions;
     this.stale = false;
     return this.view;

@@ -12,6 +12,8 @@ import type { DriverGateway } from '../wire/gateway.js';
 import type { DriverPlan } from '../wire/protocol.js';
 import { AdapterCache } from './adapter-cache.js';
 
+const NATIVE_HOOKS = Object.freeze({ threadId });
+
 export class DriverFactory {
   private readonly adapters: AdapterCache;
   /** run_code sandbox threads of this host, shared by its drivers (a program holds one at a time). */
@@ -23,6 +25,8 @@ export class DriverFactory {
 
   async create(plan: DriverPlan, host: DriverGateway): Promise<Driver> {
     const adapter = await this.adapters.get(plan.route.provider);
+    // A driver without Code Mode never runs a program: it holds no runner for one.
+    if (plan.codeMode === 'native') return new Driver(plan, host, adapter, NATIVE_HOOKS);
     return new Driver(plan, host, adapter, { runCode: codeRunner(plan, host, this.sandboxes), threadId });
   }
 

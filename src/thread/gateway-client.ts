@@ -1,9 +1,9 @@
 /** A pool thread's side of the parent's gateway, one per activation (see GatewayClient). */
 import type * as Comlink from 'comlink';
 import { BroodError } from '../errors.js';
-import { type DriverGateway, driverHostOver, remoteGateway } from '../wire/gateway.js';
+import { type CallGuard, type DriverGateway, driverHostOver, remoteGateway } from '../wire/gateway.js';
 import type { DriverEvent, WireType } from '../wire/protocol.js';
-import { unwrapReply } from '../wire/reply.js';
+import { type Reply, unwrapReply } from '../wire/reply.js';
 
 /**
  * The driver host's side of one activation: comlink calls over the activation's link endpoint, and
@@ -11,7 +11,7 @@ import { unwrapReply } from '../wire/reply.js';
  * Comlink never rejects a call whose other end went away, so every call sits in a pending table that
  * is rejected as a whole when the link closes.
  */
-export class GatewayClient {
+export class GatewayClient implements CallGuard {
   readonly host: DriverGateway;
   /**
    * The calls in flight (usually one). An array, not a Set: a Set of one grows its table on every add
@@ -22,8 +22,8 @@ export class GatewayClient {
 
   constructor(endpoint: Comlink.Endpoint, sendLog: (events: DriverEvent[]) => void, sent?: () => Promise<void>) {
     // `log` never goes through comlink here: it is overridden below with the one-way frame.
-    const remote = remoteGateway(endpoint, () => Promise.resolve({ ok: true, value: undefined }));
-    const host = driverHostOver(remote, (what, send, value) => this.guard(what, send, value));
+    const remote = remoteGateway(endpoint, loggedElsewhere);
+    const host = driverHostOver(remote, this);
     host.log = (events) => {
       if (this.closedReason !== undefined)
         return Promise.reject(new BroodError('WORKER_CRASHED', `log: ${this.closedReason}`));
@@ -41,7 +41,8 @@ export class GatewayClient {
     for (const reject of this.pending.splice(0)) reject(error);
   }
 
-  private guard<T>(what: string, send: () => Promise<unknown>, value: WireType<T>): Promise<T> {
+  /** Every call of this activation's host (CallGuard): refused once the link is gone, else tracked until answered. */
+  guard<T>(what: string, send: () => Promise<unknown>, value: WireType<T>): Promise<T> {
     if (this.closedReason !== undefined)
       return Promise.reject(new BroodError('WORKER_CRASHED', `${what}: ${this.closedReason}`));
     // One reaction for both outcomes (not then/catch/finally): a wide fan-out has thousands in flight.
@@ -70,4 +71,9 @@ export class GatewayClient {
     const last = this.pending.pop() as (error: BroodError) => void;
     if (at < this.pending.length) this.pending[at] = last;
   }
+}
+
+/** The remote table's `log`, never called: the host's own `log` sends frames (one function for every activation). */
+function loggedElsewhere(): Promise<Reply<undefined>> {
+  return Promise.resolve({ ok: true, value: undefined });
 }

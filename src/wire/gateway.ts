@@ -5,8 +5,9 @@
  * envelopes back into the typed DriverGateway a driver uses. Every runner goes through
  * driverHostOver, so replies are validated the same way whether they crossed a thread or not.
  */
-import * as Comlink from 'comlink';
+import type * as Comlink from 'comlink';
 import { decodeError } from '../errors.js';
+import { ComlinkCaller } from './comlink-caller.js';
 import {
   GATEWAY,
   type GatewayArgs,
@@ -129,36 +130,25 @@ export function serveTable(implementation: GatewayImplementation, before?: () =>
   return Object.freeze(served) as unknown as GatewayRemote;
 }
 
-type ProxyCall = (...args: unknown[]) => Promise<Reply<unknown>>;
-
 /**
- * The parent's gateway as a driver host sees it: comlink calls over an activation's link endpoint.
- * comlink's proxy is made on the first call, and each method's proxy is taken on first use and kept:
- * reading `remote.executeTool` creates a new proxy and registers it with comlink's
- * FinalizationRegistry, which per call was allocation and GC work for nothing; taking all of them up
- * front would cost more than a short activation's few calls. comlink's apply ignores `this`, so a
- * taken proxy is called as it is. `log` is the caller's (a frame). The methods live on the class's
- * prototype, made once (see below): a wide fan-out has thousands of these alive, and a closure and
- * context per method and activation were ~1 KB of each running child's thread heap.
+ * The parent's gateway as a driver host sees it: comlink calls over an activation's link endpoint
+ * (ComlinkCaller: comlink's messages without comlink's proxies). `log` is the caller's (a frame). The
+ * methods live on the class's prototype, made once (see below): a wide fan-out has thousands of these
+ * alive, and a closure and context per method and activation were ~1 KB of each running child's
+ * thread heap.
  */
 class RemoteGateway {
-  private remote: Record<GatewayMethod, ProxyCall> | undefined;
-  private taken: Map<GatewayMethod, ProxyCall> | undefined;
+  private readonly caller: ComlinkCaller;
 
   constructor(
-    private readonly endpoint: Comlink.Endpoint,
+    endpoint: Comlink.Endpoint,
     readonly log: GatewayRemote['log'],
-  ) {}
+  ) {
+    this.caller = new ComlinkCaller(endpoint);
+  }
 
   call(method: GatewayMethod, args: unknown[]): Promise<Reply<unknown>> {
-    this.taken ??= new Map();
-    let proxy = this.taken.get(method);
-    if (!proxy) {
-      this.remote ??= Comlink.wrap<GatewayRemote>(this.endpoint) as unknown as Record<GatewayMethod, ProxyCall>;
-      proxy = this.remote[method];
-      this.taken.set(method, proxy);
-    }
-    return proxy(...args);
+    return this.caller.call(method, args) as Promise<Reply<unknown>>;
   }
 }
 for (const method of GATEWAY_METHODS) {
@@ -197,9 +187,14 @@ export function isGatewayAnswer(message: unknown): boolean {
   return answer.type === 'RAW' || (answer.type === 'HANDLER' && answer.name === 'throw');
 }
 
-type Guard = <T>(what: string, send: () => Promise<unknown>, value: WireType<T>) => Promise<T>;
+/** What every call goes through (called as `guard.guard(...)`: an activation's client is its own guard). */
+export interface CallGuard {
+  guard<T>(what: string, send: () => Promise<unknown>, value: WireType<T>): Promise<T>;
+}
 
-const direct: Guard = async (what, send, value) => unwrapReply(await send(), value, what);
+const direct: CallGuard = {
+  guard: async (what, send, value) => unwrapReply(await send(), value, what),
+};
 
 /**
  * The typed gateway over a served one: each answer is checked against the method's declared reply.
@@ -209,7 +204,7 @@ const direct: Guard = async (what, send, value) => unwrapReply(await send(), val
 class DriverHost {
   constructor(
     readonly served: Record<string, AnyMethod | undefined>,
-    readonly guard: Guard,
+    readonly guarded: CallGuard,
   ) {}
 }
 for (const name of ALL_METHODS) {
@@ -222,11 +217,15 @@ for (const name of ALL_METHODS) {
     configurable: true,
     value: function call(this: DriverHost, ...args: unknown[]) {
       const { served } = this;
-      return this.guard(name, () => (served[name]?.(...args) as Promise<unknown>) ?? Promise.resolve(answer), reply);
+      return this.guarded.guard(
+        name,
+        () => (served[name]?.(...args) as Promise<unknown>) ?? Promise.resolve(answer),
+        reply,
+      );
     },
   });
 }
 
-export function driverHostOver(remote: GatewayRemote, guard: Guard = direct): DriverGateway {
+export function driverHostOver(remote: GatewayRemote, guard: CallGuard = direct): DriverGateway {
   return new DriverHost(remote as unknown as Record<string, AnyMethod | undefined>, guard) as unknown as DriverGateway;
 }

@@ -278,7 +278,7 @@ class FrameEndpoint implements Endpoint {
   constructor(private readonly post: (message: unknown) => void) {}
 
   postMessage(message: unknown): void {
-    // comlink's FinalizationRegistry may post a release long after the activation ended.
+    // A call or an answer may come after the activation ended: it has no one left to reach.
     if (this.open) this.post(message);
   }
 

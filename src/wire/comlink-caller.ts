@@ -1,0 +1,65 @@
+/**
+ * comlink's calling side for the gateway, without its proxies. A driver host calls the parent's
+ * gateway by comlink's protocol (an APPLY message with a one-name path and RAW arguments, answered by
+ * `Comlink.expose` with a RAW value or a thrown error), and the parent serves it with comlink. But
+ * `Comlink.wrap` makes two Proxies per activation (the root and the method's), five trap closures
+ * each, registers both with a FinalizationRegistry, and names each call with a random id built from
+ * four strings: ~1.4 KB per running driver that a wide fan-out's thread holds thousands of. The
+ * messages are the same ones `wrap` sends, so `isGatewayCall` and the parent's `expose` see no
+ * difference.
+ */
+import type * as Comlink from 'comlink';
+import { BroodError } from '../errors.js';
+
+interface Waiter {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+export class ComlinkCaller {
+  /** Calls awaiting their answer, by id (usually one); made with the first call. */
+  private waiting: Map<string, Waiter> | undefined;
+  private calls = 0;
+
+  constructor(private readonly endpoint: Comlink.Endpoint) {}
+
+  /** Calls `method` with `args` on the object exposed at the other end; settles with its answer. */
+  call(method: string, args: unknown[]): Promise<unknown> {
+    const waiting = this.waiting ?? this.listen();
+    // Ids only need to be unique on this endpoint: each activation has its own.
+    this.calls += 1;
+    const id = `c${this.calls}`;
+    const argumentList = args.map((value) => ({ type: 'RAW', value }));
+    return new Promise((resolve, reject) => {
+      waiting.set(id, { resolve, reject });
+      this.endpoint.postMessage({ id, type: 'APPLY', path: [method], argumentList });
+    });
+  }
+
+  private listen(): Map<string, Waiter> {
+    const waiting = new Map<string, Waiter>();
+    this.waiting = waiting;
+    this.endpoint.addEventListener('message', (event: Event) => this.answered((event as MessageEvent).data));
+    this.endpoint.start?.();
+    return waiting;
+  }
+
+  private answered(data: unknown): void {
+    const answer = data as { id?: unknown; type?: unknown; name?: unknown; value?: unknown } | null;
+    if (typeof answer !== 'object' || answer === null || typeof answer.id !== 'string') return;
+    const waiter = this.waiting?.get(answer.id);
+    if (waiter === undefined) return;
+    this.waiting?.delete(answer.id);
+    if (answer.type === 'RAW') waiter.resolve(answer.value);
+    else if (answer.type === 'HANDLER' && answer.name === 'throw') waiter.reject(thrownBy(answer.value));
+    else waiter.reject(new BroodError('INTERNAL', `the gateway answered a call with a ${String(answer.type)} value`));
+  }
+}
+
+/** What `Comlink.expose` sent for a throw, as `wrap` would rethrow it. */
+function thrownBy(serialized: unknown): unknown {
+  const thrown = serialized as { isError?: unknown; value?: unknown } | null;
+  if (thrown?.isError !== true) return thrown?.value;
+  const fields = thrown.value as { message?: unknown } | null;
+  return Object.assign(new Error(String(fields?.message ?? 'the gateway threw')), fields);
+}
