@@ -19,16 +19,13 @@ interface Waiter {
 export class ComlinkCaller {
   /** Calls awaiting their answer, by id (usually one); made with the first call. */
   private waiting: Map<string, Waiter> | undefined;
-  private calls = 0;
 
   constructor(private readonly endpoint: Comlink.Endpoint) {}
 
   /** Calls `method` with `args` on the object exposed at the other end; settles with its answer. */
   call(method: string, args: unknown[]): Promise<unknown> {
     const waiting = this.waiting ?? this.listen();
-    // Ids only need to be unique on this endpoint: each activation has its own.
-    this.calls += 1;
-    const id = `c${this.calls}`;
+    const id = nextCallId();
     const argumentList = args.map((value) => ({ type: 'RAW', value }));
     return new Promise((resolve, reject) => {
       waiting.set(id, { resolve, reject });
@@ -54,6 +51,19 @@ export class ComlinkCaller {
     else if (answer.type === 'HANDLER' && answer.name === 'throw') waiter.reject(thrownBy(answer.value));
     else waiter.reject(new BroodError('INTERNAL', `the gateway answered a call with a ${String(answer.type)} value`));
   }
+}
+
+/**
+ * Call ids unique beyond one endpoint: a queue host's own calls and the calls it relays for its
+ * threads' drivers share the endpoint to the parent, and answers are matched by id alone. So each
+ * thread (each module instance) numbers its calls after a random prefix of its own, as comlink's
+ * random ids were.
+ */
+const ID_PREFIX = `${Math.random().toString(36).slice(2, 10)}-`;
+let lastCallId = 0;
+function nextCallId(): string {
+  lastCallId += 1;
+  return `${ID_PREFIX}${lastCallId}`;
 }
 
 /** What `Comlink.expose` sent for a throw, as `wrap` would rethrow it. */

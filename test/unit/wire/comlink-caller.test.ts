@@ -50,6 +50,26 @@ describe('calling the gateway by comlink’s protocol, without its proxies', () 
     await expect(first).resolves.toBe('slow');
   });
 
+  it('keeps two callers on one endpoint apart (a queue host relays its drivers’ calls beside its own)', async () => {
+    const { port1, port2 } = new MessageChannel();
+    ports.push(port1, port2);
+    let release: (value: unknown) => void = () => undefined;
+    const slow = new Promise((resolve) => {
+      release = resolve;
+    });
+    Comlink.expose(
+      { echo: (value: string) => (value === 'first' ? slow.then(() => value) : value) },
+      nodeEndpoint(port2),
+    );
+    const endpoint = nodeEndpoint(port1);
+    const host = new ComlinkCaller(endpoint);
+    const relayed = new ComlinkCaller(endpoint);
+    const first = host.call('echo', ['first']);
+    await expect(relayed.call('echo', ['second'])).resolves.toBe('second');
+    release(undefined);
+    await expect(first).resolves.toBe('first');
+  });
+
   it('rethrows what the exposed method threw, an Error with its message and name', async () => {
     const { caller } = over({
       fails: () => {
