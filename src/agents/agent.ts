@@ -29,7 +29,7 @@ import type {
 import { guardDisposed } from '../util/guard.js';
 import type { DriverPlan } from '../wire/protocol.js';
 import type { Activation, ActivationEnd } from '../wire/runner.js';
-import type { VersionCell } from '../wire/version-cell.js';
+import type { AgentCells } from '../wire/version-cell.js';
 import { type IncomingMessage, recordAndQueue } from './accept.js';
 import { armCancelGrace } from './cancel-grace.js';
 import { CodePrograms } from './code-calls.js';
@@ -57,9 +57,7 @@ export class AgentImpl implements GatewayAgent {
   private guardedTools: ToolRegistry | undefined;
   private guardedPrompt: PromptRegistry | undefined;
   readonly codeMode: CodeMode;
-  readonly ownVersion: VersionCell;
-  /** Bumped when a message waits for the running turn's next model step (DriverPlan.stepCell). */
-  readonly stepCell: VersionCell;
+  readonly cells: AgentCells;
   readonly writer: SessionWriter;
   readonly inbox = new Inbox();
   /** Turn state: changed only through the ledger's transitions (claim, mirror, finish). */
@@ -89,8 +87,7 @@ export class AgentImpl implements GatewayAgent {
     this.route = init.route;
     this.maxSteps = init.maxSteps;
     this.codeMode = init.codeMode;
-    this.ownVersion = deps.cells.take();
-    this.stepCell = deps.cells.take();
+    this.cells = deps.cells.forAgent();
     this.writer = new SessionWriter(deps.store, init.id, init.nextSeq, deps.now);
     this.governor = new TurnGovernor(this, deps, init.budget);
     this.turns = new TurnLedger({
@@ -103,7 +100,7 @@ export class AgentImpl implements GatewayAgent {
       owner: this,
     });
     this.writer.observe = (stamped, meta) => deps.hub.logged(this, stamped, meta);
-    // The tool scope bumps ownVersion on its own and global tool changes (composeAgent's ScopeOwner),
+    // The tool scope bumps cells.view on its own and global tool changes (composeAgent's ScopeOwner),
     // agent-layer prompt changes through the prompt scope; global prompt changes bump the global cell.
     for (const message of init.unclaimed) this.inbox.push(restoredMessage(message));
   }
@@ -120,11 +117,11 @@ export class AgentImpl implements GatewayAgent {
 
   /** LedgerOwner (with isDisposed): what the turn ledger asks of its agent. */
   bumpView(): void {
-    this.ownVersion.bump();
+    this.cells.view.bump();
   }
 
   stepPending(): void {
-    this.stepCell.bump();
+    this.cells.step.bump();
   }
 
   traceHeaders(): Record<string, string> | undefined {
@@ -186,7 +183,7 @@ export class AgentImpl implements GatewayAgent {
 
   private delivered(delivery: MessageDelivery | undefined): void {
     if (delivery === 'quiet') return;
-    if (delivery === 'next-step') this.stepCell.bump();
+    if (delivery === 'next-step') this.cells.step.bump();
     this.wake();
   }
 
@@ -396,8 +393,7 @@ export class AgentImpl implements GatewayAgent {
     this.init.tools.dispose();
     this.init.prompt.dispose();
     // No driver of this agent runs any more (awaited above): its cells may serve the next agents.
-    this.ownVersion.release();
-    this.stepCell.release();
+    this.cells.release();
     this.deps.onDisposed(this.id);
     this.deps.hub.agentDisposed(this.id);
   }

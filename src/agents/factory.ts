@@ -117,7 +117,7 @@ class ScopeOwner implements PromptScopeOptions {
   /** The tool scope's view of the agent (a function: the tool system takes one). */
   readonly agentOf = (): AgentImpl | undefined => this.composed;
   /** A change to what the agent's tool scope presents: its drivers re-fetch their view. */
-  readonly bumpOwn = (): void => this.composed?.ownVersion.bump();
+  readonly bumpOwn = (): void => this.composed?.cells.view.bump();
 
   constructor(spec: AgentComposition) {
     this.id = spec.id;
@@ -134,7 +134,7 @@ class ScopeOwner implements PromptScopeOptions {
   }
 
   onChange(): void {
-    this.composed?.ownVersion.bump();
+    this.composed?.cells.view.bump();
   }
 
   builtins(): Record<string, string | undefined> {

@@ -1,7 +1,7 @@
 /** What an activation receives after setup (SPEC: the plan): read from the agent at the moment it starts. */
 import type { ChatMessage } from '../models/types.js';
 import type { DriverPlan } from '../wire/protocol.js';
-import type { VersionCell } from '../wire/version-cell.js';
+import type { AgentCells } from '../wire/version-cell.js';
 import { resolveView } from './gateway.js';
 import type { Inbox } from './inbox.js';
 import type { GatewayAgent } from './parent-tools.js';
@@ -10,8 +10,7 @@ import type { CurrentTurn } from './turns.js';
 /** The agent as a plan reads it: its own cells and inbox besides what the gateway sees. */
 export interface PlannedAgent extends GatewayAgent {
   readonly route: DriverPlan['route'];
-  readonly ownVersion: VersionCell;
-  readonly stepCell: VersionCell;
+  readonly cells: AgentCells;
   readonly inbox: Inbox;
   readonly history: readonly ChatMessage[];
 }
@@ -32,10 +31,10 @@ export function planActivation(agent: PlannedAgent): DriverPlan {
     codeBusyTimeoutMs: limits.codeBusyTimeoutMs,
     codeWallTimeoutMs: limits.codeWallTimeoutMs,
     codeLimits: limits.codeLimits,
-    versions: [agent.deps.globalVersion.cell, agent.ownVersion.cell],
-    stepCell: agent.stepCell.cell,
+    versions: [agent.deps.globalVersion.cell, agent.cells.view.cell],
+    stepCell: agent.cells.step.cell,
     // A report already waiting makes the driver look at its first step (a recovered turn included).
-    stepSeen: agent.stepCell.value - (agent.inbox.stepPending ? 1 : 0),
+    stepSeen: agent.cells.step.value - (agent.inbox.stepPending ? 1 : 0),
     // Only a governed provider costs the driver a crossing per request (createBrood limits).
     ...(agent.deps.scheduler.governsModels(agent.route.provider) ? { admission: true, ...paceOf(agent) } : {}),
   };

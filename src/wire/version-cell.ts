@@ -39,8 +39,28 @@ export class VersionCell {
   }
 }
 
+/** An agent's own cells, taken together when it is made and given back together when it is disposed. */
+export class AgentCells {
+  constructor(
+    /** Bumped on every change to the agent's own tool or prompt layers (DriverPlan.versions[1]). */
+    readonly view: VersionCell,
+    /** Bumped when a message waits for the running turn's next model step (DriverPlan.stepCell). */
+    readonly step: VersionCell,
+  ) {}
+
+  /** Once no driver of the agent runs any more. */
+  release(): void {
+    this.view.release();
+    this.step.release();
+  }
+}
+
 /** A runtime's slabs: cells are taken when an agent is made and given back when it is disposed. */
 export class CellSlabs {
+  forAgent(): AgentCells {
+    return new AgentCells(this.take(), this.take());
+  }
+
   private readonly free: Int32Array[] = [];
   private slab: SharedArrayBuffer | undefined;
   private cut = SLAB_CELLS;

@@ -51,6 +51,18 @@ describe('version cells cut from shared slabs', () => {
     expect(next.value).toBe(1);
   });
 
+  it('an agent takes two cells of its own and gives both back when it is disposed', () => {
+    const slabs = new CellSlabs();
+    const agent = slabs.forAgent();
+    expect(agent.view.cell).not.toBe(agent.step.cell);
+    agent.view.bump();
+    agent.release();
+    agent.step.bump(); // late: changes nothing
+    const next = slabs.forAgent();
+    expect(new Set([next.view.cell, next.step.cell])).toEqual(new Set([agent.view.cell, agent.step.cell]));
+    expect([next.view.value, next.step.value]).toEqual([0, 0]);
+  });
+
   it('releasing twice gives the cell back once', () => {
     const slabs = new CellSlabs();
     const cell = slabs.take();
