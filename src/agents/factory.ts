@@ -93,6 +93,9 @@ export function composeAgent(core: RuntimeCore, spec: AgentComposition): { agent
       deps,
     );
     owner.composed = agent;
+    // An agent rolled back is never disposed: its cells go back here (a later dispose gives back nothing twice).
+    const cells = agent.cells;
+    rollback.add(() => cells.release());
     if (spec.setup) runSetupHook(spec.setup, agent);
     prompt.assemble();
   } catch (error) {
