@@ -59,7 +59,7 @@ export class ComlinkCaller {
  * thread (each module instance) numbers its calls after a random prefix of its own, as comlink's
  * random ids were.
  */
-const ID_PREFIX = `${Math.random().toString(36).slice(2, 10)}-`;
+const ID_PREFIX = `${crypto.randomUUID().slice(0, 8)}-`;
 let lastCallId = 0;
 function nextCallId(): string {
   lastCallId += 1;
