@@ -50,7 +50,7 @@ import { describe } from '../util/describe.js';
 import type { IdGenerator } from '../util/ids.js';
 import { defaultIds } from '../util/ids.js';
 import type { DriverRunner } from '../wire/runner.js';
-import { CellSlabs } from '../wire/version-cell.js';
+import { CellSlabs, VersionCell } from '../wire/version-cell.js';
 import type { CreateAgentOptions, ResumeAgentOptions } from './agent-options.js';
 import { AsyncPlugins } from './async-plugins.js';
 import { type DiagnosticSink, diagnosticSink } from './diagnostics.js';
@@ -102,7 +102,8 @@ export class Runtime implements SubagentCore {
       options.telemetry &&
       createTelemetry(options.telemetry, catalog, this.reportBackgroundError, driverKind(options.runner));
     const cells = new CellSlabs();
-    const globalVersion = cells.take();
+    // Its own cell, not the slabs': they go once every agent's cells are back.
+    const globalVersion = new VersionCell();
     this.tools = createToolSystem({
       onChange: () => globalVersion.bump(),
       reportFault: this.reportBackgroundError,

@@ -16,10 +16,12 @@ const SLAB_CELLS = 1024;
 export class VersionCell {
   private released = false;
 
-  /** Without a slab: a cell of its own (a runtime's single cells, tests). */
+  /** Without slabs: a cell of its own (a runtime's single cells, tests). */
   constructor(
     readonly cell: Int32Array = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT)),
     private readonly slabs?: CellSlabs,
+    /** Its place in the slabs (slab × SLAB_CELLS + index), when it has one. */
+    private readonly slot = -1,
   ) {}
 
   bump(): void {
@@ -35,7 +37,7 @@ export class VersionCell {
   release(): void {
     if (this.released) return;
     this.released = true;
-    this.slabs?.giveBack(this.cell);
+    this.slabs?.giveBack(this.slot);
   }
 }
 
@@ -55,33 +57,50 @@ export class AgentCells {
   }
 }
 
-/** A runtime's slabs: cells are taken when an agent is made and given back when it is disposed. */
+/**
+ * A runtime's slabs: cells are taken when an agent is made and given back when it is disposed. Free
+ * cells are kept as slot numbers (slab × SLAB_CELLS + index), not view objects, and once every cell is
+ * back the slabs go too: a host that once ran 100,000 children keeps neither their views nor their
+ * slabs afterwards.
+ */
 export class CellSlabs {
+  private slabs: SharedArrayBuffer[] = [];
+  private free: number[] = [];
+  /** Slots ever cut from the slabs (since they last went). */
+  private cut = 0;
+  /** Cells handed out and not given back. */
+  private inUse = 0;
+
   forAgent(): AgentCells {
     return new AgentCells(this.take(), this.take());
   }
 
-  private readonly free: Int32Array[] = [];
-  private slab: SharedArrayBuffer | undefined;
-  private cut = SLAB_CELLS;
-
   take(): VersionCell {
-    const reused = this.free.pop();
-    if (reused !== undefined) {
-      Atomics.store(reused, 0, 0); // as a fresh cell reads
-      return new VersionCell(reused, this);
-    }
-    if (this.slab === undefined || this.cut === SLAB_CELLS) {
-      this.slab = new SharedArrayBuffer(SLAB_CELLS * Int32Array.BYTES_PER_ELEMENT);
-      this.cut = 0;
-    }
-    const cell = new Int32Array(this.slab, this.cut * Int32Array.BYTES_PER_ELEMENT, 1);
-    this.cut += 1;
-    return new VersionCell(cell, this);
+    const slot = this.free.pop() ?? this.cutSlot();
+    const slab = this.slabs[Math.floor(slot / SLAB_CELLS)] as SharedArrayBuffer;
+    const cell = new Int32Array(slab, (slot % SLAB_CELLS) * Int32Array.BYTES_PER_ELEMENT, 1);
+    Atomics.store(cell, 0, 0); // a reused cell reads as a fresh one
+    this.inUse += 1;
+    return new VersionCell(cell, this, slot);
   }
 
   /** Called by VersionCell.release only. */
-  giveBack(cell: Int32Array): void {
-    this.free.push(cell);
+  giveBack(slot: number): void {
+    this.inUse -= 1;
+    if (this.inUse > 0) {
+      this.free.push(slot);
+      return;
+    }
+    this.slabs = [];
+    this.free = [];
+    this.cut = 0;
+  }
+
+  private cutSlot(): number {
+    if (this.cut === this.slabs.length * SLAB_CELLS)
+      this.slabs.push(new SharedArrayBuffer(SLAB_CELLS * Int32Array.BYTES_PER_ELEMENT));
+    const slot = this.cut;
+    this.cut += 1;
+    return slot;
   }
 }

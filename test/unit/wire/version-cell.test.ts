@@ -37,39 +37,58 @@ describe('version cells cut from shared slabs', () => {
     for (const cell of cells) expect(cell.length).toBe(1);
   });
 
+  /** The same Int32 of the same slab (views are made per take). */
+  const samePlace = (a: Int32Array, b: Int32Array) => a.buffer === b.buffer && a.byteOffset === b.byteOffset;
+
   it('a released cell serves the next agent from zero, and the old owner can no longer move it', () => {
     const slabs = new CellSlabs();
+    const holder = slabs.take(); // another agent's, alive throughout
     const old = slabs.take();
     old.bump();
     old.release();
     const next = slabs.take();
-    expect(next.cell).toBe(old.cell); // the same Int32, handed on
+    expect(samePlace(next.cell, old.cell)).toBe(true);
     expect(next.value).toBe(0);
     old.bump(); // a late bump from the disposed agent
     expect(next.value).toBe(0);
     next.bump();
     expect(next.value).toBe(1);
+    expect(holder.value).toBe(0);
   });
 
   it('an agent takes two cells of its own and gives both back when it is disposed', () => {
     const slabs = new CellSlabs();
+    slabs.take(); // another agent's, alive throughout
     const agent = slabs.forAgent();
-    expect(agent.view.cell).not.toBe(agent.step.cell);
+    expect(samePlace(agent.view.cell, agent.step.cell)).toBe(false);
     agent.view.bump();
     agent.release();
     agent.step.bump(); // late: changes nothing
     const next = slabs.forAgent();
-    expect(new Set([next.view.cell, next.step.cell])).toEqual(new Set([agent.view.cell, agent.step.cell]));
+    const places = (cells: typeof agent) => [cells.view.cell, cells.step.cell].map((cell) => cell.byteOffset).sort();
+    expect(places(next)).toEqual(places(agent));
+    expect(next.view.cell.buffer).toBe(agent.view.cell.buffer);
     expect([next.view.value, next.step.value]).toEqual([0, 0]);
   });
 
   it('releasing twice gives the cell back once', () => {
     const slabs = new CellSlabs();
+    slabs.take(); // another agent's, alive throughout
     const cell = slabs.take();
     cell.release();
     cell.release();
-    expect(slabs.take().cell).toBe(cell.cell);
-    expect(slabs.take().cell).not.toBe(cell.cell);
+    expect(samePlace(slabs.take().cell, cell.cell)).toBe(true);
+    expect(samePlace(slabs.take().cell, cell.cell)).toBe(false);
+  });
+
+  it('once every cell is back the slabs go: a later agent starts a new one', () => {
+    const slabs = new CellSlabs();
+    const cells = Array.from({ length: 1500 }, () => slabs.take());
+    const buffers = new Set(cells.map(({ cell }) => cell.buffer));
+    for (const cell of cells) cell.release();
+    const after = slabs.take();
+    expect(buffers.has(after.cell.buffer)).toBe(false);
+    expect(after.cell.byteOffset).toBe(0);
   });
 
   it('a cell without a slab is its own shared Int32', () => {
