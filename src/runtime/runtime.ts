@@ -102,7 +102,7 @@ export class Runtime implements SubagentCore {
       options.telemetry &&
       createTelemetry(options.telemetry, catalog, this.reportBackgroundError, driverKind(options.runner));
     const cells = new CellSlabs();
-    // Its own cell, not the slabs': they go once every agent's cells are back.
+    // Its own cell, not one of the slabs' (those are the agents').
     const globalVersion = new VersionCell();
     this.tools = createToolSystem({
       onChange: () => globalVersion.bump(),
