@@ -42,15 +42,23 @@ export class ComlinkCaller {
   }
 
   private answered(data: unknown): void {
-    const answer = data as { id?: unknown; type?: unknown; name?: unknown; value?: unknown } | null;
+    const answer = data as { id?: unknown; type?: unknown; value?: unknown } | null;
     if (typeof answer !== 'object' || answer === null || typeof answer.id !== 'string') return;
     const waiter = this.waiting?.get(answer.id);
     if (waiter === undefined) return;
     this.waiting?.delete(answer.id);
-    if (answer.type === 'RAW') waiter.resolve(answer.value);
-    else if (answer.type === 'HANDLER' && answer.name === 'throw') waiter.reject(thrownBy(answer.value));
-    else waiter.reject(new BroodError('INTERNAL', `the gateway answered a call with a ${String(answer.type)} value`));
+    if (!isGatewayAnswer(answer))
+      waiter.reject(new BroodError('INTERNAL', `the gateway answered a call with a ${String(answer.type)} value`));
+    else if (answer.type === 'RAW') waiter.resolve(answer.value);
+    else waiter.reject(thrownBy(answer.value));
   }
+}
+
+/** Whether an `rpc` frame's message is comlink's answer to a call (a plain value or a thrown error). */
+export function isGatewayAnswer(message: unknown): boolean {
+  const answer = message as { type?: unknown; id?: unknown; name?: unknown } | null;
+  if (typeof answer !== 'object' || answer === null || typeof answer.id !== 'string') return false;
+  return answer.type === 'RAW' || (answer.type === 'HANDLER' && answer.name === 'throw');
 }
 
 /**

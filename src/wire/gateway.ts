@@ -8,6 +8,9 @@
 import type * as Comlink from 'comlink';
 import { decodeError } from '../errors.js';
 import { ComlinkCaller } from './comlink-caller.js';
+
+export { isGatewayAnswer } from './comlink-caller.js';
+
 import {
   GATEWAY,
   type GatewayArgs,
@@ -178,13 +181,6 @@ export function isGatewayCall(message: unknown): boolean {
     Array.isArray(argumentList) &&
     argumentList.every((argument) => (argument as { type?: unknown } | null)?.type === 'RAW')
   );
-}
-
-/** Whether an `rpc` frame's message is comlink's answer to a call (a plain value or a thrown error). */
-export function isGatewayAnswer(message: unknown): boolean {
-  const answer = message as { type?: unknown; id?: unknown; name?: unknown } | null;
-  if (typeof answer !== 'object' || answer === null || typeof answer.id !== 'string') return false;
-  return answer.type === 'RAW' || (answer.type === 'HANDLER' && answer.name === 'throw');
 }
 
 /** What every call goes through (called as `guard.guard(...)`: an activation's client is its own guard). */
