@@ -165,7 +165,9 @@ export class ThreadGroup {
 
   /** Starts the threads placement asks for (placement.ts: the warm set first, then one at a time). */
   private grow(): void {
-    if (this.closing) return;
+    // Every thread linked (a wide fan-out's common case, checked per placement): none can start, and
+    // piscina's thread list is not copied to count them.
+    if (this.closing || this.links.size >= this.options.threads) return;
     const count = threadsToStart({
       started: this.pool.started,
       linked: [...this.links.values()],

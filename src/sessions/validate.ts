@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { validateDelegationDepth } from '../depth.js';
 import { BroodError } from '../errors.js';
-import { modelRouteShape } from '../models/route.js';
+import { modelRoute, modelRouteShape } from '../models/route.js';
 import type { SessionEvent, SessionHeader } from '../types.js';
 import { describe } from '../util/describe.js';
 import { isPlainObject } from '../util/plain.js';
@@ -42,11 +42,32 @@ export function checkHeader(value: unknown): SessionHeader {
     throw new BroodError('INVALID_CONFIG', `session header must be an object, got ${describe(value)}`);
   }
   validateDelegationDepth((value as { delegationDepth?: unknown }).delegationDepth);
+  if (isQuickHeader(value as Record<string, unknown>)) return value as SessionHeader;
   const parsed = sessionHeaderSchema.safeParse(value);
   if (!parsed.success) {
     throw new BroodError('INVALID_CONFIG', `invalid session header: ${summarize(parsed.error)}`);
   }
   return value as SessionHeader;
+}
+
+/**
+ * The common valid header, checked by hand: every agent's session is created through here (a wide
+ * fan-out creates thousands at once). True only where sessionHeaderSchema accepts too (the property
+ * tests hold it to that); anything else goes to zod, which decides and explains.
+ */
+export function isQuickHeader(value: Record<string, unknown>): boolean {
+  const { id, createdAt, parentSession, origin, seedLength, model } = value;
+  return (
+    typeof id === 'string' &&
+    id.length > 0 &&
+    Number.isFinite(createdAt) &&
+    // Any value, but the key itself is required (zod reads it with `in`).
+    'delegationDepth' in value &&
+    (parentSession === undefined || (typeof parentSession === 'string' && parentSession.length > 0)) &&
+    (origin === undefined || origin === 'subagent') &&
+    (seedLength === undefined || (Number.isSafeInteger(seedLength) && (seedLength as number) >= 0)) &&
+    modelRoute.check(model)
+  );
 }
 
 /**

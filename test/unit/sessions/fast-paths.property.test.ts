@@ -1,12 +1,18 @@
 /**
- * The session store's hand-written fast check agrees with its zod schema, for random
- * valid and invalid events (wrong types, NaN/Infinity, empty strings, arrays, class instances, extra
+ * The session store's hand-written fast checks agree with its zod schemas, for random
+ * valid and invalid events and headers (wrong types, NaN/Infinity, empty strings, arrays, class instances, extra
  * keys, keys such as `constructor`). The wire protocol's hand checks are held to their schemas by
  * test/wire/protocol-agreement.test.ts.
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { eventProblem, isQuickEvent, sessionEventSchema } from '../../../src/sessions/validate.js';
+import {
+  eventProblem,
+  isQuickEvent,
+  isQuickHeader,
+  sessionEventSchema,
+  sessionHeaderSchema,
+} from '../../../src/sessions/validate.js';
 
 class Instance {
   constructor(readonly type = 'x') {}
@@ -83,6 +89,33 @@ it("session events: isQuickEvent gives sessionEventSchema's verdict (NaN and Inf
     fc.property(sessionEvent, (value) => {
       expect(isQuickEvent(value)).toBe(sessionEventSchema.safeParse(value).success);
       expect(eventProblem(value) === undefined).toBe(sessionEventSchema.safeParse(value).success);
+    }),
+    RUNS,
+  );
+});
+
+const modelRoute = shaped({
+  provider: fc.oneof(stringish, fc.integer()),
+  model: fc.oneof(stringish, fc.integer()),
+  reasoningEffort: fc.oneof(stringish, fc.integer(), fc.constant(undefined)),
+  maxTokens: fc.oneof(fc.integer({ min: -2, max: 8 }), numberish, stringish, fc.constant(undefined)),
+});
+
+const sessionHeader = shaped({
+  id: fc.oneof(stringish, fc.integer()),
+  createdAt: fc.oneof(fc.integer(), numberish, stringish),
+  parentSession: fc.oneof(stringish, fc.integer(), fc.constant(undefined)),
+  origin: fc.oneof(fc.constant('subagent'), stringish, fc.integer(), fc.constant(undefined)),
+  delegationDepth: fc.oneof(fc.nat(4), anyValue),
+  seedLength: fc.oneof(fc.nat(5), numberish, stringish, fc.constant(undefined)),
+  model: fc.oneof(modelRoute, notData),
+});
+
+it("session headers: isQuickHeader gives sessionHeaderSchema's verdict for any object", () => {
+  fc.assert(
+    fc.property(sessionHeader, (value) => {
+      fc.pre(typeof value === 'object' && value !== null && !Array.isArray(value));
+      expect(isQuickHeader(value as Record<string, unknown>)).toBe(sessionHeaderSchema.safeParse(value).success);
     }),
     RUNS,
   );
