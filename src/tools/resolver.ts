@@ -2,7 +2,8 @@
  * The single resolver (SPEC §4 rule 1). Every consumer — view(), presented schemas, lookup,
  * execution, concurrency classification and the SDK — goes through `resolveAll` / `resolveOne`,
  * which share `candidate` + `present`, so a tool can never be visible without being executable
- * (or the reverse). Nothing is cached: each call reads the live layers.
+ * (or the reverse). Nothing is cached: each call reads the live layers (what is kept per definition,
+ * its plain schema and entry, derives from the definition alone).
  */
 import type { Agent, ToolDefinition, ToolSchema, ToolView } from '../types.js';
 import { compareCodeUnits } from './code-mode-sdk.js';
@@ -26,16 +27,40 @@ export interface ScopeInputs {
   readonly agent: Agent | undefined;
 }
 
-/** Every tool visible to the scope, sorted by name in code unit order. */
+/**
+ * Every tool visible to the scope, sorted by name in code unit order. Each agent's setup and each of
+ * its plans resolve the whole scope, so this makes no set of names and no sort buffer: globals a local
+ * shadows are skipped, then the locals follow.
+ */
 export function resolveAll(inputs: ScopeInputs): ResolvedTool[] {
-  const names = new Set(inputs.globals.keys());
-  for (const name of inputs.locals?.keys() ?? []) names.add(name);
+  const { globals, locals } = inputs;
   const resolved: ResolvedTool[] = [];
-  for (const name of names) {
+  for (const name of globals.keys()) {
+    if (locals?.has(name)) continue;
     const tool = resolveOne(inputs, name);
     if (tool !== undefined) resolved.push(tool);
   }
-  return resolved.sort((a, b) => compareCodeUnits(a.name, b.name));
+  if (locals !== undefined) {
+    for (const name of locals.keys()) {
+      const tool = resolveOne(inputs, name);
+      if (tool !== undefined) resolved.push(tool);
+    }
+  }
+  return sortByName(resolved);
+}
+
+/** A scope holds a handful of tools: an insertion sort in place, where Array#sort allocates its buffers. */
+const SORTED_IN_PLACE = 32;
+function sortByName(tools: ResolvedTool[]): ResolvedTool[] {
+  if (tools.length > SORTED_IN_PLACE) return tools.sort((a, b) => compareCodeUnits(a.name, b.name));
+  for (let i = 1; i < tools.length; i++) {
+    const tool = tools[i] as ResolvedTool;
+    let j = i - 1;
+    for (; j >= 0 && compareCodeUnits((tools[j] as ResolvedTool).name, tool.name) > 0; j--)
+      tools[j + 1] = tools[j] as ResolvedTool;
+    tools[j + 1] = tool;
+  }
+  return tools;
 }
 
 /** The one tool `name` resolves to in this scope, or undefined when it is not visible. */
@@ -60,15 +85,28 @@ function candidate(
 function present(definition: ToolDefinition, layer: ToolLayerName, agent: Agent | undefined): ResolvedTool | undefined {
   const presentation = presentationFor(definition, agent);
   if (presentation === false) return undefined;
-  const schema: ToolSchema =
-    presentation === undefined
-      ? plainSchema(definition)
-      : {
-          name: definition.name,
-          description: presentation.description ?? definition.description,
-          parameters: presentation.parameters ?? definition.parameters,
-        };
+  if (presentation === undefined) return plainResolved(definition, layer);
+  const schema: ToolSchema = {
+    name: definition.name,
+    description: presentation.description ?? definition.description,
+    parameters: presentation.parameters ?? definition.parameters,
+  };
   return { name: definition.name, schema, definition, layer };
+}
+
+/** Like its plain schema, a tool presented alike to every agent resolves to one frozen entry per layer. */
+const plainEntries: Record<ToolLayerName, WeakMap<ToolDefinition, ResolvedTool>> = {
+  global: new WeakMap(),
+  agent: new WeakMap(),
+};
+function plainResolved(definition: ToolDefinition, layer: ToolLayerName): ResolvedTool {
+  const entries = plainEntries[layer];
+  let entry = entries.get(definition);
+  if (entry === undefined) {
+    entry = Object.freeze({ name: definition.name, schema: plainSchema(definition), definition, layer });
+    entries.set(definition, entry);
+  }
+  return entry;
 }
 
 /**
@@ -104,6 +142,11 @@ function presentationFor(definition: ToolDefinition, agent: Agent | undefined) {
 export function toView(resolved: readonly ResolvedTool[]): ToolView {
   const names = resolved.map((tool) => tool.name);
   const schemas = resolved.map((tool) => tool.schema);
-  const index = new Set(names);
-  return { names, schemas, has: (name: string) => index.has(name) };
+  // Built on the first lookup: most views are read for their names and schemas only.
+  let index: Set<string> | undefined;
+  const has = (name: string) => {
+    index ??= new Set(names);
+    return index.has(name);
+  };
+  return { names, schemas, has };
 }

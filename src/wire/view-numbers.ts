@@ -44,27 +44,32 @@ export class SentViews {
 }
 
 /**
- * A view's content as a string, each schema a part. A schema's content gets a number the first time a
- * frozen schema with it is seen (the tool resolver shares one frozen schema among agents for a tool with
- * no per-agent presentation), kept per object: a fan-out's children neither serialise the same ~2 KB of
- * schemas again nor build and hash a key that long. Any other schema is its JSON, or the number of a
- * frozen one with the same JSON. Equal keys mean equal views: a number is given to one content only
- * (numbers only grow), JSON text never holds a raw newline nor starts with `#`.
+ * A view's content as a string: its system prompt's number, its classes, then each schema as a part.
+ * A schema's content gets a number the first time a frozen schema with it is seen (the tool resolver
+ * shares one frozen schema among agents for a tool with no per-agent presentation), kept per object: a
+ * fan-out's children neither serialise the same ~2 KB of schemas again nor build and hash a key that
+ * long. Any other schema is its JSON, or the number of a frozen one with the same JSON. The system
+ * prompt, the same text in every child of a fan-out but a new string in each, is numbered by its
+ * text (a lookup hashes it; its JSON would copy it). Equal keys mean equal views: a number is given to
+ * one content only (numbers only grow), JSON text never holds a raw newline nor starts with `#`.
  */
 const frozenIds = new WeakMap<object, number>();
 /**
- * The contents numbered, at most SCHEMA_IDS_KEPT, forgotten all at once when full (a runtime whose tools
- * churn lets old ones go). A content seen again after that gets a new number: its views are then keyed
- * apart from older ones, never together with different content.
+ * The contents numbered, at most IDS_KEPT of each kind, forgotten all at once when full (a runtime
+ * whose tools or prompts churn lets old ones go). A content seen again after that gets a new number:
+ * its views are then keyed apart from older ones, never together with different content.
  */
 const idsByJson = new Map<string, number>();
-const SCHEMA_IDS_KEPT = 256;
-let lastSchemaId = 0;
+const idsBySystem = new Map<string, number>();
+const IDS_KEPT = 256;
+let lastId = 0;
 
 function viewKey(view: DriverView): string {
   // A malformed plan is numbered by its JSON as it is: the other side answers it (INTERNAL), not this one.
-  if (typeof view !== 'object' || !Array.isArray(view.tools)) return JSON.stringify(view);
-  let key = JSON.stringify([view.system, view.classes]);
+  if (typeof view !== 'object' || !Array.isArray(view.tools) || typeof view.system !== 'string') {
+    return JSON.stringify(view);
+  }
+  let key = `#${numbered(idsBySystem, view.system)}\n${JSON.stringify(view.classes)}`;
   for (const tool of view.tools) key += `\n${schemaPart(tool)}`;
   return key;
 }
@@ -74,7 +79,7 @@ function schemaPart(tool: object): string {
   if (Object.isFrozen(tool)) {
     let id = frozenIds.get(tool);
     if (id === undefined) {
-      id = contentId(JSON.stringify(tool));
+      id = numbered(idsByJson, JSON.stringify(tool));
       frozenIds.set(tool, id);
     }
     return `#${id}`;
@@ -84,13 +89,13 @@ function schemaPart(tool: object): string {
   return id === undefined ? json : `#${id}`;
 }
 
-function contentId(json: string): number {
-  let id = idsByJson.get(json);
+function numbered(ids: Map<string, number>, content: string): number {
+  let id = ids.get(content);
   if (id === undefined) {
-    if (idsByJson.size >= SCHEMA_IDS_KEPT) idsByJson.clear();
-    lastSchemaId += 1;
-    id = lastSchemaId;
-    idsByJson.set(json, id);
+    if (ids.size >= IDS_KEPT) ids.clear();
+    lastId += 1;
+    id = lastId;
+    ids.set(content, id);
   }
   return id;
 }

@@ -69,6 +69,14 @@ describe('registration', () => {
     expect(scope.registry.view().has('a')).toBe(true);
   });
 
+  it('a scope of many tools is sorted the same way (own tools among globals)', () => {
+    const names = Array.from({ length: 48 }, (_, i) => `t${(i * 37) % 48}`);
+    const { scope } = setup(names.slice(0, 40));
+    for (const name of names.slice(36)) scope.registry.register(probeTool(name));
+    const expected = [...new Set(names)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    expect(scope.registry.view().names).toEqual(expected);
+  });
+
   it('knownGlobalNames lists the registered global tools', () => {
     const { system, scope } = setup(['b', 'a']);
     scope.registry.register(probeTool('local'));

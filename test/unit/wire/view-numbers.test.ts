@@ -37,7 +37,8 @@ describe('plan views numbered on a link', () => {
 
   it('any sequence of plans over any number of distinct views arrives with each plan its own view', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 80 }), { minLength: 1, maxLength: 400 }), (systems) => {
+      // Up to 700 distinct prompts: past the 256 texts a side numbers before it starts over.
+      fc.property(fc.array(fc.integer({ min: 0, max: 700 }), { minLength: 1, maxLength: 400 }), (systems) => {
         const sent = new SentViews();
         const known = new KnownViews();
         systems.forEach((system, i) => {
@@ -63,5 +64,18 @@ describe('plan views numbered on a link', () => {
     expect(new Set(numbers.slice(0, 4)).size).toBe(4);
     expect(numbers[4]).toBe(numbers[0]);
     expect(numbers[5]).toBe(numbers[0]);
+  });
+
+  it('views with one prompt and different concurrency classes are different views', () => {
+    const sent = new SentViews();
+    const classed = (classes: DriverView['classes']): DriverView => ({ ...view('same prompt'), classes });
+    const numbers = [
+      classed({ read: 'parallel' }),
+      classed({ read: 'exclusive' }),
+      classed({}),
+      classed({ read: 'parallel' }),
+    ].map((classes) => sent.number(plan(1, classes)).view);
+    expect(new Set(numbers.slice(0, 3)).size).toBe(3);
+    expect(numbers[3]).toBe(numbers[0]);
   });
 });
