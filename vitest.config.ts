@@ -25,6 +25,7 @@ const TIERS = ['unit', 'threads', 'processes'];
 const REAL_TIME_LIMIT_SUITES = [
   'test/threads/pool/faults-independent.test.ts',
   'test/threads/pool/faults-siblings.test.ts',
+  'test/threads/pool/fault-attribution.test.ts',
   'test/threads/pool/leaks-load.test.ts',
   'test/threads/cancel/cancel-recover.test.ts',
   'test/threads/code-mode/run-code.test.ts',

@@ -15,8 +15,8 @@
  *
  * Why not async_hooks with an AsyncLocalStorage, which also follows sockets: on every promise Node's
  * hooks set three properties (two async ids, the store) and run its context stack, and a pool thread
- * makes thousands of promises per second per thousand drivers. Measured at 10,000 children: pool CPU
- * per child −14 %, ~1.8 KB less RSS per running child, the fan-out ~2 % sooner.
+ * makes thousands of promises per second per thousand drivers. Measured: 538 → 138 ns per callback
+ * (bench/watch-hook.mjs), and ~10 % less pool CPU per child in a 10,000-child fan-out.
  */
 import { promisify } from 'node:util';
 import { promiseHooks } from 'node:v8';

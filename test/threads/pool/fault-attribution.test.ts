@@ -30,8 +30,9 @@ afterEach(async () => {
 
 function runtime(): Brood {
   return createBrood({
-    // One thread: the sibling always shares the culprit's thread.
-    pool: { threads: 1, hangTimeoutMs: 400 },
+    // One thread: the sibling always shares the culprit's thread. A spin is found after hangTimeoutMs,
+    // long enough that a thread slowed by a loaded machine is never taken for a hung one.
+    pool: { threads: 1, hangTimeoutMs: 1_500 },
     codeBusyTimeoutMs: 100,
     models: [
       {
