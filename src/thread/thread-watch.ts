@@ -54,7 +54,7 @@ export function runWatched<T>(buffer: SharedArrayBuffer, token: number, work: ()
   if (board === undefined) install(buffer);
   const outer = current;
   enter(token);
-  // A synchronous throw from work() is the caller's rejection, not a death: the board is restored.
+  // Only work()'s synchronous part runs under the token here; the board is restored even if it throws.
   try {
     return work().then(idleWith, idleThrowing);
   } finally {
