@@ -40,14 +40,13 @@ let held = false;
 const setImmediateUnwrapped = setImmediate;
 
 /** Installed once per thread, on the first activation (the board arrives with the plan). */
-function install(buffer: SharedArrayBuffer): WatchBoard {
+function install(buffer: SharedArrayBuffer): void {
   const watch = new WatchBoard(buffer);
   watch.reset(threadId);
   board = watch;
   promiseHooks.createHook({ init: tagPromise, before: enterReaction, after: leave });
   wrapScheduling();
   setInterval(() => watch.beat(threadId), HEARTBEAT_MS).unref();
-  return watch;
 }
 
 export function runWatched<T>(buffer: SharedArrayBuffer, token: number, work: () => Promise<T>): Promise<T> {
@@ -55,8 +54,10 @@ export function runWatched<T>(buffer: SharedArrayBuffer, token: number, work: ()
   const outer = current;
   enter(token);
   // Only work()'s synchronous part runs under the token here; the board is restored even if it throws.
+  // The rest runs in reactions and scheduled callbacks, each leaving the board at 0 when it returns,
+  // so the activation's end needs no reaction of its own to say the thread is idle.
   try {
-    return work().then(idleWith, idleThrowing);
+    return work();
   } finally {
     enter(outer);
   }
@@ -89,17 +90,6 @@ function tagPromise(promise: Promise<unknown>): void {
 function enterReaction(promise: Promise<unknown>): void {
   const token = (promise as Tagged)[TOKEN];
   if (token !== undefined) enter(token);
-}
-
-// Module functions, not closures: an activation's end costs no allocation to say the thread is idle.
-function idleWith<T>(value: T): T {
-  leave();
-  return value;
-}
-
-function idleThrowing(error: unknown): never {
-  leave();
-  throw error;
 }
 
 type Callback = (...args: unknown[]) => unknown;
