@@ -26,14 +26,19 @@ export function threadCpu() {
  */
 function cpuSplit(baseline, from, to) {
   const split = { main: 0, started: 0, background: 0 };
-  const main = String(process.pid);
-  for (const [tid, ms] of to) {
-    const used = ms - (from.get(tid) ?? 0);
-    if (tid === main) split.main += used;
-    else if (baseline.has(tid)) split.background += used;
-    else split.started += used;
-  }
+  for (const [tid, ms] of to) split[groupOf(baseline, tid)] += ms - (from.get(tid) ?? 0);
   return split;
+}
+
+/** `main`, `started` or `background` (see cpuSplit) for one thread id. */
+function groupOf(baseline, tid) {
+  if (tid === String(process.pid)) return 'main';
+  return baseline.has(tid) ? 'background' : 'started';
+}
+
+/** Thread id → group (see cpuSplit) for every thread in the snapshot `now`. */
+export function threadGroups(baseline, now) {
+  return Object.fromEntries([...now.keys()].map((tid) => [tid, groupOf(baseline, tid)]));
 }
 
 /**
