@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Brood, ModelProviderConfig } from '../../../src/index.js';
-import { defineTool, scriptedModels } from '../../../src/index.js';
+import type { Brood } from '../../../src/index.js';
+import { defineTool, moduleAdapter, scriptedModels } from '../../../src/index.js';
 import { eventsOf, ofType, turnEvents } from '../../support/events.js';
 import { route } from '../../support/route.js';
 import { makeBrood, RUNNERS } from '../../support/runtime.js';
@@ -17,15 +17,11 @@ afterEach(async () => {
   brood = undefined;
 });
 
-const truncating: ModelProviderConfig = {
-  kind: 'module',
+const truncating = moduleAdapter({
   id: 'truncating',
-  name: 'truncating',
-  models: [{ id: 'm', efforts: [] }],
-  acceptsUnlistedModels: false,
-  options: {},
-  moduleUrl: new URL('./fixtures/truncating-adapter.mjs', import.meta.url).href,
-};
+  models: ['m'],
+  moduleUrl: new URL('./fixtures/truncating-adapter.mjs', import.meta.url),
+});
 
 const scripts = scriptedModels({
   id: 'scripted',

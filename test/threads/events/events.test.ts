@@ -1,7 +1,7 @@
 /** SPEC §15 event stream end to end: real worker threads, scripted models, a 3-level tree. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood, BroodEvent } from '../../../src/index.js';
-import { createBrood, jobTools, scriptedModels, subagentTool } from '../../../src/index.js';
+import { createBrood, jobTools, moduleAdapter, scriptedModels, subagentTool } from '../../../src/index.js';
 import { runtimeOf } from '../../../src/runtime/plugin-access.js';
 import { route } from '../../support/route.js';
 
@@ -318,15 +318,11 @@ describe('back-pressure: a consumer that never reads', () => {
 });
 
 describe('cost without subscribers', () => {
-  const probe = {
-    kind: 'module' as const,
+  const probe = moduleAdapter({
     id: 'probe',
-    name: 'probe',
-    models: [{ id: 'm', efforts: [] }],
-    acceptsUnlistedModels: false,
-    options: {},
-    moduleUrl: new URL('./fixtures/probe-adapter.mjs', import.meta.url).href,
-  };
+    models: ['m'],
+    moduleUrl: new URL('./fixtures/probe-adapter.mjs', import.meta.url),
+  });
 
   it('with nobody subscribed the adapter gets no delta callback (nothing produced, nothing posted); with a subscriber every chunk is one delta', async () => {
     brood = createBrood({ pool: { threads: 1 }, models: [probe] });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Brood } from '../../../src/index.js';
-import { createBrood } from '../../../src/index.js';
+import { createBrood, moduleAdapter } from '../../../src/index.js';
 
 const SCHEDULES = ['setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask', 'nextTick'] as const;
 const route = { provider: 'deferred', model: 'm' };
@@ -35,16 +35,13 @@ function runtime(): Brood {
     pool: { threads: 1, hangTimeoutMs: 1_500 },
     codeBusyTimeoutMs: 100,
     models: [
-      {
-        kind: 'module',
+      moduleAdapter({
         id: 'deferred',
-        name: 'deferred',
-        models: [{ id: 'm', efforts: [] }],
-        acceptsUnlistedModels: false,
-        moduleUrl: new URL('./fixtures/deferred-fault-adapter.mjs', import.meta.url).href,
+        models: ['m'],
+        moduleUrl: new URL('./fixtures/deferred-fault-adapter.mjs', import.meta.url),
         options: { log, slowMs: 300 },
-      },
-    ] as never,
+      }),
+    ],
   });
 }
 

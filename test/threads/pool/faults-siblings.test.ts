@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Brood, ModelProviderConfig, ScriptedTurn, SessionEvent } from '../../../src/index.js';
-import { createBrood, defineTool, scriptedModels, subagentTool } from '../../../src/index.js';
+import type { Brood, ScriptedTurn, SessionEvent } from '../../../src/index.js';
+import { createBrood, defineTool, moduleAdapter, scriptedModels, subagentTool } from '../../../src/index.js';
 import { collectDiagnostics } from '../../support/diagnostics.js';
 import { ofType } from '../../support/events.js';
 import { countingSlowTool, ExecutionCounter } from '../../support/execution-counter.js';
@@ -170,15 +170,7 @@ function setup(scenario: Scenario) {
   const tap = tapStore();
   const reported = collectDiagnostics();
   const counter = new ExecutionCounter();
-  const garbage: ModelProviderConfig = {
-    kind: 'module',
-    id: 'garbage',
-    name: 'garbage',
-    models: [{ id: 'g', efforts: [] }],
-    acceptsUnlistedModels: false,
-    options: {},
-    moduleUrl: garbageUrl,
-  };
+  const garbage = moduleAdapter({ id: 'garbage', models: ['g'], moduleUrl: garbageUrl });
   const calls = Array.from({ length: SIBLINGS }, (_unused, i) =>
     i === FAULTED
       ? { name: 'subagent', arguments: { description: 'faulted child', prompt: scenario.prompt, ...scenario.extra } }

@@ -9,21 +9,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { Brood } from '../../../src/index.js';
-import { createBrood, scriptedModels } from '../../../src/index.js';
+import { createBrood, moduleAdapter, scriptedModels } from '../../../src/index.js';
 import { locateWorkerEntry } from '../../../src/pool/worker-runner.js';
 import { expectCode } from '../../support/codes.js';
 import { route } from '../../support/route.js';
 
 const strayModels = [
-  {
-    kind: 'module',
+  moduleAdapter({
     id: 'stray',
-    name: 'stray',
-    models: [{ id: 'm', efforts: [] }],
-    acceptsUnlistedModels: false,
-    moduleUrl: new URL('./fixtures/stray-fault-adapter.mjs', import.meta.url).href,
-    options: {},
-  },
+    models: ['m'],
+    moduleUrl: new URL('./fixtures/stray-fault-adapter.mjs', import.meta.url),
+  }),
 ];
 const strayRoute = { provider: 'stray', model: 'm' };
 
@@ -44,7 +40,7 @@ it.each(['throw', 'oom'] as const)(
     let reported!: (message: string) => void;
     const diagnostic = new Promise<string>((resolve) => (reported = resolve));
     brood = createBrood({
-      models: strayModels as never,
+      models: strayModels,
       pool: { threads: 1, resourceLimits: { maxOldGenerationSizeMb: 48 } },
       onDiagnostic: (message) => reported(message),
     });
@@ -68,7 +64,7 @@ it('a throwing onDiagnostic callback is contained', async () => {
   let reported!: () => void;
   const seen = new Promise<void>((resolve) => (reported = resolve));
   brood = createBrood({
-    models: strayModels as never,
+    models: strayModels,
     pool: { threads: 1 },
     onDiagnostic: () => {
       calls += 1;

@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Brood, BroodOptions } from '../../../src/index.js';
-import { createBrood, defineTool, fileSessions, memorySessions, scriptedModels } from '../../../src/index.js';
+import {
+  createBrood,
+  defineTool,
+  fileSessions,
+  memorySessions,
+  moduleAdapter,
+  scriptedModels,
+} from '../../../src/index.js';
 import { expectCode } from '../../support/codes.js';
 import { collectDiagnostics } from '../../support/diagnostics.js';
 import { route } from '../../support/route.js';
@@ -61,16 +68,12 @@ describe('model call ids and run_code sub-call ids do not share a namespace', ()
     brood = createBrood({
       codeMode: 'both',
       models: [
-        {
-          kind: 'module',
+        moduleAdapter({
           id: 'ids',
-          name: 'ids',
-          models: [{ id: 'm', efforts: [] }],
-          acceptsUnlistedModels: false,
-          moduleUrl: new URL('./fixtures/chosen-ids-adapter.mjs', import.meta.url).href,
-          options: {},
-        },
-      ] as never,
+          models: ['m'],
+          moduleUrl: new URL('./fixtures/chosen-ids-adapter.mjs', import.meta.url),
+        }),
+      ],
       pool: { threads: 1 },
     });
     for (const name of ['alpha', 'beta']) {
