@@ -19,7 +19,8 @@ const GROUP_NAMES = {
 
 /**
  * What one sample was doing, from its symbol and object: JavaScript (JIT code lives in no file, or
- * in the `/tmp/perf-<pid>.map` perf looks for; the interpreter and ICs are `Builtins_`), a collector, the compiler (parsing, bytecode, TurboFan),
+ * in the `/tmp/perf-<pid>.map` perf looks for; the interpreter and ICs are `Builtins_`), a collector
+ * (write barriers and allocation slow paths included), the compiler (parsing, bytecode, TurboFan),
  * the rest of V8's runtime, other native code (Node, libuv, libc) or the kernel.
  */
 function kindOf(symbol, dso) {
