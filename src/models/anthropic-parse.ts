@@ -36,7 +36,7 @@ const emptyState = (): MessageState => ({
 
 /** Complete by protocol: `message_stop`, or a `message_delta` carrying `stop_reason`. Otherwise cut off: `error`. */
 export async function readMessageStream(
-  body: ReadableStream<Uint8Array>,
+  body: AsyncIterable<Uint8Array>,
   request: ModelRequest,
 ): Promise<ModelResponse> {
   const state = emptyState();

@@ -9,6 +9,7 @@ import { throwIfAborted } from './abort.js';
 import { withKeyHint } from './api-key.js';
 import { failure } from './failure.js';
 import { apiKeyOf, type BodyKind, bodyKind, postWithRetries, readJson } from './http.js';
+import type { HttpResponse } from './http-transport.js';
 import { effectiveOptions, type RequestOptions, type ResolvedRetry } from './request-options.js';
 import type { ModelAdapter, ModelInfo, ModelProviderConfig, ModelRequest, ModelResponse } from './types.js';
 
@@ -39,7 +40,7 @@ export interface HttpProtocol<R extends RequestOptions, O extends HttpAdapterOpt
   headers(options: O, key: string | undefined): Record<string, string>;
   /** The JSON body, or a diagnostic when the request cannot be expressed in this protocol. */
   body(input: BodyInput<O, R>): { body: Record<string, unknown> } | { diagnostic: string };
-  readStream(body: ReadableStream<Uint8Array>, request: ModelRequest): Promise<ModelResponse>;
+  readStream(body: AsyncIterable<Uint8Array>, request: ModelRequest): Promise<ModelResponse>;
   readJson(json: unknown, onTextDelta: ModelRequest['onTextDelta']): ModelResponse;
 }
 
@@ -89,16 +90,13 @@ export function httpAdapter<R extends RequestOptions, O extends HttpAdapterOptio
 
 async function readAnswer<R extends RequestOptions, O extends HttpAdapterOptions<R>>(
   protocol: HttpProtocol<R, O>,
-  response: Response,
+  response: HttpResponse,
   requested: BodyKind,
   request: ModelRequest,
 ): Promise<ModelResponse> {
   const kind = await bodyKind(response, requested, request.signal);
   if (typeof kind === 'object') return failure(kind.diagnostic);
-  if (kind === 'sse') {
-    if (response.body === null) return failure('malformed stream: empty response body');
-    return protocol.readStream(response.body, request);
-  }
+  if (kind === 'sse') return protocol.readStream(response.body, request);
   const read = await readJson(response, request.signal);
   throwIfAborted(request.signal);
   return read.ok ? protocol.readJson(read.json, request.onTextDelta) : failure(read.diagnostic);

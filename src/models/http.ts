@@ -2,14 +2,13 @@
  * HTTP plumbing both wire adapters share: one POST with retries, error text extraction and
  * content-type dispatch. Nothing here knows a protocol's body shape.
  */
-import { subscribe } from 'node:diagnostics_channel';
-import { epochNow } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { abortedError, sleep } from './abort.js';
+import { type HttpPost, type HttpResponse, post } from './http-transport.js';
 import type { ResolvedRetry } from './request-options.js';
 
 /** `status`: the HTTP status of a final refusal (absent for network errors). */
-export type HttpOutcome = { ok: true; response: Response } | { ok: false; diagnostic: string; status?: number };
+export type HttpOutcome = { ok: true; response: HttpResponse } | { ok: false; diagnostic: string; status?: number };
 
 export interface HttpCall {
   url: string;
@@ -21,28 +20,8 @@ export interface HttpCall {
   retryGate?: (retryAfterMs: number | undefined) => Promise<void>;
   /** ModelRequest.atSlot: awaited right before each attempt is sent. */
   atSlot?: () => Promise<void>;
-  /** ModelRequest.onWrite: told when a request to this URL is written to its socket. */
+  /** ModelRequest.onWrite: told when each attempt is written to its socket. */
   onWrite?: (at: number) => void;
-}
-
-/**
- * Paced URLs of this thread and what a write to each tells (ModelRequest.onWrite). A request's write
- * is seen where fetch makes it (undici's `sendHeaders` diagnostics channel) — after its connection
- * was opened or found, which fetch does after it is called. Requests to one URL share one provider's
- * schedule, so whichever request it was, the write is a send that schedule follows.
- */
-const writeWatchers = new Map<string, (at: number) => void>();
-let watchingWrites = false;
-
-function watchWrites(url: string, onWrite: (at: number) => void): void {
-  writeWatchers.set(url, onWrite);
-  if (watchingWrites) return;
-  watchingWrites = true;
-  subscribe('undici:client:sendHeaders', (message) => {
-    const request = (message as { request?: { origin?: unknown; path?: unknown } }).request;
-    if (typeof request?.origin === 'string' && typeof request.path === 'string')
-      writeWatchers.get(`${request.origin}${request.path}`)?.(epochNow());
-  });
 }
 
 /**
@@ -68,19 +47,19 @@ function isThrottle(status: number): boolean {
  * re-requested (its deltas may already have been shown, and a second request would be a second turn).
  */
 export async function postWithRetries(call: HttpCall): Promise<HttpOutcome> {
-  const init: RequestInit = { method: 'POST', headers: call.headers, body: call.body, signal: call.signal };
   const { retry, signal } = call;
+  const request: HttpPost = { url: call.url, headers: call.headers, body: call.body, signal };
+  if (call.onWrite) request.onWrite = call.onWrite;
   let throttles = 0;
   for (let attempt = 0; ; attempt++) {
     const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : '';
-    let response: Response;
-    if (call.onWrite) watchWrites(call.url, call.onWrite);
+    let response: HttpResponse;
     if (call.atSlot) {
       await call.atSlot();
       if (signal.aborted) throw abortedError();
     }
     try {
-      response = await fetch(call.url, init);
+      response = await post(request);
     } catch (error) {
       if (signal.aborted) throw abortedError();
       if (attempt < retry.retries) {
@@ -99,13 +78,13 @@ export async function postWithRetries(call: HttpCall): Promise<HttpOutcome> {
     if (gate !== undefined) {
       throttles += 1;
       attempt -= 1; // not a retry of a failure: the same attempt, admitted again
-      await response.body?.cancel().catch(() => {});
+      response.discard();
       await gate(asked);
       if (signal.aborted) throw abortedError();
       continue;
     }
     if (retrying) {
-      await response.body?.cancel().catch(() => {});
+      response.discard();
       await sleep(asked ?? backoffMs(retry, attempt), signal);
       continue;
     }
@@ -124,17 +103,17 @@ function backoffMs(retry: ResolvedRetry, attempt: number): number {
 }
 
 /** `retry-after-ms` (OpenAI), else `retry-after` in seconds or as an HTTP date; undefined when absent/invalid. */
-export function retryAfterMs(response: Response): number | undefined {
-  const precise = Number(response.headers.get('retry-after-ms') ?? Number.NaN);
+export function retryAfterMs(response: HttpResponse): number | undefined {
+  const precise = Number(response.header('retry-after-ms') ?? Number.NaN);
   if (Number.isFinite(precise) && precise >= 0) return precise;
-  const header = response.headers.get('retry-after')?.trim();
+  const header = response.header('retry-after')?.trim();
   if (header === undefined || header === '') return undefined;
   const seconds = Number(header);
   const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - Date.now();
   return Number.isFinite(ms) ? Math.max(ms, 0) : undefined;
 }
 
-export async function statusDiagnostic(response: Response, signal: AbortSignal): Promise<string> {
+export async function statusDiagnostic(response: HttpResponse, signal: AbortSignal): Promise<string> {
   const status = `HTTP ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`}`;
   let text: string;
   try {
@@ -170,7 +149,7 @@ export function serverMessage(text: string): string | undefined {
 }
 
 export function describeCause(error: unknown): string {
-  // undici reports `TypeError: fetch failed` with the useful part (ECONNREFUSED, ...) in `cause`.
+  // Some clients (undici's fetch) report a generic error with the useful part (ECONNREFUSED, ...) in `cause`.
   const cause = (error as { cause?: unknown } | null)?.cause;
   if (cause === undefined) return errorMessage(error);
   const code = (cause as { code?: unknown }).code;
@@ -184,11 +163,11 @@ export type BodyKind = 'sse' | 'json';
  * request is a valid completion). No content-type: what was requested. Anything else: a diagnostic.
  */
 export async function bodyKind(
-  response: Response,
+  response: HttpResponse,
   requested: BodyKind,
   signal: AbortSignal,
 ): Promise<BodyKind | { diagnostic: string }> {
-  const type = response.headers.get('content-type')?.toLowerCase() ?? '';
+  const type = response.header('content-type')?.toLowerCase() ?? '';
   if (type === '') return requested;
   if (type.includes('text/event-stream')) return 'sse';
   if (/\bjson\b|\+json/.test(type)) return 'json';
@@ -206,7 +185,7 @@ export async function bodyKind(
 
 /** Reads a JSON body; a diagnostic when it is not JSON or the connection drops. */
 export async function readJson(
-  response: Response,
+  response: HttpResponse,
   signal: AbortSignal,
 ): Promise<{ ok: true; json: unknown } | { ok: false; diagnostic: string }> {
   let text: string;

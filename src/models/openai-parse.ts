@@ -34,7 +34,7 @@ const emptyState = (): CompletionState => ({
  * keeps the text and reports `stop` (or `tool-calls` when calls were streamed). A stream that ends
  * with neither was cut off: `error`, keeping the text received so far.
  */
-export async function readChatStream(body: ReadableStream<Uint8Array>, request: ModelRequest): Promise<ModelResponse> {
+export async function readChatStream(body: AsyncIterable<Uint8Array>, request: ModelRequest): Promise<ModelResponse> {
   const state = emptyState();
   let sawDone = false;
   try {

@@ -1,4 +1,4 @@
-/** Minimal Server-Sent Events reader over a fetch body: yields each event's name and `data` payload. */
+/** Minimal Server-Sent Events reader over a response body: yields each event's name and `data` payload. */
 
 export interface SseEvent {
   /** The `event:` field; 'message' when absent (per the SSE spec). */
@@ -11,15 +11,15 @@ export interface SseEvent {
  * Comments (`:`), `id:` and `retry:` fields are ignored. An event without data is not delivered
  * (per the spec). A trailing event without a blank line is still delivered when the stream ends.
  */
-export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
-  const reader = body.getReader();
+export async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
+  const chunks = body[Symbol.asyncIterator]();
   const decoder = new TextDecoder();
   let buffer = '';
   let data: string[] = [];
   let event = '';
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await chunks.next();
       buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
       // A chunk ending in '\r' may be half of a CRLF; hold it back so it does not read as a blank line.
       const hold = !done && buffer.endsWith('\r') ? '\r' : '';
@@ -42,7 +42,7 @@ export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerat
     if (data.length > 0) yield { event: event === '' ? 'message' : event, data: data.join('\n') };
   } finally {
     // Stops the download when the consumer quits early ([DONE], abort, malformed chunk).
-    await reader.cancel().catch(() => {});
+    await chunks.return?.()?.catch(() => {});
   }
 }
 

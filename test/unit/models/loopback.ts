@@ -18,6 +18,8 @@ export interface Loopback {
   /** `http://127.0.0.1:<port>` */
   readonly base: string;
   readonly seen: Seen[];
+  /** How many connections clients have opened to this server so far. */
+  connections(): number;
   /** Answers the next requests in order; a request without a queued handler gets 599. */
   push(...handlers: Handler[]): void;
   /** Answers every request with `fn` when the queue is empty (for multi-request flows). */
@@ -46,11 +48,16 @@ export async function startLoopback(): Promise<Loopback> {
       handler(req, res, entry);
     });
   });
+  let connections = 0;
+  server.on('connection', () => {
+    connections += 1;
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     base,
     seen,
+    connections: () => connections,
     push: (...handlers) => void queue.push(...handlers),
     fallback: (fn) => {
       otherwise = fn;

@@ -156,6 +156,18 @@ describe('broken bodies', () => {
     expect(server.seen).toHaveLength(3);
   });
 
+  it('a JSON body cut off mid-way: an error saying the response failed, never retried', async () => {
+    server.push((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '200' });
+      res.write('{"object":"chat.completion","choices":[{"index":0,');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const response = await ask(await adapter({ stream: false }));
+    expect(response.finish).toBe('error');
+    expect(response.diagnostic).toMatch(/^response failed: /);
+    expect(server.seen).toHaveLength(1);
+  });
+
   it('wrong content-type and invalid JSON bodies are errors naming what arrived', async () => {
     server.push(
       status(200, '<html>captive portal</html>', { 'content-type': 'text/html; charset=utf-8' }),
@@ -192,6 +204,19 @@ describe('abort', () => {
     await expectCode(pending, 'ABORTED');
     expect(got).toEqual(['first']);
     await held.closed;
+  });
+
+  it('while waiting for the response headers: rejects ABORTED and closes the connection', async () => {
+    let closed!: Promise<void>;
+    server.push((_req, res) => {
+      closed = new Promise((resolve) => res.on('close', resolve));
+    });
+    const controller = new AbortController();
+    const pending = (await adapter()).request(makeRequest([user('q')], { signal: controller.signal }));
+    await until(() => server.seen.length > 0);
+    controller.abort();
+    await expectCode(pending, 'ABORTED');
+    await closed;
   });
 
   it('while waiting to retry, and before sending', async () => {
