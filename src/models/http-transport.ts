@@ -130,7 +130,7 @@ function ignore(): void {}
 /** How long a body its reader left early may take to end before its connection is given up. */
 const TAIL_MS = 1_000;
 /** How long the reader waits for that end before it goes on (the rest is read behind it). */
-const TAIL_WAIT_MS = 100;
+const TAIL_WAIT_MS = 20;
 
 /**
  * A reader that stops at the protocol's end marker (`[DONE]`, `message_stop`) leaves only the
