@@ -21,7 +21,7 @@ export interface HttpResponse {
   header(name: string): string | undefined;
   /** The whole body as text; rejects when the connection drops or the request is aborted. */
   text(): Promise<string>;
-  /** The body's chunks, read once; leaving the loop early reads the little that is left, briefly (see releaseEarly). */
+  /** The body's chunks, read once; leaving the loop early reads what is left, briefly (see releaseEarly). */
   readonly body: AsyncIterable<Uint8Array>;
   /** Drops the body unread, so its connection can serve the next request. */
   discard(): void;
@@ -129,14 +129,13 @@ function ignore(): void {}
 
 /** How long a body its reader left early may take to end before its connection is given up. */
 const TAIL_MS = 1_000;
-/** How long the reader waits for that end before it goes on (the rest is read behind it). */
-const TAIL_WAIT_MS = 20;
 
 /**
  * A reader that stops at the protocol's end marker (`[DONE]`, `message_stop`) leaves only the
  * response's end unread: reading it lets the connection serve the next request instead of a new
- * connection (and, over TLS, a new handshake) per request. The reader waits for that end, briefly,
- * so a request made right after finds the connection free; a body that does not end soon is dropped.
+ * connection (and, over TLS, a new handshake) per request. The reader waits for that end, so a request
+ * made right after finds the connection free; a server ends a response right after its end marker,
+ * and one that does not within TAIL_MS has its connection dropped (and held its answer that long).
  */
 function releaseEarly(response: IncomingMessage, content: Readable): Promise<void> {
   // `complete` is not enough: the parser may have the whole message while its end is still unread,
@@ -144,10 +143,8 @@ function releaseEarly(response: IncomingMessage, content: Readable): Promise<voi
   if (response.readableEnded || response.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const giveUp = setTimeout(() => response.destroy(), TAIL_MS).unref();
-    const goOn = setTimeout(resolve, TAIL_WAIT_MS).unref();
     const ended = (): void => {
       clearTimeout(giveUp);
-      clearTimeout(goOn);
       resolve();
     };
     response.once('end', ended);
