@@ -10,18 +10,13 @@ import type { ResolvedRetry } from './request-options.js';
 /** `status`: the HTTP status of a final refusal (absent for network errors). */
 export type HttpOutcome = { ok: true; response: HttpResponse } | { ok: false; diagnostic: string; status?: number };
 
-export interface HttpCall {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
+/** One POST (each attempt is sent as it is; `onWrite` is ModelRequest.onWrite) and how to retry it. */
+export interface HttpCall extends HttpPost {
   retry: ResolvedRetry;
-  signal: AbortSignal;
   /** ModelRequest.retryGate: governed requests wait for the parent's admission instead of sleeping. */
   retryGate?: (retryAfterMs: number | undefined) => Promise<void>;
   /** ModelRequest.atSlot: awaited right before each attempt is sent. */
   atSlot?: () => Promise<void>;
-  /** ModelRequest.onWrite: told when each attempt is written to its socket. */
-  onWrite?: (at: number) => void;
 }
 
 /**
@@ -48,8 +43,6 @@ function isThrottle(status: number): boolean {
  */
 export async function postWithRetries(call: HttpCall): Promise<HttpOutcome> {
   const { retry, signal } = call;
-  const request: HttpPost = { url: call.url, headers: call.headers, body: call.body, signal };
-  if (call.onWrite) request.onWrite = call.onWrite;
   let throttles = 0;
   for (let attempt = 0; ; attempt++) {
     const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : '';
@@ -59,7 +52,7 @@ export async function postWithRetries(call: HttpCall): Promise<HttpOutcome> {
       if (signal.aborted) throw abortedError();
     }
     try {
-      response = await post(request);
+      response = await post(call);
     } catch (error) {
       if (signal.aborted) throw abortedError();
       if (attempt < retry.retries) {
