@@ -6,69 +6,45 @@
 // Not part of `npm run bench`; needs a build (`npx tsup`).
 //   node bench/waiting-child-heap.mjs [scripted|http] [N]
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+// Before brood starts its pool: this module records the threads it snapshots.
+import { collectPoolThreads } from './lib/pool-threads.mjs';
 
 const INDEX = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+const HEAP_DIFF = fileURLToPath(new URL('./heap-diff.mjs', import.meta.url));
 const ANSWER_AFTER_MS = 5000;
 const SNAPSHOT_AT_MS = 2500;
 
-const [kind = 'http', nArg = '500', snapshotFile] = process.argv.slice(2);
-if (snapshotFile) await snapshotOne(kind, Number(nArg), snapshotFile);
+const [kind = 'http', nArg = '500', snapshotPrefix] = process.argv.slice(2);
+if (snapshotPrefix) await snapshotOne(kind, Number(nArg), snapshotPrefix);
 else compare(kind, Number(nArg));
 
-/** Runs N and 2N in processes of their own and prints the difference per child, by kind. */
+/** Snapshots with N and 2N children waiting, each in a process of its own, then bench/heap-diff.mjs per child. */
 function compare(model, n) {
   const dir = mkdtempSync(join(tmpdir(), 'brood-waiting-'));
+  const run = (args) => {
+    const done = spawnSync(process.execPath, args, { stdio: 'inherit' });
+    if (done.status !== 0) throw new Error(`${args.join(' ')} failed`);
+  };
   try {
-    const files = [n, 2 * n].map((children) => {
-      const file = join(dir, `${children}.heapsnapshot`);
-      const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), model, String(children), file], {
-        stdio: 'inherit',
-      });
-      if (run.status !== 0) throw new Error(`the ${children}-child run failed`);
-      return file;
+    const [small, large] = [n, 2 * n].map((children) => {
+      const prefix = join(dir, String(children));
+      run([fileURLToPath(import.meta.url), model, String(children), prefix]);
+      return `${prefix}-w0.heapsnapshot`; // the runtime's one pool thread
     });
-    const [small, large] = files.map((file) => byKind(JSON.parse(readFileSync(file, 'utf8'))));
-    const rows = [...large].map(([key, [count, bytes]]) => {
-      const [count0, bytes0] = small.get(key) ?? [0, 0];
-      return { key, count: (count - count0) / n, bytes: (bytes - bytes0) / n };
-    });
-    const total = rows.reduce((sum, row) => sum + row.bytes, 0);
-    console.log(`${model}: ${(total / 1024).toFixed(1)} KB per waiting child in its pool thread`);
-    for (const row of rows.sort((a, b) => b.bytes - a.bytes).slice(0, 20))
-      console.log(`${String(Math.round(row.bytes)).padStart(6)} B  ${row.count.toFixed(2).padStart(6)} ×  ${row.key}`);
+    console.log(`${model}: what a waiting child holds in its pool thread`);
+    run([HEAP_DIFF, small, large, '--children', String(n), '--top', '20']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** Bytes and counts by node type and (for objects, closures and internals) constructor name. */
-function byKind(snapshot) {
-  const meta = snapshot.snapshot.meta;
-  const width = meta.node_fields.length;
-  const at = (field) => meta.node_fields.indexOf(field);
-  const [type, name, size] = [at('type'), at('name'), at('self_size')];
-  const types = meta.node_types[0];
-  const named = new Set(['object', 'closure', 'hidden', 'object shape', 'native', 'code']);
-  const out = new Map();
-  for (let i = 0; i < snapshot.nodes.length; i += width) {
-    const t = types[snapshot.nodes[i + type]];
-    const key = named.has(t) ? `${t} ${snapshot.strings[snapshot.nodes[i + name]].slice(0, 50)}` : t;
-    const entry = out.get(key) ?? [0, 0];
-    entry[0] += 1;
-    entry[1] += snapshot.nodes[i + size];
-    out.set(key, entry);
-  }
-  return out;
-}
-
-/** One runtime, one pool thread, n children waiting; writes that thread's heap snapshot to `file`. */
-async function snapshotOne(model, n, file) {
+/** One runtime, one pool thread, n children waiting; writes that thread's heap snapshot (`<prefix>-w0`). */
+async function snapshotOne(model, n, prefix) {
   const { createBrood, openAICompatible, scriptedModels, subagentTool } = await import(INDEX);
   const server = await loopbackModel(n);
   const models =
@@ -81,12 +57,10 @@ async function snapshotOne(model, n, file) {
   const warm = await brood.createAgent({ model: route });
   await warm.run('warm fan out');
   await warm.dispose();
-  const inspector = await workerInspector();
   const root = await brood.createAgent({ model: route });
   const running = root.run('fan out');
   await new Promise((resolve) => setTimeout(resolve, SNAPSHOT_AT_MS));
-  writeFileSync(file, await inspector.snapshot());
-  inspector.close();
+  await collectPoolThreads(prefix); // a snapshot collects the thread's garbage first
   await running;
   await root.dispose();
   await brood.close();
@@ -154,45 +128,5 @@ async function loopbackModel(n) {
       server.closeAllConnections();
       server.close();
     },
-  };
-}
-
-/** The inspector of this process's one worker thread: a full collection, then a heap snapshot. */
-async function workerInspector() {
-  const session = new Session();
-  session.connect();
-  const post = (method, params) =>
-    new Promise((resolve, reject) =>
-      session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
-    );
-  const ids = [];
-  const replies = new Map();
-  const chunks = [];
-  let next = 1;
-  session.on('NodeWorker.attachedToWorker', ({ params }) => ids.push(params.sessionId));
-  session.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {
-    const message = JSON.parse(params.message);
-    if (message.method === 'HeapProfiler.addHeapSnapshotChunk') chunks.push(message.params.chunk);
-    else replies.get(message.id)?.(message);
-  });
-  await post('NodeWorker.enable', { waitForDebuggerOnStart: false });
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  const call = async (method, params = {}) => {
-    const id = next++;
-    const reply = new Promise((resolve) => replies.set(id, resolve));
-    await post('NodeWorker.sendMessageToWorker', {
-      sessionId: ids[0],
-      message: JSON.stringify({ id, method, params }),
-    });
-    return reply;
-  };
-  return {
-    snapshot: async () => {
-      await call('HeapProfiler.enable');
-      await call('HeapProfiler.collectGarbage');
-      await call('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
-      return chunks.join('');
-    },
-    close: () => session.disconnect(),
   };
 }
