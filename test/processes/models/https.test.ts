@@ -3,12 +3,12 @@
  * a server whose certificate the process trusts answers, both requests over one TLS connection; one
  * it does not trust is a network error, not an answer.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runNode } from '../../support/run-cli.js';
 
 const INDEX = fileURLToPath(new URL('../../../dist/index.js', import.meta.url));
 const CLIENT = fileURLToPath(new URL('./fixtures/tls-client.mjs', import.meta.url));
@@ -45,20 +45,18 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-async function runClient(env: NodeJS.ProcessEnv): Promise<Ended[]> {
-  const child = spawn(process.execPath, [CLIENT, INDEX, baseURL], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
+/** The client's two requests, trusting CERT on top of Node's CAs or not (undefined removes the variable). */
+async function runClient(extraCaCerts: string | undefined): Promise<Ended[]> {
+  const { code, stdout, stderr } = await runNode([CLIENT, INDEX, baseURL], {
+    env: { NODE_EXTRA_CA_CERTS: extraCaCerts },
   });
-  const code = await new Promise((resolve) => child.once('exit', resolve));
-  expect(code).toBe(0);
-  return JSON.parse(out) as Ended[];
+  expect(code, stderr).toBe(0);
+  return JSON.parse(stdout) as Ended[];
 }
 
 it('a trusted certificate: both requests answered, over one TLS connection', async () => {
   handshakes = 0;
-  const ended = await runClient({ ...process.env, NODE_EXTRA_CA_CERTS: CERT });
+  const ended = await runClient(CERT);
   expect(ended).toEqual([
     { stopReason: 'completed', output: 'over tls' },
     { stopReason: 'completed', output: 'over tls' },
@@ -67,8 +65,7 @@ it('a trusted certificate: both requests answered, over one TLS connection', asy
 });
 
 it('a certificate the process does not trust: each request ends error with a network-error diagnostic', async () => {
-  const { NODE_EXTRA_CA_CERTS: _ignored, ...env } = process.env;
-  const ended = await runClient(env);
+  const ended = await runClient(undefined);
   expect(ended.map((e) => e.stopReason)).toEqual(['error', 'error']);
   for (const e of ended) expect(e.diagnostic).toMatch(/^network error: /);
 });
