@@ -11,6 +11,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeHeapSnapshot } from 'node:v8';
 // Before brood starts its pool: this module records the threads it snapshots.
 import { collectPoolThreads } from './lib/pool-threads.mjs';
 
@@ -34,10 +35,12 @@ function compare(model, n) {
     const [small, large] = [n, 2 * n].map((children) => {
       const prefix = join(dir, String(children));
       run([fileURLToPath(import.meta.url), model, String(children), prefix]);
-      return `${prefix}-w0.heapsnapshot`; // the runtime's one pool thread
+      return prefix;
     });
     console.log(`${model}: what a waiting child holds in its pool thread`);
-    run([HEAP_DIFF, small, large, '--children', String(n), '--top', '20']);
+    run([HEAP_DIFF, `${small}-w0.heapsnapshot`, `${large}-w0.heapsnapshot`, '--children', String(n), '--top', '20']);
+    console.log(`${model}: what a waiting child holds in the parent`);
+    run([HEAP_DIFF, `${small}-main.heapsnapshot`, `${large}-main.heapsnapshot`, '--children', String(n), '--top', '40']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -61,6 +64,7 @@ async function snapshotOne(model, n, prefix) {
   const running = root.run('fan out');
   await new Promise((resolve) => setTimeout(resolve, SNAPSHOT_AT_MS));
   await collectPoolThreads(prefix); // a snapshot collects the thread's garbage first
+  writeHeapSnapshot(`${prefix}-main.heapsnapshot`);
   await running;
   await root.dispose();
   await brood.close();

@@ -103,6 +103,8 @@ const SHARED = [
   'src/turn-result.ts',
   'src/tool-pool.ts',
   'src/util/fifo.ts',
+  // A turn's cancellation: the driver makes one per turn, the parent's turns will too.
+  'src/util/lazy-abort.ts',
   // Option snapshots of untrusted objects: the model catalog (shared) reads options through it.
   'src/util/untrusted.ts',
   // The session event vocabulary: drivers emit it, the parent stores and reads it.

@@ -13,6 +13,7 @@
 import { epochNow } from '../clock.js';
 import type { ModelRequest } from '../models/types.js';
 import { PaceCell } from '../scheduler/pace-cell.js';
+import type { Cancellation } from '../util/lazy-abort.js';
 import { LOCAL_CLOCK } from '../wire/clock.js';
 import type { DriverGateway } from '../wire/gateway.js';
 import type { AdmitGrant, DriverPlan } from '../wire/protocol.js';
@@ -53,7 +54,7 @@ export async function admitted(
   plan: DriverPlan,
   host: DriverGateway,
   estimate: () => number,
-  signal: AbortSignal,
+  signal: Cancellation,
   { preAdmitted = false, reportsWrites = false }: AdmissionOptions = {},
 ): Promise<Admission | undefined | 'aborted'> {
   if (plan.admission !== true || host.admit === undefined) return undefined;
@@ -109,7 +110,7 @@ export async function admitted(
  * thread was busy) pushed the schedule, and one not yet written may still go late: this one waits for
  * those too (PaceCell.clearAt).
  */
-async function atOwnSlot(cell: PaceCell, signal: AbortSignal, counted: boolean): Promise<void> {
+async function atOwnSlot(cell: PaceCell, signal: Cancellation, counted: boolean): Promise<void> {
   while (!signal.aborted) {
     const claim = cell.tryClaim(epochNow(), CLAIM_AHEAD_MS, counted);
     if ('retryIn' in claim) {
@@ -145,7 +146,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** Waits for `work`, or less when `signal` aborts first (the caller checks the signal). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+function untilAborted<T>(work: Promise<T>, signal: Cancellation): Promise<T | undefined> {
   if (signal.aborted) return Promise.resolve(undefined);
   return new Promise<T | undefined>((resolve, reject) => {
     const onAbort = (): void => resolve(undefined);

@@ -5,6 +5,7 @@
  */
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
+import { withCancellation } from '../models/cancellation.js';
 import { partsField } from '../models/content-parts.js';
 import { estimateTokens } from '../models/estimate.js';
 import { historyTail } from '../models/history-tail.js';
@@ -19,6 +20,7 @@ import type {
 } from '../models/types.js';
 import { runToolCalls, toolCallData, toolResultData } from '../tool-pool.js';
 import type { ToolResult } from '../types.js';
+import { LazyAbortController } from '../util/lazy-abort.js';
 import type { DriverGateway } from '../wire/gateway.js';
 import type { ClaimedMessage, ConcurrencyClass, DriverPlan, DriverView, TurnReport } from '../wire/protocol.js';
 import { type Admission, admitted } from './admission.js';
@@ -43,7 +45,8 @@ export class Driver {
   private readonly joinedReports: JoinedReportsWatch;
   /** maxSteps: the turn stops once it has made that many model requests. */
   private readonly stepLimit: StopCondition;
-  private turnAbort: AbortController | undefined;
+  /** The running turn's cancellation: its AbortSignal is made only if an adapter or Code Mode reads it. */
+  private turnAbort: LazyAbortController | undefined;
   private currentTurn: number | undefined;
   /** The running turn's W3C trace context (the parent's telemetry), for its model requests. */
   private traceHeaders: Record<string, string> | undefined;
@@ -92,14 +95,14 @@ export class Driver {
     this.turnAbort?.abort(cancelledError());
   }
 
-  /** The turn's abort signal; aborted at once when its cancel arrived before the turn began. */
-  private beginTurn(turn: number): AbortSignal {
-    const controller = new AbortController();
+  /** The turn's cancellation; aborted at once when its cancel arrived before the turn began. */
+  private beginTurn(turn: number): LazyAbortController {
+    const controller = new LazyAbortController();
     this.turnAbort = controller;
     this.currentTurn = turn;
     if (this.cancelledAhead === turn) controller.abort(cancelledError());
     this.cancelledAhead = undefined;
-    return controller.signal;
+    return controller;
   }
 
   /** Runs turns until the parent has no unclaimed message left. */
@@ -154,7 +157,7 @@ export class Driver {
   }
 
   /** The turn's steps until it ends; the turn's abort and number are cleared however it ends. */
-  private async steps(turn: TurnState, signal: AbortSignal): Promise<TurnReport> {
+  private async steps(turn: TurnState, signal: LazyAbortController): Promise<TurnReport> {
     try {
       for (;;) {
         if (signal.aborted) return turn.finish('aborted');
@@ -198,7 +201,11 @@ export class Driver {
     for (const joined of await this.host.joinMessages(turn)) this.history.push({ role: 'user', text: joined.text });
   }
 
-  private async request(view: DriverView, turn: TurnState, signal: AbortSignal): Promise<ModelResponse | 'aborted'> {
+  private async request(
+    view: DriverView,
+    turn: TurnState,
+    signal: LazyAbortController,
+  ): Promise<ModelResponse | 'aborted'> {
     const { route } = this.plan;
     // Ungoverned (plan.admission unset, the common case): nothing to ask, and nothing allocated to ask it.
     const admission =
@@ -253,18 +260,17 @@ export class Driver {
   private requestOptions(
     view: DriverView,
     turn: TurnState,
-    signal: AbortSignal,
+    cancel: LazyAbortController,
     admission: Admission | undefined,
     atSend: boolean,
     stream: { open: boolean } | undefined,
   ): ModelRequest {
-    const options: ModelRequest = {
+    const options: Omit<ModelRequest, 'signal'> = {
       route: this.plan.route,
       system: view.system,
       messages: this.history,
       ownStart: this.plan.ownStart,
       tools: view.tools,
-      signal,
     };
     if (this.traceHeaders !== undefined) options.traceHeaders = this.traceHeaders;
     if (this.host.modelProxy !== undefined)
@@ -278,7 +284,7 @@ export class Driver {
       options.onTextDelta = (delta: string): void => {
         if (stream.open) this.events.emitDelta(turn.turn, delta);
       };
-    return options;
+    return withCancellation(options, cancel);
   }
 
   /** Step limit reached with calls pending: they never run, but each gets a result so the history stays well-formed. */
@@ -315,7 +321,7 @@ export class Driver {
     return turn.finish('max-tokens');
   }
 
-  private async runCalls(calls: ToolCallRecord[], view: DriverView, signal: AbortSignal): Promise<void> {
+  private async runCalls(calls: ToolCallRecord[], view: DriverView, signal: LazyAbortController): Promise<void> {
     if (this.plan.toolsInParent && !this.runsCodeHere(calls)) return this.runCallsInParent(calls);
     await runToolCalls(calls, this.plan.maxParallelToolCalls, signal, {
       classify: (call) => this.classify(call, view),
@@ -360,12 +366,12 @@ export class Driver {
     return cls ?? 'exclusive';
   }
 
-  private executeCall(call: ToolCallRecord, signal: AbortSignal): Promise<ToolResult> {
+  private executeCall(call: ToolCallRecord, signal: LazyAbortController): Promise<ToolResult> {
     // This call's tool/call leaves ahead of the execution on the same link: the parent starts the body
     // only once it is written (write before effect), and a child it starts is seen after it.
     if (this.events.hasPending) this.events.flushSoon();
     const runCode = this.sandboxFor(call);
-    if (runCode) return runCode(call, signal);
+    if (runCode) return runCode(call, signal.signal);
     return this.host.executeTool(call);
   }
 

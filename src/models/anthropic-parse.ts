@@ -6,6 +6,7 @@
 
 import type { Usage } from '../types.js';
 import { abortedError, throwIfAborted } from './abort.js';
+import { cancellationOf } from './cancellation.js';
 import { failure } from './failure.js';
 import { describeCause, serverMessage } from './http.js';
 import { sseEvents } from './sse.js';
@@ -47,10 +48,10 @@ export async function readMessageStream(
       if (state.stopped) break;
     }
   } catch (error) {
-    if (request.signal.aborted) throw abortedError();
+    if (cancellationOf(request).aborted) throw abortedError();
     return failure(`stream failed: ${describeCause(error)}`, partialOf(state));
   }
-  throwIfAborted(request.signal);
+  throwIfAborted(cancellationOf(request));
   if (!state.stopped && state.stopReason === undefined)
     return failure('malformed stream: ended before message_stop', partialOf(state));
   return finishResponse(state);

@@ -4,9 +4,11 @@
  * what differs: its path, its own headers, its body and its two parsers.
  */
 
+import type { Cancellation } from '../util/lazy-abort.js';
 import { broodVersion } from '../version.js';
 import { throwIfAborted } from './abort.js';
 import { withKeyHint } from './api-key.js';
+import { cancellationOf } from './cancellation.js';
 import { failure } from './failure.js';
 import { apiKeyOf, type BodyKind, bodyKind, postWithRetries, readJson } from './http.js';
 import type { HttpResponse } from './http-transport.js';
@@ -61,7 +63,8 @@ export function httpAdapter<R extends RequestOptions, O extends HttpAdapterOptio
   const models = new Map(config.models.map((m) => [m.id, m]));
   const adapter: ModelAdapter = {
     request: async (request) => {
-      throwIfAborted(request.signal);
+      const cancel = cancellationOf(request);
+      throwIfAborted(cancel);
       const effective = effectiveOptions(options.request, options.perModel[request.route.model]);
       const stream = effective.stream ?? true;
       const body = protocol.body({ options, effective, stream, info: models.get(request.route.model), request });
@@ -75,13 +78,13 @@ export function httpAdapter<R extends RequestOptions, O extends HttpAdapterOptio
         ),
         body: JSON.stringify(body.body),
         retry: options.retry,
-        signal: request.signal,
+        signal: cancel,
         ...(request.retryGate === undefined ? {} : { retryGate: request.retryGate }),
         ...(request.atSlot === undefined ? {} : { atSlot: request.atSlot }),
         ...(request.onWrite === undefined ? {} : { onWrite: request.onWrite }),
       });
       if (!outcome.ok) return failure(withKeyHint(outcome.diagnostic, outcome.status, options));
-      return readAnswer(protocol, outcome.response, stream ? 'sse' : 'json', request);
+      return readAnswer(protocol, outcome.response, stream ? 'sse' : 'json', request, cancel);
     },
   };
   slotSenders.add(adapter);
@@ -93,12 +96,13 @@ async function readAnswer<R extends RequestOptions, O extends HttpAdapterOptions
   response: HttpResponse,
   requested: BodyKind,
   request: ModelRequest,
+  cancel: Cancellation,
 ): Promise<ModelResponse> {
-  const kind = await bodyKind(response, requested, request.signal);
+  const kind = await bodyKind(response, requested, cancel);
   if (typeof kind === 'object') return failure(kind.diagnostic);
   if (kind === 'sse') return protocol.readStream(response.body, request);
-  const read = await readJson(response, request.signal);
-  throwIfAborted(request.signal);
+  const read = await readJson(response, cancel);
+  throwIfAborted(cancel);
   return read.ok ? protocol.readJson(read.json, request.onTextDelta) : failure(read.diagnostic);
 }
 

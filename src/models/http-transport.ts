@@ -6,11 +6,12 @@
  * Request/Response objects, several of them with a hidden class of their own) against 7.4 KB for
  * node:http over the same keep-alive connections (docs/benchmarks.md).
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { type ClientRequest, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { epochNow } from '../clock.js';
+import type { Cancellation } from '../util/lazy-abort.js';
 
 /** What the adapters read of an answer: its status, headers and body. */
 export interface HttpResponse {
@@ -31,7 +32,8 @@ export interface HttpPost {
   url: string;
   headers: Record<string, string>;
   body: string;
-  signal: AbortSignal;
+  /** Aborting destroys the request: its promise, or its body's reader, rejects. */
+  signal: Cancellation;
   /** Told when the request has been written to its socket (epoch ms). */
   onWrite?: (at: number) => void;
 }
@@ -50,12 +52,13 @@ export function post(call: HttpPost): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const request = (secure ? httpsRequest : httpRequest)(
       url,
-      { method: 'POST', headers, agent: secure ? agents.https : agents.http, signal: call.signal },
+      { method: 'POST', headers, agent: secure ? agents.https : agents.http },
       (response) => resolve(new NodeResponse(response)),
     );
     // Persistent: an error after the response arrived (the connection dropping mid-body) reaches the
     // body's reader; here it must only never go unhandled.
     request.on('error', reject);
+    abortWith(call.signal, request);
     const { onWrite } = call;
     if (onWrite) request.once('finish', () => onWrite(epochNow()));
     request.end(call.body);
@@ -126,6 +129,20 @@ class NodeResponse implements HttpResponse {
 }
 
 function ignore(): void {}
+
+/**
+ * The cancellation destroys the request until it closes (its response read or dropped), as
+ * http.request's own `signal` option would; brood's cancellations are not always AbortSignals.
+ */
+function abortWith(cancel: Cancellation, request: ClientRequest): void {
+  const destroy = (): void => void request.destroy(new Error('the request was aborted'));
+  if (cancel.aborted) {
+    destroy();
+    return;
+  }
+  cancel.addEventListener('abort', destroy, { once: true });
+  request.once('close', () => cancel.removeEventListener('abort', destroy));
+}
 
 /** How long a body its reader left early may take to end before its connection is given up. */
 const TAIL_MS = 1_000;

@@ -3,6 +3,7 @@
  * content-type dispatch. Nothing here knows a protocol's body shape.
  */
 import { errorMessage } from '../errors.js';
+import type { Cancellation } from '../util/lazy-abort.js';
 import { abortedError, sleep } from './abort.js';
 import { type HttpPost, type HttpResponse, post } from './http-transport.js';
 import type { ResolvedRetry } from './request-options.js';
@@ -106,7 +107,7 @@ export function retryAfterMs(response: HttpResponse): number | undefined {
   return Number.isFinite(ms) ? Math.max(ms, 0) : undefined;
 }
 
-export async function statusDiagnostic(response: HttpResponse, signal: AbortSignal): Promise<string> {
+export async function statusDiagnostic(response: HttpResponse, signal: Cancellation): Promise<string> {
   const status = `HTTP ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`}`;
   let text: string;
   try {
@@ -158,7 +159,7 @@ export type BodyKind = 'sse' | 'json';
 export async function bodyKind(
   response: HttpResponse,
   requested: BodyKind,
-  signal: AbortSignal,
+  signal: Cancellation,
 ): Promise<BodyKind | { diagnostic: string }> {
   const type = response.header('content-type')?.toLowerCase() ?? '';
   if (type === '') return requested;
@@ -179,7 +180,7 @@ export async function bodyKind(
 /** Reads a JSON body; a diagnostic when it is not JSON or the connection drops. */
 export async function readJson(
   response: HttpResponse,
-  signal: AbortSignal,
+  signal: Cancellation,
 ): Promise<{ ok: true; json: unknown } | { ok: false; diagnostic: string }> {
   let text: string;
   try {

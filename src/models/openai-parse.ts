@@ -5,6 +5,7 @@
 
 import type { Usage } from '../types.js';
 import { abortedError, throwIfAborted } from './abort.js';
+import { cancellationOf } from './cancellation.js';
 import { failure } from './failure.js';
 import { describeCause, serverMessage } from './http.js';
 import { sseEvents } from './sse.js';
@@ -47,10 +48,10 @@ export async function readChatStream(body: AsyncIterable<Uint8Array>, request: M
       if (problem !== undefined) return failure(problem, state);
     }
   } catch (error) {
-    if (request.signal.aborted) throw abortedError();
+    if (cancellationOf(request).aborted) throw abortedError();
     return failure(`stream failed: ${describeCause(error)}`, state);
   }
-  throwIfAborted(request.signal);
+  throwIfAborted(cancellationOf(request));
   if (!sawDone && state.finishReason === undefined) return failure('malformed stream: ended before completion', state);
   return finishResponse(state);
 }

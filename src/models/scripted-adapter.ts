@@ -3,6 +3,7 @@
 import { isMainThread } from 'node:worker_threads';
 import type { Usage } from '../types.js';
 import { sleep, throwIfAborted } from './abort.js';
+import { cancellationOf } from './cancellation.js';
 import { base64DecodedLength, isUrlData } from './content-parts.js';
 import { type ScriptedScript, type ScriptedTurn, scriptedOptionsOf } from './scripted.js';
 import type {
@@ -23,14 +24,15 @@ export function createScriptedAdapter(config: ModelProviderConfig): ModelAdapter
   const compiled = scripts.map((script) => ({ script, matches: compileMatcher(script.match) }));
   return {
     async request(request) {
-      throwIfAborted(request.signal);
+      const cancel = cancellationOf(request);
+      throwIfAborted(cancel);
       const own = request.messages.slice(request.ownStart);
       const prompt = own.find((m) => m.role === 'user')?.text ?? '';
       const script = compiled.find((c) => c.matches(prompt))?.script;
       if (script === undefined) return fallbackReply(request, prompt, fallback);
-      if (script.latencyMs !== undefined && script.latencyMs > 0) await sleep(script.latencyMs, request.signal);
+      if (script.latencyMs !== undefined && script.latencyMs > 0) await sleep(script.latencyMs, cancel);
       if (script.cpuMs !== undefined && script.cpuMs > 0) burnCpu(script.cpuMs);
-      throwIfAborted(request.signal);
+      throwIfAborted(cancel);
       return playTurn(request, own, script);
     },
   };

@@ -7,6 +7,7 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Driver } from '../../../src/driver/loop.js';
+import { BroodError } from '../../../src/errors.js';
 import { scriptedModels } from '../../../src/models/scripted.js';
 import type { ChatMessage, ModelAdapter, ModelRequest, ModelResponse } from '../../../src/models/types.js';
 import { serveGateway } from '../../../src/pool/gateway-server.js';
@@ -232,6 +233,32 @@ describe('Driver over a MessageChannel', () => {
     expect(last && kinds(last)).toEqual(['log:assistant/message', 'rpc:endTurn']);
     expect(parent.events.map((e) => e.type)).toEqual(['model/request', 'assistant/message']);
     expect(parent.reports.map((r) => r.stopReason)).toEqual(['completed']);
+  });
+
+  it("a custom adapter's request.signal is an AbortSignal the turn's cancel aborts, in a copy of the request too", async () => {
+    const parent = new FakeParent();
+    parent.inbox.push('wait for me');
+    const signals: AbortSignal[] = [];
+    const asked = deferred();
+    const adapter: ModelAdapter = {
+      request: (request) => {
+        signals.push(request.signal, { ...request }.signal);
+        asked.resolve();
+        return new Promise((_, reject) =>
+          request.signal.addEventListener('abort', () => reject(new BroodError('ABORTED', 'aborted')), { once: true }),
+        );
+      },
+    };
+    const { driver } = connect(parent, adapter);
+    const running = driver.runActivation();
+    await asked.promise;
+    expect(signals[0]).toBeInstanceOf(AbortSignal);
+    expect(signals[1]).toBe(signals[0]);
+    expect(signals[0]?.aborted).toBe(false);
+    driver.cancel();
+    await running;
+    expect(signals[0]?.aborted).toBe(true);
+    expect(parent.reports.map((r) => r.stopReason)).toEqual(['aborted']);
   });
 
   it('a claimed message that was aborted while queued ends aborted without a model request', async () => {
