@@ -40,7 +40,15 @@ function compare(model, n) {
     console.log(`${model}: what a waiting child holds in its pool thread`);
     run([HEAP_DIFF, `${small}-w0.heapsnapshot`, `${large}-w0.heapsnapshot`, '--children', String(n), '--top', '20']);
     console.log(`${model}: what a waiting child holds in the parent`);
-    run([HEAP_DIFF, `${small}-main.heapsnapshot`, `${large}-main.heapsnapshot`, '--children', String(n), '--top', '40']);
+    run([
+      HEAP_DIFF,
+      `${small}-main.heapsnapshot`,
+      `${large}-main.heapsnapshot`,
+      '--children',
+      String(n),
+      '--top',
+      '40',
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -340,7 +340,7 @@ export class AgentImpl implements GatewayAgent {
     const turn = this.current;
     this.startActivation(resumePlan(this, turn));
     // A cancelled turn stays cancelled on its new thread: the resumed driver begins it aborted.
-    if (turn?.controller.signal.aborted) this.activation?.cancel(turn.turn);
+    if (turn?.controller.aborted) this.activation?.cancel(turn.turn);
   }
 
   /** Cancels the turn of one message: the running one now, a queued one when it is claimed. */
@@ -356,7 +356,7 @@ export class AgentImpl implements GatewayAgent {
 
   private cancelCurrentTurn(): void {
     const turn = this.current;
-    if (!turn || turn.controller.signal.aborted) return;
+    if (!turn || turn.controller.aborted) return;
     turn.controller.abort(new BroodError('ABORTED', 'the turn was cancelled'));
     this.activation?.cancel(turn.turn);
     // See cancel-grace.ts: the driver is stopped by force only if it, not a parent-side call, holds the turn.

@@ -94,7 +94,7 @@ class ProgramLane {
     private readonly agent: GatewayAgent,
     private readonly turn: CurrentTurn | undefined,
   ) {
-    const turnSignal = turn?.controller.signal;
+    const turnSignal = turn?.controller;
     if (turnSignal?.aborted) this.controller.abort(turnSignal.reason);
     else turnSignal?.addEventListener('abort', this.onTurnAbort, { once: true });
   }
@@ -112,7 +112,7 @@ class ProgramLane {
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.turn?.controller.signal.removeEventListener('abort', this.onTurnAbort);
+    this.turn?.controller.removeEventListener('abort', this.onTurnAbort);
     this.queue.clear();
     for (const pending of this.unanswered) pending.answer(PROGRAM_ENDED_REPLY);
     this.unanswered.clear();
@@ -120,7 +120,7 @@ class ProgramLane {
   }
 
   private readonly onTurnAbort = (): void => {
-    this.controller.abort(this.turn?.controller.signal.reason);
+    this.controller.abort(this.turn?.controller.reason);
   };
 
   /** Starts queued calls in order while the bounds allow (an exclusive call waits for the lane to empty). */

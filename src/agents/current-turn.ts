@@ -3,14 +3,18 @@
  * a recovered driver read and change. The ledger that opens and closes turns is src/agents/turns.ts.
  */
 import type { ToolResult, Usage, UsageNode } from '../types.js';
+import type { LazyAbortController } from '../util/lazy-abort.js';
 import type { InterruptedCall } from './open-turn.js';
 import type { StructuredTurn } from './structured-turn.js';
 
 export interface CurrentTurn {
   readonly turn: number;
   readonly messageId: string;
-  /** The parent-side signal handed to the turn's tool calls (and through them to foreground children). */
-  readonly controller: AbortController;
+  /**
+   * The turn's parent-side cancellation, handed to its tool calls (and through them to foreground
+   * children); its AbortSignal is made only when a tool or hook reads `ctx.signal`.
+   */
+  readonly controller: LazyAbortController;
   readonly childUsage: Usage;
   /** The foreground children's usage trees, in the order they settled (the turn's usageTree children). */
   readonly childTrees: UsageNode[];

@@ -89,7 +89,7 @@ class ParentGateway implements GatewayImplementation {
     if (!turn || turn.turn !== report.turn)
       throw new BroodError('INTERNAL', `endTurn for turn ${report.turn}, which is not running`);
     // Cancelled before it ended, it ends aborted, whatever crossed the cancel (a final answer, say).
-    const cancelled = turn.controller.signal.aborted && report.stopReason !== 'aborted';
+    const cancelled = turn.controller.aborted && report.stopReason !== 'aborted';
     agent.lease?.requestAnswered(); // an aborted request logged no response
     await agent.turns.finish(cancelled ? { ...report, stopReason: 'aborted' } : report, turn);
     return agent.turns.claimNext();
@@ -103,7 +103,7 @@ class ParentGateway implements GatewayImplementation {
 async function runToolsAdmittingAhead(agent: GatewayAgent, batch: Arg<'runTools'>): Promise<ToolResult[]> {
   const turn = agent.turns.current;
   const results = await runToolBatch(agent, batch);
-  if (turn !== undefined && agent.turns.current === turn && !turn.controller.signal.aborted) agent.lease?.admitAhead();
+  if (turn !== undefined && agent.turns.current === turn && !turn.controller.aborted) agent.lease?.admitAhead();
   return results;
 }
 

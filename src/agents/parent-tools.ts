@@ -15,6 +15,7 @@ import { RUN_CODE_TOOL_NAME } from '../tools/code-mode-sdk.js';
 import { classifyResolved, errorResult } from '../tools/execute.js';
 import type { ResolvedTool } from '../tools/resolver.js';
 import type { Agent, CodeMode, ToolResult } from '../types.js';
+import type { LazyAbortController } from '../util/lazy-abort.js';
 import type { ConcurrencyClass, PlannedClass } from '../wire/protocol.js';
 import { toolBatch, toolCallRequest } from '../wire/protocol.js';
 import { interruptedResult } from './resumed-calls.js';
@@ -52,8 +53,8 @@ export async function executeTool(agent: GatewayAgent, raw: unknown): Promise<To
     turn.calls.set(call.callId, recorded);
     return recorded;
   }
-  const signal = turn?.controller.signal;
-  const running = afterLogged(agent, () => gated(agent, call, signal));
+  const cancel = turn?.controller;
+  const running = afterLogged(agent, () => gated(agent, call, cancel));
   const answered = turn ? holdUntilSettled(turn, call.callId, call.name, running) : running.then(cloneablePart);
   turn?.calls.set(call.callId, answered);
   return answered;
@@ -85,7 +86,7 @@ function afterLogged(agent: GatewayAgent, run: () => Promise<ToolResult>): Promi
 async function gated(
   agent: GatewayAgent,
   call: { name: string; arguments: unknown; callId: string },
-  signal: AbortSignal | undefined,
+  signal: LazyAbortController | undefined,
 ): Promise<ToolResult> {
   const tools = agent.init.tools;
   const refused = agent.codeMode === 'code' || call.name === RUN_CODE_TOOL_NAME;
@@ -131,7 +132,7 @@ export function runToolBatch(agent: GatewayAgent, raw: unknown): Promise<ToolRes
   // New starts stop when the turn is cancelled or has ended (a driver that failed mid-batch ends it).
   const stop = {
     get aborted() {
-      return turn.controller.signal.aborted || !live();
+      return turn.controller.aborted || !live();
     },
   };
   const gate = new StartGate();

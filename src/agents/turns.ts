@@ -4,7 +4,6 @@
  * The gateway (driver messages) and the agent (activation lifecycle) both go through here, so every
  * write to turn state is one of the named transitions below.
  */
-import { setMaxListeners } from 'node:events';
 import { isMessageParts, partsField } from '../models/content-parts.js';
 import { reasoningField } from '../models/reasoning.js';
 import type { ChatMessage } from '../models/types.js';
@@ -13,6 +12,7 @@ import type { Budget } from '../scheduler/types.js';
 import type { DriverEmittedEvent } from '../sessions/event-types.js';
 import type { SessionWriter } from '../sessions/session-writer.js';
 import type { ModelRoute, StopReason, TurnResult, Usage, UsageNode } from '../types.js';
+import { LazyAbortController } from '../util/lazy-abort.js';
 import type { ClaimedMessage, JoinedMessage, TurnReport } from '../wire/protocol.js';
 import type { CurrentTurn, HeldCall } from './current-turn.js';
 import type { FinishedChildren } from './finished-children.js';
@@ -138,7 +138,7 @@ export class TurnLedger {
         messageId: head.id,
         text: head.text,
         ...partsField(head.parts),
-        aborted: aborted || this.running?.controller.signal.aborted === true,
+        aborted: aborted || this.running?.controller.aborted === true,
         ...(joined.length === 0 ? {} : { joined: joined.map(toJoined) }),
       };
     }
@@ -293,7 +293,7 @@ function newTurn(
   return {
     turn,
     messageId,
-    controller: turnController(),
+    controller: new LazyAbortController(),
     childUsage: { inputTokens: 0, outputTokens: 0 },
     childTrees: [],
     usage: { inputTokens: 0, outputTokens: 0 },
@@ -309,13 +309,6 @@ function newTurn(
     interrupted: resumed?.interrupted ?? NO_INTERRUPTED_CALLS,
     awaitingApproval: resumed?.awaitingApproval ?? NO_OPEN_REQUESTS,
   };
-}
-
-/** Every parallel call of a turn (e.g. hundreds of sibling delegations) listens to this one signal. */
-function turnController(): AbortController {
-  const controller = new AbortController();
-  setMaxListeners(0, controller.signal);
-  return controller;
 }
 
 /** A structured turn that completed without a valid structured_output call did not do what was asked. */

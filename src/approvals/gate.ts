@@ -18,6 +18,7 @@ import { errorResult, parseArguments } from '../tools/execute.js';
 import type { AgentToolScope } from '../tools/system.js';
 import type { Agent, ToolContext, ToolDefinition, ToolResult } from '../types.js';
 import type { IdGenerator } from '../util/ids.js';
+import { abortSignalOf, type Cancellation } from '../util/lazy-abort.js';
 import { readUntrusted, snapshot } from '../util/untrusted.js';
 import { isChildApprovals, needsNoDecision, tighter, verdictFor } from './decide.js';
 import type {
@@ -73,7 +74,7 @@ const responseSchema = z.union([
 export type WhileParked = (
   agent: GateAgent,
   parked: Promise<GateOutcome>,
-  signal: AbortSignal | undefined,
+  signal: Cancellation | undefined,
 ) => Promise<GateOutcome>;
 
 export class ApprovalGate implements Approvals {
@@ -106,7 +107,7 @@ export class ApprovalGate implements Approvals {
     agent: GateAgent,
     call: GateCall,
     viaCode: boolean,
-    signal: AbortSignal | undefined,
+    signal: Cancellation | undefined,
   ): Promise<GateOutcome> {
     const definition = agent.init.tools.find(call.name)?.definition;
     if (definition === undefined || needsNoDecision(definition, this.options)) return RUN_AS_IS(call.arguments);
@@ -116,7 +117,11 @@ export class ApprovalGate implements Approvals {
     } catch {
       return RUN_AS_IS(call.arguments);
     }
-    const ctx: ToolContext = { callId: call.callId, agent, signal: signal ?? new AbortController().signal };
+    const ctx: ToolContext = {
+      callId: call.callId,
+      agent,
+      signal: signal === undefined ? new AbortController().signal : abortSignalOf(signal),
+    };
     if (call.context !== undefined) ctx.context = call.context;
     const subject = { tool: call.name, args, callId: call.callId, ...origin(agent), viaCode };
     const decided = verdictFor(definition, args, ctx, subject, this.options);
@@ -226,7 +231,7 @@ export class ApprovalGate implements Approvals {
     definition: ToolDefinition,
     subject: Omit<ApprovalRequest, 'approvalId'>,
     modelArgs: unknown,
-    signal: AbortSignal | undefined,
+    signal: Cancellation | undefined,
   ): Promise<GateOutcome> {
     const request: ApprovalRequest = { ...requestFields(subject), approvalId: this.newApprovalId() };
     await agent.writer.append([requestEvent(request)]);
@@ -289,7 +294,7 @@ export class ApprovalGate implements Approvals {
    */
   private boundedInTime(
     verdict: Promise<ApprovalVerdict>,
-    signal: AbortSignal | undefined,
+    signal: Cancellation | undefined,
   ): Promise<ApprovalVerdict | 'unanswered'> {
     return new Promise((settle) => {
       const finish = (answer: ApprovalVerdict | 'unanswered'): void => {

@@ -6,6 +6,8 @@
  * disposed (src/agents/governor.ts): everything it holds is freed then, and whatever it still waits
  * for is withdrawn. Nothing is released by agent id.
  */
+
+import type { Cancellation } from '../util/lazy-abort.js';
 import type { ModelLease, Ticket, TicketRequest } from './policy.js';
 
 /** One model request asking for admission (DriverGateway.admit's argument). */
@@ -114,7 +116,7 @@ export class TurnLease implements Disposable {
    * seen — unless the lease was released meanwhile (its activation ended) or `keepOut` aborted (a
    * cancelled call takes none back). The one place a slot is lent out and taken back.
    */
-  lend<T>(work: Promise<T>, keepOut?: AbortSignal): Promise<T> {
+  lend<T>(work: Promise<T>, keepOut?: Cancellation): Promise<T> {
     if (!this.desk.governsAgents) return work;
     this.lent += 1;
     if (this.holding) {
@@ -125,7 +127,7 @@ export class TurnLease implements Disposable {
   }
 
   /** Nothing to wait for (undefined) costs no promise: every child of a fan-out ends here. */
-  private lendEnded(keepOut: AbortSignal | undefined): Promise<void> | undefined {
+  private lendEnded(keepOut: Cancellation | undefined): Promise<void> | undefined {
     this.lent -= 1;
     if (this.lent > 0 || this.released || keepOut?.aborted === true) return undefined;
     return this.admitTurn();

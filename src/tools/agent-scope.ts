@@ -7,6 +7,7 @@
 import { BroodError } from '../errors.js';
 import type { Agent, CodeMode, ToolCallRequest, ToolFilter, ToolRegistry, ToolResult } from '../types.js';
 import { type Disposer, makeDisposer } from '../util/disposer.js';
+import type { LazyAbortController } from '../util/lazy-abort.js';
 import { RUN_CODE_TOOL_NAME, renderSdk } from './code-mode-sdk.js';
 import {
   type ConcurrencyClass,
@@ -14,6 +15,7 @@ import {
   type ExecutionScope,
   errorResult,
   executeResolved,
+  type ScopedCall,
 } from './execute.js';
 import type { ToolHooks } from './hooks.js';
 import { callContained, Listeners, ToolLayer } from './layer.js';
@@ -31,7 +33,7 @@ export interface ModelToolCall {
   name: string;
   arguments: unknown;
   callId: string;
-  signal?: AbortSignal;
+  signal?: AbortSignal | LazyAbortController;
   context?: unknown;
 }
 
@@ -95,14 +97,18 @@ export class AgentScope implements AgentToolScope, ExecutionScope {
   }
 
   execute(call: ToolCallRequest): Promise<ToolResult> {
-    return this.disposed
-      ? Promise.resolve(errorResult('DISPOSED', 'This agent tool scope has been disposed'))
-      : executeResolved(this, call);
+    return this.run(call);
   }
 
   executeFromModel(call: ModelToolCall, codeMode: CodeMode): Promise<ToolResult> {
     const refusal = modelCallRefusal(call.name, codeMode);
-    return refusal === undefined ? this.execute(call) : Promise.resolve(refusal);
+    return refusal === undefined ? this.run(call) : Promise.resolve(refusal);
+  }
+
+  private run(call: ScopedCall): Promise<ToolResult> {
+    return this.disposed
+      ? Promise.resolve(errorResult('DISPOSED', 'This agent tool scope has been disposed'))
+      : executeResolved(this, call);
   }
 
   register(tool: Parameters<ToolRegistry['register']>[0]): Disposer {

@@ -9,6 +9,7 @@ import type { MessagePart } from '../models/content-parts.js';
 import type { Agent, ConcurrencyClass, ToolCallRequest, ToolContext, ToolResult } from '../types.js';
 import { describe } from '../util/describe.js';
 import { defaultIds } from '../util/ids.js';
+import { type Cancellation, LazyAbortController } from '../util/lazy-abort.js';
 import { readUntrusted } from '../util/untrusted.js';
 import {
   afterCall,
@@ -39,7 +40,10 @@ export interface ExecutionScope {
  * delegation waits for its whole child) would otherwise hold a suspended frame per level, and a wide
  * fan-out holds one such call per running child.
  */
-export function executeResolved(scope: ExecutionScope, call: ToolCallRequest): Promise<ToolResult> {
+/** A call as the runtime makes it: a turn's call carries the turn's cancellation (see util/lazy-abort.ts). */
+export type ScopedCall = Omit<ToolCallRequest, 'signal'> & { signal?: AbortSignal | LazyAbortController };
+
+export function executeResolved(scope: ExecutionScope, call: ScopedCall): Promise<ToolResult> {
   try {
     return runCall(scope, call).catch(defectResult);
   } catch (error) {
@@ -52,7 +56,7 @@ function defectResult(error: unknown): ToolResult {
   return errorResult(codeOf(error) ?? 'INTERNAL', errorMessage(error));
 }
 
-function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promise<ToolResult> {
+function runCall(scope: ExecutionScope, untrusted: ScopedCall): Promise<ToolResult> {
   // A host's call object: its fields are read once (a throwing getter is INVALID_ARGS, like bad args).
   const call = readUntrusted('INVALID_ARGS', 'a tool call', () => ({
     name: untrusted?.name,
@@ -70,17 +74,32 @@ function runCall(scope: ExecutionScope, untrusted: ToolCallRequest): Promise<Too
   } catch (error) {
     return Promise.resolve(errorResult('INVALID_ARGS', errorMessage(error)));
   }
-  const signal = call.signal ?? new AbortController().signal;
-  if (signal.aborted) {
+  const cancel: Cancellation = call.signal ?? new AbortController().signal;
+  if (cancel.aborted) {
     return Promise.resolve(
       errorResult('ABORTED_BEFORE_DISPATCH', `Tool "${name}" was not started: the call was aborted`),
     );
   }
-  const ctx: ToolContext = { callId: call.callId ?? defaultIds('call'), agent: scope.agent(), signal };
+  const ctx = toolContext(call.callId ?? defaultIds('call'), scope.agent(), cancel);
   if (call.context !== undefined) ctx.context = call.context;
   const hooked = hookedCall(scope, name, args, ctx);
-  if (hooked === undefined) return runBody(scope, tool, name, args, ctx);
-  return runHooked(scope, tool, hooked, args, ctx);
+  if (hooked === undefined) return runBody(scope, tool, name, args, ctx, cancel);
+  return runHooked(scope, tool, hooked, args, ctx, cancel);
+}
+
+/**
+ * A turn's cancellation makes its AbortSignal only when the tool (or a hook) reads `ctx.signal`: most
+ * tool bodies never do, and a wide fan-out runs a turn per child.
+ */
+function toolContext(callId: string, agent: Agent | undefined, cancel: Cancellation): ToolContext {
+  if (!(cancel instanceof LazyAbortController)) return { callId, agent, signal: cancel as AbortSignal };
+  return {
+    callId,
+    agent,
+    get signal() {
+      return cancel.signal;
+    },
+  };
 }
 
 /** A call through createBrood's hooks: before, the body, after (each may rewrite or answer). */
@@ -90,6 +109,7 @@ async function runHooked(
   hooked: { hooks: ToolHooks; call: HookedToolCall },
   parsed: unknown,
   ctx: ToolContext,
+  cancel: Cancellation,
 ): Promise<ToolResult> {
   const { name } = hooked.call;
   let args = parsed;
@@ -104,7 +124,9 @@ async function runHooked(
       }
     }
     const call = { ...hooked.call, arguments: args };
-    const result = await runBody(scope, tool, name, args, ctx, (thrown) => errorText(hooked.hooks, thrown, call, ctx));
+    const result = await runBody(scope, tool, name, args, ctx, cancel, (thrown) =>
+      errorText(hooked.hooks, thrown, call, ctx),
+    );
     const read = await afterCall(hooked.hooks, call, result, ctx);
     return call.arguments === hooked.call.arguments ? read : { ...read, rewrittenArguments: jsonOf(call.arguments) };
   } catch (error) {
@@ -141,6 +163,7 @@ function runBody(
   name: string,
   args: unknown,
   ctx: ToolContext,
+  cancel: Cancellation,
   word?: (thrown: unknown) => Promise<string | undefined>,
 ): Promise<ToolResult> {
   let running: unknown;
@@ -151,9 +174,7 @@ function runBody(
   }
   return Promise.resolve(running).then(
     (value) =>
-      ctx.signal.aborted
-        ? errorResult('ABORTED', `Tool "${name}" was aborted while running`)
-        : successResult(name, value),
+      cancel.aborted ? errorResult('ABORTED', `Tool "${name}" was aborted while running`) : successResult(name, value),
     (error: unknown) => bodyThrew(scope, name, error, word),
   );
 }

@@ -8,6 +8,8 @@
  * reads `signal` still gets a real AbortSignal, aborted with the same reason.
  */
 
+import { setMaxListeners } from 'node:events';
+
 /** What brood's own code reads of a cancellation; an AbortSignal is one too. */
 export interface Cancellation {
   readonly aborted: boolean;
@@ -23,10 +25,14 @@ export class LazyAbortController implements Cancellation {
   private listeners: Set<() => void> | undefined = undefined;
   private controller: AbortController | undefined = undefined;
 
-  /** A real AbortSignal, made on first read; aborted already when the cancellation was. */
+  /**
+   * A real AbortSignal, made on first read; aborted already when the cancellation was. Without a
+   * listener limit: every call of a turn (hundreds of sibling delegations) may listen to it.
+   */
   get signal(): AbortSignal {
     if (this.controller === undefined) {
       this.controller = new AbortController();
+      setMaxListeners(0, this.controller.signal);
       if (this.aborted) this.controller.abort(this.reason);
     }
     return this.controller.signal;
@@ -44,7 +50,7 @@ export class LazyAbortController implements Cancellation {
   }
 
   /** Like EventTarget: a listener added after the abort never runs, and one added twice runs once. */
-  addEventListener(_type: 'abort', listener: () => void): void {
+  addEventListener(_type: 'abort', listener: () => void, _options?: { once?: boolean }): void {
     if (this.aborted) return;
     this.listeners ??= new Set();
     this.listeners.add(listener);
@@ -53,6 +59,11 @@ export class LazyAbortController implements Cancellation {
   removeEventListener(_type: 'abort', listener: () => void): void {
     this.listeners?.delete(listener);
   }
+}
+
+/** A real AbortSignal for a cancellation: a LazyAbortController's own (made now if it was not), else the signal itself. */
+export function abortSignalOf(cancel: Cancellation): AbortSignal {
+  return cancel instanceof LazyAbortController ? cancel.signal : (cancel as AbortSignal);
 }
 
 /** A listener that throws does not stop the others; its error is thrown on its own, as EventTarget does. */

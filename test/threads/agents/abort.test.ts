@@ -73,6 +73,81 @@ describe.each(RUNNERS)("runner: '%s'", (runner) => {
     expect(agent.status).not.toBe('disposed');
   });
 
+  it("a tool's ctx.signal is an AbortSignal the cancel fires; a tool that never reads it still ends ABORTED", async () => {
+    brood = makeBrood(runner, {
+      maxParallelToolCalls: 2,
+      models: [
+        scriptedModels({
+          id: 'scripted',
+          scripts: [
+            {
+              match: 'work',
+              turns: [
+                {
+                  toolCalls: [
+                    { name: 'listen', arguments: {} },
+                    { name: 'ignore', arguments: {} },
+                  ],
+                },
+                { text: 'never reached' },
+              ],
+            },
+          ],
+        }),
+      ],
+    });
+    const listening = deferred();
+    const ignoring = deferred();
+    const release = deferred();
+    const seen: { real: boolean; sameInCopy: boolean; reason?: unknown } = { real: false, sameInCopy: false };
+    brood.tools.register(
+      defineTool({
+        name: 'listen',
+        description: 'waits for its signal',
+        parameters: z.object({}),
+        concurrencySafe: true,
+        execute: (_args, ctx) => {
+          const { signal } = ctx;
+          seen.real = signal instanceof AbortSignal;
+          seen.sameInCopy = { ...ctx }.signal === signal;
+          listening.resolve();
+          return new Promise<string>((resolve) =>
+            signal.addEventListener('abort', () => {
+              seen.reason = signal.reason;
+              resolve('heard');
+            }),
+          );
+        },
+      }),
+    );
+    brood.tools.register(
+      defineTool({
+        name: 'ignore',
+        description: 'never reads its signal',
+        parameters: z.object({}),
+        concurrencySafe: true,
+        execute: async () => {
+          ignoring.resolve();
+          await release.promise;
+          return 'done anyway';
+        },
+      }),
+    );
+    const agent = await brood.createAgent({ model: route });
+    const controller = new AbortController();
+    const running = agent.run('work please', { signal: controller.signal });
+    await Promise.all([listening.promise, ignoring.promise]);
+    controller.abort();
+    release.resolve();
+    const result = await running;
+
+    expect(result.stopReason).toBe('aborted');
+    expect(seen).toMatchObject({ real: true, sameInCopy: true });
+    expect(seen.reason).toBeInstanceOf(Error);
+    const results = ofType(turnEvents(await eventsOf(brood, agent.id), 1), 'tool/result');
+    expect(results.map((e) => e.data.errorCode)).toEqual(['ABORTED', 'ABORTED']);
+  });
+
   it('run() resolves aborted (never rejects) when its signal was aborted before the call', async () => {
     brood = makeBrood(runner);
     const agent = await brood.createAgent({ model: route });
