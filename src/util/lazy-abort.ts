@@ -21,8 +21,11 @@ export interface Cancellation {
 export class LazyAbortController implements Cancellation {
   aborted = false;
   reason: unknown = undefined;
-  /** A set, not EventTarget's list: N sibling calls adding one each stays O(N), not O(N²). */
-  private listeners: Set<() => void> | undefined = undefined;
+  /**
+   * One listener as itself (a turn's model request adds one at a time), more in a set: N sibling
+   * calls adding one each stays O(N), where EventTarget's list is O(N²).
+   */
+  private listeners: (() => void) | Set<() => void> | undefined = undefined;
   private controller: AbortController | undefined = undefined;
 
   /**
@@ -46,18 +49,23 @@ export class LazyAbortController implements Cancellation {
     const listeners = this.listeners;
     this.listeners = undefined;
     this.controller?.abort(reason);
-    if (listeners !== undefined) for (const listener of listeners) runListener(listener);
+    if (typeof listeners === 'function') runListener(listeners);
+    else if (listeners !== undefined) for (const listener of listeners) runListener(listener);
   }
 
   /** Like EventTarget: a listener added after the abort never runs, and one added twice runs once. */
   addEventListener(_type: 'abort', listener: () => void, _options?: { once?: boolean }): void {
-    if (this.aborted) return;
-    this.listeners ??= new Set();
-    this.listeners.add(listener);
+    const listeners = this.listeners;
+    if (this.aborted || listeners === listener) return;
+    if (listeners === undefined) this.listeners = listener;
+    else if (typeof listeners === 'function') this.listeners = new Set([listeners, listener]);
+    else listeners.add(listener);
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
-    this.listeners?.delete(listener);
+    const listeners = this.listeners;
+    if (listeners === listener) this.listeners = undefined;
+    else if (typeof listeners === 'object') listeners.delete(listener);
   }
 }
 

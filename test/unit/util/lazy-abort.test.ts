@@ -54,6 +54,23 @@ describe('LazyAbortController', () => {
     expect((cancel.reason as Error).message).toBe('stop');
   });
 
+  it('one listener alone: added twice it runs once; removed it does not run', () => {
+    const once = new LazyAbortController();
+    let ran = 0;
+    const listener = (): void => {
+      ran += 1;
+    };
+    once.addEventListener('abort', listener);
+    once.addEventListener('abort', listener);
+    once.abort(new Error('stop'));
+    expect(ran).toBe(1);
+    const removed = new LazyAbortController();
+    removed.addEventListener('abort', listener);
+    removed.removeEventListener('abort', listener);
+    removed.abort(new Error('stop'));
+    expect(ran).toBe(1);
+  });
+
   it('a listener added after the abort never runs', () => {
     const cancel = new LazyAbortController();
     cancel.abort(new Error('stop'));
