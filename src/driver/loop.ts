@@ -355,7 +355,8 @@ export class Driver {
     const results = await this.host.runTools({ calls });
     if (results.length !== calls.length)
       throw new BroodError('INTERNAL', `runTools answered ${results.length} results for ${calls.length} calls`);
-    for (const [index, call] of calls.entries()) this.pushResult(call, results[index] as ToolResult);
+    for (let index = 0; index < calls.length; index++)
+      this.pushResult(calls[index] as ToolCallRecord, results[index] as ToolResult);
   }
 
   private async classify(call: ToolCallRecord, planned: DriverView): Promise<ConcurrencyClass> {

@@ -38,10 +38,17 @@ export function checkModelResponse(
   const response = isValidResponse(raw) ? cleanResponse(raw) : parseResponse(raw);
   if (typeof response === 'string') return { ok: false, reason: response };
   // Call ids key re-attachment after a recovery and commit order: two calls may not share one.
-  const ids = response.toolCalls.map((call) => call.callId);
-  if (new Set(ids).size !== ids.length)
+  if (hasDuplicateIds(response.toolCalls))
     return { ok: false, reason: 'the model adapter returned a malformed response: duplicate tool call ids' };
   return { ok: true, response };
+}
+
+/** Pairwise below a few calls (most responses make one to three): no set and no id array per response. */
+function hasDuplicateIds(calls: readonly { callId: string }[]): boolean {
+  if (calls.length > 8) return new Set(calls.map((call) => call.callId)).size !== calls.length;
+  for (let i = 1; i < calls.length; i++)
+    for (let j = 0; j < i; j++) if (calls[i]?.callId === calls[j]?.callId) return true;
+  return false;
 }
 
 function parseResponse(raw: unknown): ModelResponse | string {

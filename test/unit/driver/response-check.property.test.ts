@@ -99,3 +99,25 @@ describe('checkModelResponse hand check', () => {
     if (checked.ok) expect(checked.response.toolCalls[0]).not.toBe(raw.toolCalls[0]);
   });
 });
+
+describe('tool call ids', () => {
+  const withIds = (ids: string[]) => ({
+    text: '',
+    toolCalls: ids.map((callId) => ({ callId, name: 'echo', arguments: '{}' })),
+    finish: 'tool-calls',
+    usage: { inputTokens: 1, outputTokens: 1 },
+  });
+
+  it('a response is accepted exactly when its call ids are distinct, however many calls it makes', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l'), { maxLength: 14 }),
+        (ids) => {
+          const checked = checkModelResponse(withIds(ids));
+          expect(checked.ok).toBe(new Set(ids).size === ids.length);
+          if (!checked.ok) expect(checked.reason).toContain('duplicate tool call ids');
+        },
+      ),
+    );
+  });
+});
