@@ -5,7 +5,6 @@
  */
 import { DEFAULTS } from '../defaults.js';
 import { BroodError, errorMessage } from '../errors.js';
-import { withCancellation } from '../models/cancellation.js';
 import { partsField } from '../models/content-parts.js';
 import { estimateTokens } from '../models/estimate.js';
 import { historyTail } from '../models/history-tail.js';
@@ -26,8 +25,8 @@ import type { ClaimedMessage, ConcurrencyClass, DriverPlan, DriverView, TurnRepo
 import { type Admission, admitted } from './admission.js';
 import { EventOutbox } from './event-outbox.js';
 import { JoinedReportsWatch } from './joined-reports.js';
+import { answerOf, assistantData, failedResponse, notRunResult, withAdmission } from './model-answer.js';
 import { requestData } from './request-event.js';
-import { checkModelResponse } from './response-check.js';
 import { type StopCondition, stepCountIs } from './step-count.js';
 import { FINAL_FINISHES, requestsSinceUserMessage, TurnState } from './turn-state.js';
 import { ViewTracker } from './view-tracker.js';
@@ -201,59 +200,81 @@ export class Driver {
     for (const joined of await this.host.joinMessages(turn)) this.history.push({ role: 'user', text: joined.text });
   }
 
-  private async request(
+  /**
+   * One model request. Not async, nor is what follows the log: a child waiting on its model (a second
+   * or more, and a wide fan-out has one per running child) holds one reaction here, not a suspended
+   * frame. Only a governed request waits for its admission in a frame of its own.
+   */
+  private request(view: DriverView, turn: TurnState, signal: LazyAbortController): Promise<ModelResponse | 'aborted'> {
+    if (this.plan.admission === true) return this.governedRequest(view, turn, signal);
+    this.preAdmitted = false;
+    return this.logAndSend(view, turn, signal, undefined);
+  }
+
+  private async governedRequest(
     view: DriverView,
     turn: TurnState,
     signal: LazyAbortController,
   ): Promise<ModelResponse | 'aborted'> {
-    const { route } = this.plan;
-    // Ungoverned (plan.admission unset, the common case): nothing to ask, and nothing allocated to ask it.
-    const admission =
-      this.plan.admission === true
-        ? await admitted(this.plan, this.host, () => estimateTokens(view.system, this.history), signal, {
-            preAdmitted: this.preAdmitted,
-            reportsWrites: sendsAtSlot(this.adapter),
-          })
-        : undefined;
+    const admission = await admitted(this.plan, this.host, () => estimateTokens(view.system, this.history), signal, {
+      preAdmitted: this.preAdmitted,
+      reportsWrites: sendsAtSlot(this.adapter),
+    });
     this.preAdmitted = false;
     if (admission === 'aborted') return 'aborted';
-    this.events.emit('model/request', requestData(route, view, this.hooks.threadId ?? 0));
+    return this.logAndSend(view, turn, signal, admission);
+  }
+
+  /**
+   * Logs the request, then sends it once the log has left. An adapter that sends at the slot itself
+   * waits for it right before its write (after building the body), so nothing runs between the slot
+   * and the send; for any other adapter the slot comes first.
+   */
+  private logAndSend(
+    view: DriverView,
+    turn: TurnState,
+    signal: LazyAbortController,
+    admission: Admission | undefined,
+  ): Promise<ModelResponse | 'aborted'> {
+    this.events.emit('model/request', requestData(this.plan.route, view, this.hooks.threadId ?? 0));
     // Sent before the adapter runs: a request that kills the thread synchronously (a fault) is still logged.
     this.events.flushSoon();
     const sent = this.host.sent?.();
-    if (sent) await sent;
+    const atSend = admission !== undefined && sendsAtSlot(this.adapter);
+    const slotFirst = admission !== undefined && !atSend ? admission : undefined;
+    if (sent === undefined && slotFirst === undefined) return this.send(view, turn, signal, admission, atSend);
+    return (sent ?? Promise.resolve())
+      .then(() => slotFirst?.atSlot())
+      .then(() => this.send(view, turn, signal, admission, atSend));
+  }
+
+  /** The adapter's request, and what its answer (or its failure) becomes for the loop. */
+  private send(
+    view: DriverView,
+    turn: TurnState,
+    signal: LazyAbortController,
+    admission: Admission | undefined,
+    atSend: boolean,
+  ): Promise<ModelResponse | 'aborted'> {
     // Decided per request: with nobody watching, adapters get no callback and nothing is produced.
     const stream = this.streaming ? { open: true } : undefined;
-    // No await at all when nothing is governed; an adapter that sends at the slot itself waits for it
-    // right before its write (after building the body), so nothing runs between the slot and the send.
-    const atSend = admission !== undefined && sendsAtSlot(this.adapter);
-    if (admission !== undefined && !atSend) await admission.atSlot();
+    let answer: unknown;
     try {
-      const raw: unknown = await this.adapter.request(
-        this.requestOptions(view, turn, signal, admission, atSend, stream),
-      );
-      const checked = checkModelResponse(raw);
-      if (checked.ok) return checked.response;
-      return {
-        text: '',
-        toolCalls: [],
-        finish: 'error',
-        usage: { inputTokens: 0, outputTokens: 0 },
-        diagnostic: checked.reason,
-      };
+      answer = this.adapter.request(this.requestOptions(view, turn, signal, admission, atSend, stream));
     } catch (error) {
-      if (signal.aborted) return 'aborted';
-      return {
-        text: '',
-        toolCalls: [],
-        finish: 'error',
-        usage: { inputTokens: 0, outputTokens: 0 },
-        diagnostic: errorMessage(error),
-      };
-    } finally {
-      // A delta an adapter reports after answering would land after its assistant-message: ignored.
-      if (stream) stream.open = false;
+      return Promise.resolve(signal.aborted ? 'aborted' : failedResponse(error));
     }
+    return Promise.resolve(answer).then(
+      (raw) => {
+        // A delta an adapter reports after answering would land after its assistant-message: ignored.
+        if (stream) stream.open = false;
+        return answerOf(raw);
+      },
+      (error: unknown) => {
+        if (stream) stream.open = false;
+        return signal.aborted ? 'aborted' : failedResponse(error);
+      },
+    );
   }
 
   /** What the adapter is given: optional keys only when set (no object made per request to spread). */
@@ -275,49 +296,29 @@ export class Driver {
     if (this.traceHeaders !== undefined) options.traceHeaders = this.traceHeaders;
     if (this.host.modelProxy !== undefined)
       options.modelProxy = this.proxyCall ??= (call) => this.host.modelProxy(call);
-    if (admission !== undefined && atSend) {
-      options.atSlot = admission.atSlot;
-      options.retryGate = admission.readmit;
-      if (admission.onWrite !== undefined) options.onWrite = admission.onWrite;
-    } else if (admission !== undefined) options.retryGate = admission.retryGate;
     if (stream !== undefined)
       options.onTextDelta = (delta: string): void => {
         if (stream.open) this.events.emitDelta(turn.turn, delta);
       };
-    return withCancellation(options, cancel);
+    return withAdmission(options, admission, atSend, cancel);
   }
 
   /** Step limit reached with calls pending: they never run, but each gets a result so the history stays well-formed. */
   private endAtStepLimit(turn: TurnState, calls: ToolCallRecord[]): TurnReport {
-    const message = this.stepLimit.notRun;
-    for (const call of calls)
-      this.commitResult(call, { isError: true, content: `Error: ${message}`, error: { message } });
+    for (const call of calls) this.commitResult(call, notRunResult(this.stepLimit.notRun));
     return turn.finish('max-steps', this.stepLimit.diagnostic(calls.length));
   }
 
   private recordAssistant(response: ModelResponse, finish: ModelFinish): void {
     const reasoning = response.reasoning === undefined ? {} : { reasoning: response.reasoning };
     this.history.push({ role: 'assistant', text: response.text, toolCalls: response.toolCalls, ...reasoning });
-    this.events.emit('assistant/message', {
-      text: response.text,
-      toolCalls: response.toolCalls,
-      usage: response.usage,
-      finish,
-      ...reasoning,
-      // What the adapter could not do for an answer it still gave (an option the model cannot take).
-      ...(response.diagnostic === undefined || finish === 'error' ? {} : { diagnostic: response.diagnostic }),
-    });
+    this.events.emit('assistant/message', assistantData(response, finish));
   }
 
   /** Output cap hit: truncated tool calls never run, but each gets a result so the history stays well-formed. */
   private endTruncated(turn: TurnState, response: ModelResponse): TurnReport {
-    for (const call of response.toolCalls) {
-      this.commitResult(call, {
-        isError: true,
-        content: 'Error: not run: the response hit its output cap',
-        error: { message: 'not run: the response hit its output cap' },
-      });
-    }
+    for (const call of response.toolCalls)
+      this.commitResult(call, notRunResult('not run: the response hit its output cap'));
     return turn.finish('max-tokens');
   }
 

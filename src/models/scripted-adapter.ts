@@ -23,17 +23,28 @@ export function createScriptedAdapter(config: ModelProviderConfig): ModelAdapter
   // Compile once: a RegExp-per-request would be wasteful in benchmarks that issue thousands.
   const compiled = scripts.map((script) => ({ script, matches: compileMatcher(script.match) }));
   return {
-    async request(request) {
-      const cancel = cancellationOf(request);
-      throwIfAborted(cancel);
-      const own = request.messages.slice(request.ownStart);
-      const prompt = own.find((m) => m.role === 'user')?.text ?? '';
-      const script = compiled.find((c) => c.matches(prompt))?.script;
-      if (script === undefined) return fallbackReply(request, prompt, fallback);
-      if (script.latencyMs !== undefined && script.latencyMs > 0) await sleep(script.latencyMs, cancel);
-      if (script.cpuMs !== undefined && script.cpuMs > 0) burnCpu(script.cpuMs);
-      throwIfAborted(cancel);
-      return playTurn(request, own, script);
+    // A chain, not an async function: a request waiting out its latency (a wide fan-out holds one per
+    // running child) keeps a timer and one reaction, not a suspended frame.
+    request(request) {
+      try {
+        const cancel = cancellationOf(request);
+        throwIfAborted(cancel);
+        const own = request.messages.slice(request.ownStart);
+        const prompt = firstUserText(own);
+        const script = compiled.find((c) => c.matches(prompt))?.script;
+        if (script === undefined) return Promise.resolve(fallbackReply(request, prompt, fallback));
+        const answer = (): ModelResponse | Promise<ModelResponse> => {
+          if (script.cpuMs !== undefined && script.cpuMs > 0) burnCpu(script.cpuMs);
+          throwIfAborted(cancel);
+          return playTurn(request, own, script);
+        };
+        const { latencyMs } = script;
+        return latencyMs !== undefined && latencyMs > 0
+          ? sleep(latencyMs, cancel).then(answer)
+          : Promise.resolve(answer());
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
   };
 }
