@@ -86,18 +86,18 @@ function afterLogged(agent: GatewayAgent, run: () => Promise<ToolResult>): Promi
 async function gated(
   agent: GatewayAgent,
   call: { name: string; arguments: unknown; callId: string },
-  signal: LazyAbortController | undefined,
+  cancel: LazyAbortController | undefined,
 ): Promise<ToolResult> {
   const tools = agent.init.tools;
   const refused = agent.codeMode === 'code' || call.name === RUN_CODE_TOOL_NAME;
   const outcome = refused
     ? { run: true as const, args: call.arguments }
-    : await agent.deps.approvals.check(agent, { ...call, ...turnContext(agent) }, false, signal);
+    : await agent.deps.approvals.check(agent, { ...call, ...turnContext(agent) }, false, cancel);
   if (!outcome.run) return outcome.result;
   const execute = () =>
     agent.deps.scheduler.asCaller(agent.lease, () =>
       tools.executeFromModel(
-        { name: call.name, arguments: outcome.args, callId: call.callId, signal, ...turnContext(agent) },
+        { name: call.name, arguments: outcome.args, callId: call.callId, signal: cancel, ...turnContext(agent) },
         agent.codeMode,
       ),
     );

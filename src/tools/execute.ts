@@ -35,14 +35,14 @@ export interface ExecutionScope {
   hooks?: ToolHooks;
 }
 
+/** A call as the runtime makes it: a turn's call carries the turn's cancellation (see util/lazy-abort.ts). */
+export type ScopedCall = Omit<ToolCallRequest, 'signal'> & { signal?: AbortSignal | LazyAbortController };
+
 /**
  * Plain promise chains rather than async functions down to the tool's body: a call that waits (a
  * delegation waits for its whole child) would otherwise hold a suspended frame per level, and a wide
  * fan-out holds one such call per running child.
  */
-/** A call as the runtime makes it: a turn's call carries the turn's cancellation (see util/lazy-abort.ts). */
-export type ScopedCall = Omit<ToolCallRequest, 'signal'> & { signal?: AbortSignal | LazyAbortController };
-
 export function executeResolved(scope: ExecutionScope, call: ScopedCall): Promise<ToolResult> {
   try {
     return runCall(scope, call).catch(defectResult);
