@@ -137,6 +137,7 @@ export function resolveView(agent: GatewayAgent): DriverView {
 function logEvents(agent: GatewayAgent, logged: DriverEvent[]): Promise<void> {
   // The wire checked the envelope; the data shapes are the driver's own (the same build wrote them).
   const events = logged as DriverEmittedEvent[];
+  for (const event of events) if (event.type === 'model/request') agent.deps.requestTexts.share(event.data);
   if (!events.some(isDelta)) {
     for (const event of events) mirror(agent, event);
     // The gateway runs each message's handler synchronously in arrival order, so seq order is log order.

@@ -14,6 +14,7 @@ import type { CodeMode, ModelRoute, ResolvedCodeLimits, SessionStore, TurnResult
 import type { IdGenerator } from '../util/ids.js';
 import type { DriverRunner } from '../wire/runner.js';
 import type { CellSlabs, VersionCell } from '../wire/version-cell.js';
+import type { RequestTexts } from './request-texts.js';
 import type { StructuredTurn } from './structured-turn.js';
 
 export interface AgentRuntimeLimits {
@@ -52,6 +53,8 @@ export interface AgentDeps {
   modelProxy?: ModelProxy;
   /** The wire format a provider's requests use, when it carries only some media types (checked at run/send). */
   partFormat?: (provider: string) => PartFormat | undefined;
+  /** One copy of each recent text the drivers' logged requests repeat (system prompt, tool names). */
+  requestTexts: RequestTexts;
   /** Called once the agent is disposed, so the runtime can forget it. */
   onDisposed(agentId: string): void;
 }

@@ -7,6 +7,7 @@
 import type { AgentImpl } from '../agents/agent.js';
 import { composeAgent, newSession } from '../agents/factory.js';
 import { givenHistory, historyEvent } from '../agents/given-history.js';
+import { RequestTexts } from '../agents/request-texts.js';
 import { type RestoreHooks, restoreAgent } from '../agents/restore.js';
 import { checkContext } from '../agents/signals.js';
 import type { AgentDeps } from '../agents/types.js';
@@ -159,6 +160,7 @@ export class Runtime implements SubagentCore {
       scheduler,
       limits: agentLimits(options, this.codeMode),
       partFormat: partFormatOf(modelConfigs),
+      requestTexts: new RequestTexts(),
       onDisposed: (id) => this.forget(id),
       reportDiagnostic: this.reportBackgroundError,
     };
