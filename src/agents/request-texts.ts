@@ -20,7 +20,8 @@ export class RequestTexts {
     if (typeof system === 'string' && system !== '') data.system = this.kept(this.systems, MAX_SYSTEMS, system);
     if (typeof provider === 'string') data.provider = this.kept(this.names, MAX_NAMES, provider);
     if (typeof model === 'string') data.model = this.kept(this.names, MAX_NAMES, model);
-    if (!Array.isArray(tools)) return;
+    // A driver on this thread (the inline runner) logs its view's own frozen list: nothing to share.
+    if (!Array.isArray(tools) || Object.isFrozen(tools)) return;
     for (let i = 0; i < tools.length; i++) {
       const name: unknown = tools[i];
       if (typeof name === 'string') tools[i] = this.kept(this.names, MAX_NAMES, name);

@@ -31,6 +31,13 @@ describe('RequestTexts', () => {
     );
   });
 
+  it("leaves a frozen tool list (an inline driver's view's own) as it is", () => {
+    const texts = new RequestTexts();
+    const data = { provider: 'p', model: 'm', system: 's', tools: Object.freeze(['a', 'b']) };
+    expect(() => texts.share(data)).not.toThrow();
+    expect(data).toEqual({ provider: 'p', model: 'm', system: 's', tools: ['a', 'b'] });
+  });
+
   it('keeps saying the right names once more distinct texts passed than it keeps', () => {
     const texts = new RequestTexts();
     for (let i = 0; i < 10_000; i++) {
