@@ -94,9 +94,9 @@ class ProgramLane {
     private readonly agent: GatewayAgent,
     private readonly turn: CurrentTurn | undefined,
   ) {
-    const turnSignal = turn?.controller;
-    if (turnSignal?.aborted) this.controller.abort(turnSignal.reason);
-    else turnSignal?.addEventListener('abort', this.onTurnAbort, { once: true });
+    const turnCancel = turn?.controller;
+    if (turnCancel?.aborted) this.controller.abort(turnCancel.reason);
+    else turnCancel?.addEventListener('abort', this.onTurnAbort, { once: true });
   }
 
   submit(call: CodeCallWire): Promise<CodeCallReply> {

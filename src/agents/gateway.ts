@@ -137,7 +137,6 @@ export function resolveView(agent: GatewayAgent): DriverView {
 function logEvents(agent: GatewayAgent, logged: DriverEvent[]): Promise<void> {
   // The wire checked the envelope; the data shapes are the driver's own (the same build wrote them).
   const events = logged as DriverEmittedEvent[];
-  for (const event of events) if (event.type === 'model/request') agent.deps.requestTexts.share(event.data);
   if (!events.some(isDelta)) {
     for (const event of events) mirror(agent, event);
     // The gateway runs each message's handler synchronously in arrival order, so seq order is log order.
@@ -163,8 +162,12 @@ function logEvents(agent: GatewayAgent, logged: DriverEvent[]): Promise<void> {
   return written;
 }
 
-/** A logged response also ends the model request's admission lease (limits), its usage correcting the estimate. */
+/**
+ * A logged request's texts point at the runtime's kept copies (before the store keeps them); a logged
+ * response also ends the model request's admission lease (limits), its usage correcting the estimate.
+ */
 function mirror(agent: GatewayAgent, event: DriverEmittedEvent): void {
+  if (event.type === 'model/request') agent.deps.requestTexts.share(event.data);
   agent.turns.mirror(event);
   if (event.type !== 'assistant/message') return;
   const note = event.data.diagnostic;
