@@ -6,7 +6,7 @@
  */
 
 import type { ToHost, ToParent } from '../wire/frames.js';
-import type { GatewayRemote } from '../wire/gateway.js';
+import { type GatewayRemote, isGatewayCall } from '../wire/gateway.js';
 import { type Carrier, Link, type LinkOptions } from '../wire/link.js';
 import { type ActivationOutcome, activationOutcome } from '../wire/protocol.js';
 import type { ActivationEnd } from '../wire/runner.js';
@@ -44,7 +44,9 @@ export abstract class DriverLink<Self = unknown> {
         // releases) are turned away here, so they cost the parent no turn of its event loop.
         accept: (raw) => this.accept(raw),
         frame: (frame) => this.onFrame(frame),
-        invalid: () => undefined, // malformed, or for an activation gone: nobody to fail
+        // Malformed, not a gateway call, or for an activation gone: nobody to fail (a call refused here
+        // is never answered; only a thread that no longer runs brood's driver host sends one).
+        invalid: () => undefined,
         closed: () => hooks.closed(self),
       },
       options,
@@ -89,9 +91,17 @@ export abstract class DriverLink<Self = unknown> {
     this.link.close();
   }
 
-  /** The frame, if it is well formed and its activation is live here (see `stray`). */
+  /**
+   * The frame, if it is well formed and its activation is live here (see `stray`). An `rpc` frame
+   * must be a call of one gateway method with plain arguments (`isGatewayCall`), which is all a driver
+   * host sends: comlink's `expose`, which serves it, would also read, set or construct along any
+   * property path from the served gateway (a SET up its prototype chain wrote to the parent's
+   * Object.prototype; a GET of a function made the link's next batch uncloneable, an uncaught
+   * DataCloneError). The other end is not trusted to keep to that, so nothing else gets through.
+   */
   private accept(raw: unknown): ToParent | undefined {
     const frame = this.shape(raw);
+    if (frame?.kind === 'rpc' && !isGatewayCall(frame.message)) return undefined;
     if (frame === undefined || !('activation' in frame) || frame.kind === 'hello' || this.live.has(frame.activation))
       return frame;
     this.stray(frame);

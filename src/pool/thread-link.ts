@@ -51,7 +51,7 @@ export class ThreadLink extends DriverLink<ThreadLink> {
     );
   }
 
-  /** Frame kind and activation id only: a thread is trusted code; payloads are checked where they are used. */
+  /** Frame kind and activation id only: payloads are checked where they are used (an `rpc` call: DriverLink.accept). */
   protected shape(raw: unknown): ToParent | undefined {
     if (typeof raw !== 'object' || raw === null) return undefined;
     const frame = namedFrame(raw) as { kind?: unknown; activation?: unknown };

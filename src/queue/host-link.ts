@@ -7,7 +7,6 @@
  */
 import { type ActivationFrame, DriverLink, type PlacedActivation } from '../pool/driver-link.js';
 import { type HostIdentity, readParentFrame, type ToHost, type ToParent } from '../wire/frames.js';
-import { isGatewayCall } from '../wire/gateway.js';
 import { REDIS_LINK, type RedisCarrier } from '../wire/redis-carrier.js';
 import { SentViews } from './shared-views.js';
 
@@ -68,8 +67,7 @@ export class HostLink extends DriverLink<HostLink> {
   }
 
   protected shape(raw: unknown): ToParent | undefined {
-    const frame = readParentFrame(raw);
-    return frame?.kind === 'rpc' && !isGatewayCall(frame.message) ? undefined : frame;
+    return readParentFrame(raw);
   }
 
   protected override stray(frame: ActivationFrame): void {
