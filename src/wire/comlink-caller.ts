@@ -17,36 +17,61 @@ interface Waiter {
 }
 
 export class ComlinkCaller {
-  /** Calls awaiting their answer, by id (usually one); made with the first call. */
-  private waiting: Map<string, Waiter> | undefined;
+  /**
+   * The call awaiting its answer, when there is one: a driver host has one call out at a time but for
+   * Code Mode's, so it is kept in fields. A one-entry table made the map's backing store anew on
+   * nearly every call (V8 shrinks it when its last entry goes, grows it again on the next), and those
+   * tables outlived the model's second of latency in a wide fan-out's pool thread.
+   */
+  private loneId: string | undefined;
+  private lone: Waiter | undefined;
+  /** Calls made while another was out, by id (made when the first such call is). */
+  private more: Map<string, Waiter> | undefined;
+  private listening = false;
 
   constructor(private readonly endpoint: Comlink.Endpoint) {}
 
   /** Calls `method` with `args` on the object exposed at the other end; settles with its answer. */
   call(method: string, args: unknown[]): Promise<unknown> {
-    const waiting = this.waiting ?? this.listen();
+    if (!this.listening) this.listen();
     const id = nextCallId();
     const argumentList = args.map((value) => ({ type: 'RAW', value }));
     return new Promise((resolve, reject) => {
-      waiting.set(id, { resolve, reject });
+      if (this.loneId === undefined) {
+        this.loneId = id;
+        this.lone = { resolve, reject };
+      } else {
+        this.more ??= new Map();
+        this.more.set(id, { resolve, reject });
+      }
       this.endpoint.postMessage({ id, type: 'APPLY', path: [method], argumentList });
     });
   }
 
-  private listen(): Map<string, Waiter> {
-    const waiting = new Map<string, Waiter>();
-    this.waiting = waiting;
+  private listen(): void {
+    this.listening = true;
     this.endpoint.addEventListener('message', (event: Event) => this.answered((event as MessageEvent).data));
     this.endpoint.start?.();
-    return waiting;
+  }
+
+  /** The waiter of call `id`, no longer waiting; undefined when no call of this caller has that id. */
+  private take(id: string): Waiter | undefined {
+    if (id === this.loneId) {
+      const waiter = this.lone;
+      this.loneId = undefined;
+      this.lone = undefined;
+      return waiter;
+    }
+    const waiter = this.more?.get(id);
+    if (waiter !== undefined) this.more?.delete(id);
+    return waiter;
   }
 
   private answered(data: unknown): void {
     const answer = data as { id?: unknown; type?: unknown; value?: unknown } | null;
     if (typeof answer !== 'object' || answer === null || typeof answer.id !== 'string') return;
-    const waiter = this.waiting?.get(answer.id);
+    const waiter = this.take(answer.id);
     if (waiter === undefined) return;
-    this.waiting?.delete(answer.id);
     if (!isGatewayAnswer(answer))
       waiter.reject(new BroodError('INTERNAL', `the gateway answered a call with a ${String(answer.type)} value`));
     else if (answer.type === 'RAW') waiter.resolve(answer.value);

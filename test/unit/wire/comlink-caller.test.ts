@@ -50,6 +50,25 @@ describe('calling the gateway by comlink’s protocol, without its proxies', () 
     await expect(first).resolves.toBe('slow');
   });
 
+  it('keeps every overlapping call to its own answer, and the next call after them too', async () => {
+    const releases: ((value: unknown) => void)[] = [];
+    const { caller } = over({
+      echo: (value: string) =>
+        new Promise((resolve) => {
+          releases.push(() => resolve(value));
+        }),
+    });
+    const calls = ['a', 'b', 'c'].map((value) => caller.call('echo', [value]));
+    await until(() => releases.length === 3);
+    // The first call out is answered last; the others in reverse order.
+    for (const release of [releases[2], releases[1], releases[0]]) release?.(undefined);
+    await expect(Promise.all(calls)).resolves.toEqual(['a', 'b', 'c']);
+    const next = caller.call('echo', ['d']);
+    await until(() => releases.length === 4);
+    releases[3]?.(undefined);
+    await expect(next).resolves.toBe('d');
+  });
+
   it('keeps two callers on one endpoint apart (a queue host relays its drivers’ calls beside its own)', async () => {
     const { port1, port2 } = new MessageChannel();
     ports.push(port1, port2);
@@ -107,3 +126,7 @@ describe('calling the gateway by comlink’s protocol, without its proxies', () 
     await expect(caller.call('anything', [])).rejects.toMatchObject({ code: 'INTERNAL' });
   });
 });
+
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 1));
+}
