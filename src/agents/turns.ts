@@ -194,9 +194,11 @@ export class TurnLedger {
       this.history.push({ role: 'assistant', text, toolCalls, ...reasoningField(event.data) });
       if (turn) {
         // A new step: the previous message's calls are over for its driver, and a model may reuse their ids.
-        turn.committed.clear();
-        turn.started.clear();
-        turn.interrupted.clear();
+        // (V8 gives a cleared collection a new table even when it was empty: a fan-out's children clear
+        // these on every step, and most of them empty.)
+        if (turn.committed.size > 0) turn.committed.clear();
+        if (turn.started.size > 0) turn.started.clear();
+        if (turn.interrupted.size > 0) turn.interrupted.clear();
         addUsage(turn.usage, usage);
         if (text.trim() !== '') turn.output = text;
         turn.lastFinish = finish;
