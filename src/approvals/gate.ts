@@ -14,11 +14,11 @@ import { baseOf } from '../events/from-log.js';
 import type { EventHub } from '../events/hub.js';
 import type { NewEventOf } from '../sessions/event-types.js';
 import type { SessionWriter } from '../sessions/session-writer.js';
-import { errorResult, parseArguments } from '../tools/execute.js';
+import { errorResult, parseArguments, toolContext } from '../tools/execute.js';
 import type { AgentToolScope } from '../tools/system.js';
-import type { Agent, ToolContext, ToolDefinition, ToolResult } from '../types.js';
+import type { Agent, ToolDefinition, ToolResult } from '../types.js';
 import type { IdGenerator } from '../util/ids.js';
-import { abortSignalOf, type Cancellation } from '../util/lazy-abort.js';
+import type { Cancellation } from '../util/lazy-abort.js';
 import { readUntrusted, snapshot } from '../util/untrusted.js';
 import { isChildApprovals, needsNoDecision, tighter, verdictFor } from './decide.js';
 import type {
@@ -117,11 +117,7 @@ export class ApprovalGate implements Approvals {
     } catch {
       return RUN_AS_IS(call.arguments);
     }
-    const ctx: ToolContext = {
-      callId: call.callId,
-      agent,
-      signal: signal === undefined ? new AbortController().signal : abortSignalOf(signal),
-    };
+    const ctx = toolContext(call.callId, agent, signal ?? new AbortController().signal);
     if (call.context !== undefined) ctx.context = call.context;
     const subject = { tool: call.name, args, callId: call.callId, ...origin(agent), viaCode };
     const decided = verdictFor(definition, args, ctx, subject, this.options);

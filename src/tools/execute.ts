@@ -88,10 +88,10 @@ function runCall(scope: ExecutionScope, untrusted: ScopedCall): Promise<ToolResu
 }
 
 /**
- * A turn's cancellation makes its AbortSignal only when the tool (or a hook) reads `ctx.signal`: most
- * tool bodies never do, and a wide fan-out runs a turn per child.
+ * A call's context. A turn's cancellation makes its AbortSignal only when the tool (or a hook, or an
+ * approval policy) reads `ctx.signal`: most never do, and a wide fan-out runs a turn per child.
  */
-function toolContext(callId: string, agent: Agent | undefined, cancel: Cancellation): ToolContext {
+export function toolContext(callId: string, agent: Agent | undefined, cancel: Cancellation): ToolContext {
   if (!(cancel instanceof LazyAbortController)) return { callId, agent, signal: cancel as AbortSignal };
   return {
     callId,

@@ -69,11 +69,6 @@ export class LazyAbortController implements Cancellation {
   }
 }
 
-/** A real AbortSignal for a cancellation: a LazyAbortController's own (made now if it was not), else the signal itself. */
-export function abortSignalOf(cancel: Cancellation): AbortSignal {
-  return cancel instanceof LazyAbortController ? cancel.signal : (cancel as AbortSignal);
-}
-
 /** A listener that throws does not stop the others; its error is thrown on its own, as EventTarget does. */
 function runListener(listener: () => void): void {
   try {
